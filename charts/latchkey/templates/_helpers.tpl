@@ -1,0 +1,143 @@
+{{/* Chart name, truncated to the 63 characters of a label value. */}}
+{{- define "latchkey.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Full name prefix of every namespaced object. */}}
+{{- define "latchkey.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Prefix of cluster-scoped objects (ClusterRoles, ClusterRoleBindings): unique per release namespace too. */}}
+{{- define "latchkey.clusterName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "latchkey.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "latchkey.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels that select the pods. Never change them: a Deployment's selector is immutable. */}}
+{{- define "latchkey.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "latchkey.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "latchkey.labels" -}}
+helm.sh/chart: {{ include "latchkey.chart" . }}
+{{ include "latchkey.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: latchkey
+{{- end -}}
+
+{{- define "latchkey.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "latchkey.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "latchkey.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The address end users' browsers reach (LATCHKEY_PUBLIC_BASE_URL). */}}
+{{- define "latchkey.publicBaseUrl" -}}
+{{- if .Values.config.publicBaseUrl -}}
+{{- .Values.config.publicBaseUrl | trimSuffix "/" -}}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
+{{- $host := first .Values.ingress.hosts -}}
+{{- $tls := false -}}
+{{- range .Values.ingress.tls -}}
+{{- if has $host (.hosts | default list) -}}{{- $tls = true -}}{{- end -}}
+{{- end -}}
+{{- printf "%s://%s" (ternary "https" "http" $tls) $host -}}
+{{- else -}}
+{{- printf "http://localhost:%d" (int .Values.server.port) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Namespaces watched, comma-separated (empty: all). */}}
+{{- define "latchkey.watchNamespaces" -}}
+{{- join "," .Values.rbac.namespaces -}}
+{{- end -}}
+
+{{/* Probe timing fields from values. */}}
+{{- define "latchkey.probeTiming" -}}
+{{- range $k := list "initialDelaySeconds" "periodSeconds" "timeoutSeconds" "failureThreshold" "successThreshold" }}
+{{- if hasKey $ $k }}
+{{ $k }}: {{ index $ $k }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+Catalog documents: a list of {name, text} for every Provider document in catalog/*.yaml
+that passes catalog.include / catalog.exclude. Returned as YAML (include returns strings).
+*/}}
+{{- define "latchkey.catalogDocs" -}}
+{{- $docs := list -}}
+{{- range $path, $_ := .Files.Glob "catalog/*.yaml" -}}
+{{- range $raw := regexSplit "(?m)^---[ \t]*$" ($.Files.Get $path) -1 -}}
+{{- $obj := fromYaml $raw -}}
+{{- if and $obj (hasKey $obj "kind") -}}
+{{- if ne $obj.kind "Provider" -}}
+{{- fail (printf "%s: the catalog holds only Provider objects, found %s" $path $obj.kind) -}}
+{{- end -}}
+{{- $name := $obj.metadata.name -}}
+{{- $in := or (empty $.Values.catalog.include) (has $name $.Values.catalog.include) -}}
+{{- if and $in (not (has $name $.Values.catalog.exclude)) -}}
+{{- $docs = append $docs (dict "name" $name "path" $path "text" (trim $raw)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml (dict "docs" $docs) -}}
+{{- end -}}
+
+{{/* Settings shared by both processes (see values.yaml `config` for each). */}}
+{{- define "latchkey.env" -}}
+- name: LATCHKEY_HTTP_PORT
+  value: {{ .Values.server.port | quote }}
+- name: LATCHKEY_CONTROLLER_PORT
+  value: {{ .Values.controller.port | quote }}
+- name: LATCHKEY_PUBLIC_BASE_URL
+  value: {{ include "latchkey.publicBaseUrl" . | quote }}
+- name: LATCHKEY_LOG_LEVEL
+  value: {{ .Values.config.logLevel | quote }}
+- name: LATCHKEY_WATCH_NAMESPACES
+  value: {{ include "latchkey.watchNamespaces" . | quote }}
+- name: LATCHKEY_REFRESH_MARGIN_SECONDS
+  value: {{ .Values.config.refreshMarginSeconds | quote }}
+- name: LATCHKEY_REFRESH_MARGIN_RATIO
+  value: {{ .Values.config.refreshMarginRatio | quote }}
+- name: LATCHKEY_LEADER_ELECTION
+  value: {{ .Values.config.leaderElection.enabled | quote }}
+- name: LATCHKEY_LEASE_NAME
+  value: {{ .Values.config.leaderElection.leaseName | quote }}
+- name: LATCHKEY_LEASE_DURATION_SECONDS
+  value: {{ .Values.config.leaderElection.leaseDurationSeconds | quote }}
+- name: LATCHKEY_SESSION_TTL_SECONDS
+  value: {{ .Values.config.sessionTtlSeconds | quote }}
+- name: LATCHKEY_WEBHOOK_MAX_ATTEMPTS
+  value: {{ .Values.config.webhooks.maxAttempts | quote }}
+- name: LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS
+  value: {{ .Values.config.webhooks.backoffBaseSeconds | quote }}
+- name: LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS
+  value: {{ .Values.config.webhooks.backoffMaxSeconds | quote }}
+{{- end -}}

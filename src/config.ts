@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** Process configuration, read once from environment variables (documented in the README). */
+const ConfigSchema = z.object({
+  LATCHKEY_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  LATCHKEY_HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  LATCHKEY_CONTROLLER_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  LATCHKEY_PUBLIC_BASE_URL: z.url().optional(),
+  LATCHKEY_WATCH_NAMESPACES: z.string().default(''),
+  LATCHKEY_REFRESH_MARGIN_SECONDS: z.coerce.number().min(0).default(300),
+  LATCHKEY_REFRESH_MARGIN_RATIO: z.coerce.number().min(0).max(0.9).default(0.25),
+  LATCHKEY_LEADER_ELECTION: z.stringbool().default(true),
+  LATCHKEY_LEASE_NAME: z.string().default('latchkey-controller'),
+  LATCHKEY_LEASE_NAMESPACE: z.string().optional(),
+  POD_NAMESPACE: z.string().optional(),
+  POD_NAME: z.string().optional(),
+  LATCHKEY_LEASE_DURATION_SECONDS: z.coerce.number().int().min(2).default(15),
+  LATCHKEY_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(86400).default(1800),
+  LATCHKEY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(12),
+  LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS: z.coerce.number().min(0).default(2),
+  LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS: z.coerce.number().min(0).default(3600),
+  LATCHKEY_KUBECONFIG: z.string().optional(),
+});
+
+export interface Config {
+  logLevel: string;
+  httpPort: number;
+  controllerPort: number;
+  publicBaseUrl: string;
+  /** Empty means every namespace. */
+  watchNamespaces: string[];
+  refreshMarginSeconds: number;
+  refreshMarginRatio: number;
+  leaderElection: boolean;
+  leaseName: string;
+  leaseNamespace: string;
+  identity: string;
+  leaseDurationSeconds: number;
+  sessionTtlSeconds: number;
+  webhookMaxAttempts: number;
+  webhookBackoffBaseSeconds: number;
+  webhookBackoffMaxSeconds: number;
+  kubeconfig?: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    logLevel: e.LATCHKEY_LOG_LEVEL,
+    httpPort: e.LATCHKEY_HTTP_PORT,
+    controllerPort: e.LATCHKEY_CONTROLLER_PORT,
+    publicBaseUrl: (e.LATCHKEY_PUBLIC_BASE_URL ?? `http://localhost:${e.LATCHKEY_HTTP_PORT}`).replace(/\/+$/, ''),
+    watchNamespaces: e.LATCHKEY_WATCH_NAMESPACES.split(',').map((s) => s.trim()).filter(Boolean),
+    refreshMarginSeconds: e.LATCHKEY_REFRESH_MARGIN_SECONDS,
+    refreshMarginRatio: e.LATCHKEY_REFRESH_MARGIN_RATIO,
+    leaderElection: e.LATCHKEY_LEADER_ELECTION,
+    leaseName: e.LATCHKEY_LEASE_NAME,
+    leaseNamespace: e.LATCHKEY_LEASE_NAMESPACE ?? e.POD_NAMESPACE ?? 'default',
+    identity: e.POD_NAME ?? `latchkey-${process.pid}`,
+    leaseDurationSeconds: e.LATCHKEY_LEASE_DURATION_SECONDS,
+    sessionTtlSeconds: e.LATCHKEY_SESSION_TTL_SECONDS,
+    webhookMaxAttempts: e.LATCHKEY_WEBHOOK_MAX_ATTEMPTS,
+    webhookBackoffBaseSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS,
+    webhookBackoffMaxSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS,
+    kubeconfig: e.LATCHKEY_KUBECONFIG,
+  };
+}

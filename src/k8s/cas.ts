@@ -1,0 +1,36 @@
+import { ConflictRetriesExhausted, isConflict } from './errors.js';
+
+export interface CasOptions<T> {
+  /** Cheap first read (usually the informer cache); may be stale. */
+  readCached?: () => T | undefined;
+  /** Authoritative read from the API server, used after a conflict. */
+  readFresh: () => Promise<T>;
+  /** Returns the object to write, or undefined when nothing needs to change. */
+  mutate: (current: T) => T | undefined | Promise<T | undefined>;
+  /** Writes with the resourceVersion the object carries; the API server answers 409 when it moved on. */
+  write: (next: T) => Promise<T>;
+  what: string;
+  attempts?: number;
+}
+
+/**
+ * Compare-and-swap update: read, change, write with the read resourceVersion; on a conflict read
+ * again from the API server and redo the change, so concurrent writers never lose each other's work.
+ */
+export async function compareAndSwap<T>(opts: CasOptions<T>): Promise<T> {
+  const attempts = opts.attempts ?? 10;
+  let current = opts.readCached?.() ?? (await opts.readFresh());
+  for (let attempt = 1; ; attempt++) {
+    const next = await opts.mutate(structuredClone(current));
+    if (next === undefined) return current;
+    try {
+      return await opts.write(next);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      if (attempt >= attempts) throw new ConflictRetriesExhausted(opts.what);
+      // Small jittered pause so a crowd of writers does not retry in lockstep.
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      current = await opts.readFresh();
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
+import type { AuthMode } from '../domain/auth-modes.js';
+
+/** API group and version of Latchkey's custom resources. */
+export const GROUP = 'latchkey.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** Labels Latchkey puts on the Secrets it owns (in the manner of External Secrets Operator). */
+export const LABELS = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  managedByValue: 'latchkey',
+  connection: 'latchkey.dev/connection',
+  integration: 'latchkey.dev/integration',
+  /** Users put this label on Secrets that Integrations and Environments refer to, so Latchkey watches them. */
+  watch: 'latchkey.dev/watch',
+} as const;
+
+export const CREDENTIALS_SECRET_TYPE = 'latchkey.dev/connection-credentials';
+/** The one key of a connection credentials Secret: the credentials as JSON. */
+export const CREDENTIALS_KEY = 'credentials.json';
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+interface Resource<Spec, Status> extends KubernetesObject {
+  metadata: V1ObjectMeta & { name: string };
+  spec: Spec;
+  status?: Status;
+}
+
+export interface CommonStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+export interface PaginateSpec {
+  type?: 'cursor' | 'link' | 'offset';
+  cursorPathInResponse?: string;
+  limitNameInRequest?: string;
+  cursorNameInRequest?: string;
+  responsePath?: string;
+}
+
+export interface ProviderSpec {
+  displayName: string;
+  categories?: string[];
+  authMode: AuthMode;
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  refreshUrl?: string;
+  requestTokenUrl?: string;
+  defaultScopes?: string[];
+  scopeSeparator?: string;
+  authorizationParams?: Record<string, string>;
+  tokenParams?: Record<string, string>;
+  tokenRequestAuthMethod?: 'basic' | 'body';
+  disablePkce?: boolean;
+  connectionConfiguration?: string[];
+  fieldLabels?: Record<string, string>;
+  modeOptions?: Record<string, unknown>;
+  postConnectionScript?: string;
+  webhookRoutingScript?: string;
+  docs?: string;
+  proxy?: {
+    baseUrl?: string;
+    decompress?: boolean;
+    headers?: Record<string, string>;
+    query?: Record<string, string>;
+    paginate?: PaginateSpec;
+  };
+}
+export type ProviderResource = Resource<ProviderSpec, CommonStatus>;
+
+export interface IntegrationSpec {
+  provider: string;
+  displayName?: string;
+  clientSecretRef?: { name: string };
+  scopes?: string[];
+  authorizationParams?: Record<string, string>;
+}
+export type IntegrationResource = Resource<IntegrationSpec, CommonStatus>;
+
+export interface EndUserSpec {
+  id?: string;
+  email?: string;
+  displayName?: string;
+  tags?: Record<string, string>;
+  organization?: { id?: string; displayName?: string };
+}
+
+export interface ConnectionSpec {
+  integration: string;
+  provider: string;
+  connectionId: string;
+  id: number;
+  authMode: AuthMode;
+  endUser?: EndUserSpec;
+  metadata?: Record<string, unknown>;
+  connectionConfig?: Record<string, unknown>;
+}
+
+export interface ConnectionError {
+  type: string;
+  logId: string;
+  message?: string;
+  occurredAt?: string;
+}
+
+export interface ConnectionStatus extends CommonStatus {
+  expiresAt?: string;
+  nextRefreshAt?: string;
+  lastRefreshedAt?: string;
+  refreshAttempts?: number;
+  lastFetchedAt?: string;
+  updatedAt?: string;
+  errors?: ConnectionError[];
+}
+export type ConnectionResource = Resource<ConnectionSpec, ConnectionStatus>;
+
+export interface EnvironmentSpec {
+  mode?: 'development' | 'production';
+  secretRef: { name: string };
+  webhooks?: {
+    url?: string;
+    sendOnCreation?: boolean;
+    sendOnOverride?: boolean;
+    sendOnRefreshFailure?: boolean;
+  };
+  callbackUrl?: string;
+}
+export type EnvironmentResource = Resource<EnvironmentSpec, CommonStatus>;
+
+/** Keys of the Secret an Environment refers to. */
+export const ENVIRONMENT_SECRET_KEYS = { secretKey: 'secretKey', webhookSigningKey: 'webhookSigningKey' } as const;
+/** Keys of the Secret an Integration refers to. */
+export const INTEGRATION_SECRET_KEYS = {
+  clientId: 'clientId',
+  clientSecret: 'clientSecret',
+  appId: 'appId',
+  privateKey: 'privateKey',
+} as const;
+
+export interface Kind<T extends KubernetesObject> {
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  /** Phantom field so the kind carries its object type. */
+  readonly _type?: T;
+}
+
+export const PROVIDERS: Kind<ProviderResource> = { kind: 'Provider', plural: 'providers', namespaced: false };
+export const INTEGRATIONS: Kind<IntegrationResource> = { kind: 'Integration', plural: 'integrations', namespaced: true };
+export const CONNECTIONS: Kind<ConnectionResource> = { kind: 'Connection', plural: 'connections', namespaced: true };
+export const ENVIRONMENTS: Kind<EnvironmentResource> = { kind: 'Environment', plural: 'environments', namespaced: true };

@@ -1,0 +1,471 @@
+import { randomInt } from 'node:crypto';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+import { ResourceCache } from './cache.js';
+import { compareAndSwap } from './cas.js';
+import { apiMessage, isConflict, isNotFound } from './errors.js';
+import { ResilientInformer } from './informer.js';
+import { connectionObjectName } from './names.js';
+import {
+  API_VERSION,
+  CONNECTIONS,
+  CREDENTIALS_KEY,
+  CREDENTIALS_SECRET_TYPE,
+  ENVIRONMENTS,
+  GROUP,
+  INTEGRATIONS,
+  LABELS,
+  PROVIDERS,
+  VERSION,
+  type CommonStatus,
+  type ConnectionResource,
+  type ConnectionSpec,
+  type ConnectionStatus,
+  type EnvironmentResource,
+  type IntegrationResource,
+  type Kind,
+  type ProviderResource,
+} from './resources.js';
+
+/** Credentials as stored in a connection's Secret: a JSON object with a `type`. */
+export type StoredCredentials = { type: string } & Record<string, unknown>;
+
+export interface StoredConnection {
+  resource: ConnectionResource;
+  credentials: StoredCredentials;
+  /** resourceVersion of the credentials Secret, for compare-and-swap. */
+  credentialsVersion: string;
+}
+
+export interface KubeStoreOptions {
+  /** Namespaces to watch; empty for all. */
+  namespaces?: string[];
+  logger: Logger;
+  /** Field manager name recorded on writes. */
+  fieldManager?: string;
+}
+
+export interface NewConnection {
+  namespace: string;
+  spec: Omit<ConnectionSpec, 'id'> & { id?: number };
+  credentials: StoredCredentials;
+  status?: ConnectionStatus;
+}
+
+export class AlreadyExistsError extends Error {
+  constructor(what: string) {
+    super(`${what} already exists`);
+    this.name = 'AlreadyExistsError';
+  }
+}
+
+export class NotFoundError extends Error {
+  constructor(what: string) {
+    super(`${what} not found`);
+    this.name = 'NotFoundError';
+  }
+}
+
+/**
+ * The one place that reads and writes Latchkey's objects in Kubernetes. Reads come from informer
+ * caches; writes are compare-and-swap on resourceVersion and retried on conflict.
+ */
+export class KubeStore {
+  readonly custom: CustomObjectsApi;
+  readonly core: CoreV1Api;
+  readonly providers: ResourceCache<ProviderResource>;
+  readonly integrations: ResourceCache<IntegrationResource>;
+  readonly connections: ResourceCache<ConnectionResource>;
+  readonly environments: ResourceCache<EnvironmentResource>;
+  /** Connection credential Secrets (labelled managed-by=latchkey). */
+  readonly credentialSecrets: ResourceCache<V1Secret>;
+  /** Secrets that Integrations and Environments refer to (labelled latchkey.dev/watch=true). */
+  readonly referencedSecrets: ResourceCache<V1Secret>;
+  private readonly logger: Logger;
+  private readonly fieldManager: string;
+
+  constructor(readonly kc: KubeConfig, opts: KubeStoreOptions) {
+    this.logger = opts.logger.child({ component: 'store' });
+    this.fieldManager = opts.fieldManager ?? 'latchkey';
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.core = kc.makeApiClient(CoreV1Api);
+    const namespaces = opts.namespaces ?? [];
+    this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
+    const perNamespace = <T extends KubernetesObject>(make: (ns: string | undefined) => ResilientInformer<T>) =>
+      new ResourceCache(namespaces.length ? namespaces.map(make) : [make(undefined)]);
+    this.integrations = perNamespace((ns) => this.customInformer(INTEGRATIONS, ns));
+    this.connections = perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
+    this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
+    this.credentialSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.managedBy}=${LABELS.managedByValue}`));
+    this.referencedSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.watch}=true`));
+  }
+
+  private get caches(): ResourceCache<KubernetesObject>[] {
+    return [this.providers, this.integrations, this.connections, this.environments, this.credentialSecrets, this.referencedSecrets];
+  }
+
+  async start(): Promise<void> {
+    await Promise.all(this.caches.map((c) => c.start()));
+    this.logger.info('caches synced');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.caches.map((c) => c.stop()));
+  }
+
+  get hasSynced(): boolean {
+    return this.caches.every((c) => c.hasSynced);
+  }
+
+  // ---- reads (informer caches) ----
+
+  getProvider(name: string): ProviderResource | undefined {
+    return this.providers.get(name);
+  }
+
+  listProviders(): ProviderResource[] {
+    return this.providers.list();
+  }
+
+  getIntegration(namespace: string, name: string): IntegrationResource | undefined {
+    return this.integrations.get(name, namespace);
+  }
+
+  listIntegrations(namespace: string): IntegrationResource[] {
+    return this.integrations.list(namespace);
+  }
+
+  listEnvironments(namespace?: string): EnvironmentResource[] {
+    return this.environments.list(namespace);
+  }
+
+  /** A Secret an Integration or Environment refers to (it must carry latchkey.dev/watch=true). */
+  getReferencedSecret(namespace: string, name: string): V1Secret | undefined {
+    return this.referencedSecrets.get(name, namespace);
+  }
+
+  /** Value of one key of a referenced Secret, decoded. */
+  readSecretValue(namespace: string, name: string, key: string): string | undefined {
+    const data = this.getReferencedSecret(namespace, name)?.data?.[key];
+    return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
+  }
+
+  /**
+   * A connection with its credentials. A Connection whose Secret does not exist (yet, or any more)
+   * is not returned: creation writes both, and only both together make a connection.
+   */
+  getConnection(namespace: string, integration: string, connectionId: string): StoredConnection | undefined {
+    const name = connectionObjectName(integration, connectionId);
+    const resource = this.connections.get(name, namespace);
+    if (!resource || resource.spec.integration !== integration || resource.spec.connectionId !== connectionId) return undefined;
+    return this.withCredentials(resource);
+  }
+
+  getConnectionByName(namespace: string, name: string): StoredConnection | undefined {
+    const resource = this.connections.get(name, namespace);
+    return resource ? this.withCredentials(resource) : undefined;
+  }
+
+  /** Complete connections of a namespace (those whose credentials Secret exists). */
+  listConnections(namespace: string): ConnectionResource[] {
+    return this.connections.list(namespace).filter((c) => this.credentialSecrets.get(c.metadata.name, namespace) !== undefined);
+  }
+
+  /** Connections of every watched namespace, complete or not (for the controller). */
+  listAllConnections(): ConnectionResource[] {
+    return this.connections.list();
+  }
+
+  private withCredentials(resource: ConnectionResource): StoredConnection | undefined {
+    const secret = this.credentialSecrets.get(resource.metadata.name, resource.metadata.namespace);
+    if (!secret || !isOwnedBy(secret, resource)) return undefined;
+    const credentials = decodeCredentials(secret);
+    if (!credentials) return undefined;
+    return { resource, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+  }
+
+  // ---- connection writes ----
+
+  /**
+   * Creates a Connection and then its credentials Secret, owned by the Connection. If the Secret
+   * cannot be written the Connection is deleted again; a process that dies in between leaves a
+   * Connection without a Secret, which reads ignore and {@link sweepIncompleteConnections} removes.
+   */
+  async createConnection(input: NewConnection): Promise<StoredConnection> {
+    const { namespace } = input;
+    const name = connectionObjectName(input.spec.integration, input.spec.connectionId);
+    const body: ConnectionResource = {
+      apiVersion: API_VERSION,
+      kind: CONNECTIONS.kind,
+      metadata: { name, namespace, labels: { [LABELS.integration]: input.spec.integration } },
+      spec: { ...input.spec, id: input.spec.id ?? randomInt(1, 2 ** 48 - 1) },
+    };
+    let created: ConnectionResource;
+    try {
+      created = (await this.custom.createNamespacedCustomObject({
+        group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, body, fieldManager: this.fieldManager,
+      })) as ConnectionResource;
+    } catch (err) {
+      if (isConflict(err)) throw new AlreadyExistsError(`connection ${input.spec.connectionId}`);
+      throw err;
+    }
+    this.connections.remember(created);
+    try {
+      const secret = await this.core.createNamespacedSecret({
+        namespace,
+        body: credentialsSecret(created, input.credentials),
+        fieldManager: this.fieldManager,
+      });
+      this.credentialSecrets.remember(secret);
+      if (input.status) {
+        created = await this.updateConnectionStatus(namespace, name, (s) => ({ ...s, ...input.status }));
+      }
+      return { resource: created, credentials: input.credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+    } catch (err) {
+      this.logger.warn({ namespace, name, err: apiMessage(err) }, 'credentials Secret not written; removing the connection');
+      await this.deleteConnectionObject(namespace, name, created.metadata.uid).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Compare-and-swap update of a connection's spec (and labels/annotations). */
+  async updateConnection(
+    namespace: string,
+    name: string,
+    mutate: (current: ConnectionResource) => ConnectionResource | undefined,
+  ): Promise<ConnectionResource> {
+    const result = await compareAndSwap<ConnectionResource>({
+      what: `connection ${namespace}/${name}`,
+      readCached: () => this.connections.get(name, namespace),
+      readFresh: () => this.readConnection(namespace, name),
+      mutate,
+      write: async (next) =>
+        (await this.custom.replaceNamespacedCustomObject({
+          group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, body: next, fieldManager: this.fieldManager,
+        })) as ConnectionResource,
+    });
+    this.connections.remember(result);
+    return result;
+  }
+
+  /** Compare-and-swap update of a connection's status subresource. */
+  async updateConnectionStatus(
+    namespace: string,
+    name: string,
+    mutate: (current: ConnectionStatus) => ConnectionStatus | undefined,
+  ): Promise<ConnectionResource> {
+    const result = await compareAndSwap<ConnectionResource>({
+      what: `connection status ${namespace}/${name}`,
+      readCached: () => this.connections.get(name, namespace),
+      readFresh: () => this.readConnection(namespace, name),
+      mutate: (current) => {
+        const status = mutate(structuredClone(current.status ?? {}));
+        return status === undefined ? undefined : { ...current, status };
+      },
+      write: async (next) =>
+        (await this.custom.replaceNamespacedCustomObjectStatus({
+          group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, body: next, fieldManager: this.fieldManager,
+        })) as ConnectionResource,
+    });
+    this.connections.remember(result);
+    return result;
+  }
+
+  /**
+   * Compare-and-swap update of a connection's credentials. `mutate` gets the stored credentials and
+   * returns the new ones (or undefined to keep them). Pass `expectedVersion` to fail with a conflict
+   * instead of retrying when the Secret changed since it was read (used by the refresh lock).
+   */
+  async updateCredentials(
+    namespace: string,
+    name: string,
+    mutate: (current: StoredCredentials) => StoredCredentials | undefined,
+  ): Promise<{ credentials: StoredCredentials; credentialsVersion: string }> {
+    const secret = await compareAndSwap<V1Secret>({
+      what: `credentials ${namespace}/${name}`,
+      readCached: () => this.credentialSecrets.get(name, namespace),
+      readFresh: () => this.core.readNamespacedSecret({ namespace, name }),
+      mutate: (current) => {
+        const existing = decodeCredentials(current);
+        if (!existing) throw new NotFoundError(`credentials of ${namespace}/${name}`);
+        const next = mutate(existing);
+        if (next === undefined) return undefined;
+        return { ...current, data: { ...current.data, [CREDENTIALS_KEY]: encode(next) } };
+      },
+      write: (next) => this.core.replaceNamespacedSecret({ namespace, name, body: next, fieldManager: this.fieldManager }),
+    });
+    this.credentialSecrets.remember(secret);
+    return { credentials: decodeCredentials(secret)!, credentialsVersion: secret.metadata!.resourceVersion! };
+  }
+
+  /** Deletes a Connection; the garbage collector deletes its Secret and anything else it owns. */
+  async deleteConnection(namespace: string, name: string): Promise<void> {
+    const current = this.connections.get(name, namespace);
+    await this.deleteConnectionObject(namespace, name, current?.metadata.uid);
+    const secret = this.credentialSecrets.get(name, namespace);
+    this.credentialSecrets.forget(name, namespace, secret?.metadata?.resourceVersion);
+  }
+
+  private async deleteConnectionObject(namespace: string, name: string, uid: string | undefined): Promise<void> {
+    try {
+      await this.custom.deleteNamespacedCustomObject({
+        group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name,
+        propagationPolicy: 'Background',
+        body: uid ? { preconditions: { uid } } : undefined,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    this.connections.forget(name, namespace, this.connections.get(name, namespace)?.metadata.resourceVersion);
+  }
+
+  /**
+   * Deletes Connections whose credentials Secret never came to exist (their creator died between the
+   * two writes). Only objects older than `olderThanMs` are touched, so creations in flight are left alone.
+   */
+  async sweepIncompleteConnections(olderThanMs: number, now = Date.now()): Promise<string[]> {
+    const removed: string[] = [];
+    for (const c of this.connections.list()) {
+      const ns = c.metadata.namespace!;
+      const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
+      if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) continue;
+      // The cache may lag: confirm with the API server before deleting.
+      try {
+        await this.core.readNamespacedSecret({ namespace: ns, name: c.metadata.name });
+        continue;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      this.logger.warn({ namespace: ns, name: c.metadata.name }, 'removing connection whose credentials were never written');
+      await this.deleteConnectionObject(ns, c.metadata.name, c.metadata.uid);
+      removed.push(`${ns}/${c.metadata.name}`);
+    }
+    return removed;
+  }
+
+  private async readConnection(namespace: string, name: string): Promise<ConnectionResource> {
+    return (await this.custom.getNamespacedCustomObject({
+      group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name,
+    })) as ConnectionResource;
+  }
+
+  // ---- status of the other kinds ----
+
+  /** Compare-and-swap update of the status of a Provider, Integration or Environment. */
+  async updateStatus<T extends KubernetesObject & { status?: CommonStatus }>(
+    kind: Kind<T>,
+    namespace: string | undefined,
+    name: string,
+    mutate: (current: CommonStatus) => CommonStatus | undefined,
+  ): Promise<T> {
+    const cache = this.cacheOf(kind) as ResourceCache<T>;
+    const base = { group: GROUP, version: VERSION, plural: kind.plural, name };
+    const result = await compareAndSwap<T>({
+      what: `${kind.kind} status ${namespace ?? ''}/${name}`,
+      readCached: () => cache.get(name, namespace),
+      readFresh: async () =>
+        (namespace
+          ? await this.custom.getNamespacedCustomObject({ ...base, namespace })
+          : await this.custom.getClusterCustomObject(base)) as T,
+      mutate: (current) => {
+        const status = mutate(structuredClone(current.status ?? {}));
+        return status === undefined ? undefined : { ...current, status };
+      },
+      write: async (next) =>
+        (namespace
+          ? await this.custom.replaceNamespacedCustomObjectStatus({ ...base, namespace, body: next, fieldManager: this.fieldManager })
+          : await this.custom.replaceClusterCustomObjectStatus({ ...base, body: next, fieldManager: this.fieldManager })) as T,
+    });
+    cache.remember(result);
+    return result;
+  }
+
+  private cacheOf(kind: Kind<KubernetesObject>): ResourceCache<KubernetesObject> {
+    switch (kind.plural) {
+      case PROVIDERS.plural: return this.providers;
+      case INTEGRATIONS.plural: return this.integrations;
+      case CONNECTIONS.plural: return this.connections;
+      case ENVIRONMENTS.plural: return this.environments;
+      default: throw new Error(`unknown kind ${kind.kind}`);
+    }
+  }
+
+  // ---- informers ----
+
+  private customInformer<T extends KubernetesObject>(kind: Kind<T>, namespace: string | undefined): ResilientInformer<T> {
+    const path = namespace
+      ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`
+      : `/apis/${GROUP}/${VERSION}/${kind.plural}`;
+    const list = async () =>
+      (namespace
+        ? await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: kind.plural })
+        : await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: kind.plural })) as KubernetesListObject<T>;
+    return new ResilientInformer<T>({ kc: this.kc, path, list, logger: this.logger });
+  }
+
+  private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
+    const path = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
+    const list = () =>
+      namespace
+        ? this.core.listNamespacedSecret({ namespace, labelSelector })
+        : this.core.listSecretForAllNamespaces({ labelSelector });
+    return new ResilientInformer<V1Secret>({ kc: this.kc, path, list, labelSelector, logger: this.logger });
+  }
+}
+
+function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: CREDENTIALS_SECRET_TYPE,
+    metadata: {
+      name: owner.metadata.name,
+      namespace: owner.metadata.namespace,
+      labels: {
+        [LABELS.managedBy]: LABELS.managedByValue,
+        [LABELS.connection]: owner.metadata.name,
+        [LABELS.integration]: owner.spec.integration,
+      },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: CONNECTIONS.kind,
+          name: owner.metadata.name,
+          uid: owner.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    data: { [CREDENTIALS_KEY]: encode(credentials) },
+  };
+}
+
+function isOwnedBy(secret: V1Secret, owner: ConnectionResource): boolean {
+  return (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
+}
+
+function encode(credentials: StoredCredentials): string {
+  return Buffer.from(JSON.stringify(credentials), 'utf8').toString('base64');
+}
+
+function decodeCredentials(secret: V1Secret): StoredCredentials | undefined {
+  const raw = secret.data?.[CREDENTIALS_KEY];
+  if (!raw) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as unknown;
+    if (parsed && typeof parsed === 'object' && typeof (parsed as { type?: unknown }).type === 'string') {
+      return parsed as StoredCredentials;
+    }
+  } catch {
+    // fall through: a Secret someone edited by hand into something unreadable
+  }
+  return undefined;
+}

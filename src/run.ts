@@ -1,0 +1,44 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startHttpServer, type RunningServer } from './api/server.js';
+import type { Config } from './config.js';
+import { systemClock, type AppContext } from './context.js';
+import { KubeStore } from './k8s/store.js';
+import type { Logger } from './log.js';
+import { createRegistry } from './metrics.js';
+
+export type Component = 'server' | 'controller';
+
+export interface RunOptions {
+  config: Config;
+  logger: Logger;
+  kc: KubeConfig;
+  components: Component[];
+  fetch?: typeof fetch;
+}
+
+export interface Running {
+  ctx: AppContext;
+  server?: RunningServer;
+  stop(): Promise<void>;
+}
+
+/** Wires the components from one context and starts them; `stop()` undoes it in reverse order. */
+export async function runLatchkey(opts: RunOptions): Promise<Running> {
+  const { config, logger, kc } = opts;
+  const store = new KubeStore(kc, { namespaces: config.watchNamespaces, logger });
+  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch: opts.fetch ?? fetch };
+  const stops: Array<() => Promise<void>> = [() => store.stop()];
+  await store.start();
+  let server: RunningServer | undefined;
+  if (opts.components.includes('server')) {
+    server = await startHttpServer(ctx);
+    stops.push(() => server!.close());
+  }
+  return {
+    ctx,
+    server,
+    async stop() {
+      for (const s of stops.reverse()) await s().catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+    },
+  };
+}

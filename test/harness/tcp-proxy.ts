@@ -1,0 +1,45 @@
+import { createServer, connect, type Socket } from 'node:net';
+
+/**
+ * A loopback TCP proxy a test can cut: `cut()` drops every open connection (breaking watches) and
+ * `refuse(true)` drops new ones until `refuse(false)`, which looks like an API server that is down.
+ */
+export async function startTcpProxy(targetHost: string, targetPort: number) {
+  const sockets = new Set<Socket>();
+  let refusing = false;
+  const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(targetPort, targetHost);
+    sockets.add(client);
+    sockets.add(upstream);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    cut() {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    refuse(on: boolean) {
+      refusing = on;
+    },
+    async close() {
+      this.cut();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

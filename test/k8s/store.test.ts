@@ -1,0 +1,126 @@
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { isNotFound } from '../../src/k8s/errors.js';
+import { connectionObjectName } from '../../src/k8s/names.js';
+import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
+import { AlreadyExistsError, KubeStore } from '../../src/k8s/store.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let store: KubeStore;
+let replica: KubeStore;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'store');
+  store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
+  replica = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
+  await Promise.all([store.start(), replica.start()]);
+});
+afterAll(async () => {
+  await Promise.all([store.stop(), replica.stop()]);
+  await ns.delete();
+});
+
+const spec = (connectionId: string) => ({
+  integration: 'github-prod', provider: 'github', connectionId, authMode: 'OAUTH2' as const,
+  endUser: { id: 'user-1', email: 'u@example.com', tags: { org: 'acme' } },
+  metadata: { plan: 'pro' },
+  connectionConfig: {},
+});
+const oauth = (token: string) => ({ type: 'OAUTH2', access_token: token, refresh_token: `r-${token}`, raw: {} });
+
+describe('connections and their Secrets', () => {
+  it('creates a Connection and an owned, labelled Secret, and reads them back at once', async () => {
+    const created = await store.createConnection({ namespace: ns.name, spec: spec('user 1 / GitHub'), credentials: oauth('tok-1') });
+    const name = connectionObjectName('github-prod', 'user 1 / GitHub');
+    expect(created.resource.metadata.name).toBe(name);
+    expect(created.resource.spec.id).toBeGreaterThan(0);
+
+    // Read-your-writes from the cache, then from the informer once it catches up.
+    expect(store.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
+    const seenByReplica = await eventually(() => replica.getConnection(ns.name, 'github-prod', 'user 1 / GitHub'));
+    expect(seenByReplica.resource.spec.endUser?.tags).toEqual({ org: 'acme' });
+
+    const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
+    expect(secret.type).toBe(CREDENTIALS_SECRET_TYPE);
+    expect(secret.metadata?.labels).toMatchObject({
+      [LABELS.managedBy]: 'latchkey', [LABELS.connection]: name, [LABELS.integration]: 'github-prod',
+    });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Connection', uid: created.resource.metadata.uid, controller: true });
+
+    // The custom resource itself never holds a credential.
+    const raw = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name });
+    expect(JSON.stringify(raw)).not.toContain('tok-1');
+  });
+
+  it('refuses a second connection with the same integration and connection ID', async () => {
+    await store.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('a') });
+    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toBeInstanceOf(AlreadyExistsError);
+    expect(store.getConnection(ns.name, 'github-prod', 'dup')?.credentials).toEqual(oauth('a'));
+  });
+
+  it('loses no write when two replicas update the same connection concurrently', async () => {
+    const { resource } = await store.createConnection({ namespace: ns.name, spec: spec('cas'), credentials: oauth('c') });
+    const name = resource.metadata.name;
+    await eventually(() => replica.getConnection(ns.name, 'github-prod', 'cas'));
+    await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        (i % 2 ? store : replica).updateConnection(ns.name, name, (c) => ({
+          ...c, spec: { ...c.spec, metadata: { ...c.spec.metadata, [`k${i}`]: i } },
+        })),
+      ),
+    );
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? store : replica).updateCredentials(ns.name, name, (cur) => ({ ...cur, [`field${i}`]: i })),
+      ),
+    );
+    const fresh = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })) as { spec: { metadata: Record<string, unknown> } };
+    expect(Object.keys(fresh.spec.metadata).sort()).toEqual(['plan', ...Array.from({ length: 16 }, (_, i) => `k${i}`)].sort());
+    const creds = await eventually(() => {
+      const c = store.getConnection(ns.name, 'github-prod', 'cas')?.credentials;
+      return c && Object.keys(c).filter((k) => k.startsWith('field')).length === 8 ? c : undefined;
+    });
+    expect(creds.access_token).toBe('c');
+  });
+
+  it('deletes the Secret with the Connection (garbage collection)', async () => {
+    const { resource } = await store.createConnection({ namespace: ns.name, spec: spec('gone'), credentials: oauth('g') });
+    const name = resource.metadata.name;
+    await store.deleteConnection(ns.name, name);
+    expect(store.getConnection(ns.name, 'github-prod', 'gone')).toBeUndefined();
+    await eventually(async () => {
+      try {
+        await core.readNamespacedSecret({ namespace: ns.name, name });
+        return false;
+      } catch (err) {
+        return isNotFound(err);
+      }
+    }, 60_000, 250);
+  });
+
+  it('leaves nothing behind when the Secret cannot be written', async () => {
+    // A Secret over the API server's 1 MiB limit is rejected after the Connection was created.
+    const huge = { type: 'OAUTH2', access_token: 'x'.repeat(1_100_000) };
+    await expect(store.createConnection({ namespace: ns.name, spec: spec('too-big'), credentials: huge })).rejects.toThrow();
+    const name = connectionObjectName('github-prod', 'too-big');
+    await expect(custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })).rejects.toMatchObject({ code: 404 });
+    expect(store.getConnection(ns.name, 'github-prod', 'too-big')).toBeUndefined();
+  });
+
+  it('hides and then sweeps a Connection whose Secret was never written', async () => {
+    const name = connectionObjectName('github-prod', 'orphan');
+    await custom.createNamespacedCustomObject({
+      group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections',
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name }, spec: { ...spec('orphan'), id: 42 } },
+    });
+    await eventually(() => store.listAllConnections().some((c) => c.metadata.name === name));
+    expect(store.getConnection(ns.name, 'github-prod', 'orphan')).toBeUndefined();
+    expect(store.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
+    const removed = await store.sweepIncompleteConnections(0);
+    expect(removed).toContain(`${ns.name}/${name}`);
+    await expect(custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })).rejects.toMatchObject({ code: 404 });
+  });
+});

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suite drives for real, when they are missing:
+#   chromium         - the browser playwright-core drives through the Connect UI
+#   python3-oauthlib - the OAuth 1.0a provider the OAuth 1 tests run against (with Debian's python3)
+# Runs apt-get only when something is missing, so repeated runs cost nothing.
+set -euo pipefail
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+if ! /usr/bin/python3 -c 'import oauthlib.oauth1' >/dev/null 2>&1; then missing+=(python3-oauthlib); fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing Debian packages: ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+  echo "missing Debian packages: ${missing[*]}; install them with: apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
