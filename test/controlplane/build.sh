@@ -16,6 +16,14 @@ command -v go >/dev/null 2>&1 || {
   echo "Go is needed to build the local control plane (kube-apiserver, etcd). Install Go 1.26 or set LATCHKEY_KUBECONFIG to an existing cluster." >&2
   exit 1
 }
+mkdir -p "$cache_root"
+# One build at a time (parallel test runs share the cache); the others wait and reuse it.
+exec 9>"$cache_root/.build.lock"
+flock 9
+if [ -x "$out/kube-apiserver" ] && [ -x "$out/kube-controller-manager" ] && [ -x "$out/etcd" ]; then
+  echo "$out"
+  exit 0
+fi
 mkdir -p "$out.tmp"
 echo "building kube-apiserver, kube-controller-manager and etcd $k8s_version (first run only; several minutes)..." >&2
 cd "$here"
