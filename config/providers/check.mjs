@@ -11,6 +11,36 @@ const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, '..', '..', 'package.json'));
 const yaml = require('js-yaml');
 
+// Structural validation against the CRD's own openAPIV3Schema (types, unknown fields, enums, lengths, patterns).
+const crdPath = join(here, '..', '..', 'crds', 'latchkey.dev_providers.yaml');
+const crd = yaml.load(readFileSync(crdPath, 'utf8'));
+const rootSchema = crd.spec.versions.find((v) => v.storage).schema.openAPIV3Schema;
+function validateSchema(value, schema, path, report) {
+  if (value === undefined || value === null || !schema) return;
+  const t = schema.type;
+  const actual = Array.isArray(value) ? 'array' : typeof value === 'number' && Number.isInteger(value) ? 'integer' : typeof value;
+  if (t && !(t === actual || (t === 'number' && actual === 'integer'))) { report(`${path}: expected ${t}, got ${actual}`); return; }
+  if (schema.enum && !schema.enum.includes(value)) report(`${path}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
+  if (typeof value === 'string') {
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) report(`${path}: longer than ${schema.maxLength}`);
+    if (schema.minLength !== undefined && value.length < schema.minLength) report(`${path}: shorter than ${schema.minLength}`);
+    if (schema.pattern && !new RegExp(schema.pattern).test(value)) report(`${path}: does not match ${schema.pattern}`);
+  }
+  if (Array.isArray(value)) {
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) report(`${path}: more than ${schema.maxItems} items`);
+    value.forEach((v, i) => validateSchema(v, schema.items, `${path}[${i}]`, report));
+  }
+  if (actual === 'object' && t === 'object') {
+    for (const r of schema.required ?? []) if (!(r in value)) report(`${path}: missing required field ${r}`);
+    if (schema['x-kubernetes-preserve-unknown-fields']) return;
+    for (const [k, v] of Object.entries(value)) {
+      if (schema.properties?.[k]) validateSchema(v, schema.properties[k], `${path}.${k}`, report);
+      else if (schema.additionalProperties) validateSchema(v, schema.additionalProperties, `${path}.${k}`, report);
+      else if (schema.properties) report(`${path}: unknown field ${k} (would be pruned)`);
+    }
+  }
+}
+
 const AUTH_MODES = ['OAUTH1', 'OAUTH2', 'OAUTH2_CC', 'BASIC', 'API_KEY', 'APP_STORE', 'CUSTOM', 'APP', 'NONE', 'TBA', 'JWT', 'BILL', 'TWO_STEP', 'SIGNATURE', 'INSTALL_PLUGIN'];
 const SPEC_KEYS = new Set(['displayName', 'categories', 'authMode', 'authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenUrl', 'defaultScopes', 'scopeSeparator', 'authorizationParams', 'tokenParams', 'tokenRequestAuthMethod', 'disablePkce', 'connectionConfiguration', 'fieldLabels', 'modeOptions', 'postConnectionScript', 'webhookRoutingScript', 'docs', 'proxy']);
 const PROXY_KEYS = new Set(['baseUrl', 'decompress', 'headers', 'query', 'paginate']);
@@ -53,6 +83,7 @@ for (const file of files) {
   if (names.has(name)) err(file, `duplicate name (also in ${names.get(name)})`);
   names.set(name, file);
   for (const k of Object.keys(doc)) if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(k)) err(file, `unexpected top-level key ${k}`);
+  validateSchema(doc, rootSchema, '', (m) => err(file, `schema${m}`));
   const spec = doc?.spec ?? {};
   for (const k of Object.keys(spec)) if (!SPEC_KEYS.has(k)) err(file, `unknown spec field ${k}`);
   for (const k of Object.keys(spec.proxy ?? {})) if (!PROXY_KEYS.has(k)) err(file, `unknown proxy field ${k}`);
