@@ -4,6 +4,9 @@ export default class SummaryReporter {
     const skipped = results.numPendingTests + results.numTodoTests;
     // A test file that fails to load counts as a failure, not as zero tests.
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
-    process.stdout.write(`\ntests: ${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+    const line = `tests: ${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+    // Jest's own summary goes to stderr; print there (after it) and on stdout, so the line is last in either.
+    process.stderr.write(`\n${line}\n`);
+    process.stdout.write(`${line}\n`);
   }
 }

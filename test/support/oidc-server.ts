@@ -1,0 +1,180 @@
+/**
+ * A real OAuth 2 / OpenID Connect server for tests: `oidc-provider` in process on 127.0.0.1, with
+ * short token lifetimes, refresh-token rotation (reuse of a rotated token revokes the grant, as
+ * real providers do), PKCE, client credentials, revocation, and its development login/consent pages
+ * for browser tests. The wrapper counts token-endpoint calls and can make the endpoint fail.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import Provider from 'oidc-provider';
+
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUris?: string[];
+  /** How the client authenticates at the token endpoint. */
+  tokenEndpointAuthMethod?: 'client_secret_post' | 'client_secret_basic';
+}
+
+export interface OidcServerOptions {
+  clients: TestClient[];
+  /** Access token (and client-credentials token) lifetime in seconds. */
+  accessTokenTtl?: number;
+  refreshTokenTtl?: number;
+}
+
+export interface TokenCall {
+  grantType: string;
+  at: number;
+  status: number;
+}
+
+export interface OidcTestServer {
+  issuer: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  revocationUrl: string;
+  provider: Provider;
+  /** Every POST to the token endpoint, in order. */
+  tokenCalls: TokenCall[];
+  refreshCalls(): number;
+  /** Makes the next `n` token requests answer with this status (e.g. 503, or 429 with Retry-After). */
+  failNext(n: number, status: number, headers?: Record<string, string>): void;
+  /** Delays every token response by `ms` (to widen race windows). */
+  setTokenDelay(ms: number): void;
+  /** Issues tokens through the server's own models, as if an authorization-code grant had happened. */
+  mintTokens(opts: { clientId: string; accountId?: string; scope?: string }): Promise<{ accessToken: string; refreshToken: string; expiresIn: number }>;
+  /** Revokes a refresh token (and with it the grant) at the real revocation endpoint. */
+  revoke(token: string, client: TestClient): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTestServer> {
+  const accessTokenTtl = opts.accessTokenTtl ?? 60;
+  const server: Server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  const issuer = `http://127.0.0.1:${port}`;
+
+  const provider = new Provider(issuer, {
+    clients: opts.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      redirect_uris: c.redirectUris ?? ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
+      response_types: ['code'],
+      token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_post',
+    })),
+    scopes: ['openid', 'offline_access', 'profile', 'email', 'read', 'write'],
+    features: {
+      devInteractions: { enabled: true },
+      clientCredentials: { enabled: true },
+      revocation: { enabled: true },
+    },
+    pkce: { required: () => true },
+    rotateRefreshToken: () => true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      AccessToken: accessTokenTtl,
+      ClientCredentials: accessTokenTtl,
+      RefreshToken: opts.refreshTokenTtl ?? 24 * 3600,
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 24 * 3600,
+      IdToken: 3600,
+    },
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: `${sub}@example.test` }) }),
+    // Quiet: the provider's own error renderer, without its console noise.
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = `<!doctype html><title>error</title><pre>${String(out.error)}: ${String(out.error_description ?? '')}</pre>`;
+    },
+  });
+  provider.proxy = false;
+
+  const tokenCalls: TokenCall[] = [];
+  let failures: Array<{ status: number; headers: Record<string, string> }> = [];
+  let delayMs = 0;
+  const callback = provider.callback();
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'POST' && req.url?.startsWith('/token') && !req.url.startsWith('/token/')) {
+      void handleToken(req, res);
+      return;
+    }
+    callback(req, res);
+  });
+
+  // Grant type comes from oidc-provider's own events, so the request body reaches it untouched.
+  const pending = new Map<IncomingMessage, TokenCall>();
+  const noteGrant = (ctx: { req: IncomingMessage; oidc?: { params?: { grant_type?: unknown } } }) => {
+    const call = pending.get(ctx.req);
+    if (call) call.grantType = String(ctx.oidc?.params?.grant_type ?? 'unknown');
+  };
+  provider.on('grant.success', noteGrant);
+  provider.on('grant.error', noteGrant);
+
+  async function handleToken(req: IncomingMessage, res: ServerResponse) {
+    const call: TokenCall = { grantType: 'unknown', at: Date.now(), status: 0 };
+    tokenCalls.push(call);
+    if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+    const failure = failures.shift();
+    if (failure) {
+      req.resume();
+      call.grantType = 'failed-before-parse';
+      call.status = failure.status;
+      res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+      res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: 'injected by the test' }));
+      return;
+    }
+    pending.set(req, call);
+    res.on('finish', () => {
+      call.status = res.statusCode;
+      pending.delete(req);
+    });
+    callback(req, res);
+  }
+
+  return {
+    issuer,
+    authorizationUrl: `${issuer}/auth`,
+    tokenUrl: `${issuer}/token`,
+    revocationUrl: `${issuer}/token/revocation`,
+    provider,
+    tokenCalls,
+    /** Token requests that were refresh_token grants (injected failures count too: they reached the endpoint). */
+    refreshCalls: () => tokenCalls.filter((c) => c.grantType === 'refresh_token' || c.grantType === 'failed-before-parse').length,
+    failNext(n, status, headers = {}) {
+      failures = Array.from({ length: n }, () => ({ status, headers }));
+    },
+    setTokenDelay(ms) {
+      delayMs = ms;
+    },
+    async mintTokens({ clientId, accountId = 'end-user-1', scope = 'openid offline_access read' }) {
+      const oidcClient = await provider.Client.find(clientId);
+      if (!oidcClient) throw new Error(`unknown client ${clientId}`);
+      const grant = new provider.Grant({ accountId, clientId });
+      grant.addOIDCScope(scope);
+      const grantId = await grant.save();
+      const common = { accountId, client: oidcClient, grantId, scope, gty: 'authorization_code' };
+      const at = new provider.AccessToken(common);
+      const accessToken = await at.save();
+      const rt = new provider.RefreshToken({ ...common, rotations: 0, iat: Math.floor(Date.now() / 1000) });
+      const refreshToken = await rt.save();
+      return { accessToken, refreshToken, expiresIn: accessTokenTtl };
+    },
+    async revoke(token, c) {
+      const res = await fetch(`${issuer}/token/revocation`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, client_id: c.clientId, client_secret: c.clientSecret }),
+      });
+      if (res.status !== 200) throw new Error(`revocation failed: ${res.status} ${await res.text()}`);
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
