@@ -1,0 +1,120 @@
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { isConflict, isNotFound } from './errors.js';
+
+export interface LeaseState {
+  holder: string | undefined;
+  /** When the holder last renewed (ms since epoch). */
+  renewedAt: number;
+  durationSeconds: number;
+  transitions: number;
+  resourceVersion: string;
+}
+
+export type AcquireResult = { acquired: true; lease: LeaseState } | { acquired: false; lease: LeaseState | undefined };
+
+/**
+ * coordination.k8s.io Leases with compare-and-swap: the building block of leader election and of
+ * the per-connection refresh lock. A lease is free when it has no holder or its holder has not
+ * renewed within its duration.
+ */
+export class Leases {
+  private readonly api: CoordinationV1Api;
+
+  constructor(kc: KubeConfig, private readonly now: () => number = Date.now) {
+    this.api = kc.makeApiClient(CoordinationV1Api);
+  }
+
+  async get(namespace: string, name: string): Promise<LeaseState | undefined> {
+    try {
+      return toState(await this.api.readNamespacedLease({ namespace, name }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Takes the lease for `holder` if it is free, expired, or already held by `holder` (a renewal).
+   * Exactly one of several concurrent callers wins: the write is conditional on the resourceVersion read.
+   */
+  async tryAcquire(namespace: string, name: string, holder: string, durationSeconds: number, labels?: Record<string, string>): Promise<AcquireResult> {
+    const nowIso = new Date(this.now()).toISOString();
+    let current: V1Lease | undefined;
+    try {
+      current = await this.api.readNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (!current) {
+      try {
+        const created = await this.api.createNamespacedLease({
+          namespace,
+          body: {
+            metadata: { name, namespace, labels },
+            spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: nowIso as unknown as Date, renewTime: nowIso as unknown as Date, leaseTransitions: 0 },
+          },
+        });
+        return { acquired: true, lease: toState(created) };
+      } catch (err) {
+        if (isConflict(err)) return { acquired: false, lease: await this.get(namespace, name) };
+        throw err;
+      }
+    }
+    const state = toState(current);
+    const mine = state.holder === holder;
+    if (!mine && state.holder && !this.isExpired(state)) return { acquired: false, lease: state };
+    const body: V1Lease = {
+      ...current,
+      spec: {
+        ...current.spec,
+        holderIdentity: holder,
+        leaseDurationSeconds: durationSeconds,
+        renewTime: nowIso as unknown as Date,
+        ...(mine ? {} : { acquireTime: nowIso as unknown as Date, leaseTransitions: state.transitions + 1 }),
+      },
+    };
+    try {
+      return { acquired: true, lease: toState(await this.api.replaceNamespacedLease({ namespace, name, body })) };
+    } catch (err) {
+      if (isConflict(err)) return { acquired: false, lease: await this.get(namespace, name) };
+      throw err;
+    }
+  }
+
+  /** Gives the lease up if `holder` still holds it (clears the holder so others need not wait for expiry). */
+  async release(namespace: string, name: string, holder: string): Promise<void> {
+    try {
+      const current = await this.api.readNamespacedLease({ namespace, name });
+      if (current.spec?.holderIdentity !== holder) return;
+      await this.api.replaceNamespacedLease({
+        namespace, name,
+        body: { ...current, spec: { ...current.spec, holderIdentity: undefined, renewTime: undefined } },
+      });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
+  }
+
+  async delete(namespace: string, name: string): Promise<void> {
+    try {
+      await this.api.deleteNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  isExpired(state: LeaseState): boolean {
+    return this.now() > state.renewedAt + state.durationSeconds * 1000;
+  }
+}
+
+function toState(lease: V1Lease): LeaseState {
+  const renew = lease.spec?.renewTime as unknown;
+  return {
+    holder: lease.spec?.holderIdentity || undefined,
+    renewedAt: renew ? new Date(renew as string | Date).getTime() : 0,
+    durationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
+    transitions: lease.spec?.leaseTransitions ?? 0,
+    resourceVersion: lease.metadata?.resourceVersion ?? '',
+  };
+}
