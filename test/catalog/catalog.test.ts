@@ -1,0 +1,329 @@
+/**
+ * Offline checks of the shipped provider catalog (config/providers): everything that can be checked
+ * without calling the providers. This test is the source of truth for the catalog conventions
+ * described in config/providers/README.md.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { AUTH_MODES } from '../../src/domain/auth-modes.js';
+import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from './catalog-files.js';
+
+type Schema = {
+  type?: string;
+  enum?: unknown[];
+  maxLength?: number;
+  minLength?: number;
+  pattern?: string;
+  maxItems?: number;
+  items?: Schema;
+  required?: string[];
+  properties?: Record<string, Schema>;
+  additionalProperties?: Schema;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+};
+
+const crd = loadAllYaml(readFileSync(CRD_PATH, 'utf8'))[0] as { spec: { versions: Array<{ storage: boolean; schema: { openAPIV3Schema: Schema } }> } };
+const rootSchema = crd.spec.versions.find((v) => v.storage)!.schema.openAPIV3Schema;
+
+const files = readCatalogFiles();
+const manifests = new Map<string, ProviderManifest>();
+for (const f of files) if (f.docs.length === 1) manifests.set(f.file, f.docs[0] as ProviderManifest);
+const entries = [...manifests.entries()];
+
+const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenUrl'] as const;
+const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken']);
+const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
+const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+const FIELD_LABEL_KEYS = new Set(['apiKey', 'username', 'password', 'clientId', 'clientSecret']);
+const MODES_WITH_PROXY = new Set(['OAUTH2', 'OAUTH1', 'OAUTH2_CC', 'APP', 'API_KEY', 'BASIC', 'JWT']);
+
+function placeholders(s: string): string[] {
+  return [...s.matchAll(/\$\{([^}]*)\}/g)].map((m) => m[1]!);
+}
+
+/** Runs `check` on every manifest and returns the problems as "file: message" lines. */
+function problems(check: (m: ProviderManifest, report: (msg: string) => void, file: string) => void): string[] {
+  const out: string[] = [];
+  for (const [file, m] of entries) check(m, (msg) => out.push(`${file}: ${msg}`), file);
+  return out;
+}
+
+/** Structural validation against the CRD's own openAPIV3Schema (types, unknown fields, enums, lengths, patterns). */
+function validateSchema(value: unknown, schema: Schema | undefined, path: string, report: (m: string) => void): void {
+  if (value === undefined || value === null || !schema) return;
+  const t = schema.type;
+  const actual = Array.isArray(value) ? 'array' : typeof value === 'number' && Number.isInteger(value) ? 'integer' : typeof value;
+  if (t && !(t === actual || (t === 'number' && actual === 'integer'))) {
+    report(`${path}: expected ${t}, got ${actual}`);
+    return;
+  }
+  if (schema.enum && !schema.enum.includes(value)) report(`${path}: ${JSON.stringify(value)} is not one of ${schema.enum.join(', ')}`);
+  if (typeof value === 'string') {
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) report(`${path}: longer than ${schema.maxLength}`);
+    if (schema.minLength !== undefined && value.length < schema.minLength) report(`${path}: shorter than ${schema.minLength}`);
+    if (schema.pattern && !new RegExp(schema.pattern).test(value)) report(`${path}: does not match ${schema.pattern}`);
+  }
+  if (Array.isArray(value)) {
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) report(`${path}: more than ${schema.maxItems} items`);
+    value.forEach((v, i) => validateSchema(v, schema.items, `${path}[${i}]`, report));
+  }
+  if (actual === 'object' && t === 'object') {
+    const obj = value as Record<string, unknown>;
+    for (const r of schema.required ?? []) if (!(r in obj)) report(`${path}: missing required field ${r}`);
+    if (schema['x-kubernetes-preserve-unknown-fields']) return;
+    for (const [k, v] of Object.entries(obj)) {
+      if (schema.properties?.[k]) validateSchema(v, schema.properties[k], `${path}.${k}`, report);
+      else if (schema.additionalProperties) validateSchema(v, schema.additionalProperties, `${path}.${k}`, report);
+      else if (schema.properties) report(`${path}: unknown field ${k} (the API server would prune it)`);
+    }
+  }
+}
+
+/** Every string in the spec that may carry placeholders, with where it is. */
+function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string; value: string; valuePlaceholders: boolean }> {
+  const out: Array<{ where: string; value: string; valuePlaceholders: boolean }> = [];
+  for (const f of URL_FIELDS) if (typeof spec[f] === 'string') out.push({ where: f, value: spec[f]!, valuePlaceholders: false });
+  if (typeof spec.proxy?.baseUrl === 'string') out.push({ where: 'proxy.baseUrl', value: spec.proxy.baseUrl, valuePlaceholders: false });
+  for (const where of ['headers', 'query'] as const) {
+    for (const [k, v] of Object.entries(spec.proxy?.[where] ?? {})) out.push({ where: `proxy.${where}.${k}`, value: String(v), valuePlaceholders: true });
+  }
+  for (const where of ['authorizationParams', 'tokenParams'] as const) {
+    for (const [k, v] of Object.entries(spec[where] ?? {})) out.push({ where: `${where}.${k}`, value: String(v), valuePlaceholders: false });
+  }
+  const walk = (v: unknown, path: string) => {
+    if (typeof v === 'string') out.push({ where: path, value: v, valuePlaceholders: false });
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
+  };
+  walk(spec.modeOptions, 'modeOptions');
+  return out;
+}
+
+/** The URL with every placeholder replaced by a plausible host label, so it can be parsed. */
+function filled(url: string): string {
+  return url.replace(/\$\{[^}]*\}/g, 'acme');
+}
+
+describe('provider catalog (offline)', () => {
+  it('has at least 120 providers', () => {
+    expect(files.length).toBeGreaterThanOrEqual(120);
+  });
+
+  it('is one Provider document per file, named like the file, without tabs', () => {
+    const out: string[] = [];
+    for (const f of files) {
+      if (f.text.includes('\t')) out.push(`${f.file}: contains a tab`);
+      if (f.docs.length !== 1) {
+        out.push(`${f.file}: expected one YAML document, got ${f.docs.length}`);
+        continue;
+      }
+      const m = f.docs[0] as ProviderManifest;
+      if (m.apiVersion !== 'latchkey.dev/v1alpha1') out.push(`${f.file}: apiVersion is ${m.apiVersion}`);
+      if (m.kind !== 'Provider') out.push(`${f.file}: kind is ${m.kind}`);
+      if (`${m.metadata?.name}.yaml` !== f.file) out.push(`${f.file}: metadata.name ${m.metadata?.name} does not match the file name`);
+      if (!NAME_RE.test(m.metadata?.name ?? '')) out.push(`${f.file}: name is not lowercase kebab-case`);
+      if (m.metadata?.namespace) out.push(`${f.file}: Provider is cluster-scoped; no namespace`);
+      for (const k of Object.keys(m)) if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(k)) out.push(`${f.file}: unexpected top-level key ${k}`);
+    }
+    expect(out).toEqual([]);
+  });
+
+  it('has no duplicate provider names (case-insensitively) or display names', () => {
+    const names = entries.map(([, m]) => m.metadata.name.toLowerCase());
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+    const display = entries.map(([, m]) => m.spec.displayName.trim().toLowerCase());
+    expect(display.filter((n, i) => display.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('matches the CRD schema (types, enums, lengths, patterns, no unknown fields)', () => {
+    expect(problems((m, report) => validateSchema(m, rootSchema, '', (msg) => report(`schema${msg}`)))).toEqual([]);
+  });
+
+  it('satisfies the CRD validation rules for each auth mode', () => {
+    expect(
+      problems((m, report) => {
+        const s = m.spec;
+        if (!AUTH_MODES.includes(s.authMode)) report(`authMode ${s.authMode} is not a known mode`);
+        if ((s.authMode === 'OAUTH2' || s.authMode === 'OAUTH1') && !(s.authorizationUrl && s.tokenUrl)) report(`${s.authMode} needs authorizationUrl and tokenUrl`);
+        if ((s.authMode === 'OAUTH2_CC' || s.authMode === 'APP') && !s.tokenUrl) report(`${s.authMode} needs tokenUrl`);
+        if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
+        if (s.tokenRequestAuthMethod && !['basic', 'body'].includes(s.tokenRequestAuthMethod)) report('tokenRequestAuthMethod must be basic or body');
+      }),
+    ).toEqual([]);
+  });
+
+  it('uses https for every URL, and each URL parses once its placeholders are filled', () => {
+    expect(
+      problems((m, report) => {
+        const urls: Array<[string, string | undefined]> = [
+          ...URL_FIELDS.map((f) => [f, m.spec[f]] as [string, string | undefined]),
+          ['proxy.baseUrl', m.spec.proxy?.baseUrl],
+          ['docs', m.spec.docs],
+        ];
+        for (const [field, value] of urls) {
+          if (value === undefined) continue;
+          if (!value.startsWith('https://')) {
+            report(`${field} is not https: ${value}`);
+            continue;
+          }
+          try {
+            const u = new URL(filled(value));
+            if (u.username || u.password) report(`${field} carries user info`);
+            if (u.hash && field !== 'docs') report(`${field} has a fragment`);
+          } catch {
+            report(`${field} is not a URL: ${value}`);
+          }
+        }
+        if (m.spec.docs && placeholders(m.spec.docs).length) report('docs must not contain placeholders');
+      }),
+    ).toEqual([]);
+  });
+
+  it('gives the proxy a plain base URL (no query, no trailing slash) for every mode that proxies', () => {
+    expect(
+      problems((m, report) => {
+        const base = m.spec.proxy?.baseUrl;
+        if (MODES_WITH_PROXY.has(m.spec.authMode) && !base) report('no proxy.baseUrl');
+        if (!base) return;
+        if (base.endsWith('/')) report('proxy.baseUrl ends with a slash');
+        if (base.includes('?')) report('proxy.baseUrl has a query; use proxy.query');
+        const u = new URL(filled(base));
+        if (!/^[a-z0-9.-]+$/i.test(u.hostname)) report(`proxy.baseUrl host ${u.hostname} is not a plain host name`);
+      }),
+    ).toEqual([]);
+  });
+
+  it('declares every ${connectionConfig.X} placeholder in connectionConfiguration, and uses every declared key', () => {
+    expect(
+      problems((m, report) => {
+        const declared = new Set(m.spec.connectionConfiguration ?? []);
+        const used = new Set<string>();
+        for (const { where, value, valuePlaceholders } of templatedStrings(m.spec)) {
+          for (const p of placeholders(value)) {
+            const cfg = CONFIG_PLACEHOLDER.exec(p);
+            if (cfg) used.add(cfg[1]!);
+            else if (!(valuePlaceholders && VALUE_PLACEHOLDERS.has(p))) report(`${where} uses unknown placeholder \${${p}}`);
+          }
+        }
+        for (const u of used) if (!declared.has(u)) report(`\${connectionConfig.${u}} is used but not in connectionConfiguration`);
+        for (const d of declared) if (!used.has(d)) report(`connection configuration key ${d} is declared but never used`);
+        for (const k of Object.keys(m.spec.fieldLabels ?? {})) {
+          if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k)) report(`fieldLabels.${k} is neither a credential field nor a configuration key`);
+        }
+      }),
+    ).toEqual([]);
+  });
+
+  it('says where an API key goes for every API_KEY provider, and uses credential placeholders only in the mode that has them', () => {
+    expect(
+      problems((m, report) => {
+        const headerValues = Object.values(m.spec.proxy?.headers ?? {});
+        const queryValues = Object.values(m.spec.proxy?.query ?? {});
+        if (m.spec.authMode === 'API_KEY' && ![...headerValues, ...queryValues].some((v) => v.includes('${apiKey}'))) {
+          report('API_KEY provider does not place ${apiKey} in proxy.headers or proxy.query');
+        }
+        for (const v of [...headerValues, ...queryValues]) {
+          if (v.includes('${apiKey}') && m.spec.authMode !== 'API_KEY' && m.spec.authMode !== 'JWT') report(`\${apiKey} used by a ${m.spec.authMode} provider`);
+          if ((v.includes('${username}') || v.includes('${password}')) && m.spec.authMode !== 'BASIC') report(`\${username}/\${password} used by a ${m.spec.authMode} provider`);
+        }
+        for (const k of Object.keys(m.spec.proxy?.headers ?? {})) {
+          if (k !== k.toLowerCase()) report(`header ${k} is not lowercase`);
+          if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(k)) report(`header ${k} is not a valid header name`);
+          if (['host', 'content-length', 'transfer-encoding', 'connection'].includes(k)) report(`header ${k} cannot be set by a provider`);
+        }
+      }),
+    ).toEqual([]);
+  });
+
+  it('has a request token URL for every OAUTH1 provider', () => {
+    const oauth1 = entries.filter(([, m]) => m.spec.authMode === 'OAUTH1');
+    expect(oauth1.length).toBeGreaterThan(0);
+    for (const [file, m] of oauth1) expect([file, m.spec.requestTokenUrl?.startsWith('https://')]).toEqual([file, true]);
+  });
+
+  it('has complete pagination settings', () => {
+    expect(
+      problems((m, report) => {
+        const pg = m.spec.proxy?.paginate;
+        if (!pg) return;
+        if (!pg.type) report('paginate has no type');
+        if (pg.type === 'cursor') {
+          if (!pg.cursorPathInResponse) report('cursor pagination needs cursorPathInResponse');
+          if (!pg.cursorNameInRequest) report('cursor pagination needs cursorNameInRequest');
+        }
+        for (const f of ['cursorPathInResponse', 'responsePath'] as const) {
+          if (pg[f] !== undefined && !/^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$/.test(pg[f]!)) report(`paginate.${f} ${pg[f]} is not a dotted path`);
+        }
+        for (const f of ['cursorNameInRequest', 'limitNameInRequest'] as const) {
+          if (pg[f] !== undefined && !/^[A-Za-z0-9_.[\]-]+$/.test(pg[f]!)) report(`paginate.${f} ${pg[f]} is not a parameter name`);
+        }
+        if (pg.type !== 'cursor' && (pg.cursorPathInResponse || pg.cursorNameInRequest)) report(`cursor settings on ${pg.type} pagination`);
+      }),
+    ).toEqual([]);
+  });
+
+  it('keeps OAuth settings in the shape the authorization flow expects', () => {
+    expect(
+      problems((m, report) => {
+        const s = m.spec;
+        if (s.scopeSeparator === ' ') report('scopeSeparator " " is the default; leave it out');
+        for (const where of ['authorizationParams', 'tokenParams'] as const) {
+          for (const [k, v] of Object.entries(s[where] ?? {})) if (typeof v !== 'string') report(`${where}.${k} is not a string (quote it)`);
+        }
+        if (s.defaultScopes?.some((sc) => /\s/.test(sc))) report('a default scope contains whitespace; list scopes separately');
+        if (s.defaultScopes && new Set(s.defaultScopes).size !== s.defaultScopes.length) report('duplicate default scopes');
+        if (s.disablePkce !== undefined && typeof s.disablePkce !== 'boolean') report('disablePkce must be a boolean');
+      }),
+    ).toEqual([]);
+  });
+
+  it('labels every provider with categories and a docs link', () => {
+    expect(
+      problems((m, report) => {
+        if (!m.spec.displayName?.trim()) report('no displayName');
+        if (!m.spec.categories?.length) report('no categories');
+        for (const c of m.spec.categories ?? []) if (!/^[a-z][a-z0-9-]*$/.test(c)) report(`category ${c} is not lowercase kebab`);
+        if (!m.spec.docs) report('no docs link');
+      }),
+    ).toEqual([]);
+  });
+
+  it('contains nothing that looks like a secret', () => {
+    const out = files
+      .filter((f) => /(sk-[A-Za-z0-9]{20,}|sk_live_|xox[bpa]-[0-9]|ghp_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}|-----BEGIN)/.test(f.text))
+      .map((f) => f.file);
+    expect(out).toEqual([]);
+  });
+
+  it('represents every auth mode the issue names', () => {
+    const modes = new Set(entries.map(([, m]) => m.spec.authMode));
+    for (const mode of ['OAUTH2', 'API_KEY', 'OAUTH2_CC', 'BASIC', 'OAUTH1']) expect([mode, modes.has(mode as never)]).toEqual([mode, true]);
+    expect(modes.has('JWT') || modes.has('APP')).toBe(true);
+    // OAUTH2 is the most common mode.
+    const count = (mode: string) => entries.filter(([, m]) => m.spec.authMode === mode).length;
+    for (const mode of modes) expect(count('OAUTH2')).toBeGreaterThanOrEqual(count(mode));
+  });
+
+  it('covers the categories application teams connect to', () => {
+    const categories = new Set(entries.flatMap(([, m]) => m.spec.categories ?? []));
+    for (const c of ['dev-tools', 'communication', 'email', 'calendar', 'crm', 'support', 'ticketing', 'accounting', 'payment', 'storage', 'marketing', 'hr', 'ai']) {
+      expect([c, categories.has(c)]).toEqual([c, true]);
+    }
+  });
+
+  it('includes well-known providers with the auth mode each needs', () => {
+    const mode = (name: string) => [...manifests.values()].find((m) => m.metadata.name === name)?.spec.authMode;
+    expect(mode('github')).toBe('OAUTH2');
+    expect(mode('slack')).toBe('OAUTH2');
+    expect(mode('google-calendar')).toBe('OAUTH2');
+    expect(mode('trello')).toBe('OAUTH1');
+    expect(mode('stripe')).toBe('API_KEY');
+  });
+
+  it('lists every manifest exactly once in kustomization.yaml', () => {
+    const kust = loadAllYaml(readFileSync(join(CATALOG_DIR, 'kustomization.yaml'), 'utf8'))[0] as { resources?: string[] };
+    const resources = kust.resources ?? [];
+    expect(resources.filter((r, i) => resources.indexOf(r) !== i)).toEqual([]);
+    expect([...resources].sort()).toEqual(catalogFileNames());
+  });
+});
