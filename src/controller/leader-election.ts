@@ -1,0 +1,134 @@
+import type { AcquireResult } from '../k8s/leases.js';
+import type { Logger } from '../log.js';
+
+/** What the elector needs of {@link import('../k8s/leases.js').Leases}. */
+export interface LeaseClient {
+  tryAcquire(namespace: string, name: string, holder: string, durationSeconds: number): Promise<AcquireResult>;
+  release(namespace: string, name: string, holder: string): Promise<void>;
+}
+
+export interface LeaderElectorOptions {
+  leases: LeaseClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationSeconds: number;
+  /** How often the leader renews; a third of the lease duration by default. */
+  renewIntervalMs?: number;
+  /** How often a follower tries to take the lease; the renew interval by default. */
+  retryIntervalMs?: number;
+  now?: () => number;
+  logger: Logger;
+  onStartedLeading: () => void | Promise<void>;
+  onStoppedLeading: () => void | Promise<void>;
+}
+
+/**
+ * Leader election on a coordination.k8s.io Lease (compare-and-swap through {@link LeaseClient}).
+ * A follower tries to take the lease every retry interval; the leader renews it every third of the
+ * lease duration, and gives up leadership as soon as a renewal is refused (someone else holds it) or
+ * when renewals keep failing until the lease would have expired: it never acts as leader on a lease
+ * that others may already consider free.
+ */
+export class LeaderElector {
+  private readonly opts: Required<Omit<LeaderElectorOptions, 'now'>> & { now: () => number };
+  private leading = false;
+  private lastRenewedAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private tick: Promise<void> = Promise.resolve();
+
+  constructor(opts: LeaderElectorOptions) {
+    const renew = opts.renewIntervalMs ?? Math.max(200, Math.floor((opts.leaseDurationSeconds * 1000) / 3));
+    this.opts = { ...opts, renewIntervalMs: renew, retryIntervalMs: opts.retryIntervalMs ?? renew, now: opts.now ?? Date.now };
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  get identity(): string {
+    return this.opts.identity;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /**
+   * Stops campaigning. With `release` (the default) a leader clears the lease so a follower takes over
+   * at once; without it (a crash, in tests) the others wait for the lease to expire.
+   */
+  async stop(opts: { release?: boolean } = {}): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.tick;
+    if (this.leading) {
+      await this.loseLeadership('stopping');
+      if (opts.release ?? true) {
+        await this.opts.leases.release(this.opts.namespace, this.opts.name, this.opts.identity).catch((err: unknown) => {
+          this.opts.logger.warn({ err: errMessage(err) }, 'could not release the leader lease');
+        });
+      }
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.tick = this.attempt().finally(() => this.schedule(this.leading ? this.opts.renewIntervalMs : this.opts.retryIntervalMs));
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  private async attempt(): Promise<void> {
+    const { leases, namespace, name, identity, leaseDurationSeconds, logger } = this.opts;
+    const startedAt = this.opts.now();
+    let result: AcquireResult | undefined;
+    try {
+      result = await leases.tryAcquire(namespace, name, identity, leaseDurationSeconds);
+    } catch (err) {
+      logger.warn({ lease: `${namespace}/${name}`, err: errMessage(err) }, 'leader lease request failed');
+    }
+    if (!this.running) return;
+    if (result?.acquired) {
+      this.lastRenewedAt = startedAt;
+      if (!this.leading) {
+        this.leading = true;
+        logger.info({ lease: `${namespace}/${name}`, identity }, 'became leader');
+        await this.callback(this.opts.onStartedLeading, 'onStartedLeading');
+      }
+      return;
+    }
+    if (!this.leading) return;
+    if (result && !result.acquired) {
+      await this.loseLeadership(`lease held by ${result.lease?.holder ?? 'someone else'}`);
+      return;
+    }
+    // The renewal failed (API server unreachable): keep leading only while the lease we hold is valid,
+    // less one renew interval so that we stop before anyone else can take it.
+    const deadline = this.lastRenewedAt + leaseDurationSeconds * 1000 - this.opts.renewIntervalMs;
+    if (this.opts.now() >= deadline) await this.loseLeadership('renewal failed until the lease deadline');
+  }
+
+  private async loseLeadership(why: string): Promise<void> {
+    if (!this.leading) return;
+    this.leading = false;
+    this.opts.logger.warn({ lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity, why }, 'stopped leading');
+    await this.callback(this.opts.onStoppedLeading, 'onStoppedLeading');
+  }
+
+  private async callback(cb: () => void | Promise<void>, what: string): Promise<void> {
+    try {
+      await cb();
+    } catch (err) {
+      this.opts.logger.error({ err: errMessage(err), callback: what }, 'leader election callback failed');
+    }
+  }
+}
+
+function errMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

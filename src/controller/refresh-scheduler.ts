@@ -1,0 +1,289 @@
+import type { Clock } from '../context.js';
+import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
+import type { KubeStore, StoredConnection } from '../k8s/store.js';
+import type { Logger } from '../log.js';
+import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { findCondition, setConditions } from './conditions.js';
+import { failureReason, type ControllerMetrics } from './metrics.js';
+import { canRenew, credentialsExpiry } from './refresh-timing.js';
+import { WorkQueue } from './workqueue.js';
+
+/** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
+export type RefreshFn = (namespace: string, integration: string, connectionId: string, opts: { reason: 'schedule'; force?: boolean }) => Promise<unknown>;
+
+/** When the token of a stored connection should be refreshed next (ms since epoch). */
+export type NextRefreshFn = (connection: StoredConnection) => number | undefined;
+
+/** What a refresh failure tells the scheduler (duck-typed: RefreshError of src/auth/refresh.ts). */
+export interface RefreshFailure {
+  permanent: boolean;
+  retryAfterMs?: number;
+  code?: string;
+  status?: number;
+  /** Name of the Event the refresher already recorded for this failure, if it did. */
+  logId?: string;
+  message: string;
+}
+
+export const NEEDS_REAUTHORIZATION = 'NeedsReauthorization';
+export const REAUTHORIZATION_REQUIRED = 'ReauthorizationRequired';
+/** Credentials Secret resourceVersion that failed for good; a different version means new credentials. */
+export const REAUTH_VERSION_ANNOTATION = 'latchkey.dev/reauthorization-credentials-version';
+
+export interface RefreshSchedulerOptions {
+  store: Pick<KubeStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection' | 'getIntegration'>;
+  refresh: RefreshFn;
+  nextRefreshAt: NextRefreshFn;
+  /** Records a Kubernetes Event about the connection and returns its name (the errors' log_id). */
+  events: { record(connection: ConnectionResource, input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string }): Promise<string> };
+  clock: Clock;
+  metrics: ControllerMetrics;
+  logger: Logger;
+  /** Backoff of transient failures (attempts counted in status.refreshAttempts). */
+  backoff?: BackoffPolicy;
+  /** Never refresh one connection more often than this, whatever the token's lifetime. */
+  minIntervalMs?: number;
+  concurrency?: number;
+  /** Told when a connection's refresh state changed, so its conditions are recomputed. */
+  onStateChanged?: (key: string) => void;
+}
+
+export type Plan =
+  | { kind: 'none'; why: string }
+  | { kind: 'at'; at: number; retry: boolean };
+
+/**
+ * Schedules each expiring connection's refresh at its next refresh time, runs it through the shared
+ * refresh, and handles the outcome: success reschedules from the new expiry; a transient failure
+ * retries with exponential backoff (at least the provider's Retry-After); a permanent failure stops,
+ * records one Event and one `errors` entry, and marks the connection as needing re-authorization until
+ * its credentials change. One timer per connection, one refresh at a time per connection.
+ */
+export class RefreshScheduler {
+  readonly queue: WorkQueue;
+  private readonly backoff: BackoffPolicy;
+  private readonly minIntervalMs: number;
+  /** When this instance last refreshed each key (guards against a refresh loop). */
+  private readonly lastAttempt = new Map<string, number>();
+
+  constructor(private readonly opts: RefreshSchedulerOptions) {
+    this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
+    this.minIntervalMs = opts.minIntervalMs ?? 1_000;
+    this.queue = new WorkQueue({
+      name: 'refresh',
+      handler: (key) => this.handle(key),
+      concurrency: opts.concurrency ?? 4,
+      backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.1 },
+      logger: opts.logger,
+      onDepth: (depth) => opts.metrics.workqueueDepth.set({ queue: 'refresh' }, depth),
+    });
+  }
+
+  /** Decides when the connection's token should be refreshed (pure: reads only what it is given). */
+  plan(conn: StoredConnection | undefined): Plan {
+    if (!conn) return { kind: 'none', why: 'gone' };
+    const { resource, credentials } = conn;
+    if (resource.metadata.deletionTimestamp) return { kind: 'none', why: 'deleting' };
+    if (!canRenew(resource.spec.authMode, credentials)) return { kind: 'none', why: 'not renewable' };
+    if (credentialsExpiry(credentials) === undefined) return { kind: 'none', why: 'never expires' };
+    if (needsReauthorization(conn)) return { kind: 'none', why: 'needs re-authorization' };
+    const due = this.opts.nextRefreshAt(conn);
+    if (due === undefined) return { kind: 'none', why: 'never expires' };
+    const now = this.opts.clock.now();
+    const attempts = resource.status?.refreshAttempts ?? 0;
+    const retryAt = resource.status?.nextRefreshAt ? Date.parse(resource.status.nextRefreshAt) : NaN;
+    // After transient failures the token is still due; wait for the backoff written in status.
+    if (attempts > 0 && due <= now && Number.isFinite(retryAt) && retryAt > now) return { kind: 'at', at: retryAt, retry: true };
+    return { kind: 'at', at: due, retry: attempts > 0 };
+  }
+
+  /** (Re)arms the connection's timer from its current state. */
+  schedule(key: string): Plan {
+    const [namespace, name] = splitKey(key);
+    const plan = this.plan(this.opts.store.getConnectionByName(namespace, name));
+    if (plan.kind === 'none') this.queue.remove(key);
+    else this.queue.reschedule(key, Math.max(0, plan.at - this.opts.clock.now()));
+    return plan;
+  }
+
+  forget(key: string): void {
+    this.queue.remove(key);
+    this.lastAttempt.delete(key);
+  }
+
+  async stop(): Promise<void> {
+    await this.queue.stop();
+  }
+
+  private async handle(key: string): Promise<void> {
+    const [namespace, name] = splitKey(key);
+    const conn = this.opts.store.getConnectionByName(namespace, name);
+    const plan = this.plan(conn);
+    if (plan.kind === 'none' || !conn) return;
+    const now = this.opts.clock.now();
+    if (plan.at > now + 50) {
+      this.queue.reschedule(key, plan.at - now);
+      return;
+    }
+    const last = this.lastAttempt.get(key);
+    if (last !== undefined && now - last < this.minIntervalMs) {
+      this.queue.reschedule(key, this.minIntervalMs - (now - last));
+      return;
+    }
+    this.lastAttempt.set(key, now);
+    const { spec } = conn.resource;
+    const provider = spec.provider;
+    const log = this.opts.logger.child({ namespace, name, integration: spec.integration, provider });
+    this.opts.metrics.refreshAttempts.inc({ provider, reason: plan.retry ? 'retry' : 'schedule' });
+    const end = this.opts.metrics.refreshDuration.startTimer({ provider });
+    try {
+      await this.opts.refresh(namespace, spec.integration, spec.connectionId, { reason: 'schedule' });
+    } catch (err) {
+      end();
+      const failure = asRefreshFailure(err);
+      this.opts.metrics.refreshFailures.inc({ provider, reason: failureReason(failure.code, failure.status, failure.permanent) });
+      if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
+      else await this.onTransientFailure(key, conn, failure, log);
+      this.opts.onStateChanged?.(key);
+      return;
+    }
+    end();
+    await this.onSuccess(key, conn, log);
+    this.opts.onStateChanged?.(key);
+  }
+
+  private async onSuccess(key: string, before: StoredConnection, log: Logger): Promise<void> {
+    const [namespace, name] = splitKey(key);
+    const fresh = this.opts.store.getConnectionByName(namespace, name);
+    if (!fresh) return;
+    const now = this.opts.clock.now();
+    const expiry = credentialsExpiry(fresh.credentials);
+    const renewed = expiry !== credentialsExpiry(before.credentials) || fresh.credentialsVersion !== before.credentialsVersion;
+    const status: ConnectionStatus = {
+      ...fresh.resource.status,
+      refreshAttempts: 0,
+      ...(renewed || !fresh.resource.status?.lastRefreshedAt ? { lastRefreshedAt: new Date(now).toISOString() } : {}),
+      ...(expiry !== undefined ? { expiresAt: new Date(expiry).toISOString() } : {}),
+    };
+    const plan = this.plan({ ...fresh, resource: { ...fresh.resource, status } });
+    let nextRefreshAt: string | undefined;
+    if (plan.kind === 'at') {
+      // A "success" that left the token as it was (the shared refresh found nothing to do) must not
+      // turn into a loop: wait at least the minimum interval, longer when nothing was renewed.
+      const floor = now + (renewed ? this.minIntervalMs : Math.max(this.minIntervalMs, 5_000));
+      const at = Math.max(plan.at, floor);
+      this.queue.reschedule(key, at - now);
+      nextRefreshAt = new Date(at).toISOString();
+    } else {
+      this.queue.remove(key);
+    }
+    await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
+      const next: ConnectionStatus = {
+        ...s,
+        refreshAttempts: 0,
+        ...(status.lastRefreshedAt ? { lastRefreshedAt: status.lastRefreshedAt } : {}),
+        ...(status.expiresAt ? { expiresAt: status.expiresAt } : {}),
+      };
+      if (nextRefreshAt) next.nextRefreshAt = nextRefreshAt;
+      else delete next.nextRefreshAt;
+      return next;
+    });
+    log.debug({ renewed, nextRefreshAt }, 'scheduled refresh done');
+  }
+
+  private async onTransientFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
+    const [namespace, name] = splitKey(key);
+    const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
+    const delay = Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
+    const at = this.opts.clock.now() + delay;
+    log.warn({ attempts, retryInMs: delay, reason: failureReason(failure.code, failure.status, false) }, 'token refresh failed; retrying');
+    await this.opts.store.updateConnectionStatus(namespace, name, (s) => ({
+      ...s,
+      refreshAttempts: attempts,
+      nextRefreshAt: new Date(at).toISOString(),
+    }));
+    this.queue.reschedule(key, delay);
+  }
+
+  private async onPermanentFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
+    const [namespace, name] = splitKey(key);
+    this.queue.remove(key);
+    // The credentials as they are now (the refresher may have written them while failing).
+    const current = this.opts.store.getConnectionByName(namespace, name) ?? conn;
+    if (needsReauthorization(current)) return; // already recorded for these credentials
+    const now = this.opts.clock.now();
+    const reasonLabel = failureReason(failure.code, failure.status, true);
+    const message =
+      `The provider refused to renew the access token (${describeFailure(failure)}). Latchkey has stopped ` +
+      `refreshing this connection. The end user must authorize again: create a reconnect session for ` +
+      `connection "${conn.resource.spec.connectionId}" of integration "${conn.resource.spec.integration}".`;
+    let logId = failure.logId;
+    if (!logId) {
+      logId = await this.opts.events.record(current.resource, { type: 'Warning', reason: REAUTHORIZATION_REQUIRED, message, action: 'Refresh' });
+    }
+    log.warn({ reason: reasonLabel, logId }, 'token refresh failed for good; connection needs re-authorization');
+    // Mark the credentials version first, so that nothing retries these credentials after a restart.
+    await this.opts.store.updateConnection(namespace, name, (c) => ({
+      ...c,
+      metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: current.credentialsVersion } },
+    }));
+    const recordedByRefresher = Boolean(failure.logId);
+    await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
+      const errors = [...(s.errors ?? [])];
+      if (!recordedByRefresher || !errors.some((e) => e.logId === logId)) {
+        errors.push({ type: 'auth', logId: logId!, message: message.slice(0, 1024), occurredAt: new Date(now).toISOString() });
+      }
+      const next: ConnectionStatus = {
+        ...s,
+        refreshAttempts: (s.refreshAttempts ?? 0) + 1,
+        errors: errors.slice(-20),
+        conditions: setConditions(s.conditions, [{ type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message }], current.resource.metadata.generation, now),
+      };
+      delete next.nextRefreshAt;
+      return next;
+    });
+  }
+}
+
+/**
+ * True while the stored credentials are the ones a permanent refresh failure was recorded for: the
+ * condition is set and the credentials Secret has not changed since (a re-authorization or an import
+ * writes new credentials, which lifts it).
+ */
+export function needsReauthorization(conn: StoredConnection): boolean {
+  const condition = findCondition(conn.resource.status?.conditions, NEEDS_REAUTHORIZATION);
+  if (condition?.status !== 'True') return false;
+  const failedVersion = conn.resource.metadata.annotations?.[REAUTH_VERSION_ANNOTATION];
+  return failedVersion === undefined || failedVersion === conn.credentialsVersion;
+}
+
+export function asRefreshFailure(err: unknown): RefreshFailure {
+  const e = (err ?? {}) as Record<string, unknown>;
+  const message = err instanceof Error ? err.message : String(err);
+  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+  const code = typeof e.code === 'string' ? e.code : typeof e.error === 'string' ? e.error : undefined;
+  return {
+    permanent: e.permanent === true,
+    retryAfterMs: typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0 ? e.retryAfterMs : undefined,
+    code,
+    status,
+    logId: typeof e.logId === 'string' ? e.logId : undefined,
+    message,
+  };
+}
+
+function describeFailure(f: RefreshFailure): string {
+  const parts = [f.code, f.status ? `HTTP ${f.status}` : undefined].filter(Boolean);
+  // The message of a refresh error is written by the refresher and carries no credential.
+  const text = f.message.slice(0, 300);
+  return parts.length ? `${parts.join(', ')}: ${text}` : text;
+}
+
+export function connectionKey(resource: Pick<ConnectionResource, 'metadata'>): string {
+  return `${resource.metadata.namespace}/${resource.metadata.name}`;
+}
+
+export function splitKey(key: string): [string, string] {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+}

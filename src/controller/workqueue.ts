@@ -1,0 +1,209 @@
+import type { Logger } from '../log.js';
+import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
+
+export type Handler = (key: string) => Promise<void>;
+
+export interface WorkQueueOptions {
+  name: string;
+  handler: Handler;
+  /** Keys handled at the same time, at most. */
+  concurrency: number;
+  /** Backoff of a key whose handler failed; reset by a success. */
+  backoff?: BackoffPolicy;
+  logger?: Logger;
+  /** Called whenever the number of waiting keys changes (for the depth gauge). */
+  onDepth?: (depth: number) => void;
+}
+
+/**
+ * A work queue in the manner of client-go's: a key is in the queue at most once (adding it again while
+ * it waits is a no-op), a key is never handled by two workers at once (adding it while it is handled
+ * marks it dirty, and it runs once more afterwards), at most `concurrency` handlers run, and a handler
+ * that throws puts its key back after an exponential backoff that a success resets.
+ */
+export class WorkQueue {
+  readonly name: string;
+  private readonly handler: Handler;
+  private readonly concurrency: number;
+  private readonly backoff: BackoffPolicy;
+  private readonly logger: Logger | undefined;
+  private readonly onDepth: ((depth: number) => void) | undefined;
+  /** Keys ready to run, in order. */
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly processing = new Set<string>();
+  /** Keys added while they were being processed: run again when done. */
+  private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private running = 0;
+  private stopped = false;
+  private readonly idleWaiters: Array<() => void> = [];
+
+  constructor(opts: WorkQueueOptions) {
+    this.name = opts.name;
+    this.handler = opts.handler;
+    this.concurrency = Math.max(1, opts.concurrency);
+    this.backoff = opts.backoff ?? { baseMs: 100, maxMs: 5 * 60_000, jitter: 0.1 };
+    this.logger = opts.logger;
+    this.onDepth = opts.onDepth;
+  }
+
+  /** Keys waiting to run (not counting those running or waiting on a timer). */
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  get active(): number {
+    return this.running;
+  }
+
+  /** Queues the key now. */
+  add(key: string): void {
+    if (this.stopped) return;
+    this.cancelTimer(key);
+    if (this.processing.has(key)) {
+      this.dirty.add(key);
+      return;
+    }
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    this.queue.push(key);
+    this.reportDepth();
+    this.pump();
+  }
+
+  /**
+   * Queues the key after `delayMs`. An earlier pending time for the same key wins, so a burst of
+   * schedules collapses into the soonest one.
+   */
+  addAfter(key: string, delayMs: number): void {
+    if (this.stopped) return;
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = Date.now() + delayMs;
+    const pending = this.timers.get(key);
+    if (pending && pending.at <= at) return;
+    this.cancelTimer(key);
+    const step = Math.min(delayMs, MAX_TIMER_MS);
+    const timer = setTimeout(() => {
+      this.timers.delete(key);
+      if (step < delayMs) this.addAfter(key, at - Date.now());
+      else this.add(key);
+    }, step);
+    timer.unref?.();
+    this.timers.set(key, { at, timer });
+  }
+
+  /** Replaces any pending time of the key with `delayMs` from now (later or sooner). */
+  reschedule(key: string, delayMs: number): void {
+    this.cancelTimer(key);
+    this.addAfter(key, delayMs);
+  }
+
+  /** Queues the key after its backoff; each call without a {@link forget} in between doubles it. */
+  addRateLimited(key: string): number {
+    const attempt = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, attempt);
+    const delay = backoffDelay(this.backoff, attempt);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  /** Clears the key's failure count (its next backoff starts from the base again). */
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  /** Drops the key: no pending timer, not waiting; a running handler finishes but does not run again. */
+  remove(key: string): void {
+    this.cancelTimer(key);
+    this.dirty.delete(key);
+    this.failures.delete(key);
+    if (this.queued.delete(key)) {
+      const i = this.queue.indexOf(key);
+      if (i >= 0) this.queue.splice(i, 1);
+      this.reportDepth();
+    }
+  }
+
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** Pending time of a key (ms since epoch), if it waits on a timer. */
+  scheduledAt(key: string): number | undefined {
+    return this.timers.get(key)?.at;
+  }
+
+  /** Stops taking work, clears timers and waiting keys, and waits for running handlers. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.queue.length = 0;
+    this.queued.clear();
+    this.dirty.clear();
+    this.reportDepth();
+    await this.idle();
+  }
+
+  /** Resolves when nothing runs and nothing waits to run (timers may still be pending). */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private cancelTimer(key: string): void {
+    const pending = this.timers.get(key);
+    if (pending) {
+      clearTimeout(pending.timer);
+      this.timers.delete(key);
+    }
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.running < this.concurrency) {
+      const index = this.queue.findIndex((k) => !this.processing.has(k));
+      if (index < 0) break;
+      const [key] = this.queue.splice(index, 1) as [string];
+      this.queued.delete(key);
+      this.reportDepth();
+      this.processing.add(key);
+      this.running++;
+      void this.run(key);
+    }
+    if (this.running === 0 && (this.queue.length === 0 || this.stopped)) {
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async run(key: string): Promise<void> {
+    let failed = false;
+    try {
+      await this.handler(key);
+    } catch (err) {
+      failed = true;
+      this.logger?.warn({ queue: this.name, key, err: err instanceof Error ? err.message : String(err) }, 'handler failed; retrying with backoff');
+    } finally {
+      this.processing.delete(key);
+      this.running--;
+    }
+    if (!this.stopped) {
+      if (failed) {
+        this.dirty.delete(key);
+        this.addRateLimited(key);
+      } else {
+        this.failures.delete(key);
+        if (this.dirty.delete(key)) this.add(key);
+      }
+    }
+    this.pump();
+  }
+
+  private reportDepth(): void {
+    this.onDepth?.(this.queue.length);
+  }
+}
