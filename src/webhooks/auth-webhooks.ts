@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { primaryOf } from '../auth/environment-keys.js';
+import type { ConnectionResource, EnvironmentResource } from '../k8s/resources.js';
+import { WebhookOutbox } from '../k8s/webhook-outbox.js';
+
+export type AuthOperation = 'creation' | 'override' | 'refresh';
+
+/** Body of an auth webhook (the spec's fields plus providerConfigKey, provider, environment, error). */
+export interface AuthWebhookBody {
+  type: 'auth';
+  operation: AuthOperation;
+  success: boolean;
+  connectionId: string;
+  endUser: { endUserId: string | undefined; tags: Record<string, string> };
+  providerConfigKey: string;
+  provider: string;
+  environment: string;
+  error?: { type: string; message: string };
+}
+
+export interface AuthWebhookInput {
+  namespace: string;
+  operation: AuthOperation;
+  success: boolean;
+  connectionId: string;
+  providerConfigKey: string;
+  provider: string;
+  endUser: { id?: string; tags?: Record<string, string> } | undefined;
+  error?: { type: string; message: string };
+}
+
+export type EnqueueResult = 'queued' | 'disabled' | 'no-url' | 'no-environment';
+
+type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger'>;
+
+/** Whether the Environment wants this operation's webhook (each switch defaults to on, as in the CRD). */
+function wanted(env: EnvironmentResource, operation: AuthOperation): boolean {
+  const w = env.spec.webhooks ?? {};
+  if (operation === 'creation') return w.sendOnCreation ?? true;
+  if (operation === 'override') return w.sendOnOverride ?? true;
+  return w.sendOnRefreshFailure ?? true;
+}
+
+/**
+ * Queues an auth webhook in the cluster outbox (delivered at least once by the WebhookDispatcher of
+ * any replica), when the namespace's Environment has a URL and the operation's switch is on.
+ */
+export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): Promise<EnqueueResult> {
+  const env = primaryOf(deps.store.listEnvironments(input.namespace));
+  if (!env) return 'no-environment';
+  if (!env.spec.webhooks?.url) return 'no-url';
+  if (!wanted(env, input.operation)) return 'disabled';
+  const body: AuthWebhookBody = {
+    type: 'auth',
+    operation: input.operation,
+    success: input.success,
+    connectionId: input.connectionId,
+    endUser: { endUserId: input.endUser?.id, tags: input.endUser?.tags ?? {} },
+    providerConfigKey: input.providerConfigKey,
+    provider: input.provider,
+    environment: env.metadata.name,
+    ...(input.error ? { error: input.error } : {}),
+  };
+  const id = `msg_${randomUUID().replace(/-/g, '')}`;
+  await new WebhookOutbox(deps.kc).enqueue(input.namespace, { id, environment: env.metadata.name, body: JSON.stringify(body) }, deps.clock.now());
+  deps.logger.info({ namespace: input.namespace, webhookId: id, operation: input.operation, providerConfigKey: input.providerConfigKey }, 'auth webhook queued');
+  return 'queued';
+}
+
+/**
+ * For the controller: a refresh of this connection failed for good. Queues the `refresh` webhook
+ * (`success: false`, with the error) when the Environment's `sendOnRefreshFailure` is on.
+ * The error message must not contain a credential.
+ */
+export function enqueueRefreshFailedWebhook(
+  deps: Deps,
+  connection: ConnectionResource,
+  error: { type?: string; message: string },
+): Promise<EnqueueResult> {
+  return enqueueAuthWebhook(deps, {
+    namespace: connection.metadata.namespace!,
+    operation: 'refresh',
+    success: false,
+    connectionId: connection.spec.connectionId,
+    providerConfigKey: connection.spec.integration,
+    provider: connection.spec.provider,
+    endUser: connection.spec.endUser,
+    error: { type: error.type ?? 'refresh_failed', message: error.message },
+  });
+}

@@ -1,0 +1,170 @@
+import type { Registry } from 'prom-client';
+import { primaryOf } from '../auth/environment-keys.js';
+import type { Clock } from '../context.js';
+import type { KubeStore } from '../k8s/store.js';
+import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
+import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
+import type { Logger } from '../log.js';
+import { Counter, metric } from '../metrics.js';
+import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
+import { webhookHeaders } from './signing.js';
+
+export interface DispatcherOptions {
+  outbox: WebhookOutbox;
+  store: KubeStore;
+  fetch: typeof fetch;
+  clock: Clock;
+  logger: Logger;
+  metrics: Registry;
+  config: {
+    watchNamespaces: string[];
+    webhookMaxAttempts: number;
+    webhookBackoffBaseSeconds: number;
+    webhookBackoffMaxSeconds: number;
+  };
+  /** Who claims deliveries (the pod name). */
+  identity: string;
+  pollIntervalMs?: number;
+  requestTimeoutMs?: number;
+  /** Deliveries sent at once by this replica. */
+  concurrency?: number;
+  random?: () => number;
+}
+
+const deliveries = (registry: Registry) =>
+  metric(registry, 'latchkey_webhook_deliveries_total', (registers) =>
+    new Counter({
+      name: 'latchkey_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by result (delivered, retry, gave_up, rejected, dropped).',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+  );
+
+/**
+ * Sends the auth webhooks queued in the cluster outbox: every replica polls it, claims due deliveries
+ * with compare-and-swap, signs and POSTs them, deletes them on a 2xx, and reschedules them with
+ * exponential backoff and jitter after a network error, a 408/429 (honouring Retry-After) or a 5xx,
+ * up to `webhookMaxAttempts` attempts. A claim lasts a little longer than one request, so a delivery
+ * whose sender died is picked up again by anyone, after a restart too.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private readonly log: Logger;
+  private readonly pollMs: number;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly opts: DispatcherOptions) {
+    this.log = opts.logger.child({ component: 'webhooks' });
+    this.pollMs = opts.pollIntervalMs ?? 1000;
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook outbox poll failed'))
+        .finally(() => this.schedule(this.pollMs));
+    }, ms);
+  }
+
+  /** One pass over the outbox (exported for tests and for a prompt pass after enqueueing). */
+  async tick(): Promise<void> {
+    const now = this.opts.clock.now();
+    const pending = await this.opts.outbox.list(this.opts.config.watchNamespaces);
+    const due = pending
+      .filter((d) => d.nextAttemptAt <= now && (!d.claimedBy || d.claimedUntil <= now))
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+    const width = this.opts.concurrency ?? 4;
+    for (let i = 0; i < due.length && !this.stopped; i += width) {
+      await Promise.all(due.slice(i, i + width).map((d) => this.deliver(d)));
+    }
+  }
+
+  private async deliver(listed: PendingDelivery): Promise<void> {
+    const { outbox, store, clock, config } = this.opts;
+    const counter = deliveries(this.opts.metrics);
+    const d = await outbox.claim(listed, this.opts.identity, clock.now() + this.timeoutMs + 20_000);
+    if (!d) return; // another replica has it
+    const log = this.log.child({ namespace: d.namespace, webhookId: d.id });
+    const envs = store.listEnvironments(d.namespace);
+    const env = envs.find((e) => e.metadata.name === d.environment) ?? primaryOf(envs);
+    const url = env?.spec.webhooks?.url;
+    if (!env || !url) {
+      log.warn('webhook dropped: the Environment has no webhook URL any more');
+      counter.inc({ result: 'dropped' });
+      await outbox.remove(d);
+      return;
+    }
+    const key = store.readSecretValue(d.namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.webhookSigningKey);
+    let outcome: { ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number };
+    if (!key) {
+      outcome = { ok: false, retry: true, error: `Secret ${env.spec.secretRef.name} has no ${ENVIRONMENT_SECRET_KEYS.webhookSigningKey}` };
+    } else {
+      outcome = await this.post(url, key, d);
+    }
+    const attempts = d.attempts + 1;
+    if (outcome.ok) {
+      counter.inc({ result: 'delivered' });
+      log.info({ attempts }, 'webhook delivered');
+      await outbox.remove(d);
+      return;
+    }
+    if (!outcome.retry) {
+      counter.inc({ result: 'rejected' });
+      log.warn({ attempts, error: outcome.error }, 'webhook rejected by the receiver; not retried');
+      await outbox.remove(d);
+      return;
+    }
+    if (attempts >= config.webhookMaxAttempts) {
+      counter.inc({ result: 'gave_up' });
+      log.error({ attempts, error: outcome.error }, 'webhook not delivered after the last attempt; giving up');
+      await outbox.remove(d);
+      return;
+    }
+    const delay = retryDelaySeconds(attempts, config, this.opts.random, outcome.retryAfter);
+    counter.inc({ result: 'retry' });
+    log.info({ attempts, error: outcome.error, retryInSeconds: Math.round(delay * 10) / 10 }, 'webhook attempt failed; will retry');
+    await outbox.reschedule(d, attempts, clock.now() + delay * 1000, outcome.error);
+  }
+
+  private async post(url: string, key: string, d: PendingDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number }> {
+    const now = this.opts.clock.now();
+    const headers = webhookHeaders(key, d.id, Math.floor(now / 1000), d.body);
+    try {
+      const res = await this.opts.fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'latchkey-webhooks', ...headers },
+        body: d.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status >= 200 && res.status < 300) return { ok: true };
+      return {
+        ok: false,
+        retry: isRetryableStatus(res.status),
+        error: `receiver answered ${res.status}`,
+        retryAfter: parseRetryAfter(res.headers.get('retry-after'), now),
+      };
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      return { ok: false, retry: true, error: `network error: ${cause ?? (err as Error).name}` };
+    }
+  }
+}
