@@ -1,0 +1,40 @@
+/**
+ * Fills `${connectionConfig.KEY}` placeholders (as in provider token URLs with a subdomain, e.g.
+ * `https://${connectionConfig.subdomain}.zendesk.com/oauth/tokens`) from a connection's configuration.
+ */
+const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
+
+export class MissingTemplateValueError extends Error {
+  constructor(readonly keys: string[]) {
+    super(`connection configuration is missing ${keys.map((k) => `"${k}"`).join(', ')}`);
+    this.name = 'MissingTemplateValueError';
+  }
+}
+
+/** Names of the connection configuration keys a template refers to. */
+export function templateKeys(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
+}
+
+export interface FillOptions {
+  /** Percent-encode values (for URLs); default true. */
+  encode?: boolean;
+}
+
+/**
+ * Replaces every placeholder with the configuration value (strings and numbers). Throws
+ * {@link MissingTemplateValueError} naming all missing keys, so a caller can answer with a clear error.
+ */
+export function fillTemplate(template: string, connectionConfig: Record<string, unknown> | undefined, opts: FillOptions = {}): string {
+  const encode = opts.encode ?? true;
+  const missing = templateKeys(template).filter((k) => !isFilled(connectionConfig?.[k]));
+  if (missing.length) throw new MissingTemplateValueError(missing);
+  return template.replace(PLACEHOLDER, (_m, key: string) => {
+    const value = String(connectionConfig![key]);
+    return encode ? encodeURIComponent(value) : value;
+  });
+}
+
+function isFilled(v: unknown): boolean {
+  return (typeof v === 'string' && v.length > 0) || (typeof v === 'number' && Number.isFinite(v));
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+/**
+ * Credentials as stored in a connection's Secret (`credentials.json`). The stored JSON is the shape
+ * the REST API returns (the official Nango client's `ApiPublicAllAuthCredentials`), plus private
+ * fields the API never returns (listed in {@link PRIVATE_FIELDS}).
+ */
+
+const raw = z.record(z.string(), z.unknown());
+const isoTime = z.iso.datetime({ offset: true });
+
+/** Client overrides from the deprecated import (`oauth_client_id_override` / `oauth_client_secret_override`). Private. */
+export const ClientOverride = z.object({ client_id: z.string().optional(), client_secret: z.string().optional() });
+
+export const OAuth2Credentials = z.object({
+  type: z.literal('OAUTH2'),
+  access_token: z.string(),
+  refresh_token: z.string().optional(),
+  expires_at: isoTime.optional(),
+  raw,
+  config_override: ClientOverride.optional(),
+});
+export const OAuth1Credentials = z.object({
+  type: z.literal('OAUTH1'),
+  oauth_token: z.string(),
+  oauth_token_secret: z.string(),
+  raw,
+});
+export const ApiKeyCredentials = z.object({ type: z.literal('API_KEY'), apiKey: z.string() });
+export const BasicCredentials = z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() });
+export const OAuth2ClientCredentials = z.object({
+  type: z.literal('OAUTH2_CC'),
+  token: z.string(),
+  expires_at: isoTime.optional(),
+  client_id: z.string(),
+  client_secret: z.string(),
+  raw,
+});
+export const AppCredentials = z.object({
+  type: z.literal('APP'),
+  access_token: z.string(),
+  expires_at: isoTime.optional(),
+  raw,
+});
+export const NoCredentials = z.object({ type: z.literal('NONE') });
+
+/** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
+export const StoredCredentialsSchema = z.discriminatedUnion('type', [
+  OAuth2Credentials.loose(),
+  OAuth1Credentials.loose(),
+  ApiKeyCredentials.loose(),
+  BasicCredentials.loose(),
+  OAuth2ClientCredentials.loose(),
+  AppCredentials.loose(),
+  NoCredentials.loose(),
+]);
+
+export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;
+export type OAuth1Credentials = z.infer<typeof OAuth1Credentials>;
+export type ApiKeyCredentials = z.infer<typeof ApiKeyCredentials>;
+export type BasicCredentials = z.infer<typeof BasicCredentials>;
+export type OAuth2ClientCredentials = z.infer<typeof OAuth2ClientCredentials>;
+export type AppCredentials = z.infer<typeof AppCredentials>;
+export type Credentials = z.infer<typeof StoredCredentialsSchema>;
+export type CredentialsType = Credentials['type'];
+
+/** Fields kept in the Secret that the API never returns. */
+export const PRIVATE_FIELDS = ['config_override'] as const;
+
+/** Keys holding a refresh token (left out of responses unless asked for, also inside `raw`). */
+const REFRESH_TOKEN_KEYS = ['refresh_token', 'refreshToken'];
+
+/**
+ * The credentials as the REST API shows them: private fields removed, and the refresh token
+ * (top level and inside `raw`) removed unless `includeRefreshToken`.
+ */
+export function toPublicCredentials(stored: { type: string } & Record<string, unknown>, opts: { includeRefreshToken: boolean }): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored };
+  for (const k of PRIVATE_FIELDS) delete out[k];
+  if (!opts.includeRefreshToken) {
+    for (const k of REFRESH_TOKEN_KEYS) delete out[k];
+    if (out.raw && typeof out.raw === 'object' && !Array.isArray(out.raw)) {
+      const r = { ...(out.raw as Record<string, unknown>) };
+      for (const k of REFRESH_TOKEN_KEYS) delete r[k];
+      out.raw = r;
+    }
+  }
+  return out;
+}
+
+/** Expiry of the access token (or client-credentials / app token), if the credentials have one. */
+export function expiresAtOf(credentials: { type: string } & Record<string, unknown>): Date | undefined {
+  const v = credentials.expires_at;
+  if (typeof v !== 'string') return undefined;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? new Date(t) : undefined;
+}
+
+/** Lifetime the provider gave the current token (seconds), from the raw token response when present. */
+export function lifetimeSecondsOf(credentials: { type: string } & Record<string, unknown>): number | undefined {
+  const r = credentials.raw as Record<string, unknown> | undefined;
+  const v = r?.expires_in;
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
+}
