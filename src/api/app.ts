@@ -4,6 +4,7 @@ import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../metrics.js';
 import { requireSecretKey } from './auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
+import { proxyRoutes } from './routes/proxy.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -39,6 +40,8 @@ export function createApp(ctx: AppContext): Express {
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();
   api.use(requireSecretKey(http.keys));
+  // The proxy streams raw bodies: before the JSON parser.
+  api.use(proxyRoutes(http));
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
   // Route modules register themselves here.
   app.use(api);

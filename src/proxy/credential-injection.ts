@@ -1,0 +1,138 @@
+/**
+ * What the proxy adds to a request for each auth mode: the provider's templated `proxy.headers`
+ * and `proxy.query` (every mode), then the mode's own credential — a bearer token (OAUTH2,
+ * OAUTH2_CC, APP), HTTP Basic (BASIC), or an OAuth 1.0a HMAC-SHA1 signature (OAUTH1). An API key
+ * goes only where the provider record puts it. A provider whose headers already carry the
+ * credential (for example `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
+ */
+import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { signRequest } from '../auth/oauth1.js';
+import type { ProviderSpec } from '../k8s/resources.js';
+import type { StoredCredentials } from '../k8s/store.js';
+import { ProxyError } from './errors.js';
+import { isUnsafeHeaderValue } from './headers.js';
+
+const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
+
+export interface Injection {
+  headers: Record<string, string>;
+  query: Array<[string, string]>;
+}
+
+/** The access token of bearer-token modes, or undefined for other credential types. */
+export function accessTokenOf(credentials: StoredCredentials): string | undefined {
+  const v = credentials.type === 'OAUTH2_CC' ? credentials.token : credentials.access_token;
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+function credentialValues(credentials: StoredCredentials): Record<string, string | undefined> {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return {
+    apiKey: str(credentials.apiKey),
+    username: str(credentials.username),
+    password: str(credentials.password),
+    accessToken: accessTokenOf(credentials),
+  };
+}
+
+function fill(template: string, where: string, credentials: StoredCredentials, connectionConfig: Record<string, unknown> | undefined): string {
+  let withConfig: string;
+  try {
+    withConfig = fillTemplate(template, connectionConfig, { encode: false });
+  } catch (err) {
+    if (err instanceof MissingTemplateValueError) {
+      throw new ProxyError(400, 'missing_connection_config', `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`);
+    }
+    throw err;
+  }
+  const values = credentialValues(credentials);
+  return withConfig.replace(VALUE_PLACEHOLDER, (_m, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new ProxyError(400, 'missing_credentials', `The provider's ${where} needs the connection's ${name}, which its credentials do not have`);
+    return v;
+  });
+}
+
+/** The templated headers and query parameters of the provider record, filled for this connection. */
+export function templatedInjection(
+  spec: ProviderSpec,
+  credentials: StoredCredentials,
+  connectionConfig: Record<string, unknown> | undefined,
+): Injection {
+  const headers: Record<string, string> = {};
+  for (const [name, template] of Object.entries(spec.proxy?.headers ?? {})) {
+    const value = fill(template, `proxy header ${name}`, credentials, connectionConfig);
+    if (isUnsafeHeaderValue(value)) throw new ProxyError(400, 'invalid_header_value', `The proxy header ${name} would contain control characters`);
+    headers[name.toLowerCase()] = value;
+  }
+  const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
+    name,
+    fill(template, `proxy query parameter ${name}`, credentials, connectionConfig),
+  ]);
+  return { headers, query };
+}
+
+/** True when the provider's templates already place this credential somewhere. */
+function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
+  return [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})].some((v) => v.includes(placeholder));
+}
+
+export interface OAuth1Consumer {
+  consumerKey: string;
+  consumerSecret: string;
+}
+
+export interface AuthorizationInput {
+  spec: ProviderSpec;
+  credentials: StoredCredentials;
+  /** Headers already decided (templated ones); an `authorization` among them wins. */
+  headers: Record<string, string>;
+  method: string;
+  url: URL;
+  /** Parameters of a form-encoded body (OAuth 1 signs them). */
+  formParams?: URLSearchParams;
+  /** The integration's consumer key and secret (OAUTH1 only). */
+  oauth1Consumer?: () => OAuth1Consumer | undefined;
+}
+
+/** The Authorization header the auth mode needs, or undefined when it needs none (or the templates set one). */
+export function authorizationHeader(input: AuthorizationInput): string | undefined {
+  const { spec, credentials } = input;
+  if (input.headers.authorization !== undefined) return undefined;
+  switch (credentials.type) {
+    case 'OAUTH2':
+    case 'OAUTH2_CC':
+    case 'APP': {
+      if (templatesUse(spec, '${accessToken}')) return undefined;
+      const token = accessTokenOf(credentials);
+      if (!token) throw new ProxyError(400, 'missing_credentials', 'The connection has no access token');
+      if (isUnsafeHeaderValue(token)) throw new ProxyError(400, 'invalid_credentials', 'The access token contains control characters');
+      return `Bearer ${token}`;
+    }
+    case 'BASIC': {
+      if (templatesUse(spec, '${username}') || templatesUse(spec, '${password}')) return undefined;
+      const { username, password } = credentialValues(credentials);
+      if (username === undefined) throw new ProxyError(400, 'missing_credentials', 'The connection has no username');
+      return `Basic ${Buffer.from(`${username}:${password ?? ''}`, 'utf8').toString('base64')}`;
+    }
+    case 'OAUTH1': {
+      const consumer = input.oauth1Consumer?.();
+      if (!consumer) throw new ProxyError(400, 'missing_client_credentials', 'The integration has no consumer key and secret (clientSecretRef) to sign OAuth 1.0a requests');
+      const token = credentials.oauth_token;
+      const tokenSecret = credentials.oauth_token_secret;
+      if (typeof token !== 'string' || typeof tokenSecret !== 'string') throw new ProxyError(400, 'missing_credentials', 'The connection has no OAuth 1.0a token');
+      return signRequest({
+        method: input.method,
+        url: input.url.toString(),
+        consumerKey: consumer.consumerKey,
+        consumerSecret: consumer.consumerSecret,
+        token,
+        tokenSecret,
+        bodyParams: input.formParams,
+      });
+    }
+    default:
+      // API_KEY (placed by the templates), NONE, and modes whose credential the templates carry.
+      return undefined;
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * The credential-injecting proxy: finds the connection a request names, builds the provider URL
+ * under the provider's base URL (SSRF rules in target-url.ts), adds the connection's credentials,
+ * sends the request with the caller's method, headers and body, and streams the provider's answer
+ * back. Works on node:http messages; the HTTP framework only authenticates and routes.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { resolveClient } from '../auth/oauth2-client.js';
+import type { Clock } from '../context.js';
+import type { ProviderResource } from '../k8s/resources.js';
+import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { Logger } from '../log.js';
+import type { Registry } from '../metrics.js';
+import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
+import { ProxyError } from './errors.js';
+import { forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
+import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
+import { DEFAULT_REPLAY_LIMIT, readBody, type RequestBody } from './request-body.js';
+import { decoderFor } from './response-body.js';
+import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
+import { checkProxyPath, targetUrl } from './target-url.js';
+import { createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
+
+/**
+ * The shared single-flight token refresher (src/auth/refresh.ts), seen through what the proxy needs:
+ * the stored connection with a fresh access token (a new one with `force`).
+ */
+export interface ProxyTokenRefresher {
+  ensureFresh(namespace: string, integration: string, connectionId: string, opts: { reason: 'proxy' | 'unauthorized'; force?: boolean }): Promise<StoredConnection>;
+}
+
+export interface CredentialProxyDeps {
+  store: KubeStore;
+  logger: Logger;
+  metrics: Registry;
+  clock: Clock;
+  refresher?: ProxyTokenRefresher;
+  /** Request bodies up to this size are held so the request can be retried (default 1 MiB). */
+  replayLimitBytes?: number;
+  /** How long to wait for the provider's response headers (default 120 s). */
+  headersTimeoutMs?: number;
+  backoff?: Partial<Omit<RetryPolicy, 'retries'>>;
+}
+
+export interface ProxyCall {
+  /** Namespace of the Environment whose secret key authenticated the call. */
+  namespace: string;
+  connectionId: string;
+  providerConfigKey: string;
+  /** The path after `/proxy`, as received (still percent-encoded), starting with "/" or empty. */
+  rawPath: string;
+  /** The query string as received, without "?". */
+  rawQuery: string;
+}
+
+const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP']);
+
+function isFormBody(headers: IncomingMessage['headers']): boolean {
+  return String(headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+}
+
+export class CredentialProxy {
+  private readonly agents: UpstreamAgents = createAgents();
+  private readonly replayLimit: number;
+  private readonly headersTimeoutMs: number;
+  private readonly backoff: Omit<RetryPolicy, 'retries'>;
+  private readonly logger: Logger;
+  private readonly requests;
+  private readonly duration;
+  private readonly retries;
+
+  constructor(private readonly deps: CredentialProxyDeps) {
+    this.replayLimit = deps.replayLimitBytes ?? DEFAULT_REPLAY_LIMIT;
+    this.headersTimeoutMs = deps.headersTimeoutMs ?? 120_000;
+    this.backoff = { ...DEFAULT_BACKOFF, ...deps.backoff };
+    this.logger = deps.logger.child({ component: 'proxy' });
+    this.requests = proxyRequests(deps.metrics);
+    this.duration = proxyDuration(deps.metrics);
+    this.retries = proxyRetries(deps.metrics);
+  }
+
+  /** Closes idle connections to providers. */
+  close(): void {
+    this.agents.destroy();
+  }
+
+  /**
+   * Proxies one request. Throws {@link ProxyError} when it answers nothing itself (the caller's
+   * error handler writes it); once the provider's response has started, failures end the response.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, call: ProxyCall): Promise<void> {
+    const started = this.deps.clock.now();
+    let providerLabel = 'unknown';
+    let status = 0;
+    try {
+      status = await this.proxy(req, res, call, (p) => (providerLabel = p));
+    } catch (err) {
+      status = err instanceof ProxyError ? err.status : 500;
+      throw err;
+    } finally {
+      this.requests.inc({ provider: providerLabel, status: String(status) });
+      this.duration.observe({ provider: providerLabel }, (this.deps.clock.now() - started) / 1000);
+    }
+  }
+
+  private async proxy(req: IncomingMessage, res: ServerResponse, call: ProxyCall, setProvider: (p: string) => void): Promise<number> {
+    // Everything about the target is checked before anything else happens.
+    checkProxyPath(call.rawPath);
+    const retries = parseRetries(req.headers.retries);
+    const method = (req.method ?? 'GET').toUpperCase();
+
+    const { store } = this.deps;
+    const integration = store.getIntegration(call.namespace, call.providerConfigKey);
+    if (!integration) throw new ProxyError(404, 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
+    let connection = store.getConnection(call.namespace, call.providerConfigKey, call.connectionId);
+    if (!connection) throw new ProxyError(404, 'unknown_connection', `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`);
+    const provider = store.getProvider(connection.resource.spec.provider);
+    if (!provider) throw new ProxyError(404, 'unknown_provider', `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`);
+    setProvider(provider.metadata.name);
+    const baseUrl = this.baseUrlOf(provider, connection);
+
+    const mode = connection.credentials.type;
+    const refreshable = BEARER_MODES.has(mode) && this.deps.refresher !== undefined;
+    if (refreshable) {
+      // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
+      connection = await this.refresh(call, connection, false).catch((err: unknown) => {
+        if (err instanceof ProxyError) throw err;
+        this.logger.warn({ provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message }, 'refresh before a proxied request failed; using the stored token');
+        return connection!;
+      });
+    }
+
+    // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
+    const needsForm = mode === 'OAUTH1' && isFormBody(req.headers);
+    const body: RequestBody = retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
+    if (needsForm && body.kind === 'stream') throw new ProxyError(413, 'payload_too_large', `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`);
+    const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
+
+    const abort = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) abort.abort();
+    };
+    res.once('close', onClose);
+
+    const connectionConfig = connection.resource.spec.connectionConfig;
+    const build = (credentials: StoredCredentials) => {
+      const injection = templatedInjection(provider.spec, credentials, connectionConfig);
+      const url = targetUrl(baseUrl, call.rawPath, call.rawQuery, injection.query);
+      const headers: OutgoingHttpHeaders = { ...forwardedRequestHeaders(req.headers), ...injection.headers };
+      const authorization = authorizationHeader({
+        spec: provider.spec,
+        credentials,
+        headers: injection.headers,
+        method,
+        url,
+        formParams,
+        oauth1Consumer: () => this.oauth1Consumer(call.namespace, integration),
+      });
+      if (authorization !== undefined) headers.authorization = authorization;
+      return { method, url, headers, body };
+    };
+
+    const send = (credentials: StoredCredentials) =>
+      sendWithRetries(build(credentials), this.agents, {
+        policy: { ...this.backoff, retries },
+        signal: abort.signal,
+        headersTimeoutMs: this.headersTimeoutMs,
+        now: () => this.deps.clock.now(),
+        onRetry: (reason, delayMs, attempt) => {
+          this.retries.inc({ provider: provider.metadata.name, reason });
+          this.logger.info({ provider: provider.metadata.name, reason, delayMs, attempt }, 'retrying proxied request');
+        },
+      });
+
+    let result: SendResult = await send(connection.credentials);
+    if (result.response.statusCode === 401 && refreshable && body.kind !== 'stream') {
+      // One forced refresh and one retry; if the refresh fails, the provider's 401 goes back.
+      let refreshed: StoredConnection | undefined;
+      try {
+        refreshed = await this.refresh(call, connection, true);
+      } catch (err) {
+        this.logger.warn({ provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message }, 'refresh after a 401 from the provider failed');
+      }
+      if (refreshed) {
+        result.response.resume();
+        this.retries.inc({ provider: provider.metadata.name, reason: 'unauthorized_refresh' });
+        connection = refreshed;
+        const again = await send(refreshed.credentials);
+        result = { response: again.response, attempts: result.attempts + again.attempts };
+      }
+    }
+
+    const { response } = result;
+    const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
+    const statusCode = response.statusCode ?? 502;
+    res.writeHead(statusCode, response.statusMessage, returnedResponseHeaders(response.headers, { decompressed: decoder !== undefined }));
+    res.flushHeaders();
+    try {
+      if (decoder) await pipeline(response, decoder, res);
+      else await pipeline(response, res);
+    } catch (err) {
+      // Headers are gone; the caller sees a truncated response. Say why in the logs only.
+      this.logger.warn({ provider: provider.metadata.name, status: statusCode, err: (err as Error).message }, 'proxied response ended early');
+      res.destroy();
+    } finally {
+      res.off('close', onClose);
+    }
+    this.logger.debug(
+      { provider: provider.metadata.name, integration: call.providerConfigKey, method, path: call.rawPath, status: statusCode, attempts: result.attempts },
+      'proxied request',
+    );
+    return statusCode;
+  }
+
+  private baseUrlOf(provider: ProviderResource, connection: StoredConnection): string {
+    const template = provider.spec.proxy?.baseUrl;
+    if (!template) throw new ProxyError(400, 'proxy_not_configured', `The provider "${provider.metadata.name}" has no proxy base URL`);
+    try {
+      return fillTemplate(template, connection.resource.spec.connectionConfig);
+    } catch (err) {
+      if (err instanceof MissingTemplateValueError) {
+        throw new ProxyError(400, 'missing_connection_config', `The provider base URL needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`);
+      }
+      throw err;
+    }
+  }
+
+  private async refresh(call: ProxyCall, current: StoredConnection, force: boolean): Promise<StoredConnection> {
+    const fresh = await this.deps.refresher!.ensureFresh(call.namespace, call.providerConfigKey, call.connectionId, force ? { reason: 'unauthorized', force: true } : { reason: 'proxy' });
+    return fresh ?? current;
+  }
+
+  private oauth1Consumer(namespace: string, integration: Parameters<typeof resolveClient>[2]): OAuth1Consumer | undefined {
+    const client = resolveClient(this.deps.store, namespace, integration);
+    if (!client?.clientId || client.clientSecret === undefined) return undefined;
+    return { consumerKey: client.clientId, consumerSecret: client.clientSecret };
+  }
+}

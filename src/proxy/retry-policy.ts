@@ -1,0 +1,48 @@
+/**
+ * When and how long the proxy waits before retrying a provider request the caller asked to retry
+ * (`Retries: N`): network errors, 5xx and 429, with exponential backoff and full jitter, or exactly
+ * what the provider's `Retry-After` asks for (up to a ceiling; beyond it the response is returned).
+ */
+import { ProxyError } from './errors.js';
+
+export const MAX_RETRIES = 10;
+
+export interface RetryPolicy {
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited for: the provider's answer goes back to the caller. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF = { baseDelayMs: 100, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 } as const;
+
+/** Parses the `Retries` request header (absent means 0); anything but a small integer is a 400. */
+export function parseRetries(value: string | string[] | undefined): number {
+  if (value === undefined) return 0;
+  const v = Array.isArray(value) ? value[0] ?? '' : value;
+  if (!/^\s*\d{1,3}\s*$/.test(v)) throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
+  const n = Number(v);
+  if (n > MAX_RETRIES) throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
+  return n;
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || status >= 500;
+}
+
+/** Milliseconds a Retry-After header asks for (delta-seconds or an HTTP date), or undefined. */
+export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!v) return undefined;
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
+}
+
+/** Delay before retry number `attempt` (1-based); undefined means do not retry. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfter: number | undefined, random = Math.random): number | undefined {
+  if (retryAfter !== undefined) return retryAfter <= policy.maxRetryAfterMs ? retryAfter : undefined;
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}

@@ -1,0 +1,83 @@
+/**
+ * The provider URL a proxied request goes to, with the SSRF rules: the result is always under the
+ * provider's base URL (same scheme, host and port; base path as a prefix). A path that could leave
+ * it, or that a server could read differently from us, is refused before any request is made.
+ */
+import { ProxyError, rejectPath } from './errors.js';
+
+/** How many rounds of percent-decoding are inspected (catches double and triple encoding). */
+const DECODE_ROUNDS = 4;
+
+/**
+ * Validates the caller's raw path (as it arrived, still percent-encoded, starting with "/") and
+ * returns it unchanged. Refused: "." and ".." segments (also percent-encoded, repeatedly), "\",
+ * empty segments ("//"), control characters (CR, LF, NUL...), a literal "@", and scheme-like first
+ * segments ("http:", "https:", "javascript:") that make the path look like an absolute URL.
+ */
+export function checkProxyPath(rawPath: string): string {
+  if (rawPath.length === 0) return '';
+  if (!rawPath.startsWith('/')) throw rejectPath('The proxied path must start with "/"');
+  if (rawPath.length > 8192) throw rejectPath('The proxied path is too long');
+  let current = rawPath;
+  for (let round = 0; round < DECODE_ROUNDS; round++) {
+    inspect(current, round);
+    if (!current.includes('%')) break;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch {
+      throw rejectPath('The proxied path has malformed percent-encoding');
+    }
+    if (decoded === current) break;
+    current = decoded;
+  }
+  return rawPath;
+}
+
+function inspect(path: string, round: number): void {
+  const how = round === 0 ? '' : ' (after percent-decoding)';
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(path)) throw rejectPath(`The proxied path contains control characters${how}`);
+  if (path.includes('\\')) throw rejectPath(`The proxied path contains a backslash${how}`);
+  // A literal "@" could be read as user info by a sloppy URL join; "%40" stays data and is allowed.
+  if (round === 0 && path.includes('@')) throw rejectPath('The proxied path contains "@"; send it percent-encoded as %40');
+  if (/(^|\/)\.{1,2}(\/|$)/.test(path)) throw rejectPath(`The proxied path contains a "." or ".." segment${how}`);
+  if (path.includes('//')) throw rejectPath(`The proxied path contains an empty segment ("//")${how}`);
+  if (/^\/?[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) throw rejectPath(`The proxied path looks like an absolute URL${how}`);
+}
+
+/** Query parameters to set on the target URL, replacing any of the caller's with the same name. */
+export type QueryOverrides = Array<[string, string]>;
+
+/**
+ * Joins the provider's base URL (placeholders already filled), the checked path and the caller's
+ * raw query, adds the provider's query parameters, and verifies that the result is still under
+ * the base URL.
+ */
+export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, overrides: QueryOverrides = []): URL {
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    throw new ProxyError(400, 'invalid_base_url', 'The provider base URL is not a valid URL once the connection configuration is filled in');
+  }
+  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must be http(s)');
+  if (base.username || base.password) throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must not carry user info');
+  const basePath = base.pathname.replace(/\/+$/, '');
+  checkProxyPath(rawPath);
+
+  const url = new URL(base.origin);
+  url.pathname = `${basePath}${rawPath}` || '/';
+  const params = new URLSearchParams(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
+  for (const [name] of overrides) params.delete(name);
+  for (const [name, value] of overrides) params.append(name, value);
+  const search = params.toString();
+  // Keep the caller's query byte-for-byte when nothing was added (signatures and cursors depend on it).
+  url.search = overrides.length ? search : rawQuery.replace(/^\?/, '');
+
+  if (url.origin !== base.origin || url.username || url.password) throw rejectPath('The proxied request would leave the provider base URL');
+  if (basePath && url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) {
+    throw rejectPath('The proxied path would leave the provider base path');
+  }
+  return url;
+}

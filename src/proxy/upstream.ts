@@ -1,0 +1,118 @@
+/**
+ * Sends a request to the provider with node:http(s), never following redirects, and returns the
+ * response as soon as its headers arrive (the body is still streaming). Retries what the caller
+ * asked to retry when the body can be sent again.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProxyError } from './errors.js';
+import type { RequestBody } from './request-body.js';
+import { isRetryableStatus, retryAfterMs, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+
+export interface UpstreamRequest {
+  method: string;
+  url: URL;
+  headers: OutgoingHttpHeaders;
+  body: RequestBody;
+}
+
+export interface UpstreamAgents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  destroy(): void;
+}
+
+/** Keep-alive connection pools for provider requests (one per proxy instance). */
+export function createAgents(): UpstreamAgents {
+  const opts = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 120_000 };
+  const http = new HttpAgent(opts);
+  const https = new HttpsAgent(opts);
+  return { http, https, destroy: () => (http.destroy(), https.destroy()) };
+}
+
+export class UpstreamNetworkError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`provider unreachable: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'UpstreamNetworkError';
+  }
+}
+
+/** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
+export function sendOnce(req: UpstreamRequest, agents: UpstreamAgents, signal: AbortSignal, headersTimeoutMs: number): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const isHttps = req.url.protocol === 'https:';
+    const headers: OutgoingHttpHeaders = { ...req.headers, host: req.url.host };
+    if (req.body.kind === 'buffered') {
+      delete headers['transfer-encoding'];
+      headers['content-length'] = String(req.body.data.length);
+    } else if (req.body.kind === 'none') {
+      delete headers['content-length'];
+      delete headers['transfer-encoding'];
+    }
+    const outgoing = (isHttps ? httpsRequest : httpRequest)(req.url, {
+      method: req.method,
+      headers,
+      agent: isHttps ? agents.https : agents.http,
+      signal,
+    });
+    const timer = setTimeout(() => outgoing.destroy(new Error(`no response headers within ${headersTimeoutMs} ms`)), headersTimeoutMs);
+    outgoing.once('response', (res) => {
+      clearTimeout(timer);
+      resolve(res);
+    });
+    outgoing.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new UpstreamNetworkError(err));
+    });
+    if (req.body.kind === 'buffered') outgoing.end(req.body.data);
+    else if (req.body.kind === 'none') outgoing.end();
+    else pipeline(req.body.stream, outgoing).catch((err: unknown) => outgoing.destroy(err as Error));
+  });
+}
+
+export interface SendResult {
+  response: IncomingMessage;
+  attempts: number;
+}
+
+export interface SendOptions {
+  policy: RetryPolicy;
+  signal: AbortSignal;
+  headersTimeoutMs: number;
+  now: () => number;
+  onRetry?: (reason: string, delayMs: number, attempt: number) => void;
+}
+
+/**
+ * Sends with up to `policy.retries` retries of network errors, 5xx and 429 (only when the body is
+ * replayable). The last response, whatever its status, is returned; the last network error becomes
+ * a 502 {@link ProxyError}.
+ */
+export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgents, opts: SendOptions): Promise<SendResult> {
+  const retries = req.body.kind === 'stream' ? 0 : opts.policy.retries;
+  for (let attempt = 1; ; attempt++) {
+    let response: IncomingMessage | undefined;
+    let failure: UpstreamNetworkError | undefined;
+    try {
+      response = await sendOnce(req, agents, opts.signal, opts.headersTimeoutMs);
+    } catch (err) {
+      if (opts.signal.aborted) throw new ProxyError(499, 'client_closed_request', 'The caller went away');
+      failure = err as UpstreamNetworkError;
+    }
+    const canRetry = attempt <= retries;
+    if (response && !(canRetry && isRetryableStatus(response.statusCode ?? 0))) return { response, attempts: attempt };
+    const retryAfter = response ? retryAfterMs(response.headers['retry-after'], opts.now()) : undefined;
+    const delay = canRetry ? retryDelayMs(opts.policy, attempt, retryAfter) : undefined;
+    if (delay === undefined) {
+      if (response) return { response, attempts: attempt };
+      throw new ProxyError(502, 'provider_unreachable', `The provider could not be reached: ${failure!.message.replace(/^provider unreachable: /, '')}`);
+    }
+    opts.onRetry?.(response ? String(response.statusCode) : 'network_error', delay, attempt);
+    response?.resume();
+    await sleep(delay, undefined, { signal: opts.signal }).catch(() => {
+      throw new ProxyError(499, 'client_closed_request', 'The caller went away');
+    });
+  }
+}
