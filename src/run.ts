@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from './api/server.js';
 import type { Config } from './config.js';
+import { startController, type RunningController } from './controller/start.js';
 import { systemClock, type AppContext } from './context.js';
 import { KubeStore } from './k8s/store.js';
 import type { Logger } from './log.js';
@@ -19,6 +20,7 @@ export interface RunOptions {
 export interface Running {
   ctx: AppContext;
   server?: RunningServer;
+  controller?: RunningController;
   stop(): Promise<void>;
 }
 
@@ -34,9 +36,15 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
     server = await startHttpServer(ctx);
     stops.push(() => server!.close());
   }
+  let controller: RunningController | undefined;
+  if (opts.components.includes('controller')) {
+    controller = await startController(ctx);
+    stops.push(() => controller!.stop());
+  }
   return {
     ctx,
     server,
+    controller,
     async stop() {
       for (const s of stops.reverse()) await s().catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
     },

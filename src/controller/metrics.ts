@@ -62,7 +62,9 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
 
 const OAUTH_ERRORS = new Set([
   'invalid_grant', 'invalid_client', 'unauthorized_client', 'invalid_request', 'invalid_scope',
-  'unsupported_grant_type', 'access_denied', 'temporarily_unavailable', 'server_error',
+  'unsupported_grant_type', 'access_denied', 'temporarily_unavailable', 'server_error', 'slow_down',
+  // the shared refresher's own classes (src/auth/refresh.ts)
+  'integration_misconfigured', 'refresh_in_progress',
 ]);
 
 /** Maps an error code or HTTP status to a bounded label value. */

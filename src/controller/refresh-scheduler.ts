@@ -1,11 +1,11 @@
 import type { Clock } from '../context.js';
 import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
-import type { KubeStore, StoredConnection } from '../k8s/store.js';
+import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { findCondition, setConditions } from './conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
-import { canRenew, credentialsExpiry } from './refresh-timing.js';
+import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
@@ -14,11 +14,17 @@ export type RefreshFn = (namespace: string, integration: string, connectionId: s
 /** When the token of a stored connection should be refreshed next (ms since epoch). */
 export type NextRefreshFn = (connection: StoredConnection) => number | undefined;
 
+/** Whether credentials can be renewed at all (the refresher has a strategy and, for OAUTH2, a refresh token). */
+export type IsRefreshableFn = (credentials: StoredCredentials) => boolean;
+
 /** What a refresh failure tells the scheduler (duck-typed: RefreshError of src/auth/refresh.ts). */
 export interface RefreshFailure {
   permanent: boolean;
   retryAfterMs?: number;
+  /** The refresher's classification (reauthorization_required, provider_unavailable, ...). */
   code?: string;
+  /** The OAuth error the provider answered (invalid_grant...). */
+  oauthError?: string;
   status?: number;
   /** Name of the Event the refresher already recorded for this failure, if it did. */
   logId?: string;
@@ -34,6 +40,7 @@ export interface RefreshSchedulerOptions {
   store: Pick<KubeStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection' | 'getIntegration'>;
   refresh: RefreshFn;
   nextRefreshAt: NextRefreshFn;
+  isRefreshable: IsRefreshableFn;
   /** Records a Kubernetes Event about the connection and returns its name (the errors' log_id). */
   events: { record(connection: ConnectionResource, input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string }): Promise<string> };
   clock: Clock;
@@ -65,6 +72,8 @@ export class RefreshScheduler {
   private readonly minIntervalMs: number;
   /** When this instance last refreshed each key (guards against a refresh loop). */
   private readonly lastAttempt = new Map<string, number>();
+  /** Earliest time of the next refresh of a key, after a refresh that renewed nothing. */
+  private readonly notBefore = new Map<string, number>();
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
@@ -84,9 +93,14 @@ export class RefreshScheduler {
     if (!conn) return { kind: 'none', why: 'gone' };
     const { resource, credentials } = conn;
     if (resource.metadata.deletionTimestamp) return { kind: 'none', why: 'deleting' };
-    if (!canRenew(resource.spec.authMode, credentials)) return { kind: 'none', why: 'not renewable' };
+    if (credentials.type !== resource.spec.authMode || !this.opts.isRefreshable(credentials)) return { kind: 'none', why: 'not renewable' };
     if (credentialsExpiry(credentials) === undefined) return { kind: 'none', why: 'never expires' };
     if (needsReauthorization(conn)) return { kind: 'none', why: 'needs re-authorization' };
+    const integration = this.opts.store.getIntegration(resource.metadata.namespace!, resource.spec.integration);
+    if (!integration) return { kind: 'none', why: 'integration missing' };
+    // A misconfigured integration (say, its Secret lacks the client secret) fails every refresh: wait
+    // until it is fixed (its change re-plans every connection of it).
+    if (findCondition(integration.status?.conditions, 'Ready')?.status === 'False') return { kind: 'none', why: 'integration not ready' };
     const due = this.opts.nextRefreshAt(conn);
     if (due === undefined) return { kind: 'none', why: 'never expires' };
     const now = this.opts.clock.now();
@@ -101,14 +115,19 @@ export class RefreshScheduler {
   schedule(key: string): Plan {
     const [namespace, name] = splitKey(key);
     const plan = this.plan(this.opts.store.getConnectionByName(namespace, name));
-    if (plan.kind === 'none') this.queue.remove(key);
-    else this.queue.reschedule(key, Math.max(0, plan.at - this.opts.clock.now()));
-    return plan;
+    if (plan.kind === 'none') {
+      this.queue.remove(key);
+      return plan;
+    }
+    const at = Math.max(plan.at, this.notBefore.get(key) ?? 0);
+    this.queue.reschedule(key, Math.max(0, at - this.opts.clock.now()));
+    return { ...plan, at };
   }
 
   forget(key: string): void {
     this.queue.remove(key);
     this.lastAttempt.delete(key);
+    this.notBefore.delete(key);
   }
 
   async stop(): Promise<void> {
@@ -121,8 +140,9 @@ export class RefreshScheduler {
     const plan = this.plan(conn);
     if (plan.kind === 'none' || !conn) return;
     const now = this.opts.clock.now();
-    if (plan.at > now + 50) {
-      this.queue.reschedule(key, plan.at - now);
+    const dueAt = Math.max(plan.at, this.notBefore.get(key) ?? 0);
+    if (dueAt > now) {
+      this.queue.reschedule(key, dueAt - now);
       return;
     }
     const last = this.lastAttempt.get(key);
@@ -140,9 +160,14 @@ export class RefreshScheduler {
       await this.opts.refresh(namespace, spec.integration, spec.connectionId, { reason: 'schedule' });
     } catch (err) {
       end();
+      if ((err as { name?: unknown })?.name === 'ConnectionNotFoundError') {
+        this.forget(key);
+        return;
+      }
       const failure = asRefreshFailure(err);
-      this.opts.metrics.refreshFailures.inc({ provider, reason: failureReason(failure.code, failure.status, failure.permanent) });
-      if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
+      this.opts.metrics.refreshFailures.inc({ provider, reason: failureReason(failure.oauthError ?? failure.code, failure.status, failure.permanent) });
+      if (failure.code === 'integration_misconfigured') await this.onIntegrationProblem(key, failure, log);
+      else if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
       else await this.onTransientFailure(key, conn, failure, log);
       this.opts.onStateChanged?.(key);
       return;
@@ -169,9 +194,11 @@ export class RefreshScheduler {
     let nextRefreshAt: string | undefined;
     if (plan.kind === 'at') {
       // A "success" that left the token as it was (the shared refresh found nothing to do) must not
-      // turn into a loop: wait at least the minimum interval, longer when nothing was renewed.
-      const floor = now + (renewed ? this.minIntervalMs : Math.max(this.minIntervalMs, 5_000));
+      // turn into a loop: never sooner than the minimum interval.
+      const floor = now + this.minIntervalMs;
       const at = Math.max(plan.at, floor);
+      if (at > plan.at) this.notBefore.set(key, at);
+      else this.notBefore.delete(key);
       this.queue.reschedule(key, at - now);
       nextRefreshAt = new Date(at).toISOString();
     } else {
@@ -196,13 +223,26 @@ export class RefreshScheduler {
     const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
     const delay = Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
     const at = this.opts.clock.now() + delay;
-    log.warn({ attempts, retryInMs: delay, reason: failureReason(failure.code, failure.status, false) }, 'token refresh failed; retrying');
+    log.warn({ attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) }, 'token refresh failed; retrying');
     await this.opts.store.updateConnectionStatus(namespace, name, (s) => ({
       ...s,
-      refreshAttempts: attempts,
+      // The refresher counts its own failure; count it once.
+      refreshAttempts: Math.max(s.refreshAttempts ?? 0, attempts),
       nextRefreshAt: new Date(at).toISOString(),
     }));
     this.queue.reschedule(key, delay);
+  }
+
+  /**
+   * The integration (not the end user's grant) is at fault: no re-authorization would help. Stop and
+   * wait for the Integration to change (the reconcilers re-plan its connections then); look again
+   * after a long pause in case the fix comes from elsewhere.
+   */
+  private async onIntegrationProblem(key: string, failure: RefreshFailure, log: Logger): Promise<void> {
+    log.warn({ err: failure.message }, 'refresh impossible until the integration is fixed');
+    const retry = this.opts.clock.now() + 5 * 60_000;
+    this.notBefore.set(key, retry);
+    this.queue.reschedule(key, retry - this.opts.clock.now());
   }
 
   private async onPermanentFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
@@ -212,7 +252,7 @@ export class RefreshScheduler {
     const current = this.opts.store.getConnectionByName(namespace, name) ?? conn;
     if (needsReauthorization(current)) return; // already recorded for these credentials
     const now = this.opts.clock.now();
-    const reasonLabel = failureReason(failure.code, failure.status, true);
+    const reasonLabel = failureReason(failure.oauthError ?? failure.code, failure.status, true);
     const message =
       `The provider refused to renew the access token (${describeFailure(failure)}). Latchkey has stopped ` +
       `refreshing this connection. The end user must authorize again: create a reconnect session for ` +
@@ -235,7 +275,8 @@ export class RefreshScheduler {
       }
       const next: ConnectionStatus = {
         ...s,
-        refreshAttempts: (s.refreshAttempts ?? 0) + 1,
+        // The refresher counts its own failure; count it once.
+        refreshAttempts: Math.max(s.refreshAttempts ?? 0, (conn.resource.status?.refreshAttempts ?? 0) + 1),
         errors: errors.slice(-20),
         conditions: setConditions(s.conditions, [{ type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message }], current.resource.metadata.generation, now),
       };
@@ -260,12 +301,17 @@ export function needsReauthorization(conn: StoredConnection): boolean {
 export function asRefreshFailure(err: unknown): RefreshFailure {
   const e = (err ?? {}) as Record<string, unknown>;
   const message = err instanceof Error ? err.message : String(err);
-  const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
-  const code = typeof e.code === 'string' ? e.code : typeof e.error === 'string' ? e.error : undefined;
+  // RefreshError of src/auth/refresh.ts: code (reauthorization_required, provider_unavailable,
+  // integration_misconfigured, refresh_in_progress) and providerError { error, status }.
+  const providerError = (e.providerError ?? {}) as { error?: unknown; status?: unknown };
+  const status = typeof providerError.status === 'number' ? providerError.status : typeof e.status === 'number' ? e.status : undefined;
+  const code = typeof e.code === 'string' ? e.code : undefined;
+  const oauthError = typeof providerError.error === 'string' ? providerError.error : undefined;
   return {
     permanent: e.permanent === true,
     retryAfterMs: typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0 ? e.retryAfterMs : undefined,
     code,
+    oauthError,
     status,
     logId: typeof e.logId === 'string' ? e.logId : undefined,
     message,
@@ -273,7 +319,7 @@ export function asRefreshFailure(err: unknown): RefreshFailure {
 }
 
 function describeFailure(f: RefreshFailure): string {
-  const parts = [f.code, f.status ? `HTTP ${f.status}` : undefined].filter(Boolean);
+  const parts = [f.oauthError, f.status ? `HTTP ${f.status}` : undefined].filter(Boolean);
   // The message of a refresh error is written by the refresher and carries no credential.
   const text = f.message.slice(0, 300);
   return parts.length ? `${parts.join(', ')}: ${text}` : text;
