@@ -2,6 +2,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from './api/server.js';
 import type { Config } from './config.js';
 import { startController, type RunningController } from './controller/start.js';
+import { startFlowRecordSweeper } from './connect/flow-sweeper.js';
+import { startWebhookDelivery } from './webhooks/start.js';
 import { systemClock, type AppContext } from './context.js';
 import { KubeStore } from './k8s/store.js';
 import type { Logger } from './log.js';
@@ -35,6 +37,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
     stops.push(() => server!.close());
+    stops.push(startWebhookDelivery(ctx), startFlowRecordSweeper(ctx));
   }
   let controller: RunningController | undefined;
   if (opts.components.includes('controller')) {

@@ -5,6 +5,8 @@ import { httpRequestDuration } from '../metrics.js';
 import { requireSecretKey } from './auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
 import { proxyRoutes } from './routes/proxy.js';
+import { connectRoutes } from '../connect/routes.js';
+import { FlowRecords } from '../k8s/flow-records.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -36,6 +38,9 @@ export function createApp(ctx: AppContext): Express {
       next(err);
     }
   });
+
+  // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
+  app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
 
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();

@@ -44,7 +44,7 @@ export class FlowRecords {
     }
   }
 
-  async putRequestSecret(namespace: string, flowId: string, tokenSecret: string, expiresAtMs: number): Promise<void> {
+  async putRequestSecret(namespace: string, flowId: string, temporary: { token: string; tokenSecret: string }, expiresAtMs: number): Promise<void> {
     const body: V1Secret = {
       metadata: {
         name: objectName('latchkey-oauth1', flowId),
@@ -53,13 +53,13 @@ export class FlowRecords {
         annotations: { [EXPIRES_AT]: new Date(expiresAtMs).toISOString() },
       },
       type: 'Opaque',
-      stringData: { tokenSecret },
+      stringData: { token: temporary.token, tokenSecret: temporary.tokenSecret },
     };
     await this.core.createNamespacedSecret({ namespace, body, fieldManager: this.fieldManager });
   }
 
-  /** Reads and deletes the request token secret of a flow; undefined when it is gone (used or expired). */
-  async takeRequestSecret(namespace: string, flowId: string): Promise<string | undefined> {
+  /** Reads and deletes the request token (and secret) of a flow; undefined when it is gone (used or expired). */
+  async takeRequestSecret(namespace: string, flowId: string): Promise<{ token: string; tokenSecret: string } | undefined> {
     const name = objectName('latchkey-oauth1', flowId);
     let secret: V1Secret;
     try {
@@ -70,8 +70,10 @@ export class FlowRecords {
       if (isNotFound(err) || isConflict(err)) return undefined;
       throw err;
     }
-    const value = secret.data?.tokenSecret;
-    return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+    const decode = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8'));
+    const token = decode(secret.data?.token);
+    const tokenSecret = decode(secret.data?.tokenSecret);
+    return token === undefined || tokenSecret === undefined ? undefined : { token, tokenSecret };
   }
 
   /** Deletes markers and request-token Secrets whose session has expired. Returns how many. */

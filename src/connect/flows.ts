@@ -1,0 +1,369 @@
+/**
+ * The end-user authorization flows behind the Connect UI, without HTTP: what a session offers, the
+ * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials), the OAuth
+ * callback, and saving the result as a new connection or a re-authorization of an existing one.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
+import { authorizationUrl as oauth1AuthorizationUrl, requestTemporaryCredentials, requestTokenCredentials, type OAuth1Consumer } from '../auth/oauth1.js';
+import { buildAuthorizationRedirect, clientCredentialsToken, exchangeAuthorizationCode, newCodeVerifier, type OAuth2FlowInput } from '../auth/oauth2-authorization.js';
+import { resolveClient } from '../auth/oauth2-client.js';
+import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import type { FlowRecords } from '../k8s/flow-records.js';
+import { connectionObjectName } from '../k8s/names.js';
+import { type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+import type { StoredCredentials } from '../k8s/store.js';
+import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
+import { FlowError } from './flow-error.js';
+import { environmentWithKey, type OpenSession } from './session.js';
+
+export interface ConnectDeps extends AppContext {
+  flows: FlowRecords;
+}
+
+export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC'] as const;
+const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC']);
+
+export interface FormField {
+  name: string;
+  label: string;
+  secret: boolean;
+  required: boolean;
+}
+
+export interface IntegrationView {
+  id: string;
+  name: string;
+  provider: string;
+  providerDisplayName: string;
+  authMode: string;
+  /** 'oauth' (redirect), 'form', or 'unsupported'. */
+  flow: 'oauth' | 'form' | 'unsupported';
+  /** Credential fields of a form flow. */
+  fields: FormField[];
+  /** Connection configuration keys the end user fills in (before the redirect, or in the form). */
+  configFields: FormField[];
+}
+
+export interface SessionView {
+  reconnect: boolean;
+  integrations: IntegrationView[];
+}
+
+/** What the frontend is told after a success: connectionId only in development (spec, Authentication 4). */
+export interface ConnectResult {
+  providerConfigKey: string;
+  connectionId?: string;
+  operation: 'creation' | 'override';
+}
+
+const DEFAULT_LABELS: Record<string, string> = {
+  apiKey: 'API key', username: 'Username', password: 'Password', clientId: 'Client ID', clientSecret: 'Client secret',
+};
+
+function credentialFields(authMode: string): Array<{ name: string; secret: boolean; required: boolean }> {
+  switch (authMode) {
+    case 'API_KEY': return [{ name: 'apiKey', secret: true, required: true }];
+    case 'BASIC': return [{ name: 'username', secret: false, required: true }, { name: 'password', secret: true, required: false }];
+    case 'OAUTH2_CC': return [{ name: 'clientId', secret: false, required: true }, { name: 'clientSecret', secret: true, required: true }];
+    default: return [];
+  }
+}
+
+function label(provider: ProviderResource, name: string): string {
+  return provider.spec.fieldLabels?.[name] ?? DEFAULT_LABELS[name] ?? name;
+}
+
+function lookup(deps: ConnectDeps, session: OpenSession, integrationId: string): { integration: IntegrationResource; provider: ProviderResource } {
+  if (!session.claims.allowedIntegrations.includes(integrationId)) {
+    throw new FlowError(403, 'integration_not_allowed', 'This integration is not offered in this session.');
+  }
+  const integration = deps.store.getIntegration(session.namespace, integrationId);
+  const provider = integration && deps.store.getProvider(integration.spec.provider);
+  if (!integration || !provider) throw new FlowError(404, 'integration_not_found', `The integration "${integrationId}" is not available.`);
+  return { integration, provider };
+}
+
+function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
+  const mode = provider.spec.authMode;
+  const flow = mode === 'OAUTH2' || mode === 'OAUTH1' ? 'oauth' : FORM_MODES.has(mode) ? 'form' : 'unsupported';
+  return {
+    id: integration.metadata.name,
+    name: integration.spec.displayName ?? provider.spec.displayName,
+    provider: provider.metadata.name,
+    providerDisplayName: provider.spec.displayName,
+    authMode: mode,
+    flow,
+    fields: credentialFields(mode).map((f) => ({ ...f, label: label(provider, f.name) })),
+    configFields: (provider.spec.connectionConfiguration ?? []).map((name) => ({ name, label: label(provider, name), secret: false, required: true })),
+  };
+}
+
+export function describeSession(deps: ConnectDeps, session: OpenSession): SessionView {
+  const integrations: IntegrationView[] = [];
+  for (const id of session.claims.allowedIntegrations) {
+    const integration = deps.store.getIntegration(session.namespace, id);
+    const provider = integration && deps.store.getProvider(integration.spec.provider);
+    if (integration && provider) integrations.push(view(integration, provider));
+  }
+  return { reconnect: Boolean(session.claims.reconnect), integrations };
+}
+
+function configSchema(v: IntegrationView) {
+  return z.strictObject(Object.fromEntries(v.configFields.map((f) => [f.name, z.string().trim().min(1, `${f.label} is required`).max(1024)])));
+}
+
+function formSchema(v: IntegrationView) {
+  return z.strictObject(
+    Object.fromEntries(
+      v.fields.map((f) => [f.name, f.required ? z.string().trim().min(1, `${f.label} is required`).max(4096) : z.string().max(4096).default('')]),
+    ),
+  );
+}
+
+function validate<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const fieldErrors = result.error.issues.map((i) => ({
+    path: [where, ...i.path.map(String)].join('.'),
+    message: i.code === 'unrecognized_keys' ? `unknown field(s): ${(i as { keys?: string[] }).keys?.join(', ')}` : i.message,
+  }));
+  throw new FlowError(400, 'invalid_input', fieldErrors[0]?.message ?? 'Invalid input', fieldErrors);
+}
+
+function oauthClient(deps: ConnectDeps, namespace: string, integration: IntegrationResource): { clientId: string; clientSecret: string } {
+  const client = resolveClient(deps.store, namespace, integration);
+  if (!client) {
+    throw new FlowError(500, 'integration_not_configured', 'This integration is not fully configured yet (its client credentials are missing).');
+  }
+  return { clientId: client.clientId, clientSecret: client.clientSecret ?? '' };
+}
+
+function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: string): void {
+  const r = session.claims.reconnect;
+  if (!r) return;
+  if (r.integration !== integrationId || !deps.store.getConnection(session.namespace, r.integration, r.connectionId)) {
+    throw new FlowError(404, 'connection_not_found', 'The connection to re-authorize no longer exists.');
+  }
+}
+
+export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec: { callbackUrl?: string } } }): string {
+  return session.environment.spec.callbackUrl ?? `${deps.config.publicBaseUrl}/oauth/callback`;
+}
+
+/** Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to. */
+export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, integrationId: string, rawConfig: unknown): Promise<string> {
+  const { integration, provider } = lookup(deps, session, integrationId);
+  const v = view(integration, provider);
+  if (v.flow !== 'oauth') throw new FlowError(400, 'wrong_flow', `${v.name} does not use a redirect flow.`);
+  checkReconnect(deps, session, integrationId);
+  const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
+  const client = oauthClient(deps, session.namespace, integration);
+  const redirectUri = callbackUrlOf(deps, session);
+  const fid = newFlowId();
+  const base: FlowState = {
+    namespace: session.namespace, sid: session.claims.sid, fid, mode: v.authMode as 'OAUTH2' | 'OAUTH1', integration: integrationId,
+    endUser: session.claims.endUser, reconnect: session.claims.reconnect, connectionConfig, redirectUri, exp: session.claims.exp,
+  };
+  try {
+    if (v.authMode === 'OAUTH2') {
+      const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
+      const state = sealFlowState({ ...base, codeVerifier }, session.secretKey);
+      const input: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
+      return (await buildAuthorizationRedirect(input, { redirectUri, state, codeVerifier })).href;
+    }
+    const state = sealFlowState(base, session.secretKey);
+    const callback = new URL(redirectUri);
+    callback.searchParams.set('state', state);
+    const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
+    const temporary = await requestTemporaryCredentials(consumer, fillTemplate(provider.spec.requestTokenUrl!, connectionConfig), callback.href);
+    await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
+    const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
+    return oauth1AuthorizationUrl(fillTemplate(provider.spec.authorizationUrl!, connectionConfig), temporary.token, params).href;
+  } catch (err) {
+    if (err instanceof FlowError) throw err;
+    if (err instanceof MissingTemplateValueError) throw new FlowError(400, 'invalid_input', err.message);
+    deps.logger.warn({ namespace: session.namespace, integration: integrationId, err: (err as Error).message }, 'could not start the authorization flow');
+    throw new FlowError(502, 'provider_unavailable', `${v.providerDisplayName} could not be reached to start the authorization. Please try again.`);
+  }
+}
+
+/** Saves a form flow (API key, basic, client credentials) after validating it. */
+export async function submitForm(deps: ConnectDeps, session: OpenSession, integrationId: string, rawValues: unknown, rawConfig: unknown): Promise<ConnectResult> {
+  const { integration, provider } = lookup(deps, session, integrationId);
+  const v = view(integration, provider);
+  if (v.flow !== 'form') throw new FlowError(400, 'wrong_flow', `${v.name} does not use a form.`);
+  checkReconnect(deps, session, integrationId);
+  const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
+  const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
+  let credentials: StoredCredentials;
+  if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
+  else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
+  else {
+    // Client credentials are checked by getting a token before anything is stored.
+    try {
+      credentials = await clientCredentialsToken(
+        { provider, integration, client: { clientId: values.clientId!, clientSecret: values.clientSecret! }, connectionConfig, fetch: deps.fetch },
+        deps.clock.now(),
+      ) as unknown as StoredCredentials;
+    } catch (err) {
+      deps.logger.info({ namespace: session.namespace, integration: integrationId, err: (err as Error).message }, 'client credentials rejected');
+      throw new FlowError(400, 'invalid_credentials', `${v.providerDisplayName} did not accept this client ID and secret.`);
+    }
+  }
+  return saveAuthorization(deps, {
+    namespace: session.namespace, integration, provider, credentials, connectionConfig,
+    endUser: session.claims.endUser, reconnect: session.claims.reconnect,
+  });
+}
+
+export interface CallbackOutcome {
+  namespace?: string;
+  providerConfigKey?: string;
+  result?: ConnectResult;
+  error?: FlowError;
+}
+
+/** The OAuth callback: checks the sealed, single-use state, exchanges the code or verifier, saves. */
+export async function completeCallback(deps: ConnectDeps, url: URL): Promise<CallbackOutcome> {
+  const q = url.searchParams;
+  const stateValue = q.get('state') ?? '';
+  const namespace = flowStateNamespace(stateValue);
+  const env = namespace ? environmentWithKey(deps.store, namespace) : undefined;
+  if (!env) return { error: new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.') };
+  const opened = openFlowState(stateValue, env.secretKey, deps.clock.now());
+  if (!opened.ok) {
+    return {
+      namespace,
+      error: opened.reason === 'expired'
+        ? new FlowError(400, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
+        : new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
+    };
+  }
+  const state = opened.state;
+  const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
+  try {
+    if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
+      throw new FlowError(400, 'state_used', 'This authorization was already completed. Please start again from the application if needed.');
+    }
+    const integration = deps.store.getIntegration(state.namespace, state.integration);
+    const provider = integration && deps.store.getProvider(integration.spec.provider);
+    if (!integration || !provider) throw new FlowError(404, 'integration_not_found', 'The integration is no longer available.');
+    const name = integration.spec.displayName ?? provider.spec.displayName;
+    const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
+    if (providerError) {
+      if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
+      const description = q.get('error_description');
+      throw providerError === 'access_denied'
+        ? new FlowError(400, 'access_denied', `Access to ${name} was not granted. You can close this window and try again.`)
+        : new FlowError(400, 'provider_error', `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`);
+    }
+    const client = oauthClient(deps, state.namespace, integration);
+    let credentials: StoredCredentials;
+    try {
+      if (state.mode === 'OAUTH2') {
+        const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
+        credentials = (await exchangeAuthorizationCode(input, url, { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier }, deps.clock.now())) as unknown as StoredCredentials;
+      } else {
+        const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
+        const verifier = q.get('oauth_verifier');
+        if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
+          throw new FlowError(400, 'invalid_state', 'This authorization response does not match the request. Please start again.');
+        }
+        const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
+        credentials = (await requestTokenCredentials(consumer, fillTemplate(provider.spec.tokenUrl!, state.connectionConfig), temporary, verifier)) as unknown as StoredCredentials;
+      }
+    } catch (err) {
+      if (err instanceof FlowError) throw err;
+      deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: (err as Error).message }, 'token exchange failed');
+      throw new FlowError(502, 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
+    }
+    outcome.result = await saveAuthorization(deps, {
+      namespace: state.namespace, integration, provider, credentials, connectionConfig: state.connectionConfig,
+      endUser: state.endUser, reconnect: state.reconnect,
+    });
+  } catch (err) {
+    if (!(err instanceof FlowError)) throw err;
+    outcome.error = err;
+  }
+  return outcome;
+}
+
+interface SaveInput {
+  namespace: string;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  credentials: StoredCredentials;
+  connectionConfig: Record<string, string>;
+  endUser: OpenSession['claims']['endUser'];
+  reconnect?: OpenSession['claims']['reconnect'];
+}
+
+/**
+ * A new connection (fresh connection ID, end user from the session), or for a reconnect session new
+ * credentials on the existing one (same ID, metadata, configuration, end user) with its errors
+ * cleared. Then the auth webhook is queued.
+ */
+export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Promise<ConnectResult> {
+  const { namespace, integration, provider, credentials } = input;
+  const now = new Date(deps.clock.now()).toISOString();
+  const expiresAt = typeof credentials.expires_at === 'string' ? credentials.expires_at : undefined;
+  let connectionId: string;
+  let operation: 'creation' | 'override';
+  let endUser: SaveInput['endUser'] | undefined = input.endUser;
+  if (input.reconnect) {
+    connectionId = input.reconnect.connectionId;
+    operation = 'override';
+    const existing = deps.store.getConnection(namespace, input.reconnect.integration, connectionId);
+    if (!existing) throw new FlowError(404, 'connection_not_found', 'The connection to re-authorize no longer exists.');
+    const name = existing.resource.metadata.name;
+    endUser = { ...(existing.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
+    await deps.store.updateCredentials(namespace, name, () => credentials);
+    await deps.store.updateConnectionStatus(namespace, name, (s) => {
+      const next = { ...s, errors: [], refreshAttempts: 0, updatedAt: now };
+      if (expiresAt) next.expiresAt = expiresAt;
+      else delete next.expiresAt;
+      delete next.nextRefreshAt;
+      return next;
+    });
+  } else {
+    connectionId = randomUUID();
+    operation = 'creation';
+    await deps.store.createConnection({
+      namespace,
+      spec: {
+        integration: integration.metadata.name,
+        provider: provider.metadata.name,
+        connectionId,
+        authMode: provider.spec.authMode,
+        endUser: compact(input.endUser),
+        metadata: {},
+        connectionConfig: input.connectionConfig,
+      },
+      credentials,
+      status: { updatedAt: now, ...(expiresAt ? { expiresAt } : {}) },
+    });
+  }
+  deps.logger.info({ namespace, integration: integration.metadata.name, operation }, 'end user authorized a connection');
+  try {
+    await enqueueAuthWebhook(deps, {
+      namespace, operation, success: true, connectionId,
+      providerConfigKey: integration.metadata.name, provider: provider.metadata.name, endUser,
+    });
+  } catch (err) {
+    // The connection is saved; a lost webhook is logged rather than failing the end user's flow.
+    deps.logger.error({ namespace, err: (err as Error).message }, 'auth webhook could not be queued');
+  }
+  const env = environmentWithKey(deps.store, namespace)?.environment;
+  return {
+    providerConfigKey: integration.metadata.name,
+    operation,
+    ...(env?.spec.mode === 'development' ? { connectionId } : {}),
+  };
+}
+
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

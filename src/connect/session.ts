@@ -1,0 +1,38 @@
+import { primaryOf } from '../auth/environment-keys.js';
+import { openSessionToken, sessionTokenNamespace, type SessionClaims } from '../auth/session-tokens.js';
+import type { KubeStore } from '../k8s/store.js';
+import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
+import { FlowError } from './flow-error.js';
+
+export interface EnvironmentWithKey {
+  namespace: string;
+  environment: EnvironmentResource;
+  secretKey: string;
+}
+
+/** The Environment that counts in a namespace and its secret key (which seals sessions and flow state). */
+export function environmentWithKey(store: KubeStore, namespace: string): EnvironmentWithKey | undefined {
+  const environment = primaryOf(store.listEnvironments(namespace));
+  if (!environment) return undefined;
+  const secretKey = store.readSecretValue(namespace, environment.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
+  return secretKey ? { namespace, environment, secretKey } : undefined;
+}
+
+export interface OpenSession extends EnvironmentWithKey {
+  claims: SessionClaims;
+}
+
+/** Opens a connect session token, or throws the FlowError the end user should see. */
+export function openSession(store: KubeStore, token: string | undefined, nowMs: number): OpenSession {
+  if (!token) throw new FlowError(401, 'missing_session', 'This page needs a connect session token.');
+  const namespace = sessionTokenNamespace(token);
+  const env = namespace ? environmentWithKey(store, namespace) : undefined;
+  if (!env) throw new FlowError(401, 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
+  const opened = openSessionToken(token, env.secretKey, nowMs);
+  if (!opened.ok) {
+    throw opened.reason === 'expired'
+      ? new FlowError(401, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
+      : new FlowError(401, 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
+  }
+  return { ...env, claims: opened.claims };
+}
