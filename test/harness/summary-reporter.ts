@@ -5,8 +5,9 @@ export default class SummaryReporter {
     // A test file that fails to load counts as a failure, not as zero tests.
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
     const line = `tests: ${results.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
-    // Jest's own summary goes to stderr; print there (after it) and on stdout, so the line is last in either.
-    process.stderr.write(`\n${line}\n`);
-    process.stdout.write(`${line}\n`);
+    // Printed when the process exits, so it comes after Jest's own summary: the closing line CI reads.
+    process.once('exit', () => {
+      process.stdout.write(`\n${line}\n`);
+    });
   }
 }
