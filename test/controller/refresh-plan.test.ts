@@ -1,0 +1,100 @@
+/** Unit tests of when the controller refreshes (no cluster): the margin, and the scheduler's plan with an injected clock. */
+import { controllerMetrics } from '../../src/controller/metrics.js';
+import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, RefreshScheduler } from '../../src/controller/refresh-scheduler.js';
+import { refreshTime } from '../../src/controller/refresh-timing.js';
+import type { ConnectionResource } from '../../src/k8s/resources.js';
+import type { StoredConnection } from '../../src/k8s/store.js';
+import { createLogger } from '../../src/log.js';
+import { Registry } from '../../src/metrics.js';
+
+const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
+const T0 = Date.parse('2030-01-01T00:00:00Z');
+const oauth2 = (expiresInS: number | undefined, expiresAt: number) => ({
+  type: 'OAUTH2', access_token: 'a', refresh_token: 'r', expires_at: new Date(expiresAt).toISOString(),
+  raw: expiresInS === undefined ? {} : { expires_in: expiresInS },
+});
+
+describe('refresh margin', () => {
+  it('is min(300 s, lifetime × 0.25) before expiry', () => {
+    // 10-second token: 2.5 s early
+    expect(T0 + 10_000 - refreshTime(oauth2(10, T0 + 10_000), settings)!).toBe(2_500);
+    // 5-minute token: 75 s early
+    expect(T0 + 300_000 - refreshTime(oauth2(300, T0 + 300_000), settings)!).toBe(75_000);
+    // 60-day token: the fixed 5 minutes
+    const sixtyDays = 60 * 86_400;
+    expect(T0 + sixtyDays * 1000 - refreshTime(oauth2(sixtyDays, T0 + sixtyDays * 1000), settings)!).toBe(300_000);
+    // unknown lifetime: the fixed margin
+    expect(T0 + 3_600_000 - refreshTime(oauth2(undefined, T0 + 3_600_000), settings)!).toBe(300_000);
+    // configurable
+    expect(T0 + 3_600_000 - refreshTime(oauth2(3600, T0 + 3_600_000), { refreshMarginSeconds: 60, refreshMarginRatio: 0.5 })!).toBe(60_000);
+  });
+
+  it('is undefined for tokens that never expire', () => {
+    expect(refreshTime({ type: 'OAUTH2', access_token: 'a', refresh_token: 'r', raw: {} }, settings)).toBeUndefined();
+  });
+});
+
+describe('RefreshScheduler.plan', () => {
+  let now = T0;
+  const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] as unknown[] } };
+  const store = {
+    getIntegration: () => integration,
+    getConnectionByName: () => undefined,
+    updateConnectionStatus: async () => { throw new Error('not in unit tests'); },
+    updateConnection: async () => { throw new Error('not in unit tests'); },
+  };
+  const scheduler = new RefreshScheduler({
+    store: store as never,
+    refresh: async () => undefined,
+    nextRefreshAt: (c) => refreshTime(c.credentials, settings),
+    isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',
+    events: { record: async () => 'event' },
+    clock: { now: () => now },
+    metrics: controllerMetrics(new Registry()),
+    logger: createLogger('silent'),
+  });
+  afterAll(() => scheduler.stop());
+
+  const conn = (credentials: StoredConnection['credentials'], status: ConnectionResource['status'] = {}, annotations?: Record<string, string>): StoredConnection => ({
+    resource: {
+      apiVersion: 'latchkey.dev/v1alpha1', kind: 'Connection',
+      metadata: { name: 'c', namespace: 'ns', generation: 1, annotations },
+      spec: { integration: 'int', provider: 'p', connectionId: 'c1', id: 1, authMode: credentials.type as 'OAUTH2' },
+      status,
+    },
+    credentials,
+    credentialsVersion: '7',
+  });
+
+  it('plans at expiry minus margin, whatever the time now', () => {
+    now = T0;
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000)))).toEqual({ kind: 'at', at: T0 + 7_500, retry: false });
+    now = T0 + 9_000; // late (say, a restart): due in the past, so at once
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000)))).toEqual({ kind: 'at', at: T0 + 7_500, retry: false });
+  });
+
+  it('after transient failures waits for the backoff written in status', () => {
+    now = T0 + 8_000;
+    const retryAt = new Date(T0 + 12_000).toISOString();
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toEqual({ kind: 'at', at: T0 + 12_000, retry: true });
+    now = T0 + 12_500; // backoff over: due
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toMatchObject({ kind: 'at', at: T0 + 7_500 });
+  });
+
+  it('leaves alone tokens that never expire, cannot be renewed, or need re-authorization', () => {
+    now = T0;
+    expect(scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', refresh_token: 'r', raw: {} }))).toMatchObject({ kind: 'none', why: 'never expires' });
+    expect(scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', expires_at: new Date(T0 + 1000).toISOString(), raw: {} }))).toMatchObject({ kind: 'none', why: 'not renewable' });
+    expect(scheduler.plan(conn({ type: 'API_KEY', apiKey: 'k' }))).toMatchObject({ kind: 'none' });
+    const reauth = { conditions: [{ type: NEEDS_REAUTHORIZATION, status: 'True' as const, reason: 'ReauthorizationRequired', message: 'm', lastTransitionTime: new Date(T0).toISOString() }] };
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), reauth, { [REAUTH_VERSION_ANNOTATION]: '7' }))).toMatchObject({ kind: 'none', why: 'needs re-authorization' });
+    // new credentials (another Secret version) lift it
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), reauth, { [REAUTH_VERSION_ANNOTATION]: '6' }))).toMatchObject({ kind: 'at' });
+  });
+
+  it('waits while the integration is not ready', () => {
+    integration.status.conditions = [{ type: 'Ready', status: 'False', reason: 'SecretKeyMissing', message: 'm', lastTransitionTime: '' }];
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000)))).toMatchObject({ kind: 'none', why: 'integration not ready' });
+    integration.status.conditions = [];
+  });
+});

@@ -1,0 +1,137 @@
+/** Unit tests of the controller's work queue (no cluster needed). */
+import { backoffDelay } from '../../src/controller/backoff.js';
+import { WorkQueue } from '../../src/controller/workqueue.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('WorkQueue', () => {
+  it('never runs one key twice at once, and runs it once more when it was added while running', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    const gate = deferred();
+    const queue = new WorkQueue({
+      name: 't', concurrency: 4,
+      handler: async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        runs++;
+        if (runs === 1) await gate.promise;
+        active--;
+      },
+    });
+    queue.add('a');
+    await sleep(10);
+    for (let i = 0; i < 5; i++) queue.add('a'); // while the first run is in progress
+    expect(queue.depth).toBe(0); // marked dirty, not queued twice
+    gate.resolve();
+    await sleep(20);
+    await queue.idle();
+    expect(maxActive).toBe(1);
+    expect(runs).toBe(2);
+    await queue.stop();
+  });
+
+  it('runs a key that waits in the queue only once however often it is added', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const queue = new WorkQueue({ name: 't', concurrency: 1, handler: async (k) => { seen.push(k); if (k === 'block') await gate.promise; } });
+    queue.add('block');
+    queue.add('x');
+    queue.add('x');
+    queue.add('x');
+    expect(queue.depth).toBe(1);
+    gate.resolve();
+    await sleep(20);
+    await queue.idle();
+    expect(seen).toEqual(['block', 'x']);
+    await queue.stop();
+  });
+
+  it('keeps the number of handlers running at the concurrency bound', async () => {
+    let active = 0;
+    let maxActive = 0;
+    const gate = deferred();
+    const depths: number[] = [];
+    const queue = new WorkQueue({
+      name: 't', concurrency: 3,
+      onDepth: (d) => depths.push(d),
+      handler: async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await gate.promise;
+        active--;
+      },
+    });
+    for (let i = 0; i < 10; i++) queue.add(`k${i}`);
+    await sleep(10);
+    expect(queue.active).toBe(3);
+    expect(queue.depth).toBe(7);
+    gate.resolve();
+    await sleep(20);
+    await queue.idle();
+    expect(maxActive).toBe(3);
+    expect(Math.max(...depths)).toBe(7); // the depth gauge saw the backlog (10 keys, 3 taken at once)
+    expect(depths[depths.length - 1]).toBe(0);
+    await queue.stop();
+  });
+
+  it('retries a failing key with exponentially growing delays and resets after a success', async () => {
+    let calls = 0;
+    const delays: number[] = [];
+    const done = deferred();
+    const queue = new WorkQueue({
+      name: 't', concurrency: 1,
+      backoff: { baseMs: 5, maxMs: 1000, jitter: 0 },
+      handler: async (key) => {
+        calls++;
+        if (calls <= 3) {
+          // record the delay the queue will use for this failure (attempt = failures so far + 1)
+          delays.push(backoffDelay({ baseMs: 5, maxMs: 1000 }, queue.failuresOf(key) + 1));
+          throw new Error(`fail ${calls}`);
+        }
+        done.resolve();
+      },
+    });
+    queue.add('k');
+    await done.promise;
+    await sleep(5);
+    expect(calls).toBe(4);
+    expect(delays).toEqual([5, 10, 20]);
+    expect(queue.failuresOf('k')).toBe(0);
+    await queue.stop();
+  });
+
+  it('collapses delayed adds into the soonest and can be rescheduled later or removed', async () => {
+    const seen: string[] = [];
+    const queue = new WorkQueue({ name: 't', concurrency: 1, handler: async (k) => { seen.push(k); } });
+    queue.addAfter('k', 60_000);
+    const first = queue.scheduledAt('k')!;
+    queue.addAfter('k', 120_000); // later: ignored
+    expect(queue.scheduledAt('k')).toBe(first);
+    queue.reschedule('k', 120_000); // explicit: moved
+    expect(queue.scheduledAt('k')!).toBeGreaterThan(first);
+    queue.remove('k');
+    expect(queue.scheduledAt('k')).toBeUndefined();
+    queue.addAfter('j', 5);
+    await sleep(40);
+    await queue.idle();
+    expect(seen).toEqual(['j']);
+    await queue.stop();
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the base up to the cap, and jitter only shortens', () => {
+    const policy = { baseMs: 1000, maxMs: 60_000 };
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelay(policy, n))).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+    expect(backoffDelay({ ...policy, jitter: 0.5 }, 3, () => 1)).toBe(2000);
+    expect(backoffDelay({ ...policy, jitter: 0.5 }, 3, () => 0)).toBe(4000);
+  });
+});
