@@ -5,6 +5,7 @@ import { httpRequestDuration } from '../metrics.js';
 import { requireSecretKey } from './auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
 import { proxyRoutes } from './routes/proxy.js';
+import { registerRestApi } from './routes/index.js';
 import { connectRoutes } from '../connect/routes.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 
@@ -49,6 +50,7 @@ export function createApp(ctx: AppContext): Express {
   api.use(proxyRoutes(http));
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
   // Route modules register themselves here.
+  registerRestApi(app, api, ctx);
   app.use(api);
 
   app.use(notFoundRoute);

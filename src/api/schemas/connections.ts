@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import { ConnectionId, EndUserInput, IntegrationId, IsoTimestamp, JsonObject, queryBoolean, Tags } from './common.js';
+
+// ---- credentials ----
+
+const expiresAt = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).describe('ISO 8601 date or date-time');
+
+/** Credentials accepted by POST /connections, discriminated by `type` (the Nango client's import shapes). */
+export const ImportCredentials = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('OAUTH2'),
+    access_token: z.string().min(1),
+    refresh_token: z.string().min(1).optional(),
+    expires_at: expiresAt.optional(),
+    config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
+  }),
+  z.strictObject({ type: z.literal('OAUTH1'), oauth_token: z.string().min(1), oauth_token_secret: z.string().min(1) }),
+  z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
+  z.strictObject({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+  z.strictObject({
+    type: z.literal('OAUTH2_CC'),
+    token: z.string().min(1),
+    expires_at: expiresAt.optional(),
+    client_id: z.string().min(1),
+    client_secret: z.string().min(1),
+  }),
+  z.strictObject({ type: z.literal('NONE') }),
+]);
+export type ImportCredentials = z.infer<typeof ImportCredentials>;
+
+export const ImportConnectionBody = z.strictObject({
+  provider_config_key: IntegrationId,
+  connection_id: ConnectionId.optional(),
+  credentials: ImportCredentials,
+  metadata: JsonObject.optional(),
+  connection_config: JsonObject.optional(),
+  end_user: EndUserInput.optional(),
+  tags: Tags.optional(),
+});
+export type ImportConnectionBody = z.infer<typeof ImportConnectionBody>;
+
+/** The deprecated POST /connection: flat fields, interpreted by the provider's auth mode. */
+export const DeprecatedImportBody = z.strictObject({
+  provider_config_key: IntegrationId,
+  connection_id: ConnectionId.optional(),
+  access_token: z.string().min(1).optional(),
+  refresh_token: z.string().min(1).optional(),
+  expires_at: expiresAt.optional(),
+  expires_in: z.number().int().positive().optional(),
+  no_expiration: z.boolean().optional(),
+  oauth_client_id_override: z.string().min(1).optional(),
+  oauth_client_secret_override: z.string().min(1).optional(),
+  oauth_token: z.string().min(1).optional(),
+  oauth_token_secret: z.string().min(1).optional(),
+  username: z.string().optional(),
+  password: z.string().optional(),
+  api_key: z.string().min(1).optional(),
+  metadata: JsonObject.optional(),
+  connection_config: JsonObject.optional(),
+  end_user: EndUserInput.optional(),
+});
+export type DeprecatedImportBody = z.infer<typeof DeprecatedImportBody>;
+
+// ---- the Connection object ----
+
+const raw = JsonObject.describe('The provider\'s raw token response');
+export const PublicCredentials = z.union([
+  z.object({ type: z.literal('OAUTH2'), access_token: z.string(), refresh_token: z.string().optional(), expires_at: IsoTimestamp.optional(), raw }),
+  z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw }),
+  z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
+  z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+  z.object({ type: z.literal('OAUTH2_CC'), token: z.string(), expires_at: IsoTimestamp.optional(), client_id: z.string(), client_secret: z.string(), raw }),
+  z.object({ type: z.literal('APP'), access_token: z.string(), expires_at: IsoTimestamp.optional(), raw }),
+  z.object({ type: z.literal('NONE') }),
+]);
+
+export const EndUser = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  display_name: z.string().nullable(),
+  tags: z.record(z.string(), z.string()),
+  organization: z.object({ id: z.string(), display_name: z.string().nullable() }).nullable(),
+});
+
+export const ConnectionErrorEntry = z.object({
+  type: z.string(),
+  log_id: z.string().describe('Name of the Kubernetes Event (in the environment\'s namespace) recording the failure'),
+});
+
+const connectionCommon = {
+  id: z.number().int(),
+  connection_id: z.string(),
+  provider_config_key: z.string(),
+  provider: z.string(),
+  errors: z.array(ConnectionErrorEntry),
+  end_user: EndUser.nullable(),
+  metadata: JsonObject,
+  connection_config: JsonObject,
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp,
+  last_fetched_at: IsoTimestamp.nullable(),
+};
+
+export const Connection = z.object({ ...connectionCommon, credentials: PublicCredentials });
+
+export const ConnectionSummary = z.object({
+  ...connectionCommon,
+  created: IsoTimestamp.describe('Same as created_at (name used by the Nango client)'),
+  tags: z.record(z.string(), z.string()),
+});
+
+export const ConnectionsList = z.object({
+  connections: z.array(ConnectionSummary),
+  next_cursor: z.string().nullable().describe('Pass as `cursor` to get the next page; null on the last page'),
+});
+
+// ---- parameters ----
+
+export const ConnectionParams = z.strictObject({ connectionId: ConnectionId });
+
+export const GetConnectionQuery = z.object({
+  provider_config_key: IntegrationId,
+  force_refresh: queryBoolean().optional(),
+  refresh_token: queryBoolean().optional(),
+  refresh_codehost_app_jwt_token: queryBoolean().optional(),
+  refresh_github_app_jwt_token: queryBoolean().optional().describe('Alias of refresh_codehost_app_jwt_token (the Nango client\'s name)'),
+});
+
+export const IntegrationQuery = z.object({ provider_config_key: IntegrationId });
+
+export const ListConnectionsQuery = z.object({
+  connectionId: z.string().max(255).optional(),
+  search: z.string().max(255).optional().describe('Substring of the connection ID, end user ID, e-mail or display name'),
+  endUserId: z.string().max(255).optional(),
+  end_user_id: z.string().max(255).optional(),
+  endUserEmail: z.string().max(320).optional(),
+  end_user_email: z.string().max(320).optional(),
+  endUserOrganizationId: z.string().max(255).optional(),
+  integrationId: z.string().max(4096).optional().describe('Integration ID, or several separated by commas'),
+  provider_config_key: z.string().max(4096).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  cursor: z.string().max(1024).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+  page: z.coerce.number().int().min(0).optional().describe('Page number (from 0) of `limit` entries'),
+});
+
+export const DeleteResponse = z.object({ success: z.boolean() });
+
+// ---- metadata ----
+
+export const MetadataBody = z.strictObject({
+  connection_id: z.union([ConnectionId, z.array(ConnectionId).min(1).max(100)]),
+  provider_config_key: IntegrationId,
+  metadata: JsonObject,
+});
+export const MetadataResponse = z.object({
+  connection_id: z.union([z.string(), z.array(z.string())]),
+  provider_config_key: z.string(),
+  metadata: JsonObject.describe('For one connection: its metadata after the update; for several: the metadata sent'),
+});
+export const LegacyMetadataQuery = z.object({ provider_config_key: IntegrationId.optional().describe('Required (or the Provider-Config-Key header)') });
