@@ -50,7 +50,8 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
       next(err);
     }
   };
-  router.all('/proxy', handler);
-  router.all('/proxy/*path', handler);
+  // `use`, not a route with a path parameter: the path is never decoded by the router (a malformed
+  // escape is the proxy's 400 to give), and every method matches.
+  router.use('/proxy', handler);
   return router;
 }
