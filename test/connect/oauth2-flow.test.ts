@@ -1,0 +1,261 @@
+/**
+ * The OAuth 2 Connect flow in a real browser against a real authorization server (oidc-provider):
+ * list → pick → login → consent → callback → `connect` event → working credentials → signed webhook;
+ * the single-integration path, a reconnect, a denied consent, and a replayed callback.
+ */
+import type { Browser } from 'playwright-core';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import {
+  appPage, eventsOf, launchBrowser, openConnectPopup, sealSession, signatureValid, startLatchkey, waitForEvent, webhookReceiver,
+  type Latchkey, type WebhookReceiver,
+} from './harness.js';
+
+const kc = testKubeConfig();
+const custom = kc.makeApiClient(CustomObjectsApi);
+const PROVIDER = `oidc-flow-${process.pid}`;
+const CLIENT = { clientId: 'latchkey-connect-test', clientSecret: 'connect-test-secret-value' };
+const shots = process.env.LATCHKEY_SCREENSHOTS;
+
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let latchkey: Latchkey;
+let oidc: OidcTestServer;
+let receiver: WebhookReceiver;
+let app: Awaited<ReturnType<typeof appPage>>;
+let browser: Browser;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'connect-oauth2');
+  receiver = await webhookReceiver();
+  await receiver.listen();
+  env = await createEnvironment(kc, ns.name, { mode: 'development', webhooks: { url: receiver.url } });
+  latchkey = await startLatchkey(kc, ns.name);
+  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
+  await applyProvider(kc, PROVIDER, {
+    displayName: 'Acme Identity', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, defaultScopes: ['openid'],
+  });
+  await createIntegration(kc, ns.name, 'acme', {
+    provider: PROVIDER, displayName: 'Acme workspace', scopes: ['openid', 'offline_access', 'read'], authorizationParams: { prompt: 'consent' },
+  }, CLIENT);
+  await createIntegration(kc, ns.name, 'acme-sandbox', { provider: PROVIDER, displayName: 'Acme sandbox', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } }, CLIENT);
+  await eventually(() => latchkey.ctx.store.getIntegration(ns.name, 'acme-sandbox') && latchkey.ctx.store.getProvider(PROVIDER)
+    && latchkey.ctx.store.listEnvironments(ns.name).length && latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'));
+  app = await appPage(latchkey.url);
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await latchkey?.stop();
+  await oidc?.close();
+  await receiver?.close();
+  await deleteProvider(kc, PROVIDER);
+  await ns?.delete();
+});
+
+async function loginAndConsent(popup: import('playwright-core').Page, login = 'alice'): Promise<void> {
+  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
+  await popup.fill('input[name=login]', login);
+  await popup.fill('input[name=password]', 'any-password');
+  await popup.click('button[type=submit]');
+  await popup.waitForSelector('text=Continue');
+}
+
+async function userinfo(accessToken: string): Promise<{ status: number; sub?: string }> {
+  const res = await fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+  return { status: res.status, sub: res.ok ? ((await res.json()) as { sub: string }).sub : undefined };
+}
+
+let firstConnectionId: string;
+
+describe('OAuth 2 through the Connect UI', () => {
+  it('lists the integrations, runs login and consent, reports connect, stores working credentials and sends a signed webhook', async () => {
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name, endUser: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } }, allowedIntegrations: ['acme', 'acme-sandbox'],
+    });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await popup.waitForSelector('button[data-integration=acme]');
+    const list = await popup.textContent('ul.integrations');
+    expect(list).toContain('Acme workspace');
+    expect(list).toContain('Acme sandbox');
+    expect(list).toContain('Acme Identity');
+    if (shots) await popup.screenshot({ path: `${shots}/connect-list.png` });
+
+    await popup.click('button[data-integration=acme]');
+    await loginAndConsent(popup);
+    await popup.click('text=Continue');
+    const connect = await waitForEvent(page, 'connect');
+    expect(connect.providerConfigKey).toBe('acme');
+    expect(typeof connect.connectionId).toBe('string'); // development mode
+    firstConnectionId = connect.connectionId!;
+
+    // The popup closes itself after a success; the client then reports close.
+    await waitForEvent(page, 'close');
+    expect((await eventsOf(page)).map((e) => e.type)).toEqual(['connect', 'close']);
+
+    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId));
+    expect(stored.resource.spec.endUser).toMatchObject({ id: 'user-42', tags: { organization: 'org-7' } });
+    expect(stored.resource.spec.authMode).toBe('OAUTH2');
+    const creds = stored.credentials as { type: string; access_token: string; refresh_token?: string; expires_at?: string };
+    expect(creds.type).toBe('OAUTH2');
+    expect(await userinfo(creds.access_token)).toEqual({ status: 200, sub: 'alice' });
+    expect(creds.refresh_token).toBeTruthy();
+    expect(Date.parse(creds.expires_at!)).toBeGreaterThan(Date.now());
+    // The refresh token works at the real token endpoint.
+    const refreshed = await fetch(oidc.tokenUrl, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.refresh_token!, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }),
+    });
+    expect(refreshed.status).toBe(200);
+    // Nothing secret in the custom resource.
+    const raw = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name: stored.resource.metadata.name });
+    expect(JSON.stringify(raw)).not.toContain(creds.access_token);
+
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === firstConnectionId));
+    expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+    expect(signatureValid('whsec_' + Buffer.from('wrong key').toString('base64'), hook)).toBe(false);
+    expect(hook.json).toEqual({
+      type: 'auth', operation: 'creation', success: true, connectionId: firstConnectionId,
+      endUser: { endUserId: 'user-42', tags: { organization: 'org-7' } },
+      providerConfigKey: 'acme', provider: PROVIDER, environment: env.name,
+    });
+    await context.close();
+  });
+
+  it('goes straight to the provider when the session allows exactly one integration', async () => {
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-single' }, allowedIntegrations: ['acme-sandbox'] });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await loginAndConsent(popup, 'bob');
+    expect(await popup.$('ul.integrations')).toBeNull();
+    await popup.click('text=Continue');
+    await popup.waitForSelector('text=is connected');
+    if (shots) await popup.screenshot({ path: `${shots}/connect-success.png` });
+    const connect = await waitForEvent(page, 'connect');
+    expect(connect.providerConfigKey).toBe('acme-sandbox');
+    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme-sandbox', connect.connectionId!));
+    expect(await userinfo(stored.credentials.access_token as string)).toEqual({ status: 200, sub: 'bob' });
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connect.connectionId));
+    expect(hook.json).toMatchObject({ operation: 'creation', providerConfigKey: 'acme-sandbox', endUser: { endUserId: 'user-single', tags: {} } });
+    await context.close();
+  });
+
+  it('re-authorizes an existing connection: same ID, metadata and end user, new credentials, errors cleared, override webhook', async () => {
+    const name = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.resource.metadata.name;
+    const before = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.credentials.access_token;
+    await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } } }));
+    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, (s) => ({ ...s, errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }], refreshAttempts: 3 }));
+
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name, endUser: { id: 'user-42', tags: { organization: 'org-7' } }, allowedIntegrations: ['acme'],
+      reconnect: { connectionId: firstConnectionId, integration: 'acme' },
+    });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await loginAndConsent(popup, 'alice');
+    await popup.click('text=Continue');
+    const connect = await waitForEvent(page, 'connect');
+    expect(connect).toMatchObject({ providerConfigKey: 'acme', connectionId: firstConnectionId });
+
+    const after = await eventually(() => {
+      const c = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId);
+      return c && c.credentials.access_token !== before ? c : undefined;
+    });
+    expect(after.resource.spec).toMatchObject({ metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' }, endUser: { id: 'user-42' } });
+    expect(after.resource.status?.errors ?? []).toEqual([]);
+    expect(after.resource.status?.refreshAttempts).toBe(0);
+    expect(await userinfo(after.credentials.access_token as string)).toEqual({ status: 200, sub: 'alice' });
+    expect(latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.integration === 'acme')).toHaveLength(1);
+
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.operation === 'override'));
+    expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+    expect(hook.json).toMatchObject({ success: true, connectionId: firstConnectionId, endUser: { endUserId: 'user-42', tags: { organization: 'org-7' } } });
+    await context.close();
+  });
+
+  it('shows a readable page and reports an error event when consent is denied; the callback cannot be replayed', async () => {
+    const connectionsBefore = latchkey.ctx.store.listConnections(ns.name).length;
+    const webhooksBefore = receiver.received.length;
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-deny' }, allowedIntegrations: ['acme'] });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await loginAndConsent(popup, 'carol');
+    await popup.click('text=[ Cancel ]');
+    await popup.waitForSelector('text=Could not connect');
+    expect(await popup.textContent('main')).toContain('Access to Acme workspace was not granted');
+    if (shots) await popup.screenshot({ path: `${shots}/connect-denied.png` });
+    const error = await waitForEvent(page, 'error');
+    expect(error).toMatchObject({ providerConfigKey: 'acme', error: { code: 'access_denied' } });
+
+    // The same callback URL again (a replay) is refused.
+    const replay = await context.newPage();
+    const res = await replay.goto(popup.url());
+    expect(res?.status()).toBe(400);
+    expect(await replay.textContent('main')).toContain('already completed');
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(connectionsBefore);
+    expect(receiver.received.length).toBe(webhooksBefore);
+    await context.close();
+  });
+
+  it('refuses a replayed successful callback, a forged state and an expired session with readable pages', async () => {
+    // Forged state.
+    const forged = await fetch(`${latchkey.url}/oauth/callback?state=lkf1.${Buffer.from(ns.name).toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&code=x`);
+    expect(forged.status).toBe(400);
+    expect(forged.headers.get('content-type')).toContain('text/html');
+    expect(await forged.text()).toContain('not valid');
+    const noState = await fetch(`${latchkey.url}/oauth/callback?code=abc`);
+    expect(noState.status).toBe(400);
+
+    // Expired session: the page says so.
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const expired = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'late' }, allowedIntegrations: ['acme'], exp: Math.floor(Date.now() / 1000) - 5 });
+    await page.goto(`${latchkey.url}/connect?session_token=${encodeURIComponent(expired)}`);
+    await page.waitForSelector('text=Could not connect');
+    expect(await page.textContent('main')).toContain('expired');
+    expect(page.url()).not.toContain('session_token');
+
+    // A successful callback replayed (code and state reused) is refused before reaching the provider.
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-replay' }, allowedIntegrations: ['acme-sandbox'] });
+    const { app: appPageHandle, popup } = await openConnectPopup(context, app.url, token);
+    await loginAndConsent(popup, 'dave');
+    const callbackUrl = new Promise<string>((resolve) => popup.on('request', (r) => {
+      if (r.url().startsWith(`${latchkey.url}/oauth/callback`)) resolve(r.url());
+    }));
+    await popup.click('text=Continue');
+    await waitForEvent(appPageHandle, 'connect');
+    const tokenCallsBefore = oidc.tokenCalls.length;
+    const again = await fetch(await callbackUrl);
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain('already completed');
+    expect(oidc.tokenCalls.length).toBe(tokenCallsBefore);
+    await context.close();
+  });
+
+  it('answers the session API with JSON errors, never a 500', async () => {
+    const none = await fetch(`${latchkey.url}/connect/api/session`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: { code: 'missing_session' } });
+    const bad = await fetch(`${latchkey.url}/connect/api/session`, { headers: { authorization: 'Bearer lks_1.bm9wZQ.AAAA' } });
+    expect(bad.status).toBe(401);
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'x' }, allowedIntegrations: ['acme'] });
+    const notAllowed = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ integration: 'acme-sandbox' }),
+    });
+    expect(notAllowed.status).toBe(403);
+    const extra = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ integration: 'acme', surprise: 1 }),
+    });
+    expect(extra.status).toBe(400);
+    const broken = await fetch(`${latchkey.url}/connect/api/forms`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{not json',
+    });
+    expect(broken.status).toBe(400);
+  });
+});
