@@ -38,7 +38,8 @@ export class Leases {
    * Exactly one of several concurrent callers wins: the write is conditional on the resourceVersion read.
    */
   async tryAcquire(namespace: string, name: string, holder: string, durationSeconds: number, labels?: Record<string, string>): Promise<AcquireResult> {
-    const nowIso = new Date(this.now()).toISOString();
+    // Lease times are MicroTime: the API server accepts exactly six fractional digits.
+    const nowIso = new Date(this.now()).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
     let current: V1Lease | undefined;
     try {
       current = await this.api.readNamespacedLease({ namespace, name });
