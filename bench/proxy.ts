@@ -136,6 +136,8 @@ function machine(): string[] {
   return [`- CPU: ${cpus()[0]?.model ?? 'unknown'} (\`nproc\` = ${sh('nproc')})`, `- Node.js ${process.version}, ${process.platform}/${process.arch}`, `- Date: ${new Date().toISOString().slice(0, 10)}`];
 }
 
+const signed = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(2)}`;
+
 function writeReport(rows: Result[]): void {
   const [direct, proxied] = rows as [Result, Result];
   const text = `# Benchmarks
@@ -155,7 +157,7 @@ streamed response.
 |---|---:|---:|---:|---:|---:|
 ${rows.map((r) => `| ${r.label} | ${r.requests} | ${r.errors} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} ms | ${r.p99.toFixed(2)} ms |`).join('\n')}
 
-Overhead through the proxy: p50 +${(proxied.p50 - direct.p50).toFixed(2)} ms, p99 +${(proxied.p99 - direct.p99).toFixed(2)} ms,
+Overhead through the proxy: p50 ${signed(proxied.p50 - direct.p50)} ms, p99 ${signed(proxied.p99 - direct.p99)} ms,
 throughput ${((proxied.rps / direct.rps) * 100).toFixed(0)} % of direct.
 
 Machine:
