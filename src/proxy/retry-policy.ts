@@ -1,6 +1,6 @@
 /**
  * When and how long the proxy waits before retrying a provider request the caller asked to retry
- * (`Retries: N`): network errors, 5xx and 429, with exponential backoff and full jitter, or exactly
+ * (`Retries: N`): network errors, 5xx and 429, with exponential backoff and jitter, or exactly
  * what the provider's `Retry-After` asks for (up to a ceiling; beyond it the response is returned).
  */
 import { ProxyError } from './errors.js';

@@ -1,0 +1,117 @@
+/**
+ * The proxy and token refresh, with the shared single-flight TokenRefresher and a real OAuth 2
+ * server (oidc-provider) as the provider's token endpoint: an expired token is refreshed before
+ * the request; a 401 from the provider triggers one forced refresh and one retry.
+ */
+import { TokenRefresher } from '../../src/auth/refresh.js';
+import { RefreshLock } from '../../src/auth/refresh-lock.js';
+import { ConnectionEvents } from '../../src/k8s/events.js';
+import { Leases } from '../../src/k8s/leases.js';
+import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
+
+const CLIENT = { clientId: 'proxy-client', clientSecret: 'proxy-client-secret' };
+let oidc: OidcTestServer;
+let h: ProxyHarness;
+let up: Upstream;
+/** Access tokens the upstream API accepts: only the ones the OAuth server issued most recently. */
+const revoked = new Set<string>();
+
+beforeAll(async () => {
+  oidc = await startOidcServer({ clients: [CLIENT] });
+  up = await startUpstream();
+  h = await startProxyHarness('proxy-refresh', {
+    refresher: (ctx) =>
+      new TokenRefresher({
+        store: ctx.store,
+        lock: new RefreshLock(new Leases(ctx.kc), 'proxy-test', 30),
+        events: new ConnectionEvents(ctx.kc),
+        config: ctx.config,
+        logger: ctx.logger,
+        clock: ctx.clock,
+        fetch: ctx.fetch,
+        metrics: ctx.metrics,
+      }),
+  });
+  up.on('/api/', (req, res) => {
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || revoked.has(token)) {
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' });
+      res.end('{"error":"invalid_token"}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok: true }));
+  });
+  const provider = await h.addProvider('oauth2-refresh', {
+    displayName: 'Refreshing', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl,
+    proxy: { baseUrl: `${up.origin}/api` },
+  });
+  await h.addIntegration('refreshing', provider, CLIENT);
+});
+
+afterAll(async () => {
+  await h?.close();
+  await up?.close();
+  await oidc?.close();
+});
+
+async function connectionWith(connectionId: string, expiresAt: Date): Promise<{ accessToken: string }> {
+  const minted = await oidc.mintTokens({ clientId: CLIENT.clientId });
+  await h.addConnection(
+    { integration: 'refreshing', provider: `oauth2-refresh-${h.suffix}`, connectionId, authMode: 'OAUTH2' },
+    { type: 'OAUTH2', access_token: minted.accessToken, refresh_token: minted.refreshToken, expires_at: expiresAt.toISOString(), raw: {} },
+  );
+  return { accessToken: minted.accessToken };
+}
+
+const storedToken = (connectionId: string) => h.store.getConnection(h.namespace, 'refreshing', connectionId)?.credentials.access_token;
+
+describe('proxy and token refresh', () => {
+  it('a 401 from the provider: one forced refresh, one retry with the new token, then success', async () => {
+    const { accessToken } = await connectionWith('revoked', new Date(Date.now() + 3600_000));
+    revoked.add(accessToken); // the provider no longer accepts it, though it has not expired
+    const before = oidc.refreshCalls();
+    up.requests.length = 0;
+
+    const res = await rawRequest(h.server.port, { method: 'POST', path: '/proxy/things', body: 'replayed', headers: proxyHeaders(h, 'refreshing', 'revoked') });
+    expect(res.status).toBe(200);
+    expect(oidc.refreshCalls() - before).toBe(1);
+    const sent = up.requests.map((r) => r.headers.authorization);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toBe(`Bearer ${accessToken}`);
+    const fresh = storedToken('revoked');
+    expect(fresh).not.toBe(accessToken);
+    expect(sent[1]).toBe(`Bearer ${fresh}`);
+    expect(up.requests.map((r) => r.body.toString())).toEqual(['replayed', 'replayed']);
+  });
+
+  it('a second 401 after the refresh goes back to the caller (no loop)', async () => {
+    await connectionWith('always-401', new Date(Date.now() + 3600_000));
+    const before = oidc.refreshCalls();
+    up.on('/api/never', (_req, res) => {
+      res.writeHead(401);
+      res.end('no');
+    });
+    up.requests.length = 0;
+    const res = await rawRequest(h.server.port, { path: '/proxy/never', headers: proxyHeaders(h, 'refreshing', 'always-401') });
+    expect(res.status).toBe(401);
+    expect(res.body.toString()).toBe('no');
+    expect(up.requests).toHaveLength(2);
+    expect(oidc.refreshCalls() - before).toBe(1);
+  });
+
+  it('an expired token is refreshed before the request (once, for concurrent requests)', async () => {
+    const { accessToken } = await connectionWith('expired', new Date(Date.now() - 60_000));
+    revoked.add(accessToken);
+    const before = oidc.refreshCalls();
+    up.requests.length = 0;
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => rawRequest(h.server.port, { path: '/proxy/list', headers: proxyHeaders(h, 'refreshing', 'expired') })),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(oidc.refreshCalls() - before).toBe(1);
+    const fresh = storedToken('expired');
+    expect(up.requests.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${fresh}`));
+  });
+});
