@@ -7,9 +7,11 @@
 #      and as ordinary resources), and assertions on what is rendered
 #   5. kubeconform -strict on everything rendered, against JSON schemas generated here
 #   6. optional, when KUBECONFIG is set: helm install --dry-run=server against that cluster
+#      (rendering with its capabilities; the real install is in test/chart/chart.test.ts)
 #
-# Tools: helm and kubeconform are built with `go install` (the Go module proxy is reachable,
-# their release downloads are not) into a cache outside the repository keyed by version:
+# Tools: helm and kubeconform come from test/chart/tools.sh (also used by chart.test.ts), which
+# builds them with `go install` (the Go module proxy is reachable, their release downloads are
+# not) into a cache outside the repository keyed by version:
 #   ${LATCHKEY_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey/tools}/<tool>-<version>/
 # Only the first run builds them (helm takes a few minutes on 2 cores).
 #
@@ -33,13 +35,12 @@
 # Works with CI=true and no standard input; idempotent (all output goes to a temp dir).
 set -euo pipefail
 
-HELM_VERSION=v4.3.1
-KUBECONFORM_VERSION=v0.8.0
-
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 chart="$repo/charts/latchkey"
 here="$repo/test/chart"
-tools="${LATCHKEY_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey/tools}"
+# shellcheck source=tools.sh
+source "$here/tools.sh"
+tools="$LATCHKEY_TOOLS_DIR"
 release=latchkey
 namespace=latchkey-system
 
@@ -61,24 +62,9 @@ step() { echo; echo "== $*"; }
 
 command -v go >/dev/null 2>&1 || { echo "verify: Go is needed (to build helm, kubeconform and schemagen)" >&2; exit 1; }
 
-# go_tool NAME VERSION PACKAGE: print the path of NAME, building it on first use.
-go_tool() {
-  local name="$1" version="$2" pkg="$3"
-  local dir="$tools/$name-$version"
-  if [ ! -x "$dir/$name" ]; then
-    echo "building $name $version (first run only)..." >&2
-    rm -rf "$dir.tmp.$$"
-    mkdir -p "$dir.tmp.$$"
-    (cd "$work" && GOBIN="$dir.tmp.$$" GOFLAGS=-mod=mod go install "$pkg@$version") >&2
-    rm -rf "$dir"
-    mv "$dir.tmp.$$" "$dir"
-  fi
-  echo "$dir/$name"
-}
-
 step "tools"
-helm="$(go_tool helm "$HELM_VERSION" helm.sh/helm/v4/cmd/helm)"
-kubeconform="$(go_tool kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform)"
+helm="$(latchkey_tool helm)"
+kubeconform="$(latchkey_tool kubeconform)"
 # schemagen is keyed by the hash of its sources, so an edit rebuilds it.
 schemagen_key="$(cat "$here/schemagen/go.mod" "$here/schemagen/go.sum" "$here/schemagen/main.go" | sha256sum | cut -c1-12)"
 schemagen_dir="$tools/schemagen-$schemagen_key"
@@ -90,8 +76,8 @@ if [ ! -x "$schemagen_dir/schemagen" ]; then
   mv "$schemagen_dir.tmp.$$" "$schemagen_dir"
 fi
 schemagen="$schemagen_dir/schemagen"
-echo "helm $HELM_VERSION: $helm"
-echo "kubeconform $KUBECONFORM_VERSION: $kubeconform"
+echo "helm $LATCHKEY_HELM_VERSION: $helm"
+echo "kubeconform $LATCHKEY_KUBECONFORM_VERSION: $kubeconform"
 echo "Kubernetes schemas: $k8s_version"
 
 step "chart copies of crds/ and config/providers/ (charts/latchkey/sync-crds.sh --check)"
@@ -293,24 +279,16 @@ for f in "$work"/rendered-*.yaml; do
   fi
 done
 
-# in-cluster checks: see test/chart/*.test.ts
-# (helm install/upgrade/uninstall into the local control plane, RBAC impersonation tests).
+# In-cluster checks are in test/chart/chart.test.ts (real helm install/upgrade/uninstall into the
+# local control plane, every object accepted by the API server; RBAC by impersonation).
 # Here, only when KUBECONFIG is set: `helm install --dry-run=server`, which renders with the
-# cluster's capabilities, validates every object against the cluster's own OpenAPI (strict
-# field validation) and checks for conflicts with existing objects, without creating anything.
+# cluster's capabilities (API versions, lookups) and its Kubernetes version (kubeVersion), without
+# creating anything. Helm 4 does NOT submit the objects in a dry run, so this is no validation by
+# the API server. --take-ownership: a cluster that already has the Latchkey CRDs (applied with
+# kubectl, or by another release) would otherwise stop the dry run at the ownership check.
 if [ -n "${KUBECONFIG:-}" ]; then
   step "helm install --dry-run=server (KUBECONFIG=$KUBECONFIG)"
   if "$helm" list -A --max 1 >"$work/dry.out" 2>&1; then
-    dry_chart="$chart"
-    # A kube-apiserver built from source without version stamping (the local control plane of
-    # test/controlplane) reports v0.0.0, which the chart's kubeVersion constraint refuses.
-    "$helm" install probe "$chart" -n "$namespace" --dry-run=server --set serviceMonitor.enabled=false >"$work/dry.out" 2>&1 || true
-    if grep -q 'incompatible with Kubernetes v0\.0\.0' "$work/dry.out"; then
-      echo "(the cluster reports Kubernetes v0.0.0, an unstamped source build: dry-running a copy of the chart without kubeVersion)"
-      cp -r "$chart" "$work/chart-nokv"
-      sed -i '/^kubeVersion:/d' "$work/chart-nokv/Chart.yaml"
-      dry_chart="$work/chart-nokv"
-    fi
     # The ServiceMonitor needs the Prometheus Operator's CRD; leave it out where the cluster lacks it.
     sm_args=()
     if command -v kubectl >/dev/null 2>&1 && ! kubectl api-resources --api-group=monitoring.coreos.com -o name 2>/dev/null | grep -q '^servicemonitors'; then
@@ -320,7 +298,7 @@ if [ -n "${KUBECONFIG:-}" ]; then
     for s in "${sets[@]}"; do
       name="${s%%|*}"; file="${s#*|}"
       args=(); [ -n "$file" ] && args=(-f "$file")
-      if "$helm" install "$release" "$dry_chart" -n "$namespace" --dry-run=server "${args[@]}" "${sm_args[@]}" >"$work/dry.out" 2>&1; then
+      if "$helm" install "$release" "$chart" -n "$namespace" --dry-run=server --take-ownership "${args[@]}" "${sm_args[@]}" >"$work/dry.out" 2>&1; then
         pass "helm install --dry-run=server ($name values)"
       else
         fail "helm install --dry-run=server ($name values):"; grep -v '^  ' "$work/dry.out" | tail -5
