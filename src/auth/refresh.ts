@@ -220,7 +220,7 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
     }
     return new RefreshError(`provider unavailable: unusable token endpoint response (HTTP ${status})`, { permanent: false, code: 'provider_unavailable', providerError });
   }
-  const timeout = causes(err).some((e) => e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'));
+  const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
   const detail = timeout ? 'token request timed out' : `token request failed: ${rootMessage(err)}`;
   return new RefreshError(`provider unavailable: ${detail}`, { permanent: false, code: 'provider_unavailable' });
 }
@@ -239,7 +239,8 @@ function findResponse(err: unknown): Response | undefined {
 function rootMessage(err: unknown): string {
   const all = causes(err);
   const last = all[all.length - 1];
-  return (last instanceof Error ? last.message : String(last)).slice(0, 200);
+  const message = (last as { message?: unknown } | null)?.message;
+  return (typeof message === 'string' ? message : String(last)).slice(0, 200);
 }
 
 /** Retry-After in ms (delta-seconds or an HTTP date), when the response carries one. */

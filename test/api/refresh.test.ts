@@ -1,0 +1,265 @@
+/**
+ * Refresh on fetch against a real OAuth 2 server (oidc-provider, refresh-token rotation on) and a
+ * real control plane: freshness, force_refresh, hidden refresh tokens, exactly one token call for
+ * 50 concurrent fetches on one and on two replicas, revoked grants vs. provider outages.
+ */
+import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
+import { RefreshLock } from '../../src/auth/refresh-lock.js';
+import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMarginMs } from '../../src/auth/refresh.js';
+import { ConnectionEvents } from '../../src/k8s/events.js';
+import { Leases } from '../../src/k8s/leases.js';
+import { systemClock } from '../../src/context.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startReplica, testConfig, type Replica } from './rest-harness.js';
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const client = { clientId: 'latchkey-refresh-test', clientSecret: 'refresh-test-secret-0123456789' };
+const PROVIDER = 'rest-refresh-oidc';
+const CC_PROVIDER = 'rest-refresh-oidc-cc';
+const INTEGRATION = 'oidc-app';
+const CC_INTEGRATION = 'oidc-cc';
+
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let oidc: OidcTestServer;
+let a: Replica;
+let b: Replica;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'rest-refresh');
+  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
+  await applyProvider(kc, PROVIDER, {
+    displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, tokenRequestAuthMethod: 'body',
+  });
+  await applyProvider(kc, CC_PROVIDER, { displayName: 'Test OIDC CC', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
+  env = await createEnvironment(kc, ns.name);
+  await createIntegration(kc, ns.name, INTEGRATION, { provider: PROVIDER }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  await createIntegration(kc, ns.name, CC_INTEGRATION, { provider: CC_PROVIDER, scopes: ['read'] }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  [a, b] = await Promise.all([startReplica(kc, [ns.name], env.secretKey), startReplica(kc, [ns.name], env.secretKey)]);
+  for (const r of [a, b]) {
+    await eventually(() => r.ctx.store.getIntegration(ns.name, CC_INTEGRATION) && r.ctx.store.getProvider(CC_PROVIDER));
+    await eventually(async () => (await r.call('GET', '/providers')).status === 200);
+  }
+});
+
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+  await oidc?.close();
+  await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER)]);
+  await ns?.delete();
+});
+
+/** Imports a connection holding real tokens; `expired` makes its access token already past expiry. */
+async function importOAuth2(connectionId: string, opts: { expired: boolean }) {
+  const tokens = await oidc.mintTokens({ clientId: client.clientId });
+  const expiresAt = new Date(Date.now() + (opts.expired ? -60_000 : 3_600_000)).toISOString();
+  const res = await a.call('POST', '/connections', {
+    body: {
+      provider_config_key: INTEGRATION, connection_id: connectionId, metadata: { plan: 'pro' },
+      end_user: { id: `user-${connectionId}`, email: `${connectionId}@example.test` },
+      credentials: { type: 'OAUTH2', access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: expiresAt },
+    },
+  });
+  expect(res.status).toBe(201);
+  await eventually(() => b.ctx.store.getConnection(ns.name, INTEGRATION, connectionId));
+  return tokens;
+}
+
+const getPath = (id: string, extra = '') => `/connections/${encodeURIComponent(id)}?provider_config_key=${INTEGRATION}${extra}`;
+
+describe('refresh on fetch', () => {
+  it('refreshes an expired access token before answering, and keeps the refresh token out of the response', async () => {
+    const tokens = await importOAuth2('expired-1', { expired: true });
+    const before = oidc.refreshCalls();
+    const res = await a.call('GET', getPath('expired-1'));
+    expect(res.status).toBe(200);
+    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(res.body.credentials.type).toBe('OAUTH2');
+    expect(res.body.credentials.access_token).not.toBe(tokens.accessToken);
+    expect(Date.parse(res.body.credentials.expires_at)).toBeGreaterThan(Date.now() + 60_000);
+    expect(res.body.credentials).not.toHaveProperty('refresh_token');
+    expect(JSON.stringify(res.body)).not.toContain(tokens.refreshToken);
+    expect(res.body.credentials.raw).not.toHaveProperty('refresh_token');
+    expect(res.body.credentials.raw.access_token).toBe(res.body.credentials.access_token);
+    // Every field of the spec's Connection table.
+    for (const k of ['id', 'connection_id', 'provider_config_key', 'provider', 'errors', 'end_user', 'metadata', 'connection_config', 'created_at', 'updated_at', 'last_fetched_at', 'credentials']) {
+      expect(res.body).toHaveProperty(k);
+    }
+    expect(res.body.provider).toBe(PROVIDER);
+    expect(res.body.metadata).toEqual({ plan: 'pro' });
+    expect(Date.parse(res.body.last_fetched_at)).toBeGreaterThan(Date.now() - 10_000);
+
+    // The new access token works at the provider; the rotated refresh token was stored.
+    const withRt = await a.call('GET', getPath('expired-1', '&refresh_token=true'));
+    expect(withRt.body.credentials.refresh_token).toEqual(expect.any(String));
+    expect(withRt.body.credentials.refresh_token).not.toBe(tokens.refreshToken);
+    const introspected = await oidc.provider.AccessToken.find(withRt.body.credentials.access_token);
+    expect(introspected).toBeDefined();
+    // Status records the refresh and the fetch.
+    const status = a.ctx.store.getConnection(ns.name, INTEGRATION, 'expired-1')!.resource.status!;
+    expect(status.lastRefreshedAt).toBeDefined();
+    expect(status.refreshAttempts).toBe(0);
+    expect(Date.parse(status.expiresAt!)).toBe(Date.parse(res.body.credentials.expires_at));
+    await eventually(() => a.ctx.store.getConnection(ns.name, INTEGRATION, 'expired-1')?.resource.status?.lastFetchedAt);
+  });
+
+  it('does not call the provider for a fresh token, and does with force_refresh', async () => {
+    const tokens = await importOAuth2('fresh-1', { expired: false });
+    const before = oidc.refreshCalls();
+    const res = await a.call('GET', getPath('fresh-1'));
+    expect(res.status).toBe(200);
+    expect(res.body.credentials.access_token).toBe(tokens.accessToken);
+    expect(oidc.refreshCalls()).toBe(before);
+
+    const forced = await a.call('GET', getPath('fresh-1', '&force_refresh=true'));
+    expect(forced.status).toBe(200);
+    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(forced.body.credentials.access_token).not.toBe(tokens.accessToken);
+  });
+
+  it('makes exactly one token call for 50 concurrent fetches of an expired connection (one replica)', async () => {
+    await importOAuth2('crowd-1', { expired: true });
+    oidc.setTokenDelay(300);
+    const before = oidc.refreshCalls();
+    try {
+      const results = await Promise.all(Array.from({ length: 50 }, () => a.call('GET', getPath('crowd-1'))));
+      expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+      expect(new Set(results.map((r) => r.body.credentials.access_token)).size).toBe(1);
+    } finally {
+      oidc.setTokenDelay(0);
+    }
+    expect(oidc.refreshCalls()).toBe(before + 1);
+  });
+
+  it('makes exactly one token call for 50 concurrent fetches spread over two replicas', async () => {
+    await importOAuth2('crowd-2', { expired: true });
+    oidc.setTokenDelay(300);
+    const before = oidc.refreshCalls();
+    try {
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).call('GET', getPath('crowd-2'))));
+      expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+      expect(new Set(results.map((r) => r.body.credentials.access_token)).size).toBe(1);
+    } finally {
+      oidc.setTokenDelay(0);
+    }
+    expect(oidc.refreshCalls()).toBe(before + 1);
+    // The grant is still good: a later forced refresh works (no refresh token was used twice).
+    const again = await b.call('GET', getPath('crowd-2', '&force_refresh=true'));
+    expect(again.status).toBe(200);
+  });
+
+  it('answers 424 reauthorization_required for a revoked grant, records an Event and keeps the stored credentials', async () => {
+    const tokens = await importOAuth2('revoked-1', { expired: true });
+    await oidc.revoke(tokens.refreshToken, client);
+    const res = await a.call('GET', getPath('revoked-1'));
+    expect(res.status).toBe(424);
+    expect(res.body.error.code).toBe('reauthorization_required');
+    expect(res.body.error.message).toContain('invalid_grant');
+
+    const after = await a.call('GET', getPath('revoked-1', '&refresh_token=true')).catch(() => undefined);
+    expect(after?.status).toBe(424);
+    const stored = a.ctx.store.getConnection(ns.name, INTEGRATION, 'revoked-1')!;
+    expect(stored.credentials.access_token).toBe(tokens.accessToken);
+    expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
+    const errors = stored.resource.status!.errors!;
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    expect(errors[0]).toMatchObject({ type: 'auth', logId: expect.any(String) });
+
+    const event = await core.readNamespacedEvent({ namespace: ns.name, name: errors[0]!.logId });
+    expect(event.reason).toBe('RefreshFailed');
+    expect(event.type).toBe('Warning');
+    expect(event.involvedObject.name).toBe(stored.resource.metadata.name);
+    expect(event.message).toContain('invalid_grant');
+    expect(event.message).not.toContain(tokens.refreshToken);
+    expect(event.message).not.toContain(tokens.accessToken);
+
+    // The list shows the error with its log_id.
+    const list = await a.call('GET', `/connections?connectionId=revoked-1`);
+    expect(list.body.connections[0].errors[0]).toEqual({ type: 'auth', log_id: errors[0]!.logId });
+  });
+
+  it('tells a provider outage (5xx) apart from a revoked grant: 502 provider_unavailable, credentials kept', async () => {
+    const tokens = await importOAuth2('outage-1', { expired: true });
+    oidc.failNext(1, 503);
+    const res = await a.call('GET', getPath('outage-1'));
+    expect(res.status).toBe(502);
+    expect(res.body.error.code).toBe('provider_unavailable');
+    const stored = a.ctx.store.getConnection(ns.name, INTEGRATION, 'outage-1')!;
+    expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
+    // Once the provider is back, the same refresh token still works.
+    const ok = await a.call('GET', getPath('outage-1'));
+    expect(ok.status).toBe(200);
+    expect(ok.body.credentials.access_token).not.toBe(tokens.accessToken);
+    expect(ok.body.errors).toEqual([]);
+  });
+
+  it('passes a rate limit on as 503 with Retry-After', async () => {
+    await importOAuth2('ratelimited-1', { expired: true });
+    oidc.failNext(1, 429, { 'retry-after': '17' });
+    const res = await a.call('GET', getPath('ratelimited-1'));
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('provider_unavailable');
+    expect(res.headers.get('retry-after')).toBe('17');
+  });
+
+  it('classifies a token endpoint timeout as transient (for the controller\'s back-off)', async () => {
+    await importOAuth2('timeout-1', { expired: true });
+    const refresher = new TokenRefresher({
+      store: a.ctx.store, lock: new RefreshLock(new Leases(kc), 'timeout-test', 30), events: new ConnectionEvents(kc, 'test'),
+      config: testConfig([ns.name]), logger: testLogger(), clock: systemClock, fetch, tokenTimeoutSeconds: 1,
+    });
+    oidc.setTokenDelay(2500);
+    let error: unknown;
+    try {
+      await refresher.ensureFresh(ns.name, INTEGRATION, 'timeout-1', { reason: 'schedule' });
+    } catch (err) {
+      error = err;
+    } finally {
+      oidc.setTokenDelay(0);
+    }
+    expect(error).toBeInstanceOf(RefreshError);
+    expect((error as RefreshError).permanent).toBe(false);
+    expect((error as RefreshError).code).toBe('provider_unavailable');
+    expect((error as RefreshError).message).toContain('timed out');
+    expect((error as RefreshError).logId).toEqual(expect.any(String));
+    // The lock was released: the next refresh goes through at once.
+    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({
+      namespace: ns.name, name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, INTEGRATION, 'timeout-1')!.resource.metadata.name),
+    });
+    expect(lease.spec?.holderIdentity ?? undefined).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1600)); // let the delayed response drain from the test server
+  });
+
+  it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {
+    const res = await a.call('POST', '/connections', {
+      body: {
+        provider_config_key: CC_INTEGRATION, connection_id: 'cc-1',
+        credentials: { type: 'OAUTH2_CC', token: 'old-token', expires_at: new Date(Date.now() - 1000).toISOString(), client_id: client.clientId, client_secret: client.clientSecret },
+      },
+    });
+    expect(res.status).toBe(201);
+    const got = await a.call('GET', `/connections/cc-1?provider_config_key=${CC_INTEGRATION}`);
+    expect(got.status).toBe(200);
+    expect(got.body.credentials.type).toBe('OAUTH2_CC');
+    expect(got.body.credentials.token).not.toBe('old-token');
+    expect(await oidc.provider.ClientCredentials.find(got.body.credentials.token)).toBeDefined();
+    expect(oidc.tokenCalls.at(-1)?.grantType).toBe('client_credentials');
+  });
+});
+
+describe('expiry arithmetic', () => {
+  const cfg = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
+  it('uses min(margin, lifetime × ratio)', () => {
+    expect(refreshMarginMs(undefined, cfg)).toBe(300_000);
+    expect(refreshMarginMs(3600, cfg)).toBe(300_000);
+    expect(refreshMarginMs(120, cfg)).toBe(30_000);
+    expect(nextRefreshAt(new Date(1_000_000), 120, cfg).getTime()).toBe(970_000);
+    const creds = { type: 'OAUTH2', access_token: 'x', expires_at: new Date(100_000).toISOString(), raw: { expires_in: 120 } };
+    expect(isAboutToExpire(creds, 69_000, cfg)).toBe(false);
+    expect(isAboutToExpire(creds, 70_000, cfg)).toBe(true);
+    expect(isAboutToExpire({ type: 'OAUTH2', access_token: 'x', raw: {} }, Date.now(), cfg)).toBe(false);
+  });
+});
