@@ -11,7 +11,6 @@ import { systemClock, type AppContext } from '../../src/context.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../../src/k8s/store.js';
 import { createRegistry } from '../../src/metrics.js';
-import type { ProxyTokenRefresher } from '../../src/proxy/credential-proxy.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
 
@@ -91,7 +90,8 @@ export interface ProxyHarness {
   close(): Promise<void>;
 }
 
-export async function startProxyHarness(prefix: string, opts: { refresher?: (ctx: AppContext) => ProxyTokenRefresher } = {}): Promise<ProxyHarness> {
+/** Latchkey's HTTP server as production wires it (createApp: the proxy shares the REST API's token refresher). */
+export async function startProxyHarness(prefix: string): Promise<ProxyHarness> {
   const kc = testKubeConfig();
   const ns = await createTestNamespace(kc, prefix);
   const logger = testLogger();
@@ -100,8 +100,7 @@ export async function startProxyHarness(prefix: string, opts: { refresher?: (ctx
   const env = await createEnvironment(kc, ns.name);
   const config = loadConfig({ LATCHKEY_HTTP_PORT: '0' });
   const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
-  const withRefresher = opts.refresher ? Object.assign(ctx, { refresher: opts.refresher(ctx) }) : ctx;
-  const server = await startHttpServer(withRefresher, 0, '127.0.0.1');
+  const server = await startHttpServer(ctx, 0, '127.0.0.1');
   await eventually(() => store.listEnvironments(ns.name).length > 0 && store.getReferencedSecret(ns.name, `${env.name}-keys`));
   const suffix = randomBytes(3).toString('hex');
   const providers: string[] = [];

@@ -1,12 +1,8 @@
 /**
- * The proxy and token refresh, with the shared single-flight TokenRefresher and a real OAuth 2
+ * The proxy and token refresh, with the shared single-flight TokenRefresher (as createApp wires it) and a real OAuth 2
  * server (oidc-provider) as the provider's token endpoint: an expired token is refreshed before
  * the request; a 401 from the provider triggers one forced refresh and one retry.
  */
-import { TokenRefresher } from '../../src/auth/refresh.js';
-import { RefreshLock } from '../../src/auth/refresh-lock.js';
-import { ConnectionEvents } from '../../src/k8s/events.js';
-import { Leases } from '../../src/k8s/leases.js';
 import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
 import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
@@ -20,19 +16,7 @@ const revoked = new Set<string>();
 beforeAll(async () => {
   oidc = await startOidcServer({ clients: [CLIENT] });
   up = await startUpstream();
-  h = await startProxyHarness('proxy-refresh', {
-    refresher: (ctx) =>
-      new TokenRefresher({
-        store: ctx.store,
-        lock: new RefreshLock(new Leases(ctx.kc), 'proxy-test', 30),
-        events: new ConnectionEvents(ctx.kc),
-        config: ctx.config,
-        logger: ctx.logger,
-        clock: ctx.clock,
-        fetch: ctx.fetch,
-        metrics: ctx.metrics,
-      }),
-  });
+  h = await startProxyHarness('proxy-refresh');
   up.on('/api/', (req, res) => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token || revoked.has(token)) {
