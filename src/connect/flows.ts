@@ -257,7 +257,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
       if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
       const description = q.get('error_description');
       throw providerError === 'access_denied'
-        ? new FlowError(400, 'access_denied', `Access to ${name} was not granted. You can close this window and try again.`)
+        ? new FlowError(400, 'access_denied', `Access to ${name} was not granted.`)
         : new FlowError(400, 'provider_error', `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`);
     }
     const client = oauthClient(deps, state.namespace, integration);

@@ -1,0 +1,113 @@
+/**
+ * OAuth 1.0a through the Connect UI against a real provider (Debian's oauthlib endpoints behind
+ * http.server): request token → approval page in chromium → callback → access token; the stored
+ * connection then signs a request the provider's ResourceEndpoint accepts.
+ */
+import type { Browser } from 'playwright-core';
+import { percentEncode, signatureBaseString, signRequest } from '../../src/auth/oauth1.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { startOAuth1Server, type OAuth1TestServer } from './oauth1-server.js';
+import {
+  appPage, launchBrowser, openConnectPopup, sealSession, signatureValid, startLatchkey, waitForEvent, webhookReceiver,
+  type Latchkey, type WebhookReceiver,
+} from './harness.js';
+
+const kc = testKubeConfig();
+const PROVIDER = `oauth1-flow-${process.pid}`;
+const CONSUMER = { clientId: 'consumer_key_latchkey_test_1', clientSecret: 'consumer-secret-of-the-test' };
+
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let latchkey: Latchkey;
+let provider: OAuth1TestServer;
+let receiver: WebhookReceiver;
+let app: Awaited<ReturnType<typeof appPage>>;
+let browser: Browser;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'connect-oauth1');
+  receiver = await webhookReceiver();
+  await receiver.listen();
+  env = await createEnvironment(kc, ns.name, { mode: 'development', webhooks: { url: receiver.url } });
+  provider = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret);
+  latchkey = await startLatchkey(kc, ns.name);
+  await applyProvider(kc, PROVIDER, {
+    displayName: 'Tumble', authMode: 'OAUTH1',
+    requestTokenUrl: `${provider.url}/request_token`, authorizationUrl: `${provider.url}/authorize`, tokenUrl: `${provider.url}/access_token`,
+  });
+  await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER }, CONSUMER);
+  await eventually(() => latchkey.ctx.store.getIntegration(ns.name, 'tumble') && latchkey.ctx.store.getProvider(PROVIDER)
+    && latchkey.ctx.store.readSecretValue(ns.name, 'tumble-client', 'clientSecret') && latchkey.ctx.store.listEnvironments(ns.name).length);
+  app = await appPage(latchkey.url);
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await latchkey?.stop();
+  await provider?.close();
+  await receiver?.close();
+  await deleteProvider(kc, PROVIDER);
+  await ns?.delete();
+});
+
+describe('OAuth 1.0a signing (RFC 5849)', () => {
+  it('builds the signature base string of the RFC example', () => {
+    const base = signatureBaseString('POST', 'http://example.com/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b', [
+      ['oauth_consumer_key', '9djdj82h48djs9d2'], ['oauth_token', 'kkk9d7dh3k39sjv7'], ['oauth_signature_method', 'HMAC-SHA1'],
+      ['oauth_timestamp', '137131201'], ['oauth_nonce', '7d8f3e4a'], ['c2', ''], ['a3', '2 q'],
+    ]);
+    expect(base).toBe(
+      'POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7',
+    );
+    expect(percentEncode("a b!*'()~")).toBe('a%20b%21%2A%27%28%29~');
+  });
+});
+
+describe('OAuth 1.0a through the Connect UI', () => {
+  it('runs the three-legged flow in the browser and the connection signs requests the provider accepts', async () => {
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-user', tags: { team: 't1' } }, allowedIntegrations: ['tumble'] });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
+    await popup.click('button[value=approve]');
+    const connect = await waitForEvent(page, 'connect');
+    expect(connect.providerConfigKey).toBe('tumble');
+
+    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'tumble', connect.connectionId!));
+    const creds = stored.credentials as { type: string; oauth_token: string; oauth_token_secret: string; raw: Record<string, string> };
+    expect(creds.type).toBe('OAUTH1');
+    expect(creds.oauth_token).toBeTruthy();
+    expect(creds.raw.oauth_token).toBe(creds.oauth_token);
+
+    const url = `${provider.url}/resource?page=2&q=${encodeURIComponent('a b/c')}`;
+    const sign = { method: 'GET', url, consumerKey: CONSUMER.clientId, consumerSecret: CONSUMER.clientSecret, token: creds.oauth_token, tokenSecret: creds.oauth_token_secret };
+    const ok = await fetch(url, { headers: { authorization: signRequest(sign) } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ ok: true, client: CONSUMER.clientId, query: { page: '2', q: 'a b/c' } });
+    // The provider really checks: a wrong token secret is refused.
+    const forged = await fetch(url, { headers: { authorization: signRequest({ ...sign, tokenSecret: 'not-the-secret' }) } });
+    expect(forged.status).toBe(401);
+
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connect.connectionId));
+    expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+    expect(hook.json).toMatchObject({ operation: 'creation', provider: PROVIDER, endUser: { endUserId: 'oauth1-user', tags: { team: 't1' } } });
+    await context.close();
+  });
+
+  it('reports a denial as an error page and event, and stores nothing', async () => {
+    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-denier' }, allowedIntegrations: ['tumble'] });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
+    await popup.click('button[value=deny]');
+    await popup.waitForSelector('text=Could not connect');
+    const error = await waitForEvent(page, 'error');
+    expect(error).toMatchObject({ providerConfigKey: 'tumble', error: { code: 'access_denied' } });
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    await context.close();
+  });
+});
