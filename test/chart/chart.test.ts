@@ -1,0 +1,461 @@
+/**
+ * The Helm chart against the real control plane of the test run:
+ *   1. the offline checks (test/chart/verify.sh: lint, template, values schema, kubeconform);
+ *   2. helm install / upgrade / uninstall with the default values, the chart owning the CRDs
+ *      (it takes over the CRDs the global setup applied; they are kept on uninstall);
+ *   3. helm install / uninstall with ci/production-values.yaml, limited to two namespaces;
+ *   4. RBAC: Latchkey's real server and controller (src/run.ts), as the chart's ServiceAccount
+ *      (impersonated), work in the granted namespace, and calls outside the rules are forbidden.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  AuthenticationV1Api,
+  AuthorizationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import { loadConfig } from '../../src/config.js';
+import { statusOf } from '../../src/k8s/errors.js';
+import { ConnectionEvents } from '../../src/k8s/events.js';
+import { FlowRecords } from '../../src/k8s/flow-records.js';
+import { Leases } from '../../src/k8s/leases.js';
+import { GROUP, LABELS, VERSION, type CommonStatus } from '../../src/k8s/resources.js';
+import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { createLogger } from '../../src/log.js';
+import { runLatchkey, type Running } from '../../src/run.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { REPO_ROOT } from '../harness/controlplane.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { CHART, describeObject, Helm, impersonating, mustSucceed, readBack, run } from './helm.js';
+
+const kc = testKubeConfig();
+const kubeconfigPath = process.env.LATCHKEY_TEST_KUBECONFIG!;
+const core = kc.makeApiClient(CoreV1Api);
+const apps = kc.makeApiClient(AppsV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const crdApi = kc.makeApiClient(ApiextensionsV1Api);
+const CRDS = ['connections.latchkey.dev', 'environments.latchkey.dev', 'integrations.latchkey.dev', 'providers.latchkey.dev'];
+const KEEP = 'helm.sh/resource-policy';
+const RELEASE = 'latchkey';
+type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
+
+let helm: Helm;
+
+beforeAll(async () => {
+  helm = await Helm.build(kubeconfigPath);
+}, 1_500_000);
+afterAll(() => helm?.cleanup());
+
+async function crdUids(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of CRDS) out[name] = (await crdApi.readCustomResourceDefinition({ name })).metadata!.uid!;
+  return out;
+}
+
+/** True when every Latchkey CRD carries helm.sh/resource-policy: keep (uninstalling cannot delete it). */
+async function crdsKeptOnUninstall(): Promise<boolean> {
+  for (const name of CRDS) {
+    const crd = await crdApi.readCustomResourceDefinition({ name });
+    if (crd.metadata?.annotations?.[KEEP] !== 'keep') return false;
+  }
+  return true;
+}
+
+async function expectAllAccepted(objects: KubernetesObject[], namespace: string): Promise<void> {
+  const missing: string[] = [];
+  for (const o of objects) if (!(await readBack(kc, o, namespace))) missing.push(describeObject(o));
+  expect(missing).toEqual([]);
+}
+
+async function expectAllGone(objects: KubernetesObject[], namespace: string): Promise<void> {
+  await eventually(async () => {
+    for (const o of objects) if (await readBack(kc, o, namespace)) throw new Error(`${describeObject(o)} still exists`);
+    return true;
+  }, 30_000, 250);
+}
+
+const kinds = (objects: KubernetesObject[]) => objects.map((o) => o.kind!).sort();
+const count = (objects: KubernetesObject[], kind: string) => objects.filter((o) => o.kind === kind).length;
+const envOf = (d: V1Deployment, container: string) =>
+  Object.fromEntries((d.spec!.template.spec!.containers.find((c) => c.name === container)!.env ?? []).map((e) => [e.name, e.value]));
+
+describe('offline checks (test/chart/verify.sh)', () => {
+  it('passes helm lint, helm template, the values schema guards and kubeconform -strict', async () => {
+    const env = { ...process.env };
+    delete env.KUBECONFIG; // the in-cluster part is this file's job
+    const r = mustSucceed('bash test/chart/verify.sh', await run('bash', [join(REPO_ROOT, 'test/chart/verify.sh')], env, 1_200_000));
+    expect(r.stdout).toMatch(/chart: [1-9]\d* passed, 0 failed/);
+    expect(r.stdout).not.toMatch(/FAIL/);
+  }, 1_200_000);
+});
+
+describe('default values, with the chart installing the CRDs', () => {
+  let ns: Namespace;
+  let installed = false;
+  let uidsBefore: Record<string, string>;
+  let rendered: KubernetesObject[];
+
+  beforeAll(async () => {
+    ns = await createTestNamespace(kc, 'chart');
+  });
+  afterAll(async () => {
+    // Never uninstall a release owning the CRDs unless they are kept: other test files use them.
+    if (installed && (await crdsKeptOnUninstall())) await helm.run(['uninstall', RELEASE, '-n', ns.name]);
+    await ns.delete();
+  });
+
+  it('helm install takes over the existing CRDs and every rendered object is accepted by the API server', async () => {
+    // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
+    // them over would change the CRDs under the other tests.
+    mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
+    uidsBefore = await crdUids();
+    // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
+    // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
+    await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
+    installed = true;
+    rendered = await helm.manifest(RELEASE, ns.name);
+    expect(kinds(rendered)).toEqual([
+      'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding',
+      'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition',
+      'Deployment', 'Provider', 'Provider', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+    ]);
+    await expectAllAccepted(rendered, ns.name);
+
+    // The CRDs were updated in place (same objects), now part of the release and kept on uninstall.
+    expect(await crdUids()).toEqual(uidsBefore);
+    for (const name of CRDS) {
+      const crd = await crdApi.readCustomResourceDefinition({ name });
+      expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([name, 'keep', ns.name]);
+    }
+    const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
+    const containers = d.spec!.template.spec!.containers;
+    expect(containers.map((c) => [c.name, c.args])).toEqual([['controller', ['controller']], ['server', ['server']]]);
+    for (const c of containers) {
+      expect(c.securityContext).toMatchObject({
+        runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+      });
+    }
+    expect(d.spec!.replicas).toBe(1);
+    // Watch every namespace: the variable is there, empty (the API server drops an empty value).
+    expect(Object.keys(envOf(d, 'server'))).toContain('LATCHKEY_WATCH_NAMESPACES');
+    expect(envOf(d, 'server').LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
+    const trello = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: 'trello' })) as KubernetesObject;
+    expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
+  });
+
+  it('grants cluster-wide only what the processes need (SubjectAccessReview of the ServiceAccount)', async () => {
+    const authz = kc.makeApiClient(AuthorizationV1Api);
+    const sa = `system:serviceaccount:${ns.name}:${RELEASE}`;
+    const can = async (attrs: { verb: string; resource: string; group?: string; subresource?: string; namespace?: string; name?: string }) =>
+      (await authz.createSubjectAccessReview({
+        body: {
+          spec: {
+            user: sa, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`, 'system:authenticated'],
+            resourceAttributes: { group: attrs.group ?? '', resource: attrs.resource, subresource: attrs.subresource, verb: attrs.verb, namespace: attrs.namespace, name: attrs.name },
+          },
+        },
+      })).status!.allowed;
+    const checks: Array<[string, Parameters<typeof can>[0], boolean]> = [
+      ['watch Connections everywhere', { verb: 'watch', group: GROUP, resource: 'connections' }, true],
+      ['list Secrets in any namespace (rbac.namespaces empty)', { verb: 'list', resource: 'secrets', namespace: 'kube-system' }, true],
+      ['update Provider status', { verb: 'update', group: GROUP, resource: 'providers', subresource: 'status', name: 'x' }, true],
+      ['create the leader Lease', { verb: 'create', group: 'coordination.k8s.io', resource: 'leases', namespace: ns.name }, true],
+      ['update a Provider spec', { verb: 'update', group: GROUP, resource: 'providers', name: 'x' }, false],
+      ['create a Provider', { verb: 'create', group: GROUP, resource: 'providers' }, false],
+      ['update an Integration spec', { verb: 'update', group: GROUP, resource: 'integrations', namespace: 'default', name: 'x' }, false],
+      ['patch a Secret', { verb: 'patch', resource: 'secrets', namespace: 'default', name: 'x' }, false],
+      ['deletecollection Secrets', { verb: 'deletecollection', resource: 'secrets', namespace: 'default' }, false],
+      ['delete a CRD', { verb: 'delete', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: CRDS[0] }, false],
+      ['create a Pod', { verb: 'create', resource: 'pods', namespace: ns.name }, false],
+      ['list Namespaces', { verb: 'list', resource: 'namespaces' }, false],
+      ['watch ConfigMaps', { verb: 'watch', resource: 'configmaps', namespace: 'default' }, false],
+      ['impersonate users', { verb: 'impersonate', resource: 'users' }, false],
+      ['escalate ClusterRoles', { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
+      ['bind ClusterRoles', { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
+    ];
+    const answers = [];
+    for (const [what, attrs] of checks) answers.push([what, await can(attrs)]);
+    expect(answers).toEqual(checks.map(([what, , allowed]) => [what, allowed]));
+  });
+
+  it('helm upgrade applies a changed value to the Deployment', async () => {
+    await helm.ok(['upgrade', RELEASE, CHART, '-n', ns.name, '--set', 'catalog.include={trello}', '--set', 'replicaCount=2', '--set', 'config.logLevel=debug']);
+    const status = JSON.parse(await helm.ok(['status', RELEASE, '-n', ns.name, '-o', 'json'])) as { version: number; info: { status: string } };
+    expect([status.version, status.info.status]).toEqual([2, 'deployed']);
+    const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
+    expect(d.spec!.replicas).toBe(2);
+    expect([envOf(d, 'controller').LATCHKEY_LOG_LEVEL, envOf(d, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
+    // replicas > 1 brings the PodDisruptionBudget; a provider dropped from the catalog is removed.
+    expect(count(rendered, 'PodDisruptionBudget')).toBe(0);
+    rendered = await helm.manifest(RELEASE, ns.name);
+    expect(count(rendered, 'PodDisruptionBudget')).toBe(1);
+    await expectAllAccepted(rendered, ns.name);
+    await expectAllGone([{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }], ns.name);
+  });
+
+  it('helm uninstall removes the release objects and keeps the CRDs', async () => {
+    // Guard: with crds.keep the live CRDs carry the keep policy; otherwise stop before deleting them.
+    expect(await crdsKeptOnUninstall()).toBe(true);
+    await helm.ok(['uninstall', RELEASE, '-n', ns.name]);
+    installed = false;
+    await expectAllGone(rendered.filter((o) => o.kind !== 'CustomResourceDefinition'), ns.name);
+    expect(await crdUids()).toEqual(uidsBefore);
+    expect((await helm.ok(['list', '-n', ns.name, '-q'])).trim()).toBe('');
+  });
+});
+
+describe('ci/production-values.yaml, limited to two namespaces', () => {
+  const SM_CRD = 'servicemonitors.monitoring.coreos.com';
+  let rel: Namespace;
+  let appA: Namespace;
+  let appB: Namespace;
+  let installed = false;
+  let createdServiceMonitorCrd = false;
+  let rendered: KubernetesObject[];
+
+  beforeAll(async () => {
+    [rel, appA, appB] = await Promise.all([createTestNamespace(kc, 'chart-prod'), createTestNamespace(kc, 'chart-shop'), createTestNamespace(kc, 'chart-bill')]);
+    // The production values enable a ServiceMonitor. Without the Prometheus Operator, the subset
+    // of its CRD written for kubeconform (test/chart/schemas) makes the API server check it.
+    try {
+      await crdApi.readCustomResourceDefinition({ name: SM_CRD });
+    } catch (err) {
+      if (statusOf(err) !== 404) throw err;
+      const { installCrds } = await import('../../src/k8s/apply.js');
+      await installCrds(kc, join(REPO_ROOT, 'test/chart/schemas/servicemonitor-subset.crd.yaml'));
+      createdServiceMonitorCrd = true;
+    }
+  });
+  afterAll(async () => {
+    if (installed) await helm.run(['uninstall', RELEASE, '-n', rel.name]);
+    if (createdServiceMonitorCrd) await crdApi.deleteCustomResourceDefinition({ name: SM_CRD }).catch(() => undefined);
+    await Promise.all([rel, appA, appB].map((n) => n.delete()));
+  });
+
+  it('helm install: every rendered object, the whole provider catalog included, is accepted', async () => {
+    await helm.ok([
+      'install', RELEASE, CHART, '-n', rel.name, '-f', join(CHART, 'ci/production-values.yaml'),
+      '--set', `rbac.namespaces={${appA.name},${appB.name}}`, '--set', 'crds.install=false',
+    ]);
+    installed = true;
+    rendered = await helm.manifest(RELEASE, rel.name);
+    const catalogProviders = readdirSync(join(CHART, 'catalog'))
+      .filter((f) => f.endsWith('.yaml'))
+      .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
+    expect(catalogProviders).toBeGreaterThan(0);
+    expect(count(rendered, 'Provider')).toBe(catalogProviders);
+    expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
+    for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Deployment', 'Service', 'ServiceAccount']) {
+      expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
+    }
+    // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
+    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([`${rel.name}-${RELEASE}-providers`]);
+    expect(rendered.filter((o) => o.kind === 'RoleBinding').map((o) => o.metadata!.namespace).sort()).toEqual([appA.name, appB.name, rel.name].sort());
+    await expectAllAccepted(rendered, rel.name);
+    const d = await apps.readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
+    expect(d.spec!.replicas).toBe(3);
+    expect(envOf(d, 'server').LATCHKEY_WATCH_NAMESPACES).toBe(`${appA.name},${appB.name}`);
+    expect(envOf(d, 'server').LATCHKEY_PUBLIC_BASE_URL).toBe('https://connect.example.com');
+  });
+
+  it('helm uninstall removes every object, in the listed namespaces too', async () => {
+    await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
+    installed = false;
+    await expectAllGone(rendered, rel.name);
+  });
+});
+
+describe('RBAC: the server and the controller as the chart ServiceAccount, limited to one namespace', () => {
+  const run8 = randomBytes(4).toString('hex');
+  const providerName = `chart-rbac-${run8}`;
+  const podName = `chart-rbac-${run8}`;
+  let rel: Namespace;
+  let app: Namespace;
+  let other: Namespace;
+  let env: TestEnvironment;
+  let sa: string;
+  let saKc: KubeConfig;
+  let running: Running | undefined;
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    [rel, app, other] = await Promise.all([createTestNamespace(kc, 'chart-rbac'), createTestNamespace(kc, 'chart-app'), createTestNamespace(kc, 'chart-other')]);
+    await helm.ok(['install', RELEASE, CHART, '-n', rel.name, '--set', `rbac.namespaces={${app.name}}`, '--set', 'crds.install=false', '--set', 'catalog.install=false']);
+    sa = `system:serviceaccount:${rel.name}:${RELEASE}`;
+    saKc = impersonating(kc, sa);
+    // What a platform team creates (as admin): a Provider, an Environment and an Integration.
+    await applyProvider(kc, providerName, {
+      displayName: 'Chart RBAC', authMode: 'API_KEY',
+      proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
+    });
+    env = await createEnvironment(kc, app.name);
+    await createIntegration(kc, app.name, 'keys', { provider: providerName });
+    await core.createNamespacedSecret({ namespace: other.name, body: { metadata: { name: 'not-yours', labels: { [LABELS.watch]: 'true' } }, stringData: { secretKey: 'x' } } });
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await deleteProvider(kc, providerName);
+    await helm.run(['uninstall', RELEASE, '-n', rel.name]);
+    await Promise.all([rel, app, other].map((n) => n.delete()));
+  });
+
+  it('the impersonating client is the ServiceAccount', async () => {
+    const review = await saKc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
+    expect(review.status?.userInfo?.username).toBe(sa);
+    expect(review.status?.userInfo?.groups).toEqual(expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${rel.name}`]));
+  });
+
+  it('runLatchkey (server + controller) with the chart settings syncs its caches, leads, reconciles and imports a connection', async () => {
+    // The settings the chart gives the containers, plus what the pod would get from the downward API.
+    const d = await apps.readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
+    const chartEnv = envOf(d, 'server');
+    expect(envOf(d, 'controller')).toEqual(chartEnv);
+    const config = loadConfig({
+      ...Object.fromEntries(Object.entries(chartEnv).filter(([, v]) => v !== undefined)),
+      POD_NAME: podName, POD_NAMESPACE: rel.name, LATCHKEY_LEASE_NAMESPACE: rel.name,
+      LATCHKEY_HTTP_PORT: '0', LATCHKEY_CONTROLLER_PORT: '0', LATCHKEY_LOG_LEVEL: 'warn',
+    });
+    expect(config.watchNamespaces).toEqual([app.name]);
+    const logger = createLogger('warn', {}, { write: (line: string) => void warnings.push(line) });
+
+    let timer: NodeJS.Timeout | undefined;
+    running = await Promise.race([
+      runLatchkey({ config, logger, kc: saKc, components: ['server', 'controller'] }),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`caches did not sync as ${sa}:\n${warnings.join('')}`)), 60_000))),
+    ]).finally(() => clearTimeout(timer));
+    expect(running.ctx.store.hasSynced).toBe(true);
+
+    // Leader election: the Lease in the release namespace, held by this "pod".
+    await eventually(() => running!.controller!.controller.isLeader, 30_000);
+    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: rel.name, name: config.leaseName });
+    expect(lease.spec?.holderIdentity).toBe(podName);
+
+    // The controller wrote the status of the Provider, the Integration and the Environment.
+    const readyOf = async (plural: string, namespace?: string, name = '') => {
+      const o = (namespace
+        ? await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name })
+        : await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })) as { status?: CommonStatus };
+      return o.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    };
+    expect(await eventually(() => readyOf('providers', undefined, providerName), 30_000)).toBe('True');
+    expect(await eventually(() => readyOf('integrations', app.name, 'keys'), 30_000)).toBe('True');
+    expect(await eventually(() => readyOf('environments', app.name, env.name), 30_000)).toBe('True');
+
+    // The REST API: import, read back, delete.
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${running!.server!.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${env.secretKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const imported = await eventually(async () => {
+      const r = await call('POST', '/connections', { provider_config_key: 'keys', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'k-123' } });
+      return r.status === 401 ? undefined : r; // the key index may lag the Environment by a moment
+    }, 20_000);
+    expect([imported.status, imported.body.connection_id]).toEqual([201, 'user-1']);
+    const fetched = await call('GET', '/connections/user-1?provider_config_key=keys');
+    expect([fetched.status, fetched.body.credentials]).toEqual([200, { type: 'API_KEY', apiKey: 'k-123' }]);
+    const secrets = await core.listNamespacedSecret({ namespace: app.name, labelSelector: `${LABELS.managedBy}=${LABELS.managedByValue}` });
+    expect(secrets.items).toHaveLength(1);
+    const deleted = await call('DELETE', '/connections/user-1?provider_config_key=keys');
+    expect([deleted.status, deleted.body]).toEqual([200, { success: true }]);
+    expect((await call('GET', '/connections/user-1?provider_config_key=keys')).status).toBe(404);
+  });
+
+  it('the other calls the processes make work as the ServiceAccount in the granted namespace', async () => {
+    const store = running!.ctx.store;
+    const { resource } = await store.createConnection({
+      namespace: app.name,
+      spec: { integration: 'keys', provider: providerName, connectionId: 'direct', authMode: 'API_KEY', metadata: {}, connectionConfig: {} },
+      credentials: { type: 'API_KEY', apiKey: 'k-456' },
+    });
+    const name = resource.metadata.name;
+    await store.updateConnection(app.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'pro' } } }));
+    await store.updateConnectionStatus(app.name, name, (s) => ({ ...s, lastFetchedAt: new Date().toISOString() }));
+    await store.updateCredentials(app.name, name, (c) => ({ ...c, apiKey: 'k-789' }));
+    const events = new ConnectionEvents(saKc, 'chart-test');
+    const logId = await events.record(store.connections.get(name, app.name)!, { type: 'Warning', reason: 'RbacCheck', message: 'recorded as the ServiceAccount' });
+    expect((await events.get(app.name, logId)).reason).toBe('RbacCheck');
+    const leases = new Leases(saKc);
+    const lock = `${name}-refresh`;
+    expect((await leases.tryAcquire(app.name, lock, podName, 30)).acquired).toBe(true);
+    await leases.release(app.name, lock, podName);
+    await leases.delete(app.name, lock);
+    const flows = new FlowRecords(saKc);
+    const expires = Date.now() + 60_000;
+    expect(await flows.markUsed(app.name, `flow-${run8}`, expires)).toBe(true);
+    expect(await flows.markUsed(app.name, `flow-${run8}`, expires)).toBe(false);
+    await flows.putRequestSecret(app.name, `flow-${run8}`, { token: 't', tokenSecret: 's' }, expires);
+    expect(await flows.takeRequestSecret(app.name, `flow-${run8}`)).toEqual({ token: 't', tokenSecret: 's' });
+    expect(await flows.sweepExpired([app.name], expires + 60_000)).toBeGreaterThanOrEqual(1);
+    const outbox = new WebhookOutbox(saKc);
+    await outbox.enqueue(app.name, { id: `msg_${run8}`, environment: env.name, body: '{}' }, Date.now());
+    await outbox.list([app.name]);
+    await store.deleteConnection(app.name, name);
+    // Nothing the processes did so far was refused.
+    expect(warnings.filter((l) => /forbidden|\b403\b/i.test(l))).toEqual([]);
+  });
+
+  it('calls outside the granted rules are forbidden (403)', async () => {
+    const saCore = saKc.makeApiClient(CoreV1Api);
+    const saCustom = saKc.makeApiClient(CustomObjectsApi);
+    const saCoordination = saKc.makeApiClient(CoordinationV1Api);
+    const saCrds = saKc.makeApiClient(ApiextensionsV1Api);
+    const dryRun = 'All'; // authorization comes first: a granted write would only be simulated
+    const statusOfCall = async (call: () => Promise<unknown>) => {
+      try {
+        await call();
+        return 'allowed';
+      } catch (err) {
+        return statusOf(err) ?? String(err);
+      }
+    };
+    // Positive control: the same client reads the granted namespace.
+    expect(await statusOfCall(() => saCore.listNamespacedSecret({ namespace: app.name }))).toBe('allowed');
+
+    const provider = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: providerName })) as KubernetesObject & { spec: object };
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['read a Secret in a namespace not listed', () => saCore.readNamespacedSecret({ namespace: other.name, name: 'not-yours' })],
+      ['list Secrets in a namespace not listed', () => saCore.listNamespacedSecret({ namespace: other.name })],
+      ['list Secrets cluster-wide', () => saCore.listSecretForAllNamespaces({})],
+      ['list Connections in a namespace not listed', () => saCustom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: other.name, plural: 'connections' })],
+      ['list Connections cluster-wide', () => saCustom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'connections' })],
+      ['create a Connection in a namespace not listed', () => saCustom.createNamespacedCustomObject({
+        group: GROUP, version: VERSION, namespace: other.name, plural: 'connections', dryRun,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: 'x' }, spec: {} },
+      })],
+      ['write a Provider spec', () => saCustom.replaceClusterCustomObject({
+        group: GROUP, version: VERSION, plural: 'providers', name: providerName, dryRun,
+        body: { ...provider, spec: { ...provider.spec, displayName: 'changed' } },
+      })],
+      ['delete a Provider', () => saCustom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: providerName, dryRun })],
+      ['delete a CRD', () => saCrds.deleteCustomResourceDefinition({ name: 'connections.latchkey.dev', dryRun })],
+      ['create a Lease in a namespace not listed', () => saCoordination.createNamespacedLease({
+        namespace: other.name, dryRun, body: { metadata: { name: 'x' }, spec: {} },
+      })],
+      ['update a Lease of the release namespace other than the leader Lease', () => saCoordination.replaceNamespacedLease({
+        namespace: rel.name, name: 'someone-else', dryRun, body: { metadata: { name: 'someone-else' }, spec: {} },
+      })],
+      ['create an Event in a namespace not listed', () => saCore.createNamespacedEvent({
+        namespace: 'default', dryRun, body: { metadata: { name: 'x' }, involvedObject: { kind: 'Provider', name: providerName } },
+      })],
+      ['delete all Secrets of the granted namespace at once', () => saCore.deleteCollectionNamespacedSecret({ namespace: app.name, dryRun })],
+      ['create a Pod in the granted namespace', () => saCore.createNamespacedPod({
+        namespace: app.name, dryRun, body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } },
+      })],
+    ];
+    const results = [];
+    for (const [what, call] of calls) results.push([what, await statusOfCall(call)]);
+    expect(results).toEqual(calls.map(([what]) => [what, 403]));
+  });
+});
