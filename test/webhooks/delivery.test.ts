@@ -1,0 +1,194 @@
+/**
+ * Auth webhook delivery: Standard Webhooks signatures, at-least-once delivery from the cluster
+ * outbox with retries (receiver down then up, 5xx, 429 + Retry-After), no retry on other 4xx, a
+ * dispatcher restart mid-way, and two replicas sharing the outbox without double sends.
+ */
+import { randomUUID } from 'node:crypto';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { systemClock, type AppContext } from '../../src/context.js';
+import type { ConnectionResource } from '../../src/k8s/resources.js';
+import { KubeStore } from '../../src/k8s/store.js';
+import { WEBHOOK_DELIVERY_LABEL, WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { createRegistry } from '../../src/metrics.js';
+import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webhooks/auth-webhooks.js';
+import { parseRetryAfter, retryDelaySeconds } from '../../src/webhooks/backoff.js';
+import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
+import { signPayload, verifyWebhook } from '../../src/webhooks/signing.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../support/fixtures.js';
+import { signatureValid, startDispatcher, testConfig, webhookReceiver, type WebhookReceiver } from '../connect/harness.js';
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let receiver: WebhookReceiver;
+const running: Array<{ dispatcher?: WebhookDispatcher; store: KubeStore }> = [];
+
+async function replica(withDispatcher = true): Promise<{ ctx: AppContext; dispatcher?: WebhookDispatcher; store: KubeStore }> {
+  const store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
+  await store.start();
+  const ctx: AppContext = { config: testConfig(ns.name), logger: testLogger(), kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
+  const dispatcher = withDispatcher ? startDispatcher(ctx, 100) : undefined;
+  const r = { ctx, dispatcher, store };
+  running.push(r);
+  return r;
+}
+
+async function stopReplica(r: { dispatcher?: WebhookDispatcher; store: KubeStore }): Promise<void> {
+  await r.dispatcher?.stop();
+  await r.store.stop();
+  running.splice(running.indexOf(r), 1);
+}
+
+const pendingFor = async (connectionId: string) =>
+  (await new WebhookOutbox(kc).list([ns.name])).filter((d) => (JSON.parse(d.body) as { connectionId: string }).connectionId === connectionId);
+
+function enqueue(ctx: AppContext, connectionId: string) {
+  return enqueueAuthWebhook(ctx, {
+    namespace: ns.name, operation: 'creation', success: true, connectionId, providerConfigKey: 'github', provider: 'github',
+    endUser: { id: 'u1', tags: { org: 'o' } },
+  });
+}
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'webhooks');
+  receiver = await webhookReceiver();
+  await receiver.listen();
+  env = await createEnvironment(kc, ns.name, { webhooks: { url: receiver.url } });
+});
+
+afterAll(async () => {
+  for (const r of [...running]) await stopReplica(r);
+  await receiver.close();
+  await ns.delete();
+});
+
+describe('signing and schedule', () => {
+  it('matches the Standard Webhooks reference signature and verifies', () => {
+    const key = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const body = '{"test": 2432232314}';
+    expect(signPayload(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, body)).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    const headers = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' };
+    expect(verifyWebhook(key, headers, body, 1614265330)).toBe(true);
+    expect(verifyWebhook(key, headers, body.replace('2432', '2433'), 1614265330)).toBe(false);
+    expect(verifyWebhook(key, headers, body, 1614265330 + 3600)).toBe(false); // replayed later
+  });
+
+  it('backs off exponentially with jitter, capped, and honours Retry-After', () => {
+    const cfg = { webhookBackoffBaseSeconds: 2, webhookBackoffMaxSeconds: 60 };
+    expect(retryDelaySeconds(1, cfg, () => 0)).toBe(1);
+    expect(retryDelaySeconds(1, cfg, () => 1)).toBe(2);
+    expect(retryDelaySeconds(3, cfg, () => 1)).toBe(8);
+    expect(retryDelaySeconds(3, cfg, () => 0)).toBe(4);
+    expect(retryDelaySeconds(10, cfg, () => 1)).toBe(60);
+    expect(retryDelaySeconds(1, cfg, () => 0, 30)).toBe(30);
+    expect(retryDelaySeconds(1, cfg, () => 0, 3600)).toBe(60);
+    expect(parseRetryAfter('7', 0)).toBe(7);
+    expect(parseRetryAfter(new Date(10_000).toUTCString(), 0)).toBe(10);
+    expect(parseRetryAfter('soon', 0)).toBeUndefined();
+  });
+});
+
+describe('delivery', () => {
+  it('keeps retrying while the receiver is down and delivers once per webhook-id when it is back', async () => {
+    await receiver.close();
+    const r = await replica();
+    const connectionId = `down-${randomUUID()}`;
+    expect(await enqueue(r.ctx, connectionId)).toBe('queued');
+    const [pending] = await eventually(async () => {
+      const p = await pendingFor(connectionId);
+      return p.length && p[0]!.attempts >= 2 ? p : undefined;
+    });
+    await receiver.listen(); // same port
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connectionId));
+    expect(hook.headers['webhook-id']).toBe(pending!.id);
+    expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+    await eventually(async () => (await pendingFor(connectionId)).length === 0);
+    await new Promise((res) => setTimeout(res, 500)); // a few more polls: nothing is sent again
+    expect(receiver.received.filter((w) => w.json.connectionId === connectionId)).toHaveLength(1);
+    await stopReplica(r);
+  });
+
+  it('retries 5xx and 429 (with Retry-After) with the same webhook-id, and drops other 4xx after one attempt', async () => {
+    const r = await replica();
+    receiver.answers.push({ status: 503 }, { status: 429, headers: { 'retry-after': '1' } });
+    const retried = `retry-${randomUUID()}`;
+    await enqueue(r.ctx, retried);
+    await eventually(() => receiver.delivered().find((w) => w.json.connectionId === retried));
+    const attempts = receiver.received.filter((w) => w.json.connectionId === retried);
+    expect(attempts.map((w) => w.status)).toEqual([503, 429, 200]);
+    expect(new Set(attempts.map((w) => w.headers['webhook-id'])).size).toBe(1);
+    expect(attempts.every((w) => signatureValid(env.webhookSigningKey, w))).toBe(true);
+
+    receiver.answers.push({ status: 400 });
+    const rejected = `rejected-${randomUUID()}`;
+    await enqueue(r.ctx, rejected);
+    await eventually(async () => receiver.received.some((w) => w.json.connectionId === rejected) && (await pendingFor(rejected)).length === 0);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(receiver.received.filter((w) => w.json.connectionId === rejected).map((w) => w.status)).toEqual([400]);
+    await stopReplica(r);
+  });
+
+  it('delivers a pending webhook after the dispatcher restarts with a new store', async () => {
+    receiver.answers.push(...Array.from({ length: 100 }, () => ({ status: 503 })));
+    const first = await replica();
+    const connectionId = `restart-${randomUUID()}`;
+    await enqueue(first.ctx, connectionId);
+    await eventually(async () => (await pendingFor(connectionId))[0]?.attempts);
+    await stopReplica(first); // the pod goes away with the delivery still pending
+    receiver.answers.length = 0; // the receiver recovers
+    const delivered = receiver.delivered().filter((w) => w.json.connectionId === connectionId).length;
+    expect(delivered).toBe(0);
+    expect(await pendingFor(connectionId)).toHaveLength(1);
+
+    await replica(); // a new pod
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connectionId));
+    expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+    await eventually(async () => (await pendingFor(connectionId)).length === 0);
+    expect(receiver.delivered().filter((w) => w.json.connectionId === connectionId)).toHaveLength(1);
+    for (const r of [...running]) await stopReplica(r);
+  });
+
+  it('two replicas share the outbox without sending any delivery twice', async () => {
+    const producer = await replica(false);
+    const ids = Array.from({ length: 12 }, () => `pair-${randomUUID()}`);
+    await Promise.all(ids.map((id) => enqueue(producer.ctx, id)));
+    await Promise.all([replica(), replica()]);
+    await eventually(() => ids.every((id) => receiver.delivered().some((w) => w.json.connectionId === id)), 30_000);
+    await eventually(async () => {
+      const left = await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL });
+      return left.items.length === 0;
+    });
+    for (const id of ids) expect(receiver.received.filter((w) => w.json.connectionId === id)).toHaveLength(1);
+    for (const r of [...running]) await stopReplica(r);
+  });
+
+  it('sends the refresh-failure webhook the controller queues, and nothing when a switch is off', async () => {
+    const r = await replica();
+    const connection = {
+      metadata: { name: 'c1', namespace: ns.name },
+      spec: { integration: 'github', provider: 'github', connectionId: `refresh-${randomUUID()}`, id: 1, authMode: 'OAUTH2', endUser: { id: 'u9', tags: { org: 'x' } } },
+    } as ConnectionResource;
+    expect(await enqueueRefreshFailedWebhook(r.ctx, connection, { message: 'invalid_grant: the refresh token was revoked' })).toBe('queued');
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connection.spec.connectionId));
+    expect(hook.json).toEqual({
+      type: 'auth', operation: 'refresh', success: false, connectionId: connection.spec.connectionId,
+      endUser: { endUserId: 'u9', tags: { org: 'x' } }, providerConfigKey: 'github', provider: 'github', environment: env.name,
+      error: { type: 'refresh_failed', message: 'invalid_grant: the refresh token was revoked' },
+    });
+
+    // Switch creation webhooks off: nothing is queued.
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    await custom.patchNamespacedCustomObject({
+      group: 'latchkey.dev', version: 'v1alpha1', namespace: ns.name, plural: 'environments', name: env.name,
+      body: [{ op: 'replace', path: '/spec/webhooks/sendOnCreation', value: false }],
+    });
+    await eventually(() => r.store.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);
+    const off = `off-${randomUUID()}`;
+    expect(await enqueue(r.ctx, off)).toBe('disabled');
+    expect(await pendingFor(off)).toHaveLength(0);
+    await stopReplica(r);
+  });
+});
