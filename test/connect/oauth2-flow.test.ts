@@ -73,11 +73,22 @@ async function userinfo(accessToken: string): Promise<{ status: number; sub?: st
 
 let firstConnectionId: string;
 
+/** A session token from the REST API (secret key), as an application backend gets it. */
+async function issueSession(path: string, body: unknown): Promise<string> {
+  const res = await fetch(`${latchkey.url}${path}`, {
+    method: 'POST', headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+  const { data } = (await res.json()) as { data: { token: string; connect_link: string } };
+  expect(data.connect_link).toBe(`${latchkey.url}/connect?session_token=${encodeURIComponent(data.token)}`);
+  return data.token;
+}
+
 describe('OAuth 2 through the Connect UI', () => {
   it('lists the integrations, runs login and consent, reports connect, stores working credentials and sends a signed webhook', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name, endUser: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } }, allowedIntegrations: ['acme', 'acme-sandbox'],
+    const token = await issueSession('/connect/sessions', {
+      end_user: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } }, allowed_integrations: ['acme', 'acme-sandbox'],
     });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForSelector('button[data-integration=acme]');
@@ -153,10 +164,7 @@ describe('OAuth 2 through the Connect UI', () => {
     await latchkey.ctx.store.updateConnectionStatus(ns.name, name, (s) => ({ ...s, errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }], refreshAttempts: 3 }));
 
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name, endUser: { id: 'user-42', tags: { organization: 'org-7' } }, allowedIntegrations: ['acme'],
-      reconnect: { connectionId: firstConnectionId, integration: 'acme' },
-    });
+    const token = await issueSession('/connect/sessions/reconnect', { connection_id: firstConnectionId, integration_id: 'acme' });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await loginAndConsent(popup, 'alice');
     await popup.click('text=Continue');
