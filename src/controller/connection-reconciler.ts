@@ -40,15 +40,19 @@ export class ConnectionReconciler {
     const generation = resource.metadata.generation;
 
     const integrationCond = this.integrationCondition(resource);
-    const reauth = this.reauthCondition(resource, stored);
-    const credentialsCond = this.credentialsCondition(resource, stored, reauth);
-    // The scheduler reads the conditions we are about to write: plan on the updated view.
     const plan = stored ? this.opts.schedule(key) : ({ kind: 'none', why: 'no credentials' } as Plan);
     const expiry = stored ? credentialsExpiry(stored.credentials) : undefined;
-    const ready = this.readyCondition(resource, stored, integrationCond, credentialsCond, reauth, expiry, now);
-    const updates = [integrationCond, credentialsCond, reauth.condition, ready];
+    let lifted = false;
 
+    // Conditions that depend on the status (which the refresh scheduler and the refresher write too)
+    // are computed inside the compare-and-swap, from the status as it is on the server.
     await store.updateConnectionStatus(namespace, name, (s) => {
+      const view: ConnectionResource = { ...resource, status: s };
+      const reauth = this.reauthCondition(view, stored);
+      lifted = reauth.lifted;
+      const credentialsCond = this.credentialsCondition(view, stored, reauth);
+      const ready = this.readyCondition(view, stored, integrationCond, credentialsCond, reauth, expiry, now);
+      const updates = [integrationCond, credentialsCond, reauth.condition, ready];
       const next: ConnectionStatus = {
         ...s,
         observedGeneration: generation,
@@ -57,12 +61,12 @@ export class ConnectionReconciler {
       if (reauth.lifted) next.refreshAttempts = 0;
       if (expiry !== undefined) next.expiresAt = new Date(expiry).toISOString();
       else if (stored) delete next.expiresAt;
-      if (plan.kind === 'at') next.nextRefreshAt = new Date(plan.at).toISOString();
-      else delete next.nextRefreshAt;
+      if (plan.kind === 'at' && !reauth.active) next.nextRefreshAt = new Date(plan.at).toISOString();
+      else if (plan.kind === 'none') delete next.nextRefreshAt;
       return sameStatus(s, next) ? undefined : next;
     });
     // A lifted re-authorization changes what the scheduler sees: arm it again from the written status.
-    if (reauth.lifted) this.opts.schedule(key);
+    if (lifted) this.opts.schedule(key);
   }
 
   private integrationCondition(resource: ConnectionResource): ConditionInput {

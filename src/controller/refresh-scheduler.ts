@@ -74,6 +74,10 @@ export class RefreshScheduler {
   private readonly lastAttempt = new Map<string, number>();
   /** Earliest time of the next refresh of a key, after a refresh that renewed nothing. */
   private readonly notBefore = new Map<string, number>();
+  /** Keys whose credentials (this Secret version) failed for good, known before the status says so. */
+  private readonly failedVersion = new Map<string, string>();
+  /** Keys held back because their Integration was unusable (its resourceVersion then): a change lifts it. */
+  private readonly integrationHold = new Map<string, string>();
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
@@ -88,16 +92,24 @@ export class RefreshScheduler {
     });
   }
 
-  /** Decides when the connection's token should be refreshed (pure: reads only what it is given). */
+  /** Decides when the connection's token should be refreshed (reads the store and this scheduler's holds; writes nothing). */
   plan(conn: StoredConnection | undefined): Plan {
     if (!conn) return { kind: 'none', why: 'gone' };
     const { resource, credentials } = conn;
     if (resource.metadata.deletionTimestamp) return { kind: 'none', why: 'deleting' };
+    const key = connectionKey(resource);
     if (credentials.type !== resource.spec.authMode || !this.opts.isRefreshable(credentials)) return { kind: 'none', why: 'not renewable' };
     if (credentialsExpiry(credentials) === undefined) return { kind: 'none', why: 'never expires' };
-    if (needsReauthorization(conn)) return { kind: 'none', why: 'needs re-authorization' };
+    if (needsReauthorization(conn) || this.failedVersion.get(key) === conn.credentialsVersion) {
+      return { kind: 'none', why: 'needs re-authorization' };
+    }
     const integration = this.opts.store.getIntegration(resource.metadata.namespace!, resource.spec.integration);
     if (!integration) return { kind: 'none', why: 'integration missing' };
+    const held = this.integrationHold.get(key);
+    if (held !== undefined && held !== integration.metadata.resourceVersion) {
+      this.integrationHold.delete(key);
+      this.notBefore.delete(key);
+    }
     // A misconfigured integration (say, its Secret lacks the client secret) fails every refresh: wait
     // until it is fixed (its change re-plans every connection of it).
     if (findCondition(integration.status?.conditions, 'Ready')?.status === 'False') return { kind: 'none', why: 'integration not ready' };
@@ -128,6 +140,8 @@ export class RefreshScheduler {
     this.queue.remove(key);
     this.lastAttempt.delete(key);
     this.notBefore.delete(key);
+    this.failedVersion.delete(key);
+    this.integrationHold.delete(key);
   }
 
   async stop(): Promise<void> {
@@ -165,6 +179,15 @@ export class RefreshScheduler {
         return;
       }
       const failure = asRefreshFailure(err);
+      // Decide at once, before any await: the refresher's own status write may already be
+      // re-planning this key through the reconciler, and must find it held back.
+      if (failure.code === 'integration_misconfigured') {
+        this.notBefore.set(key, this.opts.clock.now() + 5 * 60_000);
+        const integration = this.opts.store.getIntegration(namespace, spec.integration);
+        if (integration?.metadata.resourceVersion) this.integrationHold.set(key, integration.metadata.resourceVersion);
+      }
+      else if (failure.permanent) this.failedVersion.set(key, conn.credentialsVersion);
+      else this.notBefore.set(key, this.opts.clock.now() + this.retryDelay(conn, failure));
       this.opts.metrics.refreshFailures.inc({ provider, reason: failureReason(failure.oauthError ?? failure.code, failure.status, failure.permanent) });
       if (failure.code === 'integration_misconfigured') await this.onIntegrationProblem(key, failure, log);
       else if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
@@ -218,11 +241,17 @@ export class RefreshScheduler {
     log.debug({ renewed, nextRefreshAt }, 'scheduled refresh done');
   }
 
+  /** Backoff of the next attempt: exponential in the attempts so far, and never before Retry-After. */
+  private retryDelay(conn: StoredConnection, failure: RefreshFailure): number {
+    const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
+    return Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
+  }
+
   private async onTransientFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
     const [namespace, name] = splitKey(key);
     const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
-    const delay = Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
-    const at = this.opts.clock.now() + delay;
+    const at = this.notBefore.get(key) ?? this.opts.clock.now() + this.retryDelay(conn, failure);
+    const delay = Math.max(0, at - this.opts.clock.now());
     log.warn({ attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) }, 'token refresh failed; retrying');
     await this.opts.store.updateConnectionStatus(namespace, name, (s) => ({
       ...s,
@@ -278,7 +307,12 @@ export class RefreshScheduler {
         // The refresher counts its own failure; count it once.
         refreshAttempts: Math.max(s.refreshAttempts ?? 0, (conn.resource.status?.refreshAttempts ?? 0) + 1),
         errors: errors.slice(-20),
-        conditions: setConditions(s.conditions, [{ type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message }], current.resource.metadata.generation, now),
+        // All three in one write, as the connection reconciler computes them, so no reader sees half of it.
+        conditions: setConditions(s.conditions, [
+          { type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message },
+          { type: 'CredentialsValid', status: 'False', reason: REAUTHORIZATION_REQUIRED, message: 'The provider refused these credentials; the end user must authorize again.' },
+          { type: 'Ready', status: 'False', reason: REAUTHORIZATION_REQUIRED, message },
+        ], current.resource.metadata.generation, now),
       };
       delete next.nextRefreshAt;
       return next;

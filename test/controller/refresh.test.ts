@@ -1,0 +1,183 @@
+/**
+ * Refresh before expiry against a real control plane and a real OAuth server (oidc-provider with
+ * 10-second access tokens and refresh-token rotation). Nothing fetches the connections here: every
+ * refresh comes from the controller's scheduler.
+ */
+import { Leases } from '../../src/k8s/leases.js';
+import { createRefresher } from '../../src/controller/start.js';
+import { NEEDS_REAUTHORIZATION } from '../../src/controller/refresh-scheduler.js';
+import { KubeStore } from '../../src/k8s/store.js';
+import type { ConnectionResource } from '../../src/k8s/resources.js';
+import { systemClock } from '../../src/context.js';
+import { Registry } from '../../src/metrics.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../support/oidc-server.js';
+import { condition, eventsOf, importOAuth2, readCustom, sleep, startReplica, testConfig, type Replica } from './support.js';
+
+const kc = testKubeConfig();
+const client: TestClient = { clientId: 'latchkey-refresh', clientSecret: 'refresh-client-secret-0123456789' };
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let oidc: OidcTestServer;
+let replica: Replica;
+let providerName: string;
+const INTEGRATION = 'oidc';
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'refresh');
+  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
+  providerName = `oidc-${ns.name}`;
+  await applyProvider(kc, providerName, { displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl });
+  await createIntegration(kc, ns.name, INTEGRATION, { provider: providerName }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
+  await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION));
+});
+
+afterAll(async () => {
+  await replica?.stop();
+  await oidc?.close();
+  await deleteProvider(kc, providerName);
+  await ns?.delete();
+});
+
+const store = () => replica.ctx.store;
+const tokenOf = (name: string) => store().getConnectionByName(ns.name, name)?.credentials.access_token as string | undefined;
+const userinfo = (token: string) => fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${token}` } });
+
+async function removeConnection(name: string) {
+  await store().deleteConnection(ns.name, name);
+}
+
+it('refreshes a 10-second token before it expires, again and again, without any fetch', async () => {
+  const firstCall = oidc.tokenCalls.length;
+  const { conn, accessToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
+  const name = conn.resource.metadata.name;
+  const chain: Array<{ token: string; expiresAt: number }> = [{ token: accessToken, expiresAt: Date.parse(conn.credentials.expires_at as string) }];
+  await eventually(() => {
+    const c = store().getConnectionByName(ns.name, name);
+    const token = c?.credentials.access_token as string | undefined;
+    if (c && token && token !== chain[chain.length - 1]!.token) chain.push({ token, expiresAt: Date.parse(c.credentials.expires_at as string) });
+    return chain.length >= 4;
+  }, 45_000, 50);
+
+  // Three refreshes, each made at the token endpoint before the token it replaced had expired.
+  const refreshes = oidc.tokenCalls.slice(firstCall).filter((c) => c.grantType === 'refresh_token' && c.status === 200);
+  expect(refreshes.length).toBeGreaterThanOrEqual(3);
+  for (let i = 0; i < 3; i++) expect(refreshes[i]!.at).toBeLessThan(chain[i]!.expiresAt);
+  expect(new Set(chain.map((c) => c.token)).size).toBe(chain.length);
+
+  // The stored token is one the provider accepts.
+  const latest = tokenOf(name)!;
+  expect((await userinfo(latest)).status).toBe(200);
+
+  // kubectl shows expiry and the next refresh, before the expiry, and Ready.
+  const fresh = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+  expect(Date.parse(fresh.status!.nextRefreshAt!)).toBeLessThan(Date.parse(fresh.status!.expiresAt!));
+  expect(fresh.status!.refreshAttempts).toBe(0);
+  expect(condition(fresh, 'Ready')).toMatchObject({ status: 'True', observedGeneration: fresh.metadata.generation });
+  expect(JSON.stringify(fresh)).not.toContain(latest);
+  await removeConnection(name);
+});
+
+it('stops at a revoked grant: re-authorization condition, exactly one Event, no retry storm', async () => {
+  const { conn, refreshToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 3_000 });
+  const name = conn.resource.metadata.name;
+  await oidc.revoke(refreshToken, client);
+  const failed = await eventually(async () => {
+    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+    return condition(c, NEEDS_REAUTHORIZATION)?.status === 'True' ? c : undefined;
+  }, 30_000, 100);
+  const callsAtFailure = oidc.refreshCalls();
+
+  expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
+  expect(condition(failed, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
+  expect(condition(failed, NEEDS_REAUTHORIZATION)!.message).toMatch(/invalid_grant/);
+  expect(condition(failed, NEEDS_REAUTHORIZATION)!.message).toMatch(/reconnect session/);
+  expect(failed.status!.nextRefreshAt).toBeUndefined();
+
+  // A whole token lifetime later: not one more call to the token endpoint.
+  await sleep(6_000);
+  expect(oidc.refreshCalls()).toBe(callsAtFailure);
+
+  const events = await eventsOf(kc, ns.name, name);
+  expect(events).toHaveLength(1);
+  expect(events[0]).toMatchObject({ type: 'Warning' });
+  const after = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+  expect(after.status!.errors).toHaveLength(1);
+  expect(after.status!.errors![0]).toMatchObject({ type: 'auth', logId: events[0]!.metadata!.name });
+
+  // The end user authorizes again (new credentials stored): the condition lifts and refreshing resumes.
+  const tokens = await oidc.mintTokens({ clientId: client.clientId });
+  await store().updateCredentials(ns.name, name, (cur) => ({
+    ...cur, access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: new Date(Date.now() + 3_000).toISOString(), raw: { expires_in: 10 },
+  }));
+  await eventually(async () => {
+    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+    return condition(c, NEEDS_REAUTHORIZATION)?.status === 'False' && condition(c, 'Ready')?.status === 'True';
+  }, 20_000, 100);
+  await eventually(() => tokenOf(name) !== tokens.accessToken, 20_000, 100);
+  await removeConnection(name);
+});
+
+it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
+  oidc.failNext(2, 503, { 'retry-after': '1' });
+  const firstCall = oidc.tokenCalls.length;
+  const { conn, accessToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 3_000 });
+  const name = conn.resource.metadata.name;
+
+  // While failing, kubectl says so: attempts counted, Ready=False RefreshFailing.
+  const failing = await eventually(async () => {
+    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+    return (c.status?.refreshAttempts ?? 0) >= 1 && condition(c, 'Ready')?.reason === 'RefreshFailing' ? c : undefined;
+  }, 20_000, 50);
+  expect(condition(failing, 'Ready')!.message).toMatch(/retrying/);
+  await eventually(() => tokenOf(name) !== accessToken, 20_000, 50);
+
+  const calls = oidc.tokenCalls.slice(firstCall);
+  expect(calls.slice(0, 3).map((c) => c.status)).toEqual([503, 503, 200]);
+  // Retry-After: 1 was honoured (the backoff alone would have been 300 ms, then 600 ms).
+  expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(950);
+  expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(950);
+  await eventually(async () => {
+    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+    return c.status?.refreshAttempts === 0 && condition(c, 'Ready')?.status === 'True';
+  }, 10_000, 100);
+
+  // 429 with Retry-After: 2 on the next scheduled refresh.
+  const beforeSecond = oidc.tokenCalls.length;
+  oidc.failNext(1, 429, { 'retry-after': '2' });
+  const second = tokenOf(name);
+  await eventually(() => tokenOf(name) !== second, 25_000, 50);
+  const calls2 = oidc.tokenCalls.slice(beforeSecond);
+  expect(calls2.slice(0, 2).map((c) => c.status)).toEqual([429, 200]);
+  expect(calls2[1]!.at - calls2[0]!.at).toBeGreaterThanOrEqual(1_950);
+  await removeConnection(name);
+});
+
+it('a fetch racing the scheduled refresh makes one token-endpoint call', async () => {
+  // A second replica (the REST server's) with its own caches and the same shared refresher code.
+  const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
+  await serverStore.start();
+  try {
+    const ctx = { config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, clock: systemClock, metrics: new Registry(), fetch };
+    const serverRefresher = createRefresher(ctx, new Leases(kc));
+    const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
+    const name = conn.resource.metadata.name;
+    const { connectionId } = conn.resource.spec;
+    await eventually(() => serverStore.getConnectionByName(ns.name, name));
+    const due = Date.parse(await eventually(() => store().connections.get(name, ns.name)?.status?.nextRefreshAt));
+    oidc.setTokenDelay(800); // the provider is slow: the two requests overlap
+    const before = oidc.refreshCalls();
+    await sleep(Math.max(0, due - Date.now() + 50));
+    const fetched = await serverRefresher.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch' });
+    await eventually(() => tokenOf(name) === fetched.credentials.access_token, 10_000, 50);
+    await sleep(500);
+    expect(oidc.refreshCalls() - before).toBe(1);
+    expect((await userinfo(fetched.credentials.access_token as string)).status).toBe(200);
+    oidc.setTokenDelay(0);
+    await removeConnection(name);
+  } finally {
+    oidc.setTokenDelay(0);
+    await serverStore.stop();
+  }
+});
