@@ -1,0 +1,80 @@
+/**
+ * Two controller instances in one test, each with its own caches, metrics and elector on one Lease
+ * (3-second duration): only the leader refreshes; when it dies without releasing the Lease, the other
+ * takes over within the lease duration and the refreshes continue.
+ */
+import { Leases } from '../../src/k8s/leases.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../support/oidc-server.js';
+import { importOAuth2, startReplica, type Replica } from './support.js';
+
+const kc = testKubeConfig();
+const client: TestClient = { clientId: 'latchkey-leader', clientSecret: 'leader-client-secret-0123456789' };
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let oidc: OidcTestServer;
+let a: Replica;
+let b: Replica;
+let providerName: string;
+const LEASE_SECONDS = 3;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'leader');
+  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
+  providerName = `oidc-${ns.name}`;
+  await applyProvider(kc, providerName, { displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl });
+  await createIntegration(kc, ns.name, 'oidc', { provider: providerName }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  a = await startReplica(kc, ns.name, 'replica-a', {}, { leaseDurationSeconds: LEASE_SECONDS });
+  b = await startReplica(kc, ns.name, 'replica-b', {}, { leaseDurationSeconds: LEASE_SECONDS });
+});
+
+afterAll(async () => {
+  await a?.stop();
+  await b?.stop();
+  await oidc?.close();
+  await deleteProvider(kc, providerName);
+  await ns?.delete();
+});
+
+async function attempts(r: Replica): Promise<number> {
+  const m = await r.ctx.metrics.getSingleMetric('latchkey_refresh_attempts_total')!.get();
+  return m.values.reduce((n, v) => n + v.value, 0);
+}
+
+async function leaderGauge(r: Replica): Promise<number> {
+  const m = await r.ctx.metrics.getSingleMetric('latchkey_leader')!.get();
+  return m.values[0]?.value ?? -1;
+}
+
+it('exactly one instance leads and refreshes; the other takes over when it dies', async () => {
+  const leader = await eventually(() => (a.running.controller.isLeader ? a : b.running.controller.isLeader ? b : undefined), 15_000, 50);
+  const follower = leader === a ? b : a;
+  expect(follower.running.controller.isLeader).toBe(false);
+  expect(await leaderGauge(leader)).toBe(1);
+  expect(await leaderGauge(follower)).toBe(0);
+  const lease = await new Leases(kc).get(ns.name, 'latchkey-controller');
+  expect(lease?.holder).toBe(leader.ctx.config.identity);
+
+  // Two refreshes of a 10-second token: all made by the leader.
+  const { conn } = await importOAuth2(leader.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 3_000 });
+  const name = conn.resource.metadata.name;
+  const before = oidc.refreshCalls();
+  await eventually(() => oidc.refreshCalls() - before >= 2, 30_000, 100);
+  expect(await attempts(leader)).toBeGreaterThanOrEqual(2);
+  expect(await attempts(follower)).toBe(0);
+  expect(follower.running.controller.scheduler).toBeUndefined();
+
+  // The leader dies (no release): the follower takes the Lease once it expires.
+  const diedAt = Date.now();
+  await leader.stop({ release: false });
+  await eventually(() => follower.running.controller.isLeader, LEASE_SECONDS * 1000 + 3_000, 50);
+  const tookOverAfter = Date.now() - diedAt;
+  expect(tookOverAfter).toBeLessThanOrEqual(LEASE_SECONDS * 1000 + 3_000);
+  expect((await new Leases(kc).get(ns.name, 'latchkey-controller'))?.holder).toBe(follower.ctx.config.identity);
+
+  // And the refreshes go on, now from the new leader.
+  const handover = oidc.refreshCalls();
+  await eventually(() => oidc.refreshCalls() > handover, 20_000, 100);
+  await eventually(async () => (await attempts(follower)) >= 1, 5_000, 100);
+  await eventually(() => follower.ctx.store.getConnectionByName(ns.name, name)?.resource.status?.refreshAttempts === 0, 10_000, 100);
+});
