@@ -1,0 +1,167 @@
+/**
+ * Reconcilers against a real control plane: Integrations, Environments and Providers get Ready
+ * conditions that say what is wrong; a change to a referenced Secret is noticed; deleting an
+ * Integration or a Provider that connections use shows in those connections' conditions. Also the
+ * controller's own /healthz, /readyz and /metrics.
+ */
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, LABELS, VERSION, type ConnectionResource, type EnvironmentResource, type IntegrationResource } from '../../src/k8s/resources.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { condition, readCustom, startReplica, type Replica } from './support.js';
+
+const kc = testKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let replica: Replica;
+const providers: string[] = [];
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'conditions');
+  replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
+});
+
+afterAll(async () => {
+  await replica?.stop();
+  for (const p of providers) await deleteProvider(kc, p);
+  await ns?.delete();
+});
+
+async function provider(suffix: string, spec: Parameters<typeof applyProvider>[2]): Promise<string> {
+  const name = `${suffix}-${ns.name}`;
+  providers.push(name);
+  await applyProvider(kc, name, spec);
+  return name;
+}
+
+const oauth2Spec = { displayName: 'Example', authMode: 'OAUTH2' as const, authorizationUrl: 'https://auth.example.test/authorize', tokenUrl: 'https://auth.example.test/token' };
+
+async function readyOf(plural: string, name: string, reason?: string) {
+  return eventually(async () => {
+    const obj = await readCustom<IntegrationResource>(kc, plural, ns.name, name);
+    const ready = condition(obj, 'Ready');
+    return ready && (reason === undefined || ready.reason === reason) ? { obj, ready } : undefined;
+  }, 20_000, 100);
+}
+
+it('an Integration whose Secret lacks clientSecret is not Ready, and fixing the Secret makes it Ready', async () => {
+  const p = await provider('p-secret', oauth2Spec);
+  await createIntegration(kc, ns.name, 'missing-secret', { provider: p }, { clientId: 'id-only' });
+  const { ready, obj } = await readyOf('integrations', 'missing-secret', 'SecretKeyMissing');
+  expect(ready.status).toBe('False');
+  expect(ready.message).toMatch(/lacks "clientSecret"/);
+  expect(ready).toMatchObject({ observedGeneration: obj.metadata.generation });
+
+  await core.patchNamespacedSecret({
+    namespace: ns.name, name: 'missing-secret-client',
+    body: [{ op: 'add', path: '/data/clientSecret', value: Buffer.from('now-it-is-there').toString('base64') }],
+  });
+  const fixed = await readyOf('integrations', 'missing-secret', 'Ready');
+  expect(fixed.ready.status).toBe('True');
+});
+
+it('tells a missing Secret from one that is not labelled for Latchkey', async () => {
+  const p = await provider('p-label', oauth2Spec);
+  await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'unlabelled' }, stringData: { clientId: 'a', clientSecret: 'b' } } });
+  await custom.createNamespacedCustomObject({
+    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'unlabelled' }, spec: { provider: p, clientSecretRef: { name: 'unlabelled' } } },
+  });
+  await custom.createNamespacedCustomObject({
+    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'nosecret' }, spec: { provider: p, clientSecretRef: { name: 'does-not-exist' } } },
+  });
+  const unlabelled = await readyOf('integrations', 'unlabelled', 'SecretNotWatched');
+  expect(unlabelled.ready.message).toContain(`${LABELS.watch}=true`);
+  await readyOf('integrations', 'nosecret', 'SecretNotFound');
+  // Labelling it is noticed.
+  await core.patchNamespacedSecret({ namespace: ns.name, name: 'unlabelled', body: [{ op: 'add', path: '/metadata/labels', value: { [LABELS.watch]: 'true' } }] });
+  await readyOf('integrations', 'unlabelled', 'Ready');
+});
+
+it('reports an invalid Provider and an Integration that points at a missing one', async () => {
+  const p = await provider('p-bad', { displayName: 'Bad', authMode: 'API_KEY', proxy: { baseUrl: 'https://${connectionConfig.subdomain}.example.test' } });
+  const bad = await eventually(async () => {
+    const obj = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: p })) as IntegrationResource;
+    return condition(obj, 'Ready');
+  }, 20_000, 100);
+  expect(bad).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+  expect(bad.message).toMatch(/subdomain/);
+  expect(bad.message).toMatch(/\$\{apiKey\}/);
+
+  await custom.createNamespacedCustomObject({
+    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'orphan' }, spec: { provider: `nope-${ns.name}` } },
+  });
+  const orphan = await readyOf('integrations', 'orphan', 'ProviderNotFound');
+  expect(orphan.ready.message).toContain(`nope-${ns.name}`);
+});
+
+it('deleting an Integration or a Provider that connections use shows in their conditions', async () => {
+  const p1 = await provider('p-int', oauth2Spec);
+  const p2 = await provider('p-prov', oauth2Spec);
+  await createIntegration(kc, ns.name, 'will-go', { provider: p1 }, { clientId: 'a', clientSecret: 'b' });
+  await createIntegration(kc, ns.name, 'provider-goes', { provider: p2 }, { clientId: 'a', clientSecret: 'b' });
+  await readyOf('integrations', 'will-go', 'Ready');
+  await readyOf('integrations', 'provider-goes', 'Ready');
+  const store = replica.ctx.store;
+  const make = (integration: string, provider: string, connectionId: string) =>
+    store.createConnection({
+      namespace: ns.name,
+      spec: { integration, provider, connectionId, authMode: 'OAUTH2' },
+      credentials: { type: 'OAUTH2', access_token: 'never-expires', raw: {} },
+    });
+  const c1 = (await make('will-go', p1, 'c1')).resource.metadata.name;
+  const c2 = (await make('provider-goes', p2, 'c2')).resource.metadata.name;
+  for (const c of [c1, c2]) await readyOf('connections', c, 'Ready');
+  const first = await readCustom<ConnectionResource>(kc, 'connections', ns.name, c1);
+  expect(condition(first, 'Ready')!.message).toMatch(/do not expire/);
+  expect(first.status?.nextRefreshAt).toBeUndefined();
+
+  await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', name: 'will-go' });
+  const gone = await readyOf('connections', c1, 'IntegrationNotFound');
+  expect(gone.ready.status).toBe('False');
+  expect(condition(gone.obj, 'IntegrationReady')).toMatchObject({ status: 'False', reason: 'IntegrationNotFound' });
+  expect(gone.ready.message).toContain('will-go');
+
+  await deleteProvider(kc, p2);
+  const noProvider = await readyOf('connections', c2, 'ProviderNotFound');
+  expect(noProvider.ready.message).toContain(p2);
+  await readyOf('integrations', 'provider-goes', 'ProviderNotFound');
+
+  // Putting the Provider back heals both.
+  await applyProvider(kc, p2, oauth2Spec);
+  await readyOf('integrations', 'provider-goes', 'Ready');
+  await readyOf('connections', c2, 'Ready');
+});
+
+it('checks Environments: Secret, duplicates, webhook URL', async () => {
+  await createEnvironment(kc, ns.name, { webhooks: { url: 'https://hooks.example.test/latchkey' } }, 'main');
+  await readyOf('environments', 'main', 'Ready');
+  await new Promise((r) => setTimeout(r, 1100)); // a later creationTimestamp (second resolution)
+  await custom.createNamespacedCustomObject({
+    group: GROUP, version: VERSION, namespace: ns.name, plural: 'environments',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Environment', metadata: { name: 'second' }, spec: { secretRef: { name: 'no-such-secret' } } },
+  });
+  const dup = await readyOf('environments', 'second', 'DuplicateEnvironment');
+  expect(dup.ready.message).toContain('"main"');
+  const main = await readCustom<EnvironmentResource>(kc, 'environments', ns.name, 'main');
+  expect(condition(main, 'Ready')?.status).toBe('True');
+});
+
+it('serves /healthz, /readyz and /metrics with bounded labels', async () => {
+  const url = replica.running.health!.url;
+  expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  expect((await fetch(`${url}/readyz`)).status).toBe(200);
+  const text = await (await fetch(`${url}/metrics`)).text();
+  expect(text).toMatch(/latchkey_leader 1/);
+  expect(text).toMatch(/latchkey_connections\{condition="Ready",status="(True|False)"\} \d+/);
+  expect(text).toMatch(/latchkey_workqueue_depth\{queue="reconcile"\}/);
+  // No connection IDs or object names in label values.
+  for (const c of replica.ctx.store.listAllConnections()) {
+    expect(text).not.toContain(c.metadata.name);
+    expect(text).not.toContain(`"${c.spec.connectionId}"`);
+  }
+  expect((await fetch(`${url}/nope`)).status).toBe(404);
+});
