@@ -10,6 +10,7 @@ import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/stor
 import type { Logger } from '../log.js';
 import { Counter, metric, type Registry } from '../metrics.js';
 import { oauth2Configuration, resolveClient, type ClientCredentials } from './oauth2-client.js';
+import { needsReauthorization } from './reauthorization.js';
 import type { RefreshLock } from './refresh-lock.js';
 
 export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
@@ -304,6 +305,11 @@ export class TokenRefresher {
     }
   }
 
+  /** The cluster-wide lock this refresher takes (its Lease is removed with the connection). */
+  get lock(): RefreshLock {
+    return this.deps.lock;
+  }
+
   /** Adds or replaces how credentials of one type are renewed (e.g. APP installation tokens). */
   registerStrategy(credentialsType: string, strategy: RefreshStrategy): void {
     this.strategies.set(credentialsType, strategy);
@@ -324,6 +330,13 @@ export class TokenRefresher {
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy || !strategy.canRefresh(conn.credentials)) return conn;
     if (!opts.force && !this.isStale(conn.credentials, opts.marginSeconds)) return conn;
+    if (needsReauthorization(conn)) {
+      // The provider refused these very credentials for good: asking again would only repeat the refusal.
+      const last = [...(conn.resource.status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
+      throw new RefreshError('the provider refused these credentials; the end user must authorize again', {
+        permanent: true, code: 'reauthorization_required', logId: last?.logId,
+      });
+    }
     const key = `${namespace}/${conn.resource.metadata.name}`;
     const running = this.inflight.get(key);
     if (running) return running;

@@ -3,7 +3,8 @@ import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import { findCondition, READY, setConditions, type ConditionInput } from './conditions.js';
 import { credentialsExpiry } from './refresh-timing.js';
-import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, REAUTHORIZATION_REQUIRED, type Plan } from './refresh-scheduler.js';
+import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, REAUTHORIZATION_REQUIRED } from '../auth/reauthorization.js';
+import type { Plan } from './refresh-scheduler.js';
 
 export const INTEGRATION_READY = 'IntegrationReady';
 export const CREDENTIALS_VALID = 'CredentialsValid';

@@ -11,6 +11,7 @@ import { connectionKey, RefreshScheduler, splitKey, type RefreshFn, type Refresh
 import { refreshTime } from './refresh-timing.js';
 import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
+import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
@@ -65,6 +66,8 @@ class LeaderSession {
       backoff: opts.refreshBackoff,
       concurrency: opts.refreshConcurrency,
       onStateChanged: (key) => this.reconcile.add(`connection:${key}`),
+      onReauthorizationRequired: (connection, message) =>
+        enqueueRefreshFailedWebhook(ctx, connection, { type: 'reauthorization_required', message }),
     });
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock);

@@ -7,6 +7,7 @@ import { findCondition, setConditions } from './conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
+import { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization } from '../auth/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
 export type RefreshFn = (namespace: string, integration: string, connectionId: string, opts: { reason: 'schedule'; force?: boolean }) => Promise<unknown>;
@@ -31,10 +32,7 @@ export interface RefreshFailure {
   message: string;
 }
 
-export const NEEDS_REAUTHORIZATION = 'NeedsReauthorization';
-export const REAUTHORIZATION_REQUIRED = 'ReauthorizationRequired';
-/** Credentials Secret resourceVersion that failed for good; a different version means new credentials. */
-export const REAUTH_VERSION_ANNOTATION = 'latchkey.dev/reauthorization-credentials-version';
+export { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization };
 
 export interface RefreshSchedulerOptions {
   store: Pick<KubeStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection' | 'getIntegration'>;
@@ -53,6 +51,8 @@ export interface RefreshSchedulerOptions {
   concurrency?: number;
   /** Told when a connection's refresh state changed, so its conditions are recomputed. */
   onStateChanged?: (key: string) => void;
+  /** Told once per failed set of credentials that the end user must authorize again (sends the refresh webhook). */
+  onReauthorizationRequired?: (connection: ConnectionResource, message: string) => Promise<unknown>;
 }
 
 export type Plan =
@@ -317,19 +317,10 @@ export class RefreshScheduler {
       delete next.nextRefreshAt;
       return next;
     });
+    // After the marking, so a crash in between cannot send it twice for the same credentials.
+    await this.opts.onReauthorizationRequired?.(current.resource, message)
+      .catch((err: unknown) => log.warn({ err: String(err) }, 'could not queue the refresh-failure webhook'));
   }
-}
-
-/**
- * True while the stored credentials are the ones a permanent refresh failure was recorded for: the
- * condition is set and the credentials Secret has not changed since (a re-authorization or an import
- * writes new credentials, which lifts it).
- */
-export function needsReauthorization(conn: StoredConnection): boolean {
-  const condition = findCondition(conn.resource.status?.conditions, NEEDS_REAUTHORIZATION);
-  if (condition?.status !== 'True') return false;
-  const failedVersion = conn.resource.metadata.annotations?.[REAUTH_VERSION_ANNOTATION];
-  return failedVersion === undefined || failedVersion === conn.credentialsVersion;
 }
 
 export function asRefreshFailure(err: unknown): RefreshFailure {

@@ -1,5 +1,5 @@
-import { appInstallationStrategy } from '../auth/app-installation.js';
 import { RefreshLock } from '../auth/refresh-lock.js';
+import { refresherFor } from '../auth/refresher.js';
 import { TokenRefresher } from '../auth/refresh.js';
 import type { AppContext } from '../context.js';
 import { ConnectionEvents } from '../k8s/events.js';
@@ -21,26 +21,10 @@ export interface StartControllerOptions extends Partial<Omit<ControllerOptions, 
   refreshLockTtlSeconds?: number;
 }
 
-/** The refresher the controller uses: the shared single-flight one, with APP installation tokens. */
-export function createRefresher(ctx: AppContext, leases: Leases, ttlSeconds = 30): TokenRefresher {
-  const refresher = new TokenRefresher({
-    store: ctx.store,
-    lock: new RefreshLock(leases, ctx.config.identity, ttlSeconds),
-    events: new ConnectionEvents(ctx.kc, 'latchkey-controller', () => ctx.clock.now()),
-    config: ctx.config,
-    logger: ctx.logger,
-    clock: ctx.clock,
-    fetch: ctx.fetch,
-    metrics: ctx.metrics,
-  });
-  refresher.registerStrategy('APP', appInstallationStrategy);
-  return refresher;
-}
-
 /** Builds and starts the controller (and its health server) from a context whose store is started. */
 export async function startController(ctx: AppContext, opts: StartControllerOptions = {}): Promise<RunningController> {
   const leases = (opts.leases as Leases | undefined) ?? new Leases(ctx.kc, () => ctx.clock.now());
-  const refresher = (opts.refresher as TokenRefresher | undefined) ?? createRefresher(ctx, leases, opts.refreshLockTtlSeconds);
+  const refresher = (opts.refresher as TokenRefresher | undefined) ?? refresherFor(ctx, opts.refreshLockTtlSeconds);
   const controller = new Controller({
     ...opts,
     ctx,

@@ -3,15 +3,17 @@
  * 10-second access tokens and refresh-token rotation). Nothing fetches the connections here: every
  * refresh comes from the controller's scheduler.
  */
-import { Leases } from '../../src/k8s/leases.js';
-import { createRefresher } from '../../src/controller/start.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { refresherFor } from '../../src/auth/refresher.js';
+import { startHttpServer } from '../../src/api/server.js';
+import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { NEEDS_REAUTHORIZATION } from '../../src/controller/refresh-scheduler.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { systemClock } from '../../src/context.js';
 import { Registry } from '../../src/metrics.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../support/oidc-server.js';
 import { condition, eventsOf, importOAuth2, readCustom, sleep, startReplica, testConfig, type Replica } from './support.js';
 
@@ -21,6 +23,7 @@ let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let oidc: OidcTestServer;
 let replica: Replica;
 let providerName: string;
+let env: TestEnvironment;
 const INTEGRATION = 'oidc';
 
 beforeAll(async () => {
@@ -29,6 +32,8 @@ beforeAll(async () => {
   providerName = `oidc-${ns.name}`;
   await applyProvider(kc, providerName, { displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl });
   await createIntegration(kc, ns.name, INTEGRATION, { provider: providerName }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  // The webhook URL is never reached here (no dispatcher runs): the test reads the queued delivery.
+  env = await createEnvironment(kc, ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
   replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
   await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION));
 });
@@ -99,6 +104,19 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   await sleep(6_000);
   expect(oidc.refreshCalls()).toBe(callsAtFailure);
 
+  // The application backend is told once, by an auth webhook with operation "refresh".
+  const queued = (await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL })).items
+    .map((cm) => JSON.parse(cm.data!.body!) as Record<string, unknown>)
+    .filter((b) => b.connectionId === conn.resource.spec.connectionId);
+  expect(queued).toHaveLength(1);
+  expect(queued[0]).toMatchObject({ type: 'auth', operation: 'refresh', success: false, providerConfigKey: INTEGRATION, environment: env.name, error: { type: 'reauthorization_required' } });
+
+  // A fetch now answers from the recorded failure without asking the provider again.
+  await eventually(() => store().getConnectionByName(ns.name, name)?.resource.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version']);
+  await expect(refresherFor(replica.ctx).ensureFresh(ns.name, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true }))
+    .rejects.toMatchObject({ permanent: true, code: 'reauthorization_required' });
+  expect(oidc.refreshCalls()).toBe(callsAtFailure);
+
   const events = await eventsOf(kc, ns.name, name);
   expect(events).toHaveLength(1);
   expect(events[0]).toMatchObject({ type: 'Warning' });
@@ -154,30 +172,34 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
   await removeConnection(name);
 });
 
-it('a fetch racing the scheduled refresh makes one token-endpoint call', async () => {
-  // A second replica (the REST server's) with its own caches and the same shared refresher code.
+it('a fetch through the REST API racing the scheduled refresh makes one token-endpoint call', async () => {
+  // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await serverStore.start();
+  const ctx = { config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, clock: systemClock, metrics: new Registry(), fetch };
+  const server = await startHttpServer(ctx, 0, '127.0.0.1');
   try {
-    const ctx = { config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, clock: systemClock, metrics: new Registry(), fetch };
-    const serverRefresher = createRefresher(ctx, new Leases(kc));
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
     const name = conn.resource.metadata.name;
     const { connectionId } = conn.resource.spec;
-    await eventually(() => serverStore.getConnectionByName(ns.name, name));
+    await eventually(() => serverStore.getConnectionByName(ns.name, name) && serverStore.listEnvironments(ns.name).length > 0);
     const due = Date.parse(await eventually(() => store().connections.get(name, ns.name)?.status?.nextRefreshAt));
-    oidc.setTokenDelay(800); // the provider is slow: the two requests overlap
+    oidc.setTokenDelay(800); // the provider is slow: the scheduled refresh and the fetch overlap
     const before = oidc.refreshCalls();
     await sleep(Math.max(0, due - Date.now() + 50));
-    const fetched = await serverRefresher.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch' });
-    await eventually(() => tokenOf(name) === fetched.credentials.access_token, 10_000, 50);
+    const res = await fetch(`${server.url}/connections/${encodeURIComponent(connectionId)}?provider_config_key=${INTEGRATION}`, {
+      headers: { authorization: `Bearer ${env.secretKey}` },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { credentials: { access_token: string } };
+    await eventually(() => tokenOf(name) === body.credentials.access_token, 10_000, 50);
     await sleep(500);
     expect(oidc.refreshCalls() - before).toBe(1);
-    expect((await userinfo(fetched.credentials.access_token as string)).status).toBe(200);
-    oidc.setTokenDelay(0);
+    expect((await userinfo(body.credentials.access_token)).status).toBe(200);
     await removeConnection(name);
   } finally {
     oidc.setTokenDelay(0);
+    await server.close();
     await serverStore.stop();
   }
 });
