@@ -134,6 +134,13 @@ export interface EnvironmentSpec {
     sendOnRefreshFailure?: boolean;
   };
   callbackUrl?: string;
+  connectUI?: {
+    /**
+     * Origins (`https://app.example.com`, no path) whose pages may embed the Connect UI in an iframe;
+     * also the only target origins of the embedded UI's postMessage events. Empty: no framing.
+     */
+    allowedOrigins?: string[];
+  };
 }
 export type EnvironmentResource = Resource<EnvironmentSpec, CommonStatus>;
 
