@@ -11,6 +11,8 @@
 # (test/chart/chart.test.ts runs the second form.) Build output goes to standard error; standard
 # output carries the path only.
 
+# Go lives in /usr/local/go on the machines this runs on, even when a login shell did not put it on PATH.
+[ -d /usr/local/go/bin ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH="$PATH:/usr/local/go/bin" ;; esac
 LATCHKEY_HELM_VERSION=v4.3.1
 LATCHKEY_KUBECONFORM_VERSION=v0.8.0
 LATCHKEY_TOOLS_DIR="${LATCHKEY_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey/tools}"

@@ -3,6 +3,8 @@
 # into a cache outside the repository, keyed by the module's pinned versions.
 # Prints the directory holding the binaries. Only the first build is slow.
 set -euo pipefail
+# Go lives in /usr/local/go on the machines this runs on, even when a login shell did not put it on PATH.
+[ -d /usr/local/go/bin ] && case ":$PATH:" in *:/usr/local/go/bin:*) ;; *) PATH="$PATH:/usr/local/go/bin" ;; esac
 here="$(cd "$(dirname "$0")" && pwd)"
 k8s_version="$(awk '$1=="k8s.io/kubernetes" {print $2; exit}' "$here/go.mod")"
 key="$(cat "$here/go.mod" "$here/go.sum" "$0" | sha256sum | cut -c1-12)"

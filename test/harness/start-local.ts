@@ -29,12 +29,16 @@ async function reachable(kc: KubeConfig): Promise<boolean> {
 }
 
 function hasGo(): boolean {
-  try {
-    execFileSync('go', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
+  // test/controlplane/build.sh also looks in /usr/local/go/bin when Go is not on PATH.
+  for (const go of ['go', '/usr/local/go/bin/go']) {
+    try {
+      execFileSync(go, ['version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      // try the next
+    }
   }
+  return false;
 }
 
 async function main(): Promise<void> {
