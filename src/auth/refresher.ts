@@ -3,6 +3,7 @@ import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
 import type { KubeStore } from '../k8s/store.js';
 import { appInstallationStrategy } from './app-installation.js';
+import { jwtMintingStrategy } from './jwt-minting.js';
 import { RefreshLock } from './refresh-lock.js';
 import { TokenRefresher } from './refresh.js';
 
@@ -31,6 +32,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
     metrics: ctx.metrics,
   });
   refresher.registerStrategy('APP', appInstallationStrategy);
+  refresher.registerStrategy('JWT', jwtMintingStrategy);
   perStore.set(ctx.store, refresher);
   return refresher;
 }

@@ -1,6 +1,6 @@
 /**
  * The end-user authorization flows behind the Connect UI, without HTTP: what a session offers, the
- * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials), the OAuth
+ * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials, JWT signing key), the OAuth
  * callback, and saving the result as a new connection or a re-authorization of an existing one.
  */
 import { randomUUID } from 'node:crypto';
@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { authorizationUrl as oauth1AuthorizationUrl, requestTemporaryCredentials, requestTokenCredentials, type OAuth1Consumer } from '../auth/oauth1.js';
 import { buildAuthorizationRedirect, clientCredentialsToken, exchangeAuthorizationCode, newCodeVerifier, type OAuth2FlowInput } from '../auth/oauth2-authorization.js';
+import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
@@ -23,8 +24,8 @@ export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
 }
 
-export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC'] as const;
-const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC']);
+export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT'] as const;
+const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT']);
 
 export interface FormField {
   name: string;
@@ -68,6 +69,8 @@ function credentialFields(authMode: string): Array<{ name: string; secret: boole
     case 'API_KEY': return [{ name: 'apiKey', secret: true, required: true }];
     case 'BASIC': return [{ name: 'username', secret: false, required: true }, { name: 'password', secret: true, required: false }];
     case 'OAUTH2_CC': return [{ name: 'clientId', secret: false, required: true }, { name: 'clientSecret', secret: true, required: true }];
+    // JWT: the signing key; the key ID, issuer and the like are the provider's connection configuration.
+    case 'JWT': return [{ name: 'apiKey', secret: true, required: true }];
     default: return [];
   }
 }
@@ -201,6 +204,7 @@ export async function submitForm(deps: ConnectDeps, session: OpenSession, integr
   let credentials: StoredCredentials;
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
+  else if (v.authMode === 'JWT') credentials = jwtFromForm(provider, v, values.apiKey!, connectionConfig, deps.clock.now());
   else {
     // Client credentials are checked by getting a token before anything is stored.
     try {
@@ -217,6 +221,21 @@ export async function submitForm(deps: ConnectDeps, session: OpenSession, integr
     namespace: session.namespace, integration, provider, credentials, connectionConfig,
     endUser: session.claims.endUser, reconnect: session.claims.reconnect,
   });
+}
+
+/** A key that cannot sign the provider's token is a form error; nothing is stored. */
+function jwtFromForm(provider: ProviderResource, v: IntegrationView, apiKey: string, connectionConfig: Record<string, string>, now: number): StoredCredentials {
+  try {
+    return mintJwtCredentials({ modeOptions: provider.spec.modeOptions, apiKey, connectionConfig, now, provider: v.providerDisplayName });
+  } catch (err) {
+    if (!(err instanceof JwtMintError)) throw err;
+    if (err.problem === 'invalid_key') {
+      const field = v.fields.find((f) => f.name === 'apiKey')!;
+      throw new FlowError(400, 'invalid_credentials', `${field.label}: ${err.message}`, [{ path: 'values.apiKey', message: err.message }]);
+    }
+    if (err.problem === 'missing_connection_config') throw new FlowError(400, 'invalid_input', err.message);
+    throw new FlowError(503, 'integration_not_configured', `${v.providerDisplayName} is not fully configured yet (its token settings are not usable).`);
+  }
 }
 
 export interface CallbackOutcome {

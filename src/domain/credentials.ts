@@ -42,6 +42,13 @@ export const AppCredentials = z.object({
   expires_at: isoTime.optional(),
   raw,
 });
+/** JWT: `apiKey` is the signing key; `token` the last minted JWT (the proxy's `${accessToken}`), valid until `expires_at`. */
+export const JwtCredentials = z.object({
+  type: z.literal('JWT'),
+  apiKey: z.string(),
+  token: z.string().optional(),
+  expires_at: isoTime.optional(),
+});
 export const NoCredentials = z.object({ type: z.literal('NONE') });
 
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
@@ -52,6 +59,7 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   BasicCredentials.loose(),
   OAuth2ClientCredentials.loose(),
   AppCredentials.loose(),
+  JwtCredentials.loose(),
   NoCredentials.loose(),
 ]);
 
@@ -61,6 +69,7 @@ export type ApiKeyCredentials = z.infer<typeof ApiKeyCredentials>;
 export type BasicCredentials = z.infer<typeof BasicCredentials>;
 export type OAuth2ClientCredentials = z.infer<typeof OAuth2ClientCredentials>;
 export type AppCredentials = z.infer<typeof AppCredentials>;
+export type JwtCredentials = z.infer<typeof JwtCredentials>;
 export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 
@@ -96,10 +105,26 @@ export function expiresAtOf(credentials: { type: string } & Record<string, unkno
   return Number.isFinite(t) ? new Date(t) : undefined;
 }
 
-/** Lifetime the provider gave the current token (seconds), from the raw token response when present. */
+/**
+ * Lifetime the provider gave the current token (seconds), from the raw token response when present;
+ * for a minted JWT, its own `exp` − `iat`.
+ */
 export function lifetimeSecondsOf(credentials: { type: string } & Record<string, unknown>): number | undefined {
+  if (credentials.type === 'JWT') return jwtLifetimeSeconds(credentials.token);
   const r = credentials.raw as Record<string, unknown> | undefined;
   const v = r?.expires_in;
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;
   return Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/** `exp` − `iat` of a compact JWT (its payload is read, not verified), or undefined. */
+function jwtLifetimeSeconds(token: unknown): number | undefined {
+  if (typeof token !== 'string') return undefined;
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    const n = typeof payload.exp === 'number' && typeof payload.iat === 'number' ? payload.exp - payload.iat : NaN;
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }

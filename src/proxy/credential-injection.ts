@@ -1,7 +1,7 @@
 /**
  * What the proxy adds to a request for each auth mode: the provider's templated `proxy.headers`
  * and `proxy.query` (every mode), then the mode's own credential — a bearer token (OAUTH2,
- * OAUTH2_CC, APP), HTTP Basic (BASIC), or an OAuth 1.0a HMAC-SHA1 signature (OAUTH1). An API key
+ * OAUTH2_CC, APP, and JWT's minted token), HTTP Basic (BASIC), or an OAuth 1.0a HMAC-SHA1 signature (OAUTH1). An API key
  * goes only where the provider record puts it. A provider whose headers already carry the
  * credential (for example `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
@@ -19,9 +19,9 @@ export interface Injection {
   query: Array<[string, string]>;
 }
 
-/** The access token of bearer-token modes, or undefined for other credential types. */
+/** The access token of bearer-token modes (for JWT the minted token), or undefined for other credential types. */
 export function accessTokenOf(credentials: StoredCredentials): string | undefined {
-  const v = credentials.type === 'OAUTH2_CC' ? credentials.token : credentials.access_token;
+  const v = credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' ? credentials.token : credentials.access_token;
   return typeof v === 'string' && v ? v : undefined;
 }
 
@@ -102,7 +102,8 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
   switch (credentials.type) {
     case 'OAUTH2':
     case 'OAUTH2_CC':
-    case 'APP': {
+    case 'APP':
+    case 'JWT': {
       if (templatesUse(spec, '${accessToken}')) return undefined;
       const token = accessTokenOf(credentials);
       if (!token) throw new ProxyError(400, 'missing_credentials', 'The connection has no access token');

@@ -55,7 +55,8 @@ export interface ProxyCall {
   rawQuery: string;
 }
 
-const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP']);
+/** Modes whose token the shared refresher renews (JWT: minted again) before a request and after a 401. */
+const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP', 'JWT']);
 
 function isFormBody(headers: IncomingMessage['headers']): boolean {
   return String(headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');

@@ -1,5 +1,6 @@
+import { JwtMintError, mintJwtCredentials } from '../../auth/jwt-minting.js';
 import { ConnectionNotFoundError, RefreshError } from '../../auth/refresh.js';
-import type { ConnectionResource, EndUserSpec } from '../../k8s/resources.js';
+import type { ConnectionResource, EndUserSpec, ProviderResource } from '../../k8s/resources.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import { ApiError } from '../errors.js';
 import type { EndUserInput } from '../schemas/common.js';
@@ -50,16 +51,22 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         201: { description: 'Connection created', schema: Connection },
         200: { description: 'Credentials of the existing connection replaced', schema: Connection },
       },
-      errors: [400, 401, 404, 413],
+      errors: [400, 401, 404, 413, 503],
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
         if (body.credentials.type !== provider.spec.authMode) {
           throw typeMismatch(body.credentials.type, provider.spec.authMode, provider.metadata.name);
         }
+        let credentials = storedFromImport(body.credentials);
+        if (body.credentials.type === 'JWT') {
+          // The token's claims may use the configuration kept by a connection being re-imported.
+          const kept = body.connection_id ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig : undefined;
+          credentials = jwtImport(provider, body.credentials.apiKey, { ...kept, ...body.connection_config }, deps.clock.now());
+        }
         const { connection, created } = await importConnection(deps, {
           namespace: env.namespace, integration, provider,
           connectionId: body.connection_id,
-          credentials: storedFromImport(body.credentials),
+          credentials,
           metadata: body.metadata,
           connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user, body.tags),
@@ -214,6 +221,25 @@ export function refreshFailure(err: RefreshError): ApiError {
   const status = err.providerError?.status !== undefined && err.providerError.status >= 500 ? 502 : 503;
   const e = new ApiError(status, err.code === 'refresh_in_progress' ? 'refresh_in_progress' : 'provider_unavailable', `The token could not be refreshed now; try again later: ${err.message}${log}`);
   return Object.assign(e, { retryAfterSeconds: err.retryAfterMs !== undefined ? Math.max(1, Math.ceil(err.retryAfterMs / 1000)) : undefined });
+}
+
+/** JWT import: a token is minted from the key at once, so a key that cannot sign is refused before anything is stored. */
+function jwtImport(provider: ProviderResource, apiKey: string, connectionConfig: Record<string, unknown>, now: number): StoredCredentials {
+  try {
+    return mintJwtCredentials({ modeOptions: provider.spec.modeOptions, apiKey, connectionConfig, now, provider: `provider "${provider.metadata.name}"` });
+  } catch (err) {
+    if (!(err instanceof JwtMintError)) throw err;
+    if (err.problem === 'invalid_key') {
+      throw new ApiError(400, 'invalid_credentials', `credentials.apiKey cannot sign ${provider.metadata.name} tokens: ${err.message}`, [
+        { path: 'body.credentials.apiKey', message: err.message, code: 'invalid_credentials' },
+      ]);
+    }
+    if (err.problem === 'missing_connection_config') {
+      throw new ApiError(400, 'missing_connection_config', `${err.message}; pass it in connection_config`,
+        err.keys.map((k) => ({ path: `body.connection_config.${k}`, message: 'required', code: 'missing_connection_config' })));
+    }
+    throw new ApiError(503, 'integration_misconfigured', err.message);
+  }
 }
 
 function endUserSpec(u: z.infer<typeof EndUserInput> | undefined, extraTags?: Record<string, string>): EndUserSpec | undefined {

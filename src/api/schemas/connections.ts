@@ -24,6 +24,10 @@ export const ImportCredentials = z.discriminatedUnion('type', [
     client_id: z.string().min(1),
     client_secret: z.string().min(1),
   }),
+  z.strictObject({
+    type: z.literal('JWT'),
+    apiKey: z.string().min(1).max(16_384).describe('The signing key (the provider\'s `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400'),
+  }),
   z.strictObject({ type: z.literal('NONE') }),
 ]);
 export type ImportCredentials = z.infer<typeof ImportCredentials>;
@@ -71,6 +75,12 @@ export const PublicCredentials = z.union([
   z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
   z.object({ type: z.literal('OAUTH2_CC'), token: z.string(), expires_at: IsoTimestamp.optional(), client_id: z.string(), client_secret: z.string(), raw }),
   z.object({ type: z.literal('APP'), access_token: z.string(), expires_at: IsoTimestamp.optional(), raw }),
+  z.object({
+    type: z.literal('JWT'),
+    apiKey: z.string().describe('The signing key'),
+    token: z.string().describe('A JWT minted from the key, valid until expires_at (a fresh one is minted before it expires)'),
+    expires_at: IsoTimestamp,
+  }),
   z.object({ type: z.literal('NONE') }),
 ]);
 
