@@ -3,13 +3,10 @@
  * through Latchkey's proxy, in one run, on loopback. Starts a real control plane (the test
  * harness's), a Latchkey HTTP server and an upstream HTTP server; bounded in count and time.
  *
- *   npm run bench            # writes docs/benchmarks.md
- *   BENCH_REQUESTS=2000 BENCH_CONCURRENCY=8 npm run bench
+ *   npm run bench:proxy      # rewrites the proxy section of docs/benchmarks.md (npm run bench runs every benchmark)
+ *   BENCH_REQUESTS=2000 BENCH_CONCURRENCY=8 npm run bench:proxy
  */
-import { execSync } from 'node:child_process';
 import { createServer, request, Agent } from 'node:http';
-import { cpus } from 'node:os';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/api/server.js';
@@ -22,6 +19,7 @@ import { createRegistry } from '../src/metrics.js';
 import { createTestNamespace, eventually } from '../test/harness/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../test/harness/controlplane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../test/support/fixtures.js';
+import { machine, writeSection } from './support.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -125,24 +123,11 @@ async function main(): Promise<void> {
   }
 }
 
-function machine(): string[] {
-  const sh = (cmd: string) => {
-    try {
-      return execSync(cmd, { encoding: 'utf8' }).trim();
-    } catch {
-      return 'unknown';
-    }
-  };
-  return [`- CPU: ${cpus()[0]?.model ?? 'unknown'} (\`nproc\` = ${sh('nproc')})`, `- Node.js ${process.version}, ${process.platform}/${process.arch}`, `- Date: ${new Date().toISOString().slice(0, 10)}`];
-}
-
 const signed = (n: number) => `${n >= 0 ? '+' : '−'}${Math.abs(n).toFixed(2)}`;
 
 function writeReport(rows: Result[]): void {
   const [direct, proxied] = rows as [Result, Result];
-  const text = `# Benchmarks
-
-## Proxy overhead (\`npm run bench\`, \`bench/proxy.ts\`)
+  const text = `## Proxy overhead (\`npm run bench:proxy\`, \`bench/proxy.ts\`)
 
 The same upstream HTTP server on 127.0.0.1 (a ${Buffer.byteLength(BODY)}-byte JSON answer) called directly and through
 Latchkey's proxy (\`GET /proxy/records\` with \`Connection-Id\` / \`Provider-Config-Key\`, an API_KEY connection whose key
@@ -164,7 +149,7 @@ Machine:
 
 ${machine().join('\n')}
 `;
-  writeFileSync(join(REPO_ROOT, 'docs/benchmarks.md'), text);
+  writeSection('proxy', text);
 }
 
 main().catch((err: unknown) => {

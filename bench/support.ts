@@ -1,0 +1,202 @@
+/**
+ * Shared pieces of the benchmarks: a bounded closed-loop load runner, percentiles, a keep-alive
+ * HTTP client, the machine description, and the writer that replaces one benchmark's section of
+ * docs/benchmarks.md while keeping the others.
+ */
+import { execSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { cpus, totalmem } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../test/harness/controlplane.js';
+
+// ---- statistics ----
+
+export interface Summary {
+  count: number;
+  errors: number;
+  seconds: number;
+  /** Completed requests per second (errors not counted). */
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  /** CPU time of this Node.js process per completed request, in ms (load generator included). */
+  cpuMsPerOp: number;
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+export function median(values: number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 0.5);
+}
+
+export function summarize(latencies: number[], errors: number, seconds: number, cpuMs: number): Summary {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    count: sorted.length,
+    errors,
+    seconds,
+    rps: sorted.length / seconds,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? NaN,
+    cpuMsPerOp: sorted.length ? cpuMs / sorted.length : NaN,
+  };
+}
+
+// ---- load ----
+
+export interface LoadOptions {
+  /** Operations to run at most. */
+  count: number;
+  /** Operations in flight at once (closed loop: each worker starts the next when one ends). */
+  concurrency: number;
+  /** Stop issuing new operations after this many seconds. */
+  maxSeconds: number;
+  /** One operation; `i` counts from 0. Throws (or rejects) on failure. */
+  op: (i: number) => Promise<void>;
+  /** Called with the first failure, so a broken benchmark says why instead of just counting errors. */
+  onFirstError?: (err: unknown) => void;
+}
+
+/** Runs `op` up to `count` times with `concurrency` workers, bounded in time; latencies in ms. */
+export async function runLoad(opts: LoadOptions): Promise<Summary> {
+  const latencies: number[] = [];
+  let issued = 0;
+  let errors = 0;
+  const deadline = Date.now() + opts.maxSeconds * 1000;
+  const cpu0 = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: Math.min(opts.concurrency, opts.count) }, async () => {
+      while (issued < opts.count && Date.now() < deadline) {
+        const i = issued++;
+        const t0 = process.hrtime.bigint();
+        try {
+          await opts.op(i);
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        } catch (err) {
+          if (errors++ === 0) opts.onFirstError?.(err);
+        }
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  return summarize(latencies, errors, seconds, (cpu.user + cpu.system) / 1000);
+}
+
+// ---- HTTP ----
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+}
+
+/** A keep-alive HTTP/1.1 client for one loopback server (node:http, so the client stays cheap). */
+export function httpClient(port: number, maxSockets: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  return {
+    call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+      return new Promise((resolve, reject) => {
+        const h: Record<string, string | number> = { ...headers };
+        if (body !== undefined) {
+          h['content-type'] = 'application/json';
+          h['content-length'] = Buffer.byteLength(body);
+        }
+        const req = request({ host: '127.0.0.1', port, method, path, headers: h, agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    },
+    close(): void {
+      agent.destroy();
+    },
+  };
+}
+
+/** Throws unless the answer has the expected status (the body's error code, never its secrets, in the message). */
+export function expectStatus(answer: HttpAnswer, expected: number, what: string): void {
+  if (answer.status === expected) return;
+  let code = '';
+  try {
+    code = (JSON.parse(answer.body) as { error?: { code?: string; message?: string } }).error?.code ?? '';
+  } catch {
+    // not JSON
+  }
+  throw new Error(`${what}: expected ${expected}, got ${answer.status} ${code}`);
+}
+
+// ---- report ----
+
+function sh(cmd: string): string {
+  try {
+    return execSync(cmd, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The machine, as Markdown list items. */
+export function machine(): string[] {
+  return [
+    `- CPU: ${cpus()[0]?.model ?? 'unknown'} (\`nproc\` = ${sh('nproc')})`,
+    `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- Node.js ${process.version}, ${process.platform}/${process.arch}`,
+    `- Load average when the run started: ${sh("cut -d' ' -f1-3 /proc/loadavg")} (other developers' processes were not stopped)`,
+    `- Date: ${new Date().toISOString().slice(0, 10)}`,
+  ];
+}
+
+export const ms = (n: number) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms` : '—');
+export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** Section ids in the order they appear in docs/benchmarks.md. */
+const SECTIONS = ['proxy', 'store', 'api'] as const;
+export type SectionId = (typeof SECTIONS)[number];
+
+const REPORT = join(REPO_ROOT, 'docs/benchmarks.md');
+const HEADER = `# Benchmarks
+
+\`npm run bench\` builds and runs every benchmark below, one after the other, each against its own real local
+control plane (etcd, kube-apiserver, kube-controller-manager from \`test/harness/controlplane.ts\`) on 127.0.0.1, and
+rewrites its own section of this file. One benchmark alone: \`npm run bench:proxy\`, \`npm run bench:store\`,
+\`npm run bench:api\`. Every benchmark is bounded in count and time (environment variables at the top of each
+file) and deletes what it created. Speed and memory are measured here, never asserted in tests.
+
+The machine is small (2 cores) and shared: the API server, etcd and the Node.js process (Latchkey, the load
+generator and, where used, the OAuth server) compete for the same cores, so absolute figures are a floor
+for a real deployment rather than its capacity; the ratios and the per-connection figures carry over.
+`;
+
+const start = (id: SectionId) => `<!-- bench:${id}:start -->`;
+const end = (id: SectionId) => `<!-- bench:${id}:end -->`;
+
+/**
+ * Replaces the section `id` of docs/benchmarks.md (between its markers) and keeps the other
+ * sections as they were; the header is rewritten. `markdown` starts with its own "## " heading.
+ */
+export function writeSection(id: SectionId, markdown: string): void {
+  const current = existsSync(REPORT) ? readFileSync(REPORT, 'utf8') : '';
+  const sections = new Map<SectionId, string>();
+  for (const s of SECTIONS) {
+    const a = current.indexOf(start(s));
+    const b = current.indexOf(end(s));
+    if (a >= 0 && b > a) sections.set(s, current.slice(a + start(s).length, b).trim());
+  }
+  sections.set(id, markdown.trim());
+  const body = SECTIONS.filter((s) => sections.has(s))
+    .map((s) => `${start(s)}\n${sections.get(s)}\n${end(s)}`)
+    .join('\n\n');
+  writeFileSync(REPORT, `${HEADER}\n${body}\n`);
+}
