@@ -37,6 +37,9 @@ button.link{border:0;background:none;color:var(--accent);padding:0;margin-bottom
 .success{text-align:center}
 .check{width:48px;height:48px;margin:4px auto 12px;border-radius:50%;background:#e5f5ec;color:var(--ok);display:grid;place-items:center;font-size:26px}
 .actions{margin-top:12px}
+button.close-frame{position:fixed;top:10px;right:10px;width:32px;height:32px;border:1px solid var(--line);border-radius:50%;
+background:#fff;color:var(--muted);font:20px/1 system-ui,sans-serif;cursor:pointer}
+button.close-frame:hover,button.close-frame:focus-visible{color:var(--fg);border-color:var(--accent);outline:none}
 `;
 
 function escapeHtml(s: string): string {
@@ -50,11 +53,36 @@ function layout(title: string, body: string, scriptPath: string): string {
 <body><main id="app">${body}</main><script type="module" src="${scriptPath}"></script></body></html>`;
 }
 
+const LOADING = '<div class="loading" role="status" aria-busy="true"><div class="spinner" aria-hidden="true"></div><p>Loading…</p></div>';
+
+function jsonScript(id: string, value: unknown): string {
+  return `<script type="application/json" id="${id}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`;
+}
+
 /** The Connect UI page: a loading indicator until the script has the session token. */
 export function connectPage(basePath: string): string {
+  return layout('Connect an account', LOADING, `${basePath}/connect/ui.js`);
+}
+
+/** What the framed Connect UI needs to know: its namespace and the origins it may talk to. */
+export interface EmbedSettings {
+  namespace: string;
+  allowedOrigins: string[];
+}
+
+/**
+ * The Connect UI page for an iframe: the same page, plus the namespace whose sessions it accepts
+ * and the origins it accepts the session token from and sends its events to.
+ */
+export function embeddedConnectPage(basePath: string, settings: EmbedSettings): string {
+  return layout('Connect an account', `${LOADING}${jsonScript('latchkey-embed', settings)}`, `${basePath}/connect/ui.js`);
+}
+
+/** The popup an embedded Connect UI opens on the end user's click, before it sends it to the provider. */
+export function redirectPage(basePath: string): string {
   return layout(
-    'Connect an account',
-    '<div class="loading" role="status" aria-busy="true"><div class="spinner" aria-hidden="true"></div><p>Loading…</p></div>',
+    'Connecting…',
+    `<div class="loading" role="status" aria-busy="true"><div class="spinner" aria-hidden="true"></div><p>Opening the sign-in page…</p></div>${jsonScript('latchkey-redirect', {})}`,
     `${basePath}/connect/ui.js`,
   );
 }

@@ -9,17 +9,22 @@ import { z } from 'zod';
 import { ApiError, parse } from '../api/errors.js';
 import { FlowError } from './flow-error.js';
 import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from './flows.js';
-import { connectPage, resultPage } from './pages.js';
+import { frameAncestors, frameOrigins } from './embedding.js';
+import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { openSession, type OpenSession } from './session.js';
 
-const HTML_HEADERS = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-};
+/** Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page. */
+function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy':
+      `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
+  };
+}
+const HTML_HEADERS = htmlHeaders();
 
 const StartBody = z.strictObject({
   integration: z.string().min(1).max(63),
@@ -31,6 +36,7 @@ const FormBody = z.strictObject({
   connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
 });
 const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
+const EmbedQuery = z.strictObject({ namespace: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name') });
 
 /** Compiled browser assets, read once from dist (they sit next to this module's output). */
 function asset(relative: string): () => string {
@@ -67,6 +73,22 @@ export function connectRoutes(deps: ConnectDeps): Router {
 
   router.get('/connect', (_req, res) => {
     res.set(HTML_HEADERS).send(connectPage(basePath));
+  });
+  // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
+  // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
+  router.get('/connect/embed', (req, res) => {
+    const query = EmbedQuery.safeParse(req.query);
+    if (!query.success) {
+      res.status(400).set(HTML_HEADERS).send(resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+      return;
+    }
+    const { namespace } = query.data;
+    const origins = frameOrigins(deps.store, namespace);
+    res.set(htmlHeaders(frameAncestors(origins))).send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
+  });
+  // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
+  router.get('/connect/redirect', (_req, res) => {
+    res.set(HTML_HEADERS).send(redirectPage(basePath));
   });
   router.get('/connect/ui.js', (_req, res) => {
     res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(pageScript());
