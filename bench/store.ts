@@ -20,7 +20,7 @@ import { KubeStore, type StoredCredentials } from '../src/k8s/store.js';
 import { createLogger } from '../src/log.js';
 import { createTestNamespace } from '../test/harness/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../test/harness/controlplane.js';
-import { machine, median, mib, ms, runLoad, writeSection, type Summary } from './support.js';
+import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary } from './support.js';
 import type { SyncResult } from './store-sync.js';
 
 const COUNTS = (process.env.BENCH_STORE_COUNTS ?? '1000,5000').split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
@@ -136,6 +136,7 @@ async function main(): Promise<void> {
         count: target - have,
         concurrency: CONCURRENCY,
         maxSeconds: remaining,
+        controlPlaneCpu: () => processCpuMs(cp.workDir),
         op: async (i) => {
           await writer.createConnection(connectionInput(ns.name, from + i));
         },
@@ -185,6 +186,10 @@ function writeReport(rows: Row[], creates: Array<{ from: number; to: number; sum
   const totalSeconds = creates.reduce((n, c) => n + c.summary.seconds, 0);
   const createRate = totalCreated / totalSeconds;
   const createP50 = median(creates.map((c) => c.summary.p50));
+  const weighted = (f: (s: Summary) => number) => creates.reduce((n, c) => n + f(c.summary) * c.summary.count, 0) / totalCreated;
+  const nodeCores = (createRate * weighted((x) => x.cpuMsPerOp)) / 1000;
+  const cpCores = (createRate * weighted((x) => x.controlPlaneCpuMsPerOp)) / 1000;
+  const idle = weighted((x) => x.machineIdle);
 
   const text = `## Memory and start-up vs number of connections (\`npm run bench:store\`, \`bench/store.ts\`)
 
@@ -213,7 +218,10 @@ Per 1,000 connections (from the ${largest.count} row minus the baseline): **${mi
 ${mib(rssPerK)} of RSS, ${ms(syncPerK)} more start-up**.
 
 Creating them: ${totalCreated} connections in ${totalSeconds.toFixed(1)} s, **${createRate.toFixed(0)} connections/s** (${(createRate * 3).toFixed(0)}
-API writes/s: Connection, Secret, status each), p50 ${ms(createP50)} per connection at ${CONCURRENCY} in flight.
+API writes/s: Connection, Secret, status each), p50 ${ms(createP50)} per connection at ${CONCURRENCY} in flight. Meanwhile
+the Node.js process kept ${nodeCores.toFixed(2)} cores busy, the control plane (kube-apiserver, etcd, controller manager;
+from \`/proc\`) ${cpCores.toFixed(2)}, and ${(idle * 100).toFixed(0)} % of the machine's CPU was idle (other processes on this shared
+machine included).
 
 **Reading it:**
 - Memory per connection: about ${mib(heapPerK)} of retained heap per 1,000 connections at ${largest.count}
@@ -228,8 +236,8 @@ API writes/s: Connection, Secret, status each), p50 ${ms(createP50)} per connect
 - Start-up: \`store.start()\` is the initial LIST of each informer (Connections and Secrets are the large ones,
   JSON over loopback); ${ms(syncPerK)} more per 1,000 connections here. A replica reports ready (\`/readyz\`)
   only after it; "process start to synced" adds Node.js start-up and module loading.
-- Creation speed is bound by the API server and etcd (three writes per connection, each a round trip and a
-  quorum write), not by Latchkey; on this 2-core machine they share the cores with the benchmark.
+- Creation speed: three API writes per connection, one after the other; ${idle < 0.15 ? 'the CPU was saturated during creation, so on this machine it is the limit (the API server and etcd share it with Latchkey and the other processes)' : 'the CPU was not saturated, so the sequential round trips to the API server are the limit; more in flight would go faster'}.
+  The REST import (next section) measures the same path through HTTP.
 
 Machine:
 

@@ -6,7 +6,7 @@
 import { execSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../test/harness/controlplane.js';
 
@@ -23,6 +23,10 @@ export interface Summary {
   max: number;
   /** CPU time of this Node.js process per completed request, in ms (load generator included). */
   cpuMsPerOp: number;
+  /** CPU time of the control plane's processes (kube-apiserver, etcd, ...) per completed request, in ms. */
+  controlPlaneCpuMsPerOp: number;
+  /** Share of the whole machine's CPU time that was idle during the phase (all processes, /proc/stat). */
+  machineIdle: number;
 }
 
 /** Nearest-rank percentile of sorted values. */
@@ -35,7 +39,7 @@ export function median(values: number[]): number {
   return percentile([...values].sort((a, b) => a - b), 0.5);
 }
 
-export function summarize(latencies: number[], errors: number, seconds: number, cpuMs: number): Summary {
+export function summarize(latencies: number[], errors: number, seconds: number, cpuMs: number, controlPlaneCpuMs = NaN, machineIdle = NaN): Summary {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
     count: sorted.length,
@@ -46,6 +50,8 @@ export function summarize(latencies: number[], errors: number, seconds: number, 
     p99: percentile(sorted, 0.99),
     max: sorted[sorted.length - 1] ?? NaN,
     cpuMsPerOp: sorted.length ? cpuMs / sorted.length : NaN,
+    controlPlaneCpuMsPerOp: sorted.length ? controlPlaneCpuMs / sorted.length : NaN,
+    machineIdle,
   };
 }
 
@@ -62,6 +68,8 @@ export interface LoadOptions {
   op: (i: number) => Promise<void>;
   /** Called with the first failure, so a broken benchmark says why instead of just counting errors. */
   onFirstError?: (err: unknown) => void;
+  /** Cumulative CPU ms of other processes to attribute per operation (see {@link processCpuMs}). */
+  controlPlaneCpu?: () => number;
 }
 
 /** Runs `op` up to `count` times with `concurrency` workers, bounded in time; latencies in ms. */
@@ -71,6 +79,8 @@ export async function runLoad(opts: LoadOptions): Promise<Summary> {
   let errors = 0;
   const deadline = Date.now() + opts.maxSeconds * 1000;
   const cpu0 = process.cpuUsage();
+  const cp0 = opts.controlPlaneCpu?.() ?? NaN;
+  const machine0 = machineCpu();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: Math.min(opts.concurrency, opts.count) }, async () => {
@@ -88,7 +98,51 @@ export async function runLoad(opts: LoadOptions): Promise<Summary> {
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpu0);
-  return summarize(latencies, errors, seconds, (cpu.user + cpu.system) / 1000);
+  const cp = (opts.controlPlaneCpu?.() ?? NaN) - cp0;
+  return summarize(latencies, errors, seconds, (cpu.user + cpu.system) / 1000, cp, idleBetween(machine0, machineCpu()));
+}
+
+/** Cumulative busy and idle jiffies of the whole machine (first line of /proc/stat). */
+export function machineCpu(): { busy: number; idle: number } {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+    const n = fields.slice(0, 8).map(Number); // user nice system idle iowait irq softirq steal
+    const idle = n[3]! + n[4]!;
+    return { busy: n.reduce((a, b) => a + b, 0) - idle, idle };
+  } catch {
+    return { busy: NaN, idle: NaN };
+  }
+}
+
+export function idleBetween(a: { busy: number; idle: number }, b: { busy: number; idle: number }): number {
+  const idle = b.idle - a.idle;
+  const total = idle + b.busy - a.busy;
+  return total > 0 ? idle / total : NaN;
+}
+
+// ---- CPU of other processes ----
+
+let clockTicks: number | undefined;
+
+/**
+ * Cumulative CPU time (user + system, ms) of every process whose command line contains `marker`,
+ * from /proc (Linux). The local control plane's processes all carry its work directory in their
+ * arguments, so `processCpuMs(cp.workDir)` is the API server's, etcd's and the controller manager's CPU.
+ */
+export function processCpuMs(marker: string): number {
+  clockTicks ??= Number(sh('getconf CLK_TCK')) || 100;
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return (total * 1000) / clockTicks;
 }
 
 // ---- HTTP ----
