@@ -255,7 +255,11 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
       el('p', { class: 'muted' }, `The ${i.providerDisplayName} window was closed before the authorization finished.`), el('div', { class: 'actions' }, again)));
   }, 400);
   signIn = current;
-  popup.location.replace(url);
+  try {
+    popup.location.replace(url);
+  } catch {
+    // Closed meanwhile: the poll above shows "try again".
+  }
   const focus = el('button', { type: 'button', class: 'secondary' }, 'Show the window');
   focus.addEventListener('click', () => popup.focus());
   const cancel = el('button', { type: 'button', class: 'link' }, 'Cancel');
@@ -378,7 +382,11 @@ function mainEmbedded(settings: EmbedSettings): void {
 }
 
 function main(): void {
-  if (document.getElementById('latchkey-redirect')) return; // the sign-in popup, until the frame sends it on
+  if (document.getElementById('latchkey-redirect')) {
+    // The sign-in popup, until the frame that opened it sends it on to the provider.
+    if (!window.opener) showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    return;
+  }
   if (embed) {
     mainEmbedded(embed);
     return;
