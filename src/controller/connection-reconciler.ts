@@ -163,6 +163,9 @@ export class ConnectionReconciler {
         message: `The access token expired at ${new Date(expiry).toISOString()} and cannot be renewed (no refresh token); import new credentials or ask the end user to authorize again.`,
       };
     }
+    if (stored.credentials.type === 'JWT') {
+      return { type: READY, status: 'True', reason: 'Ready', message: 'A new token is minted from the stored key whenever the connection is fetched or proxied.' };
+    }
     if (expiry === undefined) return { type: READY, status: 'True', reason: 'Ready', message: 'The credentials do not expire.' };
     return {
       type: READY, status: 'True', reason: 'Ready',

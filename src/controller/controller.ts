@@ -13,6 +13,9 @@ import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
 import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 
+/** Credential types whose tokens are minted on fetch and proxy rather than refreshed ahead of time. */
+export const MINTED_ON_DEMAND: ReadonlySet<string> = new Set(['JWT']);
+
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
   ensureFresh: RefreshFn;
@@ -58,7 +61,9 @@ class LeaderSession {
       store,
       refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
       nextRefreshAt: (conn: StoredConnection) => refreshTime(conn.credentials, ctx.config),
-      isRefreshable: (c) => opts.refresher.isRefreshable(c),
+      // Tokens minted locally (JWT) cost nothing to make when needed: minting them on a schedule
+      // would only write Secrets every few minutes for connections nobody uses.
+      isRefreshable: (c) => !MINTED_ON_DEMAND.has(c.type) && opts.refresher.isRefreshable(c),
       events: opts.events,
       clock,
       metrics,
