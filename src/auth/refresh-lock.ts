@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Leases } from '../k8s/leases.js';
-import { LABELS } from '../k8s/resources.js';
+import { API_VERSION, CONNECTIONS, LABELS } from '../k8s/resources.js';
 
 /**
  * The cluster-wide lock of one connection's refresh: a coordination.k8s.io Lease named after the
@@ -19,11 +19,18 @@ export class RefreshLock {
     return `latchkey-refresh-${connectionName}`;
   }
 
-  async tryAcquire(namespace: string, connectionName: string): Promise<boolean> {
+  /**
+   * Takes the lock. With the connection's UID, a newly created Lease is owned by the Connection, so
+   * the garbage collector deletes it with the connection (no blockOwnerDeletion: no extra RBAC).
+   */
+  async tryAcquire(namespace: string, connectionName: string, connectionUid?: string): Promise<boolean> {
+    const owner = connectionUid
+      ? [{ apiVersion: API_VERSION, kind: CONNECTIONS.kind, name: connectionName, uid: connectionUid }]
+      : undefined;
     const result = await this.leases.tryAcquire(namespace, RefreshLock.leaseName(connectionName), this.holder, this.ttlSeconds, {
       [LABELS.managedBy]: LABELS.managedByValue,
       [LABELS.connection]: connectionName,
-    });
+    }, owner);
     return result.acquired;
   }
 

@@ -363,7 +363,7 @@ export class TokenRefresher {
     const poll = this.deps.pollIntervalMs ?? 100;
 
     for (;;) {
-      if (await lock.tryAcquire(namespace, name)) {
+      if (await lock.tryAcquire(namespace, name, observed.resource.metadata.uid)) {
         try {
           const fresh = await readConnectionFresh(store, namespace, name);
           if (!fresh || fresh.resource.spec.integration !== integration || fresh.resource.spec.connectionId !== connectionId) {

@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig, type V1Lease, type V1OwnerReference } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from './errors.js';
 
 export interface LeaseState {
@@ -37,7 +37,14 @@ export class Leases {
    * Takes the lease for `holder` if it is free, expired, or already held by `holder` (a renewal).
    * Exactly one of several concurrent callers wins: the write is conditional on the resourceVersion read.
    */
-  async tryAcquire(namespace: string, name: string, holder: string, durationSeconds: number, labels?: Record<string, string>): Promise<AcquireResult> {
+  async tryAcquire(
+    namespace: string,
+    name: string,
+    holder: string,
+    durationSeconds: number,
+    labels?: Record<string, string>,
+    ownerReferences?: V1OwnerReference[],
+  ): Promise<AcquireResult> {
     // Lease times are MicroTime: the API server accepts exactly six fractional digits.
     const nowIso = new Date(this.now()).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
     let current: V1Lease | undefined;
@@ -51,7 +58,7 @@ export class Leases {
         const created = await this.api.createNamespacedLease({
           namespace,
           body: {
-            metadata: { name, namespace, labels },
+            metadata: { name, namespace, labels, ownerReferences },
             spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: nowIso as unknown as Date, renewTime: nowIso as unknown as Date, leaseTransitions: 0 },
           },
         });

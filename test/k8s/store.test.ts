@@ -1,4 +1,6 @@
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { RefreshLock } from '../../src/auth/refresh-lock.js';
+import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
@@ -86,10 +88,20 @@ describe('connections and their Secrets', () => {
     expect(creds.access_token).toBe('c');
   });
 
-  it('deletes the Secret with the Connection (garbage collection)', async () => {
+  it('deletes the Secret and the refresh lock with the Connection (garbage collection)', async () => {
     const { resource } = await store.createConnection({ namespace: ns.name, spec: spec('gone'), credentials: oauth('g') });
     const name = resource.metadata.name;
+    const lock = new RefreshLock(new Leases(kc), 'test', 30);
+    expect(await lock.tryAcquire(ns.name, name, resource.metadata.uid)).toBe(true);
     await store.deleteConnection(ns.name, name);
+    await eventually(async () => {
+      try {
+        await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: ns.name, name: RefreshLock.leaseName(name) });
+        return false;
+      } catch (err) {
+        return isNotFound(err);
+      }
+    }, 60_000, 250);
     expect(store.getConnection(ns.name, 'github-prod', 'gone')).toBeUndefined();
     await eventually(async () => {
       try {
