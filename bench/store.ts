@@ -175,6 +175,10 @@ async function main(): Promise<void> {
   writeReport(rows, creates, sizes);
 }
 
+function range(values: number[]): string {
+  return `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
+}
+
 function writeReport(rows: Row[], creates: Array<{ from: number; to: number; summary: Summary }>, sizes: { connection: number; secret: number; managedFields: number }): void {
   const base = rows[0]!;
   const largest = rows[rows.length - 1]!;
@@ -210,9 +214,9 @@ credentials Secrets, watched Secrets), waited for it to sync, forced garbage col
 GC minus the same process's heap before the store was created. The row with 0 connections is the
 baseline (Node.js, the Kubernetes client, pino, zod) that every process pays anyway.
 
-| connections | time to sync (\`store.start()\`) | process start to synced | retained heap | retained heap per 1,000 | heap after sync | RSS after sync | RSS per 1,000 (vs 0) | \`getConnection\` |
+| connections | time to sync (\`store.start()\`), median (min–max) | process start to synced | retained heap | retained heap per 1,000 | heap after sync | RSS after sync | RSS per 1,000 (vs 0) | \`getConnection\` |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|
-${rows.map((r) => `| ${r.count} | ${ms(r.syncMs)} | ${ms(r.readyMs)} | ${mib(r.heapRetained)} | ${r.count ? mib(perK(r, (x) => x.heapRetained)) : '—'} | ${mib(r.heapAfter)} | ${mib(r.rssAfter)} | ${r.count ? mib(perK(r, (x) => x.rssAfter)) : '—'} | ${r.count ? `${r.getConnectionUs.toFixed(1)} µs` : '—'} |`).join('\n')}
+${rows.map((r) => `| ${r.count} | ${ms(r.syncMs)} (${range(r.runs.map((x) => x.syncMs))}) | ${ms(r.readyMs)} | ${mib(r.heapRetained)} | ${r.count ? mib(perK(r, (x) => x.heapRetained)) : '—'} | ${mib(r.heapAfter)} | ${mib(r.rssAfter)} | ${r.count ? mib(perK(r, (x) => x.rssAfter)) : '—'} | ${r.count ? `${r.getConnectionUs.toFixed(1)} µs` : '—'} |`).join('\n')}
 
 Per 1,000 connections (from the ${largest.count} row minus the baseline): **${mib(heapPerK)} of retained heap,
 ${mib(rssPerK)} of RSS, ${ms(syncPerK)} more start-up**.
@@ -225,11 +229,13 @@ machine included).
 
 **Reading it:**
 - Memory per connection: about ${mib(heapPerK)} of retained heap per 1,000 connections at ${largest.count}
-  (the "per 1,000" columns show whether it stays flat across sizes, i.e. grows linearly). RSS, which also
-  holds heap V8 has not returned and the JSON buffers of the initial list, is the figure for a container
-  limit. What is retained is the two parsed objects per connection in the informer caches, complete:
+  (the "per 1,000" columns show whether it stays flat across sizes, i.e. grows linearly). RSS grows
+  faster than the retained heap; since the heap after a full GC shows the difference is not live objects,
+  it is memory the process used while receiving and parsing the LIST responses and has not returned to the
+  operating system. RSS, not the retained heap, is the figure to set a container limit from. What is retained is the two parsed objects per connection in the informer caches, complete:
   \`managedFields\` and the base64 Secret data included; credentials are decoded on each read
-  (\`getConnection\` above), never kept decoded. Extrapolated (not measured), 50,000 connections would need
+  (\`getConnection\` above), never kept decoded. \`managedFields\` is ${(sizes.managedFields / 1024).toFixed(1)} of the ${((sizes.connection + sizes.secret) / 1024).toFixed(1)} KiB
+  per connection; dropping it from cached objects would save roughly that share (not measured). Extrapolated (not measured), 50,000 connections would need
   about ${mib(base.rssAfter + rssPerK * 50)} of RSS. Memory limits should leave headroom on top: the whole LIST
   response is parsed in one piece while the existing cache is still held, at start-up and whenever a
   watch has to list again.

@@ -230,7 +230,9 @@ file) and deletes what it created. Speed and memory are measured here, never ass
 
 The machine is small (2 cores) and shared: the API server, etcd and the Node.js process (Latchkey, the load
 generator and, where used, the OAuth server) compete for the same cores, so absolute figures are a floor
-for a real deployment rather than its capacity; the ratios and the per-connection figures carry over.
+for a real deployment rather than its capacity. Each section shows how busy the machine was: the load
+average when it started and, per phase where measured, the CPU used by Latchkey's process, by the control
+plane and left idle. Memory per connection does not depend on the load and carries over.
 `;
 
 const start = (id: SectionId) => `<!-- bench:${id}:start -->`;
