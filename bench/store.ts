@@ -207,7 +207,7 @@ Connection, its Secret, then its status; ${CONCURRENCY} in parallel), shaped lik
 180-character access token, a 100-character refresh token, \`raw\` with both, an end user with e-mail, display
 name and one tag, two metadata keys. As the API server stores them, one Connection is ${(sizes.connection / 1024).toFixed(1)} KiB
 and its Secret ${(sizes.secret / 1024).toFixed(1)} KiB of JSON, ${((sizes.connection + sizes.secret) / 1024).toFixed(1)} KiB per connection, of which
-${(sizes.managedFields / 1024).toFixed(1)} KiB is \`metadata.managedFields\` (server-side apply bookkeeping, cached like the rest). At each size, a fresh Node.js process (\`node --expose-gc dist/bench/store-sync.js\`) started a
+${(sizes.managedFields / 1024).toFixed(1)} KiB is \`metadata.managedFields\` (the API server's field-ownership bookkeeping, cached like the rest). At each size, a fresh Node.js process (\`node --expose-gc dist/bench/store-sync.js\`) started a
 \`KubeStore\` on the namespace (6 informers: providers, integrations, connections, environments,
 credentials Secrets, watched Secrets), waited for it to sync, forced garbage collection and read
 \`process.memoryUsage()\`; ${REPEATS} processes per size, medians shown. "Retained heap" is the V8 heap after a full
