@@ -1,5 +1,8 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import type { Logger } from '../log.js';
+import { ResourceCache } from './cache.js';
 import { isConflict, isNotFound } from './errors.js';
+import { ResilientInformer } from './informer.js';
 
 /** Label of the ConfigMaps that hold pending webhook deliveries (one per delivery). */
 export const WEBHOOK_DELIVERY_LABEL = 'latchkey.dev/webhook-delivery';
@@ -39,9 +42,41 @@ export interface PendingDelivery extends NewDelivery {
  */
 export class WebhookOutbox {
   private readonly core: CoreV1Api;
+  /** Set by {@link watch}: pending deliveries as a watch sees them, so listing costs no API call. */
+  private cache: ResourceCache<V1ConfigMap> | undefined;
 
-  constructor(kc: KubeConfig, private readonly fieldManager = 'latchkey') {
+  constructor(private readonly kc: KubeConfig, private readonly fieldManager = 'latchkey') {
     this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /**
+   * Watches the pending deliveries of these namespaces (all when empty) instead of listing them on
+   * every poll; resolves once the first list is in. `onPending` hears of each new or changed one.
+   */
+  async watch(namespaces: string[], logger: Logger, onPending?: () => void): Promise<void> {
+    const labelSelector = `${WEBHOOK_DELIVERY_LABEL}=pending`;
+    const informer = (namespace: string | undefined) =>
+      new ResilientInformer<V1ConfigMap>({
+        kc: this.kc,
+        path: namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps',
+        list: () =>
+          namespace ? this.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.core.listConfigMapForAllNamespaces({ labelSelector }),
+        labelSelector,
+        logger,
+      });
+    const cache = new ResourceCache(namespaces.length ? namespaces.map(informer) : [informer(undefined)]);
+    if (onPending) {
+      cache.on('add', onPending);
+      cache.on('update', onPending);
+    }
+    await cache.start();
+    this.cache = cache;
+  }
+
+  async stopWatching(): Promise<void> {
+    const cache = this.cache;
+    this.cache = undefined;
+    await cache?.stop();
   }
 
   async enqueue(namespace: string, delivery: NewDelivery, nowMs: number): Promise<void> {
@@ -61,8 +96,12 @@ export class WebhookOutbox {
     }
   }
 
-  /** Pending deliveries in these namespaces (all namespaces when empty). */
+  /** Pending deliveries in these namespaces (all namespaces when empty): from the watch when watching. */
   async list(namespaces: string[]): Promise<PendingDelivery[]> {
+    if (this.cache) {
+      const items = namespaces.length ? namespaces.flatMap((ns) => this.cache!.list(ns)) : this.cache.list();
+      return items.map(fromConfigMap).filter((d): d is PendingDelivery => d !== undefined);
+    }
     const selector = `${WEBHOOK_DELIVERY_LABEL}=pending`;
     const lists = namespaces.length
       ? await Promise.all(namespaces.map((namespace) => this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })))
@@ -95,6 +134,7 @@ export class WebhookOutbox {
       await this.core.deleteNamespacedConfigMap({
         namespace: d.namespace, name: d.name, body: { preconditions: { resourceVersion: d.resourceVersion } },
       });
+      this.cache?.forget(d.name, d.namespace, d.resourceVersion);
     } catch (err) {
       if (!isNotFound(err) && !isConflict(err)) throw err;
     }
@@ -119,6 +159,7 @@ export class WebhookOutbox {
         namespace: d.namespace, name: d.name, fieldManager: this.fieldManager,
         body: { ...current, metadata: { ...current.metadata, annotations: next } },
       });
+      this.cache?.remember(written);
       return fromConfigMap(written);
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) return undefined;

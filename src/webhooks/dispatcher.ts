@@ -42,7 +42,7 @@ const deliveries = (registry: Registry) =>
   );
 
 /**
- * Sends the auth webhooks queued in the cluster outbox: every replica polls it, claims due deliveries
+ * Sends the auth webhooks queued in the cluster outbox: every replica watches it, claims due deliveries
  * with compare-and-swap, signs and POSTs them, deletes them on a 2xx, and reschedules them with
  * exponential backoff and jitter after a network error, a 408/429 (honouring Retry-After) or a 5xx,
  * up to `webhookMaxAttempts` attempts. A claim lasts a little longer than one request, so a delivery
@@ -52,6 +52,7 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private busy = false;
   private readonly log: Logger;
   private readonly pollMs: number;
   private readonly timeoutMs: number;
@@ -62,24 +63,43 @@ export class WebhookDispatcher {
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
   }
 
+  /**
+   * Starts watching the outbox (so a poll reads a cache, not the API server) and polling it; a
+   * delivery queued by any replica is picked up as soon as the watch reports it.
+   */
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.schedule(0);
+    this.opts.outbox
+      .watch(this.opts.config.watchNamespaces, this.log, () => this.kick())
+      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not watch the webhook outbox; listing it on every poll'))
+      .finally(() => this.schedule(0));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await this.opts.outbox.stopWatching();
+  }
+
+  /** Runs a pass soon, unless one is running (it will see the new delivery, or the next poll will). */
+  private kick(): void {
+    if (this.stopped || this.busy) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.schedule(0);
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
+      this.busy = true;
       this.running = this.tick()
         .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'webhook outbox poll failed'))
-        .finally(() => this.schedule(this.pollMs));
+        .finally(() => {
+          this.busy = false;
+          this.schedule(this.pollMs);
+        });
     }, ms);
   }
 

@@ -176,7 +176,7 @@ describe('default values, with the chart installing the CRDs', () => {
       ['delete a CRD', { verb: 'delete', group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', name: CRDS[0] }, false],
       ['create a Pod', { verb: 'create', resource: 'pods', namespace: ns.name }, false],
       ['list Namespaces', { verb: 'list', resource: 'namespaces' }, false],
-      ['watch ConfigMaps', { verb: 'watch', resource: 'configmaps', namespace: 'default' }, false],
+      ['watch ConfigMaps (the webhook outbox)', { verb: 'watch', resource: 'configmaps', namespace: 'default' }, true],
       ['impersonate users', { verb: 'impersonate', resource: 'users' }, false],
       ['escalate ClusterRoles', { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
       ['bind ClusterRoles', { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
