@@ -207,7 +207,7 @@ Connection, its Secret, then its status; ${CONCURRENCY} in parallel), shaped lik
 180-character access token, a 100-character refresh token, \`raw\` with both, an end user with e-mail, display
 name and one tag, two metadata keys. As the API server stores them, one Connection is ${(sizes.connection / 1024).toFixed(1)} KiB
 and its Secret ${(sizes.secret / 1024).toFixed(1)} KiB of JSON, ${((sizes.connection + sizes.secret) / 1024).toFixed(1)} KiB per connection, of which
-${(sizes.managedFields / 1024).toFixed(1)} KiB is \`metadata.managedFields\` (the API server's field-ownership bookkeeping, cached like the rest). At each size, a fresh Node.js process (\`node --expose-gc dist/bench/store-sync.js\`) started a
+${(sizes.managedFields / 1024).toFixed(1)} KiB is \`metadata.managedFields\` (the API server's field-ownership bookkeeping; the informers drop it before caching). At each size, a fresh Node.js process (\`node --expose-gc dist/bench/store-sync.js\`) started a
 \`KubeStore\` on the namespace (6 informers: providers, integrations, connections, environments,
 credentials Secrets, watched Secrets), waited for it to sync, forced garbage collection and read
 \`process.memoryUsage()\`; ${REPEATS} processes per size, medians shown. "Retained heap" is the V8 heap after a full
@@ -232,10 +232,10 @@ machine included).
   (the "per 1,000" columns show whether it stays flat across sizes, i.e. grows linearly). RSS grows
   faster than the retained heap; since the heap after a full GC shows the difference is not live objects,
   it is memory the process used while receiving and parsing the LIST responses and has not returned to the
-  operating system. RSS, not the retained heap, is the figure to set a container limit from. What is retained is the two parsed objects per connection in the informer caches, complete:
-  \`managedFields\` and the base64 Secret data included; credentials are decoded on each read
-  (\`getConnection\` above), never kept decoded. \`managedFields\` is ${(sizes.managedFields / 1024).toFixed(1)} of the ${((sizes.connection + sizes.secret) / 1024).toFixed(1)} KiB
-  per connection; dropping it from cached objects would save roughly that share (not measured). Extrapolated (not measured), 50,000 connections would need
+  operating system. RSS, not the retained heap, is the figure to set a container limit from. What is retained is the two parsed objects per connection in the informer caches,
+  without \`managedFields\` (${(sizes.managedFields / 1024).toFixed(1)} of the ${((sizes.connection + sizes.secret) / 1024).toFixed(1)} KiB the API server stores per
+  connection, dropped by \`src/k8s/informer.ts\` before caching) and with the base64 Secret data; credentials are decoded on each read
+  (\`getConnection\` above), never kept decoded. Extrapolated (not measured), 50,000 connections would need
   about ${mib(base.rssAfter + rssPerK * 50)} of RSS. Memory limits should leave headroom on top: the whole LIST
   response is parsed in one piece while the existing cache is still held, at start-up and whenever a
   watch has to list again.
