@@ -1,17 +1,22 @@
-import * as oidc from 'openid-client';
 import type { Config } from '../config.js';
 import type { Clock } from '../context.js';
-import { expiresAtOf, lifetimeSecondsOf, type OAuth2ClientCredentials, type OAuth2Credentials } from '../domain/credentials.js';
-import { MissingTemplateValueError } from '../catalog/template.js';
+import { expiresAtOf, lifetimeSecondsOf } from '../domain/credentials.js';
 import type { ConnectionEvents } from '../k8s/events.js';
 import { readConnectionFresh } from '../k8s/fresh-reads.js';
-import type { ConnectionError, ConnectionStatus, IntegrationResource, ProviderResource } from '../k8s/resources.js';
+import type { ConnectionError, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../log.js';
 import { Counter, metric, type Registry } from '../metrics.js';
-import { oauth2Configuration, resolveClient, type ClientCredentials } from './oauth2-client.js';
 import { needsReauthorization } from './reauthorization.js';
 import type { RefreshLock } from './refresh-lock.js';
+import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './refresh-errors.js';
+import { isAboutToExpire, nextRefreshAt } from './refresh-margin.js';
+import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './refresh-strategies.js';
+
+// The refresher's parts live in their own modules; importers of this one keep finding them here.
+export * from './refresh-errors.js';
+export * from './refresh-margin.js';
+export * from './refresh-strategies.js';
 
 export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
 
@@ -22,238 +27,6 @@ export interface EnsureFreshOptions {
   marginSeconds?: number;
   reason: RefreshReason;
 }
-
-export type RefreshErrorCode = 'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress';
-
-/**
- * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
- * client is rejected); the end user must re-authorize or an operator must fix the Integration.
- * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again.
- */
-export class RefreshError extends Error {
-  readonly permanent: boolean;
-  readonly code: RefreshErrorCode;
-  readonly retryAfterMs?: number;
-  /** What the token endpoint said (OAuth error code and description, HTTP status). Never a token. */
-  readonly providerError?: { error?: string; description?: string; status?: number };
-  /** Name of the Kubernetes Event recording this failure (the connection's `errors[].log_id`). */
-  logId?: string;
-
-  constructor(
-    message: string,
-    opts: { permanent: boolean; code: RefreshErrorCode; retryAfterMs?: number; providerError?: RefreshError['providerError']; logId?: string },
-  ) {
-    super(message);
-    this.name = 'RefreshError';
-    this.permanent = opts.permanent;
-    this.code = opts.code;
-    this.retryAfterMs = opts.retryAfterMs;
-    this.providerError = opts.providerError;
-    this.logId = opts.logId;
-  }
-}
-
-export class ConnectionNotFoundError extends Error {
-  constructor(readonly namespace: string, readonly integration: string, readonly connectionId: string) {
-    super(`connection ${connectionId} of integration ${integration} not found`);
-    this.name = 'ConnectionNotFoundError';
-  }
-}
-
-/** What a refresh strategy gets: the connection as read after taking the lock, and its catalog objects. */
-export interface StrategyInput {
-  namespace: string;
-  connection: StoredConnection;
-  integration: IntegrationResource;
-  provider: ProviderResource;
-  store: KubeStore;
-  fetch: typeof fetch;
-  timeoutSeconds: number;
-  now: number;
-}
-
-/**
- * How one kind of credentials is renewed. Register one per auth mode with
- * {@link TokenRefresher.registerStrategy} (the controller adds APP / JWT minting this way).
- */
-export interface RefreshStrategy {
-  /** Whether these credentials can be renewed at all (e.g. OAUTH2 needs a refresh token). */
-  canRefresh(credentials: StoredCredentials): boolean;
-  /** Obtains new credentials; throws (openid-client errors are classified by the refresher). */
-  refresh(input: StrategyInput): Promise<StoredCredentials>;
-}
-
-// ---- expiry arithmetic (shared with the controller's scheduler) ----
-
-/** Margin before expiry at which a token counts as "about to expire": min(marginSeconds, lifetime × ratio). */
-export function refreshMarginMs(lifetimeSeconds: number | undefined, cfg: Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>, marginSeconds = cfg.refreshMarginSeconds): number {
-  const byRatio = lifetimeSeconds !== undefined ? lifetimeSeconds * cfg.refreshMarginRatio : Infinity;
-  return Math.min(marginSeconds, byRatio) * 1000;
-}
-
-/** When a token with this expiry (and lifetime, if known) should be refreshed. */
-export function nextRefreshAt(expiresAt: Date, lifetimeSeconds: number | undefined, cfg: Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>): Date {
-  return new Date(expiresAt.getTime() - refreshMarginMs(lifetimeSeconds, cfg));
-}
-
-/** True when the credentials expire within the margin (false when they have no expiry). */
-export function isAboutToExpire(credentials: StoredCredentials, now: number, cfg: Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>, marginSeconds?: number): boolean {
-  const expiresAt = expiresAtOf(credentials);
-  if (!expiresAt) return false;
-  return expiresAt.getTime() - refreshMarginMs(lifetimeSecondsOf(credentials), cfg, marginSeconds) <= now;
-}
-
-// ---- strategies ----
-
-function clientFor(input: StrategyInput, override?: { client_id?: string; client_secret?: string }): ClientCredentials {
-  const client = resolveClient(input.store, input.namespace, input.integration, override);
-  if (!client) {
-    throw new RefreshError(`integration ${input.integration.metadata.name} has no OAuth client ID (clientSecretRef)`, {
-      permanent: true, code: 'integration_misconfigured',
-    });
-  }
-  return client;
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/** OAUTH2: refresh_token grant. A response without a new refresh token keeps the old one. */
-export const oauth2RefreshStrategy: RefreshStrategy = {
-  canRefresh: (c) => typeof c.refresh_token === 'string' && c.refresh_token.length > 0,
-  async refresh(input) {
-    const current = input.connection.credentials as unknown as OAuth2Credentials;
-    let raw: Record<string, unknown> | undefined;
-    const config = oauth2Configuration({
-      provider: input.provider,
-      client: clientFor(input, current.config_override),
-      connectionConfig: input.connection.resource.spec.connectionConfig,
-      purpose: 'refresh',
-      fetch: input.fetch,
-      timeoutSeconds: input.timeoutSeconds,
-      onTokenResponse: (body) => (raw = body),
-    });
-    const tokens = await oidc.refreshTokenGrant(config, current.refresh_token!);
-    const expiresIn = tokens.expiresIn();
-    const next: Record<string, unknown> = {
-      ...current,
-      type: 'OAUTH2',
-      access_token: tokens.access_token,
-      refresh_token: tokens.refresh_token ?? current.refresh_token,
-      raw: raw ?? { ...tokens },
-    };
-    if (expiresIn !== undefined) next.expires_at = iso(input.now + expiresIn * 1000);
-    else delete next.expires_at;
-    return next as StoredCredentials;
-  },
-};
-
-/** OAUTH2_CC: client_credentials grant, a new token each time. */
-export const clientCredentialsStrategy: RefreshStrategy = {
-  canRefresh: () => true,
-  async refresh(input) {
-    const current = input.connection.credentials as unknown as OAuth2ClientCredentials;
-    const client: ClientCredentials = current.client_id
-      ? { clientId: current.client_id, clientSecret: current.client_secret }
-      : clientFor(input);
-    let raw: Record<string, unknown> | undefined;
-    const config = oauth2Configuration({
-      provider: input.provider,
-      client,
-      connectionConfig: input.connection.resource.spec.connectionConfig,
-      fetch: input.fetch,
-      timeoutSeconds: input.timeoutSeconds,
-      onTokenResponse: (body) => (raw = body),
-    });
-    const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
-    delete params.grant_type;
-    const scopes = input.integration.spec.scopes ?? input.provider.spec.defaultScopes;
-    if (scopes?.length) params.scope = scopes.join(input.provider.spec.scopeSeparator ?? ' ');
-    const tokens = await oidc.clientCredentialsGrant(config, params);
-    const expiresIn = tokens.expiresIn();
-    const next: Record<string, unknown> = {
-      ...current,
-      type: 'OAUTH2_CC',
-      token: tokens.access_token,
-      client_id: client.clientId,
-      client_secret: client.clientSecret ?? '',
-      raw: raw ?? { ...tokens },
-    };
-    if (expiresIn !== undefined) next.expires_at = iso(input.now + expiresIn * 1000);
-    else delete next.expires_at;
-    return next as StoredCredentials;
-  },
-};
-
-// ---- classification ----
-
-const PERMANENT_OAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'access_denied']);
-const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
-
-/** Turns whatever a token request threw into a classified {@link RefreshError}. */
-export function classifyRefreshFailure(err: unknown, now: number): RefreshError {
-  if (err instanceof RefreshError) return err;
-  if (err instanceof MissingTemplateValueError) {
-    return new RefreshError(`cannot build the token URL: ${err.message}`, { permanent: true, code: 'reauthorization_required' });
-  }
-  if (err instanceof oidc.ResponseBodyError) {
-    const providerError = { error: err.error, description: err.error_description?.slice(0, 300), status: err.status };
-    const transient = err.status >= 500 || err.status === 429 || err.status === 408 || TRANSIENT_OAUTH_ERRORS.has(err.error);
-    const what = `token endpoint answered ${err.status} ${err.error}${providerError.description ? `: ${providerError.description}` : ''}`;
-    if (transient) {
-      return new RefreshError(`provider unavailable: ${what}`, { permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(err.response, now), providerError });
-    }
-    const permanent = PERMANENT_OAUTH_ERRORS.has(err.error) || (err.status >= 400 && err.status < 500);
-    return new RefreshError(`reauthorization required: ${what}`, {
-      permanent, code: permanent ? 'reauthorization_required' : 'provider_unavailable', providerError,
-    });
-  }
-  const response = findResponse(err);
-  if (response) {
-    const status = response.status;
-    const providerError = { status };
-    if (status >= 500 || status === 429 || status === 408) {
-      return new RefreshError(`provider unavailable: token endpoint answered ${status}`, {
-        permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(response, now), providerError,
-      });
-    }
-    if (status >= 400) {
-      return new RefreshError(`reauthorization required: token endpoint answered ${status}`, { permanent: true, code: 'reauthorization_required', providerError });
-    }
-    return new RefreshError(`provider unavailable: unusable token endpoint response (HTTP ${status})`, { permanent: false, code: 'provider_unavailable', providerError });
-  }
-  const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
-  const detail = timeout ? 'token request timed out' : `token request failed: ${rootMessage(err)}`;
-  return new RefreshError(`provider unavailable: ${detail}`, { permanent: false, code: 'provider_unavailable' });
-}
-
-function causes(err: unknown): unknown[] {
-  const out: unknown[] = [];
-  for (let e = err, i = 0; e && i < 6; e = (e as { cause?: unknown }).cause, i++) out.push(e);
-  return out;
-}
-
-function findResponse(err: unknown): Response | undefined {
-  return causes(err).find((e): e is Response => e instanceof Response)
-    ?? causes(err).map((e) => (e as { response?: unknown })?.response).find((r): r is Response => r instanceof Response);
-}
-
-function rootMessage(err: unknown): string {
-  const all = causes(err);
-  const last = all[all.length - 1];
-  const message = (last as { message?: unknown } | null)?.message;
-  return (typeof message === 'string' ? message : String(last)).slice(0, 200);
-}
-
-/** Retry-After in ms (delta-seconds or an HTTP date), when the response carries one. */
-export function retryAfterMs(response: Response | undefined, now: number): number | undefined {
-  const v = response?.headers.get('retry-after');
-  if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
-  const t = Date.parse(v);
-  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
-}
-
-// ---- the refresher ----
 
 export interface TokenRefresherDeps {
   store: KubeStore;
