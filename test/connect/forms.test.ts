@@ -4,13 +4,12 @@
  * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
-import type { Browser } from 'playwright-core';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
 import {
-  appPage, launchBrowser, openConnectPopup, sealSession, signatureValid, startLatchkey, waitForEvent, webhookReceiver,
-  type Latchkey, type WebhookReceiver,
+  openConnectPopup, sealSession, signatureValid, waitForEvent,
+  startConnectBed, type ConnectBed,
 } from './harness.js';
 
 const kc = testKubeConfig();
@@ -19,20 +18,14 @@ const P = { key: `keyed-${suffix}`, cc: `cc-${suffix}`, basic: `basic-${suffix}`
 const M2M = { clientId: 'machine-client', clientSecret: 'machine-secret-value' };
 const shots = process.env.LATCHKEY_SCREENSHOTS;
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let latchkey: Latchkey;
 let oidc: OidcTestServer;
-let receiver: WebhookReceiver;
-let app: Awaited<ReturnType<typeof appPage>>;
-let browser: Browser;
+let bed: ConnectBed;
+// Filled from the bed in beforeAll; the tests use them by name.
+let { ns, env, latchkey, receiver, app, browser } = {} as ConnectBed;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'connect-forms');
-  receiver = await webhookReceiver();
-  await receiver.listen();
-  env = await createEnvironment(kc, ns.name, { mode: 'production', webhooks: { url: receiver.url } });
-  latchkey = await startLatchkey(kc, ns.name);
+  bed = await startConnectBed(kc, 'connect-forms', 'production');
+  ({ ns, env, latchkey, receiver, app, browser } = bed);
   oidc = await startOidcServer({ clients: [M2M] });
   await applyProvider(kc, P.key, {
     displayName: 'Keyed CRM', authMode: 'API_KEY', connectionConfiguration: ['subdomain'],
@@ -45,21 +38,16 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
   await createIntegration(kc, ns.name, 'odd', { provider: P.odd });
-  await eventually(() => ['keyed', 'machine', 'tracker', 'odd'].every((i) => latchkey.ctx.store.getIntegration(ns.name, i))
-    && Object.values(P).every((p) => latchkey.ctx.store.getProvider(p)) && latchkey.ctx.store.listEnvironments(ns.name).length);
-  app = await appPage(latchkey.url);
-  browser = await launchBrowser();
+  await bed.synced((store) => ['keyed', 'machine', 'tracker', 'odd'].every((i) => store.getIntegration(ns.name, i)) && Object.values(P).every((p) => store.getProvider(p)));
 });
 
+
 afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await latchkey?.stop();
   await oidc?.close();
-  await receiver?.close();
   for (const p of Object.values(P)) await deleteProvider(kc, p);
-  await ns?.delete();
+  await bed?.close();
 });
+
 
 describe('Connect UI forms', () => {
   it('collects an API key with the provider\'s fields and labels, validates it, stores it and sends the webhook', async () => {

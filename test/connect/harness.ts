@@ -16,7 +16,8 @@ import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { createRegistry } from '../../src/metrics.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
-import { testLogger } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testLogger } from '../harness/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../support/fixtures.js';
 
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -185,4 +186,46 @@ export async function eventsOf(app: Page): Promise<ClientEvent[]> {
 export async function waitForEvent(app: Page, type: string, timeoutMs = 20_000): Promise<ClientEvent> {
   await app.waitForFunction((t) => (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some((e) => e.type === t), type, { timeout: timeoutMs });
   return (await eventsOf(app)).find((e) => e.type === type)!;
+}
+
+/** What a Connect UI test file runs against: its namespace, Environment, Latchkey, receiver, app page and browser. */
+export interface ConnectBed {
+  ns: { name: string; delete(): Promise<void> };
+  env: TestEnvironment;
+  latchkey: Latchkey;
+  receiver: WebhookReceiver;
+  app: { url: string; close(): Promise<void> };
+  browser: Browser;
+  /** Waits until this Latchkey's caches hold the Environment and whatever else `ready` checks. */
+  synced(ready?: (store: KubeStore) => unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A namespace with an Environment whose webhooks go to a loopback receiver, a Latchkey server with a
+ * webhook dispatcher, the application page and a headless chromium. Test files add their providers
+ * and integrations, then call `synced`.
+ */
+export async function startConnectBed(kc: KubeConfig, prefix: string, mode: 'development' | 'production'): Promise<ConnectBed> {
+  const ns = await createTestNamespace(kc, prefix);
+  const receiver = await webhookReceiver();
+  await receiver.listen();
+  const env = await createEnvironment(kc, ns.name, { mode, webhooks: { url: receiver.url } });
+  const latchkey = await startLatchkey(kc, ns.name);
+  const app = await appPage(latchkey.url);
+  const browser = await launchBrowser();
+  return {
+    ns, env, latchkey, receiver, app, browser,
+    async synced(ready = () => true) {
+      const store = latchkey.ctx.store;
+      await eventually(() => store.listEnvironments(ns.name).length > 0 && ready(store));
+    },
+    async close() {
+      await browser.close();
+      await app.close();
+      await latchkey.stop();
+      await receiver.close();
+      await ns.delete();
+    },
+  };
 }

@@ -3,55 +3,43 @@
  * http.server): request token → approval page in chromium → callback → access token; the stored
  * connection then signs a request the provider's ResourceEndpoint accepts.
  */
-import type { Browser } from 'playwright-core';
 import { percentEncode, signatureBaseString, signRequest } from '../../src/auth/oauth1.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
 import { startOAuth1Server, type OAuth1TestServer } from './oauth1-server.js';
 import {
-  appPage, launchBrowser, openConnectPopup, sealSession, signatureValid, startLatchkey, waitForEvent, webhookReceiver,
-  type Latchkey, type WebhookReceiver,
+  openConnectPopup, sealSession, signatureValid, waitForEvent,
+  startConnectBed, type ConnectBed,
 } from './harness.js';
 
 const kc = testKubeConfig();
 const PROVIDER = `oauth1-flow-${process.pid}`;
 const CONSUMER = { clientId: 'consumer_key_latchkey_test_1', clientSecret: 'consumer-secret-of-the-test' };
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let latchkey: Latchkey;
 let provider: OAuth1TestServer;
-let receiver: WebhookReceiver;
-let app: Awaited<ReturnType<typeof appPage>>;
-let browser: Browser;
+let bed: ConnectBed;
+// Filled from the bed in beforeAll; the tests use them by name.
+let { ns, env, latchkey, receiver, app, browser } = {} as ConnectBed;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'connect-oauth1');
-  receiver = await webhookReceiver();
-  await receiver.listen();
-  env = await createEnvironment(kc, ns.name, { mode: 'development', webhooks: { url: receiver.url } });
+  bed = await startConnectBed(kc, 'connect-oauth1', 'development');
+  ({ ns, env, latchkey, receiver, app, browser } = bed);
   provider = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret);
-  latchkey = await startLatchkey(kc, ns.name);
   await applyProvider(kc, PROVIDER, {
     displayName: 'Tumble', authMode: 'OAUTH1',
     requestTokenUrl: `${provider.url}/request_token`, authorizationUrl: `${provider.url}/authorize`, tokenUrl: `${provider.url}/access_token`,
   });
   await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER }, CONSUMER);
-  await eventually(() => latchkey.ctx.store.getIntegration(ns.name, 'tumble') && latchkey.ctx.store.getProvider(PROVIDER)
-    && latchkey.ctx.store.readSecretValue(ns.name, 'tumble-client', 'clientSecret') && latchkey.ctx.store.listEnvironments(ns.name).length);
-  app = await appPage(latchkey.url);
-  browser = await launchBrowser();
+  await bed.synced((store) => store.getIntegration(ns.name, 'tumble') && store.getProvider(PROVIDER) && store.readSecretValue(ns.name, 'tumble-client', 'clientSecret'));
 });
 
+
 afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await latchkey?.stop();
   await provider?.close();
-  await receiver?.close();
   await deleteProvider(kc, PROVIDER);
-  await ns?.delete();
+  await bed?.close();
 });
+
 
 describe('OAuth 1.0a signing (RFC 5849)', () => {
   it('builds the signature base string of the RFC example', () => {

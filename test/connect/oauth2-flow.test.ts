@@ -3,15 +3,14 @@
  * list → pick → login → consent → callback → `connect` event → working credentials → signed webhook;
  * the single-integration path, a reconnect, a denied consent, and a replayed callback.
  */
-import type { Browser } from 'playwright-core';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
 import {
-  appPage, eventsOf, launchBrowser, openConnectPopup, sealSession, signatureValid, startLatchkey, waitForEvent, webhookReceiver,
-  type Latchkey, type WebhookReceiver,
+  eventsOf, openConnectPopup, sealSession, signatureValid, waitForEvent,
+  startConnectBed, type ConnectBed,
 } from './harness.js';
 
 const kc = testKubeConfig();
@@ -20,20 +19,14 @@ const PROVIDER = `oidc-flow-${process.pid}`;
 const CLIENT = { clientId: 'latchkey-connect-test', clientSecret: 'connect-test-secret-value' };
 const shots = process.env.LATCHKEY_SCREENSHOTS;
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let latchkey: Latchkey;
 let oidc: OidcTestServer;
-let receiver: WebhookReceiver;
-let app: Awaited<ReturnType<typeof appPage>>;
-let browser: Browser;
+let bed: ConnectBed;
+// Filled from the bed in beforeAll; the tests use them by name.
+let { ns, env, latchkey, receiver, app, browser } = {} as ConnectBed;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'connect-oauth2');
-  receiver = await webhookReceiver();
-  await receiver.listen();
-  env = await createEnvironment(kc, ns.name, { mode: 'development', webhooks: { url: receiver.url } });
-  latchkey = await startLatchkey(kc, ns.name);
+  bed = await startConnectBed(kc, 'connect-oauth2', 'development');
+  ({ ns, env, latchkey, receiver, app, browser } = bed);
   oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
   await applyProvider(kc, PROVIDER, {
     displayName: 'Acme Identity', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, defaultScopes: ['openid'],
@@ -42,21 +35,16 @@ beforeAll(async () => {
     provider: PROVIDER, displayName: 'Acme workspace', scopes: ['openid', 'offline_access', 'read'], authorizationParams: { prompt: 'consent' },
   }, CLIENT);
   await createIntegration(kc, ns.name, 'acme-sandbox', { provider: PROVIDER, displayName: 'Acme sandbox', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } }, CLIENT);
-  await eventually(() => latchkey.ctx.store.getIntegration(ns.name, 'acme-sandbox') && latchkey.ctx.store.getProvider(PROVIDER)
-    && latchkey.ctx.store.listEnvironments(ns.name).length && latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'));
-  app = await appPage(latchkey.url);
-  browser = await launchBrowser();
+  await bed.synced((store) => store.getIntegration(ns.name, 'acme-sandbox') && store.getProvider(PROVIDER) && store.readSecretValue(ns.name, 'acme-client', 'clientId'));
 });
 
+
 afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-  await latchkey?.stop();
   await oidc?.close();
-  await receiver?.close();
   await deleteProvider(kc, PROVIDER);
-  await ns?.delete();
+  await bed?.close();
 });
+
 
 async function loginAndConsent(popup: import('playwright-core').Page, login = 'alice'): Promise<void> {
   await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
