@@ -1,9 +1,8 @@
 import type { Clock } from '../context.js';
-import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, LABELS, type EnvironmentResource } from '../k8s/resources.js';
-import { secretExists } from '../k8s/secret-presence.js';
+import { primaryOf } from '../auth/environment-keys.js';
+import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
-import { READY, sameConditions, setConditions, type ConditionInput } from './conditions.js';
-import type { Verdict } from './integration-reconciler.js';
+import { missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
 
 /**
  * Checks an Environment: it is the namespace's only (oldest) one, its Secret exists, is visible to
@@ -15,23 +14,13 @@ export class EnvironmentReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const env = this.store.listEnvironments(namespace).find((e) => e.metadata.name === name);
     if (!env || env.metadata.deletionTimestamp) return;
-    const verdict = await this.check(env);
-    const updates: ConditionInput[] = [{ type: READY, ...verdict }];
-    const generation = env.metadata.generation;
-    const next = setConditions(env.status?.conditions, updates, generation, this.clock.now());
-    if (env.status?.observedGeneration === generation && sameConditions(env.status?.conditions, next)) return;
-    await this.store.updateStatus(ENVIRONMENTS, namespace, name, (s) => ({
-      ...s,
-      observedGeneration: generation,
-      conditions: setConditions(s.conditions, updates, generation, this.clock.now()),
-    }));
+    await writeConditions(this.store, ENVIRONMENTS, env, [{ type: READY, ...(await this.check(env)) }], this.clock.now());
   }
 
   async check(env: EnvironmentResource): Promise<Verdict> {
     const namespace = env.metadata.namespace!;
-    const oldest = this.store
-      .listEnvironments(namespace)
-      .sort((a, b) => created(a) - created(b) || a.metadata.name.localeCompare(b.metadata.name))[0];
+    // The same rule the REST API uses to pick the namespace's Environment.
+    const oldest = primaryOf(this.store.listEnvironments(namespace));
     if (oldest && oldest.metadata.name !== env.metadata.name) {
       return {
         status: 'False', reason: 'DuplicateEnvironment',
@@ -40,18 +29,7 @@ export class EnvironmentReconciler {
     }
     const secretName = env.spec.secretRef.name;
     const secret = this.store.getReferencedSecret(namespace, secretName);
-    if (!secret) {
-      const exists = await secretExists(this.store.core, namespace, secretName);
-      return exists
-        ? {
-            status: 'False', reason: 'SecretNotWatched',
-            message: `Secret "${secretName}" exists but Latchkey cannot see it: label it ${LABELS.watch}=true (kubectl label secret ${secretName} -n ${namespace} ${LABELS.watch}=true).`,
-          }
-        : {
-            status: 'False', reason: 'SecretNotFound',
-            message: `Secret "${secretName}" (spec.secretRef) does not exist in namespace ${namespace}. Create it with key ${ENVIRONMENT_SECRET_KEYS.secretKey} and the label ${LABELS.watch}=true.`,
-          };
-    }
+    if (!secret) return missingSecretVerdict(this.store, namespace, secretName, 'spec.secretRef', `key ${ENVIRONMENT_SECRET_KEYS.secretKey}`);
     const key = secret.data?.[ENVIRONMENT_SECRET_KEYS.secretKey];
     const value = key === undefined ? '' : Buffer.from(key, 'base64').toString('utf8');
     if (value.length === 0) {
@@ -77,9 +55,4 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-function created(env: EnvironmentResource): number {
-  const t = Date.parse(String(env.metadata.creationTimestamp ?? ''));
-  return Number.isFinite(t) ? t : Number.MAX_SAFE_INTEGER;
 }

@@ -1,8 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import type { Clock } from '../context.js';
-import { findCondition, READY, sameConditions, setConditions, type ConditionInput } from './conditions.js';
-import { INTEGRATIONS, LABELS, type IntegrationResource } from '../k8s/resources.js';
-import { secretExists } from '../k8s/secret-presence.js';
+import { findCondition, missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
+import { INTEGRATIONS, type IntegrationResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
 
 /** Keys the Integration's Secret must hold for each auth mode that needs client credentials. */
@@ -12,12 +11,7 @@ const CLIENT_KEYS: Record<string, string[]> = {
   OAUTH2_CC: ['clientId', 'clientSecret'],
 };
 
-/** Why a condition is what it is, as kubectl shows it. */
-export interface Verdict {
-  status: 'True' | 'False';
-  reason: string;
-  message: string;
-}
+export type { Verdict } from './conditions.js';
 
 /**
  * Checks an Integration: its Provider exists (and is valid), and its client Secret exists, is visible
@@ -29,16 +23,7 @@ export class IntegrationReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const integration = this.store.getIntegration(namespace, name);
     if (!integration || integration.metadata.deletionTimestamp) return;
-    const verdict = await this.check(integration);
-    const updates: ConditionInput[] = [{ type: READY, ...verdict }];
-    const generation = integration.metadata.generation;
-    const next = setConditions(integration.status?.conditions, updates, generation, this.clock.now());
-    if (integration.status?.observedGeneration === generation && sameConditions(integration.status?.conditions, next)) return;
-    await this.store.updateStatus(INTEGRATIONS, namespace, name, (s) => ({
-      ...s,
-      observedGeneration: generation,
-      conditions: setConditions(s.conditions, updates, generation, this.clock.now()),
-    }));
+    await writeConditions(this.store, INTEGRATIONS, integration, [{ type: READY, ...(await this.check(integration)) }], this.clock.now());
   }
 
   async check(integration: IntegrationResource): Promise<Verdict> {
@@ -66,19 +51,7 @@ export class IntegrationReconciler {
       };
     }
     const secret = this.store.getReferencedSecret(namespace, clientSecretRef.name);
-    if (!secret) {
-      const exists = await secretExists(this.store.core, namespace, clientSecretRef.name);
-      if (exists) {
-        return {
-          status: 'False', reason: 'SecretNotWatched',
-          message: `Secret "${clientSecretRef.name}" exists but Latchkey cannot see it: label it ${LABELS.watch}=true (kubectl label secret ${clientSecretRef.name} -n ${namespace} ${LABELS.watch}=true).`,
-        };
-      }
-      return {
-        status: 'False', reason: 'SecretNotFound',
-        message: `Secret "${clientSecretRef.name}" (spec.clientSecretRef) does not exist in namespace ${namespace}. Create it with keys ${describeKeys(mode)} and the label ${LABELS.watch}=true.`,
-      };
-    }
+    if (!secret) return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
     const has = (key: string) => {
       const v = secret.data?.[key];
       return v !== undefined && Buffer.from(v, 'base64').length > 0;

@@ -1,7 +1,7 @@
 import type { Clock } from '../context.js';
-import { PROVIDERS, type ProviderResource, type ProviderSpec } from '../k8s/resources.js';
+import { PROVIDERS, type ProviderSpec } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
-import { READY, sameConditions, setConditions, type ConditionInput } from './conditions.js';
+import { READY, writeConditions, type ConditionInput } from './conditions.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
@@ -72,17 +72,7 @@ export class ProviderReconciler {
   async reconcile(name: string): Promise<void> {
     const provider = this.store.getProvider(name);
     if (!provider || provider.metadata.deletionTimestamp) return;
-    await this.writeConditions(provider, providerConditions(provider.spec));
+    await writeConditions(this.store, PROVIDERS, provider, providerConditions(provider.spec), this.clock.now());
   }
 
-  private async writeConditions(provider: ProviderResource, updates: ConditionInput[]): Promise<void> {
-    const generation = provider.metadata.generation;
-    const next = setConditions(provider.status?.conditions, updates, generation, this.clock.now());
-    if (provider.status?.observedGeneration === generation && sameConditions(provider.status?.conditions, next)) return;
-    await this.store.updateStatus(PROVIDERS, undefined, provider.metadata.name, (s) => ({
-      ...s,
-      observedGeneration: generation,
-      conditions: setConditions(s.conditions, updates, generation, this.clock.now()),
-    }));
-  }
 }
