@@ -5,7 +5,8 @@ import { httpRequestDuration } from '../metrics.js';
 import { requireSecretKey } from './auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
 import { proxyRoutes } from './routes/proxy.js';
-import { registerRestApi, restDeps } from './routes/index.js';
+import { registerRestApi } from './routes/index.js';
+import { refresherFor } from '../auth/refresher.js';
 import { connectRoutes } from '../connect/routes.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 
@@ -46,9 +47,9 @@ export function createApp(ctx: AppContext): Express {
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();
   api.use(requireSecretKey(http.keys));
-  // The proxy streams raw bodies: before the JSON parser. Its refresher serializes with the REST
-  // API's through the connection's refresh Lease.
-  api.use(proxyRoutes({ ...http, refresher: restDeps(ctx).refresher }));
+  // The proxy streams raw bodies: before the JSON parser. It shares the process's one refresher
+  // with the REST API and the controller.
+  api.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
   // Route modules register themselves here.
   registerRestApi(app, api, ctx);

@@ -280,8 +280,8 @@ export class KubeStore {
 
   /**
    * Compare-and-swap update of a connection's credentials. `mutate` gets the stored credentials and
-   * returns the new ones (or undefined to keep them). Pass `expectedVersion` to fail with a conflict
-   * instead of retrying when the Secret changed since it was read (used by the refresh lock).
+   * returns the new ones (or undefined to keep them). On a conflict it is called again with what the
+   * API server holds now, so a concurrent writer's change is never overwritten unseen.
    */
   async updateCredentials(
     namespace: string,
