@@ -214,6 +214,8 @@ function refreshErrorOf(err: JwtMintError): RefreshError {
  */
 export const jwtMintingStrategy: RefreshStrategy = {
   canRefresh: (c) => typeof c.apiKey === 'string' && c.apiKey.length > 0,
+  // Minting is local and cheap: scheduling it would rewrite idle connections' Secrets every few minutes.
+  renewAhead: false,
   async refresh(input) {
     const current = input.connection.credentials;
     try {

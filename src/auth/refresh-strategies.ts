@@ -26,6 +26,11 @@ export interface RefreshStrategy {
   canRefresh(credentials: StoredCredentials): boolean;
   /** Obtains new credentials; throws (openid-client errors are classified by the refresher). */
   refresh(input: StrategyInput): Promise<StoredCredentials>;
+  /**
+   * False for tokens that cost nothing to make when needed (minted locally): they are renewed on
+   * fetch and proxy only, never on the controller's schedule. True when not set.
+   */
+  renewAhead?: boolean;
 }
 
 // ---- expiry arithmetic (shared with the controller's scheduler) ----

@@ -88,6 +88,12 @@ export class TokenRefresher {
     this.strategies.set(credentialsType, strategy);
   }
 
+  /** Whether these credentials are renewed before they expire (by the controller), not only when used. */
+  renewsAhead(credentials: StoredCredentials): boolean {
+    const strategy = this.strategies.get(credentials.type);
+    return strategy !== undefined && strategy.renewAhead !== false && strategy.canRefresh(credentials);
+  }
+
   /** Whether credentials of this type are ever refreshed. */
   isRefreshable(credentials: StoredCredentials): boolean {
     return this.strategies.get(credentials.type)?.canRefresh(credentials) ?? false;

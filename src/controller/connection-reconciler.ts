@@ -16,6 +16,8 @@ export interface ConnectionReconcilerOptions {
   schedule: (key: string) => Plan;
   forget: (key: string) => void;
   isRefreshable: (credentials: StoredCredentials) => boolean;
+  /** False for credentials renewed only when used (tokens minted locally on fetch and proxy). */
+  renewsAhead: (credentials: StoredCredentials) => boolean;
 }
 
 /**
@@ -163,7 +165,7 @@ export class ConnectionReconciler {
         message: `The access token expired at ${new Date(expiry).toISOString()} and cannot be renewed (no refresh token); import new credentials or ask the end user to authorize again.`,
       };
     }
-    if (stored.credentials.type === 'JWT') {
+    if (renewable && !this.opts.renewsAhead(stored.credentials)) {
       return { type: READY, status: 'True', reason: 'Ready', message: 'A new token is minted from the stored key whenever the connection is fetched or proxied.' };
     }
     if (expiry === undefined) return { type: READY, status: 'True', reason: 'Ready', message: 'The credentials do not expire.' };

@@ -13,13 +13,11 @@ import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
 import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 
-/** Credential types whose tokens are minted on fetch and proxy rather than refreshed ahead of time. */
-export const MINTED_ON_DEMAND: ReadonlySet<string> = new Set(['JWT']);
-
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
   ensureFresh: RefreshFn;
   isRefreshable(credentials: StoredCredentials): boolean;
+  renewsAhead(credentials: StoredCredentials): boolean;
 }
 
 export interface ControllerOptions {
@@ -61,9 +59,8 @@ class LeaderSession {
       store,
       refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
       nextRefreshAt: (conn: StoredConnection) => refreshTime(conn.credentials, ctx.config),
-      // Tokens minted locally (JWT) cost nothing to make when needed: minting them on a schedule
-      // would only write Secrets every few minutes for connections nobody uses.
-      isRefreshable: (c) => !MINTED_ON_DEMAND.has(c.type) && opts.refresher.isRefreshable(c),
+      // Only what the strategy wants renewed ahead (locally minted JWTs are made when used).
+      isRefreshable: (c) => opts.refresher.renewsAhead(c),
       events: opts.events,
       clock,
       metrics,
@@ -82,6 +79,7 @@ class LeaderSession {
       schedule: (key) => this.scheduler.schedule(key),
       forget: (key) => this.scheduler.forget(key),
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
+      renewsAhead: (c) => opts.refresher.renewsAhead(c),
     });
     this.reconcile = new WorkQueue({
       name: 'reconcile',
