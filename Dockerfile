@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Latchkey: one image, one entry point. The Helm chart runs it twice per pod:
-#   node dist/src/cli.js controller   and   node dist/src/cli.js server
+#   node dist/src/app/cli.js controller   and   node dist/src/app/cli.js server
 # Build:  docker build -t latchkey:dev .
 # Pin the base image by digest for release builds: --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:...
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -12,8 +12,8 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-# tsconfig also includes test/ and bench/, which .dockerignore keeps out: only src/ is compiled.
-RUN npm run build
+# Only src/ is in the build context (.dockerignore): the server code, then the browser code.
+RUN npm run build:src
 
 # ---- prod-deps: production dependencies only
 FROM ${NODE_IMAGE} AS prod-deps
@@ -52,5 +52,5 @@ USER 65532:65532
 # 8080: server (REST API, Connect UI, OAuth callback, /metrics); 8081: controller (/metrics, probes).
 EXPOSE 8080 8081
 # cli.js handles SIGTERM/SIGINT itself (it runs as PID 1: Node installs no default handlers).
-ENTRYPOINT ["node", "dist/src/cli.js"]
+ENTRYPOINT ["node", "dist/src/app/cli.js"]
 CMD ["server"]

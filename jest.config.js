@@ -6,10 +6,10 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/dist/test'],
   testMatch: ['**/*.test.js'],
-  globalSetup: '<rootDir>/dist/test/harness/global-setup.js',
-  globalTeardown: '<rootDir>/dist/test/harness/global-teardown.js',
+  globalSetup: '<rootDir>/dist/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/dist/test/support/global-teardown.js',
   testTimeout: 120000,
   maxWorkers: 2,
   transform: {},
-  reporters: ['default', '<rootDir>/dist/test/harness/summary-reporter.js'],
+  reporters: ['default', '<rootDir>/dist/test/support/summary-reporter.js'],
 };

@@ -9,15 +9,15 @@
 import { createServer, request, Agent } from 'node:http';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startHttpServer } from '../src/api/server.js';
-import { loadConfig } from '../src/config.js';
-import { systemClock } from '../src/context.js';
-import { installCrds } from '../src/k8s/apply.js';
+import { startHttpServer } from '../src/http/server.js';
+import { loadConfig } from '../src/app/config.js';
+import { systemClock } from '../src/domain/clock.js';
+import { installCrds } from '../dev/apply.js';
 import { KubeStore } from '../src/k8s/store.js';
-import { createLogger } from '../src/log.js';
-import { createRegistry } from '../src/metrics.js';
-import { createTestNamespace, eventually } from '../test/harness/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../test/harness/controlplane.js';
+import { createLogger } from '../src/app/log.js';
+import { createRegistry } from '../src/app/metrics.js';
+import { createTestNamespace, eventually } from '../test/support/cluster.js';
+import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../test/support/fixtures.js';
 import { machine, writeSection } from './support.js';
 

@@ -13,13 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '../src/k8s/apply.js';
+import { installCrds } from '../dev/apply.js';
 import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionStatus } from '../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../src/k8s/store.js';
-import { createLogger } from '../src/log.js';
-import { createTestNamespace } from '../test/harness/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../test/harness/controlplane.js';
+import { createLogger } from '../src/app/log.js';
+import { createTestNamespace } from '../test/support/cluster.js';
+import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary } from './support.js';
 import type { SyncResult } from './store-sync.js';
 

@@ -8,7 +8,7 @@ import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../test/harness/controlplane.js';
+import { REPO_ROOT } from '../dev/control-plane.js';
 
 // ---- statistics ----
 
@@ -223,7 +223,7 @@ const REPORT = join(REPO_ROOT, 'docs/benchmarks.md');
 const HEADER = `# Benchmarks
 
 \`npm run bench\` builds and runs every benchmark below, one after the other, each against its own real local
-control plane (etcd, kube-apiserver, kube-controller-manager from \`test/harness/controlplane.ts\`) on 127.0.0.1, and
+control plane (etcd, kube-apiserver, kube-controller-manager from \`dev/control-plane.ts\`) on 127.0.0.1, and
 rewrites its own section of this file. One benchmark alone: \`npm run bench:proxy\`, \`npm run bench:store\`,
 \`npm run bench:api\`. Every benchmark is bounded in count and time (environment variables at the top of each
 file) and deletes what it created. Speed and memory are measured here, never asserted in tests.

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { fillTemplate } from '../catalog/template.js';
 import { INTEGRATION_SECRET_KEYS } from '../k8s/resources.js';
-import { RefreshError, retryAfterMs, type RefreshStrategy, type StrategyInput } from './refresh.js';
+import { RefreshError, retryAfterMs, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
 
 /**
  * Code-host app installations (auth mode APP, e.g. GitHub Apps): the app authenticates with a short

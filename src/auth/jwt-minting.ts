@@ -16,7 +16,7 @@ import { createHmac, createPrivateKey, sign, type KeyObject } from 'node:crypto'
 import { z } from 'zod';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import type { JwtCredentials } from '../domain/credentials.js';
-import { RefreshError, type RefreshStrategy } from './refresh.js';
+import { RefreshError, type RefreshStrategy } from './refresh/token-refresher.js';
 
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'RS256'] as const;
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];

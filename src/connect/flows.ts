@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../app/context.js';
 import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { authorizationUrl as oauth1AuthorizationUrl, requestTemporaryCredentials, requestTokenCredentials, type OAuth1Consumer } from '../auth/oauth1.js';
 import { buildAuthorizationRedirect, clientCredentialsToken, exchangeAuthorizationCode, newCodeVerifier, type OAuth2FlowInput } from '../auth/oauth2-authorization.js';
@@ -19,6 +19,9 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { FlowError } from './flow-error.js';
 import { environmentWithKey, type OpenSession } from './session.js';
+import type { ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
+
+export type { ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
 
 export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
@@ -26,39 +29,6 @@ export interface ConnectDeps extends AppContext {
 
 export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT'] as const;
 const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT']);
-
-export interface FormField {
-  name: string;
-  label: string;
-  secret: boolean;
-  required: boolean;
-}
-
-export interface IntegrationView {
-  id: string;
-  name: string;
-  provider: string;
-  providerDisplayName: string;
-  authMode: string;
-  /** 'oauth' (redirect), 'form', or 'unsupported'. */
-  flow: 'oauth' | 'form' | 'unsupported';
-  /** Credential fields of a form flow. */
-  fields: FormField[];
-  /** Connection configuration keys the end user fills in (before the redirect, or in the form). */
-  configFields: FormField[];
-}
-
-export interface SessionView {
-  reconnect: boolean;
-  integrations: IntegrationView[];
-}
-
-/** What the frontend is told after a success: connectionId only in development (spec, Authentication 4). */
-export interface ConnectResult {
-  providerConfigKey: string;
-  connectionId?: string;
-  operation: 'creation' | 'override';
-}
 
 const DEFAULT_LABELS: Record<string, string> = {
   apiKey: 'API key', username: 'Username', password: 'Password', clientId: 'Client ID', clientSecret: 'Client secret',

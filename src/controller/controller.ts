@@ -1,12 +1,12 @@
 import type { StoredConnection, StoredCredentials } from '../k8s/store.js';
-import type { AppContext } from '../context.js';
+import type { AppContext } from '../app/context.js';
 import type { ConnectionResource } from '../k8s/resources.js';
-import { ConnectionReconciler } from './connection-reconciler.js';
-import { EnvironmentReconciler } from './environment-reconciler.js';
-import { IntegrationReconciler } from './integration-reconciler.js';
+import { ConnectionReconciler } from './reconcilers/connection.js';
+import { EnvironmentReconciler } from './reconcilers/environment.js';
+import { IntegrationReconciler } from './reconcilers/integration.js';
 import { LeaderElector, type LeaseClient } from './leader-election.js';
 import { controllerMetrics, type ControllerMetrics } from './metrics.js';
-import { ProviderReconciler } from './provider-reconciler.js';
+import { ProviderReconciler } from './reconcilers/provider.js';
 import { connectionKey, RefreshScheduler, splitKey, type RefreshFn, type RefreshSchedulerOptions } from './refresh-scheduler.js';
 import { refreshTime } from './refresh-timing.js';
 import { Sweeper } from './sweeper.js';

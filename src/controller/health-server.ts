@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 
 export interface HealthServerOptions {
   port: number;

@@ -1,5 +1,5 @@
 import type { AcquireResult } from '../k8s/leases.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 
 /** What the elector needs of {@link import('../k8s/leases.js').Leases}. */
 export interface LeaseClient {

@@ -1,13 +1,13 @@
-import type { Clock } from '../context.js';
+import type { Clock } from '../domain/clock.js';
 import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import { findCondition, setConditions } from './conditions.js';
+import { findCondition, setConditions } from './reconcilers/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
-import { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization } from '../auth/reauthorization.js';
+import { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization } from '../auth/refresh/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
 export type RefreshFn = (namespace: string, integration: string, connectionId: string, opts: { reason: 'schedule'; force?: boolean }) => Promise<unknown>;

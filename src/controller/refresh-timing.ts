@@ -1,5 +1,5 @@
-import { nextRefreshAt } from '../auth/refresh.js';
-import type { Config } from '../config.js';
+import { nextRefreshAt } from '../auth/refresh/token-refresher.js';
+import type { Config } from '../app/config.js';
 import { expiresAtOf, lifetimeSecondsOf } from '../domain/credentials.js';
 import type { StoredCredentials } from '../k8s/store.js';
 

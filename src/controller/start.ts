@@ -1,7 +1,7 @@
-import { RefreshLock } from '../auth/refresh-lock.js';
-import { refresherFor } from '../auth/refresher.js';
-import { TokenRefresher } from '../auth/refresh.js';
-import type { AppContext } from '../context.js';
+import { RefreshLock } from '../auth/refresh/lock.js';
+import { refresherFor } from '../auth/refresh/shared-refresher.js';
+import { TokenRefresher } from '../auth/refresh/token-refresher.js';
+import type { AppContext } from '../app/context.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
 import { Controller, type ControllerOptions } from './controller.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
 
 export type Handler = (key: string) => Promise<void>;

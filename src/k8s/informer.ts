@@ -1,5 +1,5 @@
 import { makeInformer, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   kc: KubeConfig;

@@ -7,7 +7,7 @@ import {
   type KubernetesObject,
   type V1Secret,
 } from '@kubernetes/client-node';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
 import { apiMessage, isConflict, isNotFound } from './errors.js';

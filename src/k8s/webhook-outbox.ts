@@ -1,5 +1,5 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import type { Logger } from '../log.js';
+import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { isConflict, isNotFound } from './errors.js';
 import { ResilientInformer } from './informer.js';

@@ -8,11 +8,11 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { pipeline } from 'node:stream/promises';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { resolveClient } from '../auth/oauth2-client.js';
-import type { Clock } from '../context.js';
+import type { Clock } from '../domain/clock.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
-import type { Logger } from '../log.js';
-import type { Registry } from '../metrics.js';
+import type { Logger } from '../app/log.js';
+import type { Registry } from '../app/metrics.js';
 import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
 import { ProxyError } from './errors.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';

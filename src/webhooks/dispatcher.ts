@@ -1,11 +1,11 @@
 import type { Registry } from 'prom-client';
 import { primaryOf } from '../auth/environment-keys.js';
-import type { Clock } from '../context.js';
+import type { Clock } from '../domain/clock.js';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
-import type { Logger } from '../log.js';
-import { Counter, metric } from '../metrics.js';
+import type { Logger } from '../app/log.js';
+import { Counter, metric } from '../app/metrics.js';
 import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
 

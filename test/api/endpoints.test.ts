@@ -3,9 +3,9 @@
  * and the OpenAPI document: every registered route documented, responses valid against it.
  */
 import { z } from 'zod';
-import { createApp } from '../../src/api/app.js';
+import { createApp } from '../../src/http/app.js';
 import { openSessionToken } from '../../src/auth/session-tokens.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
 import { startReplica, type Replica } from './rest-harness.js';
 

@@ -4,9 +4,9 @@
  * refresh, list, delete), metadata and connect sessions.
  */
 import { Nango } from '@nangohq/node';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import { startReplica, type Replica } from './rest-harness.js';
 
 const kc = testKubeConfig();

@@ -4,14 +4,14 @@
  * 50 concurrent fetches on one and on two replicas, revoked grants vs. provider outages.
  */
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
-import { RefreshLock } from '../../src/auth/refresh-lock.js';
-import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMarginMs } from '../../src/auth/refresh.js';
+import { RefreshLock } from '../../src/auth/refresh/lock.js';
+import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMarginMs } from '../../src/auth/refresh/token-refresher.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
-import { systemClock } from '../../src/context.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import { startReplica, testConfig, type Replica } from './rest-harness.js';
 
 const kc = testKubeConfig();

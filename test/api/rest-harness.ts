@@ -1,11 +1,12 @@
 /** An in-process Latchkey HTTP server (one "replica") for REST API tests, built like src/run.ts does. */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startHttpServer, type RunningServer } from '../../src/api/server.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import { systemClock, type AppContext } from '../../src/context.js';
+import { startHttpServer, type RunningServer } from '../../src/http/server.js';
+import { loadConfig, type Config } from '../../src/app/config.js';
+import { type AppContext } from '../../src/app/context.js';
+import { systemClock } from '../../src/domain/clock.js';
 import { KubeStore } from '../../src/k8s/store.js';
-import { createRegistry } from '../../src/metrics.js';
-import { testLogger } from '../harness/cluster.js';
+import { createRegistry } from '../../src/app/metrics.js';
+import { testLogger } from '../support/cluster.js';
 
 export interface Replica {
   ctx: AppContext;

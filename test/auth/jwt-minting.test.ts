@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { checkSigningKey, jwtMintingStrategy, jwtModeOptions, JwtMintError, mintJwt, mintJwtCredentials } from '../../src/auth/jwt-minting.js';
-import { RefreshError, type StrategyInput } from '../../src/auth/refresh.js';
+import { RefreshError, type StrategyInput } from '../../src/auth/refresh/token-refresher.js';
 import { lifetimeSecondsOf, StoredCredentialsSchema } from '../../src/domain/credentials.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 
 const catalogSpec = (name: string) =>
   (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;

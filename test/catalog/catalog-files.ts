@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 
 export const CATALOG_DIR = join(REPO_ROOT, 'config/providers');
 export const CRD_PATH = join(REPO_ROOT, 'crds/latchkey.dev_providers.yaml');

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { testKubeConfig } from '../harness/cluster.js';
+import { testKubeConfig } from '../support/cluster.js';
 import { readCatalog, type ProviderManifest } from './catalog-files.js';
 
 const kc = testKubeConfig();

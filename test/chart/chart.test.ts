@@ -22,17 +22,17 @@ import {
   type KubernetesObject,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/app/config.js';
 import { statusOf } from '../../src/k8s/errors.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { FlowRecords } from '../../src/k8s/flow-records.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { GROUP, LABELS, VERSION, type CommonStatus } from '../../src/k8s/resources.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createLogger } from '../../src/log.js';
-import { runLatchkey, type Running } from '../../src/run.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { createLogger } from '../../src/app/log.js';
+import { runLatchkey, type Running } from '../../src/app/run.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
 import { CHART, describeObject, Helm, impersonating, mustSucceed, readBack, run } from './helm.js';
 
@@ -229,7 +229,7 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       await crdApi.readCustomResourceDefinition({ name: SM_CRD });
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
-      const { installCrds } = await import('../../src/k8s/apply.js');
+      const { installCrds } = await import('../../dev/apply.js');
       await installCrds(kc, join(REPO_ROOT, 'test/chart/schemas/servicemonitor-subset.crd.yaml'));
       createdServiceMonitorCrd = true;
     }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { statusOf } from '../../src/k8s/errors.js';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 
 export const CHART = join(REPO_ROOT, 'charts/latchkey');
 

@@ -18,7 +18,7 @@
 # Schemas, offline: kubeconform normally downloads JSON schemas from GitHub, which is not
 # reachable. Instead test/chart/schemagen (a small Go program) converts
 #   - the Kubernetes OpenAPI document api/openapi-spec/swagger.json of the k8s.io/kubernetes
-#     Go module (the version the local control plane in test/controlplane builds; the module
+#     Go module (the version the local control plane in dev/controlplane builds; the module
 #     is in the Go module cache already, or `go mod download` fetches it), and
 #   - this project's CRDs (crds/*.yaml) and a hand-written subset of the Prometheus
 #     Operator's ServiceMonitor (test/chart/schemas/), which is not available offline,
@@ -30,7 +30,7 @@
 #
 # Environment:
 #   KUBECONFIG            also run `helm install --dry-run=server` against that cluster
-#   LATCHKEY_K8S_VERSION  Kubernetes version of the schemas (default: from test/controlplane/go.mod)
+#   LATCHKEY_K8S_VERSION  Kubernetes version of the schemas (default: from dev/controlplane/go.mod)
 #   LATCHKEY_TOOLS_CACHE  where the tools are built (see above)
 # Works with CI=true and no standard input; idempotent (all output goes to a temp dir).
 set -euo pipefail
@@ -45,8 +45,8 @@ release=latchkey
 namespace=latchkey-system
 
 k8s_version="${LATCHKEY_K8S_VERSION:-}"
-if [ -z "$k8s_version" ] && [ -f "$repo/test/controlplane/go.mod" ]; then
-  k8s_version="$(awk '$1=="k8s.io/kubernetes" {print $2; exit}' "$repo/test/controlplane/go.mod")"
+if [ -z "$k8s_version" ] && [ -f "$repo/dev/controlplane/go.mod" ]; then
+  k8s_version="$(awk '$1=="k8s.io/kubernetes" {print $2; exit}' "$repo/dev/controlplane/go.mod")"
 fi
 k8s_version="${k8s_version:-v1.36.3}"
 kube_version="${k8s_version#v}"

@@ -4,9 +4,9 @@
  * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
-import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import {
   openConnectPopup, sealSession, signatureValid, waitForEvent,
   startConnectBed, type ConnectBed,

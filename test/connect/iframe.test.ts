@@ -11,9 +11,9 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import { eventsOf, launchBrowser, sealSession, startLatchkey, waitForEvent, type Latchkey } from './harness.js';
 
 const kc = testKubeConfig();

@@ -4,9 +4,9 @@
  * connection then signs a request the provider's ResourceEndpoint accepts.
  */
 import { percentEncode, signatureBaseString, signRequest } from '../../src/auth/oauth1.js';
-import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOAuth1Server, type OAuth1TestServer } from './oauth1-server.js';
+import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 import {
   openConnectPopup, sealSession, signatureValid, waitForEvent,
   startConnectBed, type ConnectBed,

@@ -5,9 +5,9 @@
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { eventually, testKubeConfig } from '../harness/cluster.js';
+import { eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import {
   eventsOf, openConnectPopup, sealSession, signatureValid, waitForEvent,
   startConnectBed, type ConnectBed,

@@ -6,7 +6,7 @@
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, LABELS, VERSION, type ConnectionResource, type EnvironmentResource, type IntegrationResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../support/fixtures.js';
 import { condition, readCustom, startReplica, type Replica } from './support.js';
 

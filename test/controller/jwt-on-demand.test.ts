@@ -4,7 +4,7 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
 import { condition, readCustom, sleep, startReplica, type Replica } from './support.js';
 

@@ -4,9 +4,9 @@
  * takes over within the lease duration and the refreshes continue.
  */
 import { Leases } from '../../src/k8s/leases.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../support/servers/oidc-server.js';
 import { importOAuth2, startReplica, type Replica } from './support.js';
 
 const kc = testKubeConfig();

@@ -4,8 +4,8 @@ import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, RefreshScheduler } fr
 import { refreshTime } from '../../src/controller/refresh-timing.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import type { StoredConnection } from '../../src/k8s/store.js';
-import { createLogger } from '../../src/log.js';
-import { Registry } from '../../src/metrics.js';
+import { createLogger } from '../../src/app/log.js';
+import { Registry } from '../../src/app/metrics.js';
 
 const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
 const T0 = Date.parse('2030-01-01T00:00:00Z');

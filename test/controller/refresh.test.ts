@@ -4,17 +4,17 @@
  * refresh comes from the controller's scheduler.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
-import { refresherFor } from '../../src/auth/refresher.js';
-import { startHttpServer } from '../../src/api/server.js';
+import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
+import { startHttpServer } from '../../src/http/server.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { NEEDS_REAUTHORIZATION } from '../../src/controller/refresh-scheduler.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { systemClock } from '../../src/context.js';
-import { Registry } from '../../src/metrics.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { Registry } from '../../src/app/metrics.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../support/servers/oidc-server.js';
 import { condition, eventsOf, importOAuth2, readCustom, sleep, startReplica, testConfig, type Replica } from './support.js';
 
 const kc = testKubeConfig();

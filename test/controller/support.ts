@@ -1,14 +1,15 @@
 /** What the controller tests share: a namespace, a store, a real OAuth server, and controller instances. */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { loadConfig, type Config } from '../../src/config.js';
-import { systemClock, type AppContext } from '../../src/context.js';
+import { loadConfig, type Config } from '../../src/app/config.js';
+import { type AppContext } from '../../src/app/context.js';
+import { systemClock } from '../../src/domain/clock.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
 import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredConnection } from '../../src/k8s/store.js';
-import { Registry } from '../../src/metrics.js';
-import { testLogger } from '../harness/cluster.js';
-import type { OidcTestServer, TestClient } from '../support/oidc-server.js';
+import { Registry } from '../../src/app/metrics.js';
+import { testLogger } from '../support/cluster.js';
+import type { OidcTestServer, TestClient } from '../support/servers/oidc-server.js';
 
 export function testConfig(namespace: string, identity: string, overrides: Partial<Config> = {}): Config {
   return {

@@ -1,8 +1,8 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
-import { startTcpProxy } from '../harness/tcp-proxy.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);

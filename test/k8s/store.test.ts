@@ -1,11 +1,11 @@
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { RefreshLock } from '../../src/auth/refresh-lock.js';
+import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
 import { AlreadyExistsError, KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);

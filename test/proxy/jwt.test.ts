@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
-import { Connection } from '../../src/api/schemas/connections.js';
+import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { sealSession } from '../connect/harness.js';
-import { eventually } from '../harness/cluster.js';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { eventually } from '../support/cluster.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
 const catalogSpec = (name: string) =>

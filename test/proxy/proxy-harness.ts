@@ -5,13 +5,14 @@
  */
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { startHttpServer, type RunningServer } from '../../src/api/server.js';
-import { loadConfig } from '../../src/config.js';
-import { systemClock, type AppContext } from '../../src/context.js';
+import { startHttpServer, type RunningServer } from '../../src/http/server.js';
+import { loadConfig } from '../../src/app/config.js';
+import { type AppContext } from '../../src/app/context.js';
+import { systemClock } from '../../src/domain/clock.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../../src/k8s/store.js';
-import { createRegistry } from '../../src/metrics.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { createRegistry } from '../../src/app/metrics.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
 
 export interface RecordedRequest {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { REPO_ROOT } from '../harness/controlplane.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 import { echo, proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
 let h: ProxyHarness;
@@ -144,7 +144,7 @@ describe('credentials per auth mode', () => {
         consumer_secret: consumerSecret,
         token_secret: 'tok-secret-1',
       });
-      const out = spawnSync('/usr/bin/python3', [join(REPO_ROOT, 'test/proxy/verify_oauth1.py')], { input, encoding: 'utf8', timeout: 20_000 });
+      const out = spawnSync('/usr/bin/python3', [join(REPO_ROOT, 'test/support/servers/verify_oauth1.py')], { input, encoding: 'utf8', timeout: 20_000 });
       if (out.status !== 0) throw new Error(out.stderr);
       return out.stdout.trim();
     };

@@ -3,7 +3,7 @@
  * server (oidc-provider) as the provider's token endpoint: an expired token is refreshed before
  * the request; a 401 from the provider triggers one forced refresh and one retry.
  */
-import { startOidcServer, type OidcTestServer } from '../support/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
 import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
 const CLIENT = { clientId: 'proxy-client', clientSecret: 'proxy-client-secret' };

@@ -5,16 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { systemClock, type AppContext } from '../../src/context.js';
+import { type AppContext } from '../../src/app/context.js';
+import { systemClock } from '../../src/domain/clock.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { WEBHOOK_DELIVERY_LABEL, WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createRegistry } from '../../src/metrics.js';
+import { createRegistry } from '../../src/app/metrics.js';
 import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webhooks/auth-webhooks.js';
 import { parseRetryAfter, retryDelaySeconds } from '../../src/webhooks/backoff.js';
 import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { signPayload, verifyWebhook } from '../../src/webhooks/signing.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../harness/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
 import { createEnvironment, type TestEnvironment } from '../support/fixtures.js';
 import { signatureValid, startDispatcher, testConfig, webhookReceiver, type WebhookReceiver } from '../connect/harness.js';
 

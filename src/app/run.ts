@@ -1,0 +1,53 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startHttpServer, type RunningServer } from '../http/server.js';
+import type { Config } from './config.js';
+import { startController, type RunningController } from '../controller/start.js';
+import { startFlowRecordSweeper } from '../connect/flow-sweeper.js';
+import { startWebhookDelivery } from '../webhooks/start.js';
+import { createContext, type AppContext } from './context.js';
+import type { Logger } from './log.js';
+
+export type Component = 'server' | 'controller';
+
+export interface RunOptions {
+  config: Config;
+  logger: Logger;
+  kc: KubeConfig;
+  components: Component[];
+  fetch?: typeof fetch;
+}
+
+export interface Running {
+  ctx: AppContext;
+  server?: RunningServer;
+  controller?: RunningController;
+  stop(): Promise<void>;
+}
+
+/** Wires the components from one context and starts them; `stop()` undoes it in reverse order. */
+export async function runLatchkey(opts: RunOptions): Promise<Running> {
+  const { config, logger, kc } = opts;
+  const ctx: AppContext = createContext({ config, logger, kc, fetch: opts.fetch });
+  const { store } = ctx;
+  const stops: Array<() => Promise<void>> = [() => store.stop()];
+  await store.start();
+  let server: RunningServer | undefined;
+  if (opts.components.includes('server')) {
+    server = await startHttpServer(ctx);
+    stops.push(() => server!.close());
+    stops.push(startWebhookDelivery(ctx), startFlowRecordSweeper(ctx));
+  }
+  let controller: RunningController | undefined;
+  if (opts.components.includes('controller')) {
+    controller = await startController(ctx);
+    stops.push(() => controller!.stop());
+  }
+  return {
+    ctx,
+    server,
+    controller,
+    async stop() {
+      for (const s of stops.reverse()) await s().catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import * as oidc from 'openid-client';
+import { MissingTemplateValueError } from '../../catalog/template.js';
+
+export type RefreshErrorCode = 'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress';
+
+/**
+ * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
+ * client is rejected); the end user must re-authorize or an operator must fix the Integration.
+ * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again.
+ */
+export class RefreshError extends Error {
+  readonly permanent: boolean;
+  readonly code: RefreshErrorCode;
+  readonly retryAfterMs?: number;
+  /** What the token endpoint said (OAuth error code and description, HTTP status). Never a token. */
+  readonly providerError?: { error?: string; description?: string; status?: number };
+  /** Name of the Kubernetes Event recording this failure (the connection's `errors[].log_id`). */
+  logId?: string;
+
+  constructor(
+    message: string,
+    opts: { permanent: boolean; code: RefreshErrorCode; retryAfterMs?: number; providerError?: RefreshError['providerError']; logId?: string },
+  ) {
+    super(message);
+    this.name = 'RefreshError';
+    this.permanent = opts.permanent;
+    this.code = opts.code;
+    this.retryAfterMs = opts.retryAfterMs;
+    this.providerError = opts.providerError;
+    this.logId = opts.logId;
+  }
+}
+
+export class ConnectionNotFoundError extends Error {
+  constructor(readonly namespace: string, readonly integration: string, readonly connectionId: string) {
+    super(`connection ${connectionId} of integration ${integration} not found`);
+    this.name = 'ConnectionNotFoundError';
+  }
+}
+
+
+const PERMANENT_OAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'access_denied']);
+const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
+
+/** Turns whatever a token request threw into a classified {@link RefreshError}. */
+export function classifyRefreshFailure(err: unknown, now: number): RefreshError {
+  if (err instanceof RefreshError) return err;
+  if (err instanceof MissingTemplateValueError) {
+    return new RefreshError(`cannot build the token URL: ${err.message}`, { permanent: true, code: 'reauthorization_required' });
+  }
+  if (err instanceof oidc.ResponseBodyError) {
+    const providerError = { error: err.error, description: err.error_description?.slice(0, 300), status: err.status };
+    const transient = err.status >= 500 || err.status === 429 || err.status === 408 || TRANSIENT_OAUTH_ERRORS.has(err.error);
+    const what = `token endpoint answered ${err.status} ${err.error}${providerError.description ? `: ${providerError.description}` : ''}`;
+    if (transient) {
+      return new RefreshError(`provider unavailable: ${what}`, { permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(err.response, now), providerError });
+    }
+    const permanent = PERMANENT_OAUTH_ERRORS.has(err.error) || (err.status >= 400 && err.status < 500);
+    return new RefreshError(`reauthorization required: ${what}`, {
+      permanent, code: permanent ? 'reauthorization_required' : 'provider_unavailable', providerError,
+    });
+  }
+  const response = findResponse(err);
+  if (response) {
+    const status = response.status;
+    const providerError = { status };
+    if (status >= 500 || status === 429 || status === 408) {
+      return new RefreshError(`provider unavailable: token endpoint answered ${status}`, {
+        permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(response, now), providerError,
+      });
+    }
+    if (status >= 400) {
+      return new RefreshError(`reauthorization required: token endpoint answered ${status}`, { permanent: true, code: 'reauthorization_required', providerError });
+    }
+    return new RefreshError(`provider unavailable: unusable token endpoint response (HTTP ${status})`, { permanent: false, code: 'provider_unavailable', providerError });
+  }
+  const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
+  const detail = timeout ? 'token request timed out' : `token request failed: ${rootMessage(err)}`;
+  return new RefreshError(`provider unavailable: ${detail}`, { permanent: false, code: 'provider_unavailable' });
+}
+
+function causes(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = err, i = 0; e && i < 6; e = (e as { cause?: unknown }).cause, i++) out.push(e);
+  return out;
+}
+
+function findResponse(err: unknown): Response | undefined {
+  return causes(err).find((e): e is Response => e instanceof Response)
+    ?? causes(err).map((e) => (e as { response?: unknown })?.response).find((r): r is Response => r instanceof Response);
+}
+
+function rootMessage(err: unknown): string {
+  const all = causes(err);
+  const last = all[all.length - 1];
+  const message = (last as { message?: unknown } | null)?.message;
+  return (typeof message === 'string' ? message : String(last)).slice(0, 200);
+}
+
+/** Retry-After in ms (delta-seconds or an HTTP date), when the response carries one. */
+export function retryAfterMs(response: Response | undefined, now: number): number | undefined {
+  const v = response?.headers.get('retry-after');
+  if (!v) return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
+}
+
+// ---- the refresher ----

@@ -1,0 +1,415 @@
+/**
+ * The Connect UI's script (runs in the end user's browser; no framework). It waits for the session
+ * token (from `?session_token=` or from the frontend client by postMessage), lists the session's
+ * integrations or goes straight to the only one, runs the OAuth redirect or the form, and reports
+ * `connect` / `error` events to the window that opened it. On the callback page it only reports.
+ *
+ * Embedded (the `/connect/embed` page in the application's iframe) it takes the token only from the
+ * parent window, and only from an origin of the Environment's `connectUI.allowedOrigins`; it sends
+ * its events to that origin alone. An OAuth provider's pages refuse to be framed, so the provider
+ * step runs in a popup the frame opens from the end user's click; the callback page in that popup
+ * reports back to the frame (Latchkey's own origin), which reports to the application and closes it.
+ */
+
+import type { ApiErrorBody, EmbedSettings, FormField, IntegrationView, SessionView, UiEvent } from '../connect/wire.js';
+
+const SOURCE = 'latchkey-connect';
+const CLIENT_SOURCE = 'latchkey-client';
+const ORIGIN_KEY = 'latchkey.openerOrigin';
+const CLOSE_AFTER_SUCCESS_MS = 1500;
+const app = document.getElementById('app')!;
+const apiUrl = (path: string) => new URL(`api/${path}`, import.meta.url).href;
+let token = '';
+let integrations: IntegrationView[] = [];
+
+function jsonData<T>(id: string): T | undefined {
+  const node = document.getElementById(id);
+  return node ? (JSON.parse(node.textContent ?? 'null') as T) : undefined;
+}
+
+/** sessionStorage may be unavailable (a blocked third-party frame): the UI then works without it. */
+function stored(key: string): string | null {
+  try {
+    return sessionStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+
+/** Set on the embeddable page only. */
+const embed = jsonData<EmbedSettings>('latchkey-embed');
+/**
+ * The origin that gave us the session token (popup: the application, kept across the provider
+ * redirect in sessionStorage; frame: the parent, one of the allowed origins, kept in memory).
+ */
+let peerOrigin: string | null = embed ? null : stored(ORIGIN_KEY);
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function show(...nodes: Node[]): void {
+  app.replaceChildren(...nodes);
+  app.removeAttribute('aria-busy');
+}
+
+function loading(text: string): void {
+  show(el('div', { class: 'loading', role: 'status' }, el('div', { class: 'spinner', 'aria-hidden': 'true' }), el('p', {}, text)));
+  app.setAttribute('aria-busy', 'true');
+}
+
+/**
+ * Reports an event to the window that opened this one (popup) or embeds it (frame), addressed to
+ * the origin that gave us the token. A callback page in a popup that an embedded Connect UI opened
+ * has no such origin: it reports to Latchkey's own origin (the frame). Never to any origin ('*').
+ */
+function notify(event: UiEvent): void {
+  const target = (window.opener ?? (window.parent !== window ? window.parent : null)) as Window | null;
+  if (!target) return;
+  const origins = new Set<string>();
+  if (peerOrigin) origins.add(peerOrigin);
+  if (!embed) origins.add(window.location.origin);
+  for (const origin of origins) target.postMessage({ source: SOURCE, ...event }, origin);
+}
+
+function showError(code: string, message: string, providerConfigKey?: string, retry?: () => void): void {
+  notify({ type: 'error', error: { code, message }, ...(providerConfigKey ? { providerConfigKey } : {}) });
+  const actions = el('div', { class: 'actions' });
+  if (retry) {
+    const again = el('button', { type: 'button', class: 'secondary' }, 'Try again');
+    again.addEventListener('click', retry);
+    actions.append(again);
+  }
+  show(el('div', { class: 'card error', role: 'alert' },
+    el('h1', {}, 'Could not connect'), el('p', {}, message), el('p', { class: 'code' }, `Error code: ${code}`), actions));
+}
+
+function showSuccess(name: string, providerConfigKey: string, connectionId?: string): void {
+  notify({ type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) });
+  show(el('div', { class: 'card success', role: 'status' },
+    el('div', { class: 'check', 'aria-hidden': 'true' }, '✓'),
+    el('h1', {}, `${name} is connected`), el('p', {}, embed ? 'Done.' : 'You can close this window.')));
+  // Like the popup closing itself: the frame asks the application's client to remove it.
+  if (embed) setTimeout(() => notify({ type: 'close' }), CLOSE_AFTER_SUCCESS_MS);
+  else if (window.opener) setTimeout(() => window.close(), CLOSE_AFTER_SUCCESS_MS);
+}
+
+async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ ok: true; data: T } | { ok: false; status: number; error: NonNullable<ApiErrorBody['error']> }> {
+  let res: Response;
+  try {
+    res = await fetch(apiUrl(path), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch {
+    return { ok: false, status: 0, error: { code: 'network_error', message: 'The connection service could not be reached. Check your connection and try again.' } };
+  }
+  const json = (await res.json().catch(() => ({}))) as { data?: T } & ApiErrorBody;
+  if (res.ok && json.data !== undefined) return { ok: true, data: json.data };
+  return { ok: false, status: res.status, error: { code: json.error?.code ?? 'unexpected', message: json.error?.message ?? 'Something went wrong.', errors: json.error?.errors } };
+}
+
+function header(title: string, subtitle?: string): HTMLElement {
+  return el('header', {}, el('h1', {}, title), ...(subtitle ? [el('p', { class: 'muted' }, subtitle)] : []));
+}
+
+function backButton(): Node[] {
+  if (integrations.length < 2) return [];
+  const b = el('button', { type: 'button', class: 'link' }, '← All integrations');
+  b.addEventListener('click', renderList);
+  return [b];
+}
+
+function renderList(): void {
+  const list = el('ul', { class: 'integrations' });
+  for (const i of integrations) {
+    const button = el('button', { type: 'button', class: 'integration', 'data-integration': i.id },
+      el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase()),
+      el('span', { class: 'names' }, el('strong', {}, i.name), el('span', { class: 'muted' }, i.providerDisplayName)),
+      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'));
+    button.addEventListener('click', () => void pick(i, true));
+    list.append(el('li', {}, button));
+  }
+  show(el('div', { class: 'card' }, header('Connect an account', 'Choose the service you want to connect.'), list));
+}
+
+function renderForm(i: IntegrationView, fields: FormField[], submitLabel: string, onSubmit: (values: Record<string, string>, config: Record<string, string>) => Promise<void>): void {
+  const form = el('form', { novalidate: '' });
+  const errorBox = el('p', { class: 'form-error', role: 'alert', hidden: '' });
+  const all = [...fields.map((f) => ({ ...f, group: 'values' })), ...i.configFields.map((f) => ({ ...f, group: 'config' }))];
+  for (const f of all) {
+    const id = `f-${f.group}-${f.name}`;
+    const input = el('input', { id, name: f.name, 'data-group': f.group, type: f.secret ? 'password' : 'text', autocomplete: 'off', spellcheck: 'false' });
+    if (f.required) input.required = true;
+    form.append(el('div', { class: 'field' }, el('label', { for: id }, f.label), input, el('small', { class: 'field-error', id: `${id}-error` })));
+  }
+  const submit = el('button', { type: 'submit', class: 'primary' }, submitLabel);
+  form.append(errorBox, submit);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const values: Record<string, string> = {};
+    const config: Record<string, string> = {};
+    let missing = false;
+    for (const input of form.querySelectorAll('input')) {
+      const field = form.querySelector<HTMLElement>(`#${input.id}-error`)!;
+      field.textContent = '';
+      input.removeAttribute('aria-invalid');
+      if (input.required && !input.value.trim()) {
+        field.textContent = 'Required';
+        input.setAttribute('aria-invalid', 'true');
+        missing = true;
+      }
+      (input.dataset.group === 'config' ? config : values)[input.name] = input.value;
+    }
+    if (missing) return;
+    submit.disabled = true;
+    submit.textContent = 'Connecting…';
+    errorBox.hidden = true;
+    onSubmit(values, config).catch((err: unknown) => {
+      const e2 = err as { message?: string; errors?: Array<{ path?: string; message: string }> };
+      for (const fe of e2.errors ?? []) {
+        const [group, name] = (fe.path ?? '').split('.');
+        const target = form.querySelector<HTMLElement>(`#f-${group === 'connectionConfig' ? 'config' : 'values'}-${name}-error`);
+        if (target) target.textContent = fe.message;
+      }
+      errorBox.textContent = e2.message ?? 'Something went wrong.';
+      errorBox.hidden = false;
+      submit.disabled = false;
+      submit.textContent = submitLabel;
+    });
+  });
+  show(el('div', { class: 'card' }, ...backButton(), header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName), form));
+  form.querySelector('input')?.focus();
+}
+
+async function startOAuth(i: IntegrationView, config: Record<string, string>): Promise<void> {
+  // Embedded: open the provider's popup now, while the end user's click still counts (popup blockers).
+  const popup = embed ? openSignInWindow() : null;
+  if (embed && !popup) {
+    showError('popup_blocked', 'The browser blocked the sign-in window. Allow pop-ups for this page and try again.', i.id, () => void pick(i, true));
+    return;
+  }
+  const previous = [...app.childNodes];
+  loading(embed ? `Opening ${i.providerDisplayName}…` : `Redirecting to ${i.providerDisplayName}…`);
+  const r = await call<{ url: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
+  if (!r.ok) {
+    popup?.close();
+    if (r.status === 400 && r.error.errors && i.configFields.length) {
+      show(...previous); // back to the form, which shows the field errors
+      throw r.error;
+    }
+    showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
+    return;
+  }
+  if (popup) awaitSignIn(i, popup, r.data.url);
+  else window.location.assign(r.data.url);
+}
+
+/** Centred on the application's window; first shows Latchkey's "opening…" page. */
+function openSignInWindow(): Window | null {
+  const width = 520;
+  const height = 700;
+  const left = Math.max(0, Math.round(window.screenX + (window.outerWidth - width) / 2));
+  const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
+  return window.open(new URL('redirect', import.meta.url).href, 'latchkey-sign-in', `popup,width=${width},height=${height},left=${left},top=${top}`);
+}
+
+let signIn: { popup: Window; done: boolean; poll: number } | undefined;
+
+function endSignIn(): void {
+  if (!signIn) return;
+  signIn.done = true;
+  clearInterval(signIn.poll);
+  if (!signIn.popup.closed) signIn.popup.close();
+  signIn = undefined;
+}
+
+/**
+ * Sends the popup to the provider and waits for the callback page in it to report (to our own
+ * origin, from that popup only). A popup closed before that shows a "try again".
+ */
+function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
+  endSignIn();
+  const current = { popup, done: false, poll: 0 };
+  current.poll = window.setInterval(() => {
+    if (current.done || !popup.closed) return;
+    endSignIn();
+    const again = el('button', { type: 'button', class: 'primary' }, 'Try again');
+    again.addEventListener('click', () => void pick(i, true));
+    show(el('div', { class: 'card', role: 'status' }, ...backButton(), header(`Connect ${i.name}`),
+      el('p', { class: 'muted' }, `The ${i.providerDisplayName} window was closed before the authorization finished.`), el('div', { class: 'actions' }, again)));
+  }, 400);
+  signIn = current;
+  try {
+    popup.location.replace(url);
+  } catch {
+    // Closed meanwhile: the poll above shows "try again".
+  }
+  const focus = el('button', { type: 'button', class: 'secondary' }, 'Show the window');
+  focus.addEventListener('click', () => popup.focus());
+  const cancel = el('button', { type: 'button', class: 'link' }, 'Cancel');
+  cancel.addEventListener('click', () => {
+    endSignIn();
+    if (integrations.length > 1) renderList();
+    else renderOAuthStart(i);
+  });
+  show(el('div', { class: 'card', 'data-state': 'waiting' }, header(`Connect ${i.name}`),
+    el('div', { class: 'loading', role: 'status' }, el('div', { class: 'spinner', 'aria-hidden': 'true' }),
+      el('p', {}, `Finish signing in to ${i.providerDisplayName} in the window that opened.`)),
+    el('div', { class: 'actions' }, focus, ' ', cancel)));
+  app.setAttribute('aria-busy', 'true');
+}
+
+function onSignInResult(event: MessageEvent): void {
+  if (!signIn || event.source !== signIn.popup || event.origin !== window.location.origin) return;
+  const data = event.data as ({ source?: string } & Partial<UiEvent>) | null;
+  if (data?.source !== SOURCE) return;
+  if (data.type === 'connect' && typeof data.providerConfigKey === 'string') {
+    endSignIn();
+    const i = integrations.find((x) => x.id === data.providerConfigKey);
+    showSuccess(i?.name ?? data.providerConfigKey, data.providerConfigKey, typeof data.connectionId === 'string' ? data.connectionId : undefined);
+  } else if (data.type === 'error') {
+    endSignIn();
+    const i = integrations.find((x) => x.id === data.providerConfigKey);
+    showError(String(data.error?.code ?? 'unexpected'), String(data.error?.message ?? 'Something went wrong.'), i?.id, i ? () => void pick(i, true) : undefined);
+  }
+}
+
+/** Embedded, without a click to open the popup from (a single-integration session): ask for one. */
+function renderOAuthStart(i: IntegrationView): void {
+  const go = el('button', { type: 'button', class: 'primary' }, `Continue with ${i.providerDisplayName}`);
+  go.addEventListener('click', () => void startOAuth(i, {}));
+  show(el('div', { class: 'card' }, ...backButton(), header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
+    el('p', { class: 'muted' }, `A ${i.providerDisplayName} window opens to sign in.`), go));
+}
+
+/** `byClick`: called from the end user's click (an embedded UI may open a popup then). */
+async function pick(i: IntegrationView, byClick = false): Promise<void> {
+  if (i.flow === 'unsupported') {
+    show(el('div', { class: 'card' }, ...backButton(), header(`${i.name}`, i.providerDisplayName),
+      el('p', { class: 'notice' }, `Connecting ${i.providerDisplayName} (${i.authMode}) is not supported here yet.`),
+      el('p', { class: 'muted' }, 'Please contact the application you came from.')));
+    notify({ type: 'error', error: { code: 'unsupported_auth_mode', message: `${i.authMode} is not supported yet` }, providerConfigKey: i.id });
+    return;
+  }
+  if (i.flow === 'oauth') {
+    if (i.configFields.length) renderForm(i, [], 'Continue', (_v, config) => startOAuth(i, config));
+    else if (embed && !byClick) renderOAuthStart(i);
+    else await startOAuth(i, {});
+    return;
+  }
+  renderForm(i, i.fields, 'Connect', async (values, config) => {
+    const r = await call<{ providerConfigKey: string; connectionId?: string }>('POST', 'forms', { integration: i.id, values, connectionConfig: config });
+    if (!r.ok) {
+      if (r.status === 400) throw r.error;
+      showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
+      return;
+    }
+    showSuccess(i.name, r.data.providerConfigKey, r.data.connectionId);
+  });
+}
+
+async function begin(sessionToken: string): Promise<void> {
+  token = sessionToken;
+  const r = await call<SessionView>('GET', 'session');
+  if (!r.ok) {
+    showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.');
+    return;
+  }
+  integrations = r.data.integrations;
+  if (integrations.length === 0) {
+    showError('no_integrations', 'There is nothing to connect in this session.');
+    return;
+  }
+  if (integrations.length === 1) await pick(integrations[0]!);
+  else renderList();
+}
+
+/** The namespace a session token names (its second, base64url part); compared, never trusted. */
+function tokenNamespace(t: string): string | undefined {
+  const part = t.split('.')[1];
+  if (!part) return undefined;
+  try {
+    return atob(part.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The framed page: the token from the parent (an allowed origin) only, a close button, sign-in popups. */
+function mainEmbedded(settings: EmbedSettings): void {
+  const close = el('button', { type: 'button', class: 'close-frame', 'aria-label': 'Close' }, '×');
+  close.addEventListener('click', () => {
+    endSignIn();
+    notify({ type: 'close' });
+  });
+  document.body.append(close);
+  if (window.parent === window) {
+    showError('not_embedded', 'This page is shown inside the application. Open it from there.');
+    return;
+  }
+  window.addEventListener('message', (event: MessageEvent) => {
+    if (event.source !== window.parent) {
+      onSignInResult(event);
+      return;
+    }
+    const data = event.data as { source?: string; type?: string; token?: string } | null;
+    if (!settings.allowedOrigins.includes(event.origin) || data?.source !== CLIENT_SOURCE || data.type !== 'session' || typeof data.token !== 'string' || token) return;
+    peerOrigin = event.origin;
+    if (tokenNamespace(data.token) !== settings.namespace) {
+      showError('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
+      return;
+    }
+    void begin(data.token);
+  });
+  // Only a parent on an allowed origin receives this (postMessage drops the others).
+  for (const origin of settings.allowedOrigins) window.parent.postMessage({ source: SOURCE, type: 'ready' }, origin);
+}
+
+function main(): void {
+  if (document.getElementById('latchkey-redirect')) {
+    // The sign-in popup, until the frame that opened it sends it on to the provider.
+    if (!window.opener) showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    return;
+  }
+  if (embed) {
+    mainEmbedded(embed);
+    return;
+  }
+  const result = document.getElementById('latchkey-result');
+  if (result) {
+    const data = JSON.parse(result.textContent ?? '{}') as { event: UiEvent; name?: string };
+    notify(data.event);
+    if (data.event.type === 'connect' && window.opener) setTimeout(() => window.close(), CLOSE_AFTER_SUCCESS_MS);
+    return;
+  }
+  const params = new URLSearchParams(window.location.search);
+  const fromUrl = params.get('session_token');
+  if (fromUrl) {
+    // Keep the token out of the history and out of any Referer.
+    history.replaceState(null, '', window.location.pathname);
+    void begin(fromUrl);
+    return;
+  }
+  const opener = window.opener ?? (window.parent !== window ? window.parent : null);
+  if (!opener) {
+    showError('missing_session', 'This page needs a connect session token. Open it from the application.');
+    return;
+  }
+  window.addEventListener('message', (event: MessageEvent) => {
+    const data = event.data as { source?: string; type?: string; token?: string } | null;
+    if (event.source !== opener || data?.source !== CLIENT_SOURCE || data.type !== 'session' || typeof data.token !== 'string' || token) return;
+    peerOrigin = event.origin;
+    try {
+      sessionStorage.setItem(ORIGIN_KEY, event.origin);
+    } catch { /* no storage: events then reach the opener until the provider redirect only */ }
+    void begin(data.token);
+  });
+  (opener as Window).postMessage({ source: SOURCE, type: 'ready' }, '*');
+}
+
+main();

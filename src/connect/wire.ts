@@ -1,0 +1,55 @@
+/**
+ * The Connect UI's wire types: what the server's Connect API sends and what the page and the
+ * frontend client post to each other. Shared by the server (src/connect) and the browser code
+ * (src/browser); types only, so it compiles under both tsconfigs and emits nothing of substance.
+ */
+
+export interface FormField {
+  name: string;
+  label: string;
+  secret: boolean;
+  required: boolean;
+}
+
+export interface IntegrationView {
+  id: string;
+  name: string;
+  provider: string;
+  providerDisplayName: string;
+  authMode: string;
+  /** 'oauth' (redirect), 'form', or 'unsupported'. */
+  flow: 'oauth' | 'form' | 'unsupported';
+  /** Credential fields of a form flow. */
+  fields: FormField[];
+  /** Connection configuration keys the end user fills in (before the redirect, or in the form). */
+  configFields: FormField[];
+}
+
+export interface SessionView {
+  reconnect: boolean;
+  integrations: IntegrationView[];
+}
+
+/** What the frontend is told after a success: connectionId only in development (spec, Authentication 4). */
+export interface ConnectResult {
+  providerConfigKey: string;
+  connectionId?: string;
+  operation: 'creation' | 'override';
+}
+
+/** Events the Connect UI reports to the application (postMessage), and the frontend client to onEvent. */
+export type UiEvent =
+  | { type: 'connect'; providerConfigKey: string; connectionId?: string }
+  | { type: 'error'; error: { code: string; message: string }; providerConfigKey?: string }
+  | { type: 'close' };
+
+/** Settings of the embeddable page (`/connect/embed`), rendered into it as JSON. */
+export interface EmbedSettings {
+  namespace: string;
+  allowedOrigins: string[];
+}
+
+/** An error answer of the Connect API, as the page reads it. */
+export interface ApiErrorBody {
+  error?: { code?: string; message?: string; errors?: Array<{ path?: string; message: string }> };
+}

@@ -1,0 +1,58 @@
+import type { Clock } from '../../domain/clock.js';
+import { primaryOf } from '../../auth/environment-keys.js';
+import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
+import type { KubeStore } from '../../k8s/store.js';
+import { missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
+
+/**
+ * Checks an Environment: it is the namespace's only (oldest) one, its Secret exists, is visible to
+ * Latchkey and holds `secretKey`, and its webhook and callback URLs are http(s) URLs.
+ */
+export class EnvironmentReconciler {
+  constructor(private readonly store: KubeStore, private readonly clock: Clock) {}
+
+  async reconcile(namespace: string, name: string): Promise<void> {
+    const env = this.store.listEnvironments(namespace).find((e) => e.metadata.name === name);
+    if (!env || env.metadata.deletionTimestamp) return;
+    await writeConditions(this.store, ENVIRONMENTS, env, [{ type: READY, ...(await this.check(env)) }], this.clock.now());
+  }
+
+  async check(env: EnvironmentResource): Promise<Verdict> {
+    const namespace = env.metadata.namespace!;
+    // The same rule the REST API uses to pick the namespace's Environment.
+    const oldest = primaryOf(this.store.listEnvironments(namespace));
+    if (oldest && oldest.metadata.name !== env.metadata.name) {
+      return {
+        status: 'False', reason: 'DuplicateEnvironment',
+        message: `Namespace ${namespace} already has Environment "${oldest.metadata.name}" (the oldest one is used); delete this one or move it to its own namespace.`,
+      };
+    }
+    const secretName = env.spec.secretRef.name;
+    const secret = this.store.getReferencedSecret(namespace, secretName);
+    if (!secret) return missingSecretVerdict(this.store, namespace, secretName, 'spec.secretRef', `key ${ENVIRONMENT_SECRET_KEYS.secretKey}`);
+    const key = secret.data?.[ENVIRONMENT_SECRET_KEYS.secretKey];
+    const value = key === undefined ? '' : Buffer.from(key, 'base64').toString('utf8');
+    if (value.length === 0) {
+      return {
+        status: 'False', reason: 'SecretKeyMissing',
+        message: `Secret "${secretName}" has no "${ENVIRONMENT_SECRET_KEYS.secretKey}": add the API secret key that application backends send as "Authorization: Bearer <key>".`,
+      };
+    }
+    for (const [field, value] of [['spec.webhooks.url', env.spec.webhooks?.url], ['spec.callbackUrl', env.spec.callbackUrl]] as const) {
+      if (value === undefined) continue;
+      if (!isHttpUrl(value)) {
+        return { status: 'False', reason: 'InvalidURL', message: `${field} is not a valid http(s) URL: "${value.slice(0, 200)}".` };
+      }
+    }
+    return { status: 'True', reason: 'Ready', message: `Ready: the secret key is in Secret "${secretName}".` };
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,74 @@
+import express, { type Express, type Router } from 'express';
+import type { AppContext } from '../app/context.js';
+import { EnvironmentKeys } from '../auth/environment-keys.js';
+import { httpRequestDuration } from '../app/metrics.js';
+import { requireSecretKey } from './secret-key-auth.js';
+import { errorHandler, notFoundRoute } from './errors.js';
+import { proxyRoutes } from './rest/routes/proxy.js';
+import { registerRestApi } from './rest/routes/index.js';
+import { refresherFor } from '../auth/refresh/shared-refresher.js';
+import { connectRoutes } from './connect/routes.js';
+import { FlowRecords } from '../k8s/flow-records.js';
+
+export interface HttpContext extends AppContext {
+  keys: EnvironmentKeys;
+}
+
+/**
+ * The sidecar HTTP server's application: health and metrics, the REST API (secret-key
+ * authenticated, JSON), and the public pages (Connect UI, OAuth callback).
+ */
+export function createApp(ctx: AppContext): Express {
+  const http: HttpContext = { ...ctx, keys: new EnvironmentKeys(ctx.store) };
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.set('query parser', 'simple');
+  app.use(observeRequests(http));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const ready = ctx.store.hasSynced;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
+  });
+  app.get('/metrics', async (_req, res, next) => {
+    try {
+      res.set('content-type', ctx.metrics.contentType).send(await ctx.metrics.metrics());
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
+  app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
+
+  // REST API: every route behind the environment's secret key, JSON bodies only.
+  const api: Router = express.Router();
+  api.use(requireSecretKey(http.keys));
+  // The proxy streams raw bodies: before the JSON parser. It shares the process's one refresher
+  // with the REST API and the controller.
+  api.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
+  api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
+  // Route modules register themselves here.
+  registerRestApi(app, api, ctx);
+  app.use(api);
+
+  app.use(notFoundRoute);
+  app.use(errorHandler(ctx.logger));
+  return app;
+}
+
+function observeRequests(ctx: HttpContext): express.RequestHandler {
+  const histogram = httpRequestDuration(ctx.metrics);
+  return (req, res, next) => {
+    const end = histogram.startTimer();
+    res.on('finish', () => {
+      // The matched route pattern (bounded), never the raw path with its IDs.
+      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      end({ route, method: req.method, status: String(res.statusCode) });
+    });
+    next();
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * HTTP routes of the Connect UI (public: the end user's browser has a session token, never the
+ * secret key): the page and its script, the frontend client module, the small JSON API the page
+ * calls with `Authorization: Bearer <session token>`, and the OAuth callback.
+ */
+import { readFileSync } from 'node:fs';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { ApiError, parse } from '../errors.js';
+import { FlowError } from '../../connect/flow-error.js';
+import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
+import { frameAncestors, frameOrigins } from './embedding.js';
+import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
+import { openSession, type OpenSession } from '../../connect/session.js';
+
+/** Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page. */
+function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy':
+      `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
+  };
+}
+const HTML_HEADERS = htmlHeaders();
+
+const StartBody = z.strictObject({
+  integration: z.string().min(1).max(63),
+  connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
+});
+const FormBody = z.strictObject({
+  integration: z.string().min(1).max(63),
+  values: z.record(z.string(), z.string().max(4096)),
+  connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
+});
+const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
+const EmbedQuery = z.strictObject({ namespace: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name') });
+
+/** Compiled browser assets, read once from dist (they sit next to this module's output). */
+function asset(relative: string): () => string {
+  let cached: string | undefined;
+  return () => (cached ??= readFileSync(new URL(relative, import.meta.url), 'utf8').replace(/\n\/\/# sourceMappingURL=.*$/m, '\n'));
+}
+const pageScript = asset('../../browser/connect-page.js');
+const clientScript = asset('../../browser/connect-client.js');
+const clientTypes = asset('../../browser/connect-client.d.ts');
+
+function toApiError(err: unknown): unknown {
+  if (err instanceof FlowError) return new ApiError(err.status, err.code, err.message, err.fieldErrors);
+  return err;
+}
+
+function sessionOf(deps: ConnectDeps, req: Request): OpenSession {
+  const match = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(req.headers.authorization?.trim() ?? '');
+  return openSession(deps.store, match?.[1], deps.clock.now());
+}
+
+type Handler = (req: Request, res: Response) => Promise<void> | void;
+const wrap = (h: Handler): RequestHandler => async (req, res, next) => {
+  try {
+    await h(req, res);
+  } catch (err) {
+    next(toApiError(err));
+  }
+};
+
+export function connectRoutes(deps: ConnectDeps): Router {
+  const router = express.Router();
+  const basePath = new URL(deps.config.publicBaseUrl).pathname.replace(/\/+$/, '');
+  const json = express.json({ limit: '64kb', strict: true, type: () => true });
+
+  router.get('/connect', (_req, res) => {
+    res.set(HTML_HEADERS).send(connectPage(basePath));
+  });
+  // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
+  // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
+  router.get('/connect/embed', (req, res) => {
+    const query = EmbedQuery.safeParse(req.query);
+    if (!query.success) {
+      res.status(400).set(HTML_HEADERS).send(resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+      return;
+    }
+    const { namespace } = query.data;
+    const origins = frameOrigins(deps.store, namespace);
+    res.set(htmlHeaders(frameAncestors(origins))).send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
+  });
+  // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
+  router.get('/connect/redirect', (_req, res) => {
+    res.set(HTML_HEADERS).send(redirectPage(basePath));
+  });
+  router.get('/connect/ui.js', (_req, res) => {
+    res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(pageScript());
+  });
+  // The frontend client is imported by the application's own pages: any origin may load it.
+  router.get('/connect/client.js', (_req, res) => {
+    res.set({ 'content-type': 'text/javascript; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(clientScript());
+  });
+  router.get('/connect/client.d.ts', (_req, res) => {
+    res.set({ 'content-type': 'text/plain; charset=utf-8', 'access-control-allow-origin': '*' }).send(clientTypes());
+  });
+
+  router.get('/connect/api/session', wrap((req, res) => {
+    const session = sessionOf(deps, req);
+    res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
+  }));
+  router.post('/connect/api/oauth/start', json, wrap(async (req, res) => {
+    const session = sessionOf(deps, req);
+    const body = parse(StartBody, req.body, 'body');
+    const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {});
+    res.set('cache-control', 'no-store').json({ data: { url } });
+  }));
+  router.post('/connect/api/forms', json, wrap(async (req, res) => {
+    const session = sessionOf(deps, req);
+    const body = parse(FormBody, req.body, 'body');
+    const { operation: _operation, ...result } = await submitForm(deps, session, body.integration, body.values, body.connectionConfig ?? {});
+    res.set('cache-control', 'no-store').status(201).json({ data: result });
+  }));
+
+  router.get('/oauth/callback', async (req, res) => {
+    const sendPage = (status: number, html: string) => res.status(status).set(HTML_HEADERS).send(html);
+    try {
+      parse(CallbackQuery, req.query, 'query');
+      const url = new URL(req.originalUrl, deps.config.publicBaseUrl);
+      const outcome = await completeCallback(deps, url);
+      if (outcome.result) {
+        const { providerConfigKey, connectionId } = outcome.result;
+        const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
+        const provider = integration && deps.store.getProvider(integration.spec.provider);
+        const name = integration?.spec.displayName ?? provider?.spec.displayName ?? providerConfigKey;
+        sendPage(200, resultPage(basePath, { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name));
+        return;
+      }
+      const e = outcome.error ?? new FlowError(400, 'invalid_state', 'This authorization response is not valid.');
+      sendPage(e.status, resultPage(basePath, { type: 'error', error: { code: e.code, message: e.message }, ...(outcome.providerConfigKey ? { providerConfigKey: outcome.providerConfigKey } : {}) }));
+    } catch (err) {
+      if (err instanceof ApiError) {
+        sendPage(400, resultPage(basePath, { type: 'error', error: { code: 'invalid_callback', message: 'This authorization response is not valid.' } }));
+        return;
+      }
+      deps.logger.error({ err: (err as Error).message, path: req.path }, 'OAuth callback failed');
+      sendPage(503, resultPage(basePath, { type: 'error', error: { code: 'temporarily_unavailable', message: 'The connection could not be saved right now. Please try again in a moment.' } }));
+    }
+  });
+  return router;
+}

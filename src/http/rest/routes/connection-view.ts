@@ -1,0 +1,53 @@
+import { toPublicCredentials } from '../../../domain/credentials.js';
+import type { ConnectionResource } from '../../../k8s/resources.js';
+import type { StoredConnection } from '../../../k8s/store.js';
+
+/** The end user as the API shows it, or null when the connection has none. */
+export function endUserView(c: ConnectionResource) {
+  const u = c.spec.endUser;
+  if (!u?.id) return null;
+  return {
+    id: u.id,
+    email: u.email ?? null,
+    display_name: u.displayName ?? null,
+    tags: u.tags ?? {},
+    organization: u.organization?.id ? { id: u.organization.id, display_name: u.organization.displayName ?? null } : null,
+  };
+}
+
+function common(c: ConnectionResource, lastFetchedAt?: string) {
+  const created = isoOf(c.metadata.creationTimestamp) ?? new Date(0).toISOString();
+  return {
+    id: c.spec.id,
+    connection_id: c.spec.connectionId,
+    provider_config_key: c.spec.integration,
+    provider: c.spec.provider,
+    errors: (c.status?.errors ?? []).map((e) => ({ type: e.type, log_id: e.logId })),
+    end_user: endUserView(c),
+    metadata: c.spec.metadata ?? {},
+    connection_config: c.spec.connectionConfig ?? {},
+    created_at: created,
+    updated_at: c.status?.updatedAt ?? created,
+    last_fetched_at: lastFetchedAt ?? c.status?.lastFetchedAt ?? null,
+  };
+}
+
+/** The full Connection object (every field of the spec's table). */
+export function connectionView(conn: StoredConnection, opts: { includeRefreshToken?: boolean; lastFetchedAt?: string } = {}) {
+  return {
+    ...common(conn.resource, opts.lastFetchedAt),
+    credentials: toPublicCredentials(conn.credentials, { includeRefreshToken: opts.includeRefreshToken ?? false }),
+  };
+}
+
+/** A list entry: the Connection without credentials, plus the Nango client's `created` and `tags`. */
+export function connectionSummary(c: ConnectionResource) {
+  const base = common(c);
+  return { ...base, created: base.created_at, tags: c.spec.endUser?.tags ?? {} };
+}
+
+function isoOf(v: unknown): string | undefined {
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'string' && Number.isFinite(Date.parse(v))) return new Date(v).toISOString();
+  return undefined;
+}

@@ -1,0 +1,87 @@
+import type { Request, Response, Router } from 'express';
+import type { z } from 'zod';
+import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
+import { ConflictRetriesExhausted } from '../../../k8s/errors.js';
+import { apiMessage, statusOf } from '../../../k8s/errors.js';
+import { environmentOf } from '../../secret-key-auth.js';
+import { ApiError, parse } from '../../errors.js';
+
+type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
+
+export interface ResponseDoc {
+  description: string;
+  schema?: z.ZodType;
+  headers?: Record<string, string>;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  env: ResolvedEnvironment;
+  req: Request;
+  res: Response;
+}
+
+export interface RouteResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One REST endpoint described as data: the zod schemas of its path, query and body, its documented
+ * responses, and its handler. The same object mounts the express route and generates the OpenAPI
+ * operation, so the document cannot drift from what is served.
+ */
+export interface RouteSpec<P = unknown, Q = unknown, B = unknown> {
+  method: Method;
+  /** Express path, e.g. `/connections/:connectionId`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  deprecated?: boolean;
+  params?: z.ZodType<P>;
+  query?: z.ZodType<Q>;
+  body?: z.ZodType<B>;
+  responses: Record<number, ResponseDoc>;
+  /** Error statuses this route can answer (documented with the common error body). */
+  errors: number[];
+  handle(input: RouteInput<P, Q, B>): Promise<RouteResult> | RouteResult;
+}
+
+export function defineRoute<P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+/** Mounts routes on an express router: validate params, query and body with zod, then answer JSON. */
+export function mountRoutes(router: Router, routes: RouteSpec[]): void {
+  for (const route of routes) {
+    router[route.method](route.path, async (req, res, next) => {
+      try {
+        const env = environmentOf(res);
+        const params = route.params ? parse(route.params, { ...req.params }, 'path') : undefined;
+        const query = route.query ? parse(route.query, { ...(req.query as object) }, 'query') : undefined;
+        const body = route.body ? parse(route.body, req.body, 'body') : undefined;
+        const result = await route.handle({ params, query, body, env, req, res });
+        if (result.headers) res.set(result.headers);
+        res.status(result.status).json(result.body);
+      } catch (err) {
+        const retryAfter = (err as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+        if (typeof retryAfter === 'number' && !res.headersSent) res.set('Retry-After', String(retryAfter));
+        next(toApiError(err));
+      }
+    });
+  }
+}
+
+/** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */
+function toApiError(err: unknown): unknown {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ConflictRetriesExhausted) return new ApiError(503, 'busy', 'Too many concurrent updates of this connection; try again');
+  const status = statusOf(err);
+  if (status === 422 || status === 413 || status === 400) return new ApiError(400, 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);
+  return err;
+}

@@ -1,0 +1,20 @@
+import type { TokenRefresher } from '../../../auth/refresh/token-refresher.js';
+import type { RefreshLock } from '../../../auth/refresh/lock.js';
+import type { AppContext } from '../../../app/context.js';
+import type { IntegrationResource, ProviderResource } from '../../../k8s/resources.js';
+import { ApiError } from '../../errors.js';
+
+/** What the REST route modules are built from. */
+export interface RestDeps extends AppContext {
+  refresher: TokenRefresher;
+  refreshLock: RefreshLock;
+}
+
+/** The Integration and its Provider, or a 404 naming which one is unknown. */
+export function integrationAndProvider(deps: RestDeps, namespace: string, integrationId: string): { integration: IntegrationResource; provider: ProviderResource } {
+  const integration = deps.store.getIntegration(namespace, integrationId);
+  if (!integration) throw new ApiError(404, 'unknown_integration', `No integration "${integrationId}" in this environment`);
+  const provider = deps.store.getProvider(integration.spec.provider);
+  if (!provider) throw new ApiError(404, 'unknown_provider', `Integration "${integrationId}" refers to provider "${integration.spec.provider}", which is not in the catalog`);
+  return { integration, provider };
+}

@@ -1,0 +1,37 @@
+import type { Express, Router } from 'express';
+import { refresherFor } from '../../../auth/refresh/shared-refresher.js';
+import type { AppContext } from '../../../app/context.js';
+import { buildOpenApi } from '../../openapi.js';
+import { connectSessionRoutes } from './connect-sessions.js';
+import { connectionRoutes } from './connections.js';
+import { mountRoutes, type RouteSpec } from './define.js';
+import type { RestDeps } from './deps.js';
+import { metadataRoutes } from './metadata.js';
+import { providerRoutes } from './providers.js';
+
+const API_VERSION = '1.0.0';
+
+/** Every REST route, in mounting order (fixed paths before parameterized ones). */
+export function restRoutes(deps: RestDeps): RouteSpec[] {
+  return [...providerRoutes(deps), ...metadataRoutes(deps), ...connectionRoutes(deps), ...connectSessionRoutes(deps)];
+}
+
+/** The REST routes' dependencies: the context plus the process's shared token refresher. */
+export function restDeps(ctx: AppContext): RestDeps {
+  const refresher = refresherFor(ctx);
+  return { ...ctx, refresher, refreshLock: refresher.lock };
+}
+
+/**
+ * Registers the REST API on the secret-key router and the OpenAPI document (public, on the app)
+ * at `GET /openapi.json`. Returns the route specs (the document is generated from them).
+ */
+export function registerRestApi(app: Express, api: Router, ctx: AppContext): RouteSpec[] {
+  const routes = restRoutes(restDeps(ctx));
+  mountRoutes(api, routes);
+  const document = buildOpenApi(routes, { version: API_VERSION, serverUrl: ctx.config.publicBaseUrl });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  return routes;
+}

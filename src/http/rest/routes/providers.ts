@@ -1,0 +1,36 @@
+import { providerMatches, providerView } from '../../../catalog/provider-view.js';
+import { ApiError } from '../../errors.js';
+import { ProviderParams, ProviderResponse, ProvidersQuery, ProvidersResponse } from '../schemas/providers.js';
+import { defineRoute, type RouteSpec } from './define.js';
+import type { RestDeps } from './deps.js';
+
+export function providerRoutes(deps: RestDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: 'get', path: '/providers', operationId: 'listProviders', tag: 'Providers',
+      summary: 'List the provider catalog', query: ProvidersQuery,
+      responses: { 200: { description: 'Providers, sorted by name', schema: ProvidersResponse } },
+      errors: [400, 401],
+      handle: ({ query }) => ({
+        status: 200,
+        body: {
+          data: deps.store.listProviders()
+            .filter((p) => providerMatches(p, query.search))
+            .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+            .map(providerView),
+        },
+      }),
+    }),
+    defineRoute({
+      method: 'get', path: '/providers/:provider', operationId: 'getProvider', tag: 'Providers',
+      summary: 'Get one provider', params: ProviderParams,
+      responses: { 200: { description: 'The provider', schema: ProviderResponse } },
+      errors: [400, 401, 404],
+      handle: ({ params }) => {
+        const p = deps.store.getProvider(params.provider);
+        if (!p) throw new ApiError(404, 'unknown_provider', `No provider "${params.provider}" in the catalog`);
+        return { status: 200, body: { data: providerView(p) } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,57 @@
+/**
+ * `ANY /proxy/{path}`: the credential-injecting proxy (src/proxy). Registered behind the secret key
+ * and before the JSON body parser, because the body is streamed to the provider untouched.
+ */
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../../app/context.js';
+import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
+import { ProxyError } from '../../../proxy/errors.js';
+import { environmentOf } from '../../secret-key-auth.js';
+import { ApiError, parse } from '../../errors.js';
+import { ConnectionId, IntegrationId } from '../schemas/common.js';
+
+const ProxyHeaders = z.object({
+  'connection-id': ConnectionId,
+  'provider-config-key': IntegrationId,
+});
+
+export interface ProxyRouteContext extends AppContext {
+  /** The shared token refresher; without it tokens are used as stored. */
+  refresher?: ProxyTokenRefresher;
+}
+
+export function proxyRoutes(ctx: ProxyRouteContext): Router {
+  const proxy = new CredentialProxy({ store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, clock: ctx.clock, refresher: ctx.refresher });
+  const router = Router();
+  const handler = async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const headers = parse(ProxyHeaders, req.headers, 'headers');
+      // The raw path and query as received: express's decoded params would hide encoded tricks.
+      const raw = req.originalUrl;
+      const q = raw.indexOf('?');
+      const pathPart = q === -1 ? raw : raw.slice(0, q);
+      await proxy.handle(req, res, {
+        namespace: environmentOf(res).namespace,
+        connectionId: headers['connection-id'],
+        providerConfigKey: headers['provider-config-key'],
+        rawPath: pathPart.replace(/^\/proxy/, ''),
+        rawQuery: q === -1 ? '' : raw.slice(q + 1),
+      });
+    } catch (err) {
+      if (err instanceof ProxyError) {
+        if (err.status === 499) {
+          res.destroy();
+          return;
+        }
+        next(new ApiError(err.status, err.code, err.message));
+        return;
+      }
+      next(err);
+    }
+  };
+  // `use`, not a route with a path parameter: the path is never decoded by the router (a malformed
+  // escape is the proxy's 400 to give), and every method matches.
+  router.use('/proxy', handler);
+  return router;
+}

@@ -1,0 +1,33 @@
+import { createServer, type Server } from 'node:http';
+import type { AppContext } from '../app/context.js';
+import { createApp } from './app.js';
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the sidecar HTTP server (REST API, Connect UI, OAuth callback, metrics, probes). */
+export async function startHttpServer(ctx: AppContext, port = ctx.config.httpPort, host = '0.0.0.0'): Promise<RunningServer> {
+  const app = createApp(ctx);
+  const server: Server = createServer(app);
+  // Slow clients must not hold sockets forever; proxied responses may stream for longer.
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 300_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as { port: number }).port;
+  ctx.logger.info({ port: actual }, 'HTTP server listening');
+  return {
+    port: actual,
+    url: `http://127.0.0.1:${actual}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

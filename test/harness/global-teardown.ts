@@ -1,6 +1,0 @@
-import type { ControlPlane } from './controlplane.js';
-
-export default async function globalTeardown(): Promise<void> {
-  const cp = (globalThis as { __LATCHKEY_CP__?: ControlPlane }).__LATCHKEY_CP__;
-  await cp?.stop();
-}
