@@ -1,7 +1,7 @@
 /**
  * REST API core paths, through a real Latchkey HTTP server (the production wiring: startHttpServer
  * on an AppContext like src/run.ts builds) against a real control plane and a real OAuth 2 server
- * (oidc-provider in process, test/support/oidc-server.ts), all on 127.0.0.1:
+ * (oidc-provider in process, dev/peers/oidc-server.ts), all on 127.0.0.1:
  *
  * 1. import throughput: POST /connections (Connection, Secret, status: three API writes each);
  * 2. GET /connections/:id with a fresh token (served from the informer cache);
@@ -19,17 +19,31 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
-import { type AppContext } from '../src/app/context.js';
+import type { AppContext } from '../src/app/context.js';
 import { systemClock } from '../src/domain/clock.js';
 import { installCrds } from '../dev/apply.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
 import { createRegistry } from '../src/app/metrics.js';
-import { createTestNamespace, eventually } from '../test/support/cluster.js';
+import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../test/support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../test/support/servers/oidc-server.js';
-import { expectStatus, httpClient, idleBetween, machine, machineCpu, median, ms, percentile, processCpuMs, runLoad, summarize, writeSection, type Summary } from './support.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
+import { startOidcServer } from '../dev/peers/oidc-server.js';
+import {
+  expectStatus,
+  httpClient,
+  idleBetween,
+  machine,
+  machineCpu,
+  median,
+  ms,
+  percentile,
+  processCpuMs,
+  runLoad,
+  summarize,
+  writeSection,
+  type Summary,
+} from './support.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const IMPORTS_SEQUENTIAL = num('BENCH_API_IMPORTS_SEQUENTIAL', 100);
@@ -60,7 +74,12 @@ function importBody(connectionId: string, credentials: { access_token: string; r
     connection_id: connectionId,
     credentials: { type: 'OAUTH2', ...credentials },
     metadata: { plan: 'pro', region: 'eu' },
-    end_user: { id: `user-${connectionId}`, email: `${connectionId}@example.test`, display_name: `User ${connectionId}`, tags: { organizationId: 'org-1' } },
+    end_user: {
+      id: `user-${connectionId}`,
+      email: `${connectionId}@example.test`,
+      display_name: `User ${connectionId}`,
+      tags: { organizationId: 'org-1' },
+    },
   });
 }
 
@@ -90,13 +109,20 @@ async function main(): Promise<void> {
   // Refreshed tokens live an hour: each connection is refreshed once during the run.
   const oidc = await startOidcServer({ clients: [CLIENT], accessTokenTtl: 3600 });
   await applyProvider(kc, provider, {
-    displayName: 'Bench OAuth', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, tokenRequestAuthMethod: 'body',
+    displayName: 'Bench OAuth',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    tokenRequestAuthMethod: 'body',
   });
   const env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, INTEGRATION, { provider }, { clientId: CLIENT.clientId, clientSecret: CLIENT.clientSecret });
 
   const config = loadConfig({
-    LATCHKEY_LOG_LEVEL: 'silent', LATCHKEY_WATCH_NAMESPACES: ns.name, LATCHKEY_LEADER_ELECTION: 'false', POD_NAME: 'bench-api',
+    LATCHKEY_LOG_LEVEL: 'silent',
+    LATCHKEY_WATCH_NAMESPACES: ns.name,
+    LATCHKEY_LEADER_ELECTION: 'false',
+    POD_NAME: 'bench-api',
     LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
   });
   const store = new KubeStore(kc, { namespaces: [ns.name], logger });
@@ -110,15 +136,40 @@ async function main(): Promise<void> {
   const failed = (what: string) => (err: unknown) => log(`${what} failed: ${(err as Error).message}`);
 
   try {
-    await eventually(() => store.getIntegration(ns.name, INTEGRATION) && store.getProvider(provider) && store.getReferencedSecret(ns.name, `${INTEGRATION}-client`) && store.getReferencedSecret(ns.name, `${env.name}-keys`));
+    await eventually(
+      () =>
+        store.getIntegration(ns.name, INTEGRATION) &&
+        store.getProvider(provider) &&
+        store.getReferencedSecret(ns.name, `${INTEGRATION}-client`) &&
+        store.getReferencedSecret(ns.name, `${env.name}-keys`),
+    );
     await eventually(async () => (await client.call('GET', '/providers', auth)).status === 200);
 
     // ---- 1. import ----
-    const fresh = () => ({ access_token: opaque(135), refresh_token: opaque(75), expires_at: new Date(Date.now() + 3600_000).toISOString() });
-    const importOne = async (id: string, credentials = fresh()) => expectStatus(await client.call('POST', '/connections', auth, importBody(id, credentials)), 201, `import ${id}`);
-    const importSequential = await runLoad({ count: IMPORTS_SEQUENTIAL, concurrency: 1, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => importOne(`seq-${i}`), onFirstError: failed('import') });
+    const fresh = () => ({
+      access_token: opaque(135),
+      refresh_token: opaque(75),
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+    });
+    const importOne = async (id: string, credentials = fresh()) =>
+      expectStatus(await client.call('POST', '/connections', auth, importBody(id, credentials)), 201, `import ${id}`);
+    const importSequential = await runLoad({
+      count: IMPORTS_SEQUENTIAL,
+      concurrency: 1,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => importOne(`seq-${i}`),
+      onFirstError: failed('import'),
+    });
     log(`import sequential: ${importSequential.rps.toFixed(0)}/s`);
-    const importParallel = await runLoad({ count: IMPORTS, concurrency: IMPORT_CONCURRENCY, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => importOne(`par-${i}`), onFirstError: failed('import') });
+    const importParallel = await runLoad({
+      count: IMPORTS,
+      concurrency: IMPORT_CONCURRENCY,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => importOne(`par-${i}`),
+      onFirstError: failed('import'),
+    });
     log(`import x${IMPORT_CONCURRENCY}: ${importParallel.rps.toFixed(0)}/s`);
 
     // ---- 2. GET, fresh token ----
@@ -127,12 +178,27 @@ async function main(): Promise<void> {
     const getOk = async (path: string, check = false) => {
       const res = await client.call('GET', path, auth);
       expectStatus(res, 200, `GET ${path}`);
-      if (check && typeof (JSON.parse(res.body) as { credentials?: { access_token?: unknown } }).credentials?.access_token !== 'string') throw new Error('no access token in the answer');
+      if (check && typeof (JSON.parse(res.body) as { credentials?: { access_token?: unknown } }).credentials?.access_token !== 'string')
+        throw new Error('no access token in the answer');
     };
     // The first fetch of a connection in a minute also writes status.lastFetchedAt: measured apart.
-    const firstFetch = await runLoad({ count: pool.length, concurrency: GET_CONCURRENCY, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => getOk(pool[i]!, true), onFirstError: failed('first GET') });
+    const firstFetch = await runLoad({
+      count: pool.length,
+      concurrency: GET_CONCURRENCY,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => getOk(pool[i]!, true),
+      onFirstError: failed('first GET'),
+    });
     const refreshesBefore = oidc.refreshCalls();
-    const get = await runLoad({ count: GETS, concurrency: GET_CONCURRENCY, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => getOk(pool[i % pool.length]!), onFirstError: failed('GET') });
+    const get = await runLoad({
+      count: GETS,
+      concurrency: GET_CONCURRENCY,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => getOk(pool[i % pool.length]!),
+      onFirstError: failed('GET'),
+    });
     if (oidc.refreshCalls() !== refreshesBefore) throw new Error('fresh tokens were refreshed during the GET benchmark');
     log(`GET fresh: ${get.rps.toFixed(0)}/s`);
 
@@ -144,8 +210,14 @@ async function main(): Promise<void> {
       const { refreshToken } = await oidc.mintTokens({ clientId: CLIENT.clientId });
       const t0 = process.hrtime.bigint();
       const res = await fetch(oidc.tokenUrl, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }),
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: CLIENT.clientId,
+          client_secret: CLIENT.clientSecret,
+        }),
       });
       await res.text();
       if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}`);
@@ -156,7 +228,11 @@ async function main(): Promise<void> {
 
     const importExpired = async (id: string) => {
       const tokens = await oidc.mintTokens({ clientId: CLIENT.clientId });
-      const credentials = { access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: new Date(Date.now() - 60_000).toISOString() };
+      const credentials = {
+        access_token: tokens.accessToken,
+        refresh_token: tokens.refreshToken,
+        expires_at: new Date(Date.now() - 60_000).toISOString(),
+      };
       await importOne(id, credentials);
       await eventually(() => store.getConnection(ns.name, INTEGRATION, id));
       return tokens.accessToken;
@@ -172,8 +248,22 @@ async function main(): Promise<void> {
       if (token === oldTokens.get(id)) throw new Error(`${id}: the expired access token came back`);
     };
     const before = oidc.refreshCalls();
-    const refreshSequential = await runLoad({ count: seqIds.length, concurrency: 1, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => refreshOk(seqIds[i]!), onFirstError: failed('refresh') });
-    const refreshParallel = await runLoad({ count: parIds.length, concurrency: REFRESH_CONCURRENCY, maxSeconds: MAX_SECONDS, controlPlaneCpu: cpCpu, op: (i) => refreshOk(parIds[i]!), onFirstError: failed('refresh') });
+    const refreshSequential = await runLoad({
+      count: seqIds.length,
+      concurrency: 1,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => refreshOk(seqIds[i]!),
+      onFirstError: failed('refresh'),
+    });
+    const refreshParallel = await runLoad({
+      count: parIds.length,
+      concurrency: REFRESH_CONCURRENCY,
+      maxSeconds: MAX_SECONDS,
+      controlPlaneCpu: cpCpu,
+      op: (i) => refreshOk(parIds[i]!),
+      onFirstError: failed('refresh'),
+    });
     const refreshTokenCalls = { expected: refreshSequential.count + refreshParallel.count, made: oidc.refreshCalls() - before };
     log(`refresh on fetch: p50 ${ms(refreshSequential.p50)}, x${REFRESH_CONCURRENCY} ${refreshParallel.rps.toFixed(1)}/s`);
 
@@ -218,10 +308,32 @@ async function main(): Promise<void> {
       tokenCallsPerRound.push(oidc.refreshCalls() - calls);
       distinctTokensPerRound.push(new Set(answers.filter(Boolean)).size);
     }
-    const crowd = { requests: summarize(crowdLatencies, crowdErrors, crowdSeconds, crowdCpuMs, crowdCpCpuMs, idleBetween({ busy: 0, idle: 0 }, crowdMachine)), roundMs, tokenCallsPerRound, distinctTokensPerRound };
+    const crowd = {
+      requests: summarize(
+        crowdLatencies,
+        crowdErrors,
+        crowdSeconds,
+        crowdCpuMs,
+        crowdCpCpuMs,
+        idleBetween({ busy: 0, idle: 0 }, crowdMachine),
+      ),
+      roundMs,
+      tokenCallsPerRound,
+      distinctTokensPerRound,
+    };
     log(`crowd: round p50 ${ms(median(roundMs))}, token calls per round ${tokenCallsPerRound.join(',')}`);
 
-    const results: Results = { importSequential, importParallel, firstFetch, get, tokenEndpoint: tokenSummary, refreshSequential, refreshParallel, refreshTokenCalls, crowd };
+    const results: Results = {
+      importSequential,
+      importParallel,
+      firstFetch,
+      get,
+      tokenEndpoint: tokenSummary,
+      refreshSequential,
+      refreshParallel,
+      refreshTokenCalls,
+      crowd,
+    };
     print(results);
     writeReport(results);
   } finally {
@@ -250,23 +362,31 @@ function busy(s: Summary): string {
   const cp = cores(s, s.controlPlaneCpuMsPerOp);
   const others = Math.max(0, (1 - s.machineIdle) * n - node - cp);
   const idle = `${(s.machineIdle * 100).toFixed(0)} % of the machine's CPU idle`;
-  const verdict = s.machineIdle < 0.15
-    ? `${idle}: the CPU was the limit (shared: other processes on the machine used ${others.toFixed(2)} cores meanwhile)`
-    : `${idle}: the CPU was not the limit; waiting on round trips in sequence was`;
+  const verdict =
+    s.machineIdle < 0.15
+      ? `${idle}: the CPU was the limit (shared: other processes on the machine used ${others.toFixed(2)} cores meanwhile)`
+      : `${idle}: the CPU was not the limit; waiting on round trips in sequence was`;
   return `the Node.js process kept ${node.toFixed(2)} cores busy and the control plane ${cp.toFixed(2)}, ${verdict}`;
 }
 
 function print(r: Results): void {
   for (const [label, s] of Object.entries({
-    'import x1': r.importSequential, [`import x${IMPORT_CONCURRENCY}`]: r.importParallel, 'GET first fetch': r.firstFetch, 'GET fresh': r.get,
-    'token endpoint': r.tokenEndpoint, 'refresh x1': r.refreshSequential, [`refresh x${REFRESH_CONCURRENCY}`]: r.refreshParallel, crowd: r.crowd.requests,
+    'import x1': r.importSequential,
+    [`import x${IMPORT_CONCURRENCY}`]: r.importParallel,
+    'GET first fetch': r.firstFetch,
+    'GET fresh': r.get,
+    'token endpoint': r.tokenEndpoint,
+    'refresh x1': r.refreshSequential,
+    [`refresh x${REFRESH_CONCURRENCY}`]: r.refreshParallel,
+    crowd: r.crowd.requests,
   })) {
     process.stdout.write(`${label}: ${s.count} ok, ${s.errors} errors, ${s.rps.toFixed(1)}/s, p50 ${ms(s.p50)}, p99 ${ms(s.p99)}\n`);
   }
 }
 
 function writeReport(r: Results): void {
-  const header = '| what | requests | errors | requests/s | p50 | p99 | Node.js process CPU per request | control plane CPU per request | machine CPU idle |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|';
+  const header =
+    '| what | requests | errors | requests/s | p50 | p99 | Node.js process CPU per request | control plane CPU per request | machine CPU idle |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|';
   const sortedRounds = [...r.crowd.roundMs].sort((a, b) => a - b);
   const oneTokenCall = r.crowd.tokenCallsPerRound.every((n) => n === 1);
   const oneToken = r.crowd.distinctTokensPerRound.every((n) => n === 1);
@@ -275,7 +395,7 @@ function writeReport(r: Results): void {
 
 **Set-up:** one Latchkey HTTP server built as in production (\`startHttpServer\` on an \`AppContext\`, the
 REST API's own token refresher with its Lease lock), a real control plane, and a real OAuth 2 server
-(\`oidc-provider\`, \`test/support/oidc-server.ts\`, refresh-token rotation on) for an \`OAUTH2\` integration,
+(\`oidc-provider\`, \`dev/peers/oidc-server.ts\`, refresh-token rotation on) for an \`OAUTH2\` integration,
 all on 127.0.0.1. The load generator (keep-alive \`node:http\` clients, closed loop: each worker sends its next
 request when the previous answer arrives), Latchkey and the OAuth server share one Node.js process, so its
 CPU column includes the client's and, for refreshes, the OAuth server's work. The control plane column is

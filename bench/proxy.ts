@@ -16,9 +16,9 @@ import { installCrds } from '../dev/apply.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
 import { createRegistry } from '../src/app/metrics.js';
-import { createTestNamespace, eventually } from '../test/support/cluster.js';
+import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../test/support/fixtures.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { machine, writeSection } from './support.js';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5000);
@@ -44,7 +44,9 @@ async function load(label: string, port: number, path: string, headers: Record<s
       const t0 = process.hrtime.bigint();
       const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`)),
+        );
       });
       req.on('error', reject);
       req.end();
@@ -99,19 +101,38 @@ async function main(): Promise<void> {
   await store.start();
   const env = await createEnvironment(kc, ns.name);
   const provider = `bench-${ns.name}`;
-  await applyProvider(kc, provider, { displayName: 'Bench', authMode: 'API_KEY', proxy: { baseUrl: `http://127.0.0.1:${upPort}/api`, headers: { 'x-api-key': '${apiKey}' } } });
+  await applyProvider(kc, provider, {
+    displayName: 'Bench',
+    authMode: 'API_KEY',
+    proxy: { baseUrl: `http://127.0.0.1:${upPort}/api`, headers: { 'x-api-key': '${apiKey}' } },
+  });
   await createIntegration(kc, ns.name, 'bench', { provider });
-  await eventually(() => store.getProvider(provider) && store.getIntegration(ns.name, 'bench') && store.getReferencedSecret(ns.name, `${env.name}-keys`));
-  await store.createConnection({ namespace: ns.name, spec: { integration: 'bench', provider, connectionId: 'c1', authMode: 'API_KEY' }, credentials: { type: 'API_KEY', apiKey: 'bench-key' } });
-  const server = await startHttpServer({ config: loadConfig({}), logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch }, 0, '127.0.0.1');
+  await eventually(
+    () => store.getProvider(provider) && store.getIntegration(ns.name, 'bench') && store.getReferencedSecret(ns.name, `${env.name}-keys`),
+  );
+  await store.createConnection({
+    namespace: ns.name,
+    spec: { integration: 'bench', provider, connectionId: 'c1', authMode: 'API_KEY' },
+    credentials: { type: 'API_KEY', apiKey: 'bench-key' },
+  });
+  const server = await startHttpServer(
+    { config: loadConfig({}), logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch },
+    0,
+    '127.0.0.1',
+  );
 
   try {
     const direct = await load('direct', upPort, '/api/records?limit=20', { 'x-api-key': 'bench-key' });
     const proxied = await load('through the proxy', server.port, '/proxy/records?limit=20', {
-      authorization: `Bearer ${env.secretKey}`, 'connection-id': 'c1', 'provider-config-key': 'bench',
+      authorization: `Bearer ${env.secretKey}`,
+      'connection-id': 'c1',
+      'provider-config-key': 'bench',
     });
     const rows = [direct, proxied];
-    for (const r of rows) process.stdout.write(`${r.label}: ${r.requests} requests, ${r.errors} errors, ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms\n`);
+    for (const r of rows)
+      process.stdout.write(
+        `${r.label}: ${r.requests} requests, ${r.errors} errors, ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms\n`,
+      );
     writeReport(rows);
   } finally {
     await server.close();

@@ -36,7 +36,8 @@ async function main(): Promise<void> {
   const kubeconfig = process.env.BENCH_KUBECONFIG;
   const namespace = process.env.BENCH_NAMESPACE;
   const expected = Number(process.env.BENCH_EXPECT);
-  if (!kubeconfig || !namespace || !Number.isInteger(expected)) throw new Error('BENCH_KUBECONFIG, BENCH_NAMESPACE and BENCH_EXPECT are required');
+  if (!kubeconfig || !namespace || !Number.isInteger(expected))
+    throw new Error('BENCH_KUBECONFIG, BENCH_NAMESPACE and BENCH_EXPECT are required');
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
   const logger = createLogger('silent');
@@ -55,7 +56,8 @@ async function main(): Promise<void> {
   // Read every connection once through the same call the REST API and the proxy make.
   const t1 = performance.now();
   for (const c of connections) {
-    if (!store.getConnection(namespace, c.spec.integration, c.spec.connectionId)) throw new Error(`connection ${c.spec.connectionId} not readable`);
+    if (!store.getConnection(namespace, c.spec.integration, c.spec.connectionId))
+      throw new Error(`connection ${c.spec.connectionId} not readable`);
   }
   const getConnectionUs = connections.length ? ((performance.now() - t1) * 1000) / connections.length : NaN;
 

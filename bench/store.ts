@@ -18,12 +18,16 @@ import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionStatus } from '../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { createTestNamespace } from '../test/support/cluster.js';
+import { createTestNamespace } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary } from './support.js';
 import type { SyncResult } from './store-sync.js';
 
-const COUNTS = (process.env.BENCH_STORE_COUNTS ?? '1000,5000').split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);
+const COUNTS = (process.env.BENCH_STORE_COUNTS ?? '1000,5000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0)
+  .sort((a, b) => a - b);
 const CONCURRENCY = Number(process.env.BENCH_STORE_CONCURRENCY ?? 32);
 const REPEATS = Number(process.env.BENCH_STORE_REPEATS ?? 3);
 /** Upper bound of the whole creation phase. */
@@ -47,7 +51,13 @@ function connectionInput(namespace: string, i: number) {
     access_token: accessToken,
     refresh_token: refreshToken,
     expires_at: expiresAt,
-    raw: { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: 3600, scope: 'openid offline_access read write' },
+    raw: {
+      access_token: accessToken,
+      refresh_token: refreshToken,
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'openid offline_access read write',
+    },
   };
   const status: ConnectionStatus = {
     expiresAt,
@@ -75,7 +85,10 @@ function syncOnce(kubeconfig: string, namespace: string, expected: number): Prom
     execFile(
       process.execPath,
       ['--expose-gc', join(here, 'store-sync.js')],
-      { env: { ...process.env, BENCH_KUBECONFIG: kubeconfig, BENCH_NAMESPACE: namespace, BENCH_EXPECT: String(expected) }, timeout: 120_000 },
+      {
+        env: { ...process.env, BENCH_KUBECONFIG: kubeconfig, BENCH_NAMESPACE: namespace, BENCH_EXPECT: String(expected) },
+        timeout: 120_000,
+      },
       (err, stdout, stderr) => {
         if (err) reject(new Error(`store-sync failed: ${err.message}\n${stderr}`));
         else resolve(JSON.parse(stdout.trim().split('\n').pop()!) as SyncResult);
@@ -109,7 +122,8 @@ function row(count: number, runs: SyncResult[]): Row {
 }
 
 async function main(): Promise<void> {
-  if (!COUNTS.length || COUNTS[COUNTS.length - 1]! > MAX_COUNT) throw new Error(`BENCH_STORE_COUNTS must be positive and at most ${MAX_COUNT}`);
+  if (!COUNTS.length || COUNTS[COUNTS.length - 1]! > MAX_COUNT)
+    throw new Error(`BENCH_STORE_COUNTS must be positive and at most ${MAX_COUNT}`);
   const logger = createLogger('silent');
   const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
   const kc = new KubeConfig();
@@ -145,21 +159,31 @@ async function main(): Promise<void> {
       have += summary.count;
       creates.push({ from, to: have, summary });
       process.stderr.write(`[store] created ${summary.count} connections (${summary.errors} errors) in ${summary.seconds.toFixed(1)} s\n`);
-      if (summary.errors || have !== target) throw new Error(`wanted ${target} connections, have ${have} (${summary.errors} errors; time bound ${MAX_CREATE_SECONDS} s)`);
+      if (summary.errors || have !== target)
+        throw new Error(`wanted ${target} connections, have ${have} (${summary.errors} errors; time bound ${MAX_CREATE_SECONDS} s)`);
 
       const runs: SyncResult[] = [];
       for (let r = 0; r < REPEATS; r++) runs.push(await syncOnce(cp.kubeconfigPath, ns.name, target));
       rows.push(row(target, runs));
-      process.stderr.write(`[store] ${target}: sync ${ms(rows.at(-1)!.syncMs)}, heap after ${mib(rows.at(-1)!.heapAfter)}, rss ${mib(rows.at(-1)!.rssAfter)}\n`);
+      process.stderr.write(
+        `[store] ${target}: sync ${ms(rows.at(-1)!.syncMs)}, heap after ${mib(rows.at(-1)!.heapAfter)}, rss ${mib(rows.at(-1)!.rssAfter)}\n`,
+      );
     }
 
     // What one connection weighs as the API server stores it (JSON, managedFields included).
     const name = connectionObjectName(INTEGRATION, 'conn-000000');
     const custom = kc.makeApiClient(CustomObjectsApi);
     const core = kc.makeApiClient(CoreV1Api);
-    const connection = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: CONNECTIONS.plural, name });
+    const connection = await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: CONNECTIONS.plural,
+      name,
+    });
     const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
-    const managed = (o: unknown) => Buffer.byteLength(JSON.stringify((o as { metadata?: { managedFields?: unknown } }).metadata?.managedFields ?? []));
+    const managed = (o: unknown) =>
+      Buffer.byteLength(JSON.stringify((o as { metadata?: { managedFields?: unknown } }).metadata?.managedFields ?? []));
     sizes = {
       connection: Buffer.byteLength(JSON.stringify(connection)),
       secret: Buffer.byteLength(JSON.stringify(secret)),
@@ -170,7 +194,9 @@ async function main(): Promise<void> {
     await cp.stop();
   }
   for (const r of rows) {
-    process.stdout.write(`${r.count} connections: sync ${ms(r.syncMs)}, ready ${ms(r.readyMs)}, heap retained ${mib(r.heapRetained)}, rss ${mib(r.rssAfter)}, getConnection ${r.count ? `${r.getConnectionUs.toFixed(1)} µs` : '—'}\n`);
+    process.stdout.write(
+      `${r.count} connections: sync ${ms(r.syncMs)}, ready ${ms(r.readyMs)}, heap retained ${mib(r.heapRetained)}, rss ${mib(r.rssAfter)}, getConnection ${r.count ? `${r.getConnectionUs.toFixed(1)} µs` : '—'}\n`,
+    );
   }
   writeReport(rows, creates, sizes);
 }
@@ -179,7 +205,11 @@ function range(values: number[]): string {
   return `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
 }
 
-function writeReport(rows: Row[], creates: Array<{ from: number; to: number; summary: Summary }>, sizes: { connection: number; secret: number; managedFields: number }): void {
+function writeReport(
+  rows: Row[],
+  creates: Array<{ from: number; to: number; summary: Summary }>,
+  sizes: { connection: number; secret: number; managedFields: number },
+): void {
   const base = rows[0]!;
   const largest = rows[rows.length - 1]!;
   const perK = (r: Row, f: (r: Row) => number) => (r.count ? ((f(r) - f(base)) / r.count) * 1000 : NaN);

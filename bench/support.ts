@@ -36,10 +36,20 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 export function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 0.5);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
-export function summarize(latencies: number[], errors: number, seconds: number, cpuMs: number, controlPlaneCpuMs = NaN, machineIdle = NaN): Summary {
+export function summarize(
+  latencies: number[],
+  errors: number,
+  seconds: number,
+  cpuMs: number,
+  controlPlaneCpuMs = NaN,
+  machineIdle = NaN,
+): Summary {
   const sorted = [...latencies].sort((a, b) => a - b);
   return {
     count: sorted.length,

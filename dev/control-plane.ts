@@ -189,10 +189,15 @@ async function waitReady(server: string, token: string, workDir: string, timeout
   }
   const tail = (name: string) => {
     try {
-      return readFileSync(join(workDir, `${name}.log`), 'utf8').split('\n').slice(-20).join('\n');
+      return readFileSync(join(workDir, `${name}.log`), 'utf8')
+        .split('\n')
+        .slice(-20)
+        .join('\n');
     } catch {
       return '';
     }
   };
-  throw new Error(`kube-apiserver not ready after ${timeoutMs} ms (${last})\n--- etcd ---\n${tail('etcd')}\n--- kube-apiserver ---\n${tail('kube-apiserver')}`);
+  throw new Error(
+    `kube-apiserver not ready after ${timeoutMs} ms (${last})\n--- etcd ---\n${tail('etcd')}\n--- kube-apiserver ---\n${tail('kube-apiserver')}`,
+  );
 }

@@ -66,7 +66,10 @@ async function main(): Promise<void> {
     controlPlane = await startControlPlane({ log: (line) => logger.info(line) });
     kc = new KubeConfig();
     kc.loadFromFile(controlPlane.kubeconfigPath);
-    logger.info({ kubeconfig: controlPlane.kubeconfigPath }, 'local control plane ready; use it with: export KUBECONFIG=' + controlPlane.kubeconfigPath);
+    logger.info(
+      { kubeconfig: controlPlane.kubeconfigPath },
+      'local control plane ready; use it with: export KUBECONFIG=' + controlPlane.kubeconfigPath,
+    );
   }
 
   await installCrds(kc, join(REPO_ROOT, 'crds'));

@@ -55,7 +55,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpPort: e.LATCHKEY_HTTP_PORT,
     controllerPort: e.LATCHKEY_CONTROLLER_PORT,
     publicBaseUrl: (e.LATCHKEY_PUBLIC_BASE_URL ?? `http://localhost:${e.LATCHKEY_HTTP_PORT}`).replace(/\/+$/, ''),
-    watchNamespaces: e.LATCHKEY_WATCH_NAMESPACES.split(',').map((s) => s.trim()).filter(Boolean),
+    watchNamespaces: e.LATCHKEY_WATCH_NAMESPACES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     refreshMarginSeconds: e.LATCHKEY_REFRESH_MARGIN_SECONDS,
     refreshMarginRatio: e.LATCHKEY_REFRESH_MARGIN_RATIO,
     leaderElection: e.LATCHKEY_LEADER_ELECTION,

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../k8s/client.js';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { KubeStore } from '../k8s/store.js';

@@ -17,14 +17,17 @@ export function metric<T extends Metric<string>>(registry: Registry, name: strin
 }
 
 export const httpRequestDuration = (registry: Registry) =>
-  metric(registry, 'latchkey_http_request_duration_seconds', (registers) =>
-    new Histogram({
-      name: 'latchkey_http_request_duration_seconds',
-      help: 'Duration of HTTP requests served, by route pattern, method and status code.',
-      labelNames: ['route', 'method', 'status'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    }),
+  metric(
+    registry,
+    'latchkey_http_request_duration_seconds',
+    (registers) =>
+      new Histogram({
+        name: 'latchkey_http_request_duration_seconds',
+        help: 'Duration of HTTP requests served, by route pattern, method and status code.',
+        labelNames: ['route', 'method', 'status'] as const,
+        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        registers,
+      }),
   );
 
 export { Counter, Gauge, Histogram, Registry };

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '../k8s/client.js';
 import { startHttpServer, type RunningServer } from '../http/server.js';
 import type { Config } from './config.js';
 import { startController, type RunningController } from '../controller/start.js';

@@ -61,7 +61,10 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
     });
   } catch (err) {
     const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new RefreshError(`provider unavailable: installation token request ${timeout ? 'timed out' : 'failed'}`, { permanent: false, code: 'provider_unavailable' });
+    throw new RefreshError(`provider unavailable: installation token request ${timeout ? 'timed out' : 'failed'}`, {
+      permanent: false,
+      code: 'provider_unavailable',
+    });
   }
   const text = await res.text();
   let body: Record<string, unknown> = {};
@@ -73,34 +76,48 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
   }
   if (res.status >= 500 || res.status === 429 || res.status === 408) {
     throw new RefreshError(`provider unavailable: installation token endpoint answered ${res.status}`, {
-      permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(res, req.now), providerError: { status: res.status },
+      permanent: false,
+      code: 'provider_unavailable',
+      retryAfterMs: retryAfterMs(res, req.now),
+      providerError: { status: res.status },
     });
   }
   if (res.status >= 400) {
     const detail = typeof body.message === 'string' ? `: ${body.message.slice(0, 200)}` : '';
     throw new RefreshError(`reauthorization required: installation token endpoint answered ${res.status}${detail}`, {
-      permanent: true, code: 'reauthorization_required', providerError: { status: res.status, description: detail.slice(2) || undefined },
+      permanent: true,
+      code: 'reauthorization_required',
+      providerError: { status: res.status, description: detail.slice(2) || undefined },
     });
   }
   if (typeof body.token !== 'string' || body.token.length === 0) {
     throw new RefreshError(`provider unavailable: installation token endpoint answered ${res.status} without a token`, {
-      permanent: false, code: 'provider_unavailable', providerError: { status: res.status },
+      permanent: false,
+      code: 'provider_unavailable',
+      providerError: { status: res.status },
     });
   }
   const { token, ...raw } = body;
-  const expiresAt = typeof body.expires_at === 'string' && Number.isFinite(Date.parse(body.expires_at)) ? new Date(Date.parse(body.expires_at)).toISOString() : undefined;
+  const expiresAt =
+    typeof body.expires_at === 'string' && Number.isFinite(Date.parse(body.expires_at))
+      ? new Date(Date.parse(body.expires_at)).toISOString()
+      : undefined;
   return { token, expiresAt, raw };
 }
 
 /** The App ID and private key from the Integration's Secret (appId/privateKey, or clientId/clientSecret). */
-export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace' | 'integration'>): { appId: string; privateKeyPem: string } {
+export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace' | 'integration'>): {
+  appId: string;
+  privateKeyPem: string;
+} {
   const ref = input.integration.spec.clientSecretRef?.name;
   const read = (key: string) => (ref ? input.store.readSecretValue(input.namespace, ref, key) : undefined) || undefined;
   const appId = read(INTEGRATION_SECRET_KEYS.appId) ?? read(INTEGRATION_SECRET_KEYS.clientId);
   const privateKeyPem = read(INTEGRATION_SECRET_KEYS.privateKey) ?? read(INTEGRATION_SECRET_KEYS.clientSecret);
   if (!appId || !privateKeyPem) {
     throw new RefreshError(`integration ${input.integration.metadata.name} needs a Secret with appId and privateKey (clientSecretRef)`, {
-      permanent: true, code: 'integration_misconfigured',
+      permanent: true,
+      code: 'integration_misconfigured',
     });
   }
   return { appId, privateKeyPem };
@@ -112,11 +129,18 @@ export const appInstallationStrategy: RefreshStrategy = {
   async refresh(input) {
     const tokenTemplate = input.provider.spec.tokenUrl;
     if (!tokenTemplate) {
-      throw new RefreshError(`provider ${input.provider.metadata.name} has no tokenUrl`, { permanent: true, code: 'integration_misconfigured' });
+      throw new RefreshError(`provider ${input.provider.metadata.name} has no tokenUrl`, {
+        permanent: true,
+        code: 'integration_misconfigured',
+      });
     }
     const tokenUrl = fillTemplate(tokenTemplate, input.connection.resource.spec.connectionConfig);
     const minted = await requestInstallationToken({
-      ...appCredentialsOf(input), tokenUrl, fetch: input.fetch, now: input.now, timeoutSeconds: input.timeoutSeconds,
+      ...appCredentialsOf(input),
+      tokenUrl,
+      fetch: input.fetch,
+      now: input.now,
+      timeoutSeconds: input.timeoutSeconds,
     });
     const next: Record<string, unknown> = { ...input.connection.credentials, type: 'APP', access_token: minted.token, raw: minted.raw };
     if (minted.expiresAt) next.expires_at = minted.expiresAt;

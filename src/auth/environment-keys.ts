@@ -57,8 +57,10 @@ export class EnvironmentKeys {
 }
 
 export function primaryOf(envs: EnvironmentResource[]): EnvironmentResource | undefined {
-  return [...envs].sort((a, b) =>
-    String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) || a.metadata.name.localeCompare(b.metadata.name),
+  return [...envs].sort(
+    (a, b) =>
+      String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) ||
+      a.metadata.name.localeCompare(b.metadata.name),
   )[0];
 }
 

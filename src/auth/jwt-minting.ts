@@ -71,7 +71,9 @@ function hmacSecret(apiKey: string, encoding: JwtModeOptions['secretEncoding']):
   let secret: Buffer;
   if (encoding === 'hex') {
     if (!HEX.test(s)) {
-      const hint = s.includes(':') ? ' It contains a colon: give only the secret after the colon (the key ID before it is connection configuration).' : '';
+      const hint = s.includes(':')
+        ? ' It contains a colon: give only the secret after the colon (the key ID before it is connection configuration).'
+        : '';
       throw new JwtMintError('invalid_key', `The signing key must be a hex-encoded secret.${hint}`);
     }
     secret = Buffer.from(s, 'hex');
@@ -102,9 +104,10 @@ function parsePrivateKey(text: string): KeyObject {
 }
 
 function privateKey(apiKey: string, algorithm: 'ES256' | 'RS256'): KeyObject {
-  const expected = algorithm === 'ES256'
-    ? 'The signing key must be an EC P-256 private key in PEM (for example the contents of a .p8 file).'
-    : 'The signing key must be an RSA private key (2048 bits or more) in PEM.';
+  const expected =
+    algorithm === 'ES256'
+      ? 'The signing key must be an EC P-256 private key in PEM (for example the contents of a .p8 file).'
+      : 'The signing key must be an RSA private key (2048 bits or more) in PEM.';
   let key: KeyObject;
   try {
     key = parsePrivateKey(apiKey);
@@ -112,10 +115,15 @@ function privateKey(apiKey: string, algorithm: 'ES256' | 'RS256'): KeyObject {
     throw new JwtMintError('invalid_key', `${expected} It could not be read as a private key.`);
   }
   const details = key.asymmetricKeyDetails;
-  const fits = algorithm === 'ES256'
-    ? key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1'
-    : key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048;
-  if (!fits) throw new JwtMintError('invalid_key', `${expected} This is a ${key.asymmetricKeyType ?? 'different'} key${details?.namedCurve ? ` on curve ${details.namedCurve}` : ''}.`);
+  const fits =
+    algorithm === 'ES256'
+      ? key.asymmetricKeyType === 'ec' && details?.namedCurve === 'prime256v1'
+      : key.asymmetricKeyType === 'rsa' && (details?.modulusLength ?? 0) >= 2048;
+  if (!fits)
+    throw new JwtMintError(
+      'invalid_key',
+      `${expected} This is a ${key.asymmetricKeyType ?? 'different'} key${details?.namedCurve ? ` on curve ${details.namedCurve}` : ''}.`,
+    );
   return key;
 }
 
@@ -187,7 +195,11 @@ export function mintJwt(input: MintInput): MintedJwt {
   const claims = fillValue(options.claims, input.connectionConfig, missing) as Record<string, unknown>;
   if (missing.size) {
     const keys = [...missing];
-    throw new JwtMintError('missing_connection_config', `The token needs connection configuration ${keys.map((k) => `"${k}"`).join(', ')}`, keys);
+    throw new JwtMintError(
+      'missing_connection_config',
+      `The token needs connection configuration ${keys.map((k) => `"${k}"`).join(', ')}`,
+      keys,
+    );
   }
   const iat = Math.floor(input.now / 1000);
   const exp = iat + options.lifetimeSeconds;
@@ -204,8 +216,12 @@ export function mintJwtCredentials(input: MintInput): JwtCredentials {
 
 /** A failed mint as the refresher reports it: permanent, since minting again gives the same answer. */
 function refreshErrorOf(err: JwtMintError): RefreshError {
-  if (err.problem === 'provider_misconfigured') return new RefreshError(err.message, { permanent: true, code: 'integration_misconfigured' });
-  return new RefreshError(`the stored JWT credentials cannot mint a token: ${err.message}`, { permanent: true, code: 'reauthorization_required' });
+  if (err.problem === 'provider_misconfigured')
+    return new RefreshError(err.message, { permanent: true, code: 'integration_misconfigured' });
+  return new RefreshError(`the stored JWT credentials cannot mint a token: ${err.message}`, {
+    permanent: true,
+    code: 'reauthorization_required',
+  });
 }
 
 /**

@@ -74,14 +74,27 @@ export interface OAuth1Consumer {
 }
 
 export class OAuth1Error extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
     this.name = 'OAuth1Error';
   }
 }
 
-async function postSigned(consumer: OAuth1Consumer, url: string, sign: Omit<OAuth1SignInput, 'method' | 'url' | 'consumerKey' | 'consumerSecret'>): Promise<URLSearchParams> {
-  const authorization = signRequest({ ...sign, method: 'POST', url, consumerKey: consumer.consumerKey, consumerSecret: consumer.consumerSecret });
+async function postSigned(
+  consumer: OAuth1Consumer,
+  url: string,
+  sign: Omit<OAuth1SignInput, 'method' | 'url' | 'consumerKey' | 'consumerSecret'>,
+): Promise<URLSearchParams> {
+  const authorization = signRequest({
+    ...sign,
+    method: 'POST',
+    url,
+    consumerKey: consumer.consumerKey,
+    consumerSecret: consumer.consumerSecret,
+  });
   const res = await consumer.fetch(url, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/x-www-form-urlencoded, */*' },
@@ -103,7 +116,8 @@ export async function requestTemporaryCredentials(
   const token = params.get('oauth_token');
   const tokenSecret = params.get('oauth_token_secret');
   if (!token || tokenSecret === null) throw new OAuth1Error('request token response lacks oauth_token or oauth_token_secret');
-  if (params.get('oauth_callback_confirmed') !== 'true') throw new OAuth1Error('provider did not confirm the callback (oauth_callback_confirmed)');
+  if (params.get('oauth_callback_confirmed') !== 'true')
+    throw new OAuth1Error('provider did not confirm the callback (oauth_callback_confirmed)');
   return { token, tokenSecret };
 }
 

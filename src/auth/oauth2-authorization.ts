@@ -25,7 +25,7 @@ export interface OAuth2FlowInput {
 }
 
 function scopesOf(input: OAuth2FlowInput): string | undefined {
-  const scopes = input.integration.spec.scopes?.length ? input.integration.spec.scopes : input.provider.spec.defaultScopes ?? [];
+  const scopes = input.integration.spec.scopes?.length ? input.integration.spec.scopes : (input.provider.spec.defaultScopes ?? []);
   return scopes.length ? scopes.join(input.provider.spec.scopeSeparator ?? ' ') : undefined;
 }
 
@@ -41,7 +41,12 @@ export async function buildAuthorizationRedirect(
   input: OAuth2FlowInput,
   opts: { redirectUri: string; state: string; codeVerifier?: string },
 ): Promise<URL> {
-  const config = oauth2Configuration({ provider: input.provider, client: input.client, connectionConfig: input.connectionConfig, fetch: input.fetch });
+  const config = oauth2Configuration({
+    provider: input.provider,
+    client: input.client,
+    connectionConfig: input.connectionConfig,
+    fetch: input.fetch,
+  });
   if (!config.serverMetadata().authorization_endpoint) throw new Error('provider has no authorization URL');
   const params: Record<string, string> = {
     ...(input.provider.spec.authorizationParams ?? {}),
@@ -72,7 +77,10 @@ export async function exchangeAuthorizationCode(
 ): Promise<OAuth2Credentials> {
   let raw: Record<string, unknown> | undefined;
   const config = oauth2Configuration({
-    provider: input.provider, client: input.client, connectionConfig: input.connectionConfig, fetch: input.fetch,
+    provider: input.provider,
+    client: input.client,
+    connectionConfig: input.connectionConfig,
+    fetch: input.fetch,
     onTokenResponse: (body) => (raw = body),
   });
   const url = new URL(callbackUrl);
@@ -93,10 +101,16 @@ export async function exchangeAuthorizationCode(
 }
 
 /** Client credentials grant with the end user's client ID and secret (checks an OAUTH2_CC form). */
-export async function clientCredentialsToken(input: OAuth2FlowInput & { client: { clientId: string; clientSecret: string } }, nowMs: number): Promise<OAuth2ClientCredentials> {
+export async function clientCredentialsToken(
+  input: OAuth2FlowInput & { client: { clientId: string; clientSecret: string } },
+  nowMs: number,
+): Promise<OAuth2ClientCredentials> {
   let raw: Record<string, unknown> | undefined;
   const config = oauth2Configuration({
-    provider: input.provider, client: input.client, connectionConfig: input.connectionConfig, fetch: input.fetch,
+    provider: input.provider,
+    client: input.client,
+    connectionConfig: input.connectionConfig,
+    fetch: input.fetch,
     onTokenResponse: (body) => (raw = body),
   });
   const scope = scopesOf(input);

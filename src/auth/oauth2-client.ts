@@ -59,11 +59,17 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   }
   const method = s.tokenRequestAuthMethod === 'basic' ? 'client_secret_basic' : input.client.clientSecret ? 'client_secret_post' : 'none';
   const auth =
-    method === 'client_secret_basic' ? oidc.ClientSecretBasic(input.client.clientSecret ?? '')
-    : method === 'client_secret_post' ? oidc.ClientSecretPost(input.client.clientSecret!)
-    : oidc.None();
+    method === 'client_secret_basic'
+      ? oidc.ClientSecretBasic(input.client.clientSecret ?? '')
+      : method === 'client_secret_post'
+        ? oidc.ClientSecretPost(input.client.clientSecret!)
+        : oidc.None();
   const config = new oidc.Configuration(
-    { issuer: new URL(tokenUrl).origin, token_endpoint: tokenUrl, ...(authorizationUrl ? { authorization_endpoint: authorizationUrl } : {}) },
+    {
+      issuer: new URL(tokenUrl).origin,
+      token_endpoint: tokenUrl,
+      ...(authorizationUrl ? { authorization_endpoint: authorizationUrl } : {}),
+    },
     input.client.clientId,
     { token_endpoint_auth_method: method },
     auth,

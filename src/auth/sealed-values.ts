@@ -34,7 +34,13 @@ export function sealedNamespace(value: string, prefix: string): string | undefin
   return NAMESPACE.test(ns) ? ns : undefined;
 }
 
-export function unseal<T extends SealedClaims>(value: string, environmentSecretKey: string, purpose: string, prefix: string, nowMs: number): UnsealResult<T> {
+export function unseal<T extends SealedClaims>(
+  value: string,
+  environmentSecretKey: string,
+  purpose: string,
+  prefix: string,
+  nowMs: number,
+): UnsealResult<T> {
   const namespace = sealedNamespace(value, prefix);
   if (!namespace) return { ok: false, reason: 'malformed' };
   const raw = Buffer.from(value.split('.')[2]!, 'base64url');

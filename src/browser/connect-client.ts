@@ -77,7 +77,9 @@ function emitter(options: OpenConnectUIOptions): Emit {
     try {
       options.onEvent(event);
     } catch (err) {
-      setTimeout(() => { throw err; });
+      setTimeout(() => {
+        throw err;
+      });
     }
   };
 }
@@ -199,7 +201,8 @@ function openFrame(options: OpenConnectUIOptions): ConnectUI {
   const onMessage = (event: MessageEvent) => {
     const data = uiMessage(event, origin, frame.contentWindow);
     if (!data) return;
-    if (data.type === 'ready') frame.contentWindow!.postMessage({ source: CLIENT_SOURCE, type: 'session', token: options.sessionToken }, origin);
+    if (data.type === 'ready')
+      frame.contentWindow!.postMessage({ source: CLIENT_SOURCE, type: 'session', token: options.sessionToken }, origin);
     else if (data.type === 'close') finish();
     else relayResult(data, emit);
   };
@@ -215,7 +218,8 @@ function openFrame(options: OpenConnectUIOptions): ConnectUI {
     const height = options.height ?? 680;
     overlay = document.createElement('div');
     overlay.setAttribute('data-latchkey-overlay', '');
-    overlay.style.cssText = 'position:fixed;inset:0;z-index:2147483000;display:flex;align-items:center;justify-content:center;background:rgba(15,23,42,.45);';
+    overlay.style.cssText =
+      'position:fixed;inset:0;z-index:2147483000;display:flex;align-items:center;justify-content:center;background:rgba(15,23,42,.45);';
     frame.style.cssText = `display:block;width:min(${width}px,calc(100vw - 32px));height:min(${height}px,calc(100vh - 32px));border:0;border-radius:12px;background:#f5f6f8;box-shadow:0 10px 40px rgba(0,0,0,.25);`;
     overlay.addEventListener('click', (event) => {
       if (event.target === overlay) finish();

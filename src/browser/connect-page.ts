@@ -44,7 +44,11 @@ const embed = jsonData<EmbedSettings>('latchkey-embed');
  */
 let peerOrigin: string | null = embed ? null : stored(ORIGIN_KEY);
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Array<Node | string>
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   for (const c of children) node.append(c);
@@ -83,21 +87,39 @@ function showError(code: string, message: string, providerConfigKey?: string, re
     again.addEventListener('click', retry);
     actions.append(again);
   }
-  show(el('div', { class: 'card error', role: 'alert' },
-    el('h1', {}, 'Could not connect'), el('p', {}, message), el('p', { class: 'code' }, `Error code: ${code}`), actions));
+  show(
+    el(
+      'div',
+      { class: 'card error', role: 'alert' },
+      el('h1', {}, 'Could not connect'),
+      el('p', {}, message),
+      el('p', { class: 'code' }, `Error code: ${code}`),
+      actions,
+    ),
+  );
 }
 
 function showSuccess(name: string, providerConfigKey: string, connectionId?: string): void {
   notify({ type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) });
-  show(el('div', { class: 'card success', role: 'status' },
-    el('div', { class: 'check', 'aria-hidden': 'true' }, '✓'),
-    el('h1', {}, `${name} is connected`), el('p', {}, embed ? 'Done.' : 'You can close this window.')));
+  show(
+    el(
+      'div',
+      { class: 'card success', role: 'status' },
+      el('div', { class: 'check', 'aria-hidden': 'true' }, '✓'),
+      el('h1', {}, `${name} is connected`),
+      el('p', {}, embed ? 'Done.' : 'You can close this window.'),
+    ),
+  );
   // Like the popup closing itself: the frame asks the application's client to remove it.
   if (embed) setTimeout(() => notify({ type: 'close' }), CLOSE_AFTER_SUCCESS_MS);
   else if (window.opener) setTimeout(() => window.close(), CLOSE_AFTER_SUCCESS_MS);
 }
 
-async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ ok: true; data: T } | { ok: false; status: number; error: NonNullable<ApiErrorBody['error']> }> {
+async function call<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<{ ok: true; data: T } | { ok: false; status: number; error: NonNullable<ApiErrorBody['error']> }> {
   let res: Response;
   try {
     res = await fetch(apiUrl(path), {
@@ -106,11 +128,19 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
       body: body ? JSON.stringify(body) : undefined,
     });
   } catch {
-    return { ok: false, status: 0, error: { code: 'network_error', message: 'The connection service could not be reached. Check your connection and try again.' } };
+    return {
+      ok: false,
+      status: 0,
+      error: { code: 'network_error', message: 'The connection service could not be reached. Check your connection and try again.' },
+    };
   }
   const json = (await res.json().catch(() => ({}))) as { data?: T } & ApiErrorBody;
   if (res.ok && json.data !== undefined) return { ok: true, data: json.data };
-  return { ok: false, status: res.status, error: { code: json.error?.code ?? 'unexpected', message: json.error?.message ?? 'Something went wrong.', errors: json.error?.errors } };
+  return {
+    ok: false,
+    status: res.status,
+    error: { code: json.error?.code ?? 'unexpected', message: json.error?.message ?? 'Something went wrong.', errors: json.error?.errors },
+  };
 }
 
 function header(title: string, subtitle?: string): HTMLElement {
@@ -127,25 +157,42 @@ function backButton(): Node[] {
 function renderList(): void {
   const list = el('ul', { class: 'integrations' });
   for (const i of integrations) {
-    const button = el('button', { type: 'button', class: 'integration', 'data-integration': i.id },
+    const button = el(
+      'button',
+      { type: 'button', class: 'integration', 'data-integration': i.id },
       el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase()),
       el('span', { class: 'names' }, el('strong', {}, i.name), el('span', { class: 'muted' }, i.providerDisplayName)),
-      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'));
+      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'),
+    );
     button.addEventListener('click', () => void pick(i, true));
     list.append(el('li', {}, button));
   }
   show(el('div', { class: 'card' }, header('Connect an account', 'Choose the service you want to connect.'), list));
 }
 
-function renderForm(i: IntegrationView, fields: FormField[], submitLabel: string, onSubmit: (values: Record<string, string>, config: Record<string, string>) => Promise<void>): void {
+function renderForm(
+  i: IntegrationView,
+  fields: FormField[],
+  submitLabel: string,
+  onSubmit: (values: Record<string, string>, config: Record<string, string>) => Promise<void>,
+): void {
   const form = el('form', { novalidate: '' });
   const errorBox = el('p', { class: 'form-error', role: 'alert', hidden: '' });
   const all = [...fields.map((f) => ({ ...f, group: 'values' })), ...i.configFields.map((f) => ({ ...f, group: 'config' }))];
   for (const f of all) {
     const id = `f-${f.group}-${f.name}`;
-    const input = el('input', { id, name: f.name, 'data-group': f.group, type: f.secret ? 'password' : 'text', autocomplete: 'off', spellcheck: 'false' });
+    const input = el('input', {
+      id,
+      name: f.name,
+      'data-group': f.group,
+      type: f.secret ? 'password' : 'text',
+      autocomplete: 'off',
+      spellcheck: 'false',
+    });
     if (f.required) input.required = true;
-    form.append(el('div', { class: 'field' }, el('label', { for: id }, f.label), input, el('small', { class: 'field-error', id: `${id}-error` })));
+    form.append(
+      el('div', { class: 'field' }, el('label', { for: id }, f.label), input, el('small', { class: 'field-error', id: `${id}-error` })),
+    );
   }
   const submit = el('button', { type: 'submit', class: 'primary' }, submitLabel);
   form.append(errorBox, submit);
@@ -182,7 +229,15 @@ function renderForm(i: IntegrationView, fields: FormField[], submitLabel: string
       submit.textContent = submitLabel;
     });
   });
-  show(el('div', { class: 'card' }, ...backButton(), header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName), form));
+  show(
+    el(
+      'div',
+      { class: 'card' },
+      ...backButton(),
+      header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
+      form,
+    ),
+  );
   form.querySelector('input')?.focus();
 }
 
@@ -190,7 +245,12 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
   // Embedded: open the provider's popup now, while the end user's click still counts (popup blockers).
   const popup = embed ? openSignInWindow() : null;
   if (embed && !popup) {
-    showError('popup_blocked', 'The browser blocked the sign-in window. Allow pop-ups for this page and try again.', i.id, () => void pick(i, true));
+    showError(
+      'popup_blocked',
+      'The browser blocked the sign-in window. Allow pop-ups for this page and try again.',
+      i.id,
+      () => void pick(i, true),
+    );
     return;
   }
   const previous = [...app.childNodes];
@@ -215,7 +275,11 @@ function openSignInWindow(): Window | null {
   const height = 700;
   const left = Math.max(0, Math.round(window.screenX + (window.outerWidth - width) / 2));
   const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
-  return window.open(new URL('redirect', import.meta.url).href, 'latchkey-sign-in', `popup,width=${width},height=${height},left=${left},top=${top}`);
+  return window.open(
+    new URL('redirect', import.meta.url).href,
+    'latchkey-sign-in',
+    `popup,width=${width},height=${height},left=${left},top=${top}`,
+  );
 }
 
 let signIn: { popup: Window; done: boolean; poll: number } | undefined;
@@ -240,8 +304,16 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
     endSignIn();
     const again = el('button', { type: 'button', class: 'primary' }, 'Try again');
     again.addEventListener('click', () => void pick(i, true));
-    show(el('div', { class: 'card', role: 'status' }, ...backButton(), header(`Connect ${i.name}`),
-      el('p', { class: 'muted' }, `The ${i.providerDisplayName} window was closed before the authorization finished.`), el('div', { class: 'actions' }, again)));
+    show(
+      el(
+        'div',
+        { class: 'card', role: 'status' },
+        ...backButton(),
+        header(`Connect ${i.name}`),
+        el('p', { class: 'muted' }, `The ${i.providerDisplayName} window was closed before the authorization finished.`),
+        el('div', { class: 'actions' }, again),
+      ),
+    );
   }, 400);
   signIn = current;
   try {
@@ -257,10 +329,20 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
     if (integrations.length > 1) renderList();
     else renderOAuthStart(i);
   });
-  show(el('div', { class: 'card', 'data-state': 'waiting' }, header(`Connect ${i.name}`),
-    el('div', { class: 'loading', role: 'status' }, el('div', { class: 'spinner', 'aria-hidden': 'true' }),
-      el('p', {}, `Finish signing in to ${i.providerDisplayName} in the window that opened.`)),
-    el('div', { class: 'actions' }, focus, ' ', cancel)));
+  show(
+    el(
+      'div',
+      { class: 'card', 'data-state': 'waiting' },
+      header(`Connect ${i.name}`),
+      el(
+        'div',
+        { class: 'loading', role: 'status' },
+        el('div', { class: 'spinner', 'aria-hidden': 'true' }),
+        el('p', {}, `Finish signing in to ${i.providerDisplayName} in the window that opened.`),
+      ),
+      el('div', { class: 'actions' }, focus, ' ', cancel),
+    ),
+  );
   app.setAttribute('aria-busy', 'true');
 }
 
@@ -271,11 +353,20 @@ function onSignInResult(event: MessageEvent): void {
   if (data.type === 'connect' && typeof data.providerConfigKey === 'string') {
     endSignIn();
     const i = integrations.find((x) => x.id === data.providerConfigKey);
-    showSuccess(i?.name ?? data.providerConfigKey, data.providerConfigKey, typeof data.connectionId === 'string' ? data.connectionId : undefined);
+    showSuccess(
+      i?.name ?? data.providerConfigKey,
+      data.providerConfigKey,
+      typeof data.connectionId === 'string' ? data.connectionId : undefined,
+    );
   } else if (data.type === 'error') {
     endSignIn();
     const i = integrations.find((x) => x.id === data.providerConfigKey);
-    showError(String(data.error?.code ?? 'unexpected'), String(data.error?.message ?? 'Something went wrong.'), i?.id, i ? () => void pick(i, true) : undefined);
+    showError(
+      String(data.error?.code ?? 'unexpected'),
+      String(data.error?.message ?? 'Something went wrong.'),
+      i?.id,
+      i ? () => void pick(i, true) : undefined,
+    );
   }
 }
 
@@ -283,17 +374,36 @@ function onSignInResult(event: MessageEvent): void {
 function renderOAuthStart(i: IntegrationView): void {
   const go = el('button', { type: 'button', class: 'primary' }, `Continue with ${i.providerDisplayName}`);
   go.addEventListener('click', () => void startOAuth(i, {}));
-  show(el('div', { class: 'card' }, ...backButton(), header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
-    el('p', { class: 'muted' }, `A ${i.providerDisplayName} window opens to sign in.`), go));
+  show(
+    el(
+      'div',
+      { class: 'card' },
+      ...backButton(),
+      header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
+      el('p', { class: 'muted' }, `A ${i.providerDisplayName} window opens to sign in.`),
+      go,
+    ),
+  );
 }
 
 /** `byClick`: called from the end user's click (an embedded UI may open a popup then). */
 async function pick(i: IntegrationView, byClick = false): Promise<void> {
   if (i.flow === 'unsupported') {
-    show(el('div', { class: 'card' }, ...backButton(), header(`${i.name}`, i.providerDisplayName),
-      el('p', { class: 'notice' }, `Connecting ${i.providerDisplayName} (${i.authMode}) is not supported here yet.`),
-      el('p', { class: 'muted' }, 'Please contact the application you came from.')));
-    notify({ type: 'error', error: { code: 'unsupported_auth_mode', message: `${i.authMode} is not supported yet` }, providerConfigKey: i.id });
+    show(
+      el(
+        'div',
+        { class: 'card' },
+        ...backButton(),
+        header(`${i.name}`, i.providerDisplayName),
+        el('p', { class: 'notice' }, `Connecting ${i.providerDisplayName} (${i.authMode}) is not supported here yet.`),
+        el('p', { class: 'muted' }, 'Please contact the application you came from.'),
+      ),
+    );
+    notify({
+      type: 'error',
+      error: { code: 'unsupported_auth_mode', message: `${i.authMode} is not supported yet` },
+      providerConfigKey: i.id,
+    });
     return;
   }
   if (i.flow === 'oauth') {
@@ -303,7 +413,11 @@ async function pick(i: IntegrationView, byClick = false): Promise<void> {
     return;
   }
   renderForm(i, i.fields, 'Connect', async (values, config) => {
-    const r = await call<{ providerConfigKey: string; connectionId?: string }>('POST', 'forms', { integration: i.id, values, connectionConfig: config });
+    const r = await call<{ providerConfigKey: string; connectionId?: string }>('POST', 'forms', {
+      integration: i.id,
+      values,
+      connectionConfig: config,
+    });
     if (!r.ok) {
       if (r.status === 400) throw r.error;
       showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
@@ -358,7 +472,14 @@ function mainEmbedded(settings: EmbedSettings): void {
       return;
     }
     const data = event.data as { source?: string; type?: string; token?: string } | null;
-    if (!settings.allowedOrigins.includes(event.origin) || data?.source !== CLIENT_SOURCE || data.type !== 'session' || typeof data.token !== 'string' || token) return;
+    if (
+      !settings.allowedOrigins.includes(event.origin) ||
+      data?.source !== CLIENT_SOURCE ||
+      data.type !== 'session' ||
+      typeof data.token !== 'string' ||
+      token
+    )
+      return;
     peerOrigin = event.origin;
     if (tokenNamespace(data.token) !== settings.namespace) {
       showError('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
@@ -402,11 +523,14 @@ function main(): void {
   }
   window.addEventListener('message', (event: MessageEvent) => {
     const data = event.data as { source?: string; type?: string; token?: string } | null;
-    if (event.source !== opener || data?.source !== CLIENT_SOURCE || data.type !== 'session' || typeof data.token !== 'string' || token) return;
+    if (event.source !== opener || data?.source !== CLIENT_SOURCE || data.type !== 'session' || typeof data.token !== 'string' || token)
+      return;
     peerOrigin = event.origin;
     try {
       sessionStorage.setItem(ORIGIN_KEY, event.origin);
-    } catch { /* no storage: events then reach the opener until the provider redirect only */ }
+    } catch {
+      /* no storage: events then reach the opener until the provider redirect only */
+    }
     void begin(data.token);
   });
   (opener as Window).postMessage({ source: SOURCE, type: 'ready' }, '*');

@@ -7,19 +7,29 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AppContext } from '../app/context.js';
 import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
-import { authorizationUrl as oauth1AuthorizationUrl, requestTemporaryCredentials, requestTokenCredentials, type OAuth1Consumer } from '../auth/oauth1.js';
-import { buildAuthorizationRedirect, clientCredentialsToken, exchangeAuthorizationCode, newCodeVerifier, type OAuth2FlowInput } from '../auth/oauth2-authorization.js';
+import {
+  authorizationUrl as oauth1AuthorizationUrl,
+  requestTemporaryCredentials,
+  requestTokenCredentials,
+  type OAuth1Consumer,
+} from '../auth/oauth1.js';
+import {
+  buildAuthorizationRedirect,
+  clientCredentialsToken,
+  exchangeAuthorizationCode,
+  newCodeVerifier,
+  type OAuth2FlowInput,
+} from '../auth/oauth2-authorization.js';
 import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
-import { connectionObjectName } from '../k8s/names.js';
-import { type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { FlowError } from './flow-error.js';
 import { environmentWithKey, type OpenSession } from './session.js';
-import type { ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
+import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
 export type { ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
 
@@ -31,17 +41,32 @@ export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_
 const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT']);
 
 const DEFAULT_LABELS: Record<string, string> = {
-  apiKey: 'API key', username: 'Username', password: 'Password', clientId: 'Client ID', clientSecret: 'Client secret',
+  apiKey: 'API key',
+  username: 'Username',
+  password: 'Password',
+  clientId: 'Client ID',
+  clientSecret: 'Client secret',
 };
 
 function credentialFields(authMode: string): Array<{ name: string; secret: boolean; required: boolean }> {
   switch (authMode) {
-    case 'API_KEY': return [{ name: 'apiKey', secret: true, required: true }];
-    case 'BASIC': return [{ name: 'username', secret: false, required: true }, { name: 'password', secret: true, required: false }];
-    case 'OAUTH2_CC': return [{ name: 'clientId', secret: false, required: true }, { name: 'clientSecret', secret: true, required: true }];
+    case 'API_KEY':
+      return [{ name: 'apiKey', secret: true, required: true }];
+    case 'BASIC':
+      return [
+        { name: 'username', secret: false, required: true },
+        { name: 'password', secret: true, required: false },
+      ];
+    case 'OAUTH2_CC':
+      return [
+        { name: 'clientId', secret: false, required: true },
+        { name: 'clientSecret', secret: true, required: true },
+      ];
     // JWT: the signing key; the key ID, issuer and the like are the provider's connection configuration.
-    case 'JWT': return [{ name: 'apiKey', secret: true, required: true }];
-    default: return [];
+    case 'JWT':
+      return [{ name: 'apiKey', secret: true, required: true }];
+    default:
+      return [];
   }
 }
 
@@ -49,7 +74,11 @@ function label(provider: ProviderResource, name: string): string {
   return provider.spec.fieldLabels?.[name] ?? DEFAULT_LABELS[name] ?? name;
 }
 
-function lookup(deps: ConnectDeps, session: OpenSession, integrationId: string): { integration: IntegrationResource; provider: ProviderResource } {
+function lookup(
+  deps: ConnectDeps,
+  session: OpenSession,
+  integrationId: string,
+): { integration: IntegrationResource; provider: ProviderResource } {
   if (!session.claims.allowedIntegrations.includes(integrationId)) {
     throw new FlowError(403, 'integration_not_allowed', 'This integration is not offered in this session.');
   }
@@ -70,7 +99,12 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     authMode: mode,
     flow,
     fields: credentialFields(mode).map((f) => ({ ...f, label: label(provider, f.name) })),
-    configFields: (provider.spec.connectionConfiguration ?? []).map((name) => ({ name, label: label(provider, name), secret: false, required: true })),
+    configFields: (provider.spec.connectionConfiguration ?? []).map((name) => ({
+      name,
+      label: label(provider, name),
+      secret: false,
+      required: true,
+    })),
   };
 }
 
@@ -85,13 +119,18 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
 }
 
 function configSchema(v: IntegrationView) {
-  return z.strictObject(Object.fromEntries(v.configFields.map((f) => [f.name, z.string().trim().min(1, `${f.label} is required`).max(1024)])));
+  return z.strictObject(
+    Object.fromEntries(v.configFields.map((f) => [f.name, z.string().trim().min(1, `${f.label} is required`).max(1024)])),
+  );
 }
 
 function formSchema(v: IntegrationView) {
   return z.strictObject(
     Object.fromEntries(
-      v.fields.map((f) => [f.name, f.required ? z.string().trim().min(1, `${f.label} is required`).max(4096) : z.string().max(4096).default('')]),
+      v.fields.map((f) => [
+        f.name,
+        f.required ? z.string().trim().min(1, `${f.label} is required`).max(4096) : z.string().max(4096).default(''),
+      ]),
     ),
   );
 }
@@ -109,7 +148,11 @@ function validate<S extends z.ZodType>(schema: S, value: unknown, where: string)
 function oauthClient(deps: ConnectDeps, namespace: string, integration: IntegrationResource): { clientId: string; clientSecret: string } {
   const client = resolveClient(deps.store, namespace, integration);
   if (!client) {
-    throw new FlowError(500, 'integration_not_configured', 'This integration is not fully configured yet (its client credentials are missing).');
+    throw new FlowError(
+      500,
+      'integration_not_configured',
+      'This integration is not fully configured yet (its client credentials are missing).',
+    );
   }
   return { clientId: client.clientId, clientSecret: client.clientSecret ?? '' };
 }
@@ -137,8 +180,16 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
   const base: FlowState = {
-    namespace: session.namespace, sid: session.claims.sid, fid, mode: v.authMode as 'OAUTH2' | 'OAUTH1', integration: integrationId,
-    endUser: session.claims.endUser, reconnect: session.claims.reconnect, connectionConfig, redirectUri, exp: session.claims.exp,
+    namespace: session.namespace,
+    sid: session.claims.sid,
+    fid,
+    mode: v.authMode as 'OAUTH2' | 'OAUTH1',
+    integration: integrationId,
+    endUser: session.claims.endUser,
+    reconnect: session.claims.reconnect,
+    connectionConfig,
+    redirectUri,
+    exp: session.claims.exp,
   };
   try {
     if (v.authMode === 'OAUTH2') {
@@ -151,20 +202,37 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     const callback = new URL(redirectUri);
     callback.searchParams.set('state', state);
     const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-    const temporary = await requestTemporaryCredentials(consumer, fillTemplate(provider.spec.requestTokenUrl!, connectionConfig), callback.href);
+    const temporary = await requestTemporaryCredentials(
+      consumer,
+      fillTemplate(provider.spec.requestTokenUrl!, connectionConfig),
+      callback.href,
+    );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
     const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
     return oauth1AuthorizationUrl(fillTemplate(provider.spec.authorizationUrl!, connectionConfig), temporary.token, params).href;
   } catch (err) {
     if (err instanceof FlowError) throw err;
     if (err instanceof MissingTemplateValueError) throw new FlowError(400, 'invalid_input', err.message);
-    deps.logger.warn({ namespace: session.namespace, integration: integrationId, err: (err as Error).message }, 'could not start the authorization flow');
-    throw new FlowError(502, 'provider_unavailable', `${v.providerDisplayName} could not be reached to start the authorization. Please try again.`);
+    deps.logger.warn(
+      { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
+      'could not start the authorization flow',
+    );
+    throw new FlowError(
+      502,
+      'provider_unavailable',
+      `${v.providerDisplayName} could not be reached to start the authorization. Please try again.`,
+    );
   }
 }
 
 /** Saves a form flow (API key, basic, client credentials) after validating it. */
-export async function submitForm(deps: ConnectDeps, session: OpenSession, integrationId: string, rawValues: unknown, rawConfig: unknown): Promise<ConnectResult> {
+export async function submitForm(
+  deps: ConnectDeps,
+  session: OpenSession,
+  integrationId: string,
+  rawValues: unknown,
+  rawConfig: unknown,
+): Promise<ConnectResult> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
   if (v.flow !== 'form') throw new FlowError(400, 'wrong_flow', `${v.name} does not use a form.`);
@@ -178,23 +246,43 @@ export async function submitForm(deps: ConnectDeps, session: OpenSession, integr
   else {
     // Client credentials are checked by getting a token before anything is stored.
     try {
-      credentials = await clientCredentialsToken(
-        { provider, integration, client: { clientId: values.clientId!, clientSecret: values.clientSecret! }, connectionConfig, fetch: deps.fetch },
+      credentials = (await clientCredentialsToken(
+        {
+          provider,
+          integration,
+          client: { clientId: values.clientId!, clientSecret: values.clientSecret! },
+          connectionConfig,
+          fetch: deps.fetch,
+        },
         deps.clock.now(),
-      ) as unknown as StoredCredentials;
+      )) as unknown as StoredCredentials;
     } catch (err) {
-      deps.logger.info({ namespace: session.namespace, integration: integrationId, err: (err as Error).message }, 'client credentials rejected');
+      deps.logger.info(
+        { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
+        'client credentials rejected',
+      );
       throw new FlowError(400, 'invalid_credentials', `${v.providerDisplayName} did not accept this client ID and secret.`);
     }
   }
   return saveAuthorization(deps, {
-    namespace: session.namespace, integration, provider, credentials, connectionConfig,
-    endUser: session.claims.endUser, reconnect: session.claims.reconnect,
+    namespace: session.namespace,
+    integration,
+    provider,
+    credentials,
+    connectionConfig,
+    endUser: session.claims.endUser,
+    reconnect: session.claims.reconnect,
   });
 }
 
 /** A key that cannot sign the provider's token is a form error; nothing is stored. */
-function jwtFromForm(provider: ProviderResource, v: IntegrationView, apiKey: string, connectionConfig: Record<string, string>, now: number): StoredCredentials {
+function jwtFromForm(
+  provider: ProviderResource,
+  v: IntegrationView,
+  apiKey: string,
+  connectionConfig: Record<string, string>,
+  now: number,
+): StoredCredentials {
   try {
     return mintJwtCredentials({ modeOptions: provider.spec.modeOptions, apiKey, connectionConfig, now, provider: v.providerDisplayName });
   } catch (err) {
@@ -204,7 +292,11 @@ function jwtFromForm(provider: ProviderResource, v: IntegrationView, apiKey: str
       throw new FlowError(400, 'invalid_credentials', `${field.label}: ${err.message}`, [{ path: 'values.apiKey', message: err.message }]);
     }
     if (err.problem === 'missing_connection_config') throw new FlowError(400, 'invalid_input', err.message);
-    throw new FlowError(503, 'integration_not_configured', `${v.providerDisplayName} is not fully configured yet (its token settings are not usable).`);
+    throw new FlowError(
+      503,
+      'integration_not_configured',
+      `${v.providerDisplayName} is not fully configured yet (its token settings are not usable).`,
+    );
   }
 }
 
@@ -221,21 +313,29 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
   const stateValue = q.get('state') ?? '';
   const namespace = flowStateNamespace(stateValue);
   const env = namespace ? environmentWithKey(deps.store, namespace) : undefined;
-  if (!env) return { error: new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.') };
+  if (!env)
+    return {
+      error: new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
+    };
   const opened = openFlowState(stateValue, env.secretKey, deps.clock.now());
   if (!opened.ok) {
     return {
       namespace,
-      error: opened.reason === 'expired'
-        ? new FlowError(400, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
-        : new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
+      error:
+        opened.reason === 'expired'
+          ? new FlowError(400, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
+          : new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
     };
   }
   const state = opened.state;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
-      throw new FlowError(400, 'state_used', 'This authorization was already completed. Please start again from the application if needed.');
+      throw new FlowError(
+        400,
+        'state_used',
+        'This authorization was already completed. Please start again from the application if needed.',
+      );
     }
     const integration = deps.store.getIntegration(state.namespace, state.integration);
     const provider = integration && deps.store.getProvider(integration.spec.provider);
@@ -254,7 +354,12 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
     try {
       if (state.mode === 'OAUTH2') {
         const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
-        credentials = (await exchangeAuthorizationCode(input, url, { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier }, deps.clock.now())) as unknown as StoredCredentials;
+        credentials = (await exchangeAuthorizationCode(
+          input,
+          url,
+          { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier },
+          deps.clock.now(),
+        )) as unknown as StoredCredentials;
       } else {
         const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
         const verifier = q.get('oauth_verifier');
@@ -262,16 +367,29 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
           throw new FlowError(400, 'invalid_state', 'This authorization response does not match the request. Please start again.');
         }
         const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-        credentials = (await requestTokenCredentials(consumer, fillTemplate(provider.spec.tokenUrl!, state.connectionConfig), temporary, verifier)) as unknown as StoredCredentials;
+        credentials = (await requestTokenCredentials(
+          consumer,
+          fillTemplate(provider.spec.tokenUrl!, state.connectionConfig),
+          temporary,
+          verifier,
+        )) as unknown as StoredCredentials;
       }
     } catch (err) {
       if (err instanceof FlowError) throw err;
-      deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: (err as Error).message }, 'token exchange failed');
+      deps.logger.warn(
+        { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
+        'token exchange failed',
+      );
       throw new FlowError(502, 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
     }
     outcome.result = await saveAuthorization(deps, {
-      namespace: state.namespace, integration, provider, credentials, connectionConfig: state.connectionConfig,
-      endUser: state.endUser, reconnect: state.reconnect,
+      namespace: state.namespace,
+      integration,
+      provider,
+      credentials,
+      connectionConfig: state.connectionConfig,
+      endUser: state.endUser,
+      reconnect: state.reconnect,
     });
   } catch (err) {
     if (!(err instanceof FlowError)) throw err;
@@ -338,8 +456,13 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
   deps.logger.info({ namespace, integration: integration.metadata.name, operation }, 'end user authorized a connection');
   try {
     await enqueueAuthWebhook(deps, {
-      namespace, operation, success: true, connectionId,
-      providerConfigKey: integration.metadata.name, provider: provider.metadata.name, endUser,
+      namespace,
+      operation,
+      success: true,
+      connectionId,
+      providerConfigKey: integration.metadata.name,
+      provider: provider.metadata.name,
+      endUser,
     });
   } catch (err) {
     // The connection is saved; a lost webhook is logged rather than failing the end user's flow.

@@ -52,7 +52,11 @@ class LeaderSession {
   private readonly sweeper: Sweeper;
   private readonly resync: NodeJS.Timeout;
 
-  constructor(private readonly controller: Controller, opts: ControllerOptions, metrics: ControllerMetrics) {
+  constructor(
+    private readonly controller: Controller,
+    opts: ControllerOptions,
+    metrics: ControllerMetrics,
+  ) {
     const { ctx } = opts;
     const { store, clock, logger } = ctx;
     this.scheduler = new RefreshScheduler({
@@ -75,7 +79,8 @@ class LeaderSession {
     const integrations = new IntegrationReconciler(store, clock);
     const environments = new EnvironmentReconciler(store, clock);
     const connections = new ConnectionReconciler({
-      store, clock,
+      store,
+      clock,
       schedule: (key) => this.scheduler.schedule(key),
       forget: (key) => this.scheduler.forget(key),
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
@@ -225,7 +230,8 @@ export class Controller {
     store.providers.onChange((p) => {
       const name = p.metadata!.name!;
       this.enqueue(`provider:${name}`);
-      for (const i of store.integrations.list()) if (i.spec.provider === name) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
+      for (const i of store.integrations.list())
+        if (i.spec.provider === name) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
       for (const c of store.listAllConnections()) if (c.spec.provider === name) this.enqueue(`connection:${connectionKey(c)}`);
     });
     store.integrations.onChange((i) => {
@@ -236,7 +242,8 @@ export class Controller {
     });
     store.environments.onChange((e) => {
       // Duplicates are judged against each other: look at every Environment of the namespace.
-      for (const other of store.environments.list(e.metadata!.namespace!)) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
+      for (const other of store.environments.list(e.metadata!.namespace!))
+        this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
     store.connections.on('add', (c) => this.enqueue(`connection:${connectionKey(c)}`));
@@ -248,7 +255,8 @@ export class Controller {
     store.referencedSecrets.onChange((s) => {
       const ns = s.metadata!.namespace!;
       const name = s.metadata!.name!;
-      for (const i of store.listIntegrations(ns)) if (i.spec.clientSecretRef?.name === name) this.enqueue(`integration:${ns}/${i.metadata.name}`);
+      for (const i of store.listIntegrations(ns))
+        if (i.spec.clientSecretRef?.name === name) this.enqueue(`integration:${ns}/${i.metadata.name}`);
       for (const e of store.listEnvironments(ns)) if (e.spec.secretRef?.name === name) this.enqueue(`environment:${ns}/${e.metadata.name}`);
     });
   }

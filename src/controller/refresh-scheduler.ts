@@ -7,10 +7,20 @@ import { findCondition, setConditions } from './reconcilers/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
-import { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization } from '../auth/refresh/reauthorization.js';
+import {
+  NEEDS_REAUTHORIZATION,
+  REAUTHORIZATION_REQUIRED,
+  REAUTH_VERSION_ANNOTATION,
+  needsReauthorization,
+} from '../auth/refresh/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
-export type RefreshFn = (namespace: string, integration: string, connectionId: string, opts: { reason: 'schedule'; force?: boolean }) => Promise<unknown>;
+export type RefreshFn = (
+  namespace: string,
+  integration: string,
+  connectionId: string,
+  opts: { reason: 'schedule'; force?: boolean },
+) => Promise<unknown>;
 
 /** When the token of a stored connection should be refreshed next (ms since epoch). */
 export type NextRefreshFn = (connection: StoredConnection) => number | undefined;
@@ -40,7 +50,12 @@ export interface RefreshSchedulerOptions {
   nextRefreshAt: NextRefreshFn;
   isRefreshable: IsRefreshableFn;
   /** Records a Kubernetes Event about the connection and returns its name (the errors' log_id). */
-  events: { record(connection: ConnectionResource, input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string }): Promise<string> };
+  events: {
+    record(
+      connection: ConnectionResource,
+      input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string },
+    ): Promise<string>;
+  };
   clock: Clock;
   metrics: ControllerMetrics;
   logger: Logger;
@@ -55,9 +70,7 @@ export interface RefreshSchedulerOptions {
   onReauthorizationRequired?: (connection: ConnectionResource, message: string) => Promise<unknown>;
 }
 
-export type Plan =
-  | { kind: 'none'; why: string }
-  | { kind: 'at'; at: number; retry: boolean };
+export type Plan = { kind: 'none'; why: string } | { kind: 'at'; at: number; retry: boolean };
 
 /**
  * Schedules each expiring connection's refresh at its next refresh time, runs it through the shared
@@ -185,10 +198,12 @@ export class RefreshScheduler {
         this.notBefore.set(key, this.opts.clock.now() + 5 * 60_000);
         const integration = this.opts.store.getIntegration(namespace, spec.integration);
         if (integration?.metadata.resourceVersion) this.integrationHold.set(key, integration.metadata.resourceVersion);
-      }
-      else if (failure.permanent) this.failedVersion.set(key, conn.credentialsVersion);
+      } else if (failure.permanent) this.failedVersion.set(key, conn.credentialsVersion);
       else this.notBefore.set(key, this.opts.clock.now() + this.retryDelay(conn, failure));
-      this.opts.metrics.refreshFailures.inc({ provider, reason: failureReason(failure.oauthError ?? failure.code, failure.status, failure.permanent) });
+      this.opts.metrics.refreshFailures.inc({
+        provider,
+        reason: failureReason(failure.oauthError ?? failure.code, failure.status, failure.permanent),
+      });
       if (failure.code === 'integration_misconfigured') await this.onIntegrationProblem(key, failure, log);
       else if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
       else await this.onTransientFailure(key, conn, failure, log);
@@ -252,7 +267,10 @@ export class RefreshScheduler {
     const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
     const at = this.notBefore.get(key) ?? this.opts.clock.now() + this.retryDelay(conn, failure);
     const delay = Math.max(0, at - this.opts.clock.now());
-    log.warn({ attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) }, 'token refresh failed; retrying');
+    log.warn(
+      { attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) },
+      'token refresh failed; retrying',
+    );
     await this.opts.store.updateConnectionStatus(namespace, name, (s) => ({
       ...s,
       // The refresher counts its own failure; count it once.
@@ -288,7 +306,12 @@ export class RefreshScheduler {
       `connection "${conn.resource.spec.connectionId}" of integration "${conn.resource.spec.integration}".`;
     let logId = failure.logId;
     if (!logId) {
-      logId = await this.opts.events.record(current.resource, { type: 'Warning', reason: REAUTHORIZATION_REQUIRED, message, action: 'Refresh' });
+      logId = await this.opts.events.record(current.resource, {
+        type: 'Warning',
+        reason: REAUTHORIZATION_REQUIRED,
+        message,
+        action: 'Refresh',
+      });
     }
     log.warn({ reason: reasonLabel, logId }, 'token refresh failed for good; connection needs re-authorization');
     // Mark the credentials version first, so that nothing retries these credentials after a restart.
@@ -308,17 +331,28 @@ export class RefreshScheduler {
         refreshAttempts: Math.max(s.refreshAttempts ?? 0, (conn.resource.status?.refreshAttempts ?? 0) + 1),
         errors: errors.slice(-20),
         // All three in one write, as the connection reconciler computes them, so no reader sees half of it.
-        conditions: setConditions(s.conditions, [
-          { type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message },
-          { type: 'CredentialsValid', status: 'False', reason: REAUTHORIZATION_REQUIRED, message: 'The provider refused these credentials; the end user must authorize again.' },
-          { type: 'Ready', status: 'False', reason: REAUTHORIZATION_REQUIRED, message },
-        ], current.resource.metadata.generation, now),
+        conditions: setConditions(
+          s.conditions,
+          [
+            { type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message },
+            {
+              type: 'CredentialsValid',
+              status: 'False',
+              reason: REAUTHORIZATION_REQUIRED,
+              message: 'The provider refused these credentials; the end user must authorize again.',
+            },
+            { type: 'Ready', status: 'False', reason: REAUTHORIZATION_REQUIRED, message },
+          ],
+          current.resource.metadata.generation,
+          now,
+        ),
       };
       delete next.nextRefreshAt;
       return next;
     });
     // After the marking, so a crash in between cannot send it twice for the same credentials.
-    await this.opts.onReauthorizationRequired?.(current.resource, message)
+    await this.opts
+      .onReauthorizationRequired?.(current.resource, message)
       .catch((err: unknown) => log.warn({ err: String(err) }, 'could not queue the refresh-failure webhook'));
   }
 }

@@ -1,6 +1,6 @@
 import { RefreshLock } from '../auth/refresh/lock.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
-import { TokenRefresher } from '../auth/refresh/token-refresher.js';
+import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import type { AppContext } from '../app/context.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
@@ -35,15 +35,16 @@ export async function startController(ctx: AppContext, opts: StartControllerOpti
   });
   controller.start();
   const port = opts.healthPort === undefined ? ctx.config.controllerPort : opts.healthPort;
-  const health = port === null
-    ? undefined
-    : await startHealthServer({
-        port,
-        registry: ctx.metrics,
-        logger: ctx.logger,
-        ready: () => ctx.store.hasSynced,
-        beforeMetrics: () => controller.updateConnectionGauge(),
-      });
+  const health =
+    port === null
+      ? undefined
+      : await startHealthServer({
+          port,
+          registry: ctx.metrics,
+          logger: ctx.logger,
+          ready: () => ctx.store.hasSynced,
+          beforeMetrics: () => controller.updateConnectionGauge(),
+        });
   return {
     controller,
     refresher,

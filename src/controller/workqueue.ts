@@ -186,7 +186,10 @@ export class WorkQueue {
       await this.handler(key);
     } catch (err) {
       failed = true;
-      this.logger?.warn({ queue: this.name, key, err: err instanceof Error ? err.message : String(err) }, 'handler failed; retrying with backoff');
+      this.logger?.warn(
+        { queue: this.name, key, err: err instanceof Error ? err.message : String(err) },
+        'handler failed; retrying with backoff',
+      );
     } finally {
       this.processing.delete(key);
       this.running--;

@@ -83,7 +83,10 @@ const REFRESH_TOKEN_KEYS = ['refresh_token', 'refreshToken'];
  * The credentials as the REST API shows them: private fields removed, and the refresh token
  * (top level and inside `raw`) removed unless `includeRefreshToken`.
  */
-export function toPublicCredentials(stored: { type: string } & Record<string, unknown>, opts: { includeRefreshToken: boolean }): Record<string, unknown> {
+export function toPublicCredentials(
+  stored: { type: string } & Record<string, unknown>,
+  opts: { includeRefreshToken: boolean },
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...stored };
   for (const k of PRIVATE_FIELDS) delete out[k];
   if (!opts.includeRefreshToken) {

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Logger } from '../app/log.js';
 
 export interface ErrorDetail {
@@ -55,9 +55,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if (isBodyParserError(err)) {
-      apiError = err.type === 'entity.too.large'
-        ? new ApiError(413, 'payload_too_large', 'Request body is too large')
-        : new ApiError(400, 'invalid_json', 'Request body is not valid JSON');
+      apiError =
+        err.type === 'entity.too.large'
+          ? new ApiError(413, 'payload_too_large', 'Request body is too large')
+          : new ApiError(400, 'invalid_json', 'Request body is not valid JSON');
     } else {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
       apiError = new ApiError(500, 'internal_error', 'Internal error; see the service logs');
@@ -73,5 +74,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 function isBodyParserError(err: unknown): err is { type: string; status: number } {
-  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string' && typeof (err as { status?: unknown }).status === 'number';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { type?: unknown }).type === 'string' &&
+    typeof (err as { status?: unknown }).status === 'number'
+  );
 }

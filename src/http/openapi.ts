@@ -10,7 +10,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Unknown integration, connection or provider',
   413: 'Request body too large',
   424: 'The provider rejected the refresh (revoked grant): the end user must re-authorize (`reauthorization_required`)',
-  502: 'The provider\'s token endpoint failed (`provider_unavailable`); retry later',
+  502: "The provider's token endpoint failed (`provider_unavailable`); retry later",
   503: 'The provider is unreachable, timed out or rate-limited (`provider_unavailable`, with Retry-After when known), or the service is busy',
 };
 
@@ -32,7 +32,10 @@ function parameters(schema: z.ZodType | undefined, where: 'path' | 'query'): Jso
   return Object.entries(props).map(([name, p]) => {
     const { description, ...rest } = p;
     return {
-      name, in: where, required: where === 'path' || required.has(name), schema: rest,
+      name,
+      in: where,
+      required: where === 'path' || required.has(name),
+      schema: rest,
       ...(description ? { description } : {}),
     };
   });
@@ -46,14 +49,20 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; serve
     for (const [status, doc] of Object.entries(r.responses)) {
       responses[status] = {
         description: doc.description,
-        ...(doc.headers ? { headers: Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) } : {}),
+        ...(doc.headers
+          ? {
+              headers: Object.fromEntries(Object.entries(doc.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
+            }
+          : {}),
         ...(doc.schema ? { content: { 'application/json': { schema: jsonSchema(doc.schema, 'output') } } } : {}),
       };
     }
     for (const status of r.errors) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-        ...(status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait, when known', schema: { type: 'string' } } } } : {}),
+        ...(status === 503
+          ? { headers: { 'Retry-After': { description: 'Seconds to wait, when known', schema: { type: 'string' } } } }
+          : {}),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
@@ -76,12 +85,13 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; serve
     info: {
       title: 'Latchkey REST API',
       version: opts.version,
-      description: 'Connections between an application\'s end users and third-party APIs. Every operation needs `Authorization: Bearer <environment secret key>`.',
+      description:
+        "Connections between an application's end users and third-party APIs. Every operation needs `Authorization: Bearer <environment secret key>`.",
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
     security: [{ secretKey: [] }],
     components: {
-      securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: 'The Environment\'s secret key' } },
+      securitySchemes: { secretKey: { type: 'http', scheme: 'bearer', description: "The Environment's secret key" } },
       schemas: { Error: jsonSchema(ErrorBody, 'output') },
     },
     paths,

@@ -15,3 +15,4 @@ export function loadKubeConfig(kubeconfigPath?: string): KubeConfig {
 export function hasCluster(kc: KubeConfig): boolean {
   return Boolean(kc.getCurrentCluster()?.server);
 }
+export type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';

@@ -21,7 +21,11 @@ const MAX_MESSAGE = 1024;
 export class ConnectionEvents {
   private readonly core: CoreV1Api;
 
-  constructor(kc: KubeConfig, private readonly component = 'latchkey', private readonly now: () => number = Date.now) {
+  constructor(
+    kc: KubeConfig,
+    private readonly component = 'latchkey',
+    private readonly now: () => number = Date.now,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 

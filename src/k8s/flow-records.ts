@@ -21,7 +21,10 @@ const EXPIRES_AT = 'latchkey.dev/expires-at';
 export class FlowRecords {
   private readonly core: CoreV1Api;
 
-  constructor(kc: KubeConfig, private readonly fieldManager = 'latchkey') {
+  constructor(
+    kc: KubeConfig,
+    private readonly fieldManager = 'latchkey',
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -44,7 +47,12 @@ export class FlowRecords {
     }
   }
 
-  async putRequestSecret(namespace: string, flowId: string, temporary: { token: string; tokenSecret: string }, expiresAtMs: number): Promise<void> {
+  async putRequestSecret(
+    namespace: string,
+    flowId: string,
+    temporary: { token: string; tokenSecret: string },
+    expiresAtMs: number,
+  ): Promise<void> {
     const body: V1Secret = {
       metadata: {
         name: objectName('latchkey-oauth1', flowId),
@@ -92,10 +100,12 @@ export class FlowRecords {
         return Number.isFinite(expires) && expires <= nowMs;
       };
       const deletions = [
-        ...markers.items.filter((i) => expired(i.metadata)).map((i) => () =>
-          this.core.deleteNamespacedConfigMap({ namespace: i.metadata!.namespace!, name: i.metadata!.name! })),
-        ...secrets.items.filter((i) => expired(i.metadata)).map((i) => () =>
-          this.core.deleteNamespacedSecret({ namespace: i.metadata!.namespace!, name: i.metadata!.name! })),
+        ...markers.items
+          .filter((i) => expired(i.metadata))
+          .map((i) => () => this.core.deleteNamespacedConfigMap({ namespace: i.metadata!.namespace!, name: i.metadata!.name! })),
+        ...secrets.items
+          .filter((i) => expired(i.metadata))
+          .map((i) => () => this.core.deleteNamespacedSecret({ namespace: i.metadata!.namespace!, name: i.metadata!.name! })),
       ];
       for (const del of deletions) {
         try {

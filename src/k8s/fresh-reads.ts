@@ -13,7 +13,13 @@ export async function readConnectionFresh(store: KubeStore, namespace: string, n
   let secret: V1Secret;
   try {
     [resource, secret] = await Promise.all([
-      store.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name }) as Promise<ConnectionResource>,
+      store.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: CONNECTIONS.plural,
+        name,
+      }) as Promise<ConnectionResource>,
       store.core.readNamespacedSecret({ namespace, name }),
     ]);
   } catch (err) {

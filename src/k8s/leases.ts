@@ -20,7 +20,10 @@ export type AcquireResult = { acquired: true; lease: LeaseState } | { acquired: 
 export class Leases {
   private readonly api: CoordinationV1Api;
 
-  constructor(kc: KubeConfig, private readonly now: () => number = Date.now) {
+  constructor(
+    kc: KubeConfig,
+    private readonly now: () => number = Date.now,
+  ) {
     this.api = kc.makeApiClient(CoordinationV1Api);
   }
 
@@ -59,7 +62,13 @@ export class Leases {
           namespace,
           body: {
             metadata: { name, namespace, labels, ownerReferences },
-            spec: { holderIdentity: holder, leaseDurationSeconds: durationSeconds, acquireTime: nowIso as unknown as Date, renewTime: nowIso as unknown as Date, leaseTransitions: 0 },
+            spec: {
+              holderIdentity: holder,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: nowIso as unknown as Date,
+              renewTime: nowIso as unknown as Date,
+              leaseTransitions: 0,
+            },
           },
         });
         return { acquired: true, lease: toState(created) };
@@ -95,7 +104,8 @@ export class Leases {
       const current = await this.api.readNamespacedLease({ namespace, name });
       if (current.spec?.holderIdentity !== holder) return;
       await this.api.replaceNamespacedLease({
-        namespace, name,
+        namespace,
+        name,
         body: { ...current, spec: { ...current.spec, holderIdentity: undefined, renewTime: undefined } },
       });
     } catch (err) {

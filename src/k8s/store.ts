@@ -91,7 +91,10 @@ export class KubeStore {
   private readonly logger: Logger;
   private readonly fieldManager: string;
 
-  constructor(readonly kc: KubeConfig, opts: KubeStoreOptions) {
+  constructor(
+    readonly kc: KubeConfig,
+    opts: KubeStoreOptions,
+  ) {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
     this.custom = kc.makeApiClient(CustomObjectsApi);
@@ -210,7 +213,12 @@ export class KubeStore {
     let created: ConnectionResource;
     try {
       created = (await this.custom.createNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, body, fieldManager: this.fieldManager,
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: CONNECTIONS.plural,
+        body,
+        fieldManager: this.fieldManager,
       })) as ConnectionResource;
     } catch (err) {
       if (isConflict(err)) throw new AlreadyExistsError(`connection ${input.spec.connectionId}`);
@@ -248,7 +256,13 @@ export class KubeStore {
       mutate,
       write: async (next) =>
         (await this.custom.replaceNamespacedCustomObject({
-          group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, body: next, fieldManager: this.fieldManager,
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: CONNECTIONS.plural,
+          name,
+          body: next,
+          fieldManager: this.fieldManager,
         })) as ConnectionResource,
     });
     this.connections.remember(result);
@@ -271,7 +285,13 @@ export class KubeStore {
       },
       write: async (next) =>
         (await this.custom.replaceNamespacedCustomObjectStatus({
-          group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, body: next, fieldManager: this.fieldManager,
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: CONNECTIONS.plural,
+          name,
+          body: next,
+          fieldManager: this.fieldManager,
         })) as ConnectionResource,
     });
     this.connections.remember(result);
@@ -316,7 +336,11 @@ export class KubeStore {
   private async deleteConnectionObject(namespace: string, name: string, uid: string | undefined): Promise<void> {
     try {
       await this.custom.deleteNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name,
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: CONNECTIONS.plural,
+        name,
         propagationPolicy: 'Background',
         body: uid ? { preconditions: { uid } } : undefined,
       });
@@ -352,7 +376,11 @@ export class KubeStore {
 
   private async readConnection(namespace: string, name: string): Promise<ConnectionResource> {
     return (await this.custom.getNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name,
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: CONNECTIONS.plural,
+      name,
     })) as ConnectionResource;
   }
 
@@ -389,11 +417,16 @@ export class KubeStore {
 
   private cacheOf(kind: Kind<KubernetesObject>): ResourceCache<KubernetesObject> {
     switch (kind.plural) {
-      case PROVIDERS.plural: return this.providers;
-      case INTEGRATIONS.plural: return this.integrations;
-      case CONNECTIONS.plural: return this.connections;
-      case ENVIRONMENTS.plural: return this.environments;
-      default: throw new Error(`unknown kind ${kind.kind}`);
+      case PROVIDERS.plural:
+        return this.providers;
+      case INTEGRATIONS.plural:
+        return this.integrations;
+      case CONNECTIONS.plural:
+        return this.connections;
+      case ENVIRONMENTS.plural:
+        return this.environments;
+      default:
+        throw new Error(`unknown kind ${kind.kind}`);
     }
   }
 
@@ -413,9 +446,7 @@ export class KubeStore {
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
     const path = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
     const list = () =>
-      namespace
-        ? this.core.listNamespacedSecret({ namespace, labelSelector })
-        : this.core.listSecretForAllNamespaces({ labelSelector });
+      namespace ? this.core.listNamespacedSecret({ namespace, labelSelector }) : this.core.listSecretForAllNamespaces({ labelSelector });
     return new ResilientInformer<V1Secret>({ kc: this.kc, path, list, labelSelector, logger: this.logger });
   }
 }

@@ -45,7 +45,10 @@ export class WebhookOutbox {
   /** Set by {@link watch}: pending deliveries as a watch sees them, so listing costs no API call. */
   private cache: ResourceCache<V1ConfigMap> | undefined;
 
-  constructor(private readonly kc: KubeConfig, private readonly fieldManager = 'latchkey') {
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly fieldManager = 'latchkey',
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -60,7 +63,9 @@ export class WebhookOutbox {
         kc: this.kc,
         path: namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps',
         list: () =>
-          namespace ? this.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.core.listConfigMapForAllNamespaces({ labelSelector }),
+          namespace
+            ? this.core.listNamespacedConfigMap({ namespace, labelSelector })
+            : this.core.listConfigMapForAllNamespaces({ labelSelector }),
         labelSelector,
         logger,
       });
@@ -106,7 +111,10 @@ export class WebhookOutbox {
     const lists = namespaces.length
       ? await Promise.all(namespaces.map((namespace) => this.core.listNamespacedConfigMap({ namespace, labelSelector: selector })))
       : [await this.core.listConfigMapForAllNamespaces({ labelSelector: selector })];
-    return lists.flatMap((l) => l.items).map(fromConfigMap).filter((d): d is PendingDelivery => d !== undefined);
+    return lists
+      .flatMap((l) => l.items)
+      .map(fromConfigMap)
+      .filter((d): d is PendingDelivery => d !== undefined);
   }
 
   /**
@@ -132,7 +140,9 @@ export class WebhookOutbox {
   async remove(d: PendingDelivery): Promise<void> {
     try {
       await this.core.deleteNamespacedConfigMap({
-        namespace: d.namespace, name: d.name, body: { preconditions: { resourceVersion: d.resourceVersion } },
+        namespace: d.namespace,
+        name: d.name,
+        body: { preconditions: { resourceVersion: d.resourceVersion } },
       });
       this.cache?.forget(d.name, d.namespace, d.resourceVersion);
     } catch (err) {
@@ -156,7 +166,9 @@ export class WebhookOutbox {
     }
     try {
       const written = await this.core.replaceNamespacedConfigMap({
-        namespace: d.namespace, name: d.name, fieldManager: this.fieldManager,
+        namespace: d.namespace,
+        name: d.name,
+        fieldManager: this.fieldManager,
         body: { ...current, metadata: { ...current.metadata, annotations: next } },
       });
       this.cache?.remember(written);

@@ -35,20 +35,34 @@ function credentialValues(credentials: StoredCredentials): Record<string, string
   };
 }
 
-function fill(template: string, where: string, credentials: StoredCredentials, connectionConfig: Record<string, unknown> | undefined): string {
+function fill(
+  template: string,
+  where: string,
+  credentials: StoredCredentials,
+  connectionConfig: Record<string, unknown> | undefined,
+): string {
   let withConfig: string;
   try {
     withConfig = fillTemplate(template, connectionConfig, { encode: false });
   } catch (err) {
     if (err instanceof MissingTemplateValueError) {
-      throw new ProxyError(400, 'missing_connection_config', `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`);
+      throw new ProxyError(
+        400,
+        'missing_connection_config',
+        `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
+      );
     }
     throw err;
   }
   const values = credentialValues(credentials);
   return withConfig.replace(VALUE_PLACEHOLDER, (_m, name: string) => {
     const v = values[name];
-    if (v === undefined) throw new ProxyError(400, 'missing_credentials', `The provider's ${where} needs the connection's ${name}, which its credentials do not have`);
+    if (v === undefined)
+      throw new ProxyError(
+        400,
+        'missing_credentials',
+        `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
+      );
     return v;
   });
 }
@@ -62,7 +76,8 @@ export function templatedInjection(
   const headers: Record<string, string> = {};
   for (const [name, template] of Object.entries(spec.proxy?.headers ?? {})) {
     const value = fill(template, `proxy header ${name}`, credentials, connectionConfig);
-    if (isUnsafeHeaderValue(value)) throw new ProxyError(400, 'invalid_header_value', `The proxy header ${name} would contain control characters`);
+    if (isUnsafeHeaderValue(value))
+      throw new ProxyError(400, 'invalid_header_value', `The proxy header ${name} would contain control characters`);
     headers[name.toLowerCase()] = value;
   }
   const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
@@ -118,10 +133,16 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
     }
     case 'OAUTH1': {
       const consumer = input.oauth1Consumer?.();
-      if (!consumer) throw new ProxyError(400, 'missing_client_credentials', 'The integration has no consumer key and secret (clientSecretRef) to sign OAuth 1.0a requests');
+      if (!consumer)
+        throw new ProxyError(
+          400,
+          'missing_client_credentials',
+          'The integration has no consumer key and secret (clientSecretRef) to sign OAuth 1.0a requests',
+        );
       const token = credentials.oauth_token;
       const tokenSecret = credentials.oauth_token_secret;
-      if (typeof token !== 'string' || typeof tokenSecret !== 'string') throw new ProxyError(400, 'missing_credentials', 'The connection has no OAuth 1.0a token');
+      if (typeof token !== 'string' || typeof tokenSecret !== 'string')
+        throw new ProxyError(400, 'missing_credentials', 'The connection has no OAuth 1.0a token');
       return signRequest({
         method: input.method,
         url: input.url.toString(),

@@ -28,7 +28,12 @@ import { createAgents, sendWithRetries, type SendResult, type UpstreamAgents } f
  * the stored connection with a fresh access token (a new one with `force`).
  */
 export interface ProxyTokenRefresher {
-  ensureFresh(namespace: string, integration: string, connectionId: string, opts: { reason: 'proxy' | 'unauthorized'; force?: boolean }): Promise<StoredConnection>;
+  ensureFresh(
+    namespace: string,
+    integration: string,
+    connectionId: string,
+    opts: { reason: 'proxy' | 'unauthorized'; force?: boolean },
+  ): Promise<StoredConnection>;
 }
 
 export interface CredentialProxyDeps {
@@ -59,7 +64,9 @@ export interface ProxyCall {
 const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP', 'JWT']);
 
 function isFormBody(headers: IncomingMessage['headers']): boolean {
-  return String(headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
+  return String(headers['content-type'] ?? '')
+    .toLowerCase()
+    .startsWith('application/x-www-form-urlencoded');
 }
 
 export class CredentialProxy {
@@ -116,9 +123,15 @@ export class CredentialProxy {
     const integration = store.getIntegration(call.namespace, call.providerConfigKey);
     if (!integration) throw new ProxyError(404, 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
     let connection = store.getConnection(call.namespace, call.providerConfigKey, call.connectionId);
-    if (!connection) throw new ProxyError(404, 'unknown_connection', `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`);
+    if (!connection)
+      throw new ProxyError(404, 'unknown_connection', `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`);
     const provider = store.getProvider(connection.resource.spec.provider);
-    if (!provider) throw new ProxyError(404, 'unknown_provider', `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`);
+    if (!provider)
+      throw new ProxyError(
+        404,
+        'unknown_provider',
+        `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`,
+      );
     setProvider(provider.metadata.name);
     const baseUrl = this.baseUrlOf(provider, connection);
 
@@ -128,15 +141,20 @@ export class CredentialProxy {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
         if (err instanceof ProxyError) throw err;
-        this.logger.warn({ provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message }, 'refresh before a proxied request failed; using the stored token');
+        this.logger.warn(
+          { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
+          'refresh before a proxied request failed; using the stored token',
+        );
         return connection!;
       });
     }
 
     // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
     const needsForm = mode === 'OAUTH1' && isFormBody(req.headers);
-    const body: RequestBody = retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
-    if (needsForm && body.kind === 'stream') throw new ProxyError(413, 'payload_too_large', `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`);
+    const body: RequestBody =
+      retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
+    if (needsForm && body.kind === 'stream')
+      throw new ProxyError(413, 'payload_too_large', `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`);
     const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
 
     const abort = new AbortController();
@@ -182,7 +200,10 @@ export class CredentialProxy {
       try {
         refreshed = await this.refresh(call, connection, true);
       } catch (err) {
-        this.logger.warn({ provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message }, 'refresh after a 401 from the provider failed');
+        this.logger.warn(
+          { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
+          'refresh after a 401 from the provider failed',
+        );
       }
       if (refreshed) {
         result.response.resume();
@@ -203,13 +224,23 @@ export class CredentialProxy {
       else await pipeline(response, res);
     } catch (err) {
       // Headers are gone; the caller sees a truncated response. Say why in the logs only.
-      this.logger.warn({ provider: provider.metadata.name, status: statusCode, err: (err as Error).message }, 'proxied response ended early');
+      this.logger.warn(
+        { provider: provider.metadata.name, status: statusCode, err: (err as Error).message },
+        'proxied response ended early',
+      );
       res.destroy();
     } finally {
       res.off('close', onClose);
     }
     this.logger.debug(
-      { provider: provider.metadata.name, integration: call.providerConfigKey, method, path: call.rawPath, status: statusCode, attempts: result.attempts },
+      {
+        provider: provider.metadata.name,
+        integration: call.providerConfigKey,
+        method,
+        path: call.rawPath,
+        status: statusCode,
+        attempts: result.attempts,
+      },
       'proxied request',
     );
     return statusCode;
@@ -222,14 +253,23 @@ export class CredentialProxy {
       return fillTemplate(template, connection.resource.spec.connectionConfig);
     } catch (err) {
       if (err instanceof MissingTemplateValueError) {
-        throw new ProxyError(400, 'missing_connection_config', `The provider base URL needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`);
+        throw new ProxyError(
+          400,
+          'missing_connection_config',
+          `The provider base URL needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
+        );
       }
       throw err;
     }
   }
 
   private async refresh(call: ProxyCall, current: StoredConnection, force: boolean): Promise<StoredConnection> {
-    const fresh = await this.deps.refresher!.ensureFresh(call.namespace, call.providerConfigKey, call.connectionId, force ? { reason: 'unauthorized', force: true } : { reason: 'proxy' });
+    const fresh = await this.deps.refresher!.ensureFresh(
+      call.namespace,
+      call.providerConfigKey,
+      call.connectionId,
+      force ? { reason: 'unauthorized', force: true } : { reason: 'proxy' },
+    );
     return fresh ?? current;
   }
 

@@ -10,8 +10,15 @@ export const PROVIDER_CONFIG_KEY_HEADER = 'provider-config-key';
 export const RETRIES_HEADER = 'retries';
 
 const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization',
-  'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
 ]);
 
 /** Request headers that are Latchkey's or describe the connection to Latchkey, not to the provider. */
@@ -55,6 +62,5 @@ export function returnedResponseHeaders(headers: IncomingHttpHeaders, opts: { de
 
 /** A header value Node would refuse to send (CR, LF, NUL and other control characters). */
 export function isUnsafeHeaderValue(value: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return /[\x00-\x08\x0a-\x1f\x7f]/.test(value);
 }

@@ -5,10 +5,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 
-export type RequestBody =
-  | { kind: 'none' }
-  | { kind: 'buffered'; data: Buffer }
-  | { kind: 'stream'; stream: Readable };
+export type RequestBody = { kind: 'none' } | { kind: 'buffered'; data: Buffer } | { kind: 'stream'; stream: Readable };
 
 export const DEFAULT_REPLAY_LIMIT = 1024 * 1024;
 

@@ -12,7 +12,9 @@ export function decoderFor(response: IncomingMessage, method: string, decompress
   if (!decompress || method === 'HEAD') return undefined;
   const status = response.statusCode ?? 0;
   if (status === 204 || status === 304 || response.headers['content-length'] === '0') return undefined;
-  const coding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const coding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   switch (coding) {
     case 'gzip':
     case 'x-gzip':

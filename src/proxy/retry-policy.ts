@@ -20,8 +20,9 @@ export const DEFAULT_BACKOFF = { baseDelayMs: 100, maxDelayMs: 10_000, maxRetryA
 /** Parses the `Retries` request header (absent means 0); anything but a small integer is a 400. */
 export function parseRetries(value: string | string[] | undefined): number {
   if (value === undefined) return 0;
-  const v = Array.isArray(value) ? value[0] ?? '' : value;
-  if (!/^\s*\d{1,3}\s*$/.test(v)) throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
+  const v = Array.isArray(value) ? (value[0] ?? '') : value;
+  if (!/^\s*\d{1,3}\s*$/.test(v))
+    throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
   const n = Number(v);
   if (n > MAX_RETRIES) throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
   return n;
@@ -41,7 +42,12 @@ export function retryAfterMs(value: string | string[] | undefined, nowMs: number
 }
 
 /** Delay before retry number `attempt` (1-based); undefined means do not retry. */
-export function retryDelayMs(policy: RetryPolicy, attempt: number, retryAfter: number | undefined, random = Math.random): number | undefined {
+export function retryDelayMs(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfter: number | undefined,
+  random = Math.random,
+): number | undefined {
   if (retryAfter !== undefined) return retryAfter <= policy.maxRetryAfterMs ? retryAfter : undefined;
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));

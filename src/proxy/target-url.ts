@@ -36,7 +36,7 @@ export function checkProxyPath(rawPath: string): string {
 
 function inspect(path: string, round: number): void {
   const how = round === 0 ? '' : ' (after percent-decoding)';
-  // eslint-disable-next-line no-control-regex
+
   if (/[\x00-\x1f\x7f]/.test(path)) throw rejectPath(`The proxied path contains control characters${how}`);
   if (path.includes('\\')) throw rejectPath(`The proxied path contains a backslash${how}`);
   // A literal "@" could be read as user info by a sloppy URL join; "%40" stays data and is allowed.
@@ -59,9 +59,14 @@ export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, ov
   try {
     base = new URL(baseUrl);
   } catch {
-    throw new ProxyError(400, 'invalid_base_url', 'The provider base URL is not a valid URL once the connection configuration is filled in');
+    throw new ProxyError(
+      400,
+      'invalid_base_url',
+      'The provider base URL is not a valid URL once the connection configuration is filled in',
+    );
   }
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must be http(s)');
+  if (base.protocol !== 'https:' && base.protocol !== 'http:')
+    throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must be http(s)');
   if (base.username || base.password) throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must not carry user info');
   const basePath = base.pathname.replace(/\/+$/, '');
   checkProxyPath(rawPath);

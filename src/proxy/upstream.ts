@@ -40,7 +40,12 @@ export class UpstreamNetworkError extends Error {
 }
 
 /** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
-export function sendOnce(req: UpstreamRequest, agents: UpstreamAgents, signal: AbortSignal, headersTimeoutMs: number): Promise<IncomingMessage> {
+export function sendOnce(
+  req: UpstreamRequest,
+  agents: UpstreamAgents,
+  signal: AbortSignal,
+  headersTimeoutMs: number,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const isHttps = req.url.protocol === 'https:';
     const headers: OutgoingHttpHeaders = { ...req.headers, host: req.url.host };
@@ -107,7 +112,11 @@ export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgen
     const delay = canRetry ? retryDelayMs(opts.policy, attempt, retryAfter) : undefined;
     if (delay === undefined) {
       if (response) return { response, attempts: attempt };
-      throw new ProxyError(502, 'provider_unreachable', `The provider could not be reached: ${failure!.message.replace(/^provider unreachable: /, '')}`);
+      throw new ProxyError(
+        502,
+        'provider_unreachable',
+        `The provider could not be reached: ${failure!.message.replace(/^provider unreachable: /, '')}`,
+      );
     }
     opts.onRetry?.(response ? String(response.statusCode) : 'network_error', delay, attempt);
     response?.resume();

@@ -63,8 +63,15 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
     ...(input.error ? { error: input.error } : {}),
   };
   const id = `msg_${randomUUID().replace(/-/g, '')}`;
-  await new WebhookOutbox(deps.kc).enqueue(input.namespace, { id, environment: env.metadata.name, body: JSON.stringify(body) }, deps.clock.now());
-  deps.logger.info({ namespace: input.namespace, webhookId: id, operation: input.operation, providerConfigKey: input.providerConfigKey }, 'auth webhook queued');
+  await new WebhookOutbox(deps.kc).enqueue(
+    input.namespace,
+    { id, environment: env.metadata.name, body: JSON.stringify(body) },
+    deps.clock.now(),
+  );
+  deps.logger.info(
+    { namespace: input.namespace, webhookId: id, operation: input.operation, providerConfigKey: input.providerConfigKey },
+    'auth webhook queued',
+  );
   return 'queued';
 }
 

@@ -9,7 +9,12 @@ export interface BackoffConfig {
  * maximum) with "equal jitter" (a random point in the upper half), so a crowd of deliveries failing
  * together does not retry in lockstep. A Retry-After from the receiver is a lower bound (still capped).
  */
-export function retryDelaySeconds(failedAttempts: number, cfg: BackoffConfig, random: () => number = Math.random, retryAfterSeconds?: number): number {
+export function retryDelaySeconds(
+  failedAttempts: number,
+  cfg: BackoffConfig,
+  random: () => number = Math.random,
+  retryAfterSeconds?: number,
+): number {
   const exp = Math.min(cfg.webhookBackoffMaxSeconds, cfg.webhookBackoffBaseSeconds * 2 ** Math.max(0, failedAttempts - 1));
   const jittered = exp / 2 + random() * (exp / 2);
   const delay = retryAfterSeconds !== undefined ? Math.max(retryAfterSeconds, jittered) : jittered;

@@ -32,13 +32,16 @@ export interface DispatcherOptions {
 }
 
 const deliveries = (registry: Registry) =>
-  metric(registry, 'latchkey_webhook_deliveries_total', (registers) =>
-    new Counter({
-      name: 'latchkey_webhook_deliveries_total',
-      help: 'Webhook delivery attempts by result (delivered, retry, gave_up, rejected, dropped).',
-      labelNames: ['result'] as const,
-      registers,
-    }),
+  metric(
+    registry,
+    'latchkey_webhook_deliveries_total',
+    (registers) =>
+      new Counter({
+        name: 'latchkey_webhook_deliveries_total',
+        help: 'Webhook delivery attempts by result (delivered, retry, gave_up, rejected, dropped).',
+        labelNames: ['result'] as const,
+        registers,
+      }),
   );
 
 /**
@@ -72,7 +75,9 @@ export class WebhookDispatcher {
     this.stopped = false;
     this.opts.outbox
       .watch(this.opts.config.watchNamespaces, this.log, () => this.kick())
-      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not watch the webhook outbox; listing it on every poll'))
+      .catch((err: unknown) =>
+        this.log.warn({ err: (err as Error).message }, 'could not watch the webhook outbox; listing it on every poll'),
+      )
       .finally(() => this.schedule(0));
   }
 
@@ -163,7 +168,11 @@ export class WebhookDispatcher {
     await outbox.reschedule(d, attempts, clock.now() + delay * 1000, outcome.error);
   }
 
-  private async post(url: string, key: string, d: PendingDelivery): Promise<{ ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number }> {
+  private async post(
+    url: string,
+    key: string,
+    d: PendingDelivery,
+  ): Promise<{ ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number }> {
     const now = this.opts.clock.now();
     const headers = webhookHeaders(key, d.id, Math.floor(now / 1000), d.body);
     try {

@@ -33,7 +33,13 @@ export function webhookHeaders(key: string, id: string, timestampSeconds: number
  * Receiver-side check (used by tests and as a reference for applications): a valid `v1` signature
  * among the space-separated ones, and a timestamp within `toleranceSeconds` of now.
  */
-export function verifyWebhook(key: string, headers: Record<string, string | undefined>, body: string, nowSeconds: number, toleranceSeconds = 300): boolean {
+export function verifyWebhook(
+  key: string,
+  headers: Record<string, string | undefined>,
+  body: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
   const id = headers['webhook-id'];
   const ts = Number(headers['webhook-timestamp']);
   const sigs = headers['webhook-signature'];

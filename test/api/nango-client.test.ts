@@ -4,9 +4,9 @@
  * refresh, list, delete), metadata and connect sessions.
  */
 import { Nango } from '@nangohq/node';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { startReplica, type Replica } from './rest-harness.js';
 
 const kc = testKubeConfig();
@@ -22,13 +22,22 @@ let nango: Nango;
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'rest-nango');
   oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
-  await applyProvider(kc, OAUTH, { displayName: 'Nango OAuth', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, categories: ['test'] });
+  await applyProvider(kc, OAUTH, {
+    displayName: 'Nango OAuth',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    categories: ['test'],
+  });
   await applyProvider(kc, KEYS, { displayName: 'Nango Keys', authMode: 'API_KEY' });
   env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, 'oauth', { provider: OAUTH }, { clientId: client.clientId, clientSecret: client.clientSecret });
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
   api = await startReplica(kc, [ns.name], env.secretKey);
-  await eventually(() => api.ctx.store.getIntegration(ns.name, 'keys') && api.ctx.store.getIntegration(ns.name, 'oauth') && api.ctx.store.getProvider(KEYS));
+  await eventually(
+    () =>
+      api.ctx.store.getIntegration(ns.name, 'keys') && api.ctx.store.getIntegration(ns.name, 'oauth') && api.ctx.store.getProvider(KEYS),
+  );
   await eventually(async () => (await api.call('GET', '/providers')).status === 200);
   nango = new Nango({ host: api.url, secretKey: env.secretKey });
 });
@@ -42,7 +51,10 @@ afterAll(async () => {
 
 /** The client has no import method: its own HTTP instance and headers post the documented body. */
 async function importWithClient(body: Record<string, unknown>) {
-  const internals = nango as unknown as { http: { post(url: string, body: unknown, opts: unknown): Promise<{ status: number; data: any }> }; enrichHeaders(h?: object): object };
+  const internals = nango as unknown as {
+    http: { post(url: string, body: unknown, opts: unknown): Promise<{ status: number; data: any }> };
+    enrichHeaders(h?: object): object;
+  };
   return internals.http.post(`${api.url}/connections`, body, { headers: internals.enrichHeaders({}) });
 }
 
@@ -56,8 +68,11 @@ describe('@nangohq/node against Latchkey', () => {
 
   it('imports, gets, lists and deletes connections', async () => {
     const created = await importWithClient({
-      provider_config_key: 'keys', connection_id: 'nango-1', credentials: { type: 'API_KEY', apiKey: 'k-1' },
-      end_user: { id: 'nango-user', email: 'n@example.test' }, metadata: { plan: 'free' },
+      provider_config_key: 'keys',
+      connection_id: 'nango-1',
+      credentials: { type: 'API_KEY', apiKey: 'k-1' },
+      end_user: { id: 'nango-user', email: 'n@example.test' },
+      metadata: { plan: 'free' },
     });
     expect(created.status).toBe(201);
     expect(created.data.connection_id).toBe('nango-1');
@@ -84,8 +99,14 @@ describe('@nangohq/node against Latchkey', () => {
   it('gets a fresh OAuth 2 token (refresh on fetch) and the raw token response', async () => {
     const tokens = await oidc.mintTokens({ clientId: client.clientId });
     await importWithClient({
-      provider_config_key: 'oauth', connection_id: 'nango-oauth',
-      credentials: { type: 'OAUTH2', access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: new Date(Date.now() - 1000).toISOString() },
+      provider_config_key: 'oauth',
+      connection_id: 'nango-oauth',
+      credentials: {
+        type: 'OAUTH2',
+        access_token: tokens.accessToken,
+        refresh_token: tokens.refreshToken,
+        expires_at: new Date(Date.now() - 1000).toISOString(),
+      },
     });
     const token = await nango.getToken('oauth', 'nango-oauth');
     expect(typeof token).toBe('string');
@@ -111,12 +132,17 @@ describe('@nangohq/node against Latchkey', () => {
   });
 
   it('creates connect and reconnect sessions', async () => {
-    const session = await nango.createConnectSession({ end_user: { id: 'cs-user', email: 'cs@example.test' }, allowed_integrations: ['oauth'] });
+    const session = await nango.createConnectSession({
+      end_user: { id: 'cs-user', email: 'cs@example.test' },
+      allowed_integrations: ['oauth'],
+    });
     expect(session.data.token).toEqual(expect.any(String));
     expect(session.data.connect_link).toContain(encodeURIComponent(session.data.token));
     expect(Date.parse(session.data.expires_at)).toBeGreaterThan(Date.now());
     const reconnect = await nango.createReconnectSession({ connection_id: 'nango-oauth', integration_id: 'oauth' });
     expect(reconnect.data.token).toEqual(expect.any(String));
-    await expect(nango.createConnectSession({ end_user: { id: 'x' }, allowed_integrations: ['nope'] })).rejects.toMatchObject({ response: { status: 400 } });
+    await expect(nango.createConnectSession({ end_user: { id: 'x' }, allowed_integrations: ['nope'] })).rejects.toMatchObject({
+      response: { status: 400 },
+    });
   });
 });

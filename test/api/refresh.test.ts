@@ -9,9 +9,9 @@ import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMa
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { startReplica, testConfig, type Replica } from './rest-harness.js';
 
 const kc = testKubeConfig();
@@ -32,12 +32,28 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'rest-refresh');
   oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
   await applyProvider(kc, PROVIDER, {
-    displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, tokenRequestAuthMethod: 'body',
+    displayName: 'Test OIDC',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    tokenRequestAuthMethod: 'body',
   });
   await applyProvider(kc, CC_PROVIDER, { displayName: 'Test OIDC CC', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   env = await createEnvironment(kc, ns.name);
-  await createIntegration(kc, ns.name, INTEGRATION, { provider: PROVIDER }, { clientId: client.clientId, clientSecret: client.clientSecret });
-  await createIntegration(kc, ns.name, CC_INTEGRATION, { provider: CC_PROVIDER, scopes: ['read'] }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  await createIntegration(
+    kc,
+    ns.name,
+    INTEGRATION,
+    { provider: PROVIDER },
+    { clientId: client.clientId, clientSecret: client.clientSecret },
+  );
+  await createIntegration(
+    kc,
+    ns.name,
+    CC_INTEGRATION,
+    { provider: CC_PROVIDER, scopes: ['read'] },
+    { clientId: client.clientId, clientSecret: client.clientSecret },
+  );
   [a, b] = await Promise.all([startReplica(kc, [ns.name], env.secretKey), startReplica(kc, [ns.name], env.secretKey)]);
   for (const r of [a, b]) {
     await eventually(() => r.ctx.store.getIntegration(ns.name, CC_INTEGRATION) && r.ctx.store.getProvider(CC_PROVIDER));
@@ -58,7 +74,9 @@ async function importOAuth2(connectionId: string, opts: { expired: boolean }) {
   const expiresAt = new Date(Date.now() + (opts.expired ? -60_000 : 3_600_000)).toISOString();
   const res = await a.call('POST', '/connections', {
     body: {
-      provider_config_key: INTEGRATION, connection_id: connectionId, metadata: { plan: 'pro' },
+      provider_config_key: INTEGRATION,
+      connection_id: connectionId,
+      metadata: { plan: 'pro' },
       end_user: { id: `user-${connectionId}`, email: `${connectionId}@example.test` },
       credentials: { type: 'OAUTH2', access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: expiresAt },
     },
@@ -85,7 +103,20 @@ describe('refresh on fetch', () => {
     expect(res.body.credentials.raw).not.toHaveProperty('refresh_token');
     expect(res.body.credentials.raw.access_token).toBe(res.body.credentials.access_token);
     // Every field of the spec's Connection table.
-    for (const k of ['id', 'connection_id', 'provider_config_key', 'provider', 'errors', 'end_user', 'metadata', 'connection_config', 'created_at', 'updated_at', 'last_fetched_at', 'credentials']) {
+    for (const k of [
+      'id',
+      'connection_id',
+      'provider_config_key',
+      'provider',
+      'errors',
+      'end_user',
+      'metadata',
+      'connection_config',
+      'created_at',
+      'updated_at',
+      'last_fetched_at',
+      'credentials',
+    ]) {
       expect(res.body).toHaveProperty(k);
     }
     expect(res.body.provider).toBe(PROVIDER);
@@ -205,11 +236,17 @@ describe('refresh on fetch', () => {
     expect(res.headers.get('retry-after')).toBe('17');
   });
 
-  it('classifies a token endpoint timeout as transient (for the controller\'s back-off)', async () => {
+  it("classifies a token endpoint timeout as transient (for the controller's back-off)", async () => {
     await importOAuth2('timeout-1', { expired: true });
     const refresher = new TokenRefresher({
-      store: a.ctx.store, lock: new RefreshLock(new Leases(kc), 'timeout-test', 30), events: new ConnectionEvents(kc, 'test'),
-      config: testConfig([ns.name]), logger: testLogger(), clock: systemClock, fetch, tokenTimeoutSeconds: 1,
+      store: a.ctx.store,
+      lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
+      events: new ConnectionEvents(kc, 'test'),
+      config: testConfig([ns.name]),
+      logger: testLogger(),
+      clock: systemClock,
+      fetch,
+      tokenTimeoutSeconds: 1,
     });
     oidc.setTokenDelay(2500);
     let error: unknown;
@@ -227,7 +264,8 @@ describe('refresh on fetch', () => {
     expect((error as RefreshError).logId).toEqual(expect.any(String));
     // The lock was released: the next refresh goes through at once.
     const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({
-      namespace: ns.name, name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, INTEGRATION, 'timeout-1')!.resource.metadata.name),
+      namespace: ns.name,
+      name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, INTEGRATION, 'timeout-1')!.resource.metadata.name),
     });
     expect(lease.spec?.holderIdentity ?? undefined).toBeUndefined();
     await new Promise((r) => setTimeout(r, 1600)); // let the delayed response drain from the test server
@@ -236,8 +274,15 @@ describe('refresh on fetch', () => {
   it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {
     const res = await a.call('POST', '/connections', {
       body: {
-        provider_config_key: CC_INTEGRATION, connection_id: 'cc-1',
-        credentials: { type: 'OAUTH2_CC', token: 'old-token', expires_at: new Date(Date.now() - 1000).toISOString(), client_id: client.clientId, client_secret: client.clientSecret },
+        provider_config_key: CC_INTEGRATION,
+        connection_id: 'cc-1',
+        credentials: {
+          type: 'OAUTH2_CC',
+          token: 'old-token',
+          expires_at: new Date(Date.now() - 1000).toISOString(),
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+        },
       },
     });
     expect(res.status).toBe(201);

@@ -2,18 +2,22 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import { type AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { createRegistry } from '../../src/app/metrics.js';
-import { testLogger } from '../support/cluster.js';
+import { testLogger } from '../../dev/cluster.js';
 
 export interface Replica {
   ctx: AppContext;
   server: RunningServer;
   url: string;
   /** JSON request with the given secret key. */
-  call(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  call(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 

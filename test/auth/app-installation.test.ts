@@ -44,11 +44,21 @@ beforeAll(async () => {
     const claims = verifyJwt(jwt, publicKey);
     seen.push({ path: req.url!, claims });
     const now = Math.floor(Date.now() / 1000);
-    if (!claims || claims.iss !== APP_ID || typeof claims.exp !== 'number' || claims.exp <= now || (claims.exp as number) - (claims.iat as number) > 600) {
+    if (
+      !claims ||
+      claims.iss !== APP_ID ||
+      typeof claims.exp !== 'number' ||
+      claims.exp <= now ||
+      (claims.exp as number) - (claims.iat as number) > 600
+    ) {
       return send(401, { message: 'A JSON web token could not be decoded' });
     }
     if (match[1] !== '42') return send(404, { message: 'Not Found' });
-    send(201, { token: `ghs_installation_${seen.length}`, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { contents: 'read' } });
+    send(201, {
+      token: `ghs_installation_${seen.length}`,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+      permissions: { contents: 'read' },
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -65,7 +75,13 @@ it('signs an RS256 app JWT the provider can verify with the public key', () => {
 });
 
 it('exchanges the JWT for an installation token', async () => {
-  const minted = await requestInstallationToken({ appId: APP_ID, privateKeyPem: pem, tokenUrl: `${base}/app/installations/42/access_tokens`, fetch, now: Date.now() });
+  const minted = await requestInstallationToken({
+    appId: APP_ID,
+    privateKeyPem: pem,
+    tokenUrl: `${base}/app/installations/42/access_tokens`,
+    fetch,
+    now: Date.now(),
+  });
   expect(minted.token).toMatch(/^ghs_installation_/);
   expect(Date.parse(minted.expiresAt!)).toBeGreaterThan(Date.now());
   expect(minted.raw).toMatchObject({ permissions: { contents: 'read' } });
@@ -74,16 +90,48 @@ it('exchanges the JWT for an installation token', async () => {
 });
 
 it('fails for good on a wrong key or a removed installation, and transiently on 503 with Retry-After', async () => {
-  const wrongKey = requestInstallationToken({ appId: APP_ID, privateKeyPem: other, tokenUrl: `${base}/app/installations/42/access_tokens`, fetch, now: Date.now() });
+  const wrongKey = requestInstallationToken({
+    appId: APP_ID,
+    privateKeyPem: other,
+    tokenUrl: `${base}/app/installations/42/access_tokens`,
+    fetch,
+    now: Date.now(),
+  });
   await expect(wrongKey).rejects.toMatchObject({ permanent: true, code: 'reauthorization_required', providerError: { status: 401 } });
-  const removed = requestInstallationToken({ appId: APP_ID, privateKeyPem: pem, tokenUrl: `${base}/app/installations/7/access_tokens`, fetch, now: Date.now() });
+  const removed = requestInstallationToken({
+    appId: APP_ID,
+    privateKeyPem: pem,
+    tokenUrl: `${base}/app/installations/7/access_tokens`,
+    fetch,
+    now: Date.now(),
+  });
   await expect(removed).rejects.toMatchObject({ permanent: true, providerError: { status: 404 } });
   failWith = { status: 503, headers: { 'retry-after': '7' } };
-  const unavailable = requestInstallationToken({ appId: APP_ID, privateKeyPem: pem, tokenUrl: `${base}/app/installations/42/access_tokens`, fetch, now: Date.now() });
+  const unavailable = requestInstallationToken({
+    appId: APP_ID,
+    privateKeyPem: pem,
+    tokenUrl: `${base}/app/installations/42/access_tokens`,
+    fetch,
+    now: Date.now(),
+  });
   await expect(unavailable).rejects.toBeInstanceOf(RefreshError);
   failWith = { status: 503, headers: { 'retry-after': '7' } };
-  await expect(requestInstallationToken({ appId: APP_ID, privateKeyPem: pem, tokenUrl: `${base}/app/installations/42/access_tokens`, fetch, now: Date.now() }))
-    .rejects.toMatchObject({ permanent: false, retryAfterMs: 7000 });
-  await expect(requestInstallationToken({ appId: APP_ID, privateKeyPem: 'not a key', tokenUrl: `${base}/app/installations/42/access_tokens`, fetch, now: Date.now() }))
-    .rejects.toMatchObject({ permanent: true, code: 'integration_misconfigured' });
+  await expect(
+    requestInstallationToken({
+      appId: APP_ID,
+      privateKeyPem: pem,
+      tokenUrl: `${base}/app/installations/42/access_tokens`,
+      fetch,
+      now: Date.now(),
+    }),
+  ).rejects.toMatchObject({ permanent: false, retryAfterMs: 7000 });
+  await expect(
+    requestInstallationToken({
+      appId: APP_ID,
+      privateKeyPem: 'not a key',
+      tokenUrl: `${base}/app/installations/42/access_tokens`,
+      fetch,
+      now: Date.now(),
+    }),
+  ).rejects.toMatchObject({ permanent: true, code: 'integration_misconfigured' });
 });

@@ -9,7 +9,14 @@ import { createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:cr
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { checkSigningKey, jwtMintingStrategy, jwtModeOptions, JwtMintError, mintJwt, mintJwtCredentials } from '../../src/auth/jwt-minting.js';
+import {
+  checkSigningKey,
+  jwtMintingStrategy,
+  jwtModeOptions,
+  JwtMintError,
+  mintJwt,
+  mintJwtCredentials,
+} from '../../src/auth/jwt-minting.js';
 import { RefreshError, type StrategyInput } from '../../src/auth/refresh/token-refresher.js';
 import { lifetimeSecondsOf, StoredCredentialsSchema } from '../../src/domain/credentials.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
@@ -44,7 +51,9 @@ function verifyEs256(token: string, key: KeyObject): boolean {
 }
 
 /** PyJWT's verdict on each token: the claims it accepted, or the error it raised. */
-function pyjwt(checks: Array<{ token: string; key: string; keyEncoding: 'hex' | 'pem'; alg: string; aud: string }>): Array<{ ok: boolean; claims?: Record<string, unknown>; header?: Record<string, unknown>; error?: string }> {
+function pyjwt(
+  checks: Array<{ token: string; key: string; keyEncoding: 'hex' | 'pem'; alg: string; aud: string }>,
+): Array<{ ok: boolean; claims?: Record<string, unknown>; header?: Record<string, unknown>; error?: string }> {
   const script = `
 import json, sys, jwt
 out = []
@@ -57,14 +66,21 @@ for c in json.load(sys.stdin):
         out.append({'ok': False, 'error': type(e).__name__})
 print(json.dumps(out))
 `;
-  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', script], { input: JSON.stringify(checks), encoding: 'utf8' })) as ReturnType<typeof pyjwt>;
+  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', script], { input: JSON.stringify(checks), encoding: 'utf8' })) as ReturnType<
+    typeof pyjwt
+  >;
 }
 
 describe('JWT minting', () => {
   const now = Date.now();
 
   it('mints the Ghost Admin API token: HS256 over the hex-decoded secret, kid = key ID, aud /admin/, 5 minutes', () => {
-    const { token, expiresAt } = mintJwt({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID, adminDomain: 'example.ghost.io' }, now });
+    const { token, expiresAt } = mintJwt({
+      modeOptions: ghost.modeOptions,
+      apiKey: GHOST_SECRET,
+      connectionConfig: { keyId: GHOST_ID, adminDomain: 'example.ghost.io' },
+      now,
+    });
     const d = decode(token);
     expect(d.header).toEqual({ alg: 'HS256', typ: 'JWT', kid: GHOST_ID });
     const iat = Math.floor(now / 1000);
@@ -76,7 +92,12 @@ describe('JWT minting', () => {
   });
 
   it('mints the App Store Connect token: ES256 (r||s) with the .p8 key, kid, iss = issuer ID, aud appstoreconnect-v1, under 20 minutes', () => {
-    const { token } = mintJwt({ modeOptions: appStore.modeOptions, apiKey: p8, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now });
+    const { token } = mintJwt({
+      modeOptions: appStore.modeOptions,
+      apiKey: p8,
+      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
+      now,
+    });
     const d = decode(token);
     expect(d.header).toEqual({ alg: 'ES256', typ: 'JWT', kid: ASC_KEY_ID });
     const iat = Math.floor(now / 1000);
@@ -90,9 +111,24 @@ describe('JWT minting', () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const publicPem = ec.publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const ghostToken = mintJwt({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID }, now }).token;
-    const ascToken = mintJwt({ modeOptions: appStore.modeOptions, apiKey: p8, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now }).token;
-    const forged = mintJwt({ modeOptions: appStore.modeOptions, apiKey: other, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now }).token;
-    const expired = mintJwt({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID }, now: now - 600_000 }).token;
+    const ascToken = mintJwt({
+      modeOptions: appStore.modeOptions,
+      apiKey: p8,
+      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
+      now,
+    }).token;
+    const forged = mintJwt({
+      modeOptions: appStore.modeOptions,
+      apiKey: other,
+      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
+      now,
+    }).token;
+    const expired = mintJwt({
+      modeOptions: ghost.modeOptions,
+      apiKey: GHOST_SECRET,
+      connectionConfig: { keyId: GHOST_ID },
+      now: now - 600_000,
+    }).token;
     const [g, a, f, e] = pyjwt([
       { token: ghostToken, key: GHOST_SECRET, keyEncoding: 'hex', alg: 'HS256', aud: '/admin/' },
       { token: ascToken, key: publicPem, keyEncoding: 'pem', alg: 'ES256', aud: 'appstoreconnect-v1' },
@@ -112,7 +148,12 @@ describe('JWT minting', () => {
     const bare = p8.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
     const sec1 = ec.privateKey.export({ type: 'sec1', format: 'pem' }).toString();
     for (const apiKey of [oneLine, escaped, spaced, bare, sec1]) {
-      const { token } = mintJwt({ modeOptions: appStore.modeOptions, apiKey, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now });
+      const { token } = mintJwt({
+        modeOptions: appStore.modeOptions,
+        apiKey,
+        connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
+        now,
+      });
       expect(verifyEs256(token, ec.publicKey)).toBe(true);
     }
   });
@@ -120,7 +161,12 @@ describe('JWT minting', () => {
   it('signs RS256 and HS256 with base64 or utf8 secrets, fills placeholders inside nested claims, and lets no manifest override alg, iat or exp', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const rsaPem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const rs = mintJwt({ modeOptions: { algorithm: 'RS256', claims: { sub: '${connectionConfig.account}' } }, apiKey: rsaPem, connectionConfig: { account: 'acct-1' }, now });
+    const rs = mintJwt({
+      modeOptions: { algorithm: 'RS256', claims: { sub: '${connectionConfig.account}' } },
+      apiKey: rsaPem,
+      connectionConfig: { account: 'acct-1' },
+      now,
+    });
     const r = decode(rs.token);
     expect(r.header).toEqual({ alg: 'RS256', typ: 'JWT' });
     expect(verify('sha256', r.input, rsa.publicKey, r.signature)).toBe(true);
@@ -128,8 +174,16 @@ describe('JWT minting', () => {
 
     const secret = Buffer.from('0123456789abcdef0123456789abcdef');
     const hs = mintJwt({
-      modeOptions: { algorithm: 'HS256', secretEncoding: 'base64', lifetimeSeconds: 60, header: { alg: 'none', typ: 'at+jwt' }, claims: { iat: 1, exp: 2, scope: ['read', '${connectionConfig.extra}'], nested: { org: '${connectionConfig.org}' } } },
-      apiKey: secret.toString('base64'), connectionConfig: { extra: 'write', org: 'o-9' }, now,
+      modeOptions: {
+        algorithm: 'HS256',
+        secretEncoding: 'base64',
+        lifetimeSeconds: 60,
+        header: { alg: 'none', typ: 'at+jwt' },
+        claims: { iat: 1, exp: 2, scope: ['read', '${connectionConfig.extra}'], nested: { org: '${connectionConfig.org}' } },
+      },
+      apiKey: secret.toString('base64'),
+      connectionConfig: { extra: 'write', org: 'o-9' },
+      now,
     });
     const h = decode(hs.token);
     expect(h.header).toEqual({ alg: 'HS256', typ: 'at+jwt' });
@@ -175,12 +229,15 @@ describe('JWT minting', () => {
   });
 
   it('names missing connection configuration and unusable modeOptions', () => {
-    expect(() => mintJwt({ modeOptions: appStore.modeOptions, apiKey: p8, connectionConfig: { keyId: ASC_KEY_ID }, now }))
-      .toThrow(expect.objectContaining({ problem: 'missing_connection_config', keys: ['issuerId'] }));
-    expect(() => mintJwt({ modeOptions: { algorithm: 'PS512' }, apiKey: 'x', connectionConfig: {}, now }))
-      .toThrow(expect.objectContaining({ problem: 'provider_misconfigured' }));
-    expect(() => mintJwt({ modeOptions: { algorithm: 'HS256', lifetimeSeconds: -5 }, apiKey: 'x', connectionConfig: {}, now }))
-      .toThrow(expect.objectContaining({ problem: 'provider_misconfigured' }));
+    expect(() => mintJwt({ modeOptions: appStore.modeOptions, apiKey: p8, connectionConfig: { keyId: ASC_KEY_ID }, now })).toThrow(
+      expect.objectContaining({ problem: 'missing_connection_config', keys: ['issuerId'] }),
+    );
+    expect(() => mintJwt({ modeOptions: { algorithm: 'PS512' }, apiKey: 'x', connectionConfig: {}, now })).toThrow(
+      expect.objectContaining({ problem: 'provider_misconfigured' }),
+    );
+    expect(() => mintJwt({ modeOptions: { algorithm: 'HS256', lifetimeSeconds: -5 }, apiKey: 'x', connectionConfig: {}, now })).toThrow(
+      expect.objectContaining({ problem: 'provider_misconfigured' }),
+    );
     expect(() => mintJwt({ modeOptions: undefined, apiKey: 'x', connectionConfig: {}, now })).toThrow(JwtMintError);
   });
 
@@ -193,13 +250,21 @@ describe('JWT minting', () => {
 
   it('as a refresh strategy: mints a new token from the stored key; a stored key that cannot sign fails for good', async () => {
     const provider = { metadata: { name: 'ghost-admin' }, spec: ghost } as ProviderResource;
-    const input = (credentials: Record<string, unknown>, at: number) => ({
-      namespace: 'ns', provider, now: at,
-      connection: { credentials: { type: 'JWT', ...credentials }, resource: { spec: { connectionConfig: { keyId: GHOST_ID } } } },
-    }) as unknown as StrategyInput;
+    const input = (credentials: Record<string, unknown>, at: number) =>
+      ({
+        namespace: 'ns',
+        provider,
+        now: at,
+        connection: { credentials: { type: 'JWT', ...credentials }, resource: { spec: { connectionConfig: { keyId: GHOST_ID } } } },
+      }) as unknown as StrategyInput;
     expect(jwtMintingStrategy.canRefresh({ type: 'JWT', apiKey: GHOST_SECRET })).toBe(true);
     expect(jwtMintingStrategy.canRefresh({ type: 'JWT' })).toBe(false);
-    const old = mintJwtCredentials({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID }, now: now - 600_000 });
+    const old = mintJwtCredentials({
+      modeOptions: ghost.modeOptions,
+      apiKey: GHOST_SECRET,
+      connectionConfig: { keyId: GHOST_ID },
+      now: now - 600_000,
+    });
     const next = await jwtMintingStrategy.refresh(input(old, now));
     expect(next).toMatchObject({ type: 'JWT', apiKey: GHOST_SECRET });
     expect(next.token).not.toBe(old.token);

@@ -4,7 +4,11 @@ import { openFlowState, sealFlowState, type FlowState } from '../../src/auth/flo
 const KEY = 'sk_test_0123456789abcdef';
 const now = Date.UTC(2026, 10, 21, 12);
 const claims: SessionClaims = {
-  namespace: 'team-a', sid: 's1', endUser: { id: 'u1', email: 'u1@example.com' }, allowedIntegrations: ['github'], exp: now / 1000 + 60,
+  namespace: 'team-a',
+  sid: 's1',
+  endUser: { id: 'u1', email: 'u1@example.com' },
+  allowedIntegrations: ['github'],
+  exp: now / 1000 + 60,
 };
 
 describe('sealed session tokens and flow state', () => {
@@ -23,7 +27,10 @@ describe('sealed session tokens and flow state', () => {
     flipped[20] ^= 1;
     expect(openSessionToken(`${p}.${ns}.${flipped.toString('base64url')}`, KEY, now)).toEqual({ ok: false, reason: 'invalid' });
     // The namespace in clear is bound to the ciphertext: moving the token to another namespace fails.
-    expect(openSessionToken(`${p}.${Buffer.from('team-b').toString('base64url')}.${body}`, KEY, now)).toEqual({ ok: false, reason: 'invalid' });
+    expect(openSessionToken(`${p}.${Buffer.from('team-b').toString('base64url')}.${body}`, KEY, now)).toEqual({
+      ok: false,
+      reason: 'invalid',
+    });
     expect(openSessionToken(token, KEY, now + 61_000)).toEqual({ ok: false, reason: 'expired' });
     expect(openSessionToken('not-a-token', KEY, now)).toEqual({ ok: false, reason: 'malformed' });
   });
@@ -32,8 +39,16 @@ describe('sealed session tokens and flow state', () => {
     const token = sealSessionToken(claims, KEY);
     expect(openFlowState(token, KEY, now).ok).toBe(false);
     const state: FlowState = {
-      namespace: 'team-a', sid: 's1', fid: 'f1', mode: 'OAUTH2', integration: 'github', endUser: { id: 'u1' },
-      connectionConfig: {}, redirectUri: 'https://x/oauth/callback', codeVerifier: 'v', exp: now / 1000 + 60,
+      namespace: 'team-a',
+      sid: 's1',
+      fid: 'f1',
+      mode: 'OAUTH2',
+      integration: 'github',
+      endUser: { id: 'u1' },
+      connectionConfig: {},
+      redirectUri: 'https://x/oauth/callback',
+      codeVerifier: 'v',
+      exp: now / 1000 + 60,
     };
     const sealed = sealFlowState(state, KEY);
     expect(openFlowState(sealed, KEY, now)).toEqual({ ok: true, state });

@@ -23,7 +23,9 @@ export interface ProviderManifest {
 }
 
 export function catalogFileNames(): string[] {
-  return readdirSync(CATALOG_DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+  return readdirSync(CATALOG_DIR)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .sort();
 }
 
 export function readCatalogFiles(): CatalogFile[] {

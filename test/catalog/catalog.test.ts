@@ -23,7 +23,9 @@ type Schema = {
   'x-kubernetes-preserve-unknown-fields'?: boolean;
 };
 
-const crd = loadAllYaml(readFileSync(CRD_PATH, 'utf8'))[0] as { spec: { versions: Array<{ storage: boolean; schema: { openAPIV3Schema: Schema } }> } };
+const crd = loadAllYaml(readFileSync(CRD_PATH, 'utf8'))[0] as {
+  spec: { versions: Array<{ storage: boolean; schema: { openAPIV3Schema: Schema } }> };
+};
 const rootSchema = crd.spec.versions.find((v) => v.storage)!.schema.openAPIV3Schema;
 
 const files = readCatalogFiles();
@@ -86,10 +88,12 @@ function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string
   for (const f of URL_FIELDS) if (typeof spec[f] === 'string') out.push({ where: f, value: spec[f]!, valuePlaceholders: false });
   if (typeof spec.proxy?.baseUrl === 'string') out.push({ where: 'proxy.baseUrl', value: spec.proxy.baseUrl, valuePlaceholders: false });
   for (const where of ['headers', 'query'] as const) {
-    for (const [k, v] of Object.entries(spec.proxy?.[where] ?? {})) out.push({ where: `proxy.${where}.${k}`, value: String(v), valuePlaceholders: true });
+    for (const [k, v] of Object.entries(spec.proxy?.[where] ?? {}))
+      out.push({ where: `proxy.${where}.${k}`, value: String(v), valuePlaceholders: true });
   }
   for (const where of ['authorizationParams', 'tokenParams'] as const) {
-    for (const [k, v] of Object.entries(spec[where] ?? {})) out.push({ where: `${where}.${k}`, value: String(v), valuePlaceholders: false });
+    for (const [k, v] of Object.entries(spec[where] ?? {}))
+      out.push({ where: `${where}.${k}`, value: String(v), valuePlaceholders: false });
   }
   const walk = (v: unknown, path: string) => {
     if (typeof v === 'string') out.push({ where: path, value: v, valuePlaceholders: false });
@@ -123,7 +127,8 @@ describe('provider catalog (offline)', () => {
       if (`${m.metadata?.name}.yaml` !== f.file) out.push(`${f.file}: metadata.name ${m.metadata?.name} does not match the file name`);
       if (!NAME_RE.test(m.metadata?.name ?? '')) out.push(`${f.file}: name is not lowercase kebab-case`);
       if (m.metadata?.namespace) out.push(`${f.file}: Provider is cluster-scoped; no namespace`);
-      for (const k of Object.keys(m)) if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(k)) out.push(`${f.file}: unexpected top-level key ${k}`);
+      for (const k of Object.keys(m))
+        if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(k)) out.push(`${f.file}: unexpected top-level key ${k}`);
     }
     expect(out).toEqual([]);
   });
@@ -144,10 +149,12 @@ describe('provider catalog (offline)', () => {
       problems((m, report) => {
         const s = m.spec;
         if (!AUTH_MODES.includes(s.authMode)) report(`authMode ${s.authMode} is not a known mode`);
-        if ((s.authMode === 'OAUTH2' || s.authMode === 'OAUTH1') && !(s.authorizationUrl && s.tokenUrl)) report(`${s.authMode} needs authorizationUrl and tokenUrl`);
+        if ((s.authMode === 'OAUTH2' || s.authMode === 'OAUTH1') && !(s.authorizationUrl && s.tokenUrl))
+          report(`${s.authMode} needs authorizationUrl and tokenUrl`);
         if ((s.authMode === 'OAUTH2_CC' || s.authMode === 'APP') && !s.tokenUrl) report(`${s.authMode} needs tokenUrl`);
         if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
-        if (s.tokenRequestAuthMethod && !['basic', 'body'].includes(s.tokenRequestAuthMethod)) report('tokenRequestAuthMethod must be basic or body');
+        if (s.tokenRequestAuthMethod && !['basic', 'body'].includes(s.tokenRequestAuthMethod))
+          report('tokenRequestAuthMethod must be basic or body');
       }),
     ).toEqual([]);
   });
@@ -208,7 +215,8 @@ describe('provider catalog (offline)', () => {
         for (const u of used) if (!declared.has(u)) report(`\${connectionConfig.${u}} is used but not in connectionConfiguration`);
         for (const d of declared) if (!used.has(d)) report(`connection configuration key ${d} is declared but never used`);
         for (const k of Object.keys(m.spec.fieldLabels ?? {})) {
-          if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k)) report(`fieldLabels.${k} is neither a credential field nor a configuration key`);
+          if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k))
+            report(`fieldLabels.${k} is neither a credential field nor a configuration key`);
         }
       }),
     ).toEqual([]);
@@ -223,8 +231,10 @@ describe('provider catalog (offline)', () => {
           report('API_KEY provider does not place ${apiKey} in proxy.headers or proxy.query');
         }
         for (const v of [...headerValues, ...queryValues]) {
-          if (v.includes('${apiKey}') && m.spec.authMode !== 'API_KEY' && m.spec.authMode !== 'JWT') report(`\${apiKey} used by a ${m.spec.authMode} provider`);
-          if ((v.includes('${username}') || v.includes('${password}')) && m.spec.authMode !== 'BASIC') report(`\${username}/\${password} used by a ${m.spec.authMode} provider`);
+          if (v.includes('${apiKey}') && m.spec.authMode !== 'API_KEY' && m.spec.authMode !== 'JWT')
+            report(`\${apiKey} used by a ${m.spec.authMode} provider`);
+          if ((v.includes('${username}') || v.includes('${password}')) && m.spec.authMode !== 'BASIC')
+            report(`\${username}/\${password} used by a ${m.spec.authMode} provider`);
         }
         for (const k of Object.keys(m.spec.proxy?.headers ?? {})) {
           if (k !== k.toLowerCase()) report(`header ${k} is not lowercase`);
@@ -252,7 +262,8 @@ describe('provider catalog (offline)', () => {
           if (!pg.cursorNameInRequest) report('cursor pagination needs cursorNameInRequest');
         }
         for (const f of ['cursorPathInResponse', 'responsePath'] as const) {
-          if (pg[f] !== undefined && !/^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$/.test(pg[f]!)) report(`paginate.${f} ${pg[f]} is not a dotted path`);
+          if (pg[f] !== undefined && !/^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$/.test(pg[f]!))
+            report(`paginate.${f} ${pg[f]} is not a dotted path`);
         }
         for (const f of ['cursorNameInRequest', 'limitNameInRequest'] as const) {
           if (pg[f] !== undefined && !/^[A-Za-z0-9_.[\]-]+$/.test(pg[f]!)) report(`paginate.${f} ${pg[f]} is not a parameter name`);
@@ -268,7 +279,8 @@ describe('provider catalog (offline)', () => {
         const s = m.spec;
         if (s.scopeSeparator === ' ') report('scopeSeparator " " is the default; leave it out');
         for (const where of ['authorizationParams', 'tokenParams'] as const) {
-          for (const [k, v] of Object.entries(s[where] ?? {})) if (typeof v !== 'string') report(`${where}.${k} is not a string (quote it)`);
+          for (const [k, v] of Object.entries(s[where] ?? {}))
+            if (typeof v !== 'string') report(`${where}.${k} is not a string (quote it)`);
         }
         if (s.defaultScopes?.some((sc) => /\s/.test(sc))) report('a default scope contains whitespace; list scopes separately');
         if (s.defaultScopes && new Set(s.defaultScopes).size !== s.defaultScopes.length) report('duplicate default scopes');
@@ -297,7 +309,8 @@ describe('provider catalog (offline)', () => {
 
   it('represents every auth mode the issue names', () => {
     const modes = new Set(entries.map(([, m]) => m.spec.authMode));
-    for (const mode of ['OAUTH2', 'API_KEY', 'OAUTH2_CC', 'BASIC', 'OAUTH1']) expect([mode, modes.has(mode as never)]).toEqual([mode, true]);
+    for (const mode of ['OAUTH2', 'API_KEY', 'OAUTH2_CC', 'BASIC', 'OAUTH1'])
+      expect([mode, modes.has(mode as never)]).toEqual([mode, true]);
     expect(modes.has('JWT') || modes.has('APP')).toBe(true);
     // OAUTH2 is the most common mode.
     const count = (mode: string) => entries.filter(([, m]) => m.spec.authMode === mode).length;
@@ -306,7 +319,21 @@ describe('provider catalog (offline)', () => {
 
   it('covers the categories application teams connect to', () => {
     const categories = new Set(entries.flatMap(([, m]) => m.spec.categories ?? []));
-    for (const c of ['dev-tools', 'communication', 'email', 'calendar', 'crm', 'support', 'ticketing', 'accounting', 'payment', 'storage', 'marketing', 'hr', 'ai']) {
+    for (const c of [
+      'dev-tools',
+      'communication',
+      'email',
+      'calendar',
+      'crm',
+      'support',
+      'ticketing',
+      'accounting',
+      'payment',
+      'storage',
+      'marketing',
+      'hr',
+      'ai',
+    ]) {
       expect([c, categories.has(c)]).toEqual([c, true]);
     }
   });

@@ -31,9 +31,9 @@ import { GROUP, LABELS, VERSION, type CommonStatus } from '../../src/k8s/resourc
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { createLogger } from '../../src/app/log.js';
 import { runLatchkey, type Running } from '../../src/app/run.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { CHART, describeObject, Helm, impersonating, mustSucceed, readBack, run } from './helm.js';
 
 const kc = testKubeConfig();
@@ -76,10 +76,14 @@ async function expectAllAccepted(objects: KubernetesObject[], namespace: string)
 }
 
 async function expectAllGone(objects: KubernetesObject[], namespace: string): Promise<void> {
-  await eventually(async () => {
-    for (const o of objects) if (await readBack(kc, o, namespace)) throw new Error(`${describeObject(o)} still exists`);
-    return true;
-  }, 30_000, 250);
+  await eventually(
+    async () => {
+      for (const o of objects) if (await readBack(kc, o, namespace)) throw new Error(`${describeObject(o)} still exists`);
+      return true;
+    },
+    30_000,
+    250,
+  );
 }
 
 const kinds = (objects: KubernetesObject[]) => objects.map((o) => o.kind!).sort();
@@ -123,9 +127,21 @@ describe('default values, with the chart installing the CRDs', () => {
     installed = true;
     rendered = await helm.manifest(RELEASE, ns.name);
     expect(kinds(rendered)).toEqual([
-      'ClusterRole', 'ClusterRole', 'ClusterRoleBinding', 'ClusterRoleBinding',
-      'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition',
-      'Deployment', 'Provider', 'Provider', 'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+      'ClusterRole',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ClusterRoleBinding',
+      'CustomResourceDefinition',
+      'CustomResourceDefinition',
+      'CustomResourceDefinition',
+      'CustomResourceDefinition',
+      'Deployment',
+      'Provider',
+      'Provider',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'ServiceAccount',
     ]);
     await expectAllAccepted(rendered, ns.name);
 
@@ -133,36 +149,69 @@ describe('default values, with the chart installing the CRDs', () => {
     expect(await crdUids()).toEqual(uidsBefore);
     for (const name of CRDS) {
       const crd = await crdApi.readCustomResourceDefinition({ name });
-      expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([name, 'keep', ns.name]);
+      expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([
+        name,
+        'keep',
+        ns.name,
+      ]);
     }
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
     const containers = d.spec!.template.spec!.containers;
-    expect(containers.map((c) => [c.name, c.args])).toEqual([['controller', ['controller']], ['server', ['server']]]);
+    expect(containers.map((c) => [c.name, c.args])).toEqual([
+      ['controller', ['controller']],
+      ['server', ['server']],
+    ]);
     for (const c of containers) {
       expect(c.securityContext).toMatchObject({
-        runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        seccompProfile: { type: 'RuntimeDefault' },
       });
     }
     expect(d.spec!.replicas).toBe(1);
     // Watch every namespace: the variable is there, empty (the API server drops an empty value).
     expect(Object.keys(envOf(d, 'server'))).toContain('LATCHKEY_WATCH_NAMESPACES');
     expect(envOf(d, 'server').LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
-    const trello = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: 'trello' })) as KubernetesObject;
+    const trello = (await custom.getClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: 'providers',
+      name: 'trello',
+    })) as KubernetesObject;
     expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
   });
 
   it('grants cluster-wide only what the processes need (SubjectAccessReview of the ServiceAccount)', async () => {
     const authz = kc.makeApiClient(AuthorizationV1Api);
     const sa = `system:serviceaccount:${ns.name}:${RELEASE}`;
-    const can = async (attrs: { verb: string; resource: string; group?: string; subresource?: string; namespace?: string; name?: string }) =>
-      (await authz.createSubjectAccessReview({
-        body: {
-          spec: {
-            user: sa, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`, 'system:authenticated'],
-            resourceAttributes: { group: attrs.group ?? '', resource: attrs.resource, subresource: attrs.subresource, verb: attrs.verb, namespace: attrs.namespace, name: attrs.name },
+    const can = async (attrs: {
+      verb: string;
+      resource: string;
+      group?: string;
+      subresource?: string;
+      namespace?: string;
+      name?: string;
+    }) =>
+      (
+        await authz.createSubjectAccessReview({
+          body: {
+            spec: {
+              user: sa,
+              groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`, 'system:authenticated'],
+              resourceAttributes: {
+                group: attrs.group ?? '',
+                resource: attrs.resource,
+                subresource: attrs.subresource,
+                verb: attrs.verb,
+                namespace: attrs.namespace,
+                name: attrs.name,
+              },
+            },
           },
-        },
-      })).status!.allowed;
+        })
+      ).status!.allowed;
     const checks: Array<[string, Parameters<typeof can>[0], boolean]> = [
       ['watch Connections everywhere', { verb: 'watch', group: GROUP, resource: 'connections' }, true],
       ['list Secrets in any namespace (rbac.namespaces empty)', { verb: 'list', resource: 'secrets', namespace: 'kube-system' }, true],
@@ -187,8 +236,23 @@ describe('default values, with the chart installing the CRDs', () => {
   });
 
   it('helm upgrade applies a changed value to the Deployment', async () => {
-    await helm.ok(['upgrade', RELEASE, CHART, '-n', ns.name, '--set', 'catalog.include={trello}', '--set', 'replicaCount=2', '--set', 'config.logLevel=debug']);
-    const status = JSON.parse(await helm.ok(['status', RELEASE, '-n', ns.name, '-o', 'json'])) as { version: number; info: { status: string } };
+    await helm.ok([
+      'upgrade',
+      RELEASE,
+      CHART,
+      '-n',
+      ns.name,
+      '--set',
+      'catalog.include={trello}',
+      '--set',
+      'replicaCount=2',
+      '--set',
+      'config.logLevel=debug',
+    ]);
+    const status = JSON.parse(await helm.ok(['status', RELEASE, '-n', ns.name, '-o', 'json'])) as {
+      version: number;
+      info: { status: string };
+    };
     expect([status.version, status.info.status]).toEqual([2, 'deployed']);
     const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
     expect(d.spec!.replicas).toBe(2);
@@ -206,7 +270,10 @@ describe('default values, with the chart installing the CRDs', () => {
     expect(await crdsKeptOnUninstall()).toBe(true);
     await helm.ok(['uninstall', RELEASE, '-n', ns.name]);
     installed = false;
-    await expectAllGone(rendered.filter((o) => o.kind !== 'CustomResourceDefinition'), ns.name);
+    await expectAllGone(
+      rendered.filter((o) => o.kind !== 'CustomResourceDefinition'),
+      ns.name,
+    );
     expect(await crdUids()).toEqual(uidsBefore);
     expect((await helm.ok(['list', '-n', ns.name, '-q'])).trim()).toBe('');
   });
@@ -222,7 +289,11 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
   let rendered: KubernetesObject[];
 
   beforeAll(async () => {
-    [rel, appA, appB] = await Promise.all([createTestNamespace(kc, 'chart-prod'), createTestNamespace(kc, 'chart-shop'), createTestNamespace(kc, 'chart-bill')]);
+    [rel, appA, appB] = await Promise.all([
+      createTestNamespace(kc, 'chart-prod'),
+      createTestNamespace(kc, 'chart-shop'),
+      createTestNamespace(kc, 'chart-bill'),
+    ]);
     // The production values enable a ServiceMonitor. Without the Prometheus Operator, the subset
     // of its CRD written for kubeconform (test/chart/schemas) makes the API server check it.
     try {
@@ -242,8 +313,17 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
 
   it('helm install: every rendered object, the whole provider catalog included, is accepted', async () => {
     await helm.ok([
-      'install', RELEASE, CHART, '-n', rel.name, '-f', join(CHART, 'ci/production-values.yaml'),
-      '--set', `rbac.namespaces={${appA.name},${appB.name}}`, '--set', 'crds.install=false',
+      'install',
+      RELEASE,
+      CHART,
+      '-n',
+      rel.name,
+      '-f',
+      join(CHART, 'ci/production-values.yaml'),
+      '--set',
+      `rbac.namespaces={${appA.name},${appB.name}}`,
+      '--set',
+      'crds.install=false',
     ]);
     installed = true;
     rendered = await helm.manifest(RELEASE, rel.name);
@@ -257,8 +337,15 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
     }
     // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
-    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([`${rel.name}-${RELEASE}-providers`]);
-    expect(rendered.filter((o) => o.kind === 'RoleBinding').map((o) => o.metadata!.namespace).sort()).toEqual([appA.name, appB.name, rel.name].sort());
+    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
+      `${rel.name}-${RELEASE}-providers`,
+    ]);
+    expect(
+      rendered
+        .filter((o) => o.kind === 'RoleBinding')
+        .map((o) => o.metadata!.namespace)
+        .sort(),
+    ).toEqual([appA.name, appB.name, rel.name].sort());
     await expectAllAccepted(rendered, rel.name);
     const d = await apps.readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
     expect(d.spec!.replicas).toBe(3);
@@ -287,18 +374,38 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
   const warnings: string[] = [];
 
   beforeAll(async () => {
-    [rel, app, other] = await Promise.all([createTestNamespace(kc, 'chart-rbac'), createTestNamespace(kc, 'chart-app'), createTestNamespace(kc, 'chart-other')]);
-    await helm.ok(['install', RELEASE, CHART, '-n', rel.name, '--set', `rbac.namespaces={${app.name}}`, '--set', 'crds.install=false', '--set', 'catalog.install=false']);
+    [rel, app, other] = await Promise.all([
+      createTestNamespace(kc, 'chart-rbac'),
+      createTestNamespace(kc, 'chart-app'),
+      createTestNamespace(kc, 'chart-other'),
+    ]);
+    await helm.ok([
+      'install',
+      RELEASE,
+      CHART,
+      '-n',
+      rel.name,
+      '--set',
+      `rbac.namespaces={${app.name}}`,
+      '--set',
+      'crds.install=false',
+      '--set',
+      'catalog.install=false',
+    ]);
     sa = `system:serviceaccount:${rel.name}:${RELEASE}`;
     saKc = impersonating(kc, sa);
     // What a platform team creates (as admin): a Provider, an Environment and an Integration.
     await applyProvider(kc, providerName, {
-      displayName: 'Chart RBAC', authMode: 'API_KEY',
+      displayName: 'Chart RBAC',
+      authMode: 'API_KEY',
       proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
     });
     env = await createEnvironment(kc, app.name);
     await createIntegration(kc, app.name, 'keys', { provider: providerName });
-    await core.createNamespacedSecret({ namespace: other.name, body: { metadata: { name: 'not-yours', labels: { [LABELS.watch]: 'true' } }, stringData: { secretKey: 'x' } } });
+    await core.createNamespacedSecret({
+      namespace: other.name,
+      body: { metadata: { name: 'not-yours', labels: { [LABELS.watch]: 'true' } }, stringData: { secretKey: 'x' } },
+    });
   });
   afterAll(async () => {
     await running?.stop();
@@ -310,7 +417,9 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
   it('the impersonating client is the ServiceAccount', async () => {
     const review = await saKc.makeApiClient(AuthenticationV1Api).createSelfSubjectReview({ body: {} });
     expect(review.status?.userInfo?.username).toBe(sa);
-    expect(review.status?.userInfo?.groups).toEqual(expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${rel.name}`]));
+    expect(review.status?.userInfo?.groups).toEqual(
+      expect.arrayContaining(['system:serviceaccounts', `system:serviceaccounts:${rel.name}`]),
+    );
   });
 
   it('runLatchkey (server + controller) with the chart settings syncs its caches, leads, reconciles and imports a connection', async () => {
@@ -320,8 +429,12 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     expect(envOf(d, 'controller')).toEqual(chartEnv);
     const config = loadConfig({
       ...Object.fromEntries(Object.entries(chartEnv).filter(([, v]) => v !== undefined)),
-      POD_NAME: podName, POD_NAMESPACE: rel.name, LATCHKEY_LEASE_NAMESPACE: rel.name,
-      LATCHKEY_HTTP_PORT: '0', LATCHKEY_CONTROLLER_PORT: '0', LATCHKEY_LOG_LEVEL: 'warn',
+      POD_NAME: podName,
+      POD_NAMESPACE: rel.name,
+      LATCHKEY_LEASE_NAMESPACE: rel.name,
+      LATCHKEY_HTTP_PORT: '0',
+      LATCHKEY_CONTROLLER_PORT: '0',
+      LATCHKEY_LOG_LEVEL: 'warn',
     });
     expect(config.watchNamespaces).toEqual([app.name]);
     const logger = createLogger('warn', {}, { write: (line: string) => void warnings.push(line) });
@@ -329,7 +442,9 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     let timer: NodeJS.Timeout | undefined;
     running = await Promise.race([
       runLatchkey({ config, logger, kc: saKc, components: ['server', 'controller'] }),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`caches did not sync as ${sa}:\n${warnings.join('')}`)), 60_000))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`caches did not sync as ${sa}:\n${warnings.join('')}`)), 60_000)),
+      ),
     ]).finally(() => clearTimeout(timer));
     expect(running.ctx.store.hasSynced).toBe(true);
 
@@ -340,9 +455,11 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
 
     // The controller wrote the status of the Provider, the Integration and the Environment.
     const readyOf = async (plural: string, namespace?: string, name = '') => {
-      const o = (namespace
-        ? await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name })
-        : await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })) as { status?: CommonStatus };
+      const o = (
+        namespace
+          ? await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural, namespace, name })
+          : await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural, name })
+      ) as { status?: CommonStatus };
       return o.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     };
     expect(await eventually(() => readyOf('providers', undefined, providerName), 30_000)).toBe('True');
@@ -359,7 +476,11 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };
     const imported = await eventually(async () => {
-      const r = await call('POST', '/connections', { provider_config_key: 'keys', connection_id: 'user-1', credentials: { type: 'API_KEY', apiKey: 'k-123' } });
+      const r = await call('POST', '/connections', {
+        provider_config_key: 'keys',
+        connection_id: 'user-1',
+        credentials: { type: 'API_KEY', apiKey: 'k-123' },
+      });
       return r.status === 401 ? undefined : r; // the key index may lag the Environment by a moment
     }, 20_000);
     expect([imported.status, imported.body.connection_id]).toEqual([201, 'user-1']);
@@ -376,7 +497,14 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     const store = running!.ctx.store;
     const { resource } = await store.createConnection({
       namespace: app.name,
-      spec: { integration: 'keys', provider: providerName, connectionId: 'direct', authMode: 'API_KEY', metadata: {}, connectionConfig: {} },
+      spec: {
+        integration: 'keys',
+        provider: providerName,
+        connectionId: 'direct',
+        authMode: 'API_KEY',
+        metadata: {},
+        connectionConfig: {},
+      },
       credentials: { type: 'API_KEY', apiKey: 'k-456' },
     });
     const name = resource.metadata.name;
@@ -384,7 +512,11 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     await store.updateConnectionStatus(app.name, name, (s) => ({ ...s, lastFetchedAt: new Date().toISOString() }));
     await store.updateCredentials(app.name, name, (c) => ({ ...c, apiKey: 'k-789' }));
     const events = new ConnectionEvents(saKc, 'chart-test');
-    const logId = await events.record(store.connections.get(name, app.name)!, { type: 'Warning', reason: 'RbacCheck', message: 'recorded as the ServiceAccount' });
+    const logId = await events.record(store.connections.get(name, app.name)!, {
+      type: 'Warning',
+      reason: 'RbacCheck',
+      message: 'recorded as the ServiceAccount',
+    });
     expect((await events.get(app.name, logId)).reason).toBe('RbacCheck');
     const leases = new Leases(saKc);
     const lock = `${name}-refresh`;
@@ -423,36 +555,91 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     // Positive control: the same client reads the granted namespace.
     expect(await statusOfCall(() => saCore.listNamespacedSecret({ namespace: app.name }))).toBe('allowed');
 
-    const provider = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: providerName })) as KubernetesObject & { spec: object };
+    const provider = (await custom.getClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: 'providers',
+      name: providerName,
+    })) as KubernetesObject & { spec: object };
     const calls: Array<[string, () => Promise<unknown>]> = [
       ['read a Secret in a namespace not listed', () => saCore.readNamespacedSecret({ namespace: other.name, name: 'not-yours' })],
       ['list Secrets in a namespace not listed', () => saCore.listNamespacedSecret({ namespace: other.name })],
       ['list Secrets cluster-wide', () => saCore.listSecretForAllNamespaces({})],
-      ['list Connections in a namespace not listed', () => saCustom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: other.name, plural: 'connections' })],
+      [
+        'list Connections in a namespace not listed',
+        () => saCustom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: other.name, plural: 'connections' }),
+      ],
       ['list Connections cluster-wide', () => saCustom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'connections' })],
-      ['create a Connection in a namespace not listed', () => saCustom.createNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace: other.name, plural: 'connections', dryRun,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: 'x' }, spec: {} },
-      })],
-      ['write a Provider spec', () => saCustom.replaceClusterCustomObject({
-        group: GROUP, version: VERSION, plural: 'providers', name: providerName, dryRun,
-        body: { ...provider, spec: { ...provider.spec, displayName: 'changed' } },
-      })],
-      ['delete a Provider', () => saCustom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: providerName, dryRun })],
+      [
+        'create a Connection in a namespace not listed',
+        () =>
+          saCustom.createNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace: other.name,
+            plural: 'connections',
+            dryRun,
+            body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: 'x' }, spec: {} },
+          }),
+      ],
+      [
+        'write a Provider spec',
+        () =>
+          saCustom.replaceClusterCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: 'providers',
+            name: providerName,
+            dryRun,
+            body: { ...provider, spec: { ...provider.spec, displayName: 'changed' } },
+          }),
+      ],
+      [
+        'delete a Provider',
+        () => saCustom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: providerName, dryRun }),
+      ],
       ['delete a CRD', () => saCrds.deleteCustomResourceDefinition({ name: 'connections.latchkey.dev', dryRun })],
-      ['create a Lease in a namespace not listed', () => saCoordination.createNamespacedLease({
-        namespace: other.name, dryRun, body: { metadata: { name: 'x' }, spec: {} },
-      })],
-      ['update a Lease of the release namespace other than the leader Lease', () => saCoordination.replaceNamespacedLease({
-        namespace: rel.name, name: 'someone-else', dryRun, body: { metadata: { name: 'someone-else' }, spec: {} },
-      })],
-      ['create an Event in a namespace not listed', () => saCore.createNamespacedEvent({
-        namespace: 'default', dryRun, body: { metadata: { name: 'x' }, involvedObject: { kind: 'Provider', name: providerName } },
-      })],
-      ['delete all Secrets of the granted namespace at once', () => saCore.deleteCollectionNamespacedSecret({ namespace: app.name, dryRun })],
-      ['create a Pod in the granted namespace', () => saCore.createNamespacedPod({
-        namespace: app.name, dryRun, body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } },
-      })],
+      [
+        'create a Lease in a namespace not listed',
+        () =>
+          saCoordination.createNamespacedLease({
+            namespace: other.name,
+            dryRun,
+            body: { metadata: { name: 'x' }, spec: {} },
+          }),
+      ],
+      [
+        'update a Lease of the release namespace other than the leader Lease',
+        () =>
+          saCoordination.replaceNamespacedLease({
+            namespace: rel.name,
+            name: 'someone-else',
+            dryRun,
+            body: { metadata: { name: 'someone-else' }, spec: {} },
+          }),
+      ],
+      [
+        'create an Event in a namespace not listed',
+        () =>
+          saCore.createNamespacedEvent({
+            namespace: 'default',
+            dryRun,
+            body: { metadata: { name: 'x' }, involvedObject: { kind: 'Provider', name: providerName } },
+          }),
+      ],
+      [
+        'delete all Secrets of the granted namespace at once',
+        () => saCore.deleteCollectionNamespacedSecret({ namespace: app.name, dryRun }),
+      ],
+      [
+        'create a Pod in the granted namespace',
+        () =>
+          saCore.createNamespacedPod({
+            namespace: app.name,
+            dryRun,
+            body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } },
+          }),
+      ],
     ];
     const results = [];
     for (const [what, call] of calls) results.push([what, await statusOfCall(call)]);

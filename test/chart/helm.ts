@@ -38,7 +38,8 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = proces
 
 /** Throws with the command's output when it did not exit 0 (so a failure shows why). */
 export function mustSucceed(what: string, r: Ran): Ran {
-  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n--- stdout ---\n${r.stdout.slice(-4000)}\n--- stderr ---\n${r.stderr.slice(-4000)}`);
+  if (r.code !== 0)
+    throw new Error(`${what} exited ${r.code}\n--- stdout ---\n${r.stdout.slice(-4000)}\n--- stderr ---\n${r.stderr.slice(-4000)}`);
   return r;
 }
 
@@ -46,23 +47,34 @@ export function mustSucceed(what: string, r: Ran): Ran {
 export class Helm {
   private readonly home = mkdtempSync(join(tmpdir(), 'latchkey-helm-'));
 
-  constructor(readonly path: string, private readonly kubeconfigPath: string) {}
+  constructor(
+    readonly path: string,
+    private readonly kubeconfigPath: string,
+  ) {}
 
   static async build(kubeconfigPath: string): Promise<Helm> {
     // The first run builds helm with `go install` (minutes); later runs print the cached path.
-    const r = mustSucceed('test/chart/tools.sh helm', await run('bash', [join(REPO_ROOT, 'test/chart/tools.sh'), 'helm'], process.env, 1_200_000));
+    const r = mustSucceed(
+      'test/chart/tools.sh helm',
+      await run('bash', [join(REPO_ROOT, 'test/chart/tools.sh'), 'helm'], process.env, 1_200_000),
+    );
     return new Helm(r.stdout.trim().split('\n').pop()!, kubeconfigPath);
   }
 
   run(args: string[]): Promise<Ran> {
-    return run(this.path, args, {
-      PATH: process.env.PATH,
-      HOME: this.home,
-      KUBECONFIG: this.kubeconfigPath,
-      HELM_CACHE_HOME: join(this.home, 'cache'),
-      HELM_CONFIG_HOME: join(this.home, 'config'),
-      HELM_DATA_HOME: join(this.home, 'data'),
-    }, 180_000);
+    return run(
+      this.path,
+      args,
+      {
+        PATH: process.env.PATH,
+        HOME: this.home,
+        KUBECONFIG: this.kubeconfigPath,
+        HELM_CACHE_HOME: join(this.home, 'cache'),
+        HELM_CONFIG_HOME: join(this.home, 'config'),
+        HELM_DATA_HOME: join(this.home, 'data'),
+      },
+      180_000,
+    );
   }
 
   async ok(args: string[]): Promise<string> {
@@ -94,7 +106,8 @@ export async function readBack(kc: KubeConfig, obj: KubernetesObject, releaseNam
   }
 }
 
-export const describeObject = (o: KubernetesObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
+export const describeObject = (o: KubernetesObject) =>
+  `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
 
 /**
  * The test control plane's admin credentials, impersonating `user` (the Impersonate-User header that

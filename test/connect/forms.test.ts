@@ -4,13 +4,10 @@
  * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
-import { eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
-import {
-  openConnectPopup, sealSession, signatureValid, waitForEvent,
-  startConnectBed, type ConnectBed,
-} from './harness.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { openConnectPopup, sealSession, signatureValid, waitForEvent, startConnectBed, type ConnectBed } from './harness.js';
 
 const kc = testKubeConfig();
 const suffix = process.pid;
@@ -28,7 +25,9 @@ beforeAll(async () => {
   ({ ns, env, latchkey, receiver, app, browser } = bed);
   oidc = await startOidcServer({ clients: [M2M] });
   await applyProvider(kc, P.key, {
-    displayName: 'Keyed CRM', authMode: 'API_KEY', connectionConfiguration: ['subdomain'],
+    displayName: 'Keyed CRM',
+    authMode: 'API_KEY',
+    connectionConfiguration: ['subdomain'],
     fieldLabels: { apiKey: 'Personal access key', subdomain: 'Your Keyed subdomain' },
   });
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
@@ -38,9 +37,12 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
   await createIntegration(kc, ns.name, 'odd', { provider: P.odd });
-  await bed.synced((store) => ['keyed', 'machine', 'tracker', 'odd'].every((i) => store.getIntegration(ns.name, i)) && Object.values(P).every((p) => store.getProvider(p)));
+  await bed.synced(
+    (store) =>
+      ['keyed', 'machine', 'tracker', 'odd'].every((i) => store.getIntegration(ns.name, i)) &&
+      Object.values(P).every((p) => store.getProvider(p)),
+  );
 });
-
 
 afterAll(async () => {
   await oidc?.close();
@@ -48,11 +50,14 @@ afterAll(async () => {
   await bed?.close();
 });
 
-
 describe('Connect UI forms', () => {
-  it('collects an API key with the provider\'s fields and labels, validates it, stores it and sends the webhook', async () => {
+  it("collects an API key with the provider's fields and labels, validates it, stores it and sends the webhook", async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'key-user', tags: { org: 'o1' } }, allowedIntegrations: ['keyed'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'key-user', tags: { org: 'o1' } },
+      allowedIntegrations: ['keyed'],
+    });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForSelector('form');
     expect(await popup.textContent('form')).toContain('Personal access key');
@@ -75,22 +80,39 @@ describe('Connect UI forms', () => {
     const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.integration === 'keyed'));
     const stored = latchkey.ctx.store.getConnection(ns.name, 'keyed', conn.spec.connectionId)!;
     expect(stored.credentials).toEqual({ type: 'API_KEY', apiKey: 'key-123456' });
-    expect(stored.resource.spec).toMatchObject({ authMode: 'API_KEY', connectionConfig: { subdomain: 'acme' }, endUser: { id: 'key-user', tags: { org: 'o1' } } });
+    expect(stored.resource.spec).toMatchObject({
+      authMode: 'API_KEY',
+      connectionConfig: { subdomain: 'acme' },
+      endUser: { id: 'key-user', tags: { org: 'o1' } },
+    });
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === conn.spec.connectionId));
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
-    expect(hook.json).toMatchObject({ operation: 'creation', providerConfigKey: 'keyed', endUser: { endUserId: 'key-user', tags: { org: 'o1' } } });
+    expect(hook.json).toMatchObject({
+      operation: 'creation',
+      providerConfigKey: 'keyed',
+      endUser: { endUserId: 'key-user', tags: { org: 'o1' } },
+    });
     await context.close();
   });
 
   it('validates form submissions on the server too (unknown and missing fields)', async () => {
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'api-user' }, allowedIntegrations: ['keyed', 'tracker'] });
-    const post = (body: unknown) => fetch(`${latchkey.url}/connect/api/forms`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'api-user' },
+      allowedIntegrations: ['keyed', 'tracker'],
     });
+    const post = (body: unknown) =>
+      fetch(`${latchkey.url}/connect/api/forms`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const before = latchkey.ctx.store.listConnections(ns.name).length;
     const missing = await post({ integration: 'keyed', values: { apiKey: '  ' }, connectionConfig: { subdomain: 'x' } });
     expect(missing.status).toBe(400);
-    expect(await missing.json()).toMatchObject({ error: { code: 'invalid_input', errors: [{ path: 'values.apiKey', message: 'Personal access key is required' }] } });
+    expect(await missing.json()).toMatchObject({
+      error: { code: 'invalid_input', errors: [{ path: 'values.apiKey', message: 'Personal access key is required' }] },
+    });
     const unknown = await post({ integration: 'keyed', values: { apiKey: 'k', password: 'p' }, connectionConfig: { subdomain: 'x' } });
     expect(unknown.status).toBe(400);
     const noConfig = await post({ integration: 'keyed', values: { apiKey: 'k' } });
@@ -100,7 +122,11 @@ describe('Connect UI forms', () => {
     expect(basic.status).toBe(201);
     expect(await basic.json()).toEqual({ data: { providerConfigKey: 'tracker' } });
     const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.integration === 'tracker'));
-    expect(latchkey.ctx.store.getConnection(ns.name, 'tracker', conn.spec.connectionId)!.credentials).toEqual({ type: 'BASIC', username: 'ann', password: 'pw' });
+    expect(latchkey.ctx.store.getConnection(ns.name, 'tracker', conn.spec.connectionId)!.credentials).toEqual({
+      type: 'BASIC',
+      username: 'ann',
+      password: 'pw',
+    });
   });
 
   it('checks client credentials at the token endpoint before storing them', async () => {

@@ -10,17 +10,24 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { sealSessionToken, type SessionClaims } from '../../src/auth/session-tokens.js';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import { type AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { createRegistry } from '../../src/app/metrics.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
-import { createTestNamespace, eventually, testLogger } from '../support/cluster.js';
-import { createEnvironment, type TestEnvironment } from '../support/fixtures.js';
+import { createTestNamespace, eventually, testLogger } from '../../dev/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export function testConfig(namespace: string, overrides: Partial<Config> = {}): Config {
   return {
@@ -42,7 +49,11 @@ export interface Latchkey {
 }
 
 /** A Latchkey server (and, unless disabled, a webhook dispatcher) for one namespace. */
-export async function startLatchkey(kc: KubeConfig, namespace: string, opts: { dispatcher?: boolean; config?: Partial<Config> } = {}): Promise<Latchkey> {
+export async function startLatchkey(
+  kc: KubeConfig,
+  namespace: string,
+  opts: { dispatcher?: boolean; config?: Partial<Config> } = {},
+): Promise<Latchkey> {
   const config = testConfig(namespace, opts.config);
   const logger = testLogger();
   const store = new KubeStore(kc, { namespaces: [namespace], logger });
@@ -65,8 +76,16 @@ export async function startLatchkey(kc: KubeConfig, namespace: string, opts: { d
 
 export function startDispatcher(ctx: AppContext, pollIntervalMs = 150): WebhookDispatcher {
   const d = new WebhookDispatcher({
-    outbox: new WebhookOutbox(ctx.kc), store: ctx.store, fetch: ctx.fetch, clock: ctx.clock, logger: ctx.logger,
-    metrics: ctx.metrics, config: ctx.config, identity: ctx.config.identity, pollIntervalMs, requestTimeoutMs: 3000,
+    outbox: new WebhookOutbox(ctx.kc),
+    store: ctx.store,
+    fetch: ctx.fetch,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    config: ctx.config,
+    identity: ctx.config.identity,
+    pollIntervalMs,
+    requestTimeoutMs: 3000,
   });
   d.start();
   return d;
@@ -96,7 +115,10 @@ export interface WebhookReceiver {
 export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
   let server: Server | undefined;
   const r: WebhookReceiver = {
-    url: '', port, received: [], answers: [],
+    url: '',
+    port,
+    received: [],
+    answers: [],
     delivered: () => r.received.filter((w) => w.status < 300),
     async listen() {
       server = createServer((req, res) => {
@@ -108,7 +130,9 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
           let json: Record<string, unknown> = {};
           try {
             json = JSON.parse(body) as Record<string, unknown>;
-          } catch { /* recorded as is */ }
+          } catch {
+            /* recorded as is */
+          }
           r.received.push({ headers: req.headers, body, json, status: answer.status });
           res.writeHead(answer.status, answer.headers ?? {}).end();
         });
@@ -117,11 +141,12 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
       r.port = (server.address() as { port: number }).port;
       r.url = `http://127.0.0.1:${r.port}/hooks`;
     },
-    close: () => new Promise<void>((resolve) => {
-      if (!server) return resolve();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (!server) return resolve();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
   return r;
 }
@@ -155,10 +180,11 @@ window.clientReady = true;
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}/`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -185,7 +211,11 @@ export async function eventsOf(app: Page): Promise<ClientEvent[]> {
 }
 
 export async function waitForEvent(app: Page, type: string, timeoutMs = 20_000): Promise<ClientEvent> {
-  await app.waitForFunction((t) => (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some((e) => e.type === t), type, { timeout: timeoutMs });
+  await app.waitForFunction(
+    (t) => (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some((e) => e.type === t),
+    type,
+    { timeout: timeoutMs },
+  );
   return (await eventsOf(app)).find((e) => e.type === type)!;
 }
 
@@ -216,7 +246,12 @@ export async function startConnectBed(kc: KubeConfig, prefix: string, mode: 'dev
   const app = await appPage(latchkey.url);
   const browser = await launchBrowser();
   return {
-    ns, env, latchkey, receiver, app, browser,
+    ns,
+    env,
+    latchkey,
+    receiver,
+    app,
+    browser,
     async synced(ready = () => true) {
       const store = latchkey.ctx.store;
       await eventually(() => store.listEnvironments(ns.name).length > 0 && ready(store));

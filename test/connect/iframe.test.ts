@@ -11,9 +11,9 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { eventsOf, launchBrowser, sealSession, startLatchkey, waitForEvent, type Latchkey } from './harness.js';
 
 const kc = testKubeConfig();
@@ -53,10 +53,11 @@ window.clientReady = true;
   const { port } = server.address() as { port: number };
   return {
     origin: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -78,15 +79,34 @@ beforeAll(async () => {
   oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
   await applyProvider(kc, P.key, { displayName: 'Keyed CRM', authMode: 'API_KEY', fieldLabels: { apiKey: 'Personal access key' } });
   await applyProvider(kc, P.oauth, {
-    displayName: 'Acme Identity', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, defaultScopes: ['openid'],
+    displayName: 'Acme Identity',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    defaultScopes: ['openid'],
   });
   await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
-  await createIntegration(kc, ns.name, 'acme', {
-    provider: P.oauth, displayName: 'Acme workspace', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' },
-  }, CLIENT);
-  await eventually(() => latchkey.ctx.store.getIntegration(ns.name, 'keyed') && latchkey.ctx.store.getIntegration(ns.name, 'acme')
-    && latchkey.ctx.store.getProvider(P.key) && latchkey.ctx.store.getProvider(P.oauth)
-    && latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.connectUI && latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'));
+  await createIntegration(
+    kc,
+    ns.name,
+    'acme',
+    {
+      provider: P.oauth,
+      displayName: 'Acme workspace',
+      scopes: ['openid', 'offline_access'],
+      authorizationParams: { prompt: 'consent' },
+    },
+    CLIENT,
+  );
+  await eventually(
+    () =>
+      latchkey.ctx.store.getIntegration(ns.name, 'keyed') &&
+      latchkey.ctx.store.getIntegration(ns.name, 'acme') &&
+      latchkey.ctx.store.getProvider(P.key) &&
+      latchkey.ctx.store.getProvider(P.oauth) &&
+      latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.connectUI &&
+      latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'),
+  );
   browser = await launchBrowser();
 });
 
@@ -128,10 +148,20 @@ async function loginAndConsent(popup: Page, login: string): Promise<void> {
 const frameCount = (page: Page) => page.evaluate(() => document.querySelectorAll('iframe[data-latchkey-connect]').length);
 
 describe('Environment spec.connectUI.allowedOrigins', () => {
-  const tryCreate = (allowedOrigins: unknown) => custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns.name, plural: 'environments', dryRun: 'All',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Environment', metadata: { name: 'another' }, spec: { secretRef: { name: 'x' }, connectUI: { allowedOrigins } } },
-  });
+  const tryCreate = (allowedOrigins: unknown) =>
+    custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'environments',
+      dryRun: 'All',
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'Environment',
+        metadata: { name: 'another' },
+        spec: { secretRef: { name: 'x' }, connectUI: { allowedOrigins } },
+      },
+    });
 
   it('accepts https origins (with a port) and http only on localhost / 127.0.0.1', async () => {
     await tryCreate(['https://app.example.com', 'https://app.example.com:8443', 'http://localhost:3000', 'http://127.0.0.1']);
@@ -193,7 +223,11 @@ describe('Connect UI in an iframe', () => {
     context.on('response', (r) => {
       if (r.url().startsWith(`${latchkey.url}/connect/embed`)) embedCsp.push(r.headers()['content-security-policy'] ?? '');
     });
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'framed-elsewhere' }, allowedIntegrations: ['keyed', 'acme'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'framed-elsewhere' },
+      allowedIntegrations: ['keyed', 'acme'],
+    });
     const page = await embed(context, notAllowed, token, '#inline');
     const csp = await eventually(() => embedCsp[0]);
     expect(csp).toContain(`frame-ancestors ${allowed.origin} ${OTHER_ALLOWED}`);
@@ -214,7 +248,11 @@ describe('Connect UI in an iframe', () => {
 
   it('completes an API-key form inside the frame: connect on the embedding page, then close, and the frame is removed', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'frame-key-user' }, allowedIntegrations: ['keyed', 'acme'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'frame-key-user' },
+      allowedIntegrations: ['keyed', 'acme'],
+    });
     const page = await embed(context, allowed, token, '#inline');
     // A message the embedding page posts to itself looks like the UI's but is not from Latchkey's frame: ignored.
     await page.evaluate(() => window.postMessage({ source: 'latchkey-connect', type: 'connect', providerConfigKey: 'forged' }, '*'));
@@ -242,7 +280,11 @@ describe('Connect UI in an iframe', () => {
 
   it('runs an OAuth 2 integration picked in the frame in a popup; the result reaches the frame, then the embedding page', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'frame-oauth-user' }, allowedIntegrations: ['keyed', 'acme'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'frame-oauth-user' },
+      allowedIntegrations: ['keyed', 'acme'],
+    });
     const page = await embed(context, allowed, token, '#modal');
     expect(await page.locator('[data-latchkey-overlay]').count()).toBe(1);
     const frame = await connectFrame(page);
@@ -302,18 +344,22 @@ describe('Connect UI in an iframe', () => {
     const page = await context.newPage();
     await page.goto(`${allowed.origin}/`);
     await page.waitForFunction(() => (window as unknown as { clientReady?: boolean }).clientReady === true);
-    await page.evaluate(({ url, token }) => {
-      const frame = document.createElement('iframe');
-      frame.src = url;
-      document.body.append(frame);
-      window.addEventListener('message', (e) => {
-        const data = e.data as { source?: string; type?: string };
-        if (e.source === frame.contentWindow && data?.source === 'latchkey-connect') {
-          if (data.type === 'ready') frame.contentWindow!.postMessage({ source: 'latchkey-client', type: 'session', token }, new URL(url).origin);
-          else (window as unknown as { latchkeyEvents: unknown[] }).latchkeyEvents.push(data);
-        }
-      });
-    }, { url: `${latchkey.url}/connect/embed?namespace=${ns.name}`, token: foreign });
+    await page.evaluate(
+      ({ url, token }) => {
+        const frame = document.createElement('iframe');
+        frame.src = url;
+        document.body.append(frame);
+        window.addEventListener('message', (e) => {
+          const data = e.data as { source?: string; type?: string };
+          if (e.source === frame.contentWindow && data?.source === 'latchkey-connect') {
+            if (data.type === 'ready')
+              frame.contentWindow!.postMessage({ source: 'latchkey-client', type: 'session', token }, new URL(url).origin);
+            else (window as unknown as { latchkeyEvents: unknown[] }).latchkeyEvents.push(data);
+          }
+        });
+      },
+      { url: `${latchkey.url}/connect/embed?namespace=${ns.name}`, token: foreign },
+    );
     const frame = await connectFrame(page);
     await frame.waitForSelector('text=not valid here');
     const error = await waitForEvent(page, 'error');

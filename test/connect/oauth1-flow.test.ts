@@ -4,13 +4,10 @@
  * connection then signs a request the provider's ResourceEndpoint accepts.
  */
 import { percentEncode, signatureBaseString, signRequest } from '../../src/auth/oauth1.js';
-import { eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
-import {
-  openConnectPopup, sealSession, signatureValid, waitForEvent,
-  startConnectBed, type ConnectBed,
-} from './harness.js';
+import { openConnectPopup, sealSession, signatureValid, waitForEvent, startConnectBed, type ConnectBed } from './harness.js';
 
 const kc = testKubeConfig();
 const PROVIDER = `oauth1-flow-${process.pid}`;
@@ -26,13 +23,20 @@ beforeAll(async () => {
   ({ ns, env, latchkey, receiver, app, browser } = bed);
   provider = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret);
   await applyProvider(kc, PROVIDER, {
-    displayName: 'Tumble', authMode: 'OAUTH1',
-    requestTokenUrl: `${provider.url}/request_token`, authorizationUrl: `${provider.url}/authorize`, tokenUrl: `${provider.url}/access_token`,
+    displayName: 'Tumble',
+    authMode: 'OAUTH1',
+    requestTokenUrl: `${provider.url}/request_token`,
+    authorizationUrl: `${provider.url}/authorize`,
+    tokenUrl: `${provider.url}/access_token`,
   });
   await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER }, CONSUMER);
-  await bed.synced((store) => store.getIntegration(ns.name, 'tumble') && store.getProvider(PROVIDER) && store.readSecretValue(ns.name, 'tumble-client', 'clientSecret'));
+  await bed.synced(
+    (store) =>
+      store.getIntegration(ns.name, 'tumble') &&
+      store.getProvider(PROVIDER) &&
+      store.readSecretValue(ns.name, 'tumble-client', 'clientSecret'),
+  );
 });
-
 
 afterAll(async () => {
   await provider?.close();
@@ -40,12 +44,16 @@ afterAll(async () => {
   await bed?.close();
 });
 
-
 describe('OAuth 1.0a signing (RFC 5849)', () => {
   it('builds the signature base string of the RFC example', () => {
     const base = signatureBaseString('POST', 'http://example.com/request?b5=%3D%253D&a3=a&c%40=&a2=r%20b', [
-      ['oauth_consumer_key', '9djdj82h48djs9d2'], ['oauth_token', 'kkk9d7dh3k39sjv7'], ['oauth_signature_method', 'HMAC-SHA1'],
-      ['oauth_timestamp', '137131201'], ['oauth_nonce', '7d8f3e4a'], ['c2', ''], ['a3', '2 q'],
+      ['oauth_consumer_key', '9djdj82h48djs9d2'],
+      ['oauth_token', 'kkk9d7dh3k39sjv7'],
+      ['oauth_signature_method', 'HMAC-SHA1'],
+      ['oauth_timestamp', '137131201'],
+      ['oauth_nonce', '7d8f3e4a'],
+      ['c2', ''],
+      ['a3', '2 q'],
     ]);
     expect(base).toBe(
       'POST&http%3A%2F%2Fexample.com%2Frequest&a2%3Dr%2520b%26a3%3D2%2520q%26a3%3Da%26b5%3D%253D%25253D%26c%2540%3D%26c2%3D%26oauth_consumer_key%3D9djdj82h48djs9d2%26oauth_nonce%3D7d8f3e4a%26oauth_signature_method%3DHMAC-SHA1%26oauth_timestamp%3D137131201%26oauth_token%3Dkkk9d7dh3k39sjv7',
@@ -57,7 +65,11 @@ describe('OAuth 1.0a signing (RFC 5849)', () => {
 describe('OAuth 1.0a through the Connect UI', () => {
   it('runs the three-legged flow in the browser and the connection signs requests the provider accepts', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-user', tags: { team: 't1' } }, allowedIntegrations: ['tumble'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'oauth1-user', tags: { team: 't1' } },
+      allowedIntegrations: ['tumble'],
+    });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
     await popup.click('button[value=approve]');
@@ -71,7 +83,14 @@ describe('OAuth 1.0a through the Connect UI', () => {
     expect(creds.raw.oauth_token).toBe(creds.oauth_token);
 
     const url = `${provider.url}/resource?page=2&q=${encodeURIComponent('a b/c')}`;
-    const sign = { method: 'GET', url, consumerKey: CONSUMER.clientId, consumerSecret: CONSUMER.clientSecret, token: creds.oauth_token, tokenSecret: creds.oauth_token_secret };
+    const sign = {
+      method: 'GET',
+      url,
+      consumerKey: CONSUMER.clientId,
+      consumerSecret: CONSUMER.clientSecret,
+      token: creds.oauth_token,
+      tokenSecret: creds.oauth_token_secret,
+    };
     const ok = await fetch(url, { headers: { authorization: signRequest(sign) } });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ ok: true, client: CONSUMER.clientId, query: { page: '2', q: 'a b/c' } });
@@ -81,7 +100,11 @@ describe('OAuth 1.0a through the Connect UI', () => {
 
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connect.connectionId));
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
-    expect(hook.json).toMatchObject({ operation: 'creation', provider: PROVIDER, endUser: { endUserId: 'oauth1-user', tags: { team: 't1' } } });
+    expect(hook.json).toMatchObject({
+      operation: 'creation',
+      provider: PROVIDER,
+      endUser: { endUserId: 'oauth1-user', tags: { team: 't1' } },
+    });
     await context.close();
   });
 

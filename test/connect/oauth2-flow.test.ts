@@ -3,15 +3,13 @@
  * list → pick → login → consent → callback → `connect` event → working credentials → signed webhook;
  * the single-integration path, a reconnect, a denied consent, and a replayed callback.
  */
+import type { Page } from 'playwright-core';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
-import {
-  eventsOf, openConnectPopup, sealSession, signatureValid, waitForEvent,
-  startConnectBed, type ConnectBed,
-} from './harness.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { eventsOf, openConnectPopup, sealSession, signatureValid, waitForEvent, startConnectBed, type ConnectBed } from './harness.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -29,15 +27,38 @@ beforeAll(async () => {
   ({ ns, env, latchkey, receiver, app, browser } = bed);
   oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
   await applyProvider(kc, PROVIDER, {
-    displayName: 'Acme Identity', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl, defaultScopes: ['openid'],
+    displayName: 'Acme Identity',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    defaultScopes: ['openid'],
   });
-  await createIntegration(kc, ns.name, 'acme', {
-    provider: PROVIDER, displayName: 'Acme workspace', scopes: ['openid', 'offline_access', 'read'], authorizationParams: { prompt: 'consent' },
-  }, CLIENT);
-  await createIntegration(kc, ns.name, 'acme-sandbox', { provider: PROVIDER, displayName: 'Acme sandbox', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } }, CLIENT);
-  await bed.synced((store) => store.getIntegration(ns.name, 'acme-sandbox') && store.getProvider(PROVIDER) && store.readSecretValue(ns.name, 'acme-client', 'clientId'));
+  await createIntegration(
+    kc,
+    ns.name,
+    'acme',
+    {
+      provider: PROVIDER,
+      displayName: 'Acme workspace',
+      scopes: ['openid', 'offline_access', 'read'],
+      authorizationParams: { prompt: 'consent' },
+    },
+    CLIENT,
+  );
+  await createIntegration(
+    kc,
+    ns.name,
+    'acme-sandbox',
+    { provider: PROVIDER, displayName: 'Acme sandbox', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } },
+    CLIENT,
+  );
+  await bed.synced(
+    (store) =>
+      store.getIntegration(ns.name, 'acme-sandbox') &&
+      store.getProvider(PROVIDER) &&
+      store.readSecretValue(ns.name, 'acme-client', 'clientId'),
+  );
 });
-
 
 afterAll(async () => {
   await oidc?.close();
@@ -45,8 +66,7 @@ afterAll(async () => {
   await bed?.close();
 });
 
-
-async function loginAndConsent(popup: import('playwright-core').Page, login = 'alice'): Promise<void> {
+async function loginAndConsent(popup: Page, login = 'alice'): Promise<void> {
   await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
   await popup.fill('input[name=login]', login);
   await popup.fill('input[name=password]', 'any-password');
@@ -64,7 +84,9 @@ let firstConnectionId: string;
 /** A session token from the REST API (secret key), as an application backend gets it. */
 async function issueSession(path: string, body: unknown): Promise<string> {
   const res = await fetch(`${latchkey.url}${path}`, {
-    method: 'POST', headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
   expect(res.status).toBe(201);
   const { data } = (await res.json()) as { data: { token: string; connect_link: string } };
@@ -76,7 +98,8 @@ describe('OAuth 2 through the Connect UI', () => {
   it('lists the integrations, runs login and consent, reports connect, stores working credentials and sends a signed webhook', async () => {
     const context = await browser.newContext();
     const token = await issueSession('/connect/sessions', {
-      end_user: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } }, allowed_integrations: ['acme', 'acme-sandbox'],
+      end_user: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } },
+      allowed_integrations: ['acme', 'acme-sandbox'],
     });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForSelector('button[data-integration=acme]');
@@ -108,21 +131,38 @@ describe('OAuth 2 through the Connect UI', () => {
     expect(Date.parse(creds.expires_at!)).toBeGreaterThan(Date.now());
     // The refresh token works at the real token endpoint.
     const refreshed = await fetch(oidc.tokenUrl, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.refresh_token!, client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: creds.refresh_token!,
+        client_id: CLIENT.clientId,
+        client_secret: CLIENT.clientSecret,
+      }),
     });
     expect(refreshed.status).toBe(200);
     // Nothing secret in the custom resource.
-    const raw = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name: stored.resource.metadata.name });
+    const raw = await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
+      name: stored.resource.metadata.name,
+    });
     expect(JSON.stringify(raw)).not.toContain(creds.access_token);
 
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === firstConnectionId));
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
     expect(signatureValid('whsec_' + Buffer.from('wrong key').toString('base64'), hook)).toBe(false);
     expect(hook.json).toEqual({
-      type: 'auth', operation: 'creation', success: true, connectionId: firstConnectionId,
+      type: 'auth',
+      operation: 'creation',
+      success: true,
+      connectionId: firstConnectionId,
       endUser: { endUserId: 'user-42', tags: { organization: 'org-7' } },
-      providerConfigKey: 'acme', provider: PROVIDER, environment: env.name,
+      providerConfigKey: 'acme',
+      provider: PROVIDER,
+      environment: env.name,
     });
     await context.close();
   });
@@ -141,15 +181,26 @@ describe('OAuth 2 through the Connect UI', () => {
     const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme-sandbox', connect.connectionId!));
     expect(await userinfo(stored.credentials.access_token as string)).toEqual({ status: 200, sub: 'bob' });
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connect.connectionId));
-    expect(hook.json).toMatchObject({ operation: 'creation', providerConfigKey: 'acme-sandbox', endUser: { endUserId: 'user-single', tags: {} } });
+    expect(hook.json).toMatchObject({
+      operation: 'creation',
+      providerConfigKey: 'acme-sandbox',
+      endUser: { endUserId: 'user-single', tags: {} },
+    });
     await context.close();
   });
 
   it('re-authorizes an existing connection: same ID, metadata and end user, new credentials, errors cleared, override webhook', async () => {
     const name = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.resource.metadata.name;
     const before = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.credentials.access_token;
-    await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } } }));
-    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, (s) => ({ ...s, errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }], refreshAttempts: 3 }));
+    await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({
+      ...c,
+      spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } },
+    }));
+    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, (s) => ({
+      ...s,
+      errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }],
+      refreshAttempts: 3,
+    }));
 
     const context = await browser.newContext();
     const token = await issueSession('/connect/sessions/reconnect', { connection_id: firstConnectionId, integration_id: 'acme' });
@@ -163,7 +214,11 @@ describe('OAuth 2 through the Connect UI', () => {
       const c = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId);
       return c && c.credentials.access_token !== before ? c : undefined;
     });
-    expect(after.resource.spec).toMatchObject({ metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' }, endUser: { id: 'user-42' } });
+    expect(after.resource.spec).toMatchObject({
+      metadata: { plan: 'gold' },
+      connectionConfig: { region: 'eu' },
+      endUser: { id: 'user-42' },
+    });
     expect(after.resource.status?.errors ?? []).toEqual([]);
     expect(after.resource.status?.refreshAttempts).toBe(0);
     expect(await userinfo(after.credentials.access_token as string)).toEqual({ status: 200, sub: 'alice' });
@@ -171,7 +226,11 @@ describe('OAuth 2 through the Connect UI', () => {
 
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.operation === 'override'));
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
-    expect(hook.json).toMatchObject({ success: true, connectionId: firstConnectionId, endUser: { endUserId: 'user-42', tags: { organization: 'org-7' } } });
+    expect(hook.json).toMatchObject({
+      success: true,
+      connectionId: firstConnectionId,
+      endUser: { endUserId: 'user-42', tags: { organization: 'org-7' } },
+    });
     await context.close();
   });
 
@@ -201,7 +260,9 @@ describe('OAuth 2 through the Connect UI', () => {
 
   it('refuses a replayed successful callback, a forged state and an expired session with readable pages', async () => {
     // Forged state.
-    const forged = await fetch(`${latchkey.url}/oauth/callback?state=lkf1.${Buffer.from(ns.name).toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&code=x`);
+    const forged = await fetch(
+      `${latchkey.url}/oauth/callback?state=lkf1.${Buffer.from(ns.name).toString('base64url')}.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&code=x`,
+    );
     expect(forged.status).toBe(400);
     expect(forged.headers.get('content-type')).toContain('text/html');
     expect(await forged.text()).toContain('not valid');
@@ -211,7 +272,12 @@ describe('OAuth 2 through the Connect UI', () => {
     // Expired session: the page says so.
     const context = await browser.newContext();
     const page = await context.newPage();
-    const expired = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'late' }, allowedIntegrations: ['acme'], exp: Math.floor(Date.now() / 1000) - 5 });
+    const expired = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'late' },
+      allowedIntegrations: ['acme'],
+      exp: Math.floor(Date.now() / 1000) - 5,
+    });
     await page.goto(`${latchkey.url}/connect?session_token=${encodeURIComponent(expired)}`);
     await page.waitForSelector('text=Could not connect');
     expect(await page.textContent('main')).toContain('expired');
@@ -221,9 +287,11 @@ describe('OAuth 2 through the Connect UI', () => {
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-replay' }, allowedIntegrations: ['acme-sandbox'] });
     const { app: appPageHandle, popup } = await openConnectPopup(context, app.url, token);
     await loginAndConsent(popup, 'dave');
-    const callbackUrl = new Promise<string>((resolve) => popup.on('request', (r) => {
-      if (r.url().startsWith(`${latchkey.url}/oauth/callback`)) resolve(r.url());
-    }));
+    const callbackUrl = new Promise<string>((resolve) =>
+      popup.on('request', (r) => {
+        if (r.url().startsWith(`${latchkey.url}/oauth/callback`)) resolve(r.url());
+      }),
+    );
     await popup.click('text=Continue');
     await waitForEvent(appPageHandle, 'connect');
     const tokenCallsBefore = oidc.tokenCalls.length;
@@ -242,15 +310,21 @@ describe('OAuth 2 through the Connect UI', () => {
     expect(bad.status).toBe(401);
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'x' }, allowedIntegrations: ['acme'] });
     const notAllowed = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ integration: 'acme-sandbox' }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ integration: 'acme-sandbox' }),
     });
     expect(notAllowed.status).toBe(403);
     const extra = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ integration: 'acme', surprise: 1 }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ integration: 'acme', surprise: 1 }),
     });
     expect(extra.status).toBe(400);
     const broken = await fetch(`${latchkey.url}/connect/api/forms`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{not json',
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{not json',
     });
     expect(broken.status).toBe(400);
   });

@@ -5,9 +5,16 @@
  * controller's own /healthz, /readyz and /metrics.
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { GROUP, LABELS, VERSION, type ConnectionResource, type EnvironmentResource, type IntegrationResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../support/fixtures.js';
+import {
+  GROUP,
+  LABELS,
+  VERSION,
+  type ConnectionResource,
+  type EnvironmentResource,
+  type IntegrationResource,
+} from '../../src/k8s/resources.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { condition, readCustom, startReplica, type Replica } from './support.js';
 
 const kc = testKubeConfig();
@@ -35,14 +42,23 @@ async function provider(suffix: string, spec: Parameters<typeof applyProvider>[2
   return name;
 }
 
-const oauth2Spec = { displayName: 'Example', authMode: 'OAUTH2' as const, authorizationUrl: 'https://auth.example.test/authorize', tokenUrl: 'https://auth.example.test/token' };
+const oauth2Spec = {
+  displayName: 'Example',
+  authMode: 'OAUTH2' as const,
+  authorizationUrl: 'https://auth.example.test/authorize',
+  tokenUrl: 'https://auth.example.test/token',
+};
 
 async function readyOf(plural: string, name: string, reason?: string) {
-  return eventually(async () => {
-    const obj = await readCustom<IntegrationResource>(kc, plural, ns.name, name);
-    const ready = condition(obj, 'Ready');
-    return ready && (reason === undefined || ready.reason === reason) ? { obj, ready } : undefined;
-  }, 20_000, 100);
+  return eventually(
+    async () => {
+      const obj = await readCustom<IntegrationResource>(kc, plural, ns.name, name);
+      const ready = condition(obj, 'Ready');
+      return ready && (reason === undefined || ready.reason === reason) ? { obj, ready } : undefined;
+    },
+    20_000,
+    100,
+  );
 }
 
 it('an Integration whose Secret lacks clientSecret is not Ready, and fixing the Secret makes it Ready', async () => {
@@ -54,7 +70,8 @@ it('an Integration whose Secret lacks clientSecret is not Ready, and fixing the 
   expect(ready).toMatchObject({ observedGeneration: obj.metadata.generation });
 
   await core.patchNamespacedSecret({
-    namespace: ns.name, name: 'missing-secret-client',
+    namespace: ns.name,
+    name: 'missing-secret-client',
     body: [{ op: 'add', path: '/data/clientSecret', value: Buffer.from('now-it-is-there').toString('base64') }],
   });
   const fixed = await readyOf('integrations', 'missing-secret', 'Ready');
@@ -63,35 +80,74 @@ it('an Integration whose Secret lacks clientSecret is not Ready, and fixing the 
 
 it('tells a missing Secret from one that is not labelled for Latchkey', async () => {
   const p = await provider('p-label', oauth2Spec);
-  await core.createNamespacedSecret({ namespace: ns.name, body: { metadata: { name: 'unlabelled' }, stringData: { clientId: 'a', clientSecret: 'b' } } });
-  await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'unlabelled' }, spec: { provider: p, clientSecretRef: { name: 'unlabelled' } } },
+  await core.createNamespacedSecret({
+    namespace: ns.name,
+    body: { metadata: { name: 'unlabelled' }, stringData: { clientId: 'a', clientSecret: 'b' } },
   });
   await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'nosecret' }, spec: { provider: p, clientSecretRef: { name: 'does-not-exist' } } },
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'integrations',
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Integration',
+      metadata: { name: 'unlabelled' },
+      spec: { provider: p, clientSecretRef: { name: 'unlabelled' } },
+    },
+  });
+  await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'integrations',
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Integration',
+      metadata: { name: 'nosecret' },
+      spec: { provider: p, clientSecretRef: { name: 'does-not-exist' } },
+    },
   });
   const unlabelled = await readyOf('integrations', 'unlabelled', 'SecretNotWatched');
   expect(unlabelled.ready.message).toContain(`${LABELS.watch}=true`);
   await readyOf('integrations', 'nosecret', 'SecretNotFound');
   // Labelling it is noticed.
-  await core.patchNamespacedSecret({ namespace: ns.name, name: 'unlabelled', body: [{ op: 'add', path: '/metadata/labels', value: { [LABELS.watch]: 'true' } }] });
+  await core.patchNamespacedSecret({
+    namespace: ns.name,
+    name: 'unlabelled',
+    body: [{ op: 'add', path: '/metadata/labels', value: { [LABELS.watch]: 'true' } }],
+  });
   await readyOf('integrations', 'unlabelled', 'Ready');
 });
 
 it('reports an invalid Provider and an Integration that points at a missing one', async () => {
-  const p = await provider('p-bad', { displayName: 'Bad', authMode: 'API_KEY', proxy: { baseUrl: 'https://${connectionConfig.subdomain}.example.test' } });
-  const bad = await eventually(async () => {
-    const obj = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name: p })) as IntegrationResource;
-    return condition(obj, 'Ready');
-  }, 20_000, 100);
+  const p = await provider('p-bad', {
+    displayName: 'Bad',
+    authMode: 'API_KEY',
+    proxy: { baseUrl: 'https://${connectionConfig.subdomain}.example.test' },
+  });
+  const bad = await eventually(
+    async () => {
+      const obj = (await custom.getClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'providers',
+        name: p,
+      })) as IntegrationResource;
+      return condition(obj, 'Ready');
+    },
+    20_000,
+    100,
+  );
   expect(bad).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
   expect(bad.message).toMatch(/subdomain/);
   expect(bad.message).toMatch(/\$\{apiKey\}/);
 
   await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations',
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'integrations',
     body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'orphan' }, spec: { provider: `nope-${ns.name}` } },
   });
   const orphan = await readyOf('integrations', 'orphan', 'ProviderNotFound');
@@ -119,7 +175,13 @@ it('deleting an Integration or a Provider that connections use shows in their co
   expect(condition(first, 'Ready')!.message).toMatch(/do not expire/);
   expect(first.status?.nextRefreshAt).toBeUndefined();
 
-  await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', name: 'will-go' });
+  await custom.deleteNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'integrations',
+    name: 'will-go',
+  });
   const gone = await readyOf('connections', c1, 'IntegrationNotFound');
   expect(gone.ready.status).toBe('False');
   expect(condition(gone.obj, 'IntegrationReady')).toMatchObject({ status: 'False', reason: 'IntegrationNotFound' });
@@ -141,8 +203,16 @@ it('checks Environments: Secret, duplicates, webhook URL', async () => {
   await readyOf('environments', 'main', 'Ready');
   await new Promise((r) => setTimeout(r, 1100)); // a later creationTimestamp (second resolution)
   await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns.name, plural: 'environments',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Environment', metadata: { name: 'second' }, spec: { secretRef: { name: 'no-such-secret' } } },
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'environments',
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Environment',
+      metadata: { name: 'second' },
+      spec: { secretRef: { name: 'no-such-secret' } },
+    },
   });
   const dup = await readyOf('environments', 'second', 'DuplicateEnvironment');
   expect(dup.ready.message).toContain('"main"');

@@ -4,8 +4,8 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { condition, readCustom, sleep, startReplica, type Replica } from './support.js';
 
 const kc = testKubeConfig();
@@ -17,7 +17,8 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'jwt-ctl');
   providerName = `jwt-${ns.name}`;
   await applyProvider(kc, providerName, {
-    displayName: 'JWT API', authMode: 'JWT',
+    displayName: 'JWT API',
+    authMode: 'JWT',
     modeOptions: { algorithm: 'HS256', secretEncoding: 'hex', lifetimeSeconds: 4 },
     proxy: { baseUrl: 'https://api.example.com' },
   });
@@ -38,7 +39,8 @@ it('leaves JWT connections to be minted on demand, and calls them Ready', async 
     namespace: ns.name,
     spec: { integration: 'jwt', provider: providerName, connectionId: 'ghost-site', authMode: 'JWT' },
     credentials: {
-      type: 'JWT', apiKey: 'key-id:00112233445566778899aabbccddeeff',
+      type: 'JWT',
+      apiKey: 'key-id:00112233445566778899aabbccddeeff',
       // A token minted earlier, expiring in 4 s: a refresher on a schedule would replace it.
       token: `e30.${Buffer.from(JSON.stringify({ iat: now, exp: now + 4 })).toString('base64url')}.sig`,
       expires_at: new Date((now + 4) * 1000).toISOString(),

@@ -4,9 +4,9 @@
  * takes over within the lease duration and the refreshes continue.
  */
 import { Leases } from '../../src/k8s/leases.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../support/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../support/servers/oidc-server.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2, startReplica, type Replica } from './support.js';
 
 const kc = testKubeConfig();
@@ -22,8 +22,19 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'leader');
   oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
   providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, { displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl });
-  await createIntegration(kc, ns.name, 'oidc', { provider: providerName }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  await applyProvider(kc, providerName, {
+    displayName: 'Test OIDC',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+  });
+  await createIntegration(
+    kc,
+    ns.name,
+    'oidc',
+    { provider: providerName },
+    { clientId: client.clientId, clientSecret: client.clientSecret },
+  );
   a = await startReplica(kc, ns.name, 'replica-a', {}, { leaseDurationSeconds: LEASE_SECONDS });
   b = await startReplica(kc, ns.name, 'replica-b', {}, { leaseDurationSeconds: LEASE_SECONDS });
 });

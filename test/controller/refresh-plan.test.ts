@@ -10,7 +10,10 @@ import { Registry } from '../../src/app/metrics.js';
 const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 const oauth2 = (expiresInS: number | undefined, expiresAt: number) => ({
-  type: 'OAUTH2', access_token: 'a', refresh_token: 'r', expires_at: new Date(expiresAt).toISOString(),
+  type: 'OAUTH2',
+  access_token: 'a',
+  refresh_token: 'r',
+  expires_at: new Date(expiresAt).toISOString(),
   raw: expiresInS === undefined ? {} : { expires_in: expiresInS },
 });
 
@@ -40,8 +43,12 @@ describe('RefreshScheduler.plan', () => {
   const store = {
     getIntegration: () => integration,
     getConnectionByName: () => undefined,
-    updateConnectionStatus: async () => { throw new Error('not in unit tests'); },
-    updateConnection: async () => { throw new Error('not in unit tests'); },
+    updateConnectionStatus: async () => {
+      throw new Error('not in unit tests');
+    },
+    updateConnection: async () => {
+      throw new Error('not in unit tests');
+    },
   };
   const scheduler = new RefreshScheduler({
     store: store as never,
@@ -55,9 +62,14 @@ describe('RefreshScheduler.plan', () => {
   });
   afterAll(() => scheduler.stop());
 
-  const conn = (credentials: StoredConnection['credentials'], status: ConnectionResource['status'] = {}, annotations?: Record<string, string>): StoredConnection => ({
+  const conn = (
+    credentials: StoredConnection['credentials'],
+    status: ConnectionResource['status'] = {},
+    annotations?: Record<string, string>,
+  ): StoredConnection => ({
     resource: {
-      apiVersion: 'latchkey.dev/v1alpha1', kind: 'Connection',
+      apiVersion: 'latchkey.dev/v1alpha1',
+      kind: 'Connection',
       metadata: { name: 'c', namespace: 'ns', generation: 1, annotations },
       spec: { integration: 'int', provider: 'p', connectionId: 'c1', id: 1, authMode: credentials.type as 'OAUTH2' },
       status,
@@ -76,18 +88,43 @@ describe('RefreshScheduler.plan', () => {
   it('after transient failures waits for the backoff written in status', () => {
     now = T0 + 8_000;
     const retryAt = new Date(T0 + 12_000).toISOString();
-    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toEqual({ kind: 'at', at: T0 + 12_000, retry: true });
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toEqual({
+      kind: 'at',
+      at: T0 + 12_000,
+      retry: true,
+    });
     now = T0 + 12_500; // backoff over: due
-    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toMatchObject({ kind: 'at', at: T0 + 7_500 });
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), { refreshAttempts: 2, nextRefreshAt: retryAt }))).toMatchObject({
+      kind: 'at',
+      at: T0 + 7_500,
+    });
   });
 
   it('leaves alone tokens that never expire, cannot be renewed, or need re-authorization', () => {
     now = T0;
-    expect(scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', refresh_token: 'r', raw: {} }))).toMatchObject({ kind: 'none', why: 'never expires' });
-    expect(scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', expires_at: new Date(T0 + 1000).toISOString(), raw: {} }))).toMatchObject({ kind: 'none', why: 'not renewable' });
+    expect(scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', refresh_token: 'r', raw: {} }))).toMatchObject({
+      kind: 'none',
+      why: 'never expires',
+    });
+    expect(
+      scheduler.plan(conn({ type: 'OAUTH2', access_token: 'a', expires_at: new Date(T0 + 1000).toISOString(), raw: {} })),
+    ).toMatchObject({ kind: 'none', why: 'not renewable' });
     expect(scheduler.plan(conn({ type: 'API_KEY', apiKey: 'k' }))).toMatchObject({ kind: 'none' });
-    const reauth = { conditions: [{ type: NEEDS_REAUTHORIZATION, status: 'True' as const, reason: 'ReauthorizationRequired', message: 'm', lastTransitionTime: new Date(T0).toISOString() }] };
-    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), reauth, { [REAUTH_VERSION_ANNOTATION]: '7' }))).toMatchObject({ kind: 'none', why: 'needs re-authorization' });
+    const reauth = {
+      conditions: [
+        {
+          type: NEEDS_REAUTHORIZATION,
+          status: 'True' as const,
+          reason: 'ReauthorizationRequired',
+          message: 'm',
+          lastTransitionTime: new Date(T0).toISOString(),
+        },
+      ],
+    };
+    expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), reauth, { [REAUTH_VERSION_ANNOTATION]: '7' }))).toMatchObject({
+      kind: 'none',
+      why: 'needs re-authorization',
+    });
     // new credentials (another Secret version) lift it
     expect(scheduler.plan(conn(oauth2(10, T0 + 10_000), reauth, { [REAUTH_VERSION_ANNOTATION]: '6' }))).toMatchObject({ kind: 'at' });
   });

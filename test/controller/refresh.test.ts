@@ -12,9 +12,9 @@ import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { Registry } from '../../src/app/metrics.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../support/servers/oidc-server.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { condition, eventsOf, importOAuth2, readCustom, sleep, startReplica, testConfig, type Replica } from './support.js';
 
 const kc = testKubeConfig();
@@ -30,8 +30,19 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'refresh');
   oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
   providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, { displayName: 'Test OIDC', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl });
-  await createIntegration(kc, ns.name, INTEGRATION, { provider: providerName }, { clientId: client.clientId, clientSecret: client.clientSecret });
+  await applyProvider(kc, providerName, {
+    displayName: 'Test OIDC',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+  });
+  await createIntegration(
+    kc,
+    ns.name,
+    INTEGRATION,
+    { provider: providerName },
+    { clientId: client.clientId, clientSecret: client.clientSecret },
+  );
   // The webhook URL is never reached here (no dispatcher runs): the test reads the queued delivery.
   env = await createEnvironment(kc, ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
   replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
@@ -57,13 +68,20 @@ it('refreshes a 10-second token before it expires, again and again, without any 
   const firstCall = oidc.tokenCalls.length;
   const { conn, accessToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
   const name = conn.resource.metadata.name;
-  const chain: Array<{ token: string; expiresAt: number }> = [{ token: accessToken, expiresAt: Date.parse(conn.credentials.expires_at as string) }];
-  await eventually(() => {
-    const c = store().getConnectionByName(ns.name, name);
-    const token = c?.credentials.access_token as string | undefined;
-    if (c && token && token !== chain[chain.length - 1]!.token) chain.push({ token, expiresAt: Date.parse(c.credentials.expires_at as string) });
-    return chain.length >= 4;
-  }, 45_000, 50);
+  const chain: Array<{ token: string; expiresAt: number }> = [
+    { token: accessToken, expiresAt: Date.parse(conn.credentials.expires_at as string) },
+  ];
+  await eventually(
+    () => {
+      const c = store().getConnectionByName(ns.name, name);
+      const token = c?.credentials.access_token as string | undefined;
+      if (c && token && token !== chain[chain.length - 1]!.token)
+        chain.push({ token, expiresAt: Date.parse(c.credentials.expires_at as string) });
+      return chain.length >= 4;
+    },
+    45_000,
+    50,
+  );
 
   // Three refreshes, each made at the token endpoint before the token it replaced had expired.
   const refreshes = oidc.tokenCalls.slice(firstCall).filter((c) => c.grantType === 'refresh_token' && c.status === 200);
@@ -88,10 +106,14 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   const { conn, refreshToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 3_000 });
   const name = conn.resource.metadata.name;
   await oidc.revoke(refreshToken, client);
-  const failed = await eventually(async () => {
-    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-    return condition(c, NEEDS_REAUTHORIZATION)?.status === 'True' ? c : undefined;
-  }, 30_000, 100);
+  const failed = await eventually(
+    async () => {
+      const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+      return condition(c, NEEDS_REAUTHORIZATION)?.status === 'True' ? c : undefined;
+    },
+    30_000,
+    100,
+  );
   const callsAtFailure = oidc.refreshCalls();
 
   expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
@@ -105,16 +127,28 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   expect(oidc.refreshCalls()).toBe(callsAtFailure);
 
   // The application backend is told once, by an auth webhook with operation "refresh".
-  const queued = (await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL })).items
+  const queued = (
+    await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL })
+  ).items
     .map((cm) => JSON.parse(cm.data!.body!) as Record<string, unknown>)
     .filter((b) => b.connectionId === conn.resource.spec.connectionId);
   expect(queued).toHaveLength(1);
-  expect(queued[0]).toMatchObject({ type: 'auth', operation: 'refresh', success: false, providerConfigKey: INTEGRATION, environment: env.name, error: { type: 'reauthorization_required' } });
+  expect(queued[0]).toMatchObject({
+    type: 'auth',
+    operation: 'refresh',
+    success: false,
+    providerConfigKey: INTEGRATION,
+    environment: env.name,
+    error: { type: 'reauthorization_required' },
+  });
 
   // A fetch now answers from the recorded failure without asking the provider again.
-  await eventually(() => store().getConnectionByName(ns.name, name)?.resource.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version']);
-  await expect(refresherFor(replica.ctx).ensureFresh(ns.name, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true }))
-    .rejects.toMatchObject({ permanent: true, code: 'reauthorization_required' });
+  await eventually(
+    () => store().getConnectionByName(ns.name, name)?.resource.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version'],
+  );
+  await expect(
+    refresherFor(replica.ctx).ensureFresh(ns.name, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true }),
+  ).rejects.toMatchObject({ permanent: true, code: 'reauthorization_required' });
   expect(oidc.refreshCalls()).toBe(callsAtFailure);
 
   const events = await eventsOf(kc, ns.name, name);
@@ -127,12 +161,20 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   // The end user authorizes again (new credentials stored): the condition lifts and refreshing resumes.
   const tokens = await oidc.mintTokens({ clientId: client.clientId });
   await store().updateCredentials(ns.name, name, (cur) => ({
-    ...cur, access_token: tokens.accessToken, refresh_token: tokens.refreshToken, expires_at: new Date(Date.now() + 3_000).toISOString(), raw: { expires_in: 10 },
+    ...cur,
+    access_token: tokens.accessToken,
+    refresh_token: tokens.refreshToken,
+    expires_at: new Date(Date.now() + 3_000).toISOString(),
+    raw: { expires_in: 10 },
   }));
-  await eventually(async () => {
-    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-    return condition(c, NEEDS_REAUTHORIZATION)?.status === 'False' && condition(c, 'Ready')?.status === 'True';
-  }, 20_000, 100);
+  await eventually(
+    async () => {
+      const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+      return condition(c, NEEDS_REAUTHORIZATION)?.status === 'False' && condition(c, 'Ready')?.status === 'True';
+    },
+    20_000,
+    100,
+  );
   await eventually(() => tokenOf(name) !== tokens.accessToken, 20_000, 100);
   await removeConnection(name);
 });
@@ -144,10 +186,14 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
   const name = conn.resource.metadata.name;
 
   // While failing, kubectl says so: attempts counted, Ready=False RefreshFailing.
-  const failing = await eventually(async () => {
-    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-    return (c.status?.refreshAttempts ?? 0) >= 1 && condition(c, 'Ready')?.reason === 'RefreshFailing' ? c : undefined;
-  }, 20_000, 50);
+  const failing = await eventually(
+    async () => {
+      const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+      return (c.status?.refreshAttempts ?? 0) >= 1 && condition(c, 'Ready')?.reason === 'RefreshFailing' ? c : undefined;
+    },
+    20_000,
+    50,
+  );
   expect(condition(failing, 'Ready')!.message).toMatch(/retrying/);
   await eventually(() => tokenOf(name) !== accessToken, 20_000, 50);
 
@@ -156,10 +202,14 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
   // Retry-After: 1 was honoured (the backoff alone would have been 300 ms, then 600 ms).
   expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(950);
   expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(950);
-  await eventually(async () => {
-    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-    return c.status?.refreshAttempts === 0 && condition(c, 'Ready')?.status === 'True';
-  }, 10_000, 100);
+  await eventually(
+    async () => {
+      const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+      return c.status?.refreshAttempts === 0 && condition(c, 'Ready')?.status === 'True';
+    },
+    10_000,
+    100,
+  );
 
   // 429 with Retry-After: 2 on the next scheduled refresh.
   const beforeSecond = oidc.tokenCalls.length;
@@ -176,7 +226,15 @@ it('a fetch through the REST API racing the scheduled refresh makes one token-en
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await serverStore.start();
-  const ctx = { config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, clock: systemClock, metrics: new Registry(), fetch };
+  const ctx = {
+    config: testConfig(ns.name, 'server'),
+    logger: testLogger(),
+    kc,
+    store: serverStore,
+    clock: systemClock,
+    metrics: new Registry(),
+    fetch,
+  };
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   try {
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });

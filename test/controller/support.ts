@@ -2,14 +2,14 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import { type AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
 import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredConnection } from '../../src/k8s/store.js';
 import { Registry } from '../../src/app/metrics.js';
-import { testLogger } from '../support/cluster.js';
-import type { OidcTestServer, TestClient } from '../support/servers/oidc-server.js';
+import { testLogger } from '../../dev/cluster.js';
+import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 
 export function testConfig(namespace: string, identity: string, overrides: Partial<Config> = {}): Config {
   return {
@@ -30,11 +30,25 @@ export interface Replica {
   stop(opts?: { release?: boolean }): Promise<void>;
 }
 
-export async function startReplica(kc: KubeConfig, namespace: string, identity: string, opts: StartControllerOptions = {}, config: Partial<Config> = {}): Promise<Replica> {
+export async function startReplica(
+  kc: KubeConfig,
+  namespace: string,
+  identity: string,
+  opts: StartControllerOptions = {},
+  config: Partial<Config> = {},
+): Promise<Replica> {
   const logger = testLogger().child({ replica: identity });
   const store = new KubeStore(kc, { namespaces: [namespace], logger });
   await store.start();
-  const ctx: AppContext = { config: testConfig(namespace, identity, config), logger, kc, store, clock: systemClock, metrics: new Registry(), fetch };
+  const ctx: AppContext = {
+    config: testConfig(namespace, identity, config),
+    logger,
+    kc,
+    store,
+    clock: systemClock,
+    metrics: new Registry(),
+    fetch,
+  };
   const running = await startController(ctx, {
     healthPort: 0,
     renewIntervalMs: 500,
@@ -79,7 +93,11 @@ export async function importOAuth2(
   return { conn, refreshToken: tokens.refreshToken, accessToken: tokens.accessToken };
 }
 
-export function condition(resource: ConnectionResource | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined, type: string) {
+export function condition(
+  resource:
+    ConnectionResource | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined,
+  type: string,
+) {
   return resource?.status?.conditions?.find((c) => c.type === type);
 }
 

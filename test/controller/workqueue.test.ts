@@ -17,7 +17,8 @@ describe('WorkQueue', () => {
     let runs = 0;
     const gate = deferred();
     const queue = new WorkQueue({
-      name: 't', concurrency: 4,
+      name: 't',
+      concurrency: 4,
       handler: async () => {
         active++;
         maxActive = Math.max(maxActive, active);
@@ -41,7 +42,14 @@ describe('WorkQueue', () => {
   it('runs a key that waits in the queue only once however often it is added', async () => {
     const seen: string[] = [];
     const gate = deferred();
-    const queue = new WorkQueue({ name: 't', concurrency: 1, handler: async (k) => { seen.push(k); if (k === 'block') await gate.promise; } });
+    const queue = new WorkQueue({
+      name: 't',
+      concurrency: 1,
+      handler: async (k) => {
+        seen.push(k);
+        if (k === 'block') await gate.promise;
+      },
+    });
     queue.add('block');
     queue.add('x');
     queue.add('x');
@@ -60,7 +68,8 @@ describe('WorkQueue', () => {
     const gate = deferred();
     const depths: number[] = [];
     const queue = new WorkQueue({
-      name: 't', concurrency: 3,
+      name: 't',
+      concurrency: 3,
       onDepth: (d) => depths.push(d),
       handler: async () => {
         active++;
@@ -87,7 +96,8 @@ describe('WorkQueue', () => {
     const delays: number[] = [];
     const done = deferred();
     const queue = new WorkQueue({
-      name: 't', concurrency: 1,
+      name: 't',
+      concurrency: 1,
       backoff: { baseMs: 5, maxMs: 1000, jitter: 0 },
       handler: async (key) => {
         calls++;
@@ -110,7 +120,13 @@ describe('WorkQueue', () => {
 
   it('collapses delayed adds into the soonest and can be rescheduled later or removed', async () => {
     const seen: string[] = [];
-    const queue = new WorkQueue({ name: 't', concurrency: 1, handler: async (k) => { seen.push(k); } });
+    const queue = new WorkQueue({
+      name: 't',
+      concurrency: 1,
+      handler: async (k) => {
+        seen.push(k);
+      },
+    });
     queue.addAfter('k', 60_000);
     const first = queue.scheduledAt('k')!;
     queue.addAfter('k', 120_000); // later: ignored

@@ -1,7 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, testKubeConfig } from '../support/cluster.js';
+import { createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -23,24 +23,44 @@ async function rejection(p: Promise<unknown>): Promise<{ status: number | undefi
 
 const createProvider = (name: string, spec: Record<string, unknown>) =>
   custom.createClusterCustomObject({
-    group: GROUP, version: VERSION, plural: 'providers',
+    group: GROUP,
+    version: VERSION,
+    plural: 'providers',
     body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name }, spec },
   });
 
 const connection = (name: string, spec: Record<string, unknown>) => ({
-  apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name }, spec,
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind: 'Connection',
+  metadata: { name },
+  spec,
 });
 
 describe('custom resource schemas', () => {
   it('accepts a complete OAUTH2 provider and keeps every field', async () => {
     const name = `p-ok-${ns.name}`;
     await createProvider(name, {
-      displayName: 'Example', authMode: 'OAUTH2', categories: ['dev-tools'],
-      authorizationUrl: 'https://example.com/authorize', tokenUrl: 'https://example.com/token',
+      displayName: 'Example',
+      authMode: 'OAUTH2',
+      categories: ['dev-tools'],
+      authorizationUrl: 'https://example.com/authorize',
+      tokenUrl: 'https://example.com/token',
       connectionConfiguration: ['subdomain'],
-      proxy: { baseUrl: 'https://api.example.com', decompress: true, paginate: { type: 'cursor', cursorPathInResponse: 'next', cursorNameInRequest: 'cursor', limitNameInRequest: 'limit', responsePath: 'items' } },
+      proxy: {
+        baseUrl: 'https://api.example.com',
+        decompress: true,
+        paginate: {
+          type: 'cursor',
+          cursorPathInResponse: 'next',
+          cursorNameInRequest: 'cursor',
+          limitNameInRequest: 'limit',
+          responsePath: 'items',
+        },
+      },
     });
-    const got = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name })) as { spec: { proxy: { paginate: { responsePath: string } } } };
+    const got = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name })) as {
+      spec: { proxy: { paginate: { responsePath: string } } };
+    };
     expect(got.spec.proxy.paginate.responsePath).toBe('items');
     await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name });
   });
@@ -59,48 +79,80 @@ describe('custom resource schemas', () => {
   });
 
   it('rejects an OAUTH2 provider without token URL (CEL rule)', async () => {
-    const r = await rejection(createProvider(`p-cel-${ns.name}`, { displayName: 'X', authMode: 'OAUTH2', authorizationUrl: 'https://x/a' }));
+    const r = await rejection(
+      createProvider(`p-cel-${ns.name}`, { displayName: 'X', authMode: 'OAUTH2', authorizationUrl: 'https://x/a' }),
+    );
     expect(r.status).toBe(422);
     expect(r.message).toContain('OAUTH2 and OAUTH1 providers need authorizationUrl and tokenUrl');
   });
 
-  it('rejects a change to a connection\'s integration or connection ID', async () => {
+  it("rejects a change to a connection's integration or connection ID", async () => {
     const base = { integration: 'github', provider: 'github', connectionId: 'abc', id: 7, authMode: 'OAUTH2' };
     const created = (await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', body: connection('immut', base),
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
+      body: connection('immut', base),
     })) as { metadata: Record<string, unknown> };
     for (const [field, value, message] of [
       ['integration', 'gitlab', 'integration is immutable'],
       ['connectionId', 'other', 'connectionId is immutable'],
       ['id', 8, 'id is immutable'],
     ] as const) {
-      const r = await rejection(custom.replaceNamespacedCustomObject({
-        group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name: 'immut',
-        body: { ...connection('immut', { ...base, [field]: value }), metadata: created.metadata },
-      }));
+      const r = await rejection(
+        custom.replaceNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns.name,
+          plural: 'connections',
+          name: 'immut',
+          body: { ...connection('immut', { ...base, [field]: value }), metadata: created.metadata },
+        }),
+      );
       expect(r.status).toBe(422);
       expect(r.message).toContain(message);
     }
   });
 
   it('rejects a connection with a missing required field and an overlong name', async () => {
-    const missing = await rejection(custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections',
-      body: connection('nointeg', { provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
-    }));
+    const missing = await rejection(
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns.name,
+        plural: 'connections',
+        body: connection('nointeg', { provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
+      }),
+    );
     expect(missing.message).toMatch(/spec\.integration: Required value/);
-    const long = await rejection(custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections',
-      body: connection('x'.repeat(70), { integration: 'github', provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
-    }));
+    const long = await rejection(
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns.name,
+        plural: 'connections',
+        body: connection('x'.repeat(70), { integration: 'github', provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
+      }),
+    );
     expect(long.message).toContain('at most 63 characters');
   });
 
   it('rejects an environment webhook URL that is not http(s)', async () => {
-    const r = await rejection(custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns.name, plural: 'environments',
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Environment', metadata: { name: 'env' }, spec: { secretRef: { name: 's' }, webhooks: { url: 'ftp://x' } } },
-    }));
+    const r = await rejection(
+      custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: ns.name,
+        plural: 'environments',
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'Environment',
+          metadata: { name: 'env' },
+          spec: { secretRef: { name: 's' }, webhooks: { url: 'ftp://x' } },
+        },
+      }),
+    );
     expect(r.message).toContain('webhook url must be an http(s) URL');
   });
 });

@@ -1,7 +1,7 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
@@ -14,7 +14,10 @@ beforeAll(async () => {
 afterAll(async () => ns.delete());
 
 const integration = (name: string) => ({
-  apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name }, spec: { provider: 'github' },
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind: 'Integration',
+  metadata: { name },
+  spec: { provider: 'github' },
 });
 
 it('recovers when the watch connection breaks and the API server is unreachable for a while', async () => {
@@ -22,23 +25,45 @@ it('recovers when the watch connection breaks and the API server is unreachable 
   const proxy = await startTcpProxy(target.hostname, Number(target.port));
   // A client that reaches the API server only through the proxy the test can cut.
   const viaProxy = new KubeConfig();
-  viaProxy.loadFromString(JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'p',
-    clusters: [{ name: 'p', cluster: { server: `https://127.0.0.1:${proxy.port}`, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'u', user: { token: kc.getCurrentUser()!.token } }],
-    contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }],
-  }));
+  viaProxy.loadFromString(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'p',
+      clusters: [{ name: 'p', cluster: { server: `https://127.0.0.1:${proxy.port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { token: kc.getCurrentUser()!.token } }],
+      contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }],
+    }),
+  );
   const store = new KubeStore(viaProxy, { namespaces: [ns.name], logger: testLogger() });
   await store.start();
   try {
-    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', body: integration('before') });
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'integrations',
+      body: integration('before'),
+    });
     await eventually(() => store.getIntegration(ns.name, 'before'));
 
     proxy.refuse(true);
     proxy.cut();
     // Changes made while the watch is down...
-    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', body: integration('during') });
-    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', name: 'before' });
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'integrations',
+      body: integration('during'),
+    });
+    await custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'integrations',
+      name: 'before',
+    });
     await new Promise((r) => setTimeout(r, 1500));
     expect(store.getIntegration(ns.name, 'during')).toBeUndefined();
 
@@ -47,7 +72,13 @@ it('recovers when the watch connection breaks and the API server is unreachable 
     await eventually(() => store.getIntegration(ns.name, 'during') && !store.getIntegration(ns.name, 'before'), 40_000);
     expect(store.integrations.restarts).toBeGreaterThan(0);
 
-    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', body: integration('after') });
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'integrations',
+      body: integration('after'),
+    });
     await eventually(() => store.getIntegration(ns.name, 'after'), 20_000);
   } finally {
     await store.stop();

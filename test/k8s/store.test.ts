@@ -5,7 +5,7 @@ import { isNotFound } from '../../src/k8s/errors.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
 import { AlreadyExistsError, KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -26,7 +26,10 @@ afterAll(async () => {
 });
 
 const spec = (connectionId: string) => ({
-  integration: 'github-prod', provider: 'github', connectionId, authMode: 'OAUTH2' as const,
+  integration: 'github-prod',
+  provider: 'github',
+  connectionId,
+  authMode: 'OAUTH2' as const,
   endUser: { id: 'user-1', email: 'u@example.com', tags: { org: 'acme' } },
   metadata: { plan: 'pro' },
   connectionConfig: {},
@@ -51,9 +54,15 @@ describe('connections and their Secrets', () => {
     const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
     expect(secret.type).toBe(CREDENTIALS_SECRET_TYPE);
     expect(secret.metadata?.labels).toMatchObject({
-      [LABELS.managedBy]: 'latchkey', [LABELS.connection]: name, [LABELS.integration]: 'github-prod',
+      [LABELS.managedBy]: 'latchkey',
+      [LABELS.connection]: name,
+      [LABELS.integration]: 'github-prod',
     });
-    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Connection', uid: created.resource.metadata.uid, controller: true });
+    expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'Connection',
+      uid: created.resource.metadata.uid,
+      controller: true,
+    });
 
     // The custom resource itself never holds a credential.
     const raw = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name });
@@ -62,7 +71,9 @@ describe('connections and their Secrets', () => {
 
   it('refuses a second connection with the same integration and connection ID', async () => {
     await store.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('a') });
-    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toBeInstanceOf(AlreadyExistsError);
+    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toBeInstanceOf(
+      AlreadyExistsError,
+    );
     expect(store.getConnection(ns.name, 'github-prod', 'dup')?.credentials).toEqual(oauth('a'));
   });
 
@@ -73,7 +84,8 @@ describe('connections and their Secrets', () => {
     await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
         (i % 2 ? store : replica).updateConnection(ns.name, name, (c) => ({
-          ...c, spec: { ...c.spec, metadata: { ...c.spec.metadata, [`k${i}`]: i } },
+          ...c,
+          spec: { ...c.spec, metadata: { ...c.spec.metadata, [`k${i}`]: i } },
         })),
       ),
     );
@@ -82,7 +94,13 @@ describe('connections and their Secrets', () => {
         (i % 2 ? store : replica).updateCredentials(ns.name, name, (cur) => ({ ...cur, [`field${i}`]: i })),
       ),
     );
-    const fresh = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })) as { spec: { metadata: Record<string, unknown> } };
+    const fresh = (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
+      name,
+    })) as { spec: { metadata: Record<string, unknown> } };
     expect(Object.keys(fresh.spec.metadata).sort()).toEqual(['plan', ...Array.from({ length: 16 }, (_, i) => `k${i}`)].sort());
     const creds = await eventually(() => {
       const c = store.getConnection(ns.name, 'github-prod', 'cas')?.credentials;
@@ -97,23 +115,31 @@ describe('connections and their Secrets', () => {
     const lock = new RefreshLock(new Leases(kc), 'test', 30);
     expect(await lock.tryAcquire(ns.name, name, resource.metadata.uid)).toBe(true);
     await store.deleteConnection(ns.name, name);
-    await eventually(async () => {
-      try {
-        await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: ns.name, name: RefreshLock.leaseName(name) });
-        return false;
-      } catch (err) {
-        return isNotFound(err);
-      }
-    }, 60_000, 250);
+    await eventually(
+      async () => {
+        try {
+          await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: ns.name, name: RefreshLock.leaseName(name) });
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      },
+      60_000,
+      250,
+    );
     expect(store.getConnection(ns.name, 'github-prod', 'gone')).toBeUndefined();
-    await eventually(async () => {
-      try {
-        await core.readNamespacedSecret({ namespace: ns.name, name });
-        return false;
-      } catch (err) {
-        return isNotFound(err);
-      }
-    }, 60_000, 250);
+    await eventually(
+      async () => {
+        try {
+          await core.readNamespacedSecret({ namespace: ns.name, name });
+          return false;
+        } catch (err) {
+          return isNotFound(err);
+        }
+      },
+      60_000,
+      250,
+    );
   });
 
   it('leaves nothing behind when the Secret cannot be written', async () => {
@@ -121,14 +147,19 @@ describe('connections and their Secrets', () => {
     const huge = { type: 'OAUTH2', access_token: 'x'.repeat(1_100_000) };
     await expect(store.createConnection({ namespace: ns.name, spec: spec('too-big'), credentials: huge })).rejects.toThrow();
     const name = connectionObjectName('github-prod', 'too-big');
-    await expect(custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })).rejects.toMatchObject({ code: 404 });
+    await expect(
+      custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name }),
+    ).rejects.toMatchObject({ code: 404 });
     expect(store.getConnection(ns.name, 'github-prod', 'too-big')).toBeUndefined();
   });
 
   it('hides and then sweeps a Connection whose Secret was never written', async () => {
     const name = connectionObjectName('github-prod', 'orphan');
     await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections',
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
       body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name }, spec: { ...spec('orphan'), id: 42 } },
     });
     await eventually(() => store.listAllConnections().some((c) => c.metadata.name === name));
@@ -136,6 +167,8 @@ describe('connections and their Secrets', () => {
     expect(store.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
     const removed = await store.sweepIncompleteConnections(0);
     expect(removed).toContain(`${ns.name}/${name}`);
-    await expect(custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })).rejects.toMatchObject({ code: 404 });
+    await expect(
+      custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name }),
+    ).rejects.toMatchObject({ code: 404 });
   });
 });

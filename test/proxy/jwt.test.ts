@@ -16,7 +16,7 @@ import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { sealSession } from '../connect/harness.js';
-import { eventually } from '../support/cluster.js';
+import { eventually } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
 import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
@@ -112,7 +112,8 @@ async function proxyGet(integration: string, connectionId: string, path: string)
   return { status: res.status, body: JSON.parse(res.body.toString() || 'null') as Record<string, unknown> | null };
 }
 
-const storedCredentials = (integration: string, connectionId: string) => h.store.getConnection(h.namespace, integration, connectionId)?.credentials;
+const storedCredentials = (integration: string, connectionId: string) =>
+  h.store.getConnection(h.namespace, integration, connectionId)?.credentials;
 
 beforeAll(async () => {
   up = await startUpstream();
@@ -135,7 +136,8 @@ afterAll(async () => {
 describe('JWT connections through the REST API and the proxy', () => {
   it('Ghost: an import mints a token at once; the proxy sends it as "Ghost <jwt>" with accept-version, and the fake Ghost accepts it', async () => {
     const imported = await rest('POST', '/connections', {
-      provider_config_key: 'ghost', connection_id: 'blog',
+      provider_config_key: 'ghost',
+      connection_id: 'blog',
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });
@@ -160,7 +162,8 @@ describe('JWT connections through the REST API and the proxy', () => {
 
   it('App Store Connect: the .p8 key signs ES256 tokens the fake App Store Connect verifies with the public key (Bearer by default)', async () => {
     const imported = await rest('POST', '/connections', {
-      provider_config_key: 'asc', connection_id: 'team',
+      provider_config_key: 'asc',
+      connection_id: 'team',
       credentials: { type: 'JWT', apiKey: P8 },
       connection_config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
     });
@@ -207,33 +210,72 @@ describe('JWT connections through the REST API and the proxy', () => {
   it('a key that cannot sign is a 400 at import, names the field, never echoes the key, and stores nothing', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const cases = [
-      { integration: 'ghost', apiKey: `${GHOST_ID}:${GHOST_SECRET}`, config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID }, code: 'invalid_credentials', message: /colon/ },
-      { integration: 'ghost', apiKey: 'this is not hex', config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID }, code: 'invalid_credentials', message: /hex/ },
-      { integration: 'asc', apiKey: rsa, config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID }, code: 'invalid_credentials', message: /EC P-256/ },
-      { integration: 'asc', apiKey: 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg', config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID }, code: 'invalid_credentials', message: /private key/ },
+      {
+        integration: 'ghost',
+        apiKey: `${GHOST_ID}:${GHOST_SECRET}`,
+        config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
+        code: 'invalid_credentials',
+        message: /colon/,
+      },
+      {
+        integration: 'ghost',
+        apiKey: 'this is not hex',
+        config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
+        code: 'invalid_credentials',
+        message: /hex/,
+      },
+      {
+        integration: 'asc',
+        apiKey: rsa,
+        config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
+        code: 'invalid_credentials',
+        message: /EC P-256/,
+      },
+      {
+        integration: 'asc',
+        apiKey: 'MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg',
+        config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
+        code: 'invalid_credentials',
+        message: /private key/,
+      },
       { integration: 'asc', apiKey: P8, config: { keyId: ASC_KEY_ID }, code: 'missing_connection_config', message: /issuerId/ },
     ];
     for (const [i, c] of cases.entries()) {
       const res = await rest('POST', '/connections', {
-        provider_config_key: c.integration, connection_id: `bad-${i}`, credentials: { type: 'JWT', apiKey: c.apiKey }, connection_config: c.config,
+        provider_config_key: c.integration,
+        connection_id: `bad-${i}`,
+        credentials: { type: 'JWT', apiKey: c.apiKey },
+        connection_config: c.config,
       });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe(c.code);
       expect(res.body.error.message).toMatch(c.message);
-      expect(res.body.error.errors[0].path).toBe(c.code === 'invalid_credentials' ? 'body.credentials.apiKey' : 'body.connection_config.issuerId');
+      expect(res.body.error.errors[0].path).toBe(
+        c.code === 'invalid_credentials' ? 'body.credentials.apiKey' : 'body.connection_config.issuerId',
+      );
       expect(JSON.stringify(res.body)).not.toContain(c.apiKey.slice(0, 30));
       expect(h.store.getConnection(h.namespace, c.integration, `bad-${i}`)).toBeUndefined();
       expect((await rest('GET', `/connections/bad-${i}?provider_config_key=${c.integration}`)).status).toBe(404);
     }
     // Unknown fields and the wrong credential type are refused by the schema as for every mode.
-    const extra = await rest('POST', '/connections', { provider_config_key: 'ghost', credentials: { type: 'JWT', apiKey: GHOST_SECRET, token: 'x' } });
+    const extra = await rest('POST', '/connections', {
+      provider_config_key: 'ghost',
+      credentials: { type: 'JWT', apiKey: GHOST_SECRET, token: 'x' },
+    });
     expect(extra.status).toBe(400);
-    const wrongType = await rest('POST', '/connections', { provider_config_key: 'ghost', credentials: { type: 'API_KEY', apiKey: GHOST_SECRET } });
+    const wrongType = await rest('POST', '/connections', {
+      provider_config_key: 'ghost',
+      credentials: { type: 'API_KEY', apiKey: GHOST_SECRET },
+    });
     expect(wrongType.body.error.code).toBe('credentials_type_mismatch');
   });
 
   it('a re-import of an existing connection replaces the key and mints with the configuration it kept', async () => {
-    const res = await rest('POST', '/connections', { provider_config_key: 'ghost', connection_id: 'blog', credentials: { type: 'JWT', apiKey: GHOST_SECRET.toUpperCase() } });
+    const res = await rest('POST', '/connections', {
+      provider_config_key: 'ghost',
+      connection_id: 'blog',
+      credentials: { type: 'JWT', apiKey: GHOST_SECRET.toUpperCase() },
+    });
     expect(res.status).toBe(200);
     expect(res.body.connection_config).toMatchObject({ keyId: GHOST_ID });
     expect(ghostVerdict(`Ghost ${res.body.credentials.token}`)).toBeUndefined();
@@ -241,25 +283,38 @@ describe('JWT connections through the REST API and the proxy', () => {
 
   it('a stored key that can no longer sign: the fetch answers 424 reauthorization_required and the connection carries an auth error', async () => {
     await rest('POST', '/connections', {
-      provider_config_key: 'ghost', connection_id: 'broken', credentials: { type: 'JWT', apiKey: GHOST_SECRET }, connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
+      provider_config_key: 'ghost',
+      connection_id: 'broken',
+      credentials: { type: 'JWT', apiKey: GHOST_SECRET },
+      connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });
     const name = h.store.getConnection(h.namespace, 'ghost', 'broken')!.resource.metadata.name;
-    await h.store.updateCredentials(h.namespace, name, () => ({ type: 'JWT', apiKey: 'zz', token: 'old', expires_at: new Date(Date.now() - 1000).toISOString() }));
+    await h.store.updateCredentials(h.namespace, name, () => ({
+      type: 'JWT',
+      apiKey: 'zz',
+      token: 'old',
+      expires_at: new Date(Date.now() - 1000).toISOString(),
+    }));
     const res = await rest('GET', '/connections/broken?provider_config_key=ghost');
     expect(res.status).toBe(424);
     expect(res.body.error.code).toBe('reauthorization_required');
     expect(JSON.stringify(res.body)).not.toContain('"zz"');
-    const errors = await eventually(() => h.store.getConnection(h.namespace, 'ghost', 'broken')?.resource.status?.errors?.filter((e) => e.type === 'auth'));
+    const errors = await eventually(() =>
+      h.store.getConnection(h.namespace, 'ghost', 'broken')?.resource.status?.errors?.filter((e) => e.type === 'auth'),
+    );
     expect(errors[0]?.message).toMatch(/cannot mint a token/);
     expect(res.body.error.message).toContain(errors[0]!.logId);
   });
 });
 
 describe('JWT in the Connect UI form API', () => {
-  const session = (integrations: string[]) => sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'jwt-user' }, allowedIntegrations: integrations });
+  const session = (integrations: string[]) =>
+    sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'jwt-user' }, allowedIntegrations: integrations });
   const connect = async (token: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
     const res = await fetch(`${h.server.url}/connect/api/${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as any };
   };
@@ -269,9 +324,13 @@ describe('JWT in the Connect UI form API', () => {
     expect(res.status).toBe(200);
     const asc = res.body.data.integrations.find((i: { id: string }) => i.id === 'asc');
     expect(asc).toMatchObject({
-      authMode: 'JWT', flow: 'form',
+      authMode: 'JWT',
+      flow: 'form',
       fields: [{ name: 'apiKey', label: 'Private key (contents of the .p8 file)', secret: true, required: true }],
-      configFields: [{ name: 'issuerId', label: 'Issuer ID' }, { name: 'keyId', label: 'Key ID' }],
+      configFields: [
+        { name: 'issuerId', label: 'Issuer ID' },
+        { name: 'keyId', label: 'Key ID' },
+      ],
     });
     const ghost = res.body.data.integrations.find((i: { id: string }) => i.id === 'ghost');
     expect(ghost.fields[0].label).toBe('Admin API key secret (the part after the colon)');
@@ -281,14 +340,22 @@ describe('JWT in the Connect UI form API', () => {
   it('a key that cannot sign is a form error on the key field and stores nothing; a .p8 pasted into the one-line field connects', async () => {
     const token = session(['asc']);
     const before = h.store.listConnections(h.namespace).length;
-    const bad = await connect(token, 'POST', 'forms', { integration: 'asc', values: { apiKey: 'not a key' }, connectionConfig: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID } });
+    const bad = await connect(token, 'POST', 'forms', {
+      integration: 'asc',
+      values: { apiKey: 'not a key' },
+      connectionConfig: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_credentials', errors: [{ path: 'values.apiKey' }] });
     expect(bad.body.error.message).toContain('Private key (contents of the .p8 file)');
     expect(h.store.listConnections(h.namespace)).toHaveLength(before);
 
     // An <input> drops the line breaks of a pasted PEM file.
-    const good = await connect(token, 'POST', 'forms', { integration: 'asc', values: { apiKey: P8.replace(/\n/g, '') }, connectionConfig: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID } });
+    const good = await connect(token, 'POST', 'forms', {
+      integration: 'asc',
+      values: { apiKey: P8.replace(/\n/g, '') },
+      connectionConfig: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
+    });
     expect(good.status).toBe(201);
     const created = h.store.listConnections(h.namespace).find((c) => c.spec.integration === 'asc' && c.spec.endUser?.id === 'jwt-user')!;
     expect(created.spec.connectionConfig).toEqual({ issuerId: ASC_ISSUER, keyId: ASC_KEY_ID });

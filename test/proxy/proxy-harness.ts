@@ -7,13 +7,13 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import { randomBytes } from 'node:crypto';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { loadConfig } from '../../src/app/config.js';
-import { type AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/domain/clock.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../../src/k8s/store.js';
 import { createRegistry } from '../../src/app/metrics.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../support/fixtures.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 
 export interface RecordedRequest {
   method: string;
@@ -45,7 +45,10 @@ export async function startUpstream(): Promise<Upstream> {
   const handlers = new Map<string, UpstreamHandler>();
   const raw = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
   const match = <T>(map: Map<string, T>, url: string) =>
-    [...map.keys()].filter((p) => url.startsWith(p)).sort((a, b) => b.length - a.length).map((p) => map.get(p)!)[0];
+    [...map.keys()]
+      .filter((p) => url.startsWith(p))
+      .sort((a, b) => b.length - a.length)
+      .map((p) => map.get(p)!)[0];
   const server: Server = createServer((req, res) => {
     const rawHandler = match(raw, req.url ?? '');
     if (rawHandler) {
@@ -161,7 +164,12 @@ export function rawRequest(
   });
 }
 
-export function proxyHeaders(h: ProxyHarness, integration: string, connectionId: string, extra: Record<string, string> = {}): Record<string, string> {
+export function proxyHeaders(
+  h: ProxyHarness,
+  integration: string,
+  connectionId: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     authorization: `Bearer ${h.env.secretKey}`,
     'connection-id': connectionId,

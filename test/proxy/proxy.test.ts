@@ -23,24 +23,61 @@ beforeAll(async () => {
   const base = `${up.origin}/api/v1`;
   const providers = await Promise.all([
     h.addProvider('bearer', {
-      displayName: 'Bearer', authMode: 'OAUTH2', authorizationUrl: `${up.origin}/auth`, tokenUrl: `${up.origin}/token`,
+      displayName: 'Bearer',
+      authMode: 'OAUTH2',
+      authorizationUrl: `${up.origin}/auth`,
+      tokenUrl: `${up.origin}/token`,
       proxy: {
         baseUrl: base,
         headers: { 'x-tenant': '${connectionConfig.tenant}' },
-        paginate: { type: 'cursor', cursorPathInResponse: 'meta.next', cursorNameInRequest: 'after', limitNameInRequest: 'page_size', responsePath: 'records' },
+        paginate: {
+          type: 'cursor',
+          cursorPathInResponse: 'meta.next',
+          cursorNameInRequest: 'after',
+          limitNameInRequest: 'page_size',
+          responsePath: 'records',
+        },
       },
     }),
     h.addProvider('basic', { displayName: 'Basic', authMode: 'BASIC', proxy: { baseUrl: base } }),
-    h.addProvider('keyheader', { displayName: 'Key header', authMode: 'API_KEY', proxy: { baseUrl: base, headers: { 'x-api-key': '${apiKey}' } } }),
-    h.addProvider('keyquery', { displayName: 'Key query', authMode: 'API_KEY', proxy: { baseUrl: `${up.origin}/\${connectionConfig.region}/api`, query: { key: '${apiKey}' } } }),
+    h.addProvider('keyheader', {
+      displayName: 'Key header',
+      authMode: 'API_KEY',
+      proxy: { baseUrl: base, headers: { 'x-api-key': '${apiKey}' } },
+    }),
+    h.addProvider('keyquery', {
+      displayName: 'Key query',
+      authMode: 'API_KEY',
+      proxy: { baseUrl: `${up.origin}/\${connectionConfig.region}/api`, query: { key: '${apiKey}' } },
+    }),
     h.addProvider('oauth1', {
-      displayName: 'OAuth1', authMode: 'OAUTH1', requestTokenUrl: `${up.origin}/rt`, authorizationUrl: `${up.origin}/auth`, tokenUrl: `${up.origin}/at`,
+      displayName: 'OAuth1',
+      authMode: 'OAUTH1',
+      requestTokenUrl: `${up.origin}/rt`,
+      authorizationUrl: `${up.origin}/auth`,
+      tokenUrl: `${up.origin}/at`,
       proxy: { baseUrl: base },
     }),
-    h.addProvider('gzip-on', { displayName: 'Gzip on', authMode: 'API_KEY', proxy: { baseUrl: base, decompress: true, headers: { authorization: 'Token ${apiKey}' } } }),
-    h.addProvider('gzip-off', { displayName: 'Gzip off', authMode: 'API_KEY', proxy: { baseUrl: base, decompress: false, headers: { authorization: 'Token ${apiKey}' } } }),
+    h.addProvider('gzip-on', {
+      displayName: 'Gzip on',
+      authMode: 'API_KEY',
+      proxy: { baseUrl: base, decompress: true, headers: { authorization: 'Token ${apiKey}' } },
+    }),
+    h.addProvider('gzip-off', {
+      displayName: 'Gzip off',
+      authMode: 'API_KEY',
+      proxy: { baseUrl: base, decompress: false, headers: { authorization: 'Token ${apiKey}' } },
+    }),
   ]);
-  const [bearer, basic, keyheader, keyquery, oauth1, gzipOn, gzipOff] = providers as [string, string, string, string, string, string, string];
+  const [bearer, basic, keyheader, keyquery, oauth1, gzipOn, gzipOff] = providers as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   await Promise.all([
     h.addIntegration('bearer', bearer),
     h.addIntegration('basic', basic),
@@ -56,15 +93,30 @@ beforeAll(async () => {
       { integration: 'bearer', provider: bearer, connectionId: 'u1', authMode: 'OAUTH2', connectionConfig: { tenant: 'acme' } },
       { type: 'OAUTH2', access_token: 'at-bearer-1', refresh_token: 'rt-1', expires_at: far, raw: {} },
     ),
-    h.addConnection({ integration: 'basic', provider: basic, connectionId: 'u1', authMode: 'BASIC' }, { type: 'BASIC', username: 'alice', password: 'p:ss wörd' }),
-    h.addConnection({ integration: 'keyheader', provider: keyheader, connectionId: 'u1', authMode: 'API_KEY' }, { type: 'API_KEY', apiKey: 'key-in-header' }),
+    h.addConnection(
+      { integration: 'basic', provider: basic, connectionId: 'u1', authMode: 'BASIC' },
+      { type: 'BASIC', username: 'alice', password: 'p:ss wörd' },
+    ),
+    h.addConnection(
+      { integration: 'keyheader', provider: keyheader, connectionId: 'u1', authMode: 'API_KEY' },
+      { type: 'API_KEY', apiKey: 'key-in-header' },
+    ),
     h.addConnection(
       { integration: 'keyquery', provider: keyquery, connectionId: 'u1', authMode: 'API_KEY', connectionConfig: { region: 'eu' } },
       { type: 'API_KEY', apiKey: 'key in query&x=1' },
     ),
-    h.addConnection({ integration: 'oauth1', provider: oauth1, connectionId: 'u1', authMode: 'OAUTH1' }, { type: 'OAUTH1', oauth_token: 'tok-1', oauth_token_secret: 'tok-secret-1', raw: {} }),
-    h.addConnection({ integration: 'gzip-on', provider: gzipOn, connectionId: 'u1', authMode: 'API_KEY' }, { type: 'API_KEY', apiKey: 'k' }),
-    h.addConnection({ integration: 'gzip-off', provider: gzipOff, connectionId: 'u1', authMode: 'API_KEY' }, { type: 'API_KEY', apiKey: 'k' }),
+    h.addConnection(
+      { integration: 'oauth1', provider: oauth1, connectionId: 'u1', authMode: 'OAUTH1' },
+      { type: 'OAUTH1', oauth_token: 'tok-1', oauth_token_secret: 'tok-secret-1', raw: {} },
+    ),
+    h.addConnection(
+      { integration: 'gzip-on', provider: gzipOn, connectionId: 'u1', authMode: 'API_KEY' },
+      { type: 'API_KEY', apiKey: 'k' },
+    ),
+    h.addConnection(
+      { integration: 'gzip-off', provider: gzipOff, connectionId: 'u1', authMode: 'API_KEY' },
+      { type: 'API_KEY', apiKey: 'k' },
+    ),
   ]);
 });
 
@@ -77,14 +129,24 @@ beforeEach(() => {
   up.requests.length = 0;
 });
 
-const call = (integration: string, path: string, opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {}) =>
-  rawRequest(h.server.port, { method: opts.method, path, headers: proxyHeaders(h, integration, 'u1', opts.headers), body: opts.body });
+const call = (
+  integration: string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+) => rawRequest(h.server.port, { method: opts.method, path, headers: proxyHeaders(h, integration, 'u1', opts.headers), body: opts.body });
 
 describe('credentials per auth mode', () => {
   it('OAUTH2: sends the bearer token and passes method, path, query, body and headers, but not ours', async () => {
     const res = await call('bearer', '/proxy/items/a%2Fb?x=1&y=two%20words', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-custom': 'kept', 'latchkey-debug': 'drop', retries: '0', connection: 'keep-alive, x-hop', 'x-hop': 'drop' },
+      headers: {
+        'content-type': 'application/json',
+        'x-custom': 'kept',
+        'latchkey-debug': 'drop',
+        retries: '0',
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'drop',
+      },
       body: '{"hello":"world"}',
     });
     expect(res.status).toBe(200);
@@ -98,7 +160,8 @@ describe('credentials per auth mode', () => {
     expect(seen.headers['x-tenant']).toBe('acme');
     expect(seen.headers['x-custom']).toBe('kept');
     expect(seen.headers['content-type']).toBe('application/json');
-    for (const dropped of ['connection-id', 'provider-config-key', 'retries', 'latchkey-debug', 'x-hop']) expect([dropped, seen.headers[dropped]]).toEqual([dropped, undefined]);
+    for (const dropped of ['connection-id', 'provider-config-key', 'retries', 'latchkey-debug', 'x-hop'])
+      expect([dropped, seen.headers[dropped]]).toEqual([dropped, undefined]);
     expect(JSON.stringify(seen.headers)).not.toContain(h.env.secretKey);
   });
 
@@ -109,13 +172,13 @@ describe('credentials per auth mode', () => {
     expect(Buffer.from(auth.slice(6), 'base64').toString('utf8')).toBe('alice:p:ss wörd');
   });
 
-  it('API_KEY: puts the key in the header the provider names, and drops the caller\'s Authorization', async () => {
+  it("API_KEY: puts the key in the header the provider names, and drops the caller's Authorization", async () => {
     expect((await call('keyheader', '/proxy/me')).status).toBe(200);
     expect(up.requests[0]!.headers['x-api-key']).toBe('key-in-header');
     expect(up.requests[0]!.headers.authorization).toBeUndefined();
   });
 
-  it('API_KEY: puts the key in the query parameter the provider names, replacing a caller\'s value, under a templated base URL', async () => {
+  it("API_KEY: puts the key in the query parameter the provider names, replacing a caller's value, under a templated base URL", async () => {
     expect((await call('keyquery', '/proxy/things?key=forged&q=1')).status).toBe(200);
     const url = new URL(up.requests[0]!.url, up.origin);
     expect(url.pathname).toBe('/eu/api/things');
@@ -144,7 +207,11 @@ describe('credentials per auth mode', () => {
         consumer_secret: consumerSecret,
         token_secret: 'tok-secret-1',
       });
-      const out = spawnSync('/usr/bin/python3', [join(REPO_ROOT, 'test/support/servers/verify_oauth1.py')], { input, encoding: 'utf8', timeout: 20_000 });
+      const out = spawnSync('/usr/bin/python3', [join(REPO_ROOT, 'test/support/servers/verify_oauth1.py')], {
+        input,
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
       if (out.status !== 0) throw new Error(out.stderr);
       return out.stdout.trim();
     };
@@ -154,7 +221,7 @@ describe('credentials per auth mode', () => {
 });
 
 describe('pass-through', () => {
-  it('pages by cursor with the provider\'s own parameter names', async () => {
+  it("pages by cursor with the provider's own parameter names", async () => {
     const records = Array.from({ length: 7 }, (_, i) => ({ id: i + 1 }));
     up.on('/api/v1/records', (req, res) => {
       const q = new URL(req.url!, up.origin).searchParams;
@@ -169,7 +236,10 @@ describe('pass-through', () => {
     const seen: number[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {
-      const q = new URLSearchParams({ [paginate.limitNameInRequest!]: '3', ...(cursor ? { [paginate.cursorNameInRequest!]: cursor } : {}) });
+      const q = new URLSearchParams({
+        [paginate.limitNameInRequest!]: '3',
+        ...(cursor ? { [paginate.cursorNameInRequest!]: cursor } : {}),
+      });
       const res = await call('bearer', `/proxy/records?${q}`);
       expect(res.status).toBe(200);
       const json = JSON.parse(res.body.toString()) as Record<string, unknown>;
@@ -180,7 +250,9 @@ describe('pass-through', () => {
     }
     expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(up.requests.map((r) => r.url)).toEqual([
-      '/api/v1/records?page_size=3', '/api/v1/records?page_size=3&after=3', '/api/v1/records?page_size=3&after=6',
+      '/api/v1/records?page_size=3',
+      '/api/v1/records?page_size=3&after=3',
+      '/api/v1/records?page_size=3&after=6',
     ]);
   });
 
@@ -195,7 +267,7 @@ describe('pass-through', () => {
     expect(victim.requests).toHaveLength(0);
   });
 
-  it('passes the provider\'s status, headers and error body back', async () => {
+  it("passes the provider's status, headers and error body back", async () => {
     up.on('/api/v1/missing', (_req, res) => {
       res.writeHead(404, { 'content-type': 'application/problem+json', 'x-request-id': 'abc' });
       res.end('{"detail":"nope"}');
@@ -216,7 +288,7 @@ describe('retries', () => {
         res.end('slow down');
         return;
       }
-      echo(req, res, body);
+      void echo(req, res, body);
     });
     const res = await call('bearer', '/proxy/limited', { method: 'PUT', body: 'same body', headers: { retries: '2' } });
     expect(res.status).toBe(200);
@@ -247,7 +319,7 @@ describe('retries', () => {
         res.end();
         return;
       }
-      echo(req, res, body);
+      void echo(req, res, body);
     });
     const res = await call('bearer', '/proxy/flaky', { method: 'POST', body: 'payload', headers: { retries: '5' } });
     expect(res.status).toBe(200);
@@ -315,17 +387,20 @@ describe('compression and streaming', () => {
       });
     });
     const result = await new Promise<{ bytes: number; digest: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: h.server.port, path: '/proxy/big', headers: proxyHeaders(h, 'bearer', 'u1') }, (res) => {
-        const hash = createHash('sha256');
-        let bytes = 0;
-        res.on('data', (c: Buffer) => {
-          if (bytes === 0) releaseRest();
-          bytes += c.length;
-          hash.update(c);
-        });
-        res.on('end', () => resolve({ bytes, digest: hash.digest('hex') }));
-        res.on('error', reject);
-      });
+      const req = request(
+        { host: '127.0.0.1', port: h.server.port, path: '/proxy/big', headers: proxyHeaders(h, 'bearer', 'u1') },
+        (res) => {
+          const hash = createHash('sha256');
+          let bytes = 0;
+          res.on('data', (c: Buffer) => {
+            if (bytes === 0) releaseRest();
+            bytes += c.length;
+            hash.update(c);
+          });
+          res.on('end', () => resolve({ bytes, digest: hash.digest('hex') }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -349,7 +424,11 @@ describe('compression and streaming', () => {
       });
     });
     const body = Buffer.alloc(20 * 1024 * 1024, 'xyz');
-    const res = await call('bearer', '/proxy/upload', { method: 'PUT', body, headers: { 'content-type': 'application/octet-stream', retries: '3' } });
+    const res = await call('bearer', '/proxy/upload', {
+      method: 'PUT',
+      body,
+      headers: { 'content-type': 'application/octet-stream', retries: '3' },
+    });
     expect(res.status).toBe(201);
     expect(JSON.parse(res.body.toString())).toEqual({ bytes: body.length, digest: createHash('sha256').update(body).digest('hex') });
   });
@@ -363,7 +442,10 @@ describe('errors and metrics', () => {
     const missing = await rawRequest(h.server.port, { path: '/proxy/x', headers: { authorization: `Bearer ${h.env.secretKey}` } });
     expect(missing.status).toBe(400);
     expect(JSON.parse(missing.body.toString()).error.code).toBe('invalid_headers');
-    const noKey = await rawRequest(h.server.port, { path: '/proxy/x', headers: { 'connection-id': 'u1', 'provider-config-key': 'bearer' } });
+    const noKey = await rawRequest(h.server.port, {
+      path: '/proxy/x',
+      headers: { 'connection-id': 'u1', 'provider-config-key': 'bearer' },
+    });
     expect(noKey.status).toBe(401);
     expect(up.requests).toHaveLength(0);
   });

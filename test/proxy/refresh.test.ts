@@ -3,7 +3,7 @@
  * server (oidc-provider) as the provider's token endpoint: an expired token is refreshed before
  * the request; a 401 from the provider triggers one forced refresh and one retry.
  */
-import { startOidcServer, type OidcTestServer } from '../support/servers/oidc-server.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
 
 const CLIENT = { clientId: 'proxy-client', clientSecret: 'proxy-client-secret' };
@@ -28,7 +28,10 @@ beforeAll(async () => {
     res.end(JSON.stringify({ ok: true }));
   });
   const provider = await h.addProvider('oauth2-refresh', {
-    displayName: 'Refreshing', authMode: 'OAUTH2', authorizationUrl: oidc.authorizationUrl, tokenUrl: oidc.tokenUrl,
+    displayName: 'Refreshing',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
     proxy: { baseUrl: `${up.origin}/api` },
   });
   await h.addIntegration('refreshing', provider, CLIENT);
@@ -58,7 +61,12 @@ describe('proxy and token refresh', () => {
     const before = oidc.refreshCalls();
     up.requests.length = 0;
 
-    const res = await rawRequest(h.server.port, { method: 'POST', path: '/proxy/things', body: 'replayed', headers: proxyHeaders(h, 'refreshing', 'revoked') });
+    const res = await rawRequest(h.server.port, {
+      method: 'POST',
+      path: '/proxy/things',
+      body: 'replayed',
+      headers: proxyHeaders(h, 'refreshing', 'revoked'),
+    });
     expect(res.status).toBe(200);
     expect(oidc.refreshCalls() - before).toBe(1);
     const sent = up.requests.map((r) => r.headers.authorization);
@@ -91,7 +99,9 @@ describe('proxy and token refresh', () => {
     const before = oidc.refreshCalls();
     up.requests.length = 0;
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => rawRequest(h.server.port, { path: '/proxy/list', headers: proxyHeaders(h, 'refreshing', 'expired') })),
+      Array.from({ length: 4 }, () =>
+        rawRequest(h.server.port, { path: '/proxy/list', headers: proxyHeaders(h, 'refreshing', 'expired') }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(oidc.refreshCalls() - before).toBe(1);

@@ -14,7 +14,8 @@ beforeAll(async () => {
   [up, victim] = await Promise.all([startUpstream(), startUpstream()]);
   h = await startProxyHarness('ssrf');
   const provider = await h.addProvider('ssrf', {
-    displayName: 'SSRF target', authMode: 'API_KEY',
+    displayName: 'SSRF target',
+    authMode: 'API_KEY',
     proxy: { baseUrl: `${up.origin}/\${connectionConfig.tenant}/api/v1`, headers: { 'x-api-key': '${apiKey}' } },
   });
   await h.addIntegration('ssrf', provider);
@@ -24,16 +25,30 @@ beforeAll(async () => {
   );
   // Connections whose configuration tries to change the host through the template.
   await h.addConnection(
-    { integration: 'ssrf', provider, connectionId: 'evil-config', authMode: 'API_KEY', connectionConfig: { tenant: `x@127.0.0.1:${victim.port}/` } },
+    {
+      integration: 'ssrf',
+      provider,
+      connectionId: 'evil-config',
+      authMode: 'API_KEY',
+      connectionConfig: { tenant: `x@127.0.0.1:${victim.port}/` },
+    },
     { type: 'API_KEY', apiKey: 'do-not-leak' },
   );
   const hostProvider = await h.addProvider('ssrf-host', {
-    displayName: 'SSRF host template', authMode: 'API_KEY',
+    displayName: 'SSRF host template',
+    authMode: 'API_KEY',
     proxy: { baseUrl: `http://\${connectionConfig.host}:${up.port}/api`, headers: { 'x-api-key': '${apiKey}' } },
   });
   await h.addIntegration('ssrf-host', hostProvider);
-  for (const [id, host] of [['ok', '127.0.0.1'], ['evil-port', `127.0.0.1:${victim.port}/`], ['evil-at', `x@127.0.0.1:${victim.port}`]] as const) {
-    await h.addConnection({ integration: 'ssrf-host', provider: hostProvider, connectionId: id, authMode: 'API_KEY', connectionConfig: { host } }, { type: 'API_KEY', apiKey: 'do-not-leak' });
+  for (const [id, host] of [
+    ['ok', '127.0.0.1'],
+    ['evil-port', `127.0.0.1:${victim.port}/`],
+    ['evil-at', `x@127.0.0.1:${victim.port}`],
+  ] as const) {
+    await h.addConnection(
+      { integration: 'ssrf-host', provider: hostProvider, connectionId: id, authMode: 'API_KEY', connectionConfig: { host } },
+      { type: 'API_KEY', apiKey: 'do-not-leak' },
+    );
   }
 });
 
@@ -46,7 +61,14 @@ afterAll(async () => {
 function rawLine(port: number, path: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
-      const lines = [`GET ${path} HTTP/1.1`, 'host: 127.0.0.1', 'connection: close', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
+      const lines = [
+        `GET ${path} HTTP/1.1`,
+        'host: 127.0.0.1',
+        'connection: close',
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+        '',
+        '',
+      ];
       socket.write(lines.join('\r\n'));
     });
     let data = '';
@@ -131,7 +153,10 @@ describe('path escapes', () => {
   });
 
   it('still proxies legitimate paths with encoded characters under the base path', async () => {
-    const res = await rawRequest(h.server.port, { path: '/proxy/users/a%40b.com/files/x%2Fy%20z..txt?q=..%2F', headers: proxyHeaders(h, 'ssrf', 'u1') });
+    const res = await rawRequest(h.server.port, {
+      path: '/proxy/users/a%40b.com/files/x%2Fy%20z..txt?q=..%2F',
+      headers: proxyHeaders(h, 'ssrf', 'u1'),
+    });
     expect(res.status).toBe(200);
     expect(up.requests.map((r) => r.url)).toEqual(['/acme/api/v1/users/a%40b.com/files/x%2Fy%20z..txt?q=..%2F']);
     expect(up.requests[0]!.headers['x-api-key']).toBe('do-not-leak');

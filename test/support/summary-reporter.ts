@@ -1,6 +1,15 @@
 /** Prints one plain closing line, "tests: N passed, N failed[, N skipped]", for CI to read. */
 export default class SummaryReporter {
-  onRunComplete(_contexts: unknown, results: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numRuntimeErrorTestSuites: number }): void {
+  onRunComplete(
+    _contexts: unknown,
+    results: {
+      numPassedTests: number;
+      numFailedTests: number;
+      numPendingTests: number;
+      numTodoTests: number;
+      numRuntimeErrorTestSuites: number;
+    },
+  ): void {
     const skipped = results.numPendingTests + results.numTodoTests;
     // A test file that fails to load counts as a failure, not as zero tests.
     const failed = results.numFailedTests + results.numRuntimeErrorTestSuites;

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { type AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/domain/clock.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
@@ -15,8 +15,8 @@ import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webho
 import { parseRetryAfter, retryDelaySeconds } from '../../src/webhooks/backoff.js';
 import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { signPayload, verifyWebhook } from '../../src/webhooks/signing.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../support/cluster.js';
-import { createEnvironment, type TestEnvironment } from '../support/fixtures.js';
+import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 import { signatureValid, startDispatcher, testConfig, webhookReceiver, type WebhookReceiver } from '../connect/harness.js';
 
 const kc = testKubeConfig();
@@ -29,7 +29,15 @@ const running: Array<{ dispatcher?: WebhookDispatcher; store: KubeStore }> = [];
 async function replica(withDispatcher = true): Promise<{ ctx: AppContext; dispatcher?: WebhookDispatcher; store: KubeStore }> {
   const store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await store.start();
-  const ctx: AppContext = { config: testConfig(ns.name), logger: testLogger(), kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  const ctx: AppContext = {
+    config: testConfig(ns.name),
+    logger: testLogger(),
+    kc,
+    store,
+    clock: systemClock,
+    metrics: createRegistry(),
+    fetch,
+  };
   await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
   const dispatcher = withDispatcher ? startDispatcher(ctx, 100) : undefined;
   const r = { ctx, dispatcher, store };
@@ -44,11 +52,18 @@ async function stopReplica(r: { dispatcher?: WebhookDispatcher; store: KubeStore
 }
 
 const pendingFor = async (connectionId: string) =>
-  (await new WebhookOutbox(kc).list([ns.name])).filter((d) => (JSON.parse(d.body) as { connectionId: string }).connectionId === connectionId);
+  (await new WebhookOutbox(kc).list([ns.name])).filter(
+    (d) => (JSON.parse(d.body) as { connectionId: string }).connectionId === connectionId,
+  );
 
 function enqueue(ctx: AppContext, connectionId: string) {
   return enqueueAuthWebhook(ctx, {
-    namespace: ns.name, operation: 'creation', success: true, connectionId, providerConfigKey: 'github', provider: 'github',
+    namespace: ns.name,
+    operation: 'creation',
+    success: true,
+    connectionId,
+    providerConfigKey: 'github',
+    provider: 'github',
     endUser: { id: 'u1', tags: { org: 'o' } },
   });
 }
@@ -71,7 +86,11 @@ describe('signing and schedule', () => {
     const key = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const body = '{"test": 2432232314}';
     expect(signPayload(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, body)).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
-    const headers = { 'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek', 'webhook-timestamp': '1614265330', 'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=' };
+    const headers = {
+      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      'webhook-timestamp': '1614265330',
+      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    };
     expect(verifyWebhook(key, headers, body, 1614265330)).toBe(true);
     expect(verifyWebhook(key, headers, body.replace('2432', '2433'), 1614265330)).toBe(false);
     expect(verifyWebhook(key, headers, body, 1614265330 + 3600)).toBe(false); // replayed later
@@ -126,7 +145,9 @@ describe('delivery', () => {
     receiver.answers.push({ status: 400 });
     const rejected = `rejected-${randomUUID()}`;
     await enqueue(r.ctx, rejected);
-    await eventually(async () => receiver.received.some((w) => w.json.connectionId === rejected) && (await pendingFor(rejected)).length === 0);
+    await eventually(
+      async () => receiver.received.some((w) => w.json.connectionId === rejected) && (await pendingFor(rejected)).length === 0,
+    );
     await new Promise((res) => setTimeout(res, 500));
     expect(receiver.received.filter((w) => w.json.connectionId === rejected).map((w) => w.status)).toEqual([400]);
     await stopReplica(r);
@@ -170,20 +191,39 @@ describe('delivery', () => {
     const r = await replica();
     const connection = {
       metadata: { name: 'c1', namespace: ns.name },
-      spec: { integration: 'github', provider: 'github', connectionId: `refresh-${randomUUID()}`, id: 1, authMode: 'OAUTH2', endUser: { id: 'u9', tags: { org: 'x' } } },
+      spec: {
+        integration: 'github',
+        provider: 'github',
+        connectionId: `refresh-${randomUUID()}`,
+        id: 1,
+        authMode: 'OAUTH2',
+        endUser: { id: 'u9', tags: { org: 'x' } },
+      },
     } as ConnectionResource;
-    expect(await enqueueRefreshFailedWebhook(r.ctx, connection, { message: 'invalid_grant: the refresh token was revoked' })).toBe('queued');
+    expect(await enqueueRefreshFailedWebhook(r.ctx, connection, { message: 'invalid_grant: the refresh token was revoked' })).toBe(
+      'queued',
+    );
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connection.spec.connectionId));
     expect(hook.json).toEqual({
-      type: 'auth', operation: 'refresh', success: false, connectionId: connection.spec.connectionId,
-      endUser: { endUserId: 'u9', tags: { org: 'x' } }, providerConfigKey: 'github', provider: 'github', environment: env.name,
+      type: 'auth',
+      operation: 'refresh',
+      success: false,
+      connectionId: connection.spec.connectionId,
+      endUser: { endUserId: 'u9', tags: { org: 'x' } },
+      providerConfigKey: 'github',
+      provider: 'github',
+      environment: env.name,
       error: { type: 'refresh_failed', message: 'invalid_grant: the refresh token was revoked' },
     });
 
     // Switch creation webhooks off: nothing is queued.
     const custom = kc.makeApiClient(CustomObjectsApi);
     await custom.patchNamespacedCustomObject({
-      group: 'latchkey.dev', version: 'v1alpha1', namespace: ns.name, plural: 'environments', name: env.name,
+      group: 'latchkey.dev',
+      version: 'v1alpha1',
+      namespace: ns.name,
+      plural: 'environments',
+      name: env.name,
       body: [{ op: 'replace', path: '/spec/webhooks/sendOnCreation', value: false }],
     });
     await eventually(() => r.store.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);

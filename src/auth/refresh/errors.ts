@@ -19,7 +19,13 @@ export class RefreshError extends Error {
 
   constructor(
     message: string,
-    opts: { permanent: boolean; code: RefreshErrorCode; retryAfterMs?: number; providerError?: RefreshError['providerError']; logId?: string },
+    opts: {
+      permanent: boolean;
+      code: RefreshErrorCode;
+      retryAfterMs?: number;
+      providerError?: RefreshError['providerError'];
+      logId?: string;
+    },
   ) {
     super(message);
     this.name = 'RefreshError';
@@ -32,14 +38,24 @@ export class RefreshError extends Error {
 }
 
 export class ConnectionNotFoundError extends Error {
-  constructor(readonly namespace: string, readonly integration: string, readonly connectionId: string) {
+  constructor(
+    readonly namespace: string,
+    readonly integration: string,
+    readonly connectionId: string,
+  ) {
     super(`connection ${connectionId} of integration ${integration} not found`);
     this.name = 'ConnectionNotFoundError';
   }
 }
 
-
-const PERMANENT_OAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'access_denied']);
+const PERMANENT_OAUTH_ERRORS = new Set([
+  'invalid_grant',
+  'invalid_client',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+]);
 const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
 
 /** Turns whatever a token request threw into a classified {@link RefreshError}. */
@@ -53,11 +69,18 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
     const transient = err.status >= 500 || err.status === 429 || err.status === 408 || TRANSIENT_OAUTH_ERRORS.has(err.error);
     const what = `token endpoint answered ${err.status} ${err.error}${providerError.description ? `: ${providerError.description}` : ''}`;
     if (transient) {
-      return new RefreshError(`provider unavailable: ${what}`, { permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(err.response, now), providerError });
+      return new RefreshError(`provider unavailable: ${what}`, {
+        permanent: false,
+        code: 'provider_unavailable',
+        retryAfterMs: retryAfterMs(err.response, now),
+        providerError,
+      });
     }
     const permanent = PERMANENT_OAUTH_ERRORS.has(err.error) || (err.status >= 400 && err.status < 500);
     return new RefreshError(`reauthorization required: ${what}`, {
-      permanent, code: permanent ? 'reauthorization_required' : 'provider_unavailable', providerError,
+      permanent,
+      code: permanent ? 'reauthorization_required' : 'provider_unavailable',
+      providerError,
     });
   }
   const response = findResponse(err);
@@ -66,13 +89,24 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
     const providerError = { status };
     if (status >= 500 || status === 429 || status === 408) {
       return new RefreshError(`provider unavailable: token endpoint answered ${status}`, {
-        permanent: false, code: 'provider_unavailable', retryAfterMs: retryAfterMs(response, now), providerError,
+        permanent: false,
+        code: 'provider_unavailable',
+        retryAfterMs: retryAfterMs(response, now),
+        providerError,
       });
     }
     if (status >= 400) {
-      return new RefreshError(`reauthorization required: token endpoint answered ${status}`, { permanent: true, code: 'reauthorization_required', providerError });
+      return new RefreshError(`reauthorization required: token endpoint answered ${status}`, {
+        permanent: true,
+        code: 'reauthorization_required',
+        providerError,
+      });
     }
-    return new RefreshError(`provider unavailable: unusable token endpoint response (HTTP ${status})`, { permanent: false, code: 'provider_unavailable', providerError });
+    return new RefreshError(`provider unavailable: unusable token endpoint response (HTTP ${status})`, {
+      permanent: false,
+      code: 'provider_unavailable',
+      providerError,
+    });
   }
   const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
   const detail = timeout ? 'token request timed out' : `token request failed: ${rootMessage(err)}`;
@@ -86,8 +120,12 @@ function causes(err: unknown): unknown[] {
 }
 
 function findResponse(err: unknown): Response | undefined {
-  return causes(err).find((e): e is Response => e instanceof Response)
-    ?? causes(err).map((e) => (e as { response?: unknown })?.response).find((r): r is Response => r instanceof Response);
+  return (
+    causes(err).find((e): e is Response => e instanceof Response) ??
+    causes(err)
+      .map((e) => (e as { response?: unknown })?.response)
+      .find((r): r is Response => r instanceof Response)
+  );
 }
 
 function rootMessage(err: unknown): string {

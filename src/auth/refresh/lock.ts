@@ -11,7 +11,11 @@ export class RefreshLock {
   /** Unique per lock owner (process and instance), so two replicas in one process are told apart. */
   readonly holder: string;
 
-  constructor(private readonly leases: Leases, identity: string, private readonly ttlSeconds: number) {
+  constructor(
+    private readonly leases: Leases,
+    identity: string,
+    private readonly ttlSeconds: number,
+  ) {
     this.holder = `${identity}/${randomBytes(4).toString('hex')}`;
   }
 
@@ -27,10 +31,17 @@ export class RefreshLock {
     const owner = connectionUid
       ? [{ apiVersion: API_VERSION, kind: CONNECTIONS.kind, name: connectionName, uid: connectionUid }]
       : undefined;
-    const result = await this.leases.tryAcquire(namespace, RefreshLock.leaseName(connectionName), this.holder, this.ttlSeconds, {
-      [LABELS.managedBy]: LABELS.managedByValue,
-      [LABELS.connection]: connectionName,
-    }, owner);
+    const result = await this.leases.tryAcquire(
+      namespace,
+      RefreshLock.leaseName(connectionName),
+      this.holder,
+      this.ttlSeconds,
+      {
+        [LABELS.managedBy]: LABELS.managedByValue,
+        [LABELS.connection]: connectionName,
+      },
+      owner,
+    );
     return result.acquired;
   }
 

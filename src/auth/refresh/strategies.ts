@@ -35,12 +35,12 @@ export interface RefreshStrategy {
 
 // ---- expiry arithmetic (shared with the controller's scheduler) ----
 
-
 function clientFor(input: StrategyInput, override?: { client_id?: string; client_secret?: string }): ClientCredentials {
   const client = resolveClient(input.store, input.namespace, input.integration, override);
   if (!client) {
     throw new RefreshError(`integration ${input.integration.metadata.name} has no OAuth client ID (clientSecretRef)`, {
-      permanent: true, code: 'integration_misconfigured',
+      permanent: true,
+      code: 'integration_misconfigured',
     });
   }
   return client;

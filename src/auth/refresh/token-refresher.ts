@@ -67,13 +67,16 @@ export class TokenRefresher {
   constructor(private readonly deps: TokenRefresherDeps) {
     this.logger = deps.logger.child({ component: 'refresh' });
     if (deps.metrics) {
-      this.counter = metric(deps.metrics, 'latchkey_token_refreshes_total', (registers) =>
-        new Counter({
-          name: 'latchkey_token_refreshes_total',
-          help: 'Token refreshes attempted against providers, by provider, reason and result.',
-          labelNames: ['provider', 'reason', 'result'] as const,
-          registers,
-        }),
+      this.counter = metric(
+        deps.metrics,
+        'latchkey_token_refreshes_total',
+        (registers) =>
+          new Counter({
+            name: 'latchkey_token_refreshes_total',
+            help: 'Token refreshes attempted against providers, by provider, reason and result.',
+            labelNames: ['provider', 'reason', 'result'] as const,
+            registers,
+          }),
       );
     }
   }
@@ -113,7 +116,9 @@ export class TokenRefresher {
       // The provider refused these very credentials for good: asking again would only repeat the refusal.
       const last = [...(conn.resource.status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
       throw new RefreshError('the provider refused these credentials; the end user must authorize again', {
-        permanent: true, code: 'reauthorization_required', logId: last?.logId,
+        permanent: true,
+        code: 'reauthorization_required',
+        logId: last?.logId,
       });
     }
     const key = `${namespace}/${conn.resource.metadata.name}`;
@@ -133,7 +138,12 @@ export class TokenRefresher {
     return current.credentialsVersion !== observedVersion && (opts.force || !this.isStale(current.credentials, opts.marginSeconds));
   }
 
-  private async refreshOnce(namespace: string, observed: StoredConnection, strategy: RefreshStrategy, opts: EnsureFreshOptions): Promise<StoredConnection> {
+  private async refreshOnce(
+    namespace: string,
+    observed: StoredConnection,
+    strategy: RefreshStrategy,
+    opts: EnsureFreshOptions,
+  ): Promise<StoredConnection> {
     const { store, lock, clock } = this.deps;
     const name = observed.resource.metadata.name;
     const { integration, connectionId } = observed.resource.spec;
@@ -152,7 +162,9 @@ export class TokenRefresher {
           if (!strategy.canRefresh(fresh.credentials)) return fresh;
           return await this.refreshLocked(namespace, fresh, strategy, opts.reason);
         } finally {
-          await lock.release(namespace, name).catch((err: unknown) => this.logger.warn({ namespace, name, err: String(err) }, 'could not release refresh lock'));
+          await lock
+            .release(namespace, name)
+            .catch((err: unknown) => this.logger.warn({ namespace, name, err: String(err) }, 'could not release refresh lock'));
         }
       }
       // Another replica holds the lock: watch our cache for its result, then try the lock again.
@@ -162,19 +174,28 @@ export class TokenRefresher {
         const current = store.getConnection(namespace, integration, connectionId);
         if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
-        const failure = (current.resource.status?.errors ?? []).find((e) => !knownErrors.has(e.logId) && e.message?.includes('Token refresh failed'));
+        const failure = (current.resource.status?.errors ?? []).find(
+          (e) => !knownErrors.has(e.logId) && e.message?.includes('Token refresh failed'),
+        );
         if (failure) throw failedElsewhere(failure);
       }
       if (clock.now() >= deadline) {
         throw new RefreshError('another replica is refreshing this connection and has not finished; try again', {
-          permanent: false, code: 'refresh_in_progress', retryAfterMs: 1000,
+          permanent: false,
+          code: 'refresh_in_progress',
+          retryAfterMs: 1000,
         });
       }
     }
   }
 
   /** Called with the lock held and the credentials just read from the API server. */
-  private async refreshLocked(namespace: string, conn: StoredConnection, strategy: RefreshStrategy, reason: RefreshReason): Promise<StoredConnection> {
+  private async refreshLocked(
+    namespace: string,
+    conn: StoredConnection,
+    strategy: RefreshStrategy,
+    reason: RefreshReason,
+  ): Promise<StoredConnection> {
     const { store, clock } = this.deps;
     const name = conn.resource.metadata.name;
     const providerName = conn.resource.spec.provider;
@@ -184,12 +205,19 @@ export class TokenRefresher {
       const provider = store.getProvider(providerName);
       if (!integration || !provider) {
         throw new RefreshError(`integration ${conn.resource.spec.integration} or its provider ${providerName} no longer exists`, {
-          permanent: true, code: 'integration_misconfigured',
+          permanent: true,
+          code: 'integration_misconfigured',
         });
       }
       next = await strategy.refresh({
-        namespace, connection: conn, integration, provider, store,
-        fetch: this.deps.fetch, timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10, now: clock.now(),
+        namespace,
+        connection: conn,
+        integration,
+        provider,
+        store,
+        fetch: this.deps.fetch,
+        timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
+        now: clock.now(),
       });
     } catch (err) {
       const failure = classifyRefreshFailure(err, clock.now());
@@ -200,7 +228,9 @@ export class TokenRefresher {
     // Written with compare-and-swap; while the lock is held only an import could write in between.
     const { credentials, credentialsVersion } = await store.updateCredentials(namespace, name, (cur) => ({
       ...next,
-      ...(next.type === cur.type && next.refresh_token === undefined && cur.refresh_token !== undefined ? { refresh_token: cur.refresh_token } : {}),
+      ...(next.type === cur.type && next.refresh_token === undefined && cur.refresh_token !== undefined
+        ? { refresh_token: cur.refresh_token }
+        : {}),
     }));
     const now = clock.now();
     const expiresAt = expiresAtOf(credentials);
@@ -222,21 +252,36 @@ export class TokenRefresher {
   private async recordFailure(namespace: string, conn: StoredConnection, failure: RefreshError): Promise<void> {
     const name = conn.resource.metadata.name;
     const message = `Token refresh failed ${failure.permanent ? FAILED_MARK.permanent : FAILED_MARK.transient}: ${failure.message}`;
-    this.logger.warn({ namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError }, 'token refresh failed');
+    this.logger.warn(
+      { namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError },
+      'token refresh failed',
+    );
     try {
-      failure.logId = await this.deps.events.record(conn.resource, { type: 'Warning', reason: 'RefreshFailed', action: 'Refresh', message });
+      failure.logId = await this.deps.events.record(conn.resource, {
+        type: 'Warning',
+        reason: 'RefreshFailed',
+        action: 'Refresh',
+        message,
+      });
     } catch (err) {
       this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure event');
       return;
     }
-    const entry: ConnectionError = { type: 'auth', logId: failure.logId, message: message.slice(0, 1024), occurredAt: new Date(this.deps.clock.now()).toISOString() };
+    const entry: ConnectionError = {
+      type: 'auth',
+      logId: failure.logId,
+      message: message.slice(0, 1024),
+      occurredAt: new Date(this.deps.clock.now()).toISOString(),
+    };
     await this.deps.store
       .updateConnectionStatus(namespace, name, (s) => ({
         ...s,
         refreshAttempts: (s.refreshAttempts ?? 0) + 1,
         errors: [...(s.errors ?? []), entry].slice(-MAX_ERRORS),
       }))
-      .catch((err: unknown) => this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure in status'));
+      .catch((err: unknown) =>
+        this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure in status'),
+      );
   }
 }
 
@@ -244,7 +289,9 @@ export class TokenRefresher {
 function failedElsewhere(e: ConnectionError): RefreshError {
   const permanent = e.message?.includes(FAILED_MARK.permanent) ?? false;
   return new RefreshError(e.message ?? 'token refresh failed', {
-    permanent, code: permanent ? 'reauthorization_required' : 'provider_unavailable', logId: e.logId,
+    permanent,
+    code: permanent ? 'reauthorization_required' : 'provider_unavailable',
+    logId: e.logId,
   });
 }
 

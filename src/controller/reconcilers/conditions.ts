@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '../../k8s/client.js';
 import { secretExists } from '../../k8s/secret-presence.js';
 import { LABELS, type CommonStatus, type Condition, type Kind } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
@@ -74,16 +74,24 @@ export async function writeConditions<T extends KubernetesObject & { status?: Co
  * The verdict for a referenced Secret missing from the watch cache: it does not exist, or it exists
  * without the `latchkey.dev/watch=true` label (asked of the API server, so the message says which).
  */
-export async function missingSecretVerdict(store: KubeStore, namespace: string, name: string, field: string, wanted: string): Promise<Verdict> {
+export async function missingSecretVerdict(
+  store: KubeStore,
+  namespace: string,
+  name: string,
+  field: string,
+  wanted: string,
+): Promise<Verdict> {
   const exists = await secretExists(store.core, namespace, name);
   if (exists) {
     return {
-      status: 'False', reason: 'SecretNotWatched',
+      status: 'False',
+      reason: 'SecretNotWatched',
       message: `Secret "${name}" exists but Latchkey cannot see it: label it ${LABELS.watch}=true (kubectl label secret ${name} -n ${namespace} ${LABELS.watch}=true).`,
     };
   }
   return {
-    status: 'False', reason: 'SecretNotFound',
+    status: 'False',
+    reason: 'SecretNotFound',
     message: `Secret "${name}" (${field}) does not exist in namespace ${namespace}. Create it with ${wanted} and the label ${LABELS.watch}=true.`,
   };
 }

@@ -78,61 +78,104 @@ export class ConnectionReconciler {
     const integration = store.getIntegration(ns, resource.spec.integration);
     if (!integration) {
       return {
-        type: INTEGRATION_READY, status: 'False', reason: 'IntegrationNotFound',
+        type: INTEGRATION_READY,
+        status: 'False',
+        reason: 'IntegrationNotFound',
         message: `Integration "${resource.spec.integration}" does not exist in namespace ${ns} (was it deleted?). Recreate it to use this connection again, or delete the connection.`,
       };
     }
     if (!store.getProvider(integration.spec.provider)) {
       return {
-        type: INTEGRATION_READY, status: 'False', reason: 'ProviderNotFound',
+        type: INTEGRATION_READY,
+        status: 'False',
+        reason: 'ProviderNotFound',
         message: `Provider "${integration.spec.provider}" of integration "${integration.metadata.name}" does not exist (was it deleted?). Apply the Provider again.`,
       };
     }
     const ready = findCondition(integration.status?.conditions, READY);
     if (ready?.status === 'False') {
       return {
-        type: INTEGRATION_READY, status: 'False', reason: 'IntegrationNotReady',
+        type: INTEGRATION_READY,
+        status: 'False',
+        reason: 'IntegrationNotReady',
         message: `Integration "${integration.metadata.name}" is not ready (${ready.reason}): ${ready.message}`,
       };
     }
-    return { type: INTEGRATION_READY, status: 'True', reason: 'IntegrationReady', message: `Integration "${integration.metadata.name}" and its provider are in place.` };
+    return {
+      type: INTEGRATION_READY,
+      status: 'True',
+      reason: 'IntegrationReady',
+      message: `Integration "${integration.metadata.name}" and its provider are in place.`,
+    };
   }
 
-  private reauthCondition(resource: ConnectionResource, stored: StoredConnection | undefined): { condition: ConditionInput; active: boolean; lifted: boolean } {
+  private reauthCondition(
+    resource: ConnectionResource,
+    stored: StoredConnection | undefined,
+  ): { condition: ConditionInput; active: boolean; lifted: boolean } {
     const current = findCondition(resource.status?.conditions, NEEDS_REAUTHORIZATION);
     if (current?.status === 'True') {
       const failedVersion = resource.metadata.annotations?.[REAUTH_VERSION_ANNOTATION];
       if (stored && failedVersion !== undefined && failedVersion !== stored.credentialsVersion) {
         return {
-          condition: { type: NEEDS_REAUTHORIZATION, status: 'False', reason: 'Reauthorized', message: 'New credentials were stored after the provider refused the old ones.' },
+          condition: {
+            type: NEEDS_REAUTHORIZATION,
+            status: 'False',
+            reason: 'Reauthorized',
+            message: 'New credentials were stored after the provider refused the old ones.',
+          },
           active: false,
           lifted: true,
         };
       }
-      return { condition: { type: NEEDS_REAUTHORIZATION, status: 'True', reason: current.reason, message: current.message }, active: true, lifted: false };
+      return {
+        condition: { type: NEEDS_REAUTHORIZATION, status: 'True', reason: current.reason, message: current.message },
+        active: true,
+        lifted: false,
+      };
     }
-    const keep = current ? { reason: current.reason, message: current.message } : { reason: 'CredentialsAccepted', message: 'The provider has not refused these credentials.' };
+    const keep = current
+      ? { reason: current.reason, message: current.message }
+      : { reason: 'CredentialsAccepted', message: 'The provider has not refused these credentials.' };
     return { condition: { type: NEEDS_REAUTHORIZATION, status: 'False', ...keep }, active: false, lifted: false };
   }
 
-  private credentialsCondition(resource: ConnectionResource, stored: StoredConnection | undefined, reauth: { active: boolean }): ConditionInput {
+  private credentialsCondition(
+    resource: ConnectionResource,
+    stored: StoredConnection | undefined,
+    reauth: { active: boolean },
+  ): ConditionInput {
     const name = resource.metadata.name;
     if (!stored) {
       return {
-        type: CREDENTIALS_VALID, status: 'False', reason: 'CredentialsMissing',
+        type: CREDENTIALS_VALID,
+        status: 'False',
+        reason: 'CredentialsMissing',
         message: `The credentials Secret "${name}" does not exist or is unreadable; the connection is invisible to the API until it is written (an unfinished creation is removed by the controller).`,
       };
     }
     if (stored.credentials.type !== resource.spec.authMode) {
       return {
-        type: CREDENTIALS_VALID, status: 'False', reason: 'CredentialsTypeMismatch',
+        type: CREDENTIALS_VALID,
+        status: 'False',
+        reason: 'CredentialsTypeMismatch',
         message: `The stored credentials are of type ${stored.credentials.type} but the connection's auth mode is ${resource.spec.authMode}; import credentials of type ${resource.spec.authMode}.`,
       };
     }
     if (reauth.active) {
-      return { type: CREDENTIALS_VALID, status: 'False', reason: REAUTHORIZATION_REQUIRED, message: 'The provider refused these credentials; the end user must authorize again.' };
+      return {
+        type: CREDENTIALS_VALID,
+        status: 'False',
+        reason: REAUTHORIZATION_REQUIRED,
+        message: 'The provider refused these credentials; the end user must authorize again.',
+      };
     }
-    return { type: CREDENTIALS_VALID, status: 'True', reason: 'CredentialsPresent', message: `Credentials of type ${stored.credentials.type} are stored.` };
+    return {
+      type: CREDENTIALS_VALID,
+      status: 'True',
+      reason: 'CredentialsPresent',
+      message: `Credentials of type ${stored.credentials.type} are stored.`,
+    };
   }
 
   private readyCondition(
@@ -148,30 +191,47 @@ export class ConnectionReconciler {
     if (reauth.active) {
       return { type: READY, status: 'False', reason: REAUTHORIZATION_REQUIRED, message: reauth.condition.message };
     }
-    if (credentials.status !== 'True' || !stored) return { type: READY, status: 'False', reason: credentials.reason, message: credentials.message };
+    if (credentials.status !== 'True' || !stored)
+      return { type: READY, status: 'False', reason: credentials.reason, message: credentials.message };
     const attempts = reauth.lifted ? 0 : (resource.status?.refreshAttempts ?? 0);
     if (attempts > 0) {
       const retry = resource.status?.nextRefreshAt ? ` Next attempt at ${resource.status.nextRefreshAt}.` : '';
-      const valid = expiry !== undefined && expiry > now ? ` The current token stays valid until ${new Date(expiry).toISOString()}.` : ' The current token has expired.';
+      const valid =
+        expiry !== undefined && expiry > now
+          ? ` The current token stays valid until ${new Date(expiry).toISOString()}.`
+          : ' The current token has expired.';
       return {
-        type: READY, status: 'False', reason: 'RefreshFailing',
+        type: READY,
+        status: 'False',
+        reason: 'RefreshFailing',
         message: `${attempts} refresh attempt(s) failed with a temporary error (see the Events of this connection); retrying with backoff.${retry}${valid}`,
       };
     }
     const renewable = this.opts.isRefreshable(stored.credentials);
     if (expiry !== undefined && expiry <= now && !renewable) {
       return {
-        type: READY, status: 'False', reason: 'TokenExpired',
+        type: READY,
+        status: 'False',
+        reason: 'TokenExpired',
         message: `The access token expired at ${new Date(expiry).toISOString()} and cannot be renewed (no refresh token); import new credentials or ask the end user to authorize again.`,
       };
     }
     if (renewable && !this.opts.renewsAhead(stored.credentials)) {
-      return { type: READY, status: 'True', reason: 'Ready', message: 'A new token is minted from the stored key whenever the connection is fetched or proxied.' };
+      return {
+        type: READY,
+        status: 'True',
+        reason: 'Ready',
+        message: 'A new token is minted from the stored key whenever the connection is fetched or proxied.',
+      };
     }
     if (expiry === undefined) return { type: READY, status: 'True', reason: 'Ready', message: 'The credentials do not expire.' };
     return {
-      type: READY, status: 'True', reason: 'Ready',
-      message: renewable ? 'The access token is renewed before it expires.' : 'The access token is valid; it cannot be renewed automatically.',
+      type: READY,
+      status: 'True',
+      reason: 'Ready',
+      message: renewable
+        ? 'The access token is renewed before it expires.'
+        : 'The access token is valid; it cannot be renewed automatically.',
     };
   }
 }

@@ -9,7 +9,10 @@ import { missingSecretVerdict, READY, writeConditions, type Verdict } from './co
  * Latchkey and holds `secretKey`, and its webhook and callback URLs are http(s) URLs.
  */
 export class EnvironmentReconciler {
-  constructor(private readonly store: KubeStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: KubeStore,
+    private readonly clock: Clock,
+  ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const env = this.store.listEnvironments(namespace).find((e) => e.metadata.name === name);
@@ -23,22 +26,28 @@ export class EnvironmentReconciler {
     const oldest = primaryOf(this.store.listEnvironments(namespace));
     if (oldest && oldest.metadata.name !== env.metadata.name) {
       return {
-        status: 'False', reason: 'DuplicateEnvironment',
+        status: 'False',
+        reason: 'DuplicateEnvironment',
         message: `Namespace ${namespace} already has Environment "${oldest.metadata.name}" (the oldest one is used); delete this one or move it to its own namespace.`,
       };
     }
     const secretName = env.spec.secretRef.name;
     const secret = this.store.getReferencedSecret(namespace, secretName);
-    if (!secret) return missingSecretVerdict(this.store, namespace, secretName, 'spec.secretRef', `key ${ENVIRONMENT_SECRET_KEYS.secretKey}`);
+    if (!secret)
+      return missingSecretVerdict(this.store, namespace, secretName, 'spec.secretRef', `key ${ENVIRONMENT_SECRET_KEYS.secretKey}`);
     const key = secret.data?.[ENVIRONMENT_SECRET_KEYS.secretKey];
     const value = key === undefined ? '' : Buffer.from(key, 'base64').toString('utf8');
     if (value.length === 0) {
       return {
-        status: 'False', reason: 'SecretKeyMissing',
+        status: 'False',
+        reason: 'SecretKeyMissing',
         message: `Secret "${secretName}" has no "${ENVIRONMENT_SECRET_KEYS.secretKey}": add the API secret key that application backends send as "Authorization: Bearer <key>".`,
       };
     }
-    for (const [field, value] of [['spec.webhooks.url', env.spec.webhooks?.url], ['spec.callbackUrl', env.spec.callbackUrl]] as const) {
+    for (const [field, value] of [
+      ['spec.webhooks.url', env.spec.webhooks?.url],
+      ['spec.callbackUrl', env.spec.callbackUrl],
+    ] as const) {
       if (value === undefined) continue;
       if (!isHttpUrl(value)) {
         return { status: 'False', reason: 'InvalidURL', message: `${field} is not a valid http(s) URL: "${value.slice(0, 200)}".` };

@@ -18,7 +18,10 @@ export type { Verdict } from './conditions.js';
  * to Latchkey (labelled), and has the keys the provider's auth mode needs.
  */
 export class IntegrationReconciler {
-  constructor(private readonly store: KubeStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: KubeStore,
+    private readonly clock: Clock,
+  ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const integration = this.store.getIntegration(namespace, name);
@@ -32,7 +35,8 @@ export class IntegrationReconciler {
     const provider = this.store.getProvider(providerName);
     if (!provider) {
       return {
-        status: 'False', reason: 'ProviderNotFound',
+        status: 'False',
+        reason: 'ProviderNotFound',
         message: `Provider "${providerName}" does not exist. Apply it (kubectl apply -f config/providers/${providerName}.yaml) or point the Integration at an existing Provider.`,
       };
     }
@@ -46,12 +50,14 @@ export class IntegrationReconciler {
     if (!clientSecretRef) {
       if (!needsSecret) return { status: 'True', reason: 'Ready', message: `Ready: ${mode} connections need no client credentials.` };
       return {
-        status: 'False', reason: 'ClientSecretRefMissing',
+        status: 'False',
+        reason: 'ClientSecretRefMissing',
         message: `${mode} integrations need client credentials: set spec.clientSecretRef to a Secret with keys ${describeKeys(mode)}.`,
       };
     }
     const secret = this.store.getReferencedSecret(namespace, clientSecretRef.name);
-    if (!secret) return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
+    if (!secret)
+      return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
     const has = (key: string) => {
       const v = secret.data?.[key];
       return v !== undefined && Buffer.from(v, 'base64').length > 0;
@@ -63,7 +69,8 @@ export class IntegrationReconciler {
       const missing = [idKey ? undefined : 'appId', pemKey ? undefined : 'privateKey'].filter(Boolean);
       if (missing.length) {
         return {
-          status: 'False', reason: 'SecretKeyMissing',
+          status: 'False',
+          reason: 'SecretKeyMissing',
           message: `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}: APP integrations need the App ID (appId) and the App's private key in PEM (privateKey).`,
         };
       }
@@ -71,20 +78,30 @@ export class IntegrationReconciler {
         createPrivateKey(Buffer.from(secret.data![pemKey!]!, 'base64').toString('utf8'));
       } catch {
         return {
-          status: 'False', reason: 'InvalidPrivateKey',
+          status: 'False',
+          reason: 'InvalidPrivateKey',
           message: `Secret "${clientSecretRef.name}" key "${pemKey}" is not a PEM private key. Download the App's private key again and store the whole .pem file.`,
         };
       }
-      return { status: 'True', reason: 'Ready', message: `Ready: Provider "${providerName}" and the App credentials in Secret "${clientSecretRef.name}" are in place.` };
+      return {
+        status: 'True',
+        reason: 'Ready',
+        message: `Ready: Provider "${providerName}" and the App credentials in Secret "${clientSecretRef.name}" are in place.`,
+      };
     }
     const missing = (needed ?? []).filter((k) => !has(k));
     if (missing.length) {
       return {
-        status: 'False', reason: 'SecretKeyMissing',
+        status: 'False',
+        reason: 'SecretKeyMissing',
         message: `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}, which ${mode} integrations need. Add ${missing.length > 1 ? 'them' : 'it'} (kubectl edit secret ${clientSecretRef.name} -n ${namespace}).`,
       };
     }
-    return { status: 'True', reason: 'Ready', message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has the client credentials.` };
+    return {
+      status: 'True',
+      reason: 'Ready',
+      message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has the client credentials.`,
+    };
   }
 }
 

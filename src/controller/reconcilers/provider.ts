@@ -20,7 +20,9 @@ export function validateProvider(spec: ProviderSpec): string[] {
     if (value === undefined) continue;
     const undeclared = [...value.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((k) => !declared.has(k));
     if (undeclared.length) {
-      problems.push(`spec.${field} uses \${connectionConfig.${undeclared[0]}} but "${undeclared[0]}" is not listed in spec.connectionConfiguration`);
+      problems.push(
+        `spec.${field} uses \${connectionConfig.${undeclared[0]}} but "${undeclared[0]}" is not listed in spec.connectionConfiguration`,
+      );
     }
     // Placeholders hold host labels or path segments: check the URL with a stand-in value.
     const sample = value.replace(PLACEHOLDER, 'x');
@@ -57,22 +59,26 @@ export function validateProvider(spec: ProviderSpec): string[] {
 export function providerConditions(spec: ProviderSpec): ConditionInput[] {
   const problems = validateProvider(spec);
   if (problems.length === 0) return [{ type: READY, status: 'True', reason: 'Valid', message: 'The provider definition is valid.' }];
-  return [{
-    type: READY,
-    status: 'False',
-    reason: 'InvalidSpec',
-    message: `Fix the Provider manifest: ${problems.join('; ')}.`,
-  }];
+  return [
+    {
+      type: READY,
+      status: 'False',
+      reason: 'InvalidSpec',
+      message: `Fix the Provider manifest: ${problems.join('; ')}.`,
+    },
+  ];
 }
 
 /** Validates a Provider and writes its `Ready` condition. */
 export class ProviderReconciler {
-  constructor(private readonly store: KubeStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: KubeStore,
+    private readonly clock: Clock,
+  ) {}
 
   async reconcile(name: string): Promise<void> {
     const provider = this.store.getProvider(name);
     if (!provider || provider.metadata.deletionTimestamp) return;
     await writeConditions(this.store, PROVIDERS, provider, providerConditions(provider.spec), this.clock.now());
   }
-
 }

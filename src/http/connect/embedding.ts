@@ -10,7 +10,8 @@ import type { KubeStore } from '../../k8s/store.js';
  * The same rule as the CRD's CEL validation: an https origin (or http on localhost / 127.0.0.1),
  * lower case, optional port, no path. Checked again here because the value goes into a header.
  */
-const ORIGIN = /^(https:\/\/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*|http:\/\/(localhost|127\.0\.0\.1))(:[0-9]{1,5})?$/;
+const ORIGIN =
+  /^(https:\/\/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*|http:\/\/(localhost|127\.0\.0\.1))(:[0-9]{1,5})?$/;
 
 export function isAllowedOriginValue(origin: string): boolean {
   return origin.length <= 253 && ORIGIN.test(origin);

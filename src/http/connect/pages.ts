@@ -98,5 +98,9 @@ export function resultPage(basePath: string, event: ResultEvent, name?: string):
     event.type === 'connect'
       ? `<div class="card success" role="status"><div class="check" aria-hidden="true">✓</div><h1>${escapeHtml(name ?? 'Account')} is connected</h1><p>You can close this window.</p></div>`
       : `<div class="card error" role="alert"><h1>Could not connect</h1><p>${escapeHtml(event.error.message)}</p><p class="code">Error code: ${escapeHtml(event.error.code)}</p><p class="muted">You can close this window and try again from the application.</p></div>`;
-  return layout(event.type === 'connect' ? 'Connected' : 'Could not connect', `${body}<script type="application/json" id="latchkey-result">${json}</script>`, `${basePath}/connect/ui.js`);
+  return layout(
+    event.type === 'connect' ? 'Connected' : 'Could not connect',
+    `${body}<script type="application/json" id="latchkey-result">${json}</script>`,
+    `${basePath}/connect/ui.js`,
+  );
 }

@@ -20,8 +20,7 @@ function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
-    'content-security-policy':
-      `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
   };
 }
 const HTML_HEADERS = htmlHeaders();
@@ -36,7 +35,12 @@ const FormBody = z.strictObject({
   connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
 });
 const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
-const EmbedQuery = z.strictObject({ namespace: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name') });
+const EmbedQuery = z.strictObject({
+  namespace: z
+    .string()
+    .max(63)
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name'),
+});
 
 /** Compiled browser assets, read once from dist (they sit next to this module's output). */
 function asset(relative: string): () => string {
@@ -58,13 +62,15 @@ function sessionOf(deps: ConnectDeps, req: Request): OpenSession {
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
-const wrap = (h: Handler): RequestHandler => async (req, res, next) => {
-  try {
-    await h(req, res);
-  } catch (err) {
-    next(toApiError(err));
-  }
-};
+const wrap =
+  (h: Handler): RequestHandler =>
+  async (req, res, next) => {
+    try {
+      await h(req, res);
+    } catch (err) {
+      next(toApiError(err));
+    }
+  };
 
 export function connectRoutes(deps: ConnectDeps): Router {
   const router = express.Router();
@@ -79,7 +85,12 @@ export function connectRoutes(deps: ConnectDeps): Router {
   router.get('/connect/embed', (req, res) => {
     const query = EmbedQuery.safeParse(req.query);
     if (!query.success) {
-      res.status(400).set(HTML_HEADERS).send(resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+      res
+        .status(400)
+        .set(HTML_HEADERS)
+        .send(
+          resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
+        );
       return;
     }
     const { namespace } = query.data;
@@ -91,32 +102,58 @@ export function connectRoutes(deps: ConnectDeps): Router {
     res.set(HTML_HEADERS).send(redirectPage(basePath));
   });
   router.get('/connect/ui.js', (_req, res) => {
-    res.set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(pageScript());
+    res
+      .set({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' })
+      .send(pageScript());
   });
   // The frontend client is imported by the application's own pages: any origin may load it.
   router.get('/connect/client.js', (_req, res) => {
-    res.set({ 'content-type': 'text/javascript; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' }).send(clientScript());
+    res
+      .set({
+        'content-type': 'text/javascript; charset=utf-8',
+        'access-control-allow-origin': '*',
+        'cache-control': 'no-cache',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(clientScript());
   });
   router.get('/connect/client.d.ts', (_req, res) => {
     res.set({ 'content-type': 'text/plain; charset=utf-8', 'access-control-allow-origin': '*' }).send(clientTypes());
   });
 
-  router.get('/connect/api/session', wrap((req, res) => {
-    const session = sessionOf(deps, req);
-    res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
-  }));
-  router.post('/connect/api/oauth/start', json, wrap(async (req, res) => {
-    const session = sessionOf(deps, req);
-    const body = parse(StartBody, req.body, 'body');
-    const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {});
-    res.set('cache-control', 'no-store').json({ data: { url } });
-  }));
-  router.post('/connect/api/forms', json, wrap(async (req, res) => {
-    const session = sessionOf(deps, req);
-    const body = parse(FormBody, req.body, 'body');
-    const { operation: _operation, ...result } = await submitForm(deps, session, body.integration, body.values, body.connectionConfig ?? {});
-    res.set('cache-control', 'no-store').status(201).json({ data: result });
-  }));
+  router.get(
+    '/connect/api/session',
+    wrap((req, res) => {
+      const session = sessionOf(deps, req);
+      res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
+    }),
+  );
+  router.post(
+    '/connect/api/oauth/start',
+    json,
+    wrap(async (req, res) => {
+      const session = sessionOf(deps, req);
+      const body = parse(StartBody, req.body, 'body');
+      const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {});
+      res.set('cache-control', 'no-store').json({ data: { url } });
+    }),
+  );
+  router.post(
+    '/connect/api/forms',
+    json,
+    wrap(async (req, res) => {
+      const session = sessionOf(deps, req);
+      const body = parse(FormBody, req.body, 'body');
+      const { operation: _operation, ...result } = await submitForm(
+        deps,
+        session,
+        body.integration,
+        body.values,
+        body.connectionConfig ?? {},
+      );
+      res.set('cache-control', 'no-store').status(201).json({ data: result });
+    }),
+  );
 
   router.get('/oauth/callback', async (req, res) => {
     const sendPage = (status: number, html: string) => res.status(status).set(HTML_HEADERS).send(html);
@@ -133,14 +170,33 @@ export function connectRoutes(deps: ConnectDeps): Router {
         return;
       }
       const e = outcome.error ?? new FlowError(400, 'invalid_state', 'This authorization response is not valid.');
-      sendPage(e.status, resultPage(basePath, { type: 'error', error: { code: e.code, message: e.message }, ...(outcome.providerConfigKey ? { providerConfigKey: outcome.providerConfigKey } : {}) }));
+      sendPage(
+        e.status,
+        resultPage(basePath, {
+          type: 'error',
+          error: { code: e.code, message: e.message },
+          ...(outcome.providerConfigKey ? { providerConfigKey: outcome.providerConfigKey } : {}),
+        }),
+      );
     } catch (err) {
       if (err instanceof ApiError) {
-        sendPage(400, resultPage(basePath, { type: 'error', error: { code: 'invalid_callback', message: 'This authorization response is not valid.' } }));
+        sendPage(
+          400,
+          resultPage(basePath, {
+            type: 'error',
+            error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
+          }),
+        );
         return;
       }
       deps.logger.error({ err: (err as Error).message, path: req.path }, 'OAuth callback failed');
-      sendPage(503, resultPage(basePath, { type: 'error', error: { code: 'temporarily_unavailable', message: 'The connection could not be saved right now. Please try again in a moment.' } }));
+      sendPage(
+        503,
+        resultPage(basePath, {
+          type: 'error',
+          error: { code: 'temporarily_unavailable', message: 'The connection could not be saved right now. Please try again in a moment.' },
+        }),
+      );
     }
   });
   return router;

@@ -11,7 +11,7 @@ import type { RestDeps } from './deps.js';
 export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   function issue(env: ResolvedEnvironment, claims: Omit<SessionClaims, 'namespace' | 'sid' | 'exp'>) {
     const secretKey = deps.store.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
-    if (!secretKey) throw new ApiError(503, 'environment_not_ready', 'The environment\'s secret key is not readable; try again');
+    if (!secretKey) throw new ApiError(503, 'environment_not_ready', "The environment's secret key is not readable; try again");
     const exp = Math.floor(deps.clock.now() / 1000) + deps.config.sessionTtlSeconds;
     const token = sealSessionToken({ ...claims, namespace: env.namespace, sid: randomBytes(16).toString('base64url'), exp }, secretKey);
     return {
@@ -29,21 +29,34 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   function unknownIntegrations(namespace: string, ids: string[]): void {
     const unknown = ids.filter((id) => !deps.store.getIntegration(namespace, id));
     if (unknown.length) {
-      throw new ApiError(400, 'unknown_integration', `Unknown integration${unknown.length > 1 ? 's' : ''} in this environment: ${unknown.join(', ')}`,
-        unknown.map((id) => ({ path: 'body.allowed_integrations', message: `unknown integration ${id}`, code: 'unknown_integration' })));
+      throw new ApiError(
+        400,
+        'unknown_integration',
+        `Unknown integration${unknown.length > 1 ? 's' : ''} in this environment: ${unknown.join(', ')}`,
+        unknown.map((id) => ({ path: 'body.allowed_integrations', message: `unknown integration ${id}`, code: 'unknown_integration' })),
+      );
     }
   }
 
   return [
     defineRoute({
-      method: 'post', path: '/connect/sessions', operationId: 'createConnectSession', tag: 'Connect',
+      method: 'post',
+      path: '/connect/sessions',
+      operationId: 'createConnectSession',
+      tag: 'Connect',
       summary: 'Create a connect session token for an end user',
-      description: 'The token is short-lived and sealed (verifiable on every replica, stored nowhere). Give it to the frontend, which opens `connect_link`.',
+      description:
+        'The token is short-lived and sealed (verifiable on every replica, stored nowhere). Give it to the frontend, which opens `connect_link`.',
       body: ConnectSessionBody,
       responses: { 201: { description: 'The session', schema: ConnectSessionResponse } },
       errors: [400, 401],
       handle({ body, env }) {
-        const allowed = body.allowed_integrations ?? deps.store.listIntegrations(env.namespace).map((i) => i.metadata.name).sort();
+        const allowed =
+          body.allowed_integrations ??
+          deps.store
+            .listIntegrations(env.namespace)
+            .map((i) => i.metadata.name)
+            .sort();
         unknownIntegrations(env.namespace, allowed);
         if (!allowed.length) throw new ApiError(400, 'no_integrations', 'This environment has no integrations to connect');
         const u = body.end_user;
@@ -61,7 +74,10 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
       },
     }),
     defineRoute({
-      method: 'post', path: '/connect/sessions/reconnect', operationId: 'createReconnectSession', tag: 'Connect',
+      method: 'post',
+      path: '/connect/sessions/reconnect',
+      operationId: 'createReconnectSession',
+      tag: 'Connect',
       summary: 'Create a session token to re-authorize an existing connection',
       body: ReconnectSessionBody,
       responses: { 201: { description: 'The session', schema: ConnectSessionResponse } },
@@ -79,8 +95,11 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
             ...((u?.email ?? stored?.email) !== undefined ? { email: u?.email ?? stored?.email } : {}),
             ...((u?.display_name ?? stored?.displayName) !== undefined ? { displayName: u?.display_name ?? stored?.displayName } : {}),
             ...(Object.keys(tags).length ? { tags } : {}),
-            ...(body.organization ? { organization: { id: body.organization.id, displayName: body.organization.display_name } }
-              : stored?.organization ? { organization: stored.organization } : {}),
+            ...(body.organization
+              ? { organization: { id: body.organization.id, displayName: body.organization.display_name } }
+              : stored?.organization
+                ? { organization: stored.organization }
+                : {}),
           },
           allowedIntegrations: [body.integration_id],
           reconnect: { connectionId: body.connection_id, integration: body.integration_id },

@@ -80,8 +80,10 @@ export function mountRoutes(router: Router, routes: RouteSpec[]): void {
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */
 function toApiError(err: unknown): unknown {
   if (err instanceof ApiError) return err;
-  if (err instanceof ConflictRetriesExhausted) return new ApiError(503, 'busy', 'Too many concurrent updates of this connection; try again');
+  if (err instanceof ConflictRetriesExhausted)
+    return new ApiError(503, 'busy', 'Too many concurrent updates of this connection; try again');
   const status = statusOf(err);
-  if (status === 422 || status === 413 || status === 400) return new ApiError(400, 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);
+  if (status === 422 || status === 413 || status === 400)
+    return new ApiError(400, 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);
   return err;
 }

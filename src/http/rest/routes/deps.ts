@@ -11,10 +11,19 @@ export interface RestDeps extends AppContext {
 }
 
 /** The Integration and its Provider, or a 404 naming which one is unknown. */
-export function integrationAndProvider(deps: RestDeps, namespace: string, integrationId: string): { integration: IntegrationResource; provider: ProviderResource } {
+export function integrationAndProvider(
+  deps: RestDeps,
+  namespace: string,
+  integrationId: string,
+): { integration: IntegrationResource; provider: ProviderResource } {
   const integration = deps.store.getIntegration(namespace, integrationId);
   if (!integration) throw new ApiError(404, 'unknown_integration', `No integration "${integrationId}" in this environment`);
   const provider = deps.store.getProvider(integration.spec.provider);
-  if (!provider) throw new ApiError(404, 'unknown_provider', `Integration "${integrationId}" refers to provider "${integration.spec.provider}", which is not in the catalog`);
+  if (!provider)
+    throw new ApiError(
+      404,
+      'unknown_provider',
+      `Integration "${integrationId}" refers to provider "${integration.spec.provider}", which is not in the catalog`,
+    );
   return { integration, provider };
 }

@@ -10,14 +10,24 @@ type Mode = 'replace' | 'merge';
 
 export function metadataRoutes(deps: RestDeps): RouteSpec[] {
   /** Checks every connection exists first (nothing is written when one is unknown), then updates each. */
-  async function update(namespace: string, integrationId: string, connectionIds: string[], metadata: Record<string, unknown>, mode: Mode): Promise<StoredConnection[]> {
+  async function update(
+    namespace: string,
+    integrationId: string,
+    connectionIds: string[],
+    metadata: Record<string, unknown>,
+    mode: Mode,
+  ): Promise<StoredConnection[]> {
     integrationAndProvider(deps, namespace, integrationId);
     const found = connectionIds.map((id) => [id, deps.store.getConnection(namespace, integrationId, id)] as const);
     const unknown = found.filter(([, c]) => !c).map(([id]) => id);
     if (unknown.length === 1) throw unknownConnection(unknown[0]!, integrationId);
     if (unknown.length > 1) {
-      throw new ApiError(404, 'unknown_connection', `No connections ${unknown.map((u) => `"${u}"`).join(', ')} for integration "${integrationId}"; nothing was updated`,
-        unknown.map((id) => ({ message: `unknown connection ${id}`, code: 'unknown_connection' })));
+      throw new ApiError(
+        404,
+        'unknown_connection',
+        `No connections ${unknown.map((u) => `"${u}"`).join(', ')} for integration "${integrationId}"; nothing was updated`,
+        unknown.map((id) => ({ message: `unknown connection ${id}`, code: 'unknown_connection' })),
+      );
     }
     const now = new Date(deps.clock.now()).toISOString();
     return Promise.all(
@@ -35,38 +45,57 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
 
   const bulk = (method: 'post' | 'patch', mode: Mode) =>
     defineRoute({
-      method, path: '/connections/metadata', operationId: mode === 'replace' ? 'setMetadata' : 'updateMetadata', tag: 'Metadata',
-      summary: mode === 'replace' ? 'Replace the metadata of one or many connections' : 'Merge keys into the metadata of one or many connections (shallow)',
+      method,
+      path: '/connections/metadata',
+      operationId: mode === 'replace' ? 'setMetadata' : 'updateMetadata',
+      tag: 'Metadata',
+      summary:
+        mode === 'replace'
+          ? 'Replace the metadata of one or many connections'
+          : 'Merge keys into the metadata of one or many connections (shallow)',
       body: MetadataBody,
       responses: { 200: { description: 'Updated', schema: MetadataResponse } },
       errors: [400, 401, 404],
       async handle({ body, env }) {
         const ids = Array.isArray(body.connection_id) ? body.connection_id : [body.connection_id];
         const updated = await update(env.namespace, body.provider_config_key, ids, body.metadata, mode);
-        const metadata = updated.length === 1 && !Array.isArray(body.connection_id) ? (updated[0]!.resource.spec.metadata ?? {}) : body.metadata;
+        const metadata =
+          updated.length === 1 && !Array.isArray(body.connection_id) ? (updated[0]!.resource.spec.metadata ?? {}) : body.metadata;
         return { status: 200, body: { connection_id: body.connection_id, provider_config_key: body.provider_config_key, metadata } };
       },
     });
 
   const single = (method: 'post' | 'patch', mode: Mode) =>
     defineRoute({
-      method, path: '/connection/:connectionId/metadata', operationId: mode === 'replace' ? 'setConnectionMetadata' : 'updateConnectionMetadata', tag: 'Metadata',
-      summary: mode === 'replace' ? 'Replace a connection\'s metadata (body: the metadata object)' : 'Merge keys into a connection\'s metadata (body: the keys)',
+      method,
+      path: '/connection/:connectionId/metadata',
+      operationId: mode === 'replace' ? 'setConnectionMetadata' : 'updateConnectionMetadata',
+      tag: 'Metadata',
+      summary:
+        mode === 'replace'
+          ? "Replace a connection's metadata (body: the metadata object)"
+          : "Merge keys into a connection's metadata (body: the keys)",
       description: 'The integration ID comes from the `provider_config_key` query parameter or the `Provider-Config-Key` header.',
-      params: ConnectionParams, query: LegacyMetadataQuery, body: JsonObject,
+      params: ConnectionParams,
+      query: LegacyMetadataQuery,
+      body: JsonObject,
       responses: { 200: { description: 'Updated', schema: MetadataResponse } },
       errors: [400, 401, 404],
       async handle({ params, query, body, env, req }) {
         const header = req.get('provider-config-key');
-        const integrationId = query.provider_config_key
-          ?? (header !== undefined ? parse(LegacyMetadataQuery.shape.provider_config_key.unwrap(), header, 'headers') : undefined);
+        const integrationId =
+          query.provider_config_key ??
+          (header !== undefined ? parse(LegacyMetadataQuery.shape.provider_config_key.unwrap(), header, 'headers') : undefined);
         if (!integrationId) {
           throw new ApiError(400, 'invalid_query', 'provider_config_key is required (query parameter or Provider-Config-Key header)', [
             { path: 'query.provider_config_key', message: 'required', code: 'invalid_type' },
           ]);
         }
         const [updated] = await update(env.namespace, integrationId, [params.connectionId], body, mode);
-        return { status: 200, body: { connection_id: params.connectionId, provider_config_key: integrationId, metadata: updated!.resource.spec.metadata ?? {} } };
+        return {
+          status: 200,
+          body: { connection_id: params.connectionId, provider_config_key: integrationId, metadata: updated!.resource.spec.metadata ?? {} },
+        };
       },
     });
 

@@ -7,14 +7,19 @@ import type { RestDeps } from './deps.js';
 export function providerRoutes(deps: RestDeps): RouteSpec[] {
   return [
     defineRoute({
-      method: 'get', path: '/providers', operationId: 'listProviders', tag: 'Providers',
-      summary: 'List the provider catalog', query: ProvidersQuery,
+      method: 'get',
+      path: '/providers',
+      operationId: 'listProviders',
+      tag: 'Providers',
+      summary: 'List the provider catalog',
+      query: ProvidersQuery,
       responses: { 200: { description: 'Providers, sorted by name', schema: ProvidersResponse } },
       errors: [400, 401],
       handle: ({ query }) => ({
         status: 200,
         body: {
-          data: deps.store.listProviders()
+          data: deps.store
+            .listProviders()
             .filter((p) => providerMatches(p, query.search))
             .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
             .map(providerView),
@@ -22,8 +27,12 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
       }),
     }),
     defineRoute({
-      method: 'get', path: '/providers/:provider', operationId: 'getProvider', tag: 'Providers',
-      summary: 'Get one provider', params: ProviderParams,
+      method: 'get',
+      path: '/providers/:provider',
+      operationId: 'getProvider',
+      tag: 'Providers',
+      summary: 'Get one provider',
+      params: ProviderParams,
       responses: { 200: { description: 'The provider', schema: ProviderResponse } },
       errors: [400, 401, 404],
       handle: ({ params }) => {

@@ -22,7 +22,13 @@ export interface ProxyRouteContext extends AppContext {
 }
 
 export function proxyRoutes(ctx: ProxyRouteContext): Router {
-  const proxy = new CredentialProxy({ store: ctx.store, logger: ctx.logger, metrics: ctx.metrics, clock: ctx.clock, refresher: ctx.refresher });
+  const proxy = new CredentialProxy({
+    store: ctx.store,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    clock: ctx.clock,
+    refresher: ctx.refresher,
+  });
   const router = Router();
   const handler = async (req: Request, res: Response, next: NextFunction) => {
     try {

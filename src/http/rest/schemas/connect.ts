@@ -4,7 +4,12 @@ import { ConnectionId, EndUserInput, IntegrationId, IsoTimestamp, OrganizationIn
 export const ConnectSessionBody = z.strictObject({
   end_user: EndUserInput,
   organization: OrganizationInput.optional(),
-  allowed_integrations: z.array(IntegrationId).min(1).max(100).optional().describe('Integration IDs offered; all of the environment\'s when absent'),
+  allowed_integrations: z
+    .array(IntegrationId)
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Integration IDs offered; all of the environment's when absent"),
   tags: Tags.optional(),
 });
 

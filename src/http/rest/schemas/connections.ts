@@ -26,7 +26,13 @@ export const ImportCredentials = z.discriminatedUnion('type', [
   }),
   z.strictObject({
     type: z.literal('JWT'),
-    apiKey: z.string().min(1).max(16_384).describe('The signing key (the provider\'s `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400'),
+    apiKey: z
+      .string()
+      .min(1)
+      .max(16_384)
+      .describe(
+        "The signing key (the provider's `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400",
+      ),
   }),
   z.strictObject({ type: z.literal('NONE') }),
 ]);
@@ -67,13 +73,26 @@ export type DeprecatedImportBody = z.infer<typeof DeprecatedImportBody>;
 
 // ---- the Connection object ----
 
-const raw = JsonObject.describe('The provider\'s raw token response');
+const raw = JsonObject.describe("The provider's raw token response");
 export const PublicCredentials = z.union([
-  z.object({ type: z.literal('OAUTH2'), access_token: z.string(), refresh_token: z.string().optional(), expires_at: IsoTimestamp.optional(), raw }),
+  z.object({
+    type: z.literal('OAUTH2'),
+    access_token: z.string(),
+    refresh_token: z.string().optional(),
+    expires_at: IsoTimestamp.optional(),
+    raw,
+  }),
   z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw }),
   z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
   z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
-  z.object({ type: z.literal('OAUTH2_CC'), token: z.string(), expires_at: IsoTimestamp.optional(), client_id: z.string(), client_secret: z.string(), raw }),
+  z.object({
+    type: z.literal('OAUTH2_CC'),
+    token: z.string(),
+    expires_at: IsoTimestamp.optional(),
+    client_id: z.string(),
+    client_secret: z.string(),
+    raw,
+  }),
   z.object({ type: z.literal('APP'), access_token: z.string(), expires_at: IsoTimestamp.optional(), raw }),
   z.object({
     type: z.literal('JWT'),
@@ -94,7 +113,7 @@ export const EndUser = z.object({
 
 export const ConnectionErrorEntry = z.object({
   type: z.string(),
-  log_id: z.string().describe('Name of the Kubernetes Event (in the environment\'s namespace) recording the failure'),
+  log_id: z.string().describe("Name of the Kubernetes Event (in the environment's namespace) recording the failure"),
 });
 
 const connectionCommon = {
@@ -133,7 +152,7 @@ export const GetConnectionQuery = z.object({
   force_refresh: queryBoolean().optional(),
   refresh_token: queryBoolean().optional(),
   refresh_codehost_app_jwt_token: queryBoolean().optional(),
-  refresh_github_app_jwt_token: queryBoolean().optional().describe('Alias of refresh_codehost_app_jwt_token (the Nango client\'s name)'),
+  refresh_github_app_jwt_token: queryBoolean().optional().describe("Alias of refresh_codehost_app_jwt_token (the Nango client's name)"),
 });
 
 export const IntegrationQuery = z.object({ provider_config_key: IntegrationId });
@@ -168,4 +187,6 @@ export const MetadataResponse = z.object({
   provider_config_key: z.string(),
   metadata: JsonObject.describe('For one connection: its metadata after the update; for several: the metadata sent'),
 });
-export const LegacyMetadataQuery = z.object({ provider_config_key: IntegrationId.optional().describe('Required (or the Provider-Config-Key header)') });
+export const LegacyMetadataQuery = z.object({
+  provider_config_key: IntegrationId.optional().describe('Required (or the Provider-Config-Key header)'),
+});

@@ -15,19 +15,23 @@ export const Provider = z.object({
   connection_configuration: z.array(z.string()),
   post_connection_script: z.string().optional(),
   webhook_routing_script: z.string().optional(),
-  proxy: z.object({
-    base_url: z.string().optional(),
-    decompress: z.boolean().optional(),
-    headers: StringMap.optional(),
-    query: StringMap.optional(),
-    paginate: z.object({
-      type: z.string().optional(),
-      cursor_path_in_response: z.string().optional(),
-      limit_name_in_request: z.string().optional(),
-      cursor_name_in_request: z.string().optional(),
-      response_path: z.string().optional(),
-    }).optional(),
-  }).optional(),
+  proxy: z
+    .object({
+      base_url: z.string().optional(),
+      decompress: z.boolean().optional(),
+      headers: StringMap.optional(),
+      query: StringMap.optional(),
+      paginate: z
+        .object({
+          type: z.string().optional(),
+          cursor_path_in_response: z.string().optional(),
+          limit_name_in_request: z.string().optional(),
+          cursor_name_in_request: z.string().optional(),
+          response_path: z.string().optional(),
+        })
+        .optional(),
+    })
+    .optional(),
   docs: z.string().optional(),
   default_scopes: z.array(z.string()).optional(),
   scope_separator: z.string().optional(),

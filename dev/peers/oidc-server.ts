@@ -42,7 +42,11 @@ export interface OidcTestServer {
   /** Delays every token response by `ms` (to widen race windows). */
   setTokenDelay(ms: number): void;
   /** Issues tokens through the server's own models, as if an authorization-code grant had happened. */
-  mintTokens(opts: { clientId: string; accountId?: string; scope?: string }): Promise<{ accessToken: string; refreshToken: string; expiresIn: number }>;
+  mintTokens(opts: {
+    clientId: string;
+    accountId?: string;
+    scope?: string;
+  }): Promise<{ accessToken: string; refreshToken: string; expiresIn: number }>;
   /** Revokes a refresh token (and with it the grant) at the real revocation endpoint. */
   revoke(token: string, client: TestClient): Promise<void>;
   close(): Promise<void>;
@@ -102,7 +106,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       void handleToken(req, res);
       return;
     }
-    callback(req, res);
+    void callback(req, res);
   });
 
   // Grant type comes from oidc-provider's own events, so the request body reaches it untouched.
@@ -132,7 +136,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       call.status = res.statusCode;
       pending.delete(req);
     });
-    callback(req, res);
+    void callback(req, res);
   }
 
   return {

@@ -1,7 +1,7 @@
 /** Objects tests need in their namespace: an Environment with keys, Providers, Integrations. */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { GROUP, LABELS, VERSION, type EnvironmentSpec, type IntegrationSpec, type ProviderSpec } from '../../src/k8s/resources.js';
+import { GROUP, LABELS, VERSION, type EnvironmentSpec, type IntegrationSpec, type ProviderSpec } from '../src/k8s/resources.js';
 
 export interface TestEnvironment {
   namespace: string;
@@ -26,8 +26,16 @@ export async function createEnvironment(
     body: { metadata: { name: secretName, labels: { [LABELS.watch]: 'true' } }, stringData: { secretKey, webhookSigningKey } },
   });
   await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace, plural: 'environments',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Environment', metadata: { name }, spec: { secretRef: { name: secretName }, ...spec } },
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: 'environments',
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Environment',
+      metadata: { name },
+      spec: { secretRef: { name: secretName }, ...spec },
+    },
   });
   return { namespace, name, secretKey, webhookSigningKey };
 }
@@ -39,8 +47,16 @@ export async function applyProvider(kc: KubeConfig, name: string, spec: Provider
   try {
     await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', body });
   } catch {
-    const current = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name })) as { metadata: object };
-    await custom.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name, body: { ...body, metadata: current.metadata } });
+    const current = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name })) as {
+      metadata: object;
+    };
+    await custom.replaceClusterCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: 'providers',
+      name,
+      body: { ...body, metadata: current.metadata },
+    });
   }
 }
 
@@ -68,7 +84,15 @@ export async function createIntegration(
     });
   }
   await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace, plural: 'integrations',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name }, spec: { ...spec, ...(clientSecretRef ? { clientSecretRef } : {}) } },
+    group: GROUP,
+    version: VERSION,
+    namespace,
+    plural: 'integrations',
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Integration',
+      metadata: { name },
+      spec: { ...spec, ...(clientSecretRef ? { clientSecretRef } : {}) },
+    },
   });
 }

@@ -1,0 +1,88 @@
+/**
+ * The layer table of docs/architecture.md, enforced. A layer may import the layers listed for it
+ * (and itself); app's shared modules (config, context, log, metrics) may be imported by every layer
+ * but domain; only app/cli and app/run wire the components together.
+ */
+const LAYERS = {
+  domain: [],
+  k8s: ['domain'],
+  catalog: ['domain', 'k8s'],
+  auth: ['domain', 'k8s', 'catalog'],
+  webhooks: ['domain', 'k8s', 'auth'],
+  connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks'],
+  connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
+  proxy: ['domain', 'k8s', 'catalog', 'auth'],
+  controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
+  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy'],
+  browser: [],
+};
+const ALL = [...Object.keys(LAYERS), 'app'];
+const SHARED_APP = '^src/app/(config|context|log|metrics)\\.ts$';
+
+const layerRules = Object.entries(LAYERS).map(([layer, allowed]) => ({
+  name: `layer-${layer}`,
+  comment: `src/${layer} may import only: ${allowed.length ? allowed.join(', ') : 'nothing of ours'}${layer === 'domain' || layer === 'browser' ? '' : ' (and app/config, context, log, metrics)'}`,
+  severity: 'error',
+  from: { path: `^src/${layer}/` },
+  to: {
+    path: `^src/(${ALL.filter((l) => l !== layer && !allowed.includes(l)).join('|')})/`,
+    pathNot: [
+      ...(layer === 'domain' || layer === 'browser' ? [] : [SHARED_APP]),
+      // The browser code shares the Connect UI's wire types (types only, erased at compile time).
+      ...(layer === 'browser' ? ['^src/connect/wire\\.ts$'] : []),
+    ],
+  },
+}));
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', from: {}, to: { circular: true } },
+    ...layerRules,
+    {
+      name: 'app-shared-modules-only',
+      comment: 'app/cli and app/run wire the components; nothing imports them',
+      severity: 'error',
+      from: { pathNot: '^src/app/|^dev/|^test/|^bench/' },
+      to: { path: '^src/app/(cli|run)\\.ts$' },
+    },
+    {
+      name: 'only-k8s-talks-to-kubernetes',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/k8s/' },
+      to: { path: '@kubernetes/client-node' },
+    },
+    {
+      name: 'only-http-imports-express',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/http/' },
+      to: { path: '^(express|@types/express)($|/)|node_modules/express/' },
+    },
+    {
+      name: 'src-is-self-contained',
+      comment: 'the image ships dist/src alone',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(dev|test|bench)/' },
+    },
+    { name: 'bench-not-test', severity: 'error', from: { path: '^bench/' }, to: { path: '^test/' } },
+    { name: 'test-not-bench', severity: 'error', from: { path: '^test/' }, to: { path: '^bench/' } },
+    { name: 'dev-not-test-or-bench', severity: 'error', from: { path: '^dev/' }, to: { path: '^(test|bench)/' } },
+    {
+      name: 'no-dev-dependencies-in-src',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'test/tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
+    exclude: { path: '^dist/' },
+  },
+};
