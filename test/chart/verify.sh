@@ -259,7 +259,8 @@ check "production: LATCHKEY_WATCH_NAMESPACES=shop-prod,billing-prod" grep -q 'va
 check "leader election: Lease get/update limited to its name" grep -q 'resourceNames: \["latchkey-controller"\]' "$d"
 check "RBAC: no Pod or wildcard rights" eq "$(grep -cE 'resources: \[pods|"\*"|\[\*\]' "$d" "$p" | awk -F: '{s+=$2} END {print s}')" 0
 ingress="$(doc_of "$p" Ingress "$release")"
-check "production ingress: only /connect (Prefix) and /oauth/callback (Exact)" eq "$(grep -E '^ *- path: ' <<<"$ingress" | sort -u | tr -d ' ' | tr '\n' ' ')" "-path:/connect -path:/oauth/callback "
+check "production ingress: no /connect prefix (it would publish POST /connect/sessions)" eq "$(grep -cE '^ *- path: /connect$' <<<"$ingress")" "1"
+check "production ingress: the Connect UI API and the OAuth callback" eq "$(grep -E '^ *- path: (/connect/api|/oauth/callback)$' <<<"$ingress" | sort -u | tr -d ' ' | tr '\n' ' ')" "-path:/connect/api -path:/oauth/callback "
 check "production ingress: TLS; public base URL https://connect.example.com" grep -q 'value: "https://connect.example.com"' "$p"
 check "default: no Ingress, NetworkPolicy or ServiceMonitor" eq "$(( $(count_docs "$d" Ingress) + $(count_docs "$d" NetworkPolicy) + $(count_docs "$d" ServiceMonitor) ))" 0
 check "production: NetworkPolicy and ServiceMonitor (both ports)" eq "$(count_docs "$p" NetworkPolicy)$(count_docs "$p" ServiceMonitor)$(grep -cE '^    - port: (http|metrics)$' <<<"$(doc_of "$p" ServiceMonitor "$release")")" 112
