@@ -10,6 +10,8 @@ interface OverlayEntry<T> {
 }
 
 const OVERLAY_TTL_MS = 60_000;
+/** Expired entries are swept once this many writes were remembered since the last sweep. */
+const SWEEP_EVERY_WRITES = 256;
 
 /**
  * Informer-backed reads for one kind, across one informer per watched namespace (or one for all).
@@ -18,11 +20,27 @@ const OVERLAY_TTL_MS = 60_000;
  * sees it even before the watch event arrives (read-your-writes). The overlay entry wins only while
  * its resourceVersion is newer than the informer's (Kubernetes resource versions are comparable
  * integers since 1.34), so a later change by anyone else still shows.
+ *
+ * The overlay stays bounded by the writes still in flight: an entry is dropped as soon as the watch
+ * delivers the same or a newer version of its object (or its deletion), and expired entries are
+ * swept every few hundred writes, so objects written once and never read again do not pile up.
  */
 export class ResourceCache<T extends KubernetesObject> {
   private readonly overlay = new Map<string, OverlayEntry<T>>();
+  private writesSinceSweep = 0;
 
-  constructor(private readonly informers: ResilientInformer<T>[]) {}
+  constructor(
+    private readonly informers: ResilientInformer<T>[],
+    private readonly now: () => number = Date.now,
+  ) {
+    for (const verb of ['add', 'update'] as const) this.on(verb, (obj) => this.supersede(obj, false));
+    this.on('delete', (obj) => this.supersede(obj, true));
+  }
+
+  /** Entries in the read-your-writes overlay (bounded by writes whose watch event has not arrived). */
+  get overlaySize(): number {
+    return this.overlay.size;
+  }
 
   async start(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.start()));
@@ -53,7 +71,7 @@ export class ResourceCache<T extends KubernetesObject> {
     const fromInformer = this.fromInformers(name, namespace);
     const entry = this.overlay.get(key(name, namespace));
     if (!entry) return fromInformer;
-    if (entry.expiresAt < Date.now() || (fromInformer && rv(fromInformer) >= entry.resourceVersion)) {
+    if (entry.expiresAt < this.now() || (fromInformer && rv(fromInformer) >= entry.resourceVersion)) {
       this.overlay.delete(key(name, namespace));
       return fromInformer;
     }
@@ -71,7 +89,7 @@ export class ResourceCache<T extends KubernetesObject> {
       const [ns] = splitKey(k);
       if (namespace !== undefined && ns !== namespace) continue;
       const current = out.get(k);
-      if (entry.expiresAt < Date.now() || (current && rv(current) >= entry.resourceVersion)) continue;
+      if (entry.expiresAt < this.now() || (current && rv(current) >= entry.resourceVersion)) continue;
       if (entry.obj) out.set(k, entry.obj);
       else out.delete(k);
     }
@@ -81,18 +99,32 @@ export class ResourceCache<T extends KubernetesObject> {
   /** Records an object this process just wrote (the API server's answer). */
   remember(obj: T): void {
     const name = obj.metadata!.name!;
-    this.overlay.set(key(name, obj.metadata!.namespace), {
-      obj,
-      resourceVersion: rv(obj),
-      expiresAt: Date.now() + OVERLAY_TTL_MS,
-    });
+    this.put(key(name, obj.metadata!.namespace), { obj, resourceVersion: rv(obj), expiresAt: this.now() + OVERLAY_TTL_MS });
   }
 
   /** Records that this process deleted an object. */
   forget(name: string, namespace: string | undefined, lastResourceVersion: string | undefined): void {
     const current = this.fromInformers(name, namespace);
     const version = Math.max(Number(lastResourceVersion ?? 0), current ? rv(current) : 0) + 1;
-    this.overlay.set(key(name, namespace), { obj: undefined, resourceVersion: version, expiresAt: Date.now() + OVERLAY_TTL_MS });
+    this.put(key(name, namespace), { obj: undefined, resourceVersion: version, expiresAt: this.now() + OVERLAY_TTL_MS });
+  }
+
+  private put(k: string, entry: OverlayEntry<T>): void {
+    this.overlay.set(k, entry);
+    if (++this.writesSinceSweep < SWEEP_EVERY_WRITES) return;
+    this.writesSinceSweep = 0;
+    const now = this.now();
+    for (const [k2, e] of this.overlay) if (e.expiresAt < now) this.overlay.delete(k2);
+  }
+
+  /** The watch caught up with (or went past) our write: the overlay entry has nothing left to add. */
+  private supersede(obj: T, deleted: boolean): void {
+    const k = key(obj.metadata!.name!, obj.metadata!.namespace);
+    const entry = this.overlay.get(k);
+    if (!entry) return;
+    // A deletion seen by the watch ends our tombstone; a version at least as new as ours ends a write.
+    // (A deletion of an older incarnation leaves a re-created object's entry alone.)
+    if ((deleted && entry.obj === undefined) || rv(obj) >= entry.resourceVersion) this.overlay.delete(k);
   }
 
   private fromInformers(name: string, namespace?: string): T | undefined {
