@@ -16,7 +16,10 @@ const ConfigSchema = z.object({
   POD_NAME: z.string().optional(),
   LATCHKEY_LEASE_DURATION_SECONDS: z.coerce.number().int().min(2).default(15),
   LATCHKEY_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(86400).default(1800),
-  LATCHKEY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).default(12),
+  LATCHKEY_WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(0).default(0),
+  LATCHKEY_WEBHOOK_RETRY_HOURS: z.coerce.number().min(0).max(720).default(24),
+  LATCHKEY_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  LATCHKEY_WEBHOOK_NAMESPACE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(2),
   LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS: z.coerce.number().min(0).default(2),
   LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS: z.coerce.number().min(0).default(3600),
   LATCHKEY_KUBECONFIG: z.string().optional(),
@@ -37,7 +40,14 @@ export interface Config {
   identity: string;
   leaseDurationSeconds: number;
   sessionTtlSeconds: number;
+  /** Attempts before a delivery is given up; 0: no count limit (the retry window decides). */
   webhookMaxAttempts: number;
+  /** How long a delivery is retried after it was queued. */
+  webhookRetryWindowSeconds: number;
+  /** Deliveries in flight at once in this replica… */
+  webhookConcurrency: number;
+  /** …and at most this many of them for one namespace, so a slow receiver delays only its own tenant. */
+  webhookNamespaceConcurrency: number;
   webhookBackoffBaseSeconds: number;
   webhookBackoffMaxSeconds: number;
   kubeconfig?: string;
@@ -67,6 +77,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaseDurationSeconds: e.LATCHKEY_LEASE_DURATION_SECONDS,
     sessionTtlSeconds: e.LATCHKEY_SESSION_TTL_SECONDS,
     webhookMaxAttempts: e.LATCHKEY_WEBHOOK_MAX_ATTEMPTS,
+    webhookRetryWindowSeconds: Math.round(e.LATCHKEY_WEBHOOK_RETRY_HOURS * 3600),
+    webhookConcurrency: e.LATCHKEY_WEBHOOK_CONCURRENCY,
+    webhookNamespaceConcurrency: Math.min(e.LATCHKEY_WEBHOOK_NAMESPACE_CONCURRENCY, e.LATCHKEY_WEBHOOK_CONCURRENCY),
     webhookBackoffBaseSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS,
     webhookBackoffMaxSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS,
     kubeconfig: e.LATCHKEY_KUBECONFIG,

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
+import { secretKeyWeakness } from './secret-key-strength.js';
 
 export interface ResolvedEnvironment {
   namespace: string;
@@ -12,9 +13,13 @@ export interface ResolvedEnvironment {
  * Finds the Environment an API secret key belongs to. Keys are indexed by their SHA-256 digest
  * (rebuilt when an Environment or a watched Secret changes) and the digests are compared in
  * constant time, so neither lookup nor comparison reveals anything about a stored key.
+ *
+ * A key is refused when it is weak (see secret-key-strength.ts) or when the Environments of two
+ * namespaces hold the same one: it would be ambiguous which namespace a caller means, so neither
+ * gets it until one changes (their Environments say so in a condition).
  */
 export class EnvironmentKeys {
-  private index: Map<string, { namespace: string; name: string }> | undefined;
+  private index: Map<string, Array<{ namespace: string; name: string }>> | undefined;
 
   constructor(private readonly store: KubeStore) {
     const invalidate = () => (this.index = undefined);
@@ -24,13 +29,26 @@ export class EnvironmentKeys {
 
   resolve(secretKey: string): ResolvedEnvironment | undefined {
     const digest = sha256(secretKey);
-    const hit = this.getIndex().get(digest.toString('hex'));
-    if (!hit) return undefined;
+    const hits = this.getIndex().get(digest.toString('hex'));
+    if (!hits || hits.length !== 1) return undefined;
+    const hit = hits[0]!;
     const resource = this.primaryEnvironment(hit.namespace);
     if (!resource || resource.metadata.name !== hit.name) return undefined;
     const stored = this.store.readSecretValue(hit.namespace, resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
-    if (stored === undefined || !timingSafeEqual(sha256(stored), digest)) return undefined;
+    if (stored === undefined || !timingSafeEqual(sha256(stored), digest) || secretKeyWeakness(stored)) return undefined;
     return { namespace: hit.namespace, name: hit.name, resource };
+  }
+
+  /**
+   * How many other namespaces' Environments hold the same secret key as this namespace's. Computed
+   * afresh: a reconcile may run from the very informer event that has not reached our invalidation yet.
+   */
+  sharedWith(namespace: string): number {
+    this.index = undefined;
+    for (const hits of this.getIndex().values()) {
+      if (hits.some((h) => h.namespace === namespace)) return hits.length - 1;
+    }
+    return 0;
   }
 
   /** The Environment that counts in a namespace: the oldest one (others are reported as duplicates). */
@@ -38,9 +56,9 @@ export class EnvironmentKeys {
     return primaryOf(this.store.listEnvironments(namespace));
   }
 
-  private getIndex(): Map<string, { namespace: string; name: string }> {
+  private getIndex(): Map<string, Array<{ namespace: string; name: string }>> {
     if (this.index) return this.index;
-    const index = new Map<string, { namespace: string; name: string }>();
+    const index = new Map<string, Array<{ namespace: string; name: string }>>();
     const byNamespace = new Map<string, EnvironmentResource[]>();
     for (const env of this.store.listEnvironments()) {
       const ns = env.metadata.namespace!;
@@ -49,7 +67,9 @@ export class EnvironmentKeys {
     for (const [namespace, envs] of byNamespace) {
       const env = primaryOf(envs)!;
       const key = this.store.readSecretValue(namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
-      if (key) index.set(sha256(key).toString('hex'), { namespace, name: env.metadata.name });
+      if (!key) continue;
+      const digest = sha256(key).toString('hex');
+      index.set(digest, [...(index.get(digest) ?? []), { namespace, name: env.metadata.name }]);
     }
     this.index = index;
     return index;

@@ -12,6 +12,7 @@ import { refreshTime } from './refresh-timing.js';
 import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
 import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
+import { EnvironmentKeys } from '../auth/environment-keys.js';
 
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
@@ -77,7 +78,7 @@ class LeaderSession {
     });
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock);
-    const environments = new EnvironmentReconciler(store, clock);
+    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store));
     const connections = new ConnectionReconciler({
       store,
       clock,
@@ -241,9 +242,9 @@ export class Controller {
       for (const c of store.connections.list(ns)) if (c.spec.integration === name) this.enqueue(`connection:${connectionKey(c)}`);
     });
     store.environments.onChange((e) => {
-      // Duplicates are judged against each other: look at every Environment of the namespace.
-      for (const other of store.environments.list(e.metadata!.namespace!))
-        this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
+      // Duplicates in a namespace, and secret keys shared across namespaces, are judged against the
+      // others: look at every Environment (there is about one per namespace).
+      for (const other of store.environments.list()) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
     store.connections.on('add', (c) => this.enqueue(`connection:${connectionKey(c)}`));
@@ -257,7 +258,9 @@ export class Controller {
       const name = s.metadata!.name!;
       for (const i of store.listIntegrations(ns))
         if (i.spec.clientSecretRef?.name === name) this.enqueue(`integration:${ns}/${i.metadata.name}`);
-      for (const e of store.listEnvironments(ns)) if (e.spec.secretRef?.name === name) this.enqueue(`environment:${ns}/${e.metadata.name}`);
+      // A secret key shared by two namespaces is judged across namespaces: check every Environment.
+      if (store.listEnvironments(ns).some((e) => e.spec.secretRef?.name === name))
+        for (const e of store.listEnvironments()) this.enqueue(`environment:${e.metadata.namespace}/${e.metadata.name}`);
     });
   }
 

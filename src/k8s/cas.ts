@@ -18,7 +18,7 @@ export interface CasOptions<T> {
  * again from the API server and redo the change, so concurrent writers never lose each other's work.
  */
 export async function compareAndSwap<T>(opts: CasOptions<T>): Promise<T> {
-  const attempts = opts.attempts ?? 10;
+  const attempts = opts.attempts ?? 12;
   let current = opts.readCached?.() ?? (await opts.readFresh());
   for (let attempt = 1; ; attempt++) {
     const next = await opts.mutate(structuredClone(current));
@@ -28,8 +28,9 @@ export async function compareAndSwap<T>(opts: CasOptions<T>): Promise<T> {
     } catch (err) {
       if (!isConflict(err)) throw err;
       if (attempt >= attempts) throw new ConflictRetriesExhausted(opts.what);
-      // Small jittered pause so a crowd of writers does not retry in lockstep.
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      // Jittered, exponentially growing pause: a crowd of writers spreads out instead of colliding
+      // again in lockstep (one of N wins each round, so a fixed window starves the last ones).
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(1000, 10 * 2 ** attempt)));
       current = await opts.readFresh();
     }
   }

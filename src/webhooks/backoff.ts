@@ -30,7 +30,11 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
   return Number.isFinite(at) ? Math.max(0, (at - nowMs) / 1000) : undefined;
 }
 
-/** Whether a response status is worth another attempt: 408, 429 and 5xx. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+/**
+ * Whether a webhook receiver's answer is worth another attempt: everything but 410 Gone. Unlike a
+ * provider's API, the receiver is the application's own endpoint, and a 404, 401 or 400 from it is
+ * almost always a deploy or a misconfiguration being fixed; giving up would lose the event for good.
+ */
+export function isRetryableWebhookStatus(status: number): boolean {
+  return status !== 410;
 }

@@ -6,7 +6,7 @@ import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
 import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
-import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
+import { isRetryableWebhookStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
 
 export interface DispatcherOptions {
@@ -19,6 +19,9 @@ export interface DispatcherOptions {
   config: {
     watchNamespaces: string[];
     webhookMaxAttempts: number;
+    webhookRetryWindowSeconds: number;
+    webhookConcurrency: number;
+    webhookNamespaceConcurrency: number;
     webhookBackoffBaseSeconds: number;
     webhookBackoffMaxSeconds: number;
   };
@@ -26,10 +29,10 @@ export interface DispatcherOptions {
   identity: string;
   pollIntervalMs?: number;
   requestTimeoutMs?: number;
-  /** Deliveries sent at once by this replica. */
-  concurrency?: number;
   random?: () => number;
 }
+
+type Outcome = { ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number };
 
 const deliveries = (registry: Registry) =>
   metric(
@@ -47,9 +50,14 @@ const deliveries = (registry: Registry) =>
 /**
  * Sends the auth webhooks queued in the cluster outbox: every replica watches it, claims due deliveries
  * with compare-and-swap, signs and POSTs them, deletes them on a 2xx, and reschedules them with
- * exponential backoff and jitter after a network error, a 408/429 (honouring Retry-After) or a 5xx,
- * up to `webhookMaxAttempts` attempts. A claim lasts a little longer than one request, so a delivery
- * whose sender died is picked up again by anyone, after a restart too.
+ * exponential backoff and jitter (honouring Retry-After) after anything else — a network error, a 5xx,
+ * a 4xx (a receiver mid-deploy answers 404 or 401 too) — for `webhookRetryWindowSeconds` (24 hours by
+ * default). Only 410 Gone stops at once: the receiver says the endpoint is gone for good.
+ *
+ * Deliveries run in a pool, not in batches: at most `webhookConcurrency` at once, at most
+ * `webhookNamespaceConcurrency` of them for one namespace, taken from the namespaces in turn; so one
+ * tenant's slow or hanging receiver occupies its own share and nobody else's. A claim lasts a little
+ * longer than one request, so a delivery whose sender died is picked up again by anyone.
  */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -59,6 +67,9 @@ export class WebhookDispatcher {
   private readonly log: Logger;
   private readonly pollMs: number;
   private readonly timeoutMs: number;
+  /** Deliveries this replica is sending, by ID, and how many per namespace. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perNamespace = new Map<string, number>();
 
   constructor(private readonly opts: DispatcherOptions) {
     this.log = opts.logger.child({ component: 'webhooks' });
@@ -85,6 +96,7 @@ export class WebhookDispatcher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.inFlight.values());
     await this.opts.outbox.stopWatching();
   }
 
@@ -108,17 +120,44 @@ export class WebhookDispatcher {
     }, ms);
   }
 
-  /** One pass over the outbox (exported for tests and for a prompt pass after enqueueing). */
+  /**
+   * One pass over the outbox: starts the due deliveries that fit in the pool, namespaces in turn,
+   * without waiting for them (a finished delivery makes room and asks for another pass).
+   */
   async tick(): Promise<void> {
     const now = this.opts.clock.now();
+    const { webhookConcurrency: total, webhookNamespaceConcurrency: perNs } = this.opts.config;
     const pending = await this.opts.outbox.list(this.opts.config.watchNamespaces);
-    const due = pending
-      .filter((d) => d.nextAttemptAt <= now && (!d.claimedBy || d.claimedUntil <= now))
-      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
-    const width = this.opts.concurrency ?? 4;
-    for (let i = 0; i < due.length && !this.stopped; i += width) {
-      await Promise.all(due.slice(i, i + width).map((d) => this.deliver(d)));
+    const queues = new Map<string, PendingDelivery[]>();
+    for (const d of pending.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
+      if (d.nextAttemptAt > now || (d.claimedBy && d.claimedUntil > now) || this.inFlight.has(d.id)) continue;
+      queues.set(d.namespace, [...(queues.get(d.namespace) ?? []), d]);
     }
+    // Round-robin over the namespaces: each turn starts one delivery of each namespace that has room.
+    while (!this.stopped && this.inFlight.size < total && queues.size > 0) {
+      for (const [namespace, queue] of queues) {
+        if (this.inFlight.size >= total) break;
+        const next = (this.perNamespace.get(namespace) ?? 0) < perNs ? queue.shift() : undefined;
+        if (next) this.launch(next);
+        if (!next || queue.length === 0) queues.delete(namespace);
+      }
+    }
+  }
+
+  private launch(d: PendingDelivery): void {
+    this.perNamespace.set(d.namespace, (this.perNamespace.get(d.namespace) ?? 0) + 1);
+    const done = this.deliver(d)
+      .catch((err: unknown) =>
+        this.log.warn({ namespace: d.namespace, webhookId: d.id, err: (err as Error).message }, 'webhook delivery failed'),
+      )
+      .finally(() => {
+        this.inFlight.delete(d.id);
+        const left = (this.perNamespace.get(d.namespace) ?? 1) - 1;
+        if (left > 0) this.perNamespace.set(d.namespace, left);
+        else this.perNamespace.delete(d.namespace);
+        this.kick();
+      });
+    this.inFlight.set(d.id, done);
   }
 
   private async deliver(listed: PendingDelivery): Promise<void> {
@@ -137,7 +176,7 @@ export class WebhookDispatcher {
       return;
     }
     const key = store.readSecretValue(d.namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.webhookSigningKey);
-    let outcome: { ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number };
+    let outcome: Outcome;
     if (!key) {
       outcome = { ok: false, retry: true, error: `Secret ${env.spec.secretRef.name} has no ${ENVIRONMENT_SECRET_KEYS.webhookSigningKey}` };
     } else {
@@ -156,23 +195,20 @@ export class WebhookDispatcher {
       await outbox.remove(d);
       return;
     }
-    if (attempts >= config.webhookMaxAttempts) {
+    const delay = retryDelaySeconds(attempts, config, this.opts.random, outcome.retryAfter);
+    const windowEnds = d.createdAt + config.webhookRetryWindowSeconds * 1000;
+    if ((config.webhookMaxAttempts > 0 && attempts >= config.webhookMaxAttempts) || clock.now() + delay * 1000 > windowEnds) {
       counter.inc({ result: 'gave_up' });
-      log.error({ attempts, error: outcome.error }, 'webhook not delivered after the last attempt; giving up');
+      log.error({ attempts, error: outcome.error }, 'webhook not delivered within its retry window; giving up');
       await outbox.remove(d);
       return;
     }
-    const delay = retryDelaySeconds(attempts, config, this.opts.random, outcome.retryAfter);
     counter.inc({ result: 'retry' });
     log.info({ attempts, error: outcome.error, retryInSeconds: Math.round(delay * 10) / 10 }, 'webhook attempt failed; will retry');
     await outbox.reschedule(d, attempts, clock.now() + delay * 1000, outcome.error);
   }
 
-  private async post(
-    url: string,
-    key: string,
-    d: PendingDelivery,
-  ): Promise<{ ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number }> {
+  private async post(url: string, key: string, d: PendingDelivery): Promise<Outcome> {
     const now = this.opts.clock.now();
     const headers = webhookHeaders(key, d.id, Math.floor(now / 1000), d.body);
     try {
@@ -187,7 +223,7 @@ export class WebhookDispatcher {
       if (res.status >= 200 && res.status < 300) return { ok: true };
       return {
         ok: false,
-        retry: isRetryableStatus(res.status),
+        retry: isRetryableWebhookStatus(res.status),
         error: `receiver answered ${res.status}`,
         retryAfter: parseRetryAfter(res.headers.get('retry-after'), now),
       };

@@ -1,5 +1,6 @@
 import type { Clock } from '../../domain/clock.js';
-import { primaryOf } from '../../auth/environment-keys.js';
+import { primaryOf, type EnvironmentKeys } from '../../auth/environment-keys.js';
+import { secretKeyWeakness } from '../../auth/secret-key-strength.js';
 import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
@@ -12,6 +13,7 @@ export class EnvironmentReconciler {
   constructor(
     private readonly store: KubeStore,
     private readonly clock: Clock,
+    private readonly keys: EnvironmentKeys,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
@@ -42,6 +44,22 @@ export class EnvironmentReconciler {
         status: 'False',
         reason: 'SecretKeyMissing',
         message: `Secret "${secretName}" has no "${ENVIRONMENT_SECRET_KEYS.secretKey}": add the API secret key that application backends send as "Authorization: Bearer <key>".`,
+      };
+    }
+    const weakness = secretKeyWeakness(value);
+    if (weakness) {
+      return {
+        status: 'False',
+        reason: 'WeakSecretKey',
+        message: `The secret key in Secret "${secretName}" is refused: ${weakness}. Use a random key of at least 128 bits, e.g. \`openssl rand -hex 32\`.`,
+      };
+    }
+    const shared = this.keys.sharedWith(namespace);
+    if (shared > 0) {
+      return {
+        status: 'False',
+        reason: 'SecretKeyShared',
+        message: `The secret key in Secret "${secretName}" is also the key of ${shared} other namespace(s); it is refused everywhere until each namespace has its own.`,
       };
     }
     for (const [field, value] of [
