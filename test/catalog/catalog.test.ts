@@ -109,8 +109,8 @@ function filled(url: string): string {
 }
 
 describe('provider catalog (offline)', () => {
-  it('has at least 120 providers', () => {
-    expect(files.length).toBeGreaterThanOrEqual(120);
+  it('has at least 400 providers', () => {
+    expect(files.length).toBeGreaterThanOrEqual(400);
   });
 
   it('is one Provider document per file, named like the file, without tabs', () => {
