@@ -1,8 +1,9 @@
 /**
  * Reconcilers against a real control plane: Integrations, Environments and Providers get Ready
  * conditions that say what is wrong; a change to a referenced Secret is noticed; deleting an
- * Integration or a Provider that connections use shows in those connections' conditions. Also the
- * controller's own /healthz, /readyz and /metrics.
+ * Integration or a Provider that connections use shows in those connections' conditions; a refused
+ * credentials version shows as re-authorization. Also the controller's own /healthz, /readyz and /metrics.
+ * Each case sets up what it needs, so any one of them runs alone (-t).
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import {
@@ -13,6 +14,7 @@ import {
   type EnvironmentResource,
   type IntegrationResource,
 } from '../../src/k8s/resources.js';
+import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { condition, readCustom, startReplica, type Replica } from './support.js';
@@ -196,6 +198,49 @@ it('deleting an Integration or a Provider that connections use shows in their co
   await applyProvider(kc, p2, oauth2Spec);
   await readyOf('integrations', 'provider-goes', 'Ready');
   await readyOf('connections', c2, 'Ready');
+});
+
+it('derives re-authorization from the refused credentials version alone, and lifts it when new credentials are stored', async () => {
+  const p = await provider('p-refused', oauth2Spec);
+  await createIntegration(kc, ns.name, 'refused', { provider: p }, { clientId: 'a', clientSecret: 'b' });
+  await readyOf('integrations', 'refused', 'Ready');
+  const store = replica.ctx.store;
+  const created = await store.createConnection({
+    namespace: ns.name,
+    spec: { integration: 'refused', provider: p, connectionId: 'refused-1', authMode: 'OAUTH2' },
+    credentials: { type: 'OAUTH2', access_token: 'never-expires', raw: {} },
+  });
+  const name = created.resource.metadata.name;
+  await readyOf('connections', name, 'Ready');
+
+  // What the refresh scheduler records on a permanent failure (and nothing more): the refused Secret
+  // version and the provider's answer. The conditions are the connection reconciler's to write.
+  await store.updateConnection(ns.name, name, (c) => ({
+    ...c,
+    metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: created.credentialsVersion } },
+  }));
+  await store.updateConnectionStatus(ns.name, name, (s) => ({
+    ...s,
+    errors: [
+      { type: 'auth', logId: 'refused-event', message: 'invalid_grant, HTTP 400: grant revoked', occurredAt: new Date().toISOString() },
+    ],
+  }));
+  // Written one after the other, so the reconciler may see the annotation before the answer: wait for both.
+  const refused = await eventually(async () => {
+    const r = await readyOf('connections', name, 'ReauthorizationRequired');
+    return r.ready.message.includes('grant revoked') ? r : undefined;
+  });
+  expect(refused.ready).toMatchObject({ status: 'False', observedGeneration: refused.obj.metadata.generation });
+  expect(refused.ready.message).toMatch(/reconnect session for connection "refused-1"/);
+  expect(condition(refused.obj, 'NeedsReauthorization')).toMatchObject({ status: 'True', reason: 'ReauthorizationRequired' });
+  expect(condition(refused.obj, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
+
+  // New credentials (another Secret version) lift it.
+  await store.updateCredentials(ns.name, name, (cur) => ({ ...cur, access_token: 'a-new-one' }));
+  const lifted = await readyOf('connections', name, 'Ready');
+  expect(lifted.ready.status).toBe('True');
+  expect(condition(lifted.obj, 'NeedsReauthorization')).toMatchObject({ status: 'False', reason: 'Reauthorized' });
+  expect(condition(lifted.obj, 'CredentialsValid')).toMatchObject({ status: 'True' });
 });
 
 it('checks Environments: Secret, duplicates, webhook URL', async () => {

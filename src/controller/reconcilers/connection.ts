@@ -137,8 +137,8 @@ export class ConnectionReconciler {
     // Without credentials there is no version to compare: it stays as it was.
     const refused = stored ? needsReauthorization({ ...stored, resource }) : wasRefused;
     if (refused) {
-      // Said once, when first refused: later errors (say, a failed fetch) do not rewrite it.
-      const message = wasRefused ? current.message : reauthorizationMessage(resource.spec, lastAuthError(resource.status));
+      // From the status each time: the scheduler writes the provider's answer just after the annotation.
+      const message = reauthorizationMessage(resource.spec, lastAuthError(resource.status));
       return {
         condition: { type: NeedsReauthorization, status: 'True', reason: ConnectionReason.ReauthorizationRequired, message },
         active: true,
