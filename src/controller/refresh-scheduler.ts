@@ -3,16 +3,11 @@ import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../app/log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
-import { findCondition, setConditions } from './reconcilers/conditions.js';
+import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
-import {
-  NEEDS_REAUTHORIZATION,
-  REAUTHORIZATION_REQUIRED,
-  REAUTH_VERSION_ANNOTATION,
-  needsReauthorization,
-} from '../auth/refresh/reauthorization.js';
+import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
 export type RefreshFn = (
@@ -42,7 +37,7 @@ export interface RefreshFailure {
   message: string;
 }
 
-export { NEEDS_REAUTHORIZATION, REAUTHORIZATION_REQUIRED, REAUTH_VERSION_ANNOTATION, needsReauthorization };
+export { REAUTH_VERSION_ANNOTATION, needsReauthorization };
 
 export interface RefreshSchedulerOptions {
   store: Pick<KubeStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection' | 'getIntegration'>;
@@ -64,7 +59,7 @@ export interface RefreshSchedulerOptions {
   /** Never refresh one connection more often than this, whatever the token's lifetime. */
   minIntervalMs?: number;
   concurrency?: number;
-  /** Told when a connection's refresh state changed, so its conditions are recomputed. */
+  /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
   onStateChanged?: (key: string) => void;
   /** Told once per failed set of credentials that the end user must authorize again (sends the refresh webhook). */
   onReauthorizationRequired?: (connection: ConnectionResource, message: string) => Promise<unknown>;
@@ -76,8 +71,11 @@ export type Plan = { kind: 'none'; why: string } | { kind: 'at'; at: number; ret
  * Schedules each expiring connection's refresh at its next refresh time, runs it through the shared
  * refresh, and handles the outcome: success reschedules from the new expiry; a transient failure
  * retries with exponential backoff (at least the provider's Retry-After); a permanent failure stops,
- * records one Event and one `errors` entry, and marks the connection as needing re-authorization until
- * its credentials change. One timer per connection, one refresh at a time per connection.
+ * records one Event and one `errors` entry, and marks the credentials as refused
+ * ({@link REAUTH_VERSION_ANNOTATION}) until they change. One timer per connection, one refresh at a
+ * time per connection. It writes refresh fields only (nextRefreshAt, refreshAttempts, lastRefreshedAt,
+ * expiresAt, errors) and asks for a reconcile (`onStateChanged`): the connection reconciler alone
+ * writes a Connection's conditions.
  */
 export class RefreshScheduler {
   readonly queue: WorkQueue;
@@ -125,7 +123,9 @@ export class RefreshScheduler {
     }
     // A misconfigured integration (say, its Secret lacks the client secret) fails every refresh: wait
     // until it is fixed (its change re-plans every connection of it).
-    if (findCondition(integration.status?.conditions, 'Ready')?.status === 'False') return { kind: 'none', why: 'integration not ready' };
+    if (findCondition(integration.status?.conditions, IntegrationCondition.Ready)?.status === 'False') {
+      return { kind: 'none', why: 'integration not ready' };
+    }
     const due = this.opts.nextRefreshAt(conn);
     if (due === undefined) return { kind: 'none', why: 'never expires' };
     const now = this.opts.clock.now();
@@ -300,15 +300,13 @@ export class RefreshScheduler {
     if (needsReauthorization(current)) return; // already recorded for these credentials
     const now = this.opts.clock.now();
     const reasonLabel = failureReason(failure.oauthError ?? failure.code, failure.status, true);
-    const message =
-      `The provider refused to renew the access token (${describeFailure(failure)}). Latchkey has stopped ` +
-      `refreshing this connection. The end user must authorize again: create a reconnect session for ` +
-      `connection "${conn.resource.spec.connectionId}" of integration "${conn.resource.spec.integration}".`;
+    const message = reauthorizationMessage(conn.resource.spec, describeFailure(failure));
     let logId = failure.logId;
     if (!logId) {
+      // The refresher could not record it: the Event and the `errors` entry are ours (the Event has the reason the condition will have).
       logId = await this.opts.events.record(current.resource, {
         type: 'Warning',
-        reason: REAUTHORIZATION_REQUIRED,
+        reason: ConnectionReason.ReauthorizationRequired,
         message,
         action: 'Refresh',
       });
@@ -323,29 +321,15 @@ export class RefreshScheduler {
     await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
       const errors = [...(s.errors ?? [])];
       if (!recordedByRefresher || !errors.some((e) => e.logId === logId)) {
-        errors.push({ type: 'auth', logId: logId!, message: message.slice(0, 1024), occurredAt: new Date(now).toISOString() });
+        // The provider's answer alone: the connection reconciler puts it into the condition's message.
+        const detail = describeFailure(failure).slice(0, 1024);
+        errors.push({ type: 'auth', logId: logId!, message: detail, occurredAt: new Date(now).toISOString() });
       }
       const next: ConnectionStatus = {
         ...s,
         // The refresher counts its own failure; count it once.
         refreshAttempts: Math.max(s.refreshAttempts ?? 0, (conn.resource.status?.refreshAttempts ?? 0) + 1),
         errors: errors.slice(-20),
-        // All three in one write, as the connection reconciler computes them, so no reader sees half of it.
-        conditions: setConditions(
-          s.conditions,
-          [
-            { type: NEEDS_REAUTHORIZATION, status: 'True', reason: REAUTHORIZATION_REQUIRED, message },
-            {
-              type: 'CredentialsValid',
-              status: 'False',
-              reason: REAUTHORIZATION_REQUIRED,
-              message: 'The provider refused these credentials; the end user must authorize again.',
-            },
-            { type: 'Ready', status: 'False', reason: REAUTHORIZATION_REQUIRED, message },
-          ],
-          current.resource.metadata.generation,
-          now,
-        ),
       };
       delete next.nextRefreshAt;
       return next;

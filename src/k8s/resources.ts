@@ -1,5 +1,6 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { AuthMode } from '../domain/auth-modes.js';
+import type { Condition } from '../domain/conditions.js';
 
 /** API group and version of Latchkey's custom resources. */
 export const GROUP = 'latchkey.dev';
@@ -20,14 +21,7 @@ export const CREDENTIALS_SECRET_TYPE = 'latchkey.dev/connection-credentials';
 /** The one key of a connection credentials Secret: the credentials as JSON. */
 export const CREDENTIALS_KEY = 'credentials.json';
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-}
+export type { Condition } from '../domain/conditions.js';
 
 interface Resource<Spec, Status> extends KubernetesObject {
   metadata: V1ObjectMeta & { name: string };

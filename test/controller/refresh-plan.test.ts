@@ -1,6 +1,7 @@
 /** Unit tests of when the controller refreshes (no cluster): the margin, and the scheduler's plan with an injected clock. */
 import { controllerMetrics } from '../../src/controller/metrics.js';
-import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, RefreshScheduler } from '../../src/controller/refresh-scheduler.js';
+import { REAUTH_VERSION_ANNOTATION, RefreshScheduler } from '../../src/controller/refresh-scheduler.js';
+import { ConnectionCondition } from '../../src/domain/conditions.js';
 import { refreshTime } from '../../src/controller/refresh-timing.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import type { StoredConnection } from '../../src/k8s/store.js';
@@ -113,7 +114,7 @@ describe('RefreshScheduler.plan', () => {
     const reauth = {
       conditions: [
         {
-          type: NEEDS_REAUTHORIZATION,
+          type: ConnectionCondition.NeedsReauthorization,
           status: 'True' as const,
           reason: 'ReauthorizationRequired',
           message: 'm',

@@ -7,7 +7,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
-import { NEEDS_REAUTHORIZATION } from '../../src/controller/refresh-scheduler.js';
+import { ConnectionCondition } from '../../src/domain/conditions.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { systemClock } from '../../src/domain/clock.js';
@@ -109,7 +109,7 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   const failed = await eventually(
     async () => {
       const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-      return condition(c, NEEDS_REAUTHORIZATION)?.status === 'True' ? c : undefined;
+      return condition(c, ConnectionCondition.NeedsReauthorization)?.status === 'True' ? c : undefined;
     },
     30_000,
     100,
@@ -118,8 +118,8 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
 
   expect(condition(failed, 'Ready')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
   expect(condition(failed, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
-  expect(condition(failed, NEEDS_REAUTHORIZATION)!.message).toMatch(/invalid_grant/);
-  expect(condition(failed, NEEDS_REAUTHORIZATION)!.message).toMatch(/reconnect session/);
+  expect(condition(failed, ConnectionCondition.NeedsReauthorization)!.message).toMatch(/invalid_grant/);
+  expect(condition(failed, ConnectionCondition.NeedsReauthorization)!.message).toMatch(/reconnect session/);
   expect(failed.status!.nextRefreshAt).toBeUndefined();
 
   // A whole token lifetime later: not one more call to the token endpoint.
@@ -170,7 +170,7 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   await eventually(
     async () => {
       const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-      return condition(c, NEEDS_REAUTHORIZATION)?.status === 'False' && condition(c, 'Ready')?.status === 'True';
+      return condition(c, ConnectionCondition.NeedsReauthorization)?.status === 'False' && condition(c, 'Ready')?.status === 'True';
     },
     20_000,
     100,

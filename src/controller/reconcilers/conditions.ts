@@ -2,40 +2,7 @@ import type { KubernetesObject } from '../../k8s/client.js';
 import { secretExists } from '../../k8s/secret-presence.js';
 import { LABELS, type CommonStatus, type Condition, type Kind } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
-
-export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
-
-/**
- * Sets conditions in the Kubernetes manner: `lastTransitionTime` moves only when the status changes,
- * every condition carries the generation it was computed from, and the order is stable.
- */
-export function setConditions(
-  existing: Condition[] | undefined,
-  updates: ConditionInput[],
-  generation: number | undefined,
-  now: number,
-): Condition[] {
-  const out = [...(existing ?? [])];
-  for (const update of updates) {
-    const i = out.findIndex((c) => c.type === update.type);
-    const previous = i >= 0 ? out[i] : undefined;
-    const next: Condition = {
-      type: update.type,
-      status: update.status,
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-      lastTransitionTime: previous && previous.status === update.status ? previous.lastTransitionTime : new Date(now).toISOString(),
-      reason: update.reason,
-      message: update.message.slice(0, 32_000),
-    };
-    if (i >= 0) out[i] = next;
-    else out.push(next);
-  }
-  return out;
-}
-
-export function findCondition(conditions: Condition[] | undefined, type: string): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
-}
+import { SecretReason, setConditions, type ConditionInput, type Verdict } from '../../domain/conditions.js';
 
 /** True when the conditions (ignoring lastTransitionTime) and generation are already what we would write. */
 export function sameConditions(a: Condition[] | undefined, b: Condition[] | undefined): boolean {
@@ -43,11 +10,6 @@ export function sameConditions(a: Condition[] | undefined, b: Condition[] | unde
     JSON.stringify((list ?? []).map((c) => ({ t: c.type, s: c.status, r: c.reason, m: c.message, g: c.observedGeneration })));
   return strip(a) === strip(b);
 }
-
-export const READY = 'Ready';
-
-/** What a reconciler concluded about its object's `Ready` condition. */
-export type Verdict = Omit<ConditionInput, 'type'>;
 
 /**
  * Writes conditions (and `observedGeneration`) to an object's status, unless they are already what
@@ -80,18 +42,23 @@ export async function missingSecretVerdict(
   name: string,
   field: string,
   wanted: string,
-): Promise<Verdict> {
+): Promise<Verdict<SecretReason>> {
   const exists = await secretExists(store.core, namespace, name);
   if (exists) {
+    const label = `${LABELS.watch}=true`;
     return {
       status: 'False',
-      reason: 'SecretNotWatched',
-      message: `Secret "${name}" exists but Latchkey cannot see it: label it ${LABELS.watch}=true (kubectl label secret ${name} -n ${namespace} ${LABELS.watch}=true).`,
+      reason: SecretReason.SecretNotWatched,
+      message:
+        `Secret "${name}" exists but Latchkey cannot see it: label it ${label} ` +
+        `(kubectl label secret ${name} -n ${namespace} ${label}).`,
     };
   }
   return {
     status: 'False',
-    reason: 'SecretNotFound',
-    message: `Secret "${name}" (${field}) does not exist in namespace ${namespace}. Create it with ${wanted} and the label ${LABELS.watch}=true.`,
+    reason: SecretReason.SecretNotFound,
+    message:
+      `Secret "${name}" (${field}) does not exist in namespace ${namespace}. ` +
+      `Create it with ${wanted} and the label ${LABELS.watch}=true.`,
   };
 }

@@ -1,13 +1,25 @@
 import type { Clock } from '../../domain/clock.js';
 import type { ConnectionResource, ConnectionStatus } from '../../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
-import { findCondition, READY, setConditions, type ConditionInput } from './conditions.js';
+import {
+  ConnectionCondition,
+  ConnectionReason,
+  findCondition,
+  IntegrationCondition,
+  setConditions,
+  type ConditionInput,
+} from '../../domain/conditions.js';
 import { credentialsExpiry } from '../refresh-timing.js';
-import { NEEDS_REAUTHORIZATION, REAUTH_VERSION_ANNOTATION, REAUTHORIZATION_REQUIRED } from '../../auth/refresh/reauthorization.js';
+import { needsReauthorization, reauthorizationMessage } from '../../auth/refresh/reauthorization.js';
 import type { Plan } from '../refresh-scheduler.js';
 
-export const INTEGRATION_READY = 'IntegrationReady';
-export const CREDENTIALS_VALID = 'CredentialsValid';
+type Input = ConditionInput<ConnectionCondition, ConnectionReason>;
+type Reauth = { condition: Input; active: boolean; lifted: boolean };
+
+const { IntegrationReady, CredentialsValid, NeedsReauthorization, Ready } = ConnectionCondition;
+const REFUSED = 'The provider refused these credentials; the end user must authorize again.';
+const REAUTHORIZED = 'New credentials were stored after the provider refused the old ones.';
+const ACCEPTED = 'The provider has not refused these credentials.';
 
 export interface ConnectionReconcilerOptions {
   store: KubeStore;
@@ -21,11 +33,12 @@ export interface ConnectionReconcilerOptions {
 }
 
 /**
- * Computes a Connection's conditions and refresh fields and arms its refresh timer:
- * `IntegrationReady` (its Integration and Provider exist and are valid), `CredentialsValid` (its Secret
- * exists, matches the auth mode, and was not refused by the provider), `NeedsReauthorization` (set by
- * the refresh scheduler on a permanent failure, lifted when new credentials are stored) and `Ready`,
- * which says in one reason what needs attention first.
+ * Computes a Connection's conditions and refresh fields and arms its refresh timer. The only writer of
+ * a Connection's conditions: `IntegrationReady` (its Integration and Provider exist and are valid),
+ * `CredentialsValid` (its Secret exists, matches the auth mode, and was not refused by the provider),
+ * `NeedsReauthorization` (the credentials are the version the refresh scheduler recorded as refused
+ * for good; lifted when new credentials are stored) and `Ready`, which says in one reason what needs
+ * attention first (including refresh failures the refresher and scheduler count in status).
  */
 export class ConnectionReconciler {
   constructor(private readonly opts: ConnectionReconcilerOptions) {}
@@ -47,8 +60,8 @@ export class ConnectionReconciler {
     const expiry = stored ? credentialsExpiry(stored.credentials) : undefined;
     let lifted = false;
 
-    // Conditions that depend on the status (which the refresh scheduler and the refresher write too)
-    // are computed inside the compare-and-swap, from the status as it is on the server.
+    // Conditions that depend on the status (whose refresh fields the refresh scheduler and the
+    // refresher write) are computed inside the compare-and-swap, from the status as it is on the server.
     await store.updateConnectionStatus(namespace, name, (s) => {
       const view: ConnectionResource = { ...resource, status: s };
       const reauth = this.reauthCondition(view, stored);
@@ -72,108 +85,110 @@ export class ConnectionReconciler {
     if (lifted) this.opts.schedule(key);
   }
 
-  private integrationCondition(resource: ConnectionResource): ConditionInput {
+  private integrationCondition(resource: ConnectionResource): Input {
     const { store } = this.opts;
     const ns = resource.metadata.namespace!;
     const integration = store.getIntegration(ns, resource.spec.integration);
     if (!integration) {
       return {
-        type: INTEGRATION_READY,
+        type: IntegrationReady,
         status: 'False',
-        reason: 'IntegrationNotFound',
-        message: `Integration "${resource.spec.integration}" does not exist in namespace ${ns} (was it deleted?). Recreate it to use this connection again, or delete the connection.`,
+        reason: ConnectionReason.IntegrationNotFound,
+        message:
+          `Integration "${resource.spec.integration}" does not exist in namespace ${ns} (was it deleted?). ` +
+          'Recreate it to use this connection again, or delete the connection.',
       };
     }
     if (!store.getProvider(integration.spec.provider)) {
       return {
-        type: INTEGRATION_READY,
+        type: IntegrationReady,
         status: 'False',
-        reason: 'ProviderNotFound',
-        message: `Provider "${integration.spec.provider}" of integration "${integration.metadata.name}" does not exist (was it deleted?). Apply the Provider again.`,
+        reason: ConnectionReason.ProviderNotFound,
+        message:
+          `Provider "${integration.spec.provider}" of integration "${integration.metadata.name}" does not exist ` +
+          '(was it deleted?). Apply the Provider again.',
       };
     }
-    const ready = findCondition(integration.status?.conditions, READY);
+    const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
     if (ready?.status === 'False') {
       return {
-        type: INTEGRATION_READY,
+        type: IntegrationReady,
         status: 'False',
-        reason: 'IntegrationNotReady',
+        reason: ConnectionReason.IntegrationNotReady,
         message: `Integration "${integration.metadata.name}" is not ready (${ready.reason}): ${ready.message}`,
       };
     }
     return {
-      type: INTEGRATION_READY,
+      type: IntegrationReady,
       status: 'True',
-      reason: 'IntegrationReady',
+      reason: ConnectionReason.IntegrationReady,
       message: `Integration "${integration.metadata.name}" and its provider are in place.`,
     };
   }
 
-  private reauthCondition(
-    resource: ConnectionResource,
-    stored: StoredConnection | undefined,
-  ): { condition: ConditionInput; active: boolean; lifted: boolean } {
-    const current = findCondition(resource.status?.conditions, NEEDS_REAUTHORIZATION);
-    if (current?.status === 'True') {
-      const failedVersion = resource.metadata.annotations?.[REAUTH_VERSION_ANNOTATION];
-      if (stored && failedVersion !== undefined && failedVersion !== stored.credentialsVersion) {
-        return {
-          condition: {
-            type: NEEDS_REAUTHORIZATION,
-            status: 'False',
-            reason: 'Reauthorized',
-            message: 'New credentials were stored after the provider refused the old ones.',
-          },
-          active: false,
-          lifted: true,
-        };
-      }
+  /**
+   * `NeedsReauthorization`, from the refused credentials version the refresh scheduler recorded (an
+   * annotation) and the provider's answer in `status.errors`; `lifted` when new credentials replaced
+   * refused ones.
+   */
+  private reauthCondition(resource: ConnectionResource, stored: StoredConnection | undefined): Reauth {
+    const current = findCondition(resource.status?.conditions, NeedsReauthorization);
+    const wasRefused = current?.status === 'True';
+    // Without credentials there is no version to compare: it stays as it was.
+    const refused = stored ? needsReauthorization({ ...stored, resource }) : wasRefused;
+    if (refused) {
+      // From the status each time: the scheduler writes the provider's answer just after the annotation.
+      const message = reauthorizationMessage(resource.spec, lastAuthError(resource.status));
       return {
-        condition: { type: NEEDS_REAUTHORIZATION, status: 'True', reason: current.reason, message: current.message },
+        condition: { type: NeedsReauthorization, status: 'True', reason: ConnectionReason.ReauthorizationRequired, message },
         active: true,
         lifted: false,
       };
     }
-    const keep = current
-      ? { reason: current.reason, message: current.message }
-      : { reason: 'CredentialsAccepted', message: 'The provider has not refused these credentials.' };
-    return { condition: { type: NEEDS_REAUTHORIZATION, status: 'False', ...keep }, active: false, lifted: false };
-  }
-
-  private credentialsCondition(
-    resource: ConnectionResource,
-    stored: StoredConnection | undefined,
-    reauth: { active: boolean },
-  ): ConditionInput {
-    const name = resource.metadata.name;
-    if (!stored) {
+    if (wasRefused || current?.reason === ConnectionReason.Reauthorized) {
       return {
-        type: CREDENTIALS_VALID,
-        status: 'False',
-        reason: 'CredentialsMissing',
-        message: `The credentials Secret "${name}" does not exist or is unreadable; the connection is invisible to the API until it is written (an unfinished creation is removed by the controller).`,
-      };
-    }
-    if (stored.credentials.type !== resource.spec.authMode) {
-      return {
-        type: CREDENTIALS_VALID,
-        status: 'False',
-        reason: 'CredentialsTypeMismatch',
-        message: `The stored credentials are of type ${stored.credentials.type} but the connection's auth mode is ${resource.spec.authMode}; import credentials of type ${resource.spec.authMode}.`,
-      };
-    }
-    if (reauth.active) {
-      return {
-        type: CREDENTIALS_VALID,
-        status: 'False',
-        reason: REAUTHORIZATION_REQUIRED,
-        message: 'The provider refused these credentials; the end user must authorize again.',
+        condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.Reauthorized, message: REAUTHORIZED },
+        active: false,
+        lifted: wasRefused,
       };
     }
     return {
-      type: CREDENTIALS_VALID,
+      condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.CredentialsAccepted, message: ACCEPTED },
+      active: false,
+      lifted: false,
+    };
+  }
+
+  private credentialsCondition(resource: ConnectionResource, stored: StoredConnection | undefined, reauth: { active: boolean }): Input {
+    const name = resource.metadata.name;
+    if (!stored) {
+      return {
+        type: CredentialsValid,
+        status: 'False',
+        reason: ConnectionReason.CredentialsMissing,
+        message:
+          `The credentials Secret "${name}" does not exist or is unreadable; the connection is invisible to the API ` +
+          'until it is written (an unfinished creation is removed by the controller).',
+      };
+    }
+    const { authMode } = resource.spec;
+    if (stored.credentials.type !== authMode) {
+      return {
+        type: CredentialsValid,
+        status: 'False',
+        reason: ConnectionReason.CredentialsTypeMismatch,
+        message:
+          `The stored credentials are of type ${stored.credentials.type} but the connection's auth mode is ${authMode}; ` +
+          `import credentials of type ${authMode}.`,
+      };
+    }
+    if (reauth.active) {
+      return { type: CredentialsValid, status: 'False', reason: ConnectionReason.ReauthorizationRequired, message: REFUSED };
+    }
+    return {
+      type: CredentialsValid,
       status: 'True',
-      reason: 'CredentialsPresent',
+      reason: ConnectionReason.CredentialsPresent,
       message: `Credentials of type ${stored.credentials.type} are stored.`,
     };
   }
@@ -181,18 +196,19 @@ export class ConnectionReconciler {
   private readyCondition(
     resource: ConnectionResource,
     stored: StoredConnection | undefined,
-    integration: ConditionInput,
-    credentials: ConditionInput,
-    reauth: { condition: ConditionInput; active: boolean; lifted: boolean },
+    integration: Input,
+    credentials: Input,
+    reauth: Reauth,
     expiry: number | undefined,
     now: number,
-  ): ConditionInput {
-    if (integration.status !== 'True') return { type: READY, status: 'False', reason: integration.reason, message: integration.message };
+  ): Input {
+    if (integration.status !== 'True') return { type: Ready, status: 'False', reason: integration.reason, message: integration.message };
     if (reauth.active) {
-      return { type: READY, status: 'False', reason: REAUTHORIZATION_REQUIRED, message: reauth.condition.message };
+      return { type: Ready, status: 'False', reason: ConnectionReason.ReauthorizationRequired, message: reauth.condition.message };
     }
-    if (credentials.status !== 'True' || !stored)
-      return { type: READY, status: 'False', reason: credentials.reason, message: credentials.message };
+    if (credentials.status !== 'True' || !stored) {
+      return { type: Ready, status: 'False', reason: credentials.reason, message: credentials.message };
+    }
     const attempts = reauth.lifted ? 0 : (resource.status?.refreshAttempts ?? 0);
     if (attempts > 0) {
       const retry = resource.status?.nextRefreshAt ? ` Next attempt at ${resource.status.nextRefreshAt}.` : '';
@@ -201,39 +217,50 @@ export class ConnectionReconciler {
           ? ` The current token stays valid until ${new Date(expiry).toISOString()}.`
           : ' The current token has expired.';
       return {
-        type: READY,
+        type: Ready,
         status: 'False',
-        reason: 'RefreshFailing',
-        message: `${attempts} refresh attempt(s) failed with a temporary error (see the Events of this connection); retrying with backoff.${retry}${valid}`,
+        reason: ConnectionReason.RefreshFailing,
+        message:
+          `${attempts} refresh attempt(s) failed with a temporary error (see the Events of this connection); ` +
+          `retrying with backoff.${retry}${valid}`,
       };
     }
     const renewable = this.opts.isRefreshable(stored.credentials);
     if (expiry !== undefined && expiry <= now && !renewable) {
       return {
-        type: READY,
+        type: Ready,
         status: 'False',
-        reason: 'TokenExpired',
-        message: `The access token expired at ${new Date(expiry).toISOString()} and cannot be renewed (no refresh token); import new credentials or ask the end user to authorize again.`,
+        reason: ConnectionReason.TokenExpired,
+        message:
+          `The access token expired at ${new Date(expiry).toISOString()} and cannot be renewed (no refresh token); ` +
+          'import new credentials or ask the end user to authorize again.',
       };
     }
     if (renewable && !this.opts.renewsAhead(stored.credentials)) {
       return {
-        type: READY,
+        type: Ready,
         status: 'True',
-        reason: 'Ready',
+        reason: ConnectionReason.Ready,
         message: 'A new token is minted from the stored key whenever the connection is fetched or proxied.',
       };
     }
-    if (expiry === undefined) return { type: READY, status: 'True', reason: 'Ready', message: 'The credentials do not expire.' };
+    if (expiry === undefined)
+      return { type: Ready, status: 'True', reason: ConnectionReason.Ready, message: 'The credentials do not expire.' };
     return {
-      type: READY,
+      type: Ready,
       status: 'True',
-      reason: 'Ready',
+      reason: ConnectionReason.Ready,
       message: renewable
         ? 'The access token is renewed before it expires.'
         : 'The access token is valid; it cannot be renewed automatically.',
     };
   }
+}
+
+/** The provider's answer to the last refresh that failed (recorded by the refresher or the scheduler). */
+function lastAuthError(status: ConnectionStatus | undefined): string | undefined {
+  const last = [...(status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
+  return last?.message?.slice(0, 600);
 }
 
 function sameStatus(a: ConnectionStatus, b: ConnectionStatus): boolean {

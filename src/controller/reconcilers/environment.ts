@@ -3,11 +3,13 @@ import { primaryOf, type EnvironmentKeys } from '../../auth/environment-keys.js'
 import { secretKeyWeakness } from '../../auth/secret-key-strength.js';
 import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
-import { missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
+import { EnvironmentCondition, EnvironmentReason, type Verdict } from '../../domain/conditions.js';
+import { missingSecretVerdict, writeConditions } from './conditions.js';
 
 /**
  * Checks an Environment: it is the namespace's only (oldest) one, its Secret exists, is visible to
- * Latchkey and holds `secretKey`, and its webhook and callback URLs are http(s) URLs.
+ * Latchkey and holds `secretKey`, and its webhook and callback URLs are http(s) URLs. The only writer
+ * of an Environment's conditions.
  */
 export class EnvironmentReconciler {
   constructor(
@@ -19,18 +21,26 @@ export class EnvironmentReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const env = this.store.listEnvironments(namespace).find((e) => e.metadata.name === name);
     if (!env || env.metadata.deletionTimestamp) return;
-    await writeConditions(this.store, ENVIRONMENTS, env, [{ type: READY, ...(await this.check(env)) }], this.clock.now());
+    await writeConditions(
+      this.store,
+      ENVIRONMENTS,
+      env,
+      [{ type: EnvironmentCondition.Ready, ...(await this.check(env)) }],
+      this.clock.now(),
+    );
   }
 
-  async check(env: EnvironmentResource): Promise<Verdict> {
+  async check(env: EnvironmentResource): Promise<Verdict<EnvironmentReason>> {
     const namespace = env.metadata.namespace!;
     // The same rule the REST API uses to pick the namespace's Environment.
     const oldest = primaryOf(this.store.listEnvironments(namespace));
     if (oldest && oldest.metadata.name !== env.metadata.name) {
       return {
         status: 'False',
-        reason: 'DuplicateEnvironment',
-        message: `Namespace ${namespace} already has Environment "${oldest.metadata.name}" (the oldest one is used); delete this one or move it to its own namespace.`,
+        reason: EnvironmentReason.DuplicateEnvironment,
+        message:
+          `Namespace ${namespace} already has Environment "${oldest.metadata.name}" (the oldest one is used); ` +
+          'delete this one or move it to its own namespace.',
       };
     }
     const secretName = env.spec.secretRef.name;
@@ -42,8 +52,10 @@ export class EnvironmentReconciler {
     if (value.length === 0) {
       return {
         status: 'False',
-        reason: 'SecretKeyMissing',
-        message: `Secret "${secretName}" has no "${ENVIRONMENT_SECRET_KEYS.secretKey}": add the API secret key that application backends send as "Authorization: Bearer <key>".`,
+        reason: EnvironmentReason.SecretKeyMissing,
+        message:
+          `Secret "${secretName}" has no "${ENVIRONMENT_SECRET_KEYS.secretKey}": ` +
+          'add the API secret key that application backends send as "Authorization: Bearer <key>".',
       };
     }
     const weakness = secretKeyWeakness(value);
@@ -68,10 +80,14 @@ export class EnvironmentReconciler {
     ] as const) {
       if (value === undefined) continue;
       if (!isHttpUrl(value)) {
-        return { status: 'False', reason: 'InvalidURL', message: `${field} is not a valid http(s) URL: "${value.slice(0, 200)}".` };
+        return {
+          status: 'False',
+          reason: EnvironmentReason.InvalidURL,
+          message: `${field} is not a valid http(s) URL: "${value.slice(0, 200)}".`,
+        };
       }
     }
-    return { status: 'True', reason: 'Ready', message: `Ready: the secret key is in Secret "${secretName}".` };
+    return { status: 'True', reason: EnvironmentReason.Ready, message: `Ready: the secret key is in Secret "${secretName}".` };
   }
 }
 

@@ -1,6 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import type { Clock } from '../../domain/clock.js';
-import { findCondition, missingSecretVerdict, READY, writeConditions, type Verdict } from './conditions.js';
+import { findCondition, IntegrationCondition, IntegrationReason, ProviderCondition, type Verdict } from '../../domain/conditions.js';
+import { missingSecretVerdict, writeConditions } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 
@@ -11,11 +12,12 @@ const CLIENT_KEYS: Record<string, string[]> = {
   OAUTH2_CC: ['clientId', 'clientSecret'],
 };
 
-export type { Verdict } from './conditions.js';
+export type { Verdict } from '../../domain/conditions.js';
 
 /**
  * Checks an Integration: its Provider exists (and is valid), and its client Secret exists, is visible
- * to Latchkey (labelled), and has the keys the provider's auth mode needs.
+ * to Latchkey (labelled), and has the keys the provider's auth mode needs. The only writer of an
+ * Integration's conditions.
  */
 export class IntegrationReconciler {
   constructor(
@@ -26,33 +28,42 @@ export class IntegrationReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const integration = this.store.getIntegration(namespace, name);
     if (!integration || integration.metadata.deletionTimestamp) return;
-    await writeConditions(this.store, INTEGRATIONS, integration, [{ type: READY, ...(await this.check(integration)) }], this.clock.now());
+    const ready = { type: IntegrationCondition.Ready, ...(await this.check(integration)) };
+    await writeConditions(this.store, INTEGRATIONS, integration, [ready], this.clock.now());
   }
 
-  async check(integration: IntegrationResource): Promise<Verdict> {
+  async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const namespace = integration.metadata.namespace!;
     const { provider: providerName, clientSecretRef } = integration.spec;
     const provider = this.store.getProvider(providerName);
     if (!provider) {
       return {
         status: 'False',
-        reason: 'ProviderNotFound',
-        message: `Provider "${providerName}" does not exist. Apply it (kubectl apply -f config/providers/${providerName}.yaml) or point the Integration at an existing Provider.`,
+        reason: IntegrationReason.ProviderNotFound,
+        message:
+          `Provider "${providerName}" does not exist. Apply it (kubectl apply -f config/providers/${providerName}.yaml) ` +
+          'or point the Integration at an existing Provider.',
       };
     }
-    const providerReady = findCondition(provider.status?.conditions, READY);
+    const providerReady = findCondition(provider.status?.conditions, ProviderCondition.Ready);
     if (providerReady?.status === 'False') {
-      return { status: 'False', reason: 'ProviderNotReady', message: `Provider "${providerName}" is not valid: ${providerReady.message}` };
+      return {
+        status: 'False',
+        reason: IntegrationReason.ProviderNotReady,
+        message: `Provider "${providerName}" is not valid: ${providerReady.message}`,
+      };
     }
     const mode = provider.spec.authMode;
     const needed = mode === 'APP' ? undefined : CLIENT_KEYS[mode];
     const needsSecret = mode === 'APP' || needed !== undefined;
     if (!clientSecretRef) {
-      if (!needsSecret) return { status: 'True', reason: 'Ready', message: `Ready: ${mode} connections need no client credentials.` };
+      if (!needsSecret) {
+        return { status: 'True', reason: IntegrationReason.Ready, message: `Ready: ${mode} connections need no client credentials.` };
+      }
       return {
         status: 'False',
-        reason: 'ClientSecretRefMissing',
-        message: `${mode} integrations need client credentials: set spec.clientSecretRef to a Secret with keys ${describeKeys(mode)}.`,
+        reason: IntegrationReason.ClientSecretRefMissing,
+        message: `${mode} integrations need client credentials: ` + `set spec.clientSecretRef to a Secret with keys ${describeKeys(mode)}.`,
       };
     }
     const secret = this.store.getReferencedSecret(namespace, clientSecretRef.name);
@@ -70,8 +81,10 @@ export class IntegrationReconciler {
       if (missing.length) {
         return {
           status: 'False',
-          reason: 'SecretKeyMissing',
-          message: `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}: APP integrations need the App ID (appId) and the App's private key in PEM (privateKey).`,
+          reason: IntegrationReason.SecretKeyMissing,
+          message:
+            `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}: ` +
+            "APP integrations need the App ID (appId) and the App's private key in PEM (privateKey).",
         };
       }
       try {
@@ -79,13 +92,15 @@ export class IntegrationReconciler {
       } catch {
         return {
           status: 'False',
-          reason: 'InvalidPrivateKey',
-          message: `Secret "${clientSecretRef.name}" key "${pemKey}" is not a PEM private key. Download the App's private key again and store the whole .pem file.`,
+          reason: IntegrationReason.InvalidPrivateKey,
+          message:
+            `Secret "${clientSecretRef.name}" key "${pemKey}" is not a PEM private key. ` +
+            "Download the App's private key again and store the whole .pem file.",
         };
       }
       return {
         status: 'True',
-        reason: 'Ready',
+        reason: IntegrationReason.Ready,
         message: `Ready: Provider "${providerName}" and the App credentials in Secret "${clientSecretRef.name}" are in place.`,
       };
     }
@@ -93,13 +108,15 @@ export class IntegrationReconciler {
     if (missing.length) {
       return {
         status: 'False',
-        reason: 'SecretKeyMissing',
-        message: `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}, which ${mode} integrations need. Add ${missing.length > 1 ? 'them' : 'it'} (kubectl edit secret ${clientSecretRef.name} -n ${namespace}).`,
+        reason: IntegrationReason.SecretKeyMissing,
+        message:
+          `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}, which ${mode} integrations need. ` +
+          `Add ${missing.length > 1 ? 'them' : 'it'} (kubectl edit secret ${clientSecretRef.name} -n ${namespace}).`,
       };
     }
     return {
       status: 'True',
-      reason: 'Ready',
+      reason: IntegrationReason.Ready,
       message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has the client credentials.`,
     };
   }

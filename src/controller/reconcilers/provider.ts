@@ -1,7 +1,8 @@
 import type { Clock } from '../../domain/clock.js';
 import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
-import { READY, writeConditions, type ConditionInput } from './conditions.js';
+import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
+import { writeConditions } from './conditions.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
@@ -56,20 +57,22 @@ export function validateProvider(spec: ProviderSpec): string[] {
   return problems;
 }
 
-export function providerConditions(spec: ProviderSpec): ConditionInput[] {
+export function providerConditions(spec: ProviderSpec): ConditionInput<typeof ProviderCondition.Ready, ProviderReason>[] {
   const problems = validateProvider(spec);
-  if (problems.length === 0) return [{ type: READY, status: 'True', reason: 'Valid', message: 'The provider definition is valid.' }];
+  if (problems.length === 0) {
+    return [{ type: ProviderCondition.Ready, status: 'True', reason: ProviderReason.Valid, message: 'The provider definition is valid.' }];
+  }
   return [
     {
-      type: READY,
+      type: ProviderCondition.Ready,
       status: 'False',
-      reason: 'InvalidSpec',
+      reason: ProviderReason.InvalidSpec,
       message: `Fix the Provider manifest: ${problems.join('; ')}.`,
     },
   ];
 }
 
-/** Validates a Provider and writes its `Ready` condition. */
+/** Validates a Provider and writes its `Ready` condition (the only writer of a Provider's conditions). */
 export class ProviderReconciler {
   constructor(
     private readonly store: KubeStore,

@@ -1,0 +1,158 @@
+/**
+ * The status conditions of Latchkey's custom resources: their types and reasons, per kind, each with
+ * the one component that owns it (sets and clears it; nothing else writes it), and the one helper that
+ * sets conditions in the Kubernetes manner.
+ */
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+/** A condition as stored in `status.conditions` (read back, so type and reason are any string). */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+/** What a component decides about one condition; `setConditions` adds the time and generation. */
+export interface ConditionInput<Type extends string = string, Reason extends string = string> {
+  type: Type;
+  status: ConditionStatus;
+  reason: Reason;
+  message: string;
+}
+
+/** A decision about a condition whose type is known from the context (the kind's `Ready`). */
+export type Verdict<Reason extends string = string> = Omit<ConditionInput<string, Reason>, 'type'>;
+
+type ValueOf<T> = T[keyof T];
+
+/** Reasons of a referenced Secret that is missing from the watch cache (Integrations and Environments). */
+export const SecretReason = {
+  /** The Secret does not exist. */
+  SecretNotFound: 'SecretNotFound',
+  /** The Secret exists without the `latchkey.dev/watch=true` label, so Latchkey cannot see it. */
+  SecretNotWatched: 'SecretNotWatched',
+} as const;
+export type SecretReason = ValueOf<typeof SecretReason>;
+
+/** Condition types of a Provider. */
+export const ProviderCondition = {
+  /** The Provider's spec is valid. Owner: the Provider reconciler (controller/reconcilers/provider.ts). */
+  Ready: 'Ready',
+} as const;
+export const ProviderReason = {
+  Valid: 'Valid',
+  InvalidSpec: 'InvalidSpec',
+} as const;
+export type ProviderReason = ValueOf<typeof ProviderReason>;
+
+/** Condition types of an Integration. */
+export const IntegrationCondition = {
+  /**
+   * Its Provider exists and is valid, and its client Secret is visible and holds what the auth mode
+   * needs. Owner: the Integration reconciler (controller/reconcilers/integration.ts).
+   */
+  Ready: 'Ready',
+} as const;
+export const IntegrationReason = {
+  Ready: 'Ready',
+  ProviderNotFound: 'ProviderNotFound',
+  ProviderNotReady: 'ProviderNotReady',
+  ClientSecretRefMissing: 'ClientSecretRefMissing',
+  SecretKeyMissing: 'SecretKeyMissing',
+  InvalidPrivateKey: 'InvalidPrivateKey',
+  ...SecretReason,
+} as const;
+export type IntegrationReason = ValueOf<typeof IntegrationReason>;
+
+/** Condition types of an Environment. */
+export const EnvironmentCondition = {
+  /**
+   * It is its namespace's Environment, its Secret holds the secret key, and its URLs are http(s).
+   * Owner: the Environment reconciler (controller/reconcilers/environment.ts).
+   */
+  Ready: 'Ready',
+} as const;
+export const EnvironmentReason = {
+  Ready: 'Ready',
+  DuplicateEnvironment: 'DuplicateEnvironment',
+  SecretKeyMissing: 'SecretKeyMissing',
+  InvalidURL: 'InvalidURL',
+  ...SecretReason,
+} as const;
+export type EnvironmentReason = ValueOf<typeof EnvironmentReason>;
+
+/**
+ * Condition types of a Connection. Owner of all four: the connection reconciler
+ * (controller/reconcilers/connection.ts). The refresh scheduler and the refresher record what happened
+ * (status.refreshAttempts, status.errors, the re-authorization annotation) and the reconciler derives
+ * the conditions from that, so a Connection's conditions have one writer.
+ */
+export const ConnectionCondition = {
+  /** Its Integration and the Integration's Provider exist and are valid. */
+  IntegrationReady: 'IntegrationReady',
+  /** Its credentials Secret exists, matches the auth mode, and the provider has not refused it. */
+  CredentialsValid: 'CredentialsValid',
+  /** The provider refused these credentials for good; lifted when new credentials are stored. */
+  NeedsReauthorization: 'NeedsReauthorization',
+  /** Usable now: True, or False with the reason that needs attention first. */
+  Ready: 'Ready',
+} as const;
+export type ConnectionCondition = ValueOf<typeof ConnectionCondition>;
+
+export const ConnectionReason = {
+  // IntegrationReady (and Ready while it is False)
+  IntegrationReady: 'IntegrationReady',
+  IntegrationNotFound: 'IntegrationNotFound',
+  ProviderNotFound: 'ProviderNotFound',
+  IntegrationNotReady: 'IntegrationNotReady',
+  // CredentialsValid (and Ready while it is False)
+  CredentialsPresent: 'CredentialsPresent',
+  CredentialsMissing: 'CredentialsMissing',
+  CredentialsTypeMismatch: 'CredentialsTypeMismatch',
+  // NeedsReauthorization (True), and CredentialsValid and Ready while it is True
+  ReauthorizationRequired: 'ReauthorizationRequired',
+  // NeedsReauthorization (False): never refused, or refused and then replaced
+  CredentialsAccepted: 'CredentialsAccepted',
+  Reauthorized: 'Reauthorized',
+  // Ready
+  RefreshFailing: 'RefreshFailing',
+  TokenExpired: 'TokenExpired',
+  Ready: 'Ready',
+} as const;
+export type ConnectionReason = ValueOf<typeof ConnectionReason>;
+
+/**
+ * Sets conditions in the Kubernetes manner: `lastTransitionTime` moves only when the status changes,
+ * every condition carries the generation it was computed from, and the order is stable.
+ */
+export function setConditions(
+  existing: Condition[] | undefined,
+  updates: ConditionInput[],
+  generation: number | undefined,
+  now: number,
+): Condition[] {
+  const out = [...(existing ?? [])];
+  for (const update of updates) {
+    const i = out.findIndex((c) => c.type === update.type);
+    const previous = i >= 0 ? out[i] : undefined;
+    const next: Condition = {
+      type: update.type,
+      status: update.status,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      lastTransitionTime: previous && previous.status === update.status ? previous.lastTransitionTime : new Date(now).toISOString(),
+      reason: update.reason,
+      message: update.message.slice(0, 32_000),
+    };
+    if (i >= 0) out[i] = next;
+    else out.push(next);
+  }
+  return out;
+}
+
+export function findCondition(conditions: Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
