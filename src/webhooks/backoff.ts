@@ -20,17 +20,3 @@ export function retryDelaySeconds(
   const delay = retryAfterSeconds !== undefined ? Math.max(retryAfterSeconds, jittered) : jittered;
   return Math.min(cfg.webhookBackoffMaxSeconds, delay);
 }
-
-/** Retry-After as seconds (delta-seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  return Number.isFinite(at) ? Math.max(0, (at - nowMs) / 1000) : undefined;
-}
-
-/** Whether a response status is worth another attempt: 408, 429 and 5xx. */
-export function isRetryableStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
-}

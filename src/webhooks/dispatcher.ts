@@ -6,7 +6,8 @@ import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
 import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
-import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
+import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
+import { retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
 
 export interface DispatcherOptions {
@@ -47,7 +48,7 @@ const deliveries = (registry: Registry) =>
 /**
  * Sends the auth webhooks queued in the cluster outbox: every replica watches it, claims due deliveries
  * with compare-and-swap, signs and POSTs them, deletes them on a 2xx, and reschedules them with
- * exponential backoff and jitter after a network error, a 408/429 (honouring Retry-After) or a 5xx,
+ * exponential backoff and jitter after a network error or a retryable status (src/domain/retry.ts, honouring Retry-After),
  * up to `webhookMaxAttempts` attempts. A claim lasts a little longer than one request, so a delivery
  * whose sender died is picked up again by anyone, after a restart too.
  */
@@ -189,7 +190,7 @@ export class WebhookDispatcher {
         ok: false,
         retry: isRetryableStatus(res.status),
         error: `receiver answered ${res.status}`,
-        retryAfter: parseRetryAfter(res.headers.get('retry-after'), now),
+        retryAfter: seconds(parseRetryAfter(res.headers.get('retry-after'), now)),
       };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
@@ -197,3 +198,5 @@ export class WebhookDispatcher {
     }
   }
 }
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);
