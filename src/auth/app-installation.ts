@@ -1,7 +1,8 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { fillTemplate } from '../catalog/template.js';
 import { INTEGRATION_SECRET_KEYS } from '../k8s/resources.js';
-import { RefreshError, retryAfterMs, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
+import { parseRetryAfter } from '../domain/retry.js';
+import { RefreshError, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
 
 /**
  * Code-host app installations (auth mode APP, e.g. GitHub Apps): the app authenticates with a short
@@ -78,7 +79,7 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
     throw new RefreshError(`provider unavailable: installation token endpoint answered ${res.status}`, {
       permanent: false,
       code: 'provider_unavailable',
-      retryAfterMs: retryAfterMs(res, req.now),
+      retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), req.now),
       providerError: { status: res.status },
     });
   }

@@ -3,7 +3,6 @@
  * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials, JWT signing key), the OAuth
  * callback, and saving the result as a new connection or a re-authorization of an existing one.
  */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AppContext } from '../app/context.js';
 import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
@@ -23,11 +22,12 @@ import {
 import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { LatchkeyError } from '../domain/errors.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
-import { FlowError } from './flow-error.js';
+import { createConnection, reauthorize } from '../connections/service.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -80,11 +80,12 @@ function lookup(
   integrationId: string,
 ): { integration: IntegrationResource; provider: ProviderResource } {
   if (!session.claims.allowedIntegrations.includes(integrationId)) {
-    throw new FlowError(403, 'integration_not_allowed', 'This integration is not offered in this session.');
+    throw new LatchkeyError('forbidden', 'integration_not_allowed', 'This integration is not offered in this session.');
   }
   const integration = deps.store.getIntegration(session.namespace, integrationId);
   const provider = integration && deps.store.getProvider(integration.spec.provider);
-  if (!integration || !provider) throw new FlowError(404, 'integration_not_found', `The integration "${integrationId}" is not available.`);
+  if (!integration || !provider)
+    throw new LatchkeyError('not_found', 'integration_not_found', `The integration "${integrationId}" is not available.`);
   return { integration, provider };
 }
 
@@ -142,14 +143,14 @@ function validate<S extends z.ZodType>(schema: S, value: unknown, where: string)
     path: [where, ...i.path.map(String)].join('.'),
     message: i.code === 'unrecognized_keys' ? `unknown field(s): ${(i as { keys?: string[] }).keys?.join(', ')}` : i.message,
   }));
-  throw new FlowError(400, 'invalid_input', fieldErrors[0]?.message ?? 'Invalid input', fieldErrors);
+  throw new LatchkeyError('invalid_input', 'invalid_input', fieldErrors[0]?.message ?? 'Invalid input', { errors: fieldErrors });
 }
 
 function oauthClient(deps: ConnectDeps, namespace: string, integration: IntegrationResource): { clientId: string; clientSecret: string } {
   const client = resolveClient(deps.store, namespace, integration);
   if (!client) {
-    throw new FlowError(
-      500,
+    throw new LatchkeyError(
+      'internal',
       'integration_not_configured',
       'This integration is not fully configured yet (its client credentials are missing).',
     );
@@ -161,7 +162,7 @@ function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: 
   const r = session.claims.reconnect;
   if (!r) return;
   if (r.integration !== integrationId || !deps.store.getConnection(session.namespace, r.integration, r.connectionId)) {
-    throw new FlowError(404, 'connection_not_found', 'The connection to re-authorize no longer exists.');
+    throw new LatchkeyError('not_found', 'connection_not_found', 'The connection to re-authorize no longer exists.');
   }
 }
 
@@ -173,7 +174,7 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
 export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, integrationId: string, rawConfig: unknown): Promise<string> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
-  if (v.flow !== 'oauth') throw new FlowError(400, 'wrong_flow', `${v.name} does not use a redirect flow.`);
+  if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
   checkReconnect(deps, session, integrationId);
   const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
   const client = oauthClient(deps, session.namespace, integration);
@@ -211,14 +212,14 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
     return oauth1AuthorizationUrl(fillTemplate(provider.spec.authorizationUrl!, connectionConfig), temporary.token, params).href;
   } catch (err) {
-    if (err instanceof FlowError) throw err;
-    if (err instanceof MissingTemplateValueError) throw new FlowError(400, 'invalid_input', err.message);
+    if (err instanceof LatchkeyError) throw err;
+    if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
     deps.logger.warn(
       { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
       'could not start the authorization flow',
     );
-    throw new FlowError(
-      502,
+    throw new LatchkeyError(
+      'upstream',
       'provider_unavailable',
       `${v.providerDisplayName} could not be reached to start the authorization. Please try again.`,
     );
@@ -235,7 +236,7 @@ export async function submitForm(
 ): Promise<ConnectResult> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
-  if (v.flow !== 'form') throw new FlowError(400, 'wrong_flow', `${v.name} does not use a form.`);
+  if (v.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
   checkReconnect(deps, session, integrationId);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
   const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
@@ -261,7 +262,7 @@ export async function submitForm(
         { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
         'client credentials rejected',
       );
-      throw new FlowError(400, 'invalid_credentials', `${v.providerDisplayName} did not accept this client ID and secret.`);
+      throw new LatchkeyError('invalid_input', 'invalid_credentials', `${v.providerDisplayName} did not accept this client ID and secret.`);
     }
   }
   return saveAuthorization(deps, {
@@ -289,11 +290,13 @@ function jwtFromForm(
     if (!(err instanceof JwtMintError)) throw err;
     if (err.problem === 'invalid_key') {
       const field = v.fields.find((f) => f.name === 'apiKey')!;
-      throw new FlowError(400, 'invalid_credentials', `${field.label}: ${err.message}`, [{ path: 'values.apiKey', message: err.message }]);
+      throw new LatchkeyError('invalid_input', 'invalid_credentials', `${field.label}: ${err.message}`, {
+        errors: [{ path: 'values.apiKey', message: err.message }],
+      });
     }
-    if (err.problem === 'missing_connection_config') throw new FlowError(400, 'invalid_input', err.message);
-    throw new FlowError(
-      503,
+    if (err.problem === 'missing_connection_config') throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
+    throw new LatchkeyError(
+      'unavailable',
       'integration_not_configured',
       `${v.providerDisplayName} is not fully configured yet (its token settings are not usable).`,
     );
@@ -304,7 +307,7 @@ export interface CallbackOutcome {
   namespace?: string;
   providerConfigKey?: string;
   result?: ConnectResult;
-  error?: FlowError;
+  error?: LatchkeyError;
 }
 
 /** The OAuth callback: checks the sealed, single-use state, exchanges the code or verifier, saves. */
@@ -315,7 +318,11 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
   const env = namespace ? environmentWithKey(deps.store, namespace) : undefined;
   if (!env)
     return {
-      error: new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
+      error: new LatchkeyError(
+        'invalid_input',
+        'invalid_state',
+        'This authorization response is not valid. Please start again from the application.',
+      ),
     };
   const opened = openFlowState(stateValue, env.secretKey, deps.clock.now());
   if (!opened.ok) {
@@ -323,31 +330,43 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
       namespace,
       error:
         opened.reason === 'expired'
-          ? new FlowError(400, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
-          : new FlowError(400, 'invalid_state', 'This authorization response is not valid. Please start again from the application.'),
+          ? new LatchkeyError(
+              'invalid_input',
+              'session_expired',
+              'The connect session has expired. Go back to the application and start again.',
+            )
+          : new LatchkeyError(
+              'invalid_input',
+              'invalid_state',
+              'This authorization response is not valid. Please start again from the application.',
+            ),
     };
   }
   const state = opened.state;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
-      throw new FlowError(
-        400,
+      throw new LatchkeyError(
+        'invalid_input',
         'state_used',
         'This authorization was already completed. Please start again from the application if needed.',
       );
     }
     const integration = deps.store.getIntegration(state.namespace, state.integration);
     const provider = integration && deps.store.getProvider(integration.spec.provider);
-    if (!integration || !provider) throw new FlowError(404, 'integration_not_found', 'The integration is no longer available.');
+    if (!integration || !provider) throw new LatchkeyError('not_found', 'integration_not_found', 'The integration is no longer available.');
     const name = integration.spec.displayName ?? provider.spec.displayName;
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
     if (providerError) {
       if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
       const description = q.get('error_description');
       throw providerError === 'access_denied'
-        ? new FlowError(400, 'access_denied', `Access to ${name} was not granted.`)
-        : new FlowError(400, 'provider_error', `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`);
+        ? new LatchkeyError('invalid_input', 'access_denied', `Access to ${name} was not granted.`)
+        : new LatchkeyError(
+            'invalid_input',
+            'provider_error',
+            `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`,
+          );
     }
     const client = oauthClient(deps, state.namespace, integration);
     let credentials: StoredCredentials;
@@ -364,7 +383,11 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
         const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
         const verifier = q.get('oauth_verifier');
         if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
-          throw new FlowError(400, 'invalid_state', 'This authorization response does not match the request. Please start again.');
+          throw new LatchkeyError(
+            'invalid_input',
+            'invalid_state',
+            'This authorization response does not match the request. Please start again.',
+          );
         }
         const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
         credentials = (await requestTokenCredentials(
@@ -375,12 +398,12 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
         )) as unknown as StoredCredentials;
       }
     } catch (err) {
-      if (err instanceof FlowError) throw err;
+      if (err instanceof LatchkeyError) throw err;
       deps.logger.warn(
         { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
         'token exchange failed',
       );
-      throw new FlowError(502, 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
+      throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
     }
     outcome.result = await saveAuthorization(deps, {
       namespace: state.namespace,
@@ -392,7 +415,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
       reconnect: state.reconnect,
     });
   } catch (err) {
-    if (!(err instanceof FlowError)) throw err;
+    if (!(err instanceof LatchkeyError)) throw err;
     outcome.error = err;
   }
   return outcome;
@@ -410,48 +433,32 @@ interface SaveInput {
 
 /**
  * A new connection (fresh connection ID, end user from the session), or for a reconnect session new
- * credentials on the existing one (same ID, metadata, configuration, end user) with its errors
- * cleared. Then the auth webhook is queued.
+ * credentials on the existing one (the connection service's re-authorization: same ID, metadata,
+ * configuration, end user; the old refresh token kept when the provider sends none). Then the auth
+ * webhook is queued.
  */
 export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Promise<ConnectResult> {
   const { namespace, integration, provider, credentials } = input;
-  const now = new Date(deps.clock.now()).toISOString();
-  const expiresAt = typeof credentials.expires_at === 'string' ? credentials.expires_at : undefined;
   let connectionId: string;
   let operation: 'creation' | 'override';
   let endUser: SaveInput['endUser'] | undefined = input.endUser;
   if (input.reconnect) {
     connectionId = input.reconnect.connectionId;
     operation = 'override';
-    const existing = deps.store.getConnection(namespace, input.reconnect.integration, connectionId);
-    if (!existing) throw new FlowError(404, 'connection_not_found', 'The connection to re-authorize no longer exists.');
-    const name = existing.resource.metadata.name;
-    endUser = { ...(existing.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
-    await deps.store.updateCredentials(namespace, name, () => credentials);
-    await deps.store.updateConnectionStatus(namespace, name, (s) => {
-      const next = { ...s, errors: [], refreshAttempts: 0, updatedAt: now };
-      if (expiresAt) next.expiresAt = expiresAt;
-      else delete next.expiresAt;
-      delete next.nextRefreshAt;
-      return next;
-    });
+    const saved = await reauthorize(deps, namespace, input.reconnect.integration, connectionId, credentials);
+    if (!saved) throw new LatchkeyError('not_found', 'connection_not_found', 'The connection to re-authorize no longer exists.');
+    endUser = { ...(saved.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
   } else {
-    connectionId = randomUUID();
     operation = 'creation';
-    await deps.store.createConnection({
+    const created = await createConnection(deps, {
       namespace,
-      spec: {
-        integration: integration.metadata.name,
-        provider: provider.metadata.name,
-        connectionId,
-        authMode: provider.spec.authMode,
-        endUser: compact(input.endUser),
-        metadata: {},
-        connectionConfig: input.connectionConfig,
-      },
+      integration,
+      provider,
       credentials,
-      status: { updatedAt: now, ...(expiresAt ? { expiresAt } : {}) },
+      endUser: input.endUser,
+      connectionConfig: input.connectionConfig,
     });
+    connectionId = created.resource.spec.connectionId;
   }
   deps.logger.info({ namespace, integration: integration.metadata.name, operation }, 'end user authorized a connection');
   try {
@@ -474,8 +481,4 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
     operation,
     ...(env?.spec.mode === 'development' ? { connectionId } : {}),
   };
-}
-
-function compact<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

@@ -2,7 +2,7 @@ import { primaryOf } from '../auth/environment-keys.js';
 import { openSessionToken, sessionTokenNamespace, type SessionClaims } from '../auth/session-tokens.js';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
-import { FlowError } from './flow-error.js';
+import { LatchkeyError } from '../domain/errors.js';
 
 export interface EnvironmentWithKey {
   namespace: string;
@@ -22,17 +22,22 @@ export interface OpenSession extends EnvironmentWithKey {
   claims: SessionClaims;
 }
 
-/** Opens a connect session token, or throws the FlowError the end user should see. */
+/** Opens a connect session token, or throws the error the end user should see. */
 export function openSession(store: KubeStore, token: string | undefined, nowMs: number): OpenSession {
-  if (!token) throw new FlowError(401, 'missing_session', 'This page needs a connect session token.');
+  if (!token) throw new LatchkeyError('unauthenticated', 'missing_session', 'This page needs a connect session token.');
   const namespace = sessionTokenNamespace(token);
   const env = namespace ? environmentWithKey(store, namespace) : undefined;
-  if (!env) throw new FlowError(401, 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
+  if (!env)
+    throw new LatchkeyError('unauthenticated', 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
   const opened = openSessionToken(token, env.secretKey, nowMs);
   if (!opened.ok) {
     throw opened.reason === 'expired'
-      ? new FlowError(401, 'session_expired', 'The connect session has expired. Go back to the application and start again.')
-      : new FlowError(401, 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
+      ? new LatchkeyError(
+          'unauthenticated',
+          'session_expired',
+          'The connect session has expired. Go back to the application and start again.',
+        )
+      : new LatchkeyError('unauthenticated', 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
   }
   return { ...env, claims: opened.claims };
 }

@@ -80,6 +80,10 @@ export const EnvironmentReason = {
   Ready: 'Ready',
   DuplicateEnvironment: 'DuplicateEnvironment',
   SecretKeyMissing: 'SecretKeyMissing',
+  /** The secret key cannot hold 128 bits (auth/secret-key-strength.ts); it is refused. */
+  WeakSecretKey: 'WeakSecretKey',
+  /** Another namespace's Environment holds the same secret key; it is refused in both. */
+  SecretKeyShared: 'SecretKeyShared',
   InvalidURL: 'InvalidURL',
   ...SecretReason,
 } as const;

@@ -1,41 +1,53 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '../app/log.js';
+import { LatchkeyError, type ErrorDetail, type ErrorKind } from '../domain/errors.js';
 
-export interface ErrorDetail {
-  path?: string;
-  message: string;
-  code?: string;
+export type { ErrorDetail } from '../domain/errors.js';
+
+/** The one place an error kind becomes an HTTP status. */
+const STATUS: Record<ErrorKind, number> = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  too_large: 413,
+  reauthorization_required: 424,
+  cancelled: 499,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+};
+
+/** The HTTP status of any error: a {@link LatchkeyError}'s kind, else 500. */
+export function statusOf(err: unknown): number {
+  return err instanceof LatchkeyError ? STATUS[err.kind] : 500;
 }
 
-/** An error the API answers with `{ error: { code, message, errors? } }` and the given status. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly errors?: ErrorDetail[],
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
+/** The JSON error body of the API and the Connect UI. */
+export function errorBody(err: LatchkeyError): { error: { code: string; message: string; errors?: ErrorDetail[] } } {
+  return { error: { code: err.code, message: err.message, ...(err.errors ? { errors: err.errors } : {}) } };
 }
-
-export const badRequest = (message: string, errors?: ErrorDetail[]) => new ApiError(400, 'invalid_request', message, errors);
-export const notFound = (code: string, message: string) => new ApiError(404, code, message);
 
 /** Turns a zod failure into a 400 listing every problem with its path. */
-export function fromZod(err: z.ZodError, where: 'body' | 'query' | 'path' | 'headers'): ApiError {
+export function fromZod(err: z.ZodError, where: 'body' | 'query' | 'path' | 'headers'): LatchkeyError {
   const errors = err.issues.map((i) => ({
     path: [where, ...i.path.map(String)].join('.'),
     message: i.message,
     code: i.code,
   }));
   const first = errors[0];
-  return new ApiError(400, `invalid_${where}`, `Invalid ${where}: ${first ? `${first.path}: ${first.message}` : 'malformed'}`, errors);
+  return new LatchkeyError(
+    'invalid_input',
+    `invalid_${where}`,
+    `Invalid ${where}: ${first ? `${first.path}: ${first.message}` : 'malformed'}`,
+    {
+      errors,
+    },
+  );
 }
 
-/** Parses a part of the request with a zod schema, or throws a 400 ApiError. */
+/** Parses a part of the request with a zod schema, or throws a 400. */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | 'headers'): z.infer<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw fromZod(result.error, where);
@@ -43,7 +55,7 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'bo
 }
 
 export const notFoundRoute: RequestHandler = (req, _res, next) => {
-  next(new ApiError(404, 'route_not_found', `No route for ${req.method} ${req.path}`));
+  next(new LatchkeyError('not_found', 'route_not_found', `No route for ${req.method} ${req.path}`));
 };
 
 /**
@@ -52,24 +64,24 @@ export const notFoundRoute: RequestHandler = (req, _res, next) => {
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    let apiError: ApiError;
-    if (err instanceof ApiError) apiError = err;
+    let error: LatchkeyError;
+    if (err instanceof LatchkeyError) error = err;
     else if (isBodyParserError(err)) {
-      apiError =
+      error =
         err.type === 'entity.too.large'
-          ? new ApiError(413, 'payload_too_large', 'Request body is too large')
-          : new ApiError(400, 'invalid_json', 'Request body is not valid JSON');
+          ? new LatchkeyError('too_large', 'payload_too_large', 'Request body is too large')
+          : new LatchkeyError('invalid_input', 'invalid_json', 'Request body is not valid JSON');
     } else {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
-      apiError = new ApiError(500, 'internal_error', 'Internal error; see the service logs');
+      error = new LatchkeyError('internal', 'internal_error', 'Internal error; see the service logs');
     }
     if (res.headersSent) {
       res.end();
       return;
     }
-    res.status(apiError.status).json({
-      error: { code: apiError.code, message: apiError.message, ...(apiError.errors ? { errors: apiError.errors } : {}) },
-    });
+    // Whole seconds, at least 1: a client reading "0" would retry at once.
+    if (error.retryAfterMs !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+    res.status(statusOf(error)).json(errorBody(error));
   };
 }
 

@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { EnvironmentKeys, ResolvedEnvironment } from '../auth/environment-keys.js';
-import { ApiError } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 
 /**
  * Requires `Authorization: Bearer <secret key>` and puts the Environment it selects on
@@ -10,17 +10,23 @@ export function requireSecretKey(keys: EnvironmentKeys): RequestHandler {
   return (req, res, next) => {
     const header = req.headers.authorization;
     if (!header) {
-      next(new ApiError(401, 'missing_authorization', 'Authorization header is required: "Authorization: Bearer <secret key>"'));
+      next(
+        new LatchkeyError(
+          'unauthenticated',
+          'missing_authorization',
+          'Authorization header is required: "Authorization: Bearer <secret key>"',
+        ),
+      );
       return;
     }
     const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header.trim());
     if (!match) {
-      next(new ApiError(401, 'malformed_authorization', 'Authorization header must be "Bearer <secret key>"'));
+      next(new LatchkeyError('unauthenticated', 'malformed_authorization', 'Authorization header must be "Bearer <secret key>"'));
       return;
     }
     const environment = keys.resolve(match[1]!);
     if (!environment) {
-      next(new ApiError(401, 'unknown_secret_key', 'The secret key does not belong to any environment'));
+      next(new LatchkeyError('unauthenticated', 'unknown_secret_key', 'The secret key does not belong to any environment'));
       return;
     }
     res.locals.environment = environment;

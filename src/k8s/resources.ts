@@ -1,6 +1,7 @@
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Condition } from '../domain/conditions.js';
+import type { StatusErrorEntry } from '../domain/connection-state.js';
 
 /** API group and version of Latchkey's custom resources. */
 export const GROUP = 'latchkey.dev';
@@ -100,12 +101,8 @@ export interface ConnectionSpec {
   connectionConfig?: Record<string, unknown>;
 }
 
-export interface ConnectionError {
-  type: string;
-  logId: string;
-  message?: string;
-  occurredAt?: string;
-}
+/** An entry of `status.errors`; `refreshFailure` marks a failed token refresh as permanent or transient. */
+export type ConnectionError = StatusErrorEntry;
 
 export interface ConnectionStatus extends CommonStatus {
   expiresAt?: string;

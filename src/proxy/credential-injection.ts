@@ -9,7 +9,7 @@ import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js'
 import { signRequest } from '../auth/oauth1.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { ProxyError } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 import { isUnsafeHeaderValue } from './headers.js';
 
 const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
@@ -46,8 +46,8 @@ function fill(
     withConfig = fillTemplate(template, connectionConfig, { encode: false });
   } catch (err) {
     if (err instanceof MissingTemplateValueError) {
-      throw new ProxyError(
-        400,
+      throw new LatchkeyError(
+        'invalid_input',
         'missing_connection_config',
         `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
       );
@@ -58,8 +58,8 @@ function fill(
   return withConfig.replace(VALUE_PLACEHOLDER, (_m, name: string) => {
     const v = values[name];
     if (v === undefined)
-      throw new ProxyError(
-        400,
+      throw new LatchkeyError(
+        'invalid_input',
         'missing_credentials',
         `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
       );
@@ -77,7 +77,7 @@ export function templatedInjection(
   for (const [name, template] of Object.entries(spec.proxy?.headers ?? {})) {
     const value = fill(template, `proxy header ${name}`, credentials, connectionConfig);
     if (isUnsafeHeaderValue(value))
-      throw new ProxyError(400, 'invalid_header_value', `The proxy header ${name} would contain control characters`);
+      throw new LatchkeyError('invalid_input', 'invalid_header_value', `The proxy header ${name} would contain control characters`);
     headers[name.toLowerCase()] = value;
   }
   const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
@@ -121,28 +121,29 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
     case 'JWT': {
       if (templatesUse(spec, '${accessToken}')) return undefined;
       const token = accessTokenOf(credentials);
-      if (!token) throw new ProxyError(400, 'missing_credentials', 'The connection has no access token');
-      if (isUnsafeHeaderValue(token)) throw new ProxyError(400, 'invalid_credentials', 'The access token contains control characters');
+      if (!token) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no access token');
+      if (isUnsafeHeaderValue(token))
+        throw new LatchkeyError('invalid_input', 'invalid_credentials', 'The access token contains control characters');
       return `Bearer ${token}`;
     }
     case 'BASIC': {
       if (templatesUse(spec, '${username}') || templatesUse(spec, '${password}')) return undefined;
       const { username, password } = credentialValues(credentials);
-      if (username === undefined) throw new ProxyError(400, 'missing_credentials', 'The connection has no username');
+      if (username === undefined) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no username');
       return `Basic ${Buffer.from(`${username}:${password ?? ''}`, 'utf8').toString('base64')}`;
     }
     case 'OAUTH1': {
       const consumer = input.oauth1Consumer?.();
       if (!consumer)
-        throw new ProxyError(
-          400,
+        throw new LatchkeyError(
+          'invalid_input',
           'missing_client_credentials',
           'The integration has no consumer key and secret (clientSecretRef) to sign OAuth 1.0a requests',
         );
       const token = credentials.oauth_token;
       const tokenSecret = credentials.oauth_token_secret;
       if (typeof token !== 'string' || typeof tokenSecret !== 'string')
-        throw new ProxyError(400, 'missing_credentials', 'The connection has no OAuth 1.0a token');
+        throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no OAuth 1.0a token');
       return signRequest({
         method: input.method,
         url: input.url.toString(),

@@ -14,7 +14,7 @@ import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/stor
 import type { Logger } from '../app/log.js';
 import type { Registry } from '../app/metrics.js';
 import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
-import { ProxyError } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, readBody, type RequestBody } from './request-body.js';
@@ -42,6 +42,8 @@ export interface CredentialProxyDeps {
   metrics: Registry;
   clock: Clock;
   refresher?: ProxyTokenRefresher;
+  /** The HTTP status an error is answered with (the HTTP layer's mapping), for the requests metric. */
+  statusOf: (err: unknown) => number;
   /** Request bodies up to this size are held so the request can be retried (default 1 MiB). */
   replayLimitBytes?: number;
   /** How long to wait for the provider's response headers (default 120 s). */
@@ -95,7 +97,7 @@ export class CredentialProxy {
   }
 
   /**
-   * Proxies one request. Throws {@link ProxyError} when it answers nothing itself (the caller's
+   * Proxies one request. Throws a {@link LatchkeyError} when it answers nothing itself (the caller's
    * error handler writes it); once the provider's response has started, failures end the response.
    */
   async handle(req: IncomingMessage, res: ServerResponse, call: ProxyCall): Promise<void> {
@@ -105,7 +107,7 @@ export class CredentialProxy {
     try {
       status = await this.proxy(req, res, call, (p) => (providerLabel = p));
     } catch (err) {
-      status = err instanceof ProxyError ? err.status : 500;
+      status = this.deps.statusOf(err);
       throw err;
     } finally {
       this.requests.inc({ provider: providerLabel, status: String(status) });
@@ -121,14 +123,19 @@ export class CredentialProxy {
 
     const { store } = this.deps;
     const integration = store.getIntegration(call.namespace, call.providerConfigKey);
-    if (!integration) throw new ProxyError(404, 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
+    if (!integration)
+      throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
     let connection = store.getConnection(call.namespace, call.providerConfigKey, call.connectionId);
     if (!connection)
-      throw new ProxyError(404, 'unknown_connection', `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`);
+      throw new LatchkeyError(
+        'not_found',
+        'unknown_connection',
+        `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`,
+      );
     const provider = store.getProvider(connection.resource.spec.provider);
     if (!provider)
-      throw new ProxyError(
-        404,
+      throw new LatchkeyError(
+        'not_found',
         'unknown_provider',
         `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`,
       );
@@ -140,7 +147,7 @@ export class CredentialProxy {
     if (refreshable) {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
-        if (err instanceof ProxyError) throw err;
+        if (err instanceof LatchkeyError) throw err;
         this.logger.warn(
           { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
           'refresh before a proxied request failed; using the stored token',
@@ -154,7 +161,11 @@ export class CredentialProxy {
     const body: RequestBody =
       retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
     if (needsForm && body.kind === 'stream')
-      throw new ProxyError(413, 'payload_too_large', `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`);
+      throw new LatchkeyError(
+        'too_large',
+        'payload_too_large',
+        `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`,
+      );
     const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
 
     const abort = new AbortController();
@@ -248,13 +259,14 @@ export class CredentialProxy {
 
   private baseUrlOf(provider: ProviderResource, connection: StoredConnection): string {
     const template = provider.spec.proxy?.baseUrl;
-    if (!template) throw new ProxyError(400, 'proxy_not_configured', `The provider "${provider.metadata.name}" has no proxy base URL`);
+    if (!template)
+      throw new LatchkeyError('invalid_input', 'proxy_not_configured', `The provider "${provider.metadata.name}" has no proxy base URL`);
     try {
       return fillTemplate(template, connection.resource.spec.connectionConfig);
     } catch (err) {
       if (err instanceof MissingTemplateValueError) {
-        throw new ProxyError(
-          400,
+        throw new LatchkeyError(
+          'invalid_input',
           'missing_connection_config',
           `The provider base URL needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
         );

@@ -1,9 +1,9 @@
 /**
  * When and how long the proxy waits before retrying a provider request the caller asked to retry
- * (`Retries: N`): network errors, 5xx and 429, with exponential backoff and jitter, or exactly
+ * (`Retries: N`): network errors and retryable statuses (src/domain/retry.ts), with exponential backoff and jitter, or exactly
  * what the provider's `Retry-After` asks for (up to a ceiling; beyond it the response is returned).
  */
-import { ProxyError } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 
 export const MAX_RETRIES = 10;
 
@@ -22,23 +22,11 @@ export function parseRetries(value: string | string[] | undefined): number {
   if (value === undefined) return 0;
   const v = Array.isArray(value) ? (value[0] ?? '') : value;
   if (!/^\s*\d{1,3}\s*$/.test(v))
-    throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
+    throw new LatchkeyError('invalid_input', 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
   const n = Number(v);
-  if (n > MAX_RETRIES) throw new ProxyError(400, 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
+  if (n > MAX_RETRIES)
+    throw new LatchkeyError('invalid_input', 'invalid_retries', `The Retries header must be an integer from 0 to ${MAX_RETRIES}`);
   return n;
-}
-
-export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500;
-}
-
-/** Milliseconds a Retry-After header asks for (delta-seconds or an HTTP date), or undefined. */
-export function retryAfterMs(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  const at = Date.parse(v);
-  return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined;
 }
 
 /** Delay before retry number `attempt` (1-based); undefined means do not retry. */

@@ -3,7 +3,9 @@
  * provider's base URL (same scheme, host and port; base path as a prefix). A path that could leave
  * it, or that a server could read differently from us, is refused before any request is made.
  */
-import { ProxyError, rejectPath } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
+
+const rejectPath = (message: string) => new LatchkeyError('invalid_input', 'invalid_proxy_path', message);
 
 /** How many rounds of percent-decoding are inspected (catches double and triple encoding). */
 const DECODE_ROUNDS = 4;
@@ -59,15 +61,16 @@ export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, ov
   try {
     base = new URL(baseUrl);
   } catch {
-    throw new ProxyError(
-      400,
+    throw new LatchkeyError(
+      'invalid_input',
       'invalid_base_url',
       'The provider base URL is not a valid URL once the connection configuration is filled in',
     );
   }
   if (base.protocol !== 'https:' && base.protocol !== 'http:')
-    throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must be http(s)');
-  if (base.username || base.password) throw new ProxyError(400, 'invalid_base_url', 'The provider base URL must not carry user info');
+    throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must be http(s)');
+  if (base.username || base.password)
+    throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must not carry user info');
   const basePath = base.pathname.replace(/\/+$/, '');
   checkProxyPath(rawPath);
 

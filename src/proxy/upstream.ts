@@ -7,9 +7,10 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProxyError } from './errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 import type { RequestBody } from './request-body.js';
-import { isRetryableStatus, retryAfterMs, retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
+import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
 
 export interface UpstreamRequest {
   method: string;
@@ -91,9 +92,9 @@ export interface SendOptions {
 }
 
 /**
- * Sends with up to `policy.retries` retries of network errors, 5xx and 429 (only when the body is
+ * Sends with up to `policy.retries` retries of network errors and retryable statuses (only when the body is
  * replayable). The last response, whatever its status, is returned; the last network error becomes
- * a 502 {@link ProxyError}.
+ * a 502 `provider_unreachable`.
  */
 export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgents, opts: SendOptions): Promise<SendResult> {
   const retries = req.body.kind === 'stream' ? 0 : opts.policy.retries;
@@ -103,17 +104,17 @@ export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgen
     try {
       response = await sendOnce(req, agents, opts.signal, opts.headersTimeoutMs);
     } catch (err) {
-      if (opts.signal.aborted) throw new ProxyError(499, 'client_closed_request', 'The caller went away');
+      if (opts.signal.aborted) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
       failure = err as UpstreamNetworkError;
     }
     const canRetry = attempt <= retries;
     if (response && !(canRetry && isRetryableStatus(response.statusCode ?? 0))) return { response, attempts: attempt };
-    const retryAfter = response ? retryAfterMs(response.headers['retry-after'], opts.now()) : undefined;
+    const retryAfter = response ? parseRetryAfter(response.headers['retry-after'], opts.now()) : undefined;
     const delay = canRetry ? retryDelayMs(opts.policy, attempt, retryAfter) : undefined;
     if (delay === undefined) {
       if (response) return { response, attempts: attempt };
-      throw new ProxyError(
-        502,
+      throw new LatchkeyError(
+        'upstream',
         'provider_unreachable',
         `The provider could not be reached: ${failure!.message.replace(/^provider unreachable: /, '')}`,
       );
@@ -121,7 +122,7 @@ export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgen
     opts.onRetry?.(response ? String(response.statusCode) : 'network_error', delay, attempt);
     response?.resume();
     await sleep(delay, undefined, { signal: opts.signal }).catch(() => {
-      throw new ProxyError(499, 'client_closed_request', 'The caller went away');
+      throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
     });
   }
 }

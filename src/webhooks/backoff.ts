@@ -20,21 +20,3 @@ export function retryDelaySeconds(
   const delay = retryAfterSeconds !== undefined ? Math.max(retryAfterSeconds, jittered) : jittered;
   return Math.min(cfg.webhookBackoffMaxSeconds, delay);
 }
-
-/** Retry-After as seconds (delta-seconds or an HTTP date), or undefined. */
-export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
-  return Number.isFinite(at) ? Math.max(0, (at - nowMs) / 1000) : undefined;
-}
-
-/**
- * Whether a webhook receiver's answer is worth another attempt: everything but 410 Gone. Unlike a
- * provider's API, the receiver is the application's own endpoint, and a 404, 401 or 400 from it is
- * almost always a deploy or a misconfiguration being fixed; giving up would lose the event for good.
- */
-export function isRetryableWebhookStatus(status: number): boolean {
-  return status !== 410;
-}

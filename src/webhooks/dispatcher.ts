@@ -6,7 +6,8 @@ import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
 import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
-import { isRetryableWebhookStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
+import { isRetryableWebhookStatus, parseRetryAfter } from '../domain/retry.js';
+import { retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
 
 export interface DispatcherOptions {
@@ -225,7 +226,7 @@ export class WebhookDispatcher {
         ok: false,
         retry: isRetryableWebhookStatus(res.status),
         error: `receiver answered ${res.status}`,
-        retryAfter: parseRetryAfter(res.headers.get('retry-after'), now),
+        retryAfter: seconds(parseRetryAfter(res.headers.get('retry-after'), now)),
       };
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
@@ -233,3 +234,5 @@ export class WebhookDispatcher {
     }
   }
 }
+
+const seconds = (ms: number | undefined) => (ms === undefined ? undefined : ms / 1000);

@@ -200,7 +200,9 @@ describe('OAuth 2 through the Connect UI', () => {
       ...s,
       errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }],
       refreshAttempts: 3,
+      nextRefreshAt: new Date(Date.now() - 60_000).toISOString(),
     }));
+    await latchkey.ctx.store.updateCredentials(ns.name, name, (c) => ({ ...c, refresh_token: 'refresh-token-before' }));
 
     const context = await browser.newContext();
     const token = await issueSession('/connect/sessions/reconnect', { connection_id: firstConnectionId, integration_id: 'acme' });
@@ -221,6 +223,13 @@ describe('OAuth 2 through the Connect UI', () => {
     });
     expect(after.resource.status?.errors ?? []).toEqual([]);
     expect(after.resource.status?.refreshAttempts).toBe(0);
+    // The provider sent a new refresh token: it replaces the old one; the next refresh follows the new expiry.
+    expect(after.credentials.refresh_token).toBeTruthy();
+    expect(after.credentials.refresh_token).not.toBe('refresh-token-before');
+    expect(after.resource.status?.expiresAt).toBe(after.credentials.expires_at);
+    const nextRefresh = Date.parse(after.resource.status!.nextRefreshAt!);
+    expect(nextRefresh).toBeGreaterThan(Date.now() - 5_000);
+    expect(nextRefresh).toBeLessThan(Date.parse(after.credentials.expires_at as string));
     expect(await userinfo(after.credentials.access_token as string)).toEqual({ status: 200, sub: 'alice' });
     expect(latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.integration === 'acme')).toHaveLength(1);
 

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
+import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 
 export type RefreshErrorCode = 'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress';
 
@@ -66,13 +67,13 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
   }
   if (err instanceof oidc.ResponseBodyError) {
     const providerError = { error: err.error, description: err.error_description?.slice(0, 300), status: err.status };
-    const transient = err.status >= 500 || err.status === 429 || err.status === 408 || TRANSIENT_OAUTH_ERRORS.has(err.error);
+    const transient = isTransientStatus(err.status) || TRANSIENT_OAUTH_ERRORS.has(err.error);
     const what = `token endpoint answered ${err.status} ${err.error}${providerError.description ? `: ${providerError.description}` : ''}`;
     if (transient) {
       return new RefreshError(`provider unavailable: ${what}`, {
         permanent: false,
         code: 'provider_unavailable',
-        retryAfterMs: retryAfterMs(err.response, now),
+        retryAfterMs: parseRetryAfter(err.response?.headers.get('retry-after'), now),
         providerError,
       });
     }
@@ -87,11 +88,11 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
   if (response) {
     const status = response.status;
     const providerError = { status };
-    if (status >= 500 || status === 429 || status === 408) {
+    if (isTransientStatus(status)) {
       return new RefreshError(`provider unavailable: token endpoint answered ${status}`, {
         permanent: false,
         code: 'provider_unavailable',
-        retryAfterMs: retryAfterMs(response, now),
+        retryAfterMs: parseRetryAfter(response.headers.get('retry-after'), now),
         providerError,
       });
     }
@@ -135,13 +136,12 @@ function rootMessage(err: unknown): string {
   return (typeof message === 'string' ? message : String(last)).slice(0, 200);
 }
 
-/** Retry-After in ms (delta-seconds or an HTTP date), when the response carries one. */
-export function retryAfterMs(response: Response | undefined, now: number): number | undefined {
-  const v = response?.headers.get('retry-after');
-  if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
-  const t = Date.parse(v);
-  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
+/**
+ * A token endpoint status that is not the grant's fault: the retryable ones, and any other 5xx (a
+ * 501 is not worth retrying soon, but asking the end user to authorize again would not fix it).
+ */
+function isTransientStatus(status: number): boolean {
+  return isRetryableStatus(status) || status >= 500;
 }
 
 // ---- the refresher ----

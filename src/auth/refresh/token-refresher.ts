@@ -1,21 +1,26 @@
-import type { Config } from '../../app/config.js';
 import type { Clock } from '../../domain/clock.js';
-import { expiresAtOf, lifetimeSecondsOf } from '../../domain/credentials.js';
+import {
+  CREDENTIALS_ERROR,
+  mergeCredentials,
+  newRefreshFailure,
+  statusAfterNewCredentials,
+  statusAfterRefreshFailure,
+} from '../../domain/connection-state.js';
+import { isAboutToExpire, type RefreshSettings } from '../../domain/refresh-margin.js';
 import type { ConnectionEvents } from '../../k8s/events.js';
 import { readConnectionFresh } from '../../k8s/fresh-reads.js';
-import type { ConnectionError, ConnectionStatus } from '../../k8s/resources.js';
+import type { ConnectionError } from '../../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { Logger } from '../../app/log.js';
 import { Counter, metric, type Registry } from '../../app/metrics.js';
 import { needsReauthorization } from './reauthorization.js';
 import type { RefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
-import { isAboutToExpire, nextRefreshAt } from './margin.js';
 import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
 
 // The refresher's parts live in their own modules; importers of this one keep finding them here.
 export * from './errors.js';
-export * from './margin.js';
+export * from '../../domain/refresh-margin.js';
 export * from './strategies.js';
 
 export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
@@ -32,7 +37,7 @@ export interface TokenRefresherDeps {
   store: KubeStore;
   lock: RefreshLock;
   events: ConnectionEvents;
-  config: Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>;
+  config: RefreshSettings;
   logger: Logger;
   clock: Clock;
   fetch: typeof fetch;
@@ -44,9 +49,6 @@ export interface TokenRefresherDeps {
   /** Poll interval while waiting for another replica (ms). Default 100. */
   pollIntervalMs?: number;
 }
-
-const MAX_ERRORS = 10;
-const FAILED_MARK = { permanent: '(reauthorization required)', transient: '(provider unavailable)' } as const;
 
 /**
  * Keeps access tokens fresh. A refresh happens once cluster-wide however many callers ask at the
@@ -114,7 +116,7 @@ export class TokenRefresher {
     if (!opts.force && !this.isStale(conn.credentials, opts.marginSeconds)) return conn;
     if (needsReauthorization(conn)) {
       // The provider refused these very credentials for good: asking again would only repeat the refusal.
-      const last = [...(conn.resource.status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
+      const last = [...(conn.resource.status?.errors ?? [])].reverse().find((e) => e.type === CREDENTIALS_ERROR);
       throw new RefreshError('the provider refused these credentials; the end user must authorize again', {
         permanent: true,
         code: 'reauthorization_required',
@@ -174,9 +176,7 @@ export class TokenRefresher {
         const current = store.getConnection(namespace, integration, connectionId);
         if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
-        const failure = (current.resource.status?.errors ?? []).find(
-          (e) => !knownErrors.has(e.logId) && e.message?.includes('Token refresh failed'),
-        );
+        const failure = newRefreshFailure(current.resource.status, knownErrors);
         if (failure) throw failedElsewhere(failure);
       }
       if (clock.now() >= deadline) {
@@ -226,23 +226,10 @@ export class TokenRefresher {
       throw failure;
     }
     // Written with compare-and-swap; while the lock is held only an import could write in between.
-    const { credentials, credentialsVersion } = await store.updateCredentials(namespace, name, (cur) => ({
-      ...next,
-      ...(next.type === cur.type && next.refresh_token === undefined && cur.refresh_token !== undefined
-        ? { refresh_token: cur.refresh_token }
-        : {}),
-    }));
-    const now = clock.now();
-    const expiresAt = expiresAtOf(credentials);
-    const resource = await store.updateConnectionStatus(namespace, name, (s): ConnectionStatus => ({
-      ...s,
-      expiresAt: expiresAt?.toISOString(),
-      nextRefreshAt: expiresAt ? nextRefreshAt(expiresAt, lifetimeSecondsOf(credentials), this.deps.config).toISOString() : undefined,
-      lastRefreshedAt: new Date(now).toISOString(),
-      refreshAttempts: 0,
-      updatedAt: new Date(now).toISOString(),
-      errors: (s.errors ?? []).filter((e) => e.type !== 'auth'),
-    }));
+    const { credentials, credentialsVersion } = await store.updateCredentials(namespace, name, (cur) => mergeCredentials(cur, next));
+    const resource = await store.updateConnectionStatus(namespace, name, (s) =>
+      statusAfterNewCredentials(s, credentials, this.deps.config, clock.now(), 'refreshed'),
+    );
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
@@ -251,7 +238,7 @@ export class TokenRefresher {
   /** Records an Event and a status error; the stored credentials are left as they were. */
   private async recordFailure(namespace: string, conn: StoredConnection, failure: RefreshError): Promise<void> {
     const name = conn.resource.metadata.name;
-    const message = `Token refresh failed ${failure.permanent ? FAILED_MARK.permanent : FAILED_MARK.transient}: ${failure.message}`;
+    const message = `Token refresh failed (${failure.permanent ? 'reauthorization required' : 'provider unavailable'}): ${failure.message}`;
     this.logger.warn(
       { namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError },
       'token refresh failed',
@@ -268,17 +255,14 @@ export class TokenRefresher {
       return;
     }
     const entry: ConnectionError = {
-      type: 'auth',
+      type: CREDENTIALS_ERROR,
       logId: failure.logId,
       message: message.slice(0, 1024),
       occurredAt: new Date(this.deps.clock.now()).toISOString(),
+      refreshFailure: failure.permanent ? 'permanent' : 'transient',
     };
     await this.deps.store
-      .updateConnectionStatus(namespace, name, (s) => ({
-        ...s,
-        refreshAttempts: (s.refreshAttempts ?? 0) + 1,
-        errors: [...(s.errors ?? []), entry].slice(-MAX_ERRORS),
-      }))
+      .updateConnectionStatus(namespace, name, (s) => statusAfterRefreshFailure(s, entry))
       .catch((err: unknown) =>
         this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure in status'),
       );
@@ -287,7 +271,7 @@ export class TokenRefresher {
 
 /** A failure recorded by the replica that held the lock, as seen by one that waited for it. */
 function failedElsewhere(e: ConnectionError): RefreshError {
-  const permanent = e.message?.includes(FAILED_MARK.permanent) ?? false;
+  const permanent = e.refreshFailure === 'permanent';
   return new RefreshError(e.message ?? 'token refresh failed', {
     permanent,
     code: permanent ? 'reauthorization_required' : 'provider_unavailable',

@@ -62,7 +62,7 @@ export class EnvironmentReconciler {
     if (weakness) {
       return {
         status: 'False',
-        reason: 'WeakSecretKey',
+        reason: EnvironmentReason.WeakSecretKey,
         message: `The secret key in Secret "${secretName}" is refused: ${weakness}. Use a random key of at least 128 bits, e.g. \`openssl rand -hex 32\`.`,
       };
     }
@@ -70,7 +70,7 @@ export class EnvironmentReconciler {
     if (shared > 0) {
       return {
         status: 'False',
-        reason: 'SecretKeyShared',
+        reason: EnvironmentReason.SecretKeyShared,
         message: `The secret key in Secret "${secretName}" is also the key of ${shared} other namespace(s); it is refused everywhere until each namespace has its own.`,
       };
     }

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { ApiError, parse } from '../errors.js';
-import { FlowError } from '../../connect/flow-error.js';
+import { LatchkeyError } from '../../domain/errors.js';
+import { parse, statusOf } from '../errors.js';
 import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
 import { frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
@@ -51,11 +51,6 @@ const pageScript = asset('../../browser/connect-page.js');
 const clientScript = asset('../../browser/connect-client.js');
 const clientTypes = asset('../../browser/connect-client.d.ts');
 
-function toApiError(err: unknown): unknown {
-  if (err instanceof FlowError) return new ApiError(err.status, err.code, err.message, err.fieldErrors);
-  return err;
-}
-
 function sessionOf(deps: ConnectDeps, req: Request): OpenSession {
   const match = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(req.headers.authorization?.trim() ?? '');
   return openSession(deps.store, match?.[1], deps.clock.now());
@@ -68,7 +63,7 @@ const wrap =
     try {
       await h(req, res);
     } catch (err) {
-      next(toApiError(err));
+      next(err);
     }
   };
 
@@ -169,9 +164,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
         sendPage(200, resultPage(basePath, { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name));
         return;
       }
-      const e = outcome.error ?? new FlowError(400, 'invalid_state', 'This authorization response is not valid.');
+      const e = outcome.error ?? new LatchkeyError('invalid_input', 'invalid_state', 'This authorization response is not valid.');
       sendPage(
-        e.status,
+        statusOf(e),
         resultPage(basePath, {
           type: 'error',
           error: { code: e.code, message: e.message },
@@ -179,7 +174,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
         }),
       );
     } catch (err) {
-      if (err instanceof ApiError) {
+      if (err instanceof LatchkeyError) {
         sendPage(
           400,
           resultPage(basePath, {

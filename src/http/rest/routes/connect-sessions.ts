@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sealSessionToken, type SessionClaims } from '../../../auth/session-tokens.js';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { ENVIRONMENT_SECRET_KEYS } from '../../../k8s/resources.js';
-import { ApiError } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
 import { ConnectSessionBody, ConnectSessionResponse, ReconnectSessionBody } from '../schemas/connect.js';
 import { unknownConnection } from './connections.js';
 import { defineRoute, type RouteSpec } from './define.js';
@@ -11,7 +11,8 @@ import type { RestDeps } from './deps.js';
 export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   function issue(env: ResolvedEnvironment, claims: Omit<SessionClaims, 'namespace' | 'sid' | 'exp'>) {
     const secretKey = deps.store.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
-    if (!secretKey) throw new ApiError(503, 'environment_not_ready', "The environment's secret key is not readable; try again");
+    if (!secretKey)
+      throw new LatchkeyError('unavailable', 'environment_not_ready', "The environment's secret key is not readable; try again");
     const exp = Math.floor(deps.clock.now() / 1000) + deps.config.sessionTtlSeconds;
     const token = sealSessionToken({ ...claims, namespace: env.namespace, sid: randomBytes(16).toString('base64url'), exp }, secretKey);
     return {
@@ -29,11 +30,17 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   function unknownIntegrations(namespace: string, ids: string[]): void {
     const unknown = ids.filter((id) => !deps.store.getIntegration(namespace, id));
     if (unknown.length) {
-      throw new ApiError(
-        400,
+      throw new LatchkeyError(
+        'invalid_input',
         'unknown_integration',
         `Unknown integration${unknown.length > 1 ? 's' : ''} in this environment: ${unknown.join(', ')}`,
-        unknown.map((id) => ({ path: 'body.allowed_integrations', message: `unknown integration ${id}`, code: 'unknown_integration' })),
+        {
+          errors: unknown.map((id) => ({
+            path: 'body.allowed_integrations',
+            message: `unknown integration ${id}`,
+            code: 'unknown_integration',
+          })),
+        },
       );
     }
   }
@@ -58,7 +65,7 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
             .map((i) => i.metadata.name)
             .sort();
         unknownIntegrations(env.namespace, allowed);
-        if (!allowed.length) throw new ApiError(400, 'no_integrations', 'This environment has no integrations to connect');
+        if (!allowed.length) throw new LatchkeyError('invalid_input', 'no_integrations', 'This environment has no integrations to connect');
         const u = body.end_user;
         const tags = { ...(u.tags ?? {}), ...(body.tags ?? {}) };
         return issue(env, {

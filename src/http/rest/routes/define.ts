@@ -4,7 +4,8 @@ import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { ConflictRetriesExhausted } from '../../../k8s/errors.js';
 import { apiMessage, statusOf } from '../../../k8s/errors.js';
 import { environmentOf } from '../../secret-key-auth.js';
-import { ApiError, parse } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
+import { parse } from '../../errors.js';
 
 type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
 
@@ -69,21 +70,19 @@ export function mountRoutes(router: Router, routes: RouteSpec[]): void {
         if (result.headers) res.set(result.headers);
         res.status(result.status).json(result.body);
       } catch (err) {
-        const retryAfter = (err as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
-        if (typeof retryAfter === 'number' && !res.headersSent) res.set('Retry-After', String(retryAfter));
-        next(toApiError(err));
+        next(fromCluster(err));
       }
     });
   }
 }
 
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */
-function toApiError(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
+function fromCluster(err: unknown): unknown {
+  if (err instanceof LatchkeyError) return err;
   if (err instanceof ConflictRetriesExhausted)
-    return new ApiError(503, 'busy', 'Too many concurrent updates of this connection; try again');
+    return new LatchkeyError('unavailable', 'busy', 'Too many concurrent updates of this connection; try again');
   const status = statusOf(err);
   if (status === 422 || status === 413 || status === 400)
-    return new ApiError(400, 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);
+    return new LatchkeyError('invalid_input', 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);
   return err;
 }

@@ -2,7 +2,7 @@ import type { TokenRefresher } from '../../../auth/refresh/token-refresher.js';
 import type { RefreshLock } from '../../../auth/refresh/lock.js';
 import type { AppContext } from '../../../app/context.js';
 import type { IntegrationResource, ProviderResource } from '../../../k8s/resources.js';
-import { ApiError } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
 
 /** What the REST route modules are built from. */
 export interface RestDeps extends AppContext {
@@ -17,11 +17,11 @@ export function integrationAndProvider(
   integrationId: string,
 ): { integration: IntegrationResource; provider: ProviderResource } {
   const integration = deps.store.getIntegration(namespace, integrationId);
-  if (!integration) throw new ApiError(404, 'unknown_integration', `No integration "${integrationId}" in this environment`);
+  if (!integration) throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${integrationId}" in this environment`);
   const provider = deps.store.getProvider(integration.spec.provider);
   if (!provider)
-    throw new ApiError(
-      404,
+    throw new LatchkeyError(
+      'not_found',
       'unknown_provider',
       `Integration "${integrationId}" refers to provider "${integration.spec.provider}", which is not in the catalog`,
     );

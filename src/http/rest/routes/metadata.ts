@@ -1,5 +1,6 @@
 import type { StoredConnection } from '../../../k8s/store.js';
-import { ApiError, parse } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
+import { parse } from '../../errors.js';
 import { ConnectionParams, LegacyMetadataQuery, MetadataBody, MetadataResponse } from '../schemas/connections.js';
 import { JsonObject } from '../schemas/common.js';
 import { unknownConnection } from './connections.js';
@@ -22,11 +23,11 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
     const unknown = found.filter(([, c]) => !c).map(([id]) => id);
     if (unknown.length === 1) throw unknownConnection(unknown[0]!, integrationId);
     if (unknown.length > 1) {
-      throw new ApiError(
-        404,
+      throw new LatchkeyError(
+        'not_found',
         'unknown_connection',
         `No connections ${unknown.map((u) => `"${u}"`).join(', ')} for integration "${integrationId}"; nothing was updated`,
-        unknown.map((id) => ({ message: `unknown connection ${id}`, code: 'unknown_connection' })),
+        { errors: unknown.map((id) => ({ message: `unknown connection ${id}`, code: 'unknown_connection' })) },
       );
     }
     const now = new Date(deps.clock.now()).toISOString();
@@ -87,9 +88,14 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
           query.provider_config_key ??
           (header !== undefined ? parse(LegacyMetadataQuery.shape.provider_config_key.unwrap(), header, 'headers') : undefined);
         if (!integrationId) {
-          throw new ApiError(400, 'invalid_query', 'provider_config_key is required (query parameter or Provider-Config-Key header)', [
-            { path: 'query.provider_config_key', message: 'required', code: 'invalid_type' },
-          ]);
+          throw new LatchkeyError(
+            'invalid_input',
+            'invalid_query',
+            'provider_config_key is required (query parameter or Provider-Config-Key header)',
+            {
+              errors: [{ path: 'query.provider_config_key', message: 'required', code: 'invalid_type' }],
+            },
+          );
         }
         const [updated] = await update(env.namespace, integrationId, [params.connectionId], body, mode);
         return {

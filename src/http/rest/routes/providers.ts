@@ -1,5 +1,5 @@
 import { providerMatches, providerView } from '../../../catalog/provider-view.js';
-import { ApiError } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
 import { ProviderParams, ProviderResponse, ProvidersQuery, ProvidersResponse } from '../schemas/providers.js';
 import { defineRoute, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
@@ -37,7 +37,7 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404],
       handle: ({ params }) => {
         const p = deps.store.getProvider(params.provider);
-        if (!p) throw new ApiError(404, 'unknown_provider', `No provider "${params.provider}" in the catalog`);
+        if (!p) throw new LatchkeyError('not_found', 'unknown_provider', `No provider "${params.provider}" in the catalog`);
         return { status: 200, body: { data: providerView(p) } };
       },
     }),

@@ -6,9 +6,9 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { z } from 'zod';
 import type { AppContext } from '../../../app/context.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
-import { ProxyError } from '../../../proxy/errors.js';
 import { environmentOf } from '../../secret-key-auth.js';
-import { ApiError, parse } from '../../errors.js';
+import { LatchkeyError } from '../../../domain/errors.js';
+import { parse, statusOf } from '../../errors.js';
 import { ConnectionId, IntegrationId } from '../schemas/common.js';
 
 const ProxyHeaders = z.object({
@@ -28,6 +28,7 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
     metrics: ctx.metrics,
     clock: ctx.clock,
     refresher: ctx.refresher,
+    statusOf,
   });
   const router = Router();
   const handler = async (req: Request, res: Response, next: NextFunction) => {
@@ -45,12 +46,9 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
         rawQuery: q === -1 ? '' : raw.slice(q + 1),
       });
     } catch (err) {
-      if (err instanceof ProxyError) {
-        if (err.status === 499) {
-          res.destroy();
-          return;
-        }
-        next(new ApiError(err.status, err.code, err.message));
+      // The caller went away: there is no one to answer.
+      if (err instanceof LatchkeyError && err.kind === 'cancelled') {
+        res.destroy();
         return;
       }
       next(err);

@@ -1,0 +1,142 @@
+/**
+ * The connection service: the one writer of a connection's credentials and of the status that
+ * follows from them (rules in src/domain/connection-state.ts, which the token refresher applies
+ * too). The REST API and the Connect flows validate input, call this, and shape the answer.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuthMode } from '../domain/auth-modes.js';
+import type { Clock } from '../domain/clock.js';
+import { mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
+import { LatchkeyError } from '../domain/errors.js';
+import type { RefreshSettings } from '../domain/refresh-margin.js';
+import type { RefreshLock } from '../auth/refresh/lock.js';
+import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
+import { AlreadyExistsError, type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
+
+export interface ConnectionServiceDeps {
+  store: KubeStore;
+  config: RefreshSettings;
+  clock: Clock;
+}
+
+export interface NewConnection {
+  namespace: string;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  /** Absent: a fresh random ID. */
+  connectionId?: string;
+  credentials: StoredCredentials;
+  metadata?: Record<string, unknown>;
+  connectionConfig?: Record<string, unknown>;
+  endUser?: EndUserSpec;
+}
+
+/** Creates a connection; a taken connection ID is AlreadyExistsError (the API server refuses the name). */
+export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
+  return deps.store.createConnection({
+    namespace: input.namespace,
+    spec: {
+      integration: input.integration.metadata.name,
+      provider: input.provider.metadata.name,
+      connectionId: input.connectionId ?? randomUUID(),
+      authMode: input.provider.spec.authMode as AuthMode,
+      ...(input.endUser ? { endUser: compact(input.endUser) } : {}),
+      metadata: input.metadata ?? {},
+      connectionConfig: input.connectionConfig ?? {},
+    },
+    credentials: input.credentials,
+    status: statusAfterNewCredentials(undefined, input.credentials, deps.config, deps.clock.now(), 'authorized'),
+  });
+}
+
+/**
+ * An import: creates the connection or, when the connection ID exists, replaces its credentials
+ * with exactly the ones sent and merges the metadata, configuration and end user sent into its own.
+ */
+export async function importConnection(
+  deps: ConnectionServiceDeps,
+  input: NewConnection,
+): Promise<{ connection: StoredConnection; created: boolean }> {
+  const connectionId = input.connectionId ?? randomUUID();
+  const integrationId = input.integration.metadata.name;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const existing = deps.store.getConnection(input.namespace, integrationId, connectionId);
+    if (existing) return { connection: await replaceCredentials(deps, input.namespace, existing, input), created: false };
+    try {
+      return { connection: await createConnection(deps, { ...input, connectionId }), created: true };
+    } catch (err) {
+      // Created concurrently by another request: replace its credentials instead.
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+    }
+  }
+  throw new LatchkeyError('unavailable', 'busy', `Connection "${connectionId}" is being created concurrently; try again`);
+}
+
+/** New credentials for an existing connection, as sent; spec fields sent are merged into its own. */
+export async function replaceCredentials(
+  deps: ConnectionServiceDeps,
+  namespace: string,
+  existing: StoredConnection,
+  input: Pick<NewConnection, 'credentials' | 'metadata' | 'connectionConfig' | 'endUser'>,
+): Promise<StoredConnection> {
+  const name = existing.resource.metadata.name;
+  const { credentials, credentialsVersion } = await deps.store.updateCredentials(namespace, name, () => input.credentials);
+  if (input.endUser || input.metadata || input.connectionConfig) {
+    await deps.store.updateConnection(namespace, name, (c) => ({
+      ...c,
+      spec: {
+        ...c.spec,
+        ...(input.endUser ? { endUser: compact(input.endUser) } : {}),
+        metadata: { ...(c.spec.metadata ?? {}), ...(input.metadata ?? {}) },
+        connectionConfig: { ...(c.spec.connectionConfig ?? {}), ...(input.connectionConfig ?? {}) },
+      },
+    }));
+  }
+  const resource = await deps.store.updateConnectionStatus(namespace, name, (s) =>
+    statusAfterNewCredentials(s, credentials, deps.config, deps.clock.now(), 'authorized'),
+  );
+  return { resource, credentials, credentialsVersion };
+}
+
+/**
+ * A re-authorization by the end user (reconnect): new credentials on the existing connection (same
+ * ID, metadata, configuration, end user). A provider that sends no refresh token this time leaves
+ * the old one in place. Undefined when the connection no longer exists.
+ */
+export async function reauthorize(
+  deps: ConnectionServiceDeps,
+  namespace: string,
+  integrationId: string,
+  connectionId: string,
+  credentials: StoredCredentials,
+): Promise<StoredConnection | undefined> {
+  const existing = deps.store.getConnection(namespace, integrationId, connectionId);
+  if (!existing) return undefined;
+  const name = existing.resource.metadata.name;
+  const stored = await deps.store.updateCredentials(namespace, name, (current) => mergeCredentials(current, credentials));
+  const resource = await deps.store.updateConnectionStatus(namespace, name, (s) =>
+    statusAfterNewCredentials(s, stored.credentials, deps.config, deps.clock.now(), 'authorized'),
+  );
+  return { resource, credentials: stored.credentials, credentialsVersion: stored.credentialsVersion };
+}
+
+/** Deletes a connection (its Secret goes with it) and its refresh lock. False when it does not exist. */
+export async function deleteConnection(
+  deps: { store: KubeStore; refreshLock: RefreshLock },
+  namespace: string,
+  integrationId: string,
+  connectionId: string,
+): Promise<boolean> {
+  const conn = deps.store.getConnection(namespace, integrationId, connectionId);
+  if (!conn) return false;
+  const name = conn.resource.metadata.name;
+  await deps.store.deleteConnection(namespace, name);
+  // The Lease is owned by the Connection, so the garbage collector removes it anyway; this is sooner.
+  await deps.refreshLock.remove(namespace, name).catch(() => undefined);
+  return true;
+}
+
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}

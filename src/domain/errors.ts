@@ -1,0 +1,55 @@
+/**
+ * The one error type of Latchkey: what went wrong (`kind`, which the HTTP layer maps to a status),
+ * a stable `code` clients can branch on, and a message safe to show (never a token, key or code).
+ */
+
+/** What kind of failure this is; src/http/errors.ts maps each to one HTTP status. */
+export type ErrorKind =
+  /** The caller's input is wrong (400). */
+  | 'invalid_input'
+  /** No or an unknown credential (401). */
+  | 'unauthenticated'
+  /** Authenticated, but not allowed to do this (403). */
+  | 'forbidden'
+  /** What the request names does not exist (404). */
+  | 'not_found'
+  /** The request body is larger than accepted (413). */
+  | 'too_large'
+  /** The stored connection cannot be used until the end user authorizes again (424). */
+  | 'reauthorization_required'
+  /** The caller went away before an answer (499: nothing is written back). */
+  | 'cancelled'
+  /** Our own configuration is incomplete or a bug (500). */
+  | 'internal'
+  /** The provider (or another upstream) failed or could not be reached (502). */
+  | 'upstream'
+  /** Not possible right now, try again later (503; `retryAfterMs` when known). */
+  | 'unavailable';
+
+/** One problem with one part of the input. */
+export interface ErrorDetail {
+  path?: string;
+  message: string;
+  code?: string;
+}
+
+export class LatchkeyError extends Error {
+  readonly errors?: ErrorDetail[];
+  readonly retryAfterMs?: number;
+
+  constructor(
+    readonly kind: ErrorKind,
+    readonly code: string,
+    message: string,
+    opts: { errors?: ErrorDetail[]; retryAfterMs?: number } = {},
+  ) {
+    super(message);
+    this.name = 'LatchkeyError';
+    if (opts.errors) this.errors = opts.errors;
+    if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+export const invalidInput = (code: string, message: string, errors?: ErrorDetail[]) =>
+  new LatchkeyError('invalid_input', code, message, { errors });
+export const notFound = (code: string, message: string) => new LatchkeyError('not_found', code, message);
