@@ -12,7 +12,8 @@ import { systemClock } from '../../src/domain/clock.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { startReplica, testConfig, type Replica } from './rest-harness.js';
+import { testConfig } from '../support/config.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -54,7 +55,8 @@ beforeAll(async () => {
     { provider: CC_PROVIDER, scopes: ['read'] },
     { clientId: client.clientId, clientSecret: client.clientSecret },
   );
-  [a, b] = await Promise.all([startReplica(kc, [ns.name], env.secretKey), startReplica(kc, [ns.name], env.secretKey)]);
+  const opts = { namespaces: [ns.name], key: env.secretKey };
+  [a, b] = await Promise.all([startReplica(kc, opts), startReplica(kc, opts)]);
   for (const r of [a, b]) {
     await eventually(() => r.ctx.store.getIntegration(ns.name, CC_INTEGRATION) && r.ctx.store.getProvider(CC_PROVIDER));
     await eventually(async () => (await r.call('GET', '/providers')).status === 200);
@@ -62,7 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
+  await Promise.all([a?.stop(), b?.stop()]);
   await oidc?.close();
   await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER)]);
   await ns?.delete();
