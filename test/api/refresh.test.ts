@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
-import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMarginMs } from '../../src/auth/refresh/token-refresher.js';
+import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { systemClock } from '../../src/domain/clock.js';
@@ -294,19 +294,5 @@ describe('refresh on fetch', () => {
     expect(got.body.credentials.token).not.toBe('old-token');
     expect(await oidc.provider.ClientCredentials.find(got.body.credentials.token)).toBeDefined();
     expect(oidc.tokenCalls.at(-1)?.grantType).toBe('client_credentials');
-  });
-});
-
-describe('expiry arithmetic', () => {
-  const cfg = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
-  it('uses min(margin, lifetime × ratio)', () => {
-    expect(refreshMarginMs(undefined, cfg)).toBe(300_000);
-    expect(refreshMarginMs(3600, cfg)).toBe(300_000);
-    expect(refreshMarginMs(120, cfg)).toBe(30_000);
-    expect(nextRefreshAt(new Date(1_000_000), 120, cfg).getTime()).toBe(970_000);
-    const creds = { type: 'OAUTH2', access_token: 'x', expires_at: new Date(100_000).toISOString(), raw: { expires_in: 120 } };
-    expect(isAboutToExpire(creds, 69_000, cfg)).toBe(false);
-    expect(isAboutToExpire(creds, 70_000, cfg)).toBe(true);
-    expect(isAboutToExpire({ type: 'OAUTH2', access_token: 'x', raw: {} }, Date.now(), cfg)).toBe(false);
   });
 });
