@@ -12,9 +12,11 @@ const common = {
 
 export default {
   maxWorkers: 2,
+  // Top-level: Jest does not take testTimeout from a project's entry.
+  testTimeout: 120000,
   reporters: ['default', '<rootDir>/dist/test/support/summary-reporter.js'],
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['**/*.unit.test.js'], testTimeout: 30000 },
+    { ...common, displayName: 'unit', testMatch: ['**/*.unit.test.js'] },
     {
       ...common,
       displayName: 'cluster',
@@ -22,7 +24,6 @@ export default {
       testPathIgnorePatterns: ['\\.unit\\.test\\.js$'],
       globalSetup: '<rootDir>/dist/test/support/global-setup.js',
       globalTeardown: '<rootDir>/dist/test/support/global-teardown.js',
-      testTimeout: 120000,
     },
   ],
 };
