@@ -251,7 +251,6 @@ describe('refresh on fetch', () => {
       tokenTimeoutSeconds: 1,
     });
     oidc.setTokenDelay(2500);
-    const callsBefore = oidc.tokenCalls.length;
     let error: unknown;
     try {
       await refresher.ensureFresh(ns.name, INTEGRATION, 'timeout-1', { reason: 'schedule' });
@@ -271,9 +270,7 @@ describe('refresh on fetch', () => {
       name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, INTEGRATION, 'timeout-1')!.resource.metadata.name),
     });
     expect(lease.spec?.holderIdentity ?? undefined).toBeUndefined();
-    // The abandoned token call is still being served: wait until the server has handled it, so that
-    // it cannot land in a later case.
-    await eventually(() => oidc.tokenCalls.slice(callsBefore).every((c) => c.status !== 0 || c.grantType !== 'unknown'), 10_000);
+    await new Promise((r) => setTimeout(r, 1600)); // let the delayed response drain from the test server
   });
 
   it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {
