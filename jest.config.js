@@ -1,15 +1,29 @@
 /**
  * Jest runs the compiled tests (tsc writes dist/) in native ESM mode; `npm test` builds first.
- * One real control plane serves the whole run; each test file works in its own namespace.
+ * Two projects: `unit` (*.unit.test.js) needs no cluster and starts none; `cluster` gets one real
+ * control plane for the whole run (its global setup runs only when one of its tests is selected),
+ * and each of its test files works in its own namespace. `npm run test:unit` selects `unit` alone.
  */
-export default {
+const common = {
   testEnvironment: 'node',
   roots: ['<rootDir>/dist/test'],
-  testMatch: ['**/*.test.js'],
-  globalSetup: '<rootDir>/dist/test/support/global-setup.js',
-  globalTeardown: '<rootDir>/dist/test/support/global-teardown.js',
-  testTimeout: 120000,
-  maxWorkers: 2,
   transform: {},
+};
+
+export default {
+  maxWorkers: 2,
+  // Top-level: Jest does not take testTimeout from a project's entry.
+  testTimeout: 120000,
   reporters: ['default', '<rootDir>/dist/test/support/summary-reporter.js'],
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['**/*.unit.test.js'] },
+    {
+      ...common,
+      displayName: 'cluster',
+      testMatch: ['**/*.test.js'],
+      testPathIgnorePatterns: ['\\.unit\\.test\\.js$'],
+      globalSetup: '<rootDir>/dist/test/support/global-setup.js',
+      globalTeardown: '<rootDir>/dist/test/support/global-teardown.js',
+    },
+  ],
 };

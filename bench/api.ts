@@ -19,12 +19,9 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
-import type { AppContext } from '../src/app/context.js';
-import { systemClock } from '../src/domain/clock.js';
+import { createContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
-import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { createRegistry } from '../src/app/metrics.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
@@ -125,9 +122,9 @@ async function main(): Promise<void> {
     POD_NAME: 'bench-api',
     LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
   });
-  const store = new KubeStore(kc, { namespaces: [ns.name], logger });
+  const ctx = createContext({ config, logger, kc });
+  const { store } = ctx;
   await store.start();
-  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const client = httpClient(server.port, Math.max(IMPORT_CONCURRENCY, GET_CONCURRENCY, REFRESH_CONCURRENCY));

@@ -11,11 +11,9 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
-import { systemClock } from '../src/domain/clock.js';
+import { createContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
-import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { createRegistry } from '../src/app/metrics.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
@@ -97,7 +95,8 @@ async function main(): Promise<void> {
   const upPort = (upstream.address() as { port: number }).port;
 
   const ns = await createTestNamespace(kc, 'bench');
-  const store = new KubeStore(kc, { namespaces: [ns.name], logger });
+  const ctx = createContext({ config: loadConfig({ LATCHKEY_WATCH_NAMESPACES: ns.name }), logger, kc });
+  const { store } = ctx;
   await store.start();
   const env = await createEnvironment(kc, ns.name);
   const provider = `bench-${ns.name}`;
@@ -115,11 +114,7 @@ async function main(): Promise<void> {
     spec: { integration: 'bench', provider, connectionId: 'c1', authMode: 'API_KEY' },
     credentials: { type: 'API_KEY', apiKey: 'bench-key' },
   });
-  const server = await startHttpServer(
-    { config: loadConfig({}), logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch },
-    0,
-    '127.0.0.1',
-  );
+  const server = await startHttpServer(ctx, 0, '127.0.0.1');
 
   try {
     const direct = await load('direct', upPort, '/api/records?limit=20', { 'x-api-key': 'bench-key' });

@@ -7,7 +7,7 @@ import { createApp } from '../../src/http/app.js';
 import { openSessionToken } from '../../src/auth/session-tokens.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startReplica, type Replica } from './rest-harness.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const OAUTH = 'rest-ep-oauth';
@@ -50,7 +50,7 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
   await createIntegration(kc, ns.name, 'basic', { provider: BASIC });
   await createIntegration(kc, other.name, 'keys', { provider: KEYS });
-  api = await startReplica(kc, [ns.name, other.name], env.secretKey);
+  api = await startReplica(kc, { namespaces: [ns.name, other.name], key: env.secretKey });
   await eventually(
     () =>
       api.ctx.store.getIntegration(other.name, 'keys') &&
@@ -65,7 +65,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
+  await api?.stop();
   await Promise.all([OAUTH, KEYS, BASIC].map((p) => deleteProvider(kc, p)));
   await Promise.all([ns?.delete(), other?.delete()]);
 });

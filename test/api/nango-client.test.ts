@@ -7,7 +7,7 @@ import { Nango } from '@nangohq/node';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { startReplica, type Replica } from './rest-harness.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client = { clientId: 'latchkey-nango-test', clientSecret: 'nango-test-secret-0123456789' };
@@ -33,7 +33,7 @@ beforeAll(async () => {
   env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, 'oauth', { provider: OAUTH }, { clientId: client.clientId, clientSecret: client.clientSecret });
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
-  api = await startReplica(kc, [ns.name], env.secretKey);
+  api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
   await eventually(
     () =>
       api.ctx.store.getIntegration(ns.name, 'keys') && api.ctx.store.getIntegration(ns.name, 'oauth') && api.ctx.store.getProvider(KEYS),
@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
+  await api?.stop();
   await oidc?.close();
   await Promise.all([deleteProvider(kc, OAUTH), deleteProvider(kc, KEYS)]);
   await ns?.delete();

@@ -5,14 +5,15 @@
  */
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
-import { RefreshError, TokenRefresher, isAboutToExpire, nextRefreshAt, refreshMarginMs } from '../../src/auth/refresh/token-refresher.js';
+import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { startReplica, testConfig, type Replica } from './rest-harness.js';
+import { testConfig } from '../support/config.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -54,7 +55,8 @@ beforeAll(async () => {
     { provider: CC_PROVIDER, scopes: ['read'] },
     { clientId: client.clientId, clientSecret: client.clientSecret },
   );
-  [a, b] = await Promise.all([startReplica(kc, [ns.name], env.secretKey), startReplica(kc, [ns.name], env.secretKey)]);
+  const opts = { namespaces: [ns.name], key: env.secretKey };
+  [a, b] = await Promise.all([startReplica(kc, opts), startReplica(kc, opts)]);
   for (const r of [a, b]) {
     await eventually(() => r.ctx.store.getIntegration(ns.name, CC_INTEGRATION) && r.ctx.store.getProvider(CC_PROVIDER));
     await eventually(async () => (await r.call('GET', '/providers')).status === 200);
@@ -62,7 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([a?.close(), b?.close()]);
+  await Promise.all([a?.stop(), b?.stop()]);
   await oidc?.close();
   await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER)]);
   await ns?.delete();
@@ -292,19 +294,5 @@ describe('refresh on fetch', () => {
     expect(got.body.credentials.token).not.toBe('old-token');
     expect(await oidc.provider.ClientCredentials.find(got.body.credentials.token)).toBeDefined();
     expect(oidc.tokenCalls.at(-1)?.grantType).toBe('client_credentials');
-  });
-});
-
-describe('expiry arithmetic', () => {
-  const cfg = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
-  it('uses min(margin, lifetime × ratio)', () => {
-    expect(refreshMarginMs(undefined, cfg)).toBe(300_000);
-    expect(refreshMarginMs(3600, cfg)).toBe(300_000);
-    expect(refreshMarginMs(120, cfg)).toBe(30_000);
-    expect(nextRefreshAt(new Date(1_000_000), 120, cfg).getTime()).toBe(970_000);
-    const creds = { type: 'OAUTH2', access_token: 'x', expires_at: new Date(100_000).toISOString(), raw: { expires_in: 120 } };
-    expect(isAboutToExpire(creds, 69_000, cfg)).toBe(false);
-    expect(isAboutToExpire(creds, 70_000, cfg)).toBe(true);
-    expect(isAboutToExpire({ type: 'OAUTH2', access_token: 'x', raw: {} }, Date.now(), cfg)).toBe(false);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { mintJwt } from '../../src/auth/jwt-minting.js';
-import { readCatalog } from './catalog-files.js';
+import { readCatalog } from '../support/catalog-files.js';
 
 const jwtProviders = readCatalog().filter((m) => m.spec.authMode === 'JWT');
 

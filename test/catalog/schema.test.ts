@@ -8,7 +8,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { testKubeConfig } from '../../dev/cluster.js';
-import { readCatalog, type ProviderManifest } from './catalog-files.js';
+import { readCatalog, type ProviderManifest } from '../support/catalog-files.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);

@@ -7,7 +7,10 @@
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { openConnectPopup, sealSession, signatureValid, waitForEvent, startConnectBed, type ConnectBed } from './harness.js';
+import { openConnectPopup, waitForEvent } from '../support/browser.js';
+import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
+import { sealSession } from '../support/fixtures.js';
+import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 const suffix = process.pid;

@@ -14,7 +14,9 @@ import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { eventsOf, launchBrowser, sealSession, startLatchkey, waitForEvent, type Latchkey } from './harness.js';
+import { eventsOf, launchBrowser, waitForEvent } from '../support/browser.js';
+import { sealSession } from '../support/fixtures.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -63,7 +65,7 @@ window.clientReady = true;
 
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
-let latchkey: Latchkey;
+let latchkey: Replica;
 let oidc: OidcTestServer;
 let allowed: AppSite;
 let notAllowed: AppSite;
@@ -71,7 +73,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'connect-iframe');
-  latchkey = await startLatchkey(kc, ns.name, { dispatcher: false });
+  latchkey = await startReplica(kc, { namespaces: [ns.name], selfBaseUrl: true });
   // Both sites use the client served by this Latchkey, so they start after it (and before the Environment).
   allowed = await appSite(latchkey.url);
   notAllowed = await appSite(latchkey.url);

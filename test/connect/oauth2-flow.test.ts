@@ -9,7 +9,10 @@ import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { eventsOf, openConnectPopup, sealSession, signatureValid, waitForEvent, startConnectBed, type ConnectBed } from './harness.js';
+import { eventsOf, openConnectPopup, waitForEvent } from '../support/browser.js';
+import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
+import { sealSession } from '../support/fixtures.js';
+import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -79,8 +82,6 @@ async function userinfo(accessToken: string): Promise<{ status: number; sub?: st
   return { status: res.status, sub: res.ok ? ((await res.json()) as { sub: string }).sub : undefined };
 }
 
-let firstConnectionId: string;
-
 /** A session token from the REST API (secret key), as an application backend gets it. */
 async function issueSession(path: string, body: unknown): Promise<string> {
   const res = await fetch(`${latchkey.url}${path}`, {
@@ -92,6 +93,29 @@ async function issueSession(path: string, body: unknown): Promise<string> {
   const { data } = (await res.json()) as { data: { token: string; connect_link: string } };
   expect(data.connect_link).toBe(`${latchkey.url}/connect?session_token=${encodeURIComponent(data.token)}`);
   return data.token;
+}
+
+/**
+ * Case set-up: user-42 connects `acme` through the Connect UI, as an application's user would; waits
+ * until the connection is stored and its creation webhook delivered. Returns the connection ID.
+ */
+async function connectAcmeAsUser42(): Promise<string> {
+  const context = await browser.newContext();
+  try {
+    const token = await issueSession('/connect/sessions', {
+      end_user: { id: 'user-42', email: 'u42@example.test', tags: { organization: 'org-7' } },
+      allowed_integrations: ['acme'],
+    });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await loginAndConsent(popup);
+    await popup.click('text=Continue');
+    const connectionId = (await waitForEvent(page, 'connect')).connectionId!;
+    await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', connectionId));
+    await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connectionId && w.json.operation === 'creation'));
+    return connectionId;
+  } finally {
+    await context.close();
+  }
 }
 
 describe('OAuth 2 through the Connect UI', () => {
@@ -115,7 +139,7 @@ describe('OAuth 2 through the Connect UI', () => {
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('acme');
     expect(typeof connect.connectionId).toBe('string'); // development mode
-    firstConnectionId = connect.connectionId!;
+    const firstConnectionId = connect.connectionId!;
 
     // The popup closes itself after a success; the client then reports close.
     await waitForEvent(page, 'close');
@@ -165,6 +189,9 @@ describe('OAuth 2 through the Connect UI', () => {
       environment: env.name,
     });
     await context.close();
+    // Leave no connection behind for the other cases.
+    await latchkey.ctx.store.deleteConnection(ns.name, stored.resource.metadata.name);
+    await eventually(() => !latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId));
   });
 
   it('goes straight to the provider when the session allows exactly one integration', async () => {
@@ -190,6 +217,7 @@ describe('OAuth 2 through the Connect UI', () => {
   });
 
   it('re-authorizes an existing connection: same ID, metadata and end user, new credentials, errors cleared, override webhook', async () => {
+    const firstConnectionId = await connectAcmeAsUser42();
     const name = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.resource.metadata.name;
     const before = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.credentials.access_token;
     await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({

@@ -6,7 +6,10 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { condition, readCustom, sleep, startReplica, type Replica } from './support.js';
+import { condition, readCustom } from '../support/kube.js';
+import { startReplica, type Replica } from '../support/replica.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
@@ -23,7 +26,12 @@ beforeAll(async () => {
     proxy: { baseUrl: 'https://api.example.com' },
   });
   await createIntegration(kc, ns.name, 'jwt', { provider: providerName });
-  replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
+  replica = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity: 'solo',
+    config: { leaderElection: false },
+  });
   await eventually(() => replica.ctx.store.getIntegration(ns.name, 'jwt'));
 });
 

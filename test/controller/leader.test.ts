@@ -7,7 +7,8 @@ import { Leases } from '../../src/k8s/leases.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
-import { importOAuth2, startReplica, type Replica } from './support.js';
+import { importOAuth2 } from '../support/fixtures.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-leader', clientSecret: 'leader-client-secret-0123456789' };
@@ -35,8 +36,18 @@ beforeAll(async () => {
     { provider: providerName },
     { clientId: client.clientId, clientSecret: client.clientSecret },
   );
-  a = await startReplica(kc, ns.name, 'replica-a', {}, { leaseDurationSeconds: LEASE_SECONDS });
-  b = await startReplica(kc, ns.name, 'replica-b', {}, { leaseDurationSeconds: LEASE_SECONDS });
+  a = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity: 'replica-a',
+    config: { leaseDurationSeconds: LEASE_SECONDS },
+  });
+  b = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity: 'replica-b',
+    config: { leaseDurationSeconds: LEASE_SECONDS },
+  });
 });
 
 afterAll(async () => {
@@ -58,9 +69,13 @@ async function leaderGauge(r: Replica): Promise<number> {
 }
 
 it('exactly one instance leads and refreshes; the other takes over when it dies', async () => {
-  const leader = await eventually(() => (a.running.controller.isLeader ? a : b.running.controller.isLeader ? b : undefined), 15_000, 50);
+  const leader = await eventually(
+    () => (a.controller!.controller.isLeader ? a : b.controller!.controller.isLeader ? b : undefined),
+    15_000,
+    50,
+  );
   const follower = leader === a ? b : a;
-  expect(follower.running.controller.isLeader).toBe(false);
+  expect(follower.controller!.controller.isLeader).toBe(false);
   expect(await leaderGauge(leader)).toBe(1);
   expect(await leaderGauge(follower)).toBe(0);
   const lease = await new Leases(kc).get(ns.name, 'latchkey-controller');
@@ -73,12 +88,12 @@ it('exactly one instance leads and refreshes; the other takes over when it dies'
   await eventually(() => oidc.refreshCalls() - before >= 2, 30_000, 100);
   expect(await attempts(leader)).toBeGreaterThanOrEqual(2);
   expect(await attempts(follower)).toBe(0);
-  expect(follower.running.controller.scheduler).toBeUndefined();
+  expect(follower.controller!.controller.scheduler).toBeUndefined();
 
   // The leader dies (no release): the follower takes the Lease once it expires.
   const diedAt = Date.now();
   await leader.stop({ release: false });
-  await eventually(() => follower.running.controller.isLeader, LEASE_SECONDS * 1000 + 3_000, 50);
+  await eventually(() => follower.controller!.controller.isLeader, LEASE_SECONDS * 1000 + 3_000, 50);
   const tookOverAfter = Date.now() - diedAt;
   expect(tookOverAfter).toBeLessThanOrEqual(LEASE_SECONDS * 1000 + 3_000);
   expect((await new Leases(kc).get(ns.name, 'latchkey-controller'))?.holder).toBe(follower.ctx.config.identity);

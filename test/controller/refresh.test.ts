@@ -5,17 +5,17 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
-import { startHttpServer } from '../../src/http/server.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { ConnectionCondition } from '../../src/domain/conditions.js';
-import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { systemClock } from '../../src/domain/clock.js';
-import { Registry } from '../../src/app/metrics.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
-import { condition, eventsOf, importOAuth2, readCustom, sleep, startReplica, testConfig, type Replica } from './support.js';
+import { importOAuth2 } from '../support/fixtures.js';
+import { condition, eventsOf, readCustom } from '../support/kube.js';
+import { startReplica, type Replica } from '../support/replica.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-refresh', clientSecret: 'refresh-client-secret-0123456789' };
@@ -45,7 +45,12 @@ beforeAll(async () => {
   );
   // The webhook URL is never reached here (no dispatcher runs): the test reads the queued delivery.
   env = await createEnvironment(kc, ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
-  replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
+  replica = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity: 'solo',
+    config: { leaderElection: false },
+  });
   await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION));
 });
 
@@ -224,18 +229,9 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
 
 it('a fetch through the REST API racing the scheduled refresh makes one token-endpoint call', async () => {
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
-  const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
-  await serverStore.start();
-  const ctx = {
-    config: testConfig(ns.name, 'server'),
-    logger: testLogger(),
-    kc,
-    store: serverStore,
-    clock: systemClock,
-    metrics: new Registry(),
-    fetch,
-  };
-  const server = await startHttpServer(ctx, 0, '127.0.0.1');
+  const serverReplica = await startReplica(kc, { namespaces: [ns.name], identity: 'server' });
+  const serverStore = serverReplica.ctx.store;
+  const server = serverReplica.server!;
   try {
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
     const name = conn.resource.metadata.name;
@@ -257,7 +253,6 @@ it('a fetch through the REST API racing the scheduled refresh makes one token-en
     await removeConnection(name);
   } finally {
     oidc.setTokenDelay(0);
-    await server.close();
-    await serverStore.stop();
+    await serverReplica.stop();
   }
 });

@@ -1,33 +1,17 @@
-/** What the controller tests share: a namespace, a store, a real OAuth server, and controller instances. */
-import { randomBytes } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { loadConfig, type Config } from '../../src/app/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
-import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
-import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
-import { KubeStore, type StoredConnection } from '../../src/k8s/store.js';
-import { Registry } from '../../src/app/metrics.js';
-import { testLogger } from '../../dev/cluster.js';
-import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
+/**
+ * Kept only for conditions.test.ts, which another change rewrites: it adapts the old call shape to
+ * test/support. New tests import test/support/replica.js and test/support/kube.js directly; delete
+ * this file once conditions.test.ts does too.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Config } from '../../src/app/config.js';
+import type { RunningController, StartControllerOptions } from '../../src/controller/start.js';
+import { startReplica as start, type Replica as TestReplica } from '../support/replica.js';
 
-export function testConfig(namespace: string, identity: string, overrides: Partial<Config> = {}): Config {
-  return {
-    ...loadConfig({}),
-    watchNamespaces: [namespace],
-    leaseNamespace: namespace,
-    leaseName: 'latchkey-controller',
-    identity,
-    leaseDurationSeconds: 3,
-    ...overrides,
-  };
-}
+export { condition, eventsOf, readCustom } from '../support/kube.js';
 
-/** One controller "replica": its own store (informers), registry and controller. */
-export interface Replica {
-  ctx: AppContext;
+export interface Replica extends TestReplica {
   running: RunningController;
-  stop(opts?: { release?: boolean }): Promise<void>;
 }
 
 export async function startReplica(
@@ -37,79 +21,6 @@ export async function startReplica(
   opts: StartControllerOptions = {},
   config: Partial<Config> = {},
 ): Promise<Replica> {
-  const logger = testLogger().child({ replica: identity });
-  const store = new KubeStore(kc, { namespaces: [namespace], logger });
-  await store.start();
-  const ctx: AppContext = {
-    config: testConfig(namespace, identity, config),
-    logger,
-    kc,
-    store,
-    clock: systemClock,
-    metrics: new Registry(),
-    fetch,
-  };
-  const running = await startController(ctx, {
-    healthPort: 0,
-    renewIntervalMs: 500,
-    retryIntervalMs: 500,
-    refreshBackoff: { baseMs: 300, maxMs: 3_000, jitter: 0 },
-    sweepIntervalMs: 60_000,
-    ...opts,
-  });
-  return {
-    ctx,
-    running,
-    async stop(stopOpts) {
-      await running.stop(stopOpts);
-      await store.stop();
-    },
-  };
+  const replica = await start(kc, { namespaces: [namespace], components: ['controller'], identity, controller: opts, config });
+  return { ...replica, running: replica.controller! };
 }
-
-/** Imports an OAUTH2 connection with tokens minted by the OAuth server. */
-export async function importOAuth2(
-  store: KubeStore,
-  oidc: OidcTestServer,
-  client: TestClient,
-  namespace: string,
-  integration: string,
-  provider: string,
-  opts: { connectionId?: string; expiresInMs?: number } = {},
-): Promise<{ conn: StoredConnection; refreshToken: string; accessToken: string }> {
-  const tokens = await oidc.mintTokens({ clientId: client.clientId });
-  const connectionId = opts.connectionId ?? `conn-${randomBytes(4).toString('hex')}`;
-  const conn = await store.createConnection({
-    namespace,
-    spec: { integration, provider, connectionId, authMode: 'OAUTH2', endUser: { id: 'u1' } },
-    credentials: {
-      type: 'OAUTH2',
-      access_token: tokens.accessToken,
-      refresh_token: tokens.refreshToken,
-      expires_at: new Date(Date.now() + (opts.expiresInMs ?? tokens.expiresIn * 1000)).toISOString(),
-      raw: { expires_in: tokens.expiresIn, token_type: 'Bearer' },
-    },
-  });
-  return { conn, refreshToken: tokens.refreshToken, accessToken: tokens.accessToken };
-}
-
-export function condition(
-  resource:
-    ConnectionResource | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined,
-  type: string,
-) {
-  return resource?.status?.conditions?.find((c) => c.type === type);
-}
-
-/** Reads an object straight from the API server. */
-export async function readCustom<T>(kc: KubeConfig, plural: string, namespace: string, name: string): Promise<T> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name })) as T;
-}
-
-export async function eventsOf(kc: KubeConfig, namespace: string, objectName: string) {
-  const core = kc.makeApiClient(CoreV1Api);
-  return (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${objectName}` })).items;
-}
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -15,10 +15,11 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { sealSession } from '../connect/harness.js';
+import { sealSession } from '../support/fixtures.js';
 import { eventually } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
 const catalogSpec = (name: string) =>
   (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
@@ -30,7 +31,7 @@ const ASC_ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
 const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const P8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
-let h: ProxyHarness;
+let h: ProxyBed;
 let up: Upstream;
 let ghostProvider: string;
 let ascProvider: string;
@@ -119,7 +120,7 @@ beforeAll(async () => {
   up = await startUpstream();
   up.on('/ghost/api/admin/', fakeApi('ghost', ghostVerdict));
   up.on('/v1/', fakeApi('asc', ascVerdict));
-  h = await startProxyHarness('jwt');
+  h = await startProxyBed('jwt');
   const ghost = catalogSpec('ghost-admin');
   const asc = catalogSpec('app-store-connect');
   ghostProvider = await h.addProvider('ghost-admin', { ...ghost, proxy: { ...ghost.proxy, baseUrl: `${up.origin}/ghost/api/admin` } });

@@ -9,9 +9,10 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { echo, proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { echo, startUpstream, type Upstream } from '../support/servers/upstream.js';
 
-let h: ProxyHarness;
+let h: ProxyBed;
 let up: Upstream;
 let victim: Upstream;
 
@@ -19,7 +20,7 @@ const CONSUMER = { clientId: 'consumer-key-1', clientSecret: 'consumer-secret-1'
 
 beforeAll(async () => {
   [up, victim] = await Promise.all([startUpstream(), startUpstream()]);
-  h = await startProxyHarness('proxy');
+  h = await startProxyBed('proxy');
   const base = `${up.origin}/api/v1`;
   const providers = await Promise.all([
     h.addProvider('bearer', {

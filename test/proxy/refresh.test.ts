@@ -4,11 +4,12 @@
  * the request; a 401 from the provider triggers one forced refresh and one retry.
  */
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
 const CLIENT = { clientId: 'proxy-client', clientSecret: 'proxy-client-secret' };
 let oidc: OidcTestServer;
-let h: ProxyHarness;
+let h: ProxyBed;
 let up: Upstream;
 /** Access tokens the upstream API accepts: only the ones the OAuth server issued most recently. */
 const revoked = new Set<string>();
@@ -16,7 +17,7 @@ const revoked = new Set<string>();
 beforeAll(async () => {
   oidc = await startOidcServer({ clients: [CLIENT] });
   up = await startUpstream();
-  h = await startProxyHarness('proxy-refresh');
+  h = await startProxyBed('proxy-refresh');
   up.on('/api/', (req, res) => {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token || revoked.has(token)) {

@@ -4,15 +4,16 @@
  * loopback receives anything.
  */
 import { connect } from 'node:net';
-import { proxyHeaders, rawRequest, startProxyHarness, startUpstream, type ProxyHarness, type Upstream } from './proxy-harness.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
-let h: ProxyHarness;
+let h: ProxyBed;
 let up: Upstream;
 let victim: Upstream;
 
 beforeAll(async () => {
   [up, victim] = await Promise.all([startUpstream(), startUpstream()]);
-  h = await startProxyHarness('ssrf');
+  h = await startProxyBed('ssrf');
   const provider = await h.addProvider('ssrf', {
     displayName: 'SSRF target',
     authMode: 'API_KEY',

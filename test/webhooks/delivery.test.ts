@@ -5,49 +5,32 @@
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { KubeStore } from '../../src/k8s/store.js';
 import { WEBHOOK_DELIVERY_LABEL, WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createRegistry } from '../../src/app/metrics.js';
 import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webhooks/auth-webhooks.js';
-import { retryDelaySeconds } from '../../src/webhooks/backoff.js';
-import { parseRetryAfter } from '../../src/domain/retry.js';
-import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
-import { signPayload, verifyWebhook } from '../../src/webhooks/signing.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
-import { signatureValid, startDispatcher, testConfig, webhookReceiver, type WebhookReceiver } from '../connect/harness.js';
+import { startReplica, type Replica } from '../support/replica.js';
+import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
 let receiver: WebhookReceiver;
-const running: Array<{ dispatcher?: WebhookDispatcher; store: KubeStore }> = [];
+const running: Replica[] = [];
 
-async function replica(withDispatcher = true): Promise<{ ctx: AppContext; dispatcher?: WebhookDispatcher; store: KubeStore }> {
-  const store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
-  await store.start();
-  const ctx: AppContext = {
-    config: testConfig(ns.name),
-    logger: testLogger(),
-    kc,
-    store,
-    clock: systemClock,
-    metrics: createRegistry(),
-    fetch,
-  };
-  await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
-  const dispatcher = withDispatcher ? startDispatcher(ctx, 100) : undefined;
-  const r = { ctx, dispatcher, store };
+/** A replica with its own store and, unless told otherwise, a webhook dispatcher polling every 100 ms. */
+async function replica(withDispatcher = true): Promise<Replica> {
+  const r = await startReplica(kc, { namespaces: [ns.name], components: withDispatcher ? ['webhooks'] : [], webhookPollMs: 100 });
   running.push(r);
+  const store = r.ctx.store;
+  await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
   return r;
 }
 
-async function stopReplica(r: { dispatcher?: WebhookDispatcher; store: KubeStore }): Promise<void> {
-  await r.dispatcher?.stop();
-  await r.store.stop();
+async function stopReplica(r: Replica): Promise<void> {
+  await r.stop();
   running.splice(running.indexOf(r), 1);
 }
 
@@ -75,40 +58,19 @@ beforeAll(async () => {
   env = await createEnvironment(kc, ns.name, { webhooks: { url: receiver.url } });
 });
 
-afterAll(async () => {
-  for (const r of [...running]) await stopReplica(r);
-  await receiver.close();
-  await ns.delete();
+// Each case starts with the receiver up and answering 200, and leaves no replica running.
+beforeEach(async () => {
+  receiver.answers.length = 0;
+  await receiver.listen();
 });
 
-describe('signing and schedule', () => {
-  it('matches the Standard Webhooks reference signature and verifies', () => {
-    const key = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    const body = '{"test": 2432232314}';
-    expect(signPayload(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, body)).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
-    const headers = {
-      'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
-      'webhook-timestamp': '1614265330',
-      'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-    };
-    expect(verifyWebhook(key, headers, body, 1614265330)).toBe(true);
-    expect(verifyWebhook(key, headers, body.replace('2432', '2433'), 1614265330)).toBe(false);
-    expect(verifyWebhook(key, headers, body, 1614265330 + 3600)).toBe(false); // replayed later
-  });
+afterEach(async () => {
+  for (const r of [...running]) await stopReplica(r);
+});
 
-  it('backs off exponentially with jitter, capped, and honours Retry-After', () => {
-    const cfg = { webhookBackoffBaseSeconds: 2, webhookBackoffMaxSeconds: 60 };
-    expect(retryDelaySeconds(1, cfg, () => 0)).toBe(1);
-    expect(retryDelaySeconds(1, cfg, () => 1)).toBe(2);
-    expect(retryDelaySeconds(3, cfg, () => 1)).toBe(8);
-    expect(retryDelaySeconds(3, cfg, () => 0)).toBe(4);
-    expect(retryDelaySeconds(10, cfg, () => 1)).toBe(60);
-    expect(retryDelaySeconds(1, cfg, () => 0, 30)).toBe(30);
-    expect(retryDelaySeconds(1, cfg, () => 0, 3600)).toBe(60);
-    expect(parseRetryAfter('7', 0)).toBe(7000);
-    expect(parseRetryAfter(new Date(10_000).toUTCString(), 0)).toBe(10_000);
-    expect(parseRetryAfter('soon', 0)).toBeUndefined();
-  });
+afterAll(async () => {
+  await receiver.close();
+  await ns.delete();
 });
 
 describe('delivery', () => {
@@ -218,7 +180,7 @@ describe('delivery', () => {
       name: env.name,
       body: [{ op: 'replace', path: '/spec/webhooks/sendOnCreation', value: false }],
     });
-    await eventually(() => r.store.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);
+    await eventually(() => r.ctx.store.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);
     const off = `off-${randomUUID()}`;
     expect(await enqueue(r.ctx, off)).toBe('disabled');
     expect(await pendingFor(off)).toHaveLength(0);

@@ -6,13 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AppContext } from '../../src/app/context.js';
-import { createContext } from '../../src/app/context.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { enqueueAuthWebhook } from '../../src/webhooks/auth-webhooks.js';
-import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment } from '../../dev/fixtures.js';
-import { startDispatcher, testConfig, webhookReceiver, type WebhookReceiver } from '../connect/harness.js';
+import { startReplica } from '../support/replica.js';
+import { webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
@@ -29,17 +28,11 @@ async function namespaceWithReceiver(prefix: string, url: string): Promise<Names
   return ns;
 }
 
-async function dispatcherFor(namespaces: string[], overrides: Partial<AppContext['config']> = {}): Promise<{ ctx: AppContext }> {
-  const config = { ...testConfig(namespaces[0]!), watchNamespaces: namespaces, ...overrides };
-  const ctx = createContext({ config, logger: testLogger(), kc });
-  await ctx.store.start();
-  await eventually(() => namespaces.every((ns) => ctx.store.readSecretValue(ns, 'test-keys', 'webhookSigningKey')));
-  const dispatcher: WebhookDispatcher = startDispatcher(ctx, 100);
-  cleanups.push(async () => {
-    await dispatcher.stop();
-    await ctx.store.stop();
-  });
-  return { ctx };
+async function dispatcherFor(namespaces: string[], config: Partial<AppContext['config']> = {}): Promise<{ ctx: AppContext }> {
+  const replica = await startReplica(kc, { namespaces, components: ['webhooks'], config, webhookPollMs: 100 });
+  cleanups.push(() => replica.stop());
+  await eventually(() => namespaces.every((ns) => replica.ctx.store.readSecretValue(ns, 'test-keys', 'webhookSigningKey')));
+  return { ctx: replica.ctx };
 }
 
 const enqueue = (ctx: AppContext, namespace: string, connectionId: string) =>

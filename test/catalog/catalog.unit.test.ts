@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { AUTH_MODES } from '../../src/domain/auth-modes.js';
-import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from './catalog-files.js';
+import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
 
 type Schema = {
   type?: string;

@@ -1,0 +1,42 @@
+/** Debian's headless chromium through playwright-core, and the application page's Connect UI events. */
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+}
+
+/** Opens the application page, sets the session token and clicks "Connect"; returns the popup. */
+export async function openConnectPopup(context: BrowserContext, appUrl: string, sessionToken: string): Promise<{ app: Page; popup: Page }> {
+  const app = await context.newPage();
+  await app.goto(appUrl);
+  await app.waitForFunction(() => (window as unknown as { clientReady?: boolean }).clientReady === true);
+  await app.evaluate((t) => {
+    (window as unknown as { sessionToken: string }).sessionToken = t;
+  }, sessionToken);
+  const [popup] = await Promise.all([context.waitForEvent('page'), app.click('#open')]);
+  return { app, popup };
+}
+
+export type ClientEvent = { type: string; providerConfigKey?: string; connectionId?: string; error?: { code: string; message: string } };
+
+export async function eventsOf(app: Page): Promise<ClientEvent[]> {
+  return app.evaluate(() => (window as unknown as { latchkeyEvents: ClientEvent[] }).latchkeyEvents);
+}
+
+export async function waitForEvent(app: Page, type: string, timeoutMs = 20_000): Promise<ClientEvent> {
+  await app.waitForFunction(
+    (t) => (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some((e) => e.type === t),
+    type,
+    { timeout: timeoutMs },
+  );
+  return (await eventsOf(app)).find((e) => e.type === type)!;
+}

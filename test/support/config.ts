@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../../src/app/config.js';
+
+/**
+ * The one test configuration: the defaults of `loadConfig` with what tests need instead (their
+ * namespaces, a short Lease, quick webhook retries, a unique identity); `overrides` wins.
+ */
+export function testConfig(namespaces: string[], overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({ LATCHKEY_LOG_LEVEL: 'silent', LATCHKEY_PUBLIC_BASE_URL: 'https://latchkey.example.test' }),
+    watchNamespaces: namespaces,
+    leaseNamespace: namespaces[0] ?? 'default',
+    leaseName: 'latchkey-controller',
+    leaseDurationSeconds: 3,
+    identity: `test-${randomBytes(3).toString('hex')}`,
+    webhookMaxAttempts: 8,
+    webhookBackoffBaseSeconds: 0.2,
+    webhookBackoffMaxSeconds: 1,
+    ...overrides,
+  };
+}

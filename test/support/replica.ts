@@ -1,0 +1,136 @@
+/**
+ * One Latchkey "replica" in the test process, built like src/app/run.ts builds one: a context from
+ * `createContext`, its store started, then the components the test asks for.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Config } from '../../src/app/config.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
+import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
+import { startHttpServer, type RunningServer } from '../../src/http/server.js';
+import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
+import { testLogger } from '../../dev/cluster.js';
+import { testConfig } from './config.js';
+
+/** server: the HTTP server; controller: the controller with its health server; webhooks: a dispatcher. */
+export type TestComponent = 'server' | 'controller' | 'webhooks';
+
+export interface ReplicaOptions {
+  namespaces: string[];
+  /** Default: the server alone. */
+  components?: TestComponent[];
+  /** Shorthand for config.identity (also names the replica in log lines). */
+  identity?: string;
+  config?: Partial<Config>;
+  controller?: StartControllerOptions;
+  /** The webhook dispatcher's poll interval (ms). */
+  webhookPollMs?: number;
+  /** Point publicBaseUrl at this replica's own server (a browser must reach the callback). */
+  selfBaseUrl?: boolean;
+  /** Secret key `call()` sends unless told otherwise. */
+  key?: string;
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Replica {
+  ctx: AppContext;
+  server?: RunningServer;
+  /** The server's URL ('' without a server). */
+  url: string;
+  controller?: RunningController;
+  dispatcher?: WebhookDispatcher;
+  /** A JSON request to the server with the given (or default) secret key. */
+  call(method: string, path: string, opts?: CallOptions): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Stops the components in reverse order; `release` is passed to the controller (Lease handover). */
+  stop(opts?: { release?: boolean }): Promise<void>;
+}
+
+export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promise<Replica> {
+  const components = opts.components ?? ['server'];
+  const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
+  const logger = testLogger().child({ replica: config.identity });
+  const ctx = createContext({ config, logger, kc });
+  await ctx.store.start();
+  const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
+
+  let server: RunningServer | undefined;
+  if (components.includes('server')) {
+    server = await startHttpServer(ctx, 0, '127.0.0.1');
+    if (opts.selfBaseUrl) config.publicBaseUrl = server.url;
+    stops.push(() => server!.close());
+  }
+  let dispatcher: WebhookDispatcher | undefined;
+  if (components.includes('webhooks')) {
+    dispatcher = new WebhookDispatcher({
+      outbox: new WebhookOutbox(ctx.kc),
+      store: ctx.store,
+      fetch: ctx.fetch,
+      clock: ctx.clock,
+      logger: ctx.logger,
+      metrics: ctx.metrics,
+      config: ctx.config,
+      identity: ctx.config.identity,
+      pollIntervalMs: opts.webhookPollMs ?? 150,
+      requestTimeoutMs: 3000,
+    });
+    dispatcher.start();
+    stops.push(() => dispatcher!.stop());
+  }
+  let controller: RunningController | undefined;
+  if (components.includes('controller')) {
+    controller = await startController(ctx, {
+      healthPort: 0,
+      renewIntervalMs: 500,
+      retryIntervalMs: 500,
+      refreshBackoff: { baseMs: 300, maxMs: 3_000, jitter: 0 },
+      sweepIntervalMs: 60_000,
+      ...opts.controller,
+    });
+    stops.push((o) => controller!.stop(o));
+  }
+
+  return {
+    ctx,
+    server,
+    url: server?.url ?? '',
+    controller,
+    dispatcher,
+    async call(method, path, callOpts = {}) {
+      if (!server) throw new Error('this replica runs no server');
+      return callJson(server.url, method, path, { ...callOpts, key: callOpts.key ?? opts.key });
+    },
+    async stop(stopOpts) {
+      for (const s of stops.reverse()) await s(stopOpts);
+      stops.length = 0;
+    },
+  };
+}
+
+/** A JSON request; the body is parsed when it is JSON and left as text otherwise. */
+export async function callJson(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: CallOptions = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}), ...(opts.headers ?? {}) };
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: the test will see the text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
