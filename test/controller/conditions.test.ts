@@ -17,7 +17,8 @@ import {
 import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { condition, readCustom, startReplica, type Replica } from './support.js';
+import { condition, readCustom } from '../support/kube.js';
+import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -28,7 +29,12 @@ const providers: string[] = [];
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'conditions');
-  replica = await startReplica(kc, ns.name, 'solo', {}, { leaderElection: false });
+  replica = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity: 'solo',
+    config: { leaderElection: false },
+  });
 });
 
 afterAll(async () => {
@@ -278,7 +284,7 @@ it('serves /healthz, /readyz and /metrics with bounded labels', async () => {
   const name = created.resource.metadata.name;
   await readyOf('connections', name, 'Ready');
 
-  const url = replica.running.health!.url;
+  const url = replica.controller!.health!.url;
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
   expect((await fetch(`${url}/readyz`)).status).toBe(200);
   // The gauge is counted from the replica's cache when scraped: wait for the cache to see Ready=True.
