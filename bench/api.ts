@@ -19,13 +19,12 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
-import type { AppContext } from '../src/app/context.js';
-import { systemClock } from '../src/domain/clock.js';
+import { createContext, type AppContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { createRegistry } from '../src/app/metrics.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { startOidcServer } from '../dev/peers/oidc-server.js';
@@ -124,10 +123,11 @@ async function main(): Promise<void> {
     LATCHKEY_LEADER_ELECTION: 'false',
     POD_NAME: 'bench-api',
     LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
+    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
   });
   const store = new KubeStore(kc, { namespaces: [ns.name], logger });
   await store.start();
-  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  const ctx: AppContext = createContext({ config, logger, kc, store });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const client = httpClient(server.port, Math.max(IMPORT_CONCURRENCY, GET_CONCURRENCY, REFRESH_CONCURRENCY));

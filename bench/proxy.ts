@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
-import { systemClock } from '../src/domain/clock.js';
+import { createContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { createRegistry } from '../src/app/metrics.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { machine, writeSection } from './support.js';
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     credentials: { type: 'API_KEY', apiKey: 'bench-key' },
   });
   const server = await startHttpServer(
-    { config: loadConfig({}), logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch },
+    createContext({ config: loadConfig({ LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS }), logger, kc, store }),
     0,
     '127.0.0.1',
   );

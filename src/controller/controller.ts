@@ -77,7 +77,7 @@ class LeaderSession {
     });
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock);
-    const environments = new EnvironmentReconciler(store, clock);
+    const environments = new EnvironmentReconciler(store, clock, ctx.egress);
     const connections = new ConnectionReconciler({
       store,
       clock,

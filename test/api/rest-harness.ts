@@ -2,11 +2,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
 import { KubeStore } from '../../src/k8s/store.js';
-import { createRegistry } from '../../src/app/metrics.js';
 import { testLogger } from '../../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 
 export interface Replica {
   ctx: AppContext;
@@ -28,6 +27,7 @@ export function testConfig(namespaces: string[], overrides: Record<string, strin
     LATCHKEY_PUBLIC_BASE_URL: 'https://latchkey.example.test',
     LATCHKEY_LEADER_ELECTION: 'false',
     POD_NAME: 'rest-test',
+    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
     ...overrides,
   });
 }
@@ -37,7 +37,7 @@ export async function startReplica(kc: KubeConfig, namespaces: string[], default
   const logger = testLogger();
   const store = new KubeStore(kc, { namespaces, logger });
   await store.start();
-  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  const ctx = createContext({ config, logger, kc, store });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   return {
     ctx,

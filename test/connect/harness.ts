@@ -10,14 +10,13 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { sealSessionToken, type SessionClaims } from '../../src/auth/session-tokens.js';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createRegistry } from '../../src/app/metrics.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
 import { createTestNamespace, eventually, testLogger } from '../../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 
 export const CHROMIUM_ARGS = [
@@ -31,7 +30,7 @@ export const CHROMIUM_ARGS = [
 
 export function testConfig(namespace: string, overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ LATCHKEY_LOG_LEVEL: 'silent' }),
+    ...loadConfig({ LATCHKEY_LOG_LEVEL: 'silent', LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS }),
     watchNamespaces: [namespace],
     webhookMaxAttempts: 8,
     webhookBackoffBaseSeconds: 0.2,
@@ -58,7 +57,7 @@ export async function startLatchkey(
   const logger = testLogger();
   const store = new KubeStore(kc, { namespaces: [namespace], logger });
   await store.start();
-  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  const ctx = createContext({ config, logger, kc, store });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   config.publicBaseUrl = server.url;
   const dispatcher = opts.dispatcher === false ? undefined : startDispatcher(ctx);

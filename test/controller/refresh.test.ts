@@ -10,7 +10,7 @@ import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { NEEDS_REAUTHORIZATION } from '../../src/controller/refresh-scheduler.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext } from '../../src/app/context.js';
 import { Registry } from '../../src/app/metrics.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
@@ -226,15 +226,7 @@ it('a fetch through the REST API racing the scheduled refresh makes one token-en
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await serverStore.start();
-  const ctx = {
-    config: testConfig(ns.name, 'server'),
-    logger: testLogger(),
-    kc,
-    store: serverStore,
-    clock: systemClock,
-    metrics: new Registry(),
-    fetch,
-  };
+  const ctx = createContext({ config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, metrics: new Registry() });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   try {
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });

@@ -2,18 +2,18 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { loadConfig, type Config } from '../../src/app/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
 import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredConnection } from '../../src/k8s/store.js';
 import { Registry } from '../../src/app/metrics.js';
 import { testLogger } from '../../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 
 export function testConfig(namespace: string, identity: string, overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({}),
+    ...loadConfig({ LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS }),
     watchNamespaces: [namespace],
     leaseNamespace: namespace,
     leaseName: 'latchkey-controller',
@@ -40,15 +40,7 @@ export async function startReplica(
   const logger = testLogger().child({ replica: identity });
   const store = new KubeStore(kc, { namespaces: [namespace], logger });
   await store.start();
-  const ctx: AppContext = {
-    config: testConfig(namespace, identity, config),
-    logger,
-    kc,
-    store,
-    clock: systemClock,
-    metrics: new Registry(),
-    fetch,
-  };
+  const ctx: AppContext = createContext({ config: testConfig(namespace, identity, config), logger, kc, store, metrics: new Registry() });
   const running = await startController(ctx, {
     healthPort: 0,
     renewIntervalMs: 500,

@@ -7,12 +7,12 @@ import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, 
 import { randomBytes } from 'node:crypto';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { loadConfig } from '../../src/app/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
+import type { EgressGuard } from '../../src/egress/guard.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../../src/k8s/store.js';
-import { createRegistry } from '../../src/app/metrics.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 
 export interface RecordedRequest {
@@ -95,15 +95,15 @@ export interface ProxyHarness {
 }
 
 /** Latchkey's HTTP server as production wires it (createApp: the proxy shares the REST API's token refresher). */
-export async function startProxyHarness(prefix: string): Promise<ProxyHarness> {
+export async function startProxyHarness(prefix: string, opts: { egress?: EgressGuard } = {}): Promise<ProxyHarness> {
   const kc = testKubeConfig();
   const ns = await createTestNamespace(kc, prefix);
   const logger = testLogger();
   const store = new KubeStore(kc, { namespaces: [ns.name], logger });
   await store.start();
   const env = await createEnvironment(kc, ns.name);
-  const config = loadConfig({ LATCHKEY_HTTP_PORT: '0' });
-  const ctx: AppContext = { config, logger, kc, store, clock: systemClock, metrics: createRegistry(), fetch };
+  const config = loadConfig({ LATCHKEY_HTTP_PORT: '0', LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS });
+  const ctx: AppContext = createContext({ config, logger, kc, store, egress: opts.egress });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   await eventually(() => store.listEnvironments(ns.name).length > 0 && store.getReferencedSecret(ns.name, `${env.name}-keys`));
   const suffix = randomBytes(3).toString('hex');

@@ -5,12 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/domain/clock.js';
+import { createContext, type AppContext } from '../../src/app/context.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { WEBHOOK_DELIVERY_LABEL, WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createRegistry } from '../../src/app/metrics.js';
 import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webhooks/auth-webhooks.js';
 import { parseRetryAfter, retryDelaySeconds } from '../../src/webhooks/backoff.js';
 import type { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
@@ -29,15 +27,7 @@ const running: Array<{ dispatcher?: WebhookDispatcher; store: KubeStore }> = [];
 async function replica(withDispatcher = true): Promise<{ ctx: AppContext; dispatcher?: WebhookDispatcher; store: KubeStore }> {
   const store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await store.start();
-  const ctx: AppContext = {
-    config: testConfig(ns.name),
-    logger: testLogger(),
-    kc,
-    store,
-    clock: systemClock,
-    metrics: createRegistry(),
-    fetch,
-  };
+  const ctx: AppContext = createContext({ config: testConfig(ns.name), logger: testLogger(), kc, store });
   await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
   const dispatcher = withDispatcher ? startDispatcher(ctx, 100) : undefined;
   const r = { ctx, dispatcher, store };
