@@ -76,7 +76,7 @@ export function formatIp(ip: IpAddress): string {
   // Longest run of zero groups (2 or more) becomes "::".
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -36,20 +36,14 @@ function guardedCreateConnection(
 }
 
 export class GuardedHttpAgent extends HttpAgent {
-  constructor(
-    guard: EgressGuard,
-    opts: AgentOptions = {},
-  ) {
+  constructor(guard: EgressGuard, opts: AgentOptions = {}) {
     super(opts);
     this.createConnection = guardedCreateConnection(guard, HttpAgent.prototype.createConnection.bind(this));
   }
 }
 
 export class GuardedHttpsAgent extends HttpsAgent {
-  constructor(
-    guard: EgressGuard,
-    opts: HttpsAgentOptions = {},
-  ) {
+  constructor(guard: EgressGuard, opts: HttpsAgentOptions = {}) {
     super(opts);
     this.createConnection = guardedCreateConnection(guard, HttpsAgent.prototype.createConnection.bind(this));
   }

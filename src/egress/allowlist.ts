@@ -55,11 +55,7 @@ export class EgressAllowlist {
 
   /** For the start-up log line. */
   describe(): string {
-    return [
-      ...this.cidrs.map((c) => `${formatIp(c.prefix)}/${c.bits}`),
-      ...this.names,
-      ...this.suffixes.map((s) => `*${s}`),
-    ].join(', ');
+    return [...this.cidrs.map((c) => `${formatIp(c.prefix)}/${c.bits}`), ...this.names, ...this.suffixes.map((s) => `*${s}`)].join(', ');
   }
 }
 

@@ -40,7 +40,11 @@ export function createGuardedFetch(guard: EgressGuard): GuardedFetch {
       // A refusal is a decision, not a network failure: callers and logs see it as such.
       throw egressRefusal(err) ?? err;
     }
-    return new Response(res.body as ReadableStream | null, { status: res.status, statusText: res.statusText, headers: Array.from(res.headers) });
+    return new Response(res.body as ReadableStream | null, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: Array.from(res.headers),
+    });
   };
   return { fetch: guarded as typeof fetch, close: () => agent.close() };
 }

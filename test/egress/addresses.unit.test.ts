@@ -91,15 +91,22 @@ describe('classify', () => {
     expect(cls(host)).toBe(expected);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
-    '%s is public',
-    (host) => {
-      expect(cls(host)).toBeUndefined();
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+  ])('%s is public', (host) => {
+    expect(cls(host)).toBeUndefined();
+  });
 
   it('does not take host names for addresses', () => {
-    for (const host of ['example.com', 'localhost', '127.0.0.1.nip.io', '0x7f.example', 'deadbeef.com']) expect(parseIp(host)).toBeUndefined();
+    for (const host of ['example.com', 'localhost', '127.0.0.1.nip.io', '0x7f.example', 'deadbeef.com'])
+      expect(parseIp(host)).toBeUndefined();
   });
 
   it('prints addresses in their canonical form', () => {

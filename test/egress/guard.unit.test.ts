@@ -16,7 +16,11 @@ interface Peer {
   hits: string[];
 }
 
-function listen(host: string, port: number, handler?: (url: string) => { status: number; headers?: Record<string, string> }): Promise<Peer> {
+function listen(
+  host: string,
+  port: number,
+  handler?: (url: string) => { status: number; headers?: Record<string, string> },
+): Promise<Peer> {
   const hits: string[] = [];
   const server = createServer((req, res) => {
     hits.push(req.url ?? '');
@@ -71,7 +75,16 @@ beforeEach(() => {
 
 describe('resolve', () => {
   it('refuses literal addresses in any spelling without asking the resolver', async () => {
-    for (const host of ['127.0.0.1', '2130706433', '0x7f.1', '0177.0.0.1', '[::ffff:127.0.0.1]', '::1', '169.254.169.254', '[64:ff9b::a9fe:a9fe]']) {
+    for (const host of [
+      '127.0.0.1',
+      '2130706433',
+      '0x7f.1',
+      '0177.0.0.1',
+      '[::ffff:127.0.0.1]',
+      '::1',
+      '169.254.169.254',
+      '[64:ff9b::a9fe:a9fe]',
+    ]) {
       await expect(guard.resolve(host)).rejects.toBeInstanceOf(EgressRefusedError);
     }
     expect(resolverCalls).toEqual([]);
@@ -96,7 +109,12 @@ describe('resolve', () => {
 describe('guarded fetch', () => {
   it('refuses private targets with the refusal itself, and the victim receives nothing', async () => {
     answers['loopback.test'] = ['127.0.0.1'];
-    for (const url of [`http://127.0.0.1:${port}/`, `http://2130706433:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://loopback.test:${port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://2130706433:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://loopback.test:${port}/`,
+    ]) {
       await expect(guarded.fetch(url, { method: 'POST', body: 'client_secret=x' })).rejects.toBeInstanceOf(EgressRefusedError);
     }
     expect(victim.hits).toEqual([]);
