@@ -47,7 +47,10 @@ async function main(): Promise<void> {
   // refuses unless allowed; LATCHKEY_EGRESS_ALLOW in the environment replaces this default.
   const config = loadConfig({ LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS, ...process.env });
   const logger = createLogger(config.logLevel);
-  logger.warn({ egressAllow: config.egressAllow.join(',') }, 'npm start: outbound calls may reach these loopback peers (LATCHKEY_EGRESS_ALLOW)');
+  logger.warn(
+    { egressAllow: config.egressAllow.join(',') },
+    'npm start: outbound calls may reach these loopback peers (LATCHKEY_EGRESS_ALLOW)',
+  );
   let controlPlane: ControlPlane | undefined;
   let kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);

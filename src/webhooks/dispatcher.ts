@@ -8,6 +8,7 @@ import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
 import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
+import { egressRefusal } from '../egress/guard.js';
 
 export interface DispatcherOptions {
   outbox: WebhookOutbox;
@@ -192,6 +193,9 @@ export class WebhookDispatcher {
         retryAfter: parseRetryAfter(res.headers.get('retry-after'), now),
       };
     } catch (err) {
+      // Retried: the operator may fix the allowlist; the Environment shows WebhookURLRefused meanwhile.
+      const refusal = egressRefusal(err);
+      if (refusal) return { ok: false, retry: true, error: refusal.message };
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       return { ok: false, retry: true, error: `network error: ${cause ?? (err as Error).name}` };
     }

@@ -226,7 +226,13 @@ it('a fetch through the REST API racing the scheduled refresh makes one token-en
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverStore = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await serverStore.start();
-  const ctx = createContext({ config: testConfig(ns.name, 'server'), logger: testLogger(), kc, store: serverStore, metrics: new Registry() });
+  const ctx = createContext({
+    config: testConfig(ns.name, 'server'),
+    logger: testLogger(),
+    kc,
+    store: serverStore,
+    metrics: new Registry(),
+  });
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   try {
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
