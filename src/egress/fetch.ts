@@ -12,8 +12,9 @@ export interface GuardedFetch {
   close(): Promise<void>;
 }
 
-export function createGuardedFetch(guard: EgressGuard): GuardedFetch {
-  const connectTo = buildConnector({});
+/** `ca`: extra trusted certificates (tests with their own CA); the system's CAs otherwise. */
+export function createGuardedFetch(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): GuardedFetch {
+  const connectTo = buildConnector(tls.ca ? { ca: tls.ca } : {});
   const agent = new Agent({
     connect(opts, callback) {
       guard.resolve(opts.hostname).then(

@@ -5,9 +5,14 @@
  * differently on each lookup (DNS rebinding). Both the guarded fetch (token calls, webhooks) and
  * the guarded node:http agents (the proxy) are exercised.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
+import { createServer as createTlsServer, request as tlsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { GuardedHttpAgent } from '../../src/egress/agents.js';
+import { GuardedHttpAgent, GuardedHttpsAgent } from '../../src/egress/agents.js';
 import { createGuardedFetch, type GuardedFetch } from '../../src/egress/fetch.js';
 import { EgressGuard, EgressRefusedError, type Resolver } from '../../src/egress/guard.js';
 
@@ -174,6 +179,73 @@ describe('guarded node:http agent (the proxy)', () => {
     await expect(get(agent, 'rebind.test', '/agent-again')).rejects.toBeInstanceOf(EgressRefusedError);
     expect(upstream.hits).toEqual(['/agent']);
     expect(victim.hits).toEqual([]);
+    agent.destroy();
+  });
+});
+
+describe('TLS to the checked address', () => {
+  // A certificate for the name only: the connection goes to the checked address, while SNI and
+  // certificate verification still use the name.
+  const dir = mkdtempSync(join(tmpdir(), 'egress-tls-'));
+  let cert: Buffer;
+  let tlsServer: ReturnType<typeof createTlsServer>;
+  let tlsPort: number;
+
+  beforeAll(async () => {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=tls.test',
+        '-addext',
+        'subjectAltName=DNS:tls.test',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    cert = readFileSync(join(dir, 'cert.pem'));
+    tlsServer = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => res.end(`tls ${req.headers.host}`));
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.2', r));
+    tlsPort = (tlsServer.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((r) => tlsServer?.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('verifies the certificate against the name with fetch and with the proxy agent', async () => {
+    answers['tls.test'] = ['127.0.0.2'];
+    const tlsFetch = createGuardedFetch(guard, { ca: cert });
+    try {
+      const res = await tlsFetch.fetch(`https://tls.test:${tlsPort}/`);
+      expect(await res.text()).toBe(`tls tls.test:${tlsPort}`);
+      // The address itself is not in the certificate: what was connected to is not what is verified.
+      await expect(tlsFetch.fetch(`https://127.0.0.2:${tlsPort}/`)).rejects.toThrow();
+    } finally {
+      await tlsFetch.close();
+    }
+    const agent = new GuardedHttpsAgent(guard, { ca: cert });
+    const body = await new Promise<string>((resolve, reject) => {
+      tlsRequest({ host: 'tls.test', port: tlsPort, path: '/', agent }, (res) => {
+        let b = '';
+        res.on('data', (d: Buffer) => (b += d.toString()));
+        res.on('end', () => resolve(b));
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(body).toBe(`tls tls.test:${tlsPort}`);
     agent.destroy();
   });
 });
