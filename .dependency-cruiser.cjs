@@ -7,13 +7,15 @@ const LAYERS = {
   domain: [],
   k8s: ['domain'],
   catalog: ['domain', 'k8s'],
-  auth: ['domain', 'k8s', 'catalog'],
-  webhooks: ['domain', 'k8s', 'auth'],
-  connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks'],
-  connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
-  proxy: ['domain', 'k8s', 'catalog', 'auth'],
-  controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
-  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy'],
+  // The egress guard (SSRF): checked addresses for every outbound connection; no I/O but DNS.
+  egress: ['domain'],
+  auth: ['domain', 'k8s', 'catalog', 'egress'],
+  webhooks: ['domain', 'k8s', 'auth', 'egress'],
+  connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
+  connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
+  proxy: ['domain', 'k8s', 'catalog', 'auth', 'egress'],
+  controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
+  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy', 'egress'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];

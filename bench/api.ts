@@ -23,6 +23,7 @@ import { createContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
 import { createLogger } from '../src/app/log.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { startOidcServer } from '../dev/peers/oidc-server.js';
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
     LATCHKEY_LEADER_ELECTION: 'false',
     POD_NAME: 'bench-api',
     LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
+    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
   });
   const ctx = createContext({ config, logger, kc });
   const { store } = ctx;

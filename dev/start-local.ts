@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { loadConfig } from '../src/app/config.js';
+import { LOOPBACK_PEERS } from './egress.js';
 import { applyManifests, installCrds, readManifests } from './apply.js';
 import { isNotFound } from '../src/k8s/errors.js';
 import { createLogger } from '../src/app/log.js';
@@ -42,8 +43,14 @@ function hasGo(): boolean {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // Local peers (an OAuth server or API on this machine) are on loopback, which the egress guard
+  // refuses unless allowed; LATCHKEY_EGRESS_ALLOW in the environment replaces this default.
+  const config = loadConfig({ LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS, ...process.env });
   const logger = createLogger(config.logLevel);
+  logger.warn(
+    { egressAllow: config.egressAllow.join(',') },
+    'npm start: outbound calls may reach these loopback peers (LATCHKEY_EGRESS_ALLOW)',
+  );
   let controlPlane: ControlPlane | undefined;
   let kc = new KubeConfig();
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EgressAllowlist } from '../egress/allowlist.js';
 
 /** Process configuration, read once from environment variables (documented in the README). */
 const ConfigSchema = z.object({
@@ -23,6 +24,7 @@ const ConfigSchema = z.object({
   LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS: z.coerce.number().min(0).default(2),
   LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS: z.coerce.number().min(0).default(3600),
   LATCHKEY_KUBECONFIG: z.string().optional(),
+  LATCHKEY_EGRESS_ALLOW: z.string().default(''),
 });
 
 export interface Config {
@@ -51,6 +53,11 @@ export interface Config {
   webhookBackoffBaseSeconds: number;
   webhookBackoffMaxSeconds: number;
   kubeconfig?: string;
+  /**
+   * CIDRs, addresses and host names outbound calls may reach although they are not public
+   * (loopback, private, link-local...); empty: public addresses only. See docs/security.md.
+   */
+  egressAllow: string[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -83,5 +90,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookBackoffBaseSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS,
     webhookBackoffMaxSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS,
     kubeconfig: e.LATCHKEY_KUBECONFIG,
+    egressAllow: parseEgressAllow(e.LATCHKEY_EGRESS_ALLOW),
   };
+}
+
+/** Comma- or space-separated entries, each checked now so a typo fails at start-up, not at the first call. */
+function parseEgressAllow(value: string): string[] {
+  const entries = value
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    new EgressAllowlist(entries);
+  } catch (err) {
+    throw new Error(`invalid configuration:\n  LATCHKEY_EGRESS_ALLOW: ${(err as Error).message}`);
+  }
+  return entries;
 }

@@ -14,7 +14,6 @@ export interface RunOptions {
   logger: Logger;
   kc: KubeConfig;
   components: Component[];
-  fetch?: typeof fetch;
 }
 
 export interface Running {
@@ -27,7 +26,7 @@ export interface Running {
 /** Wires the components from one context and starts them; `stop()` undoes it in reverse order. */
 export async function runLatchkey(opts: RunOptions): Promise<Running> {
   const { config, logger, kc } = opts;
-  const ctx: AppContext = createContext({ config, logger, kc, fetch: opts.fetch });
+  const ctx: AppContext = createContext({ config, logger, kc });
   const { store } = ctx;
   const stops: Array<() => Promise<void>> = [() => store.stop()];
   await store.start();

@@ -32,7 +32,8 @@ export interface OAuth2ConfigurationInput {
   connectionConfig?: Record<string, unknown>;
   /** `refresh` uses the provider's refreshUrl when it has one. Default `token`. */
   purpose?: 'token' | 'refresh';
-  fetch?: typeof fetch;
+  /** The context's guarded fetch (egress rules); required so no call falls back to the global one. */
+  fetch: typeof fetch;
   timeoutSeconds?: number;
   /** Receives every successful token response body as the provider sent it (before normalization). */
   onTokenResponse?: (body: Record<string, unknown>) => void;
@@ -76,9 +77,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   );
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
-  const doFetch = input.fetch ?? fetch;
   config[oidc.customFetch] = async (url, options) => {
-    const res = await doFetch(url, options as RequestInit);
+    const res = await input.fetch(url, options as RequestInit);
     return normalizeTokenResponse(res, input.onTokenResponse);
   };
   return config;

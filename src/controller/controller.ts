@@ -78,7 +78,7 @@ class LeaderSession {
     });
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock);
-    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store));
+    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store), ctx.egress);
     const connections = new ConnectionReconciler({
       store,
       clock,

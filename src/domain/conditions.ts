@@ -85,6 +85,8 @@ export const EnvironmentReason = {
   /** Another namespace's Environment holds the same secret key; it is refused in both. */
   SecretKeyShared: 'SecretKeyShared',
   InvalidURL: 'InvalidURL',
+  /** The egress guard refuses the webhook URL's address (private, loopback, metadata…; src/egress). */
+  WebhookURLRefused: 'WebhookURLRefused',
   ...SecretReason,
 } as const;
 export type EnvironmentReason = ValueOf<typeof EnvironmentReason>;

@@ -13,6 +13,7 @@ import type { ProviderResource } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../app/log.js';
 import type { Registry } from '../app/metrics.js';
+import type { EgressGuard } from '../egress/guard.js';
 import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
@@ -41,6 +42,8 @@ export interface CredentialProxyDeps {
   logger: Logger;
   metrics: Registry;
   clock: Clock;
+  /** Checks every address the proxy connects to (SSRF). */
+  egress: EgressGuard;
   refresher?: ProxyTokenRefresher;
   /** The HTTP status an error is answered with (the HTTP layer's mapping), for the requests metric. */
   statusOf: (err: unknown) => number;
@@ -72,7 +75,7 @@ function isFormBody(headers: IncomingMessage['headers']): boolean {
 }
 
 export class CredentialProxy {
-  private readonly agents: UpstreamAgents = createAgents();
+  private readonly agents: UpstreamAgents;
   private readonly replayLimit: number;
   private readonly headersTimeoutMs: number;
   private readonly backoff: Omit<RetryPolicy, 'retries'>;
@@ -82,6 +85,7 @@ export class CredentialProxy {
   private readonly retries;
 
   constructor(private readonly deps: CredentialProxyDeps) {
+    this.agents = createAgents(deps.egress);
     this.replayLimit = deps.replayLimitBytes ?? DEFAULT_REPLAY_LIMIT;
     this.headersTimeoutMs = deps.headersTimeoutMs ?? 120_000;
     this.backoff = { ...DEFAULT_BACKOFF, ...deps.backoff };

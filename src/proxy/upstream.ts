@@ -3,11 +3,13 @@
  * response as soon as its headers arrive (the body is still streaming). Retries what the caller
  * asked to retry when the body can be sent again.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LatchkeyError } from '../domain/errors.js';
+import { GuardedHttpAgent, GuardedHttpsAgent } from '../egress/agents.js';
+import { egressRefusal, type EgressGuard } from '../egress/guard.js';
 import type { RequestBody } from './request-body.js';
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
@@ -25,11 +27,14 @@ export interface UpstreamAgents {
   destroy(): void;
 }
 
-/** Keep-alive connection pools for provider requests (one per proxy instance). */
-export function createAgents(): UpstreamAgents {
+/**
+ * Keep-alive connection pools for provider requests (one per proxy instance); every new socket goes
+ * to an address the egress guard checked.
+ */
+export function createAgents(guard: EgressGuard): UpstreamAgents {
   const opts = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 120_000 };
-  const http = new HttpAgent(opts);
-  const https = new HttpsAgent(opts);
+  const http = new GuardedHttpAgent(guard, opts);
+  const https = new GuardedHttpsAgent(guard, opts);
   return { http, https, destroy: () => (http.destroy(), https.destroy()) };
 }
 
@@ -70,7 +75,10 @@ export function sendOnce(
     });
     outgoing.once('error', (err) => {
       clearTimeout(timer);
-      reject(new UpstreamNetworkError(err));
+      const refusal = egressRefusal(err);
+      // A policy refusal is the caller's problem (a 4xx), and never retried.
+      if (refusal) reject(new LatchkeyError('forbidden', 'egress_refused', `The proxy refused the target: ${refusal.message}`));
+      else reject(new UpstreamNetworkError(err));
     });
     if (req.body.kind === 'buffered') outgoing.end(req.body.data);
     else if (req.body.kind === 'none') outgoing.end();
@@ -105,6 +113,7 @@ export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgen
       response = await sendOnce(req, agents, opts.signal, opts.headersTimeoutMs);
     } catch (err) {
       if (opts.signal.aborted) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
+      if (err instanceof LatchkeyError) throw err;
       failure = err as UpstreamNetworkError;
     }
     const canRetry = attempt <= retries;

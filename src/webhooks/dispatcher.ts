@@ -9,6 +9,7 @@ import { Counter, metric } from '../app/metrics.js';
 import { isRetryableWebhookStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelaySeconds } from './backoff.js';
 import { webhookHeaders } from './signing.js';
+import { egressRefusal } from '../egress/guard.js';
 
 export interface DispatcherOptions {
   outbox: WebhookOutbox;
@@ -229,6 +230,9 @@ export class WebhookDispatcher {
         retryAfter: seconds(parseRetryAfter(res.headers.get('retry-after'), now)),
       };
     } catch (err) {
+      // Retried: the operator may fix the allowlist; the Environment shows WebhookURLRefused meanwhile.
+      const refusal = egressRefusal(err);
+      if (refusal) return { ok: false, retry: true, error: refusal.message };
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       return { ok: false, retry: true, error: `network error: ${cause ?? (err as Error).name}` };
     }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../../src/app/config.js';
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 
 /**
  * The one test configuration: the defaults of `loadConfig` with what tests need instead (their
@@ -7,7 +8,12 @@ import { loadConfig, type Config } from '../../src/app/config.js';
  */
 export function testConfig(namespaces: string[], overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ LATCHKEY_LOG_LEVEL: 'silent', LATCHKEY_PUBLIC_BASE_URL: 'https://latchkey.example.test' }),
+    // Test peers (OAuth servers, upstreams, receivers) listen on loopback: allowed through the egress guard.
+    ...loadConfig({
+      LATCHKEY_LOG_LEVEL: 'silent',
+      LATCHKEY_PUBLIC_BASE_URL: 'https://latchkey.example.test',
+      LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
+    }),
     watchNamespaces: namespaces,
     leaseNamespace: namespaces[0] ?? 'default',
     leaseName: 'latchkey-controller',

@@ -10,6 +10,7 @@ import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { testLogger } from '../../dev/cluster.js';
+import type { EgressGuard } from '../../src/egress/guard.js';
 import { testConfig } from './config.js';
 
 /** server: the HTTP server; controller: the controller with its health server; webhooks: a dispatcher. */
@@ -29,6 +30,8 @@ export interface ReplicaOptions {
   selfBaseUrl?: boolean;
   /** Secret key `call()` sends unless told otherwise. */
   key?: string;
+  /** An egress guard with an injected resolver; otherwise one from the config (loopback peers allowed). */
+  egress?: EgressGuard;
 }
 
 export interface CallOptions {
@@ -55,7 +58,7 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   const components = opts.components ?? ['server'];
   const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
   const logger = testLogger().child({ replica: config.identity });
-  const ctx = createContext({ config, logger, kc });
+  const ctx = createContext({ config, logger, kc, egress: opts.egress });
   await ctx.store.start();
   const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
 

@@ -140,4 +140,6 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.webhooks.backoffBaseSeconds | quote }}
 - name: LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS
   value: {{ .Values.config.webhooks.backoffMaxSeconds | quote }}
+- name: LATCHKEY_EGRESS_ALLOW
+  value: {{ join "," .Values.config.egress.allow | quote }}
 {{- end -}}

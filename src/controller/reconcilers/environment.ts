@@ -1,4 +1,5 @@
 import type { Clock } from '../../domain/clock.js';
+import type { EgressGuard } from '../../egress/guard.js';
 import { primaryOf, type EnvironmentKeys } from '../../auth/environment-keys.js';
 import { secretKeyWeakness } from '../../auth/secret-key-strength.js';
 import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
@@ -6,16 +7,19 @@ import type { KubeStore } from '../../k8s/store.js';
 import { EnvironmentCondition, EnvironmentReason, type Verdict } from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions } from './conditions.js';
 
+/** The Ready reason when the egress guard refuses the webhook URL's address (SSRF, docs/security.md). */
+
 /**
  * Checks an Environment: it is the namespace's only (oldest) one, its Secret exists, is visible to
- * Latchkey and holds `secretKey`, and its webhook and callback URLs are http(s) URLs. The only writer
- * of an Environment's conditions.
+ * Latchkey and holds a strong `secretKey` of its own, its webhook and callback URLs are http(s) URLs, and
+ * the egress guard lets webhooks reach the webhook URL's address. The only writer of an Environment's conditions.
  */
 export class EnvironmentReconciler {
   constructor(
     private readonly store: KubeStore,
     private readonly clock: Clock,
     private readonly keys: EnvironmentKeys,
+    private readonly egress: EgressGuard,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
@@ -87,7 +91,24 @@ export class EnvironmentReconciler {
         };
       }
     }
+    const refused = env.spec.webhooks?.url ? await this.webhookRefusal(env.spec.webhooks.url) : undefined;
+    if (refused) return refused;
     return { status: 'True', reason: EnvironmentReason.Ready, message: `Ready: the secret key is in Secret "${secretName}".` };
+  }
+
+  /**
+   * The verdict when the guard refuses the webhook URL now. Delivery checks again on every
+   * connection (names can change their answers); a name that does not resolve yet is no refusal.
+   */
+  private async webhookRefusal(url: string): Promise<Verdict<EnvironmentReason> | undefined> {
+    const refusal = await this.egress.check(url).catch(() => undefined);
+    if (!refusal) return undefined;
+    const what = refusal.host === refusal.address ? refusal.address : `${refusal.host} resolves to ${refusal.address}`;
+    return {
+      status: 'False',
+      reason: EnvironmentReason.WebhookURLRefused,
+      message: `spec.webhooks.url is refused: ${what}, a ${refusal.addressClass} address. Use a public address, or ask the platform team to add it to the egress allowlist (LATCHKEY_EGRESS_ALLOW).`,
+    };
   }
 }
 

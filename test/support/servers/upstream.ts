@@ -26,7 +26,9 @@ export const echo: UpstreamHandler = (req, res, body) => {
   res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: body.toString('utf8') }));
 };
 
-export async function startUpstream(): Promise<Upstream> {
+/** An upstream on 127.0.0.1 (or `host`), on a free port (or `port`). */
+export async function startUpstream(at: { host?: string; port?: number } = {}): Promise<Upstream> {
+  const host = at.host ?? '127.0.0.1';
   const requests: RecordedRequest[] = [];
   const handlers = new Map<string, UpstreamHandler>();
   const raw = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
@@ -50,11 +52,11 @@ export async function startUpstream(): Promise<Upstream> {
       void Promise.resolve((match(handlers, req.url ?? '') ?? echo)(req, res, body)).catch(() => res.destroy());
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(at.port ?? 0, host, r));
   const { port } = server.address() as { port: number };
   return {
     port,
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     requests,
     on: (prefix, handler) => void handlers.set(prefix, handler),
     onRaw: (prefix, handler) => void raw.set(prefix, handler),

@@ -27,6 +27,7 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
     logger: ctx.logger,
     metrics: ctx.metrics,
     clock: ctx.clock,
+    egress: ctx.egress,
     refresher: ctx.refresher,
     statusOf,
   });

@@ -1,0 +1,51 @@
+/**
+ * A `fetch` whose every connection goes through the egress guard: an undici Agent whose connector
+ * resolves the host with the guard and connects to the checked address (TLS still verifies the
+ * certificate against the host name). Redirects, when a caller follows them, open their
+ * connections through the same connector, so every hop is checked.
+ */
+import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { egressRefusal, type EgressGuard } from './guard.js';
+
+export interface GuardedFetch {
+  fetch: typeof fetch;
+  close(): Promise<void>;
+}
+
+/** `ca`: extra trusted certificates (tests with their own CA); the system's CAs otherwise. */
+export function createGuardedFetch(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): GuardedFetch {
+  const connectTo = buildConnector(tls.ca ? { ca: tls.ca } : {});
+  const agent = new Agent({
+    connect(opts, callback) {
+      guard.resolve(opts.hostname).then(
+        (checked) =>
+          connectTo(
+            { ...opts, hostname: checked.address, servername: opts.servername ?? (checked.isName ? checked.host : undefined) },
+            callback,
+          ),
+        (err: Error) => callback(err, null),
+      );
+    },
+  });
+  const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    let res: Awaited<ReturnType<typeof undiciFetch>>;
+    try {
+      // Node's own fetch cannot use a dispatcher from the undici package (their versions differ),
+      // so the package's fetch is used and its answer handed back as a global Response.
+      res = await undiciFetch(input instanceof Request ? input.url : input, {
+        ...(input instanceof Request ? { method: input.method, headers: input.headers, body: input.body, duplex: 'half' } : {}),
+        ...(init as object),
+        dispatcher: agent,
+      } as Parameters<typeof undiciFetch>[1]);
+    } catch (err) {
+      // A refusal is a decision, not a network failure: callers and logs see it as such.
+      throw egressRefusal(err) ?? err;
+    }
+    return new Response(res.body as ReadableStream | null, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: Array.from(res.headers),
+    });
+  };
+  return { fetch: guarded as typeof fetch, close: () => agent.close() };
+}
