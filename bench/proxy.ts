@@ -15,7 +15,6 @@ import { createContext } from '../src/app/context.js';
 import { installCrds } from '../dev/apply.js';
 import { createLogger } from '../src/app/log.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
-import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { machine, writeSection } from './support.js';

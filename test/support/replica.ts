@@ -80,7 +80,8 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
       config: ctx.config,
       identity: ctx.config.identity,
       pollIntervalMs: opts.webhookPollMs ?? 150,
-      requestTimeoutMs: 3000,
+      // Long enough that a loaded machine does not time out a request the receiver answered (a retry would be a duplicate).
+      requestTimeoutMs: 15_000,
     });
     dispatcher.start();
     stops.push(() => dispatcher!.stop());
