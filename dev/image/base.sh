@@ -19,7 +19,7 @@ npm_dir="$(cd "$(dirname "$npm_cli")/.." && pwd)"
 npm_version="$(node -p "require('$npm_dir/package.json').version")"
 # The build base trusts what this machine trusts (npm ci may go through a TLS-inspecting proxy).
 ca_bundle=/etc/ssl/certs/ca-certificates.crt
-key="$( { "$node_bin" --version; echo "$npm_version"; cat "$0"; [ ! -f "$ca_bundle" ] || cat "$ca_bundle"; } | sha256sum | cut -c1-12)"
+key="$( { "$node_bin" --version; echo "$npm_version"; cat "$0"; command -v strip || true; [ ! -f "$ca_bundle" ] || cat "$ca_bundle"; } | sha256sum | cut -c1-12)"
 build_tag="localhost/latchkey-base:build-$key"
 runtime_tag="localhost/latchkey-base:runtime-$key"
 if podman image exists "$build_tag" && podman image exists "$runtime_tag"; then
@@ -54,6 +54,8 @@ make_root_files() {
   mkdir -p "$root"/{etc,tmp,usr/local/bin}
   chmod 1777 "$root/tmp"
   install -m 0755 "$node_bin" "$root/usr/local/bin/node"
+  # npm's Node 24 binary carries its symbol table (18 MB); the dynamic symbols addons link stay.
+  if command -v strip >/dev/null 2>&1; then strip --strip-unneeded "$root/usr/local/bin/node"; fi
   copy_libs_of "$root" "$node_bin"
   for f in "$@"; do
     mkdir -p "$root$(dirname "$f")"
