@@ -34,13 +34,20 @@ export class BuildProgress {
 
   get step(): string {
     if (this.mainsSeen.size === APISERVER_MAINS.length) return 'etcd';
-    if (this.compiled === 0 && this.downloads > 0) return 'downloading Go modules';
-    return 'kube-apiserver and kube-controller-manager';
+    if (this.compiled > 0) return 'kube-apiserver and kube-controller-manager';
+    if (this.downloads > 0) return 'downloading Go modules';
+    // Go's build cache was warm: nothing is compiled, only linked, and go prints nothing meanwhile.
+    return 'kube-apiserver, kube-controller-manager and etcd';
   }
 
   describe(elapsedMs: number): string {
-    const counts = this.step === 'downloading Go modules' ? `${this.downloads} modules` : `${this.compiled} packages compiled`;
-    return `building the control plane: ${this.step} (${counts}, ${formatElapsed(elapsedMs)} elapsed)`;
+    const counts =
+      this.step === 'downloading Go modules'
+        ? `${this.downloads} modules, `
+        : this.compiled > 0
+          ? `${this.compiled} packages compiled, `
+          : '';
+    return `building the control plane: ${this.step} (${counts}${formatElapsed(elapsedMs)} elapsed)`;
   }
 }
 
