@@ -116,7 +116,12 @@ async function status(url: string): Promise<number> {
 
 beforeAll(async () => {
   // Builds the image (layers are cached by podman: a warm build takes seconds) and helm (cached too).
-  const built = mustSucceed('npm run image', await run('bash', [join(REPO_ROOT, 'dev/image/build.sh')], process.env, 1_500_000));
+  // A tag of this run's own: runs in other checkouts build their own images at the same time.
+  const tag = `localhost/latchkey:test-${run8}`;
+  const built = mustSucceed(
+    'npm run image',
+    await run('bash', [join(REPO_ROOT, 'dev/image/build.sh')], { ...process.env, LATCHKEY_IMAGE: tag }, 1_500_000),
+  );
   image = built.stdout.trim().split('\n').pop()!;
   helm = await Helm.build(process.env.LATCHKEY_TEST_KUBECONFIG!);
   [rel, app] = await Promise.all([createTestNamespace(kc, 'image-rel'), createTestNamespace(kc, 'image-app')]);
@@ -165,6 +170,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const name of containers) await podman(['rm', '--force', '--time', '5', name]);
+  // Only the tag goes: the layers stay in podman's cache for the next build.
+  if (image) await podman(['untag', image]);
   if (saDir) rmSync(saDir, { recursive: true, force: true });
   await deleteProvider(kc, providerName);
   await helm?.run(['uninstall', RELEASE, '-n', rel.name]);
