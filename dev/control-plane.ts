@@ -1,20 +1,21 @@
 /**
  * A real Kubernetes control plane on loopback, for tests and local runs: etcd, kube-apiserver and
  * kube-controller-manager (garbage collection and namespace deletion), built from the Go module
- * proxy by dev/controlplane/build.sh and cached outside the repository.
+ * proxy by dev/controlplane/build.sh and cached outside the repository. Tests get a fresh temporary
+ * directory each time; `npm start` passes a data directory that keeps etcd's data, the certificates,
+ * the ports and the admin token across restarts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Agent, request } from 'node:https';
+import { buildControlPlane } from './control-plane-build.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** Repository root, from either dev/ (ts) or dist/dev/ (js). */
-export const REPO_ROOT = existsSync(join(here, '../package.json')) ? resolve(here, '..') : resolve(here, '../..');
+export { REPO_ROOT } from './repo-root.js';
+export { buildControlPlane };
 
 export interface ControlPlane {
   /** Path of an admin kubeconfig for this control plane. */
@@ -31,17 +32,20 @@ export interface StartOptions {
   /** Also start kube-controller-manager (garbage collector, namespace controller). Default true. */
   controllerManager?: boolean;
   log?: (line: string) => void;
+  /**
+   * Keep everything here across restarts (etcd data, certificates, ports, admin token) instead of a
+   * temporary directory that stop() deletes. The processes then run in their own process group, so
+   * that a Ctrl-C in the terminal reaches only the launcher, which stops Latchkey before them.
+   */
+  dataDir?: string;
 }
 
-export async function buildControlPlane(log: (line: string) => void = () => undefined): Promise<string> {
-  const script = join(REPO_ROOT, 'dev/controlplane/build.sh');
-  const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => d.toString().split('\n').filter(Boolean).forEach(log));
-  const code: number = await new Promise((r) => child.on('close', (c) => r(c ?? 1)));
-  if (code !== 0) throw new Error(`building the local control plane failed (exit ${code}); see the output above`);
-  return out.trim().split('\n').pop()!;
+/** What a data directory remembers between runs. */
+interface SavedState {
+  token: string;
+  etcdPort: number;
+  peerPort: number;
+  apiPort: number;
 }
 
 export async function freePort(): Promise<number> {
@@ -56,26 +60,55 @@ export async function freePort(): Promise<number> {
   });
 }
 
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
+    const srv = createServer();
+    srv.once('error', () => resolveFree(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolveFree(true)));
+  });
+}
+
 export async function startControlPlane(opts: StartOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? (() => undefined);
   const bin = await buildControlPlane(log);
-  const workDir = mkdtempSync(join(tmpdir(), 'latchkey-cp-'));
-  const token = randomBytes(24).toString('hex');
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const persistent = opts.dataDir !== undefined;
+  const workDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'latchkey-cp-'));
+  mkdirSync(join(workDir, 'certs'), { recursive: true, mode: 0o700 });
+  const statePath = join(workDir, 'state.json');
+  const saved = persistent && existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as SavedState) : undefined;
+  const state: SavedState = saved ?? {
+    token: randomBytes(24).toString('hex'),
+    etcdPort: await freePort(),
+    peerPort: await freePort(),
+    apiPort: await freePort(),
+  };
+  if (saved) {
+    // etcd keeps its peer address in its data, and users keep the kubeconfig: same ports every run.
+    for (const port of [state.etcdPort, state.peerPort, state.apiPort]) {
+      if (!(await portIsFree(port))) {
+        throw new Error(
+          `port ${port} of the local control plane in ${workDir} is in use: is another \`npm start\` running? Stop it, or start afresh with \`npm start -- --reset\``,
+        );
+      }
+    }
+  }
+  const { token, etcdPort, peerPort, apiPort } = state;
   const server = `https://127.0.0.1:${apiPort}`;
 
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  writeFileSync(join(workDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  writeFileSync(join(workDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-  writeFileSync(join(workDir, 'tokens.csv'), `${token},admin,admin,system:masters\n`);
+  if (!existsSync(join(workDir, 'sa.key'))) {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(join(workDir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(join(workDir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+  }
+  writeFileSync(join(workDir, 'tokens.csv'), `${token},admin,admin,system:masters\n`, { mode: 0o600 });
   const kubeconfigPath = join(workDir, 'kubeconfig');
-  writeFileSync(kubeconfigPath, kubeconfig(server, token));
-  mkdirSync(join(workDir, 'certs'));
+  writeFileSync(kubeconfigPath, kubeconfig(server, token), { mode: 0o600 });
+  if (persistent) writeFileSync(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
 
   const children: ChildProcess[] = [];
   const startChild = (name: string, args: string[]): ChildProcess => {
     const logFile = createWriteStream(join(workDir, `${name}.log`), { flags: 'a' });
-    const child = spawn(join(bin, name), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join(bin, name), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: persistent });
     child.stdout!.pipe(logFile);
     child.stderr!.pipe(logFile);
     children.push(child);
@@ -90,9 +123,13 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
     `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
     `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-    '--unsafe-no-fsync=true',
+    // Test data is thrown away: skip fsync there. Kept data is written safely.
+    ...(persistent ? [] : ['--unsafe-no-fsync=true']),
     '--log-level=warn',
   ]);
+  // Detached children outlive a launcher that dies without stopping them: take them along.
+  const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
+  if (persistent) process.once('exit', killAll);
 
   const apiArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
@@ -149,7 +186,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     },
     async stop() {
       for (const child of [...children].reverse()) await stopChild(child);
-      if (!process.env.LATCHKEY_KEEP_CONTROLPLANE_DIR) rmSync(workDir, { recursive: true, force: true });
+      process.removeListener('exit', killAll);
+      if (!persistent && !process.env.LATCHKEY_KEEP_CONTROLPLANE_DIR) rmSync(workDir, { recursive: true, force: true });
     },
   };
 }

@@ -64,13 +64,16 @@ export class LeaderElector {
   async stop(opts: { release?: boolean } = {}): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    await this.tick;
+    // A request to an API server that is going away can hang for its one-minute timeout: stop waiting
+    // after a few seconds. Not releasing in time only makes a follower wait for the lease to expire.
+    await settleWithin(this.tick, STOP_WAIT_MS);
     if (this.leading) {
       await this.loseLeadership('stopping');
       if (opts.release ?? true) {
-        await this.opts.leases.release(this.opts.namespace, this.opts.name, this.opts.identity).catch((err: unknown) => {
+        const released = this.opts.leases.release(this.opts.namespace, this.opts.name, this.opts.identity).catch((err: unknown) => {
           this.opts.logger.warn({ err: errMessage(err) }, 'could not release the leader lease');
         });
+        await settleWithin(released, STOP_WAIT_MS);
       }
     }
   }
@@ -127,6 +130,20 @@ export class LeaderElector {
       this.opts.logger.error({ err: errMessage(err), callback: what }, 'leader election callback failed');
     }
   }
+}
+
+const STOP_WAIT_MS = 3000;
+
+/** Waits for `p` to settle, or `ms`, whichever comes first (the timer does not keep the process alive). */
+function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref?.();
+    void p.then(
+      () => (clearTimeout(timer), resolve()),
+      () => (clearTimeout(timer), resolve()),
+    );
+  });
 }
 
 function errMessage(err: unknown): string {

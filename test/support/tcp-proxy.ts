@@ -2,14 +2,21 @@ import { createServer, connect, type Socket } from 'node:net';
 
 /**
  * A loopback TCP proxy a test can cut: `cut()` drops every open connection (breaking watches) and
- * `refuse(true)` drops new ones until `refuse(false)`, which looks like an API server that is down.
+ * `refuse(true)` drops new ones until `refuse(false)`, which looks like an API server that is down;
+ * `stall(true)` accepts new ones and never answers, like an API server that hangs.
  */
 export async function startTcpProxy(targetHost: string, targetPort: number) {
   const sockets = new Set<Socket>();
   let refusing = false;
+  let stalling = false;
   const server = createServer((client) => {
     if (refusing) {
       client.destroy();
+      return;
+    }
+    if (stalling) {
+      sockets.add(client);
+      client.on('error', () => client.destroy());
       return;
     }
     const upstream = connect(targetPort, targetHost);
@@ -36,6 +43,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     },
     refuse(on: boolean) {
       refusing = on;
+    },
+    stall(on: boolean) {
+      stalling = on;
     },
     async close() {
       this.cut();
