@@ -10,10 +10,11 @@ const LAYERS = {
   auth: ['domain', 'k8s', 'catalog'],
   webhooks: ['domain', 'k8s', 'auth'],
   connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks'],
+  integrations: ['domain', 'k8s', 'catalog'],
   connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
   proxy: ['domain', 'k8s', 'catalog', 'auth'],
   controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
-  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy'],
+  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'integrations', 'connect', 'proxy'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];
