@@ -7,7 +7,7 @@ import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
 import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
 import { isRetryableStatus, parseRetryAfter, retryDelaySeconds } from './backoff.js';
-import { webhookHeaders } from './signing.js';
+import { nangoSignature, webhookHeaders } from './signing.js';
 
 export interface DispatcherOptions {
   outbox: WebhookOutbox;
@@ -141,7 +141,7 @@ export class WebhookDispatcher {
     if (!key) {
       outcome = { ok: false, retry: true, error: `Secret ${env.spec.secretRef.name} has no ${ENVIRONMENT_SECRET_KEYS.webhookSigningKey}` };
     } else {
-      outcome = await this.post(url, key, d);
+      outcome = await this.post(url, key, d, env.spec.webhooks?.signatures?.includes('nango') ?? false);
     }
     const attempts = d.attempts + 1;
     if (outcome.ok) {
@@ -172,9 +172,12 @@ export class WebhookDispatcher {
     url: string,
     key: string,
     d: PendingDelivery,
+    nango: boolean,
   ): Promise<{ ok: true } | { ok: false; retry: boolean; error: string; retryAfter?: number }> {
     const now = this.opts.clock.now();
-    const headers = webhookHeaders(key, d.id, Math.floor(now / 1000), d.body);
+    const headers: Record<string, string> = { ...webhookHeaders(key, d.id, Math.floor(now / 1000), d.body) };
+    // Asked for by Environments whose applications verify webhooks with Nango's SDKs.
+    if (nango) headers['x-nango-hmac-sha256'] = nangoSignature(key, d.body);
     try {
       const res = await this.opts.fetch(url, {
         method: 'POST',
