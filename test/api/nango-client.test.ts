@@ -347,4 +347,31 @@ describe('@nangohq/node against Latchkey', () => {
     const wrongKey = new Nango({ host: api.url, secretKey: env.secretKey, webhookSigningKey: 'whsec_d3Jvbmc=' });
     expect(wrongKey.verifyIncomingWebhookRequest(hook.body, headers)).toBe(false);
   });
+
+  it('listConnections() without paging parameters answers every connection (up to 10,000); with limit it pages', async () => {
+    const ids = Array.from({ length: 105 }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < ids.length; i += 15) {
+      await Promise.all(
+        ids
+          .slice(i, i + 15)
+          .map((id) => importWithClient({ provider_config_key: 'keys', connection_id: id, credentials: { type: 'API_KEY', apiKey: id } })),
+      );
+    }
+    const newest = 'bulk-newest';
+    await importWithClient({ provider_config_key: 'keys', connection_id: newest, credentials: { type: 'API_KEY', apiKey: 'n' } });
+
+    const { connections } = await nango.listConnections();
+    const listed = connections.map((c) => c.connection_id);
+    expect(listed.length).toBeGreaterThan(106);
+    expect(listed).toEqual(expect.arrayContaining([...ids, newest]));
+    expect(listed[listed.length - 1]).toBe(newest); // oldest first, the newest last
+    expect((await nango.listConnections()).connections.map((c) => c.connection_id)).toEqual(listed); // a stable order
+
+    const first = await api.call('GET', '/connections?limit=50');
+    expect(first.body.connections).toHaveLength(50);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const second = await api.call('GET', `/connections?cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    expect(second.body.connections).toHaveLength(Math.min(100, listed.length - 50));
+    expect(second.body.connections[0].connection_id).toBe(listed[50]);
+  });
 });

@@ -25,6 +25,8 @@ import type { z } from 'zod';
 /** `last_fetched_at` is written at most this often per connection (the response always carries the fetch time). */
 const LAST_FETCHED_WRITE_INTERVAL_MS = 60_000;
 const DEFAULT_PAGE = 100;
+/** Without any paging parameter, answer as Nango does: up to 10,000 (its SDK's listConnections reads one answer). */
+const UNPAGED_LIMIT = 10_000;
 
 export function connectionRoutes(deps: RestDeps): RouteSpec[] {
   const lastFetchWrites = new Map<string, number>();
@@ -124,7 +126,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       operationId: 'listConnections',
       tag: 'Connections',
       summary: 'List connections (without credentials)',
-      description: 'Filters combine with AND. Sorted by creation time; page with `limit` and `cursor` (or `offset` / `page`).',
+      description:
+        'Filters combine with AND. Sorted by creation time; page with `limit` and `cursor` (or `offset` / `page`; 100 per page by default). Without any of them, up to 10,000 connections in one answer, as Nango does.',
       query: ListConnectionsQuery,
       responses: { 200: { description: 'A page of connections', schema: ConnectionsList } },
       errors: [400, 401],
@@ -155,7 +158,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           return true;
         });
         all.sort(byCreation);
-        const limit = query.limit ?? DEFAULT_PAGE;
+        const paged = query.limit !== undefined || query.cursor !== undefined || query.offset !== undefined || query.page !== undefined;
+        const limit = query.limit ?? (paged ? DEFAULT_PAGE : UNPAGED_LIMIT);
         let start = 0;
         if (query.cursor !== undefined) {
           const after = decodeCursor(query.cursor);
