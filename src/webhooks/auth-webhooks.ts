@@ -34,6 +34,8 @@ export interface AuthWebhookInput {
   providerConfigKey: string;
   provider: string;
   endUser: { id?: string; tags?: Record<string, string> } | undefined;
+  /** When the caller knows it; otherwise looked up (connection, then provider). */
+  authMode?: string;
   error?: { type: string; message: string };
 }
 
@@ -86,6 +88,7 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
 
 /** From the connection when it exists, else from its provider (as Nango does, 'unknown' otherwise). */
 function authModeOf(deps: Deps, input: AuthWebhookInput): string {
+  if (input.authMode) return input.authMode;
   const connection = deps.store.getConnection(input.namespace, input.providerConfigKey, input.connectionId);
   return connection?.resource.spec.authMode ?? deps.store.getProvider(input.provider)?.spec.authMode ?? 'unknown';
 }
@@ -108,6 +111,7 @@ export function enqueueRefreshFailedWebhook(
     providerConfigKey: connection.spec.integration,
     provider: connection.spec.provider,
     endUser: connection.spec.endUser,
+    authMode: connection.spec.authMode,
     error: { type: error.type ?? 'refresh_failed', message: error.message },
   });
 }
