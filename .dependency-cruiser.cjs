@@ -12,10 +12,11 @@ const LAYERS = {
   auth: ['domain', 'k8s', 'catalog', 'egress'],
   webhooks: ['domain', 'k8s', 'auth', 'egress'],
   connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
+  integrations: ['domain', 'k8s', 'catalog'],
   connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
   proxy: ['domain', 'k8s', 'catalog', 'auth', 'egress'],
   controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy', 'egress'],
+  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'integrations', 'connect', 'proxy', 'egress'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];

@@ -9,9 +9,13 @@
  * its events to that origin alone. An OAuth provider's pages refuse to be framed, so the provider
  * step runs in a popup the frame opens from the end user's click; the callback page in that popup
  * reports back to the frame (Latchkey's own origin), which reports to the application and closes it.
+ *
+ * On `/connect/` (framed by Nango's frontend SDK, `openConnectUI`) the same frame speaks that SDK's
+ * protocol: `{type:'ready'}`, then `{type:'session_token', sessionToken}` from the parent, and events
+ * in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`).
  */
 
-import type { ApiErrorBody, EmbedSettings, FormField, IntegrationView, SessionView, UiEvent } from '../connect/wire.js';
+import type { ApiErrorBody, EmbedSettings, FormField, IntegrationView, NangoUiMessage, SessionView, UiEvent } from '../connect/wire.js';
 
 const SOURCE = 'latchkey-connect';
 const CLIENT_SOURCE = 'latchkey-client';
@@ -76,7 +80,19 @@ function notify(event: UiEvent): void {
   const origins = new Set<string>();
   if (peerOrigin) origins.add(peerOrigin);
   if (!embed) origins.add(window.location.origin);
-  for (const origin of origins) target.postMessage({ source: SOURCE, ...event }, origin);
+  const message = embed?.protocol === 'nango' ? nangoMessage(event) : { source: SOURCE, ...event };
+  for (const origin of origins) target.postMessage(message, origin);
+}
+
+/** An event in the shape Nango's frontend SDK hands to `onEvent`. */
+function nangoMessage(event: UiEvent): NangoUiMessage {
+  if (event.type === 'connect')
+    return {
+      type: 'connect',
+      payload: { providerConfigKey: event.providerConfigKey, ...(event.connectionId ? { connectionId: event.connectionId } : {}) },
+    };
+  if (event.type === 'error') return { type: 'error', payload: { errorType: event.error.code, errorMessage: event.error.message } };
+  return { type: 'close' };
 }
 
 function showError(code: string, message: string, providerConfigKey?: string, retry?: () => void): void {
@@ -466,29 +482,48 @@ function mainEmbedded(settings: EmbedSettings): void {
     showError('not_embedded', 'This page is shown inside the application. Open it from there.');
     return;
   }
+  const nango = settings.protocol === 'nango';
   window.addEventListener('message', (event: MessageEvent) => {
     if (event.source !== window.parent) {
       onSignInResult(event);
       return;
     }
-    const data = event.data as { source?: string; type?: string; token?: string } | null;
-    if (
-      !settings.allowedOrigins.includes(event.origin) ||
-      data?.source !== CLIENT_SOURCE ||
-      data.type !== 'session' ||
-      typeof data.token !== 'string' ||
-      token
-    )
-      return;
+    const received = tokenIn(event.data, nango);
+    if (!settings.allowedOrigins.includes(event.origin) || received === undefined || token) return;
     peerOrigin = event.origin;
-    if (tokenNamespace(data.token) !== settings.namespace) {
+    if (settings.namespace ? tokenNamespace(received) !== settings.namespace : !tokenNamespace(received)) {
       showError('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
       return;
     }
-    void begin(data.token);
+    if (settings.namespace) void begin(received);
+    else void beginForParent(received, event.origin);
   });
   // Only a parent on an allowed origin receives this (postMessage drops the others).
-  for (const origin of settings.allowedOrigins) window.parent.postMessage({ source: SOURCE, type: 'ready' }, origin);
+  const ready = nango ? { type: 'ready' } : { source: SOURCE, type: 'ready' };
+  for (const origin of settings.allowedOrigins) window.parent.postMessage(ready, origin);
+}
+
+/** The session token in a parent's message: Latchkey's client's `session`, or Nango's `session_token`. */
+function tokenIn(data: unknown, nango: boolean): string | undefined {
+  const d = data as { source?: string; type?: string; token?: unknown; sessionToken?: unknown } | null;
+  if (nango) return d?.type === 'session_token' && typeof d.sessionToken === 'string' ? d.sessionToken : undefined;
+  return d?.source === CLIENT_SOURCE && d.type === 'session' && typeof d.token === 'string' ? d.token : undefined;
+}
+
+/**
+ * A page framed by any Environment's allowed origins learns its namespace from the token: the parent
+ * must be one of that Environment's origins, or the page stops and tells it nothing.
+ */
+async function beginForParent(sessionToken: string, parentOrigin: string): Promise<void> {
+  token = sessionToken;
+  const r = await call<{ allowedOrigins: string[] }>('GET', 'embedding');
+  if (r.ok && !r.data.allowedOrigins.includes(parentOrigin)) {
+    peerOrigin = null;
+    token = '';
+    showError('origin_not_allowed', 'This application may not show this Connect UI. Ask it to allow its address first.');
+    return;
+  }
+  await begin(sessionToken);
 }
 
 function main(): void {

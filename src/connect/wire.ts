@@ -45,9 +45,19 @@ export type UiEvent =
 
 /** Settings of the embeddable page (`/connect/embed`), rendered into it as JSON. */
 export interface EmbedSettings {
+  /** Empty on the Nango-protocol page without `?namespace=`: the token names it. */
   namespace: string;
   allowedOrigins: string[];
+  /** 'nango': the page speaks the protocol of Nango's frontend SDK (`openConnectUI`). */
+  protocol?: 'nango';
 }
+
+/** Messages of Nango's frontend SDK protocol (`@nangohq/frontend` ConnectUI). */
+export type NangoUiMessage =
+  | { type: 'ready' }
+  | { type: 'close' }
+  | { type: 'connect'; payload: { providerConfigKey: string; connectionId?: string } }
+  | { type: 'error'; payload: { errorType: string; errorMessage: string } };
 
 /** An error answer of the Connect API, as the page reads it. */
 export interface ApiErrorBody {

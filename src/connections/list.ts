@@ -19,6 +19,9 @@ export interface ConnectionFilter {
   tags?: ReadonlyArray<readonly [string, string]>;
 }
 
+/** The most connections one unpaged answer holds. */
+export const UNPAGED_LIMIT = 10_000;
+
 /** A cursor from a previous page, else an offset, else a page number (of `limit` items). */
 export interface PageRequest {
   limit?: number;
@@ -35,7 +38,9 @@ export function listConnections(
 ): { connections: ConnectionResource[]; nextCursor: string | null } {
   const all = store.listConnections(namespace).filter((c) => matches(c, filter));
   all.sort(byCreation);
-  const limit = page.limit ?? DEFAULT_PAGE;
+  // Without any paging parameter, answer as Nango does (its SDK's listConnections reads one answer).
+  const paged = page.limit !== undefined || page.cursor !== undefined || page.offset !== undefined || page.page !== undefined;
+  const limit = page.limit ?? (paged ? DEFAULT_PAGE : UNPAGED_LIMIT);
   let start = 0;
   if (page.cursor !== undefined) {
     const after = decodeCursor(page.cursor);

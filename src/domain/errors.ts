@@ -13,6 +13,8 @@ export type ErrorKind =
   | 'forbidden'
   /** What the request names does not exist (404). */
   | 'not_found'
+  /** The request conflicts with the object's current state (409). */
+  | 'conflict'
   /** The request body is larger than accepted (413). */
   | 'too_large'
   /** The stored connection cannot be used until the end user authorizes again (424). */

@@ -11,6 +11,7 @@ const STATUS: Record<ErrorKind, number> = {
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
+  conflict: 409,
   too_large: 413,
   reauthorization_required: 424,
   cancelled: 499,

@@ -18,6 +18,11 @@ export const LABELS = {
   watch: 'latchkey.dev/watch',
 } as const;
 
+export const ANNOTATIONS = {
+  /** When the REST API last changed an Integration (the API's `updated_at`). */
+  updatedAt: 'latchkey.dev/updated-at',
+} as const;
+
 export const CREDENTIALS_SECRET_TYPE = 'latchkey.dev/connection-credentials';
 /** The one key of a connection credentials Secret: the credentials as JSON. */
 export const CREDENTIALS_KEY = 'credentials.json';
@@ -45,6 +50,7 @@ export interface PaginateSpec {
 
 export interface ProviderSpec {
   displayName: string;
+  logoUrl?: string;
   categories?: string[];
   authMode: AuthMode;
   authorizationUrl?: string;
@@ -123,6 +129,12 @@ export interface EnvironmentSpec {
     sendOnCreation?: boolean;
     sendOnOverride?: boolean;
     sendOnRefreshFailure?: boolean;
+    /** Signature headers on each webhook (default: standard only). */
+    signatures?: Array<'standard' | 'nango'>;
+  };
+  api?: {
+    /** Whether the REST API may write Integrations (default false: Integrations from Git only). */
+    integrationWrites?: boolean;
   };
   callbackUrl?: string;
   connectUI?: {

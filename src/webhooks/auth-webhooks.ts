@@ -6,8 +6,13 @@ import { WebhookOutbox } from '../k8s/webhook-outbox.js';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';
 
-/** Body of an auth webhook (the spec's fields plus providerConfigKey, provider, environment, error). */
+/**
+ * Body of an auth webhook: the spec's fields plus those of Nango's `NangoAuthWebhookBody`
+ * (`from`, providerConfigKey, provider, environment, authMode, error), so handlers written
+ * against Nango's SDK types compile and run.
+ */
 export interface AuthWebhookBody {
+  from: 'latchkey';
   type: 'auth';
   operation: AuthOperation;
   success: boolean;
@@ -16,6 +21,8 @@ export interface AuthWebhookBody {
   providerConfigKey: string;
   provider: string;
   environment: string;
+  /** The connection's auth mode; 'unknown' when neither it nor its provider can be found any more. */
+  authMode: string;
   error?: { type: string; message: string };
 }
 
@@ -27,6 +34,8 @@ export interface AuthWebhookInput {
   providerConfigKey: string;
   provider: string;
   endUser: { id?: string; tags?: Record<string, string> } | undefined;
+  /** When the caller knows it; otherwise looked up (connection, then provider). */
+  authMode?: string;
   error?: { type: string; message: string };
 }
 
@@ -52,6 +61,7 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
   if (!env.spec.webhooks?.url) return 'no-url';
   if (!wanted(env, input.operation)) return 'disabled';
   const body: AuthWebhookBody = {
+    from: 'latchkey',
     type: 'auth',
     operation: input.operation,
     success: input.success,
@@ -60,6 +70,7 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
     providerConfigKey: input.providerConfigKey,
     provider: input.provider,
     environment: env.metadata.name,
+    authMode: authModeOf(deps, input),
     ...(input.error ? { error: input.error } : {}),
   };
   const id = `msg_${randomUUID().replace(/-/g, '')}`;
@@ -73,6 +84,13 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
     'auth webhook queued',
   );
   return 'queued';
+}
+
+/** From the connection when it exists, else from its provider (as Nango does, 'unknown' otherwise). */
+function authModeOf(deps: Deps, input: AuthWebhookInput): string {
+  if (input.authMode) return input.authMode;
+  const connection = deps.store.getConnection(input.namespace, input.providerConfigKey, input.connectionId);
+  return connection?.resource.spec.authMode ?? deps.store.getProvider(input.provider)?.spec.authMode ?? 'unknown';
 }
 
 /**
@@ -93,6 +111,7 @@ export function enqueueRefreshFailedWebhook(
     providerConfigKey: connection.spec.integration,
     provider: connection.spec.provider,
     endUser: connection.spec.endUser,
+    authMode: connection.spec.authMode,
     error: { type: error.type ?? 'refresh_failed', message: error.message },
   });
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
 import { isRetryableWebhookStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelaySeconds } from './backoff.js';
-import { webhookHeaders } from './signing.js';
+import { nangoSignature, webhookHeaders } from './signing.js';
 import { egressRefusal } from '../egress/guard.js';
 
 export interface DispatcherOptions {
@@ -182,7 +182,7 @@ export class WebhookDispatcher {
     if (!key) {
       outcome = { ok: false, retry: true, error: `Secret ${env.spec.secretRef.name} has no ${ENVIRONMENT_SECRET_KEYS.webhookSigningKey}` };
     } else {
-      outcome = await this.post(url, key, d);
+      outcome = await this.post(url, key, d, env.spec.webhooks?.signatures?.includes('nango') ?? false);
     }
     const attempts = d.attempts + 1;
     if (outcome.ok) {
@@ -210,9 +210,11 @@ export class WebhookDispatcher {
     await outbox.reschedule(d, attempts, clock.now() + delay * 1000, outcome.error);
   }
 
-  private async post(url: string, key: string, d: PendingDelivery): Promise<Outcome> {
+  private async post(url: string, key: string, d: PendingDelivery, nango: boolean): Promise<Outcome> {
     const now = this.opts.clock.now();
-    const headers = webhookHeaders(key, d.id, Math.floor(now / 1000), d.body);
+    const headers: Record<string, string> = { ...webhookHeaders(key, d.id, Math.floor(now / 1000), d.body) };
+    // Asked for by Environments whose applications verify webhooks with Nango's SDKs.
+    if (nango) headers['x-nango-hmac-sha256'] = nangoSignature(key, d.body);
     try {
       const res = await this.opts.fetch(url, {
         method: 'POST',

@@ -50,3 +50,12 @@ export function verifyWebhook(
     return candidate.length === expected.length && timingSafeEqual(candidate, expected);
   });
 }
+
+/**
+ * Nango's signature (`X-Nango-Hmac-Sha256`): the hex HMAC-SHA256 of the raw body, keyed with the
+ * signing key's UTF-8 bytes as written (`whsec_` included), which is how Nango's SDKs verify it
+ * (`verifyIncomingWebhookRequest`, given the same string as `webhookSigningKey`).
+ */
+export function nangoSignature(key: string, body: string): string {
+  return createHmac('sha256', key).update(body).digest('hex');
+}

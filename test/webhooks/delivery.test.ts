@@ -159,7 +159,9 @@ describe('delivery', () => {
     );
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connection.spec.connectionId));
     expect(hook.json).toEqual({
+      from: 'latchkey',
       type: 'auth',
+      authMode: 'OAUTH2',
       operation: 'refresh',
       success: false,
       connectionId: connection.spec.connectionId,

@@ -12,6 +12,8 @@ export interface BrowserPath {
 
 export const BROWSER_PATHS: readonly BrowserPath[] = [
   { path: '/connect', pathType: 'Exact' },
+  // Nango's frontend SDK frames its baseURL with a "/" appended.
+  { path: '/connect/', pathType: 'Exact' },
   { path: '/connect/embed', pathType: 'Exact' },
   { path: '/connect/redirect', pathType: 'Exact' },
   { path: '/connect/ui.js', pathType: 'Exact' },

@@ -1,4 +1,5 @@
 /** HTML of the Connect UI: the page shell (filled by the script) and the callback's result page. */
+import type { EmbedSettings } from '../../connect/wire.js';
 
 const STYLE = `
 :root{color-scheme:light;--fg:#1b1f24;--muted:#5b6470;--line:#e3e6ea;--accent:#3553d1;--bg:#f5f6f8;--ok:#1f8a4c;--bad:#b42318}
@@ -64,11 +65,8 @@ export function connectPage(basePath: string): string {
   return layout('Connect an account', LOADING, `${basePath}/connect/ui.js`);
 }
 
-/** What the framed Connect UI needs to know: its namespace and the origins it may talk to. */
-export interface EmbedSettings {
-  namespace: string;
-  allowedOrigins: string[];
-}
+/** What the framed Connect UI needs to know (the wire type the page reads). */
+export type { EmbedSettings };
 
 /**
  * The Connect UI page for an iframe: the same page, plus the namespace whose sessions it accepts

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import { parse, statusOf } from '../errors.js';
 import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
-import { frameAncestors, frameOrigins } from './embedding.js';
+import { allFrameOrigins, frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
 
@@ -40,6 +40,14 @@ const EmbedQuery = z.strictObject({
     .string()
     .max(63)
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name'),
+});
+/** Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: accepted, not used (the UI calls its own origin). */
+const NangoQuery = z.strictObject({
+  namespace: EmbedQuery.shape.namespace.optional(),
+  apiURL: z.string().max(2048).optional(),
+  detectClosedAuthWindow: z.string().max(8).optional(),
+  lang: z.string().max(16).optional(),
+  theme: z.string().max(16).optional(),
 });
 
 /** Compiled browser assets, read once from dist (they sit next to this module's output). */
@@ -72,9 +80,36 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const basePath = new URL(deps.config.publicBaseUrl).pathname.replace(/\/+$/, '');
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
 
-  router.get('/connect', (_req, res) => {
+  router.get('/connect', (req, res) => {
+    // `/connect/` (the address Nango's frontend SDK frames: its baseURL plus "/") speaks that SDK's protocol.
+    if (req.path.endsWith('/')) {
+      nangoPage(req, res);
+      return;
+    }
     res.set(HTML_HEADERS).send(connectPage(basePath));
   });
+  /**
+   * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage.
+   * Without a namespace in the query the page may be framed by any Environment's allowed origins;
+   * once the token names the namespace, the page checks its parent against that Environment's list.
+   */
+  function nangoPage(req: Request, res: Response): void {
+    const query = NangoQuery.safeParse(req.query);
+    if (!query.success) {
+      res
+        .status(400)
+        .set(HTML_HEADERS)
+        .send(
+          resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
+        );
+      return;
+    }
+    const namespace = query.data.namespace;
+    const origins = namespace ? frameOrigins(deps.store, namespace) : allFrameOrigins(deps.store);
+    res
+      .set(htmlHeaders(frameAncestors(origins)))
+      .send(embeddedConnectPage(basePath, { namespace: namespace ?? '', allowedOrigins: origins, protocol: 'nango' }));
+  }
   // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
   // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
   router.get('/connect/embed', (req, res) => {
@@ -121,6 +156,14 @@ export function connectRoutes(deps: ConnectDeps): Router {
     wrap((req, res) => {
       const session = sessionOf(deps, req);
       res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
+    }),
+  );
+  // The origins the token's Environment lets frame the UI: the Nango-protocol page checks its parent with them.
+  router.get(
+    '/connect/api/embedding',
+    wrap((req, res) => {
+      const session = sessionOf(deps, req);
+      res.set('cache-control', 'no-store').json({ data: { allowedOrigins: frameOrigins(deps.store, session.namespace) } });
     }),
   );
   router.post(

@@ -108,7 +108,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       operationId: 'listConnections',
       tag: 'Connections',
       summary: 'List connections (without credentials)',
-      description: 'Filters combine with AND. Sorted by creation time; page with `limit` and `cursor` (or `offset` / `page`).',
+      description:
+        'Filters combine with AND. Sorted by creation time; page with `limit` and `cursor` (or `offset` / `page`; 100 per page by default). Without any of them, up to 10,000 connections in one answer, as Nango does.',
       query: ListConnectionsQuery,
       responses: { 200: { description: 'A page of connections', schema: ConnectionsList } },
       errors: [400, 401],

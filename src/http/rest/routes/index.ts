@@ -4,6 +4,7 @@ import type { AppContext } from '../../../app/context.js';
 import { buildOpenApi } from '../../openapi.js';
 import { connectSessionRoutes } from './connect-sessions.js';
 import { connectionRoutes } from './connections.js';
+import { integrationRoutes } from './integrations.js';
 import { mountRoutes, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
 import { metadataRoutes } from './metadata.js';
@@ -13,7 +14,13 @@ const API_VERSION = '1.0.0';
 
 /** Every REST route, in mounting order (fixed paths before parameterized ones). */
 export function restRoutes(deps: RestDeps): RouteSpec[] {
-  return [...providerRoutes(deps), ...metadataRoutes(deps), ...connectionRoutes(deps), ...connectSessionRoutes(deps)];
+  return [
+    ...providerRoutes(deps),
+    ...integrationRoutes(deps),
+    ...metadataRoutes(deps),
+    ...connectionRoutes(deps),
+    ...connectSessionRoutes(deps),
+  ];
 }
 
 /** The REST routes' dependencies: the context plus the process's shared token refresher. */

@@ -1,0 +1,86 @@
+/**
+ * Bodies of the integrations API, in the shapes of Nango's public API (`@nangohq/types`:
+ * `PostPublicIntegration`, `PatchPublicIntegration`, `ApiPublicIntegration`).
+ */
+import { z } from 'zod';
+import { IsoTimestamp } from './common.js';
+
+/** An integration ID is the Integration object's name: a DNS label (lower case, digits, '-'). */
+export const IntegrationKey = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be lower case letters, digits and "-" (it becomes a Kubernetes object name)');
+
+const Secretish = z.string().min(1).max(16_384);
+
+export const IntegrationCredentialsInput = z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.enum(['OAUTH1', 'OAUTH2', 'TBA']),
+    client_id: Secretish,
+    client_secret: Secretish,
+    scopes: z.string().max(8192).optional(),
+    webhook_secret: z.string().max(1024).optional().describe('Accepted and ignored: Latchkey receives no provider webhooks'),
+  }),
+  z.strictObject({ type: z.literal('APP'), app_id: Secretish, app_link: z.string().max(2048), private_key: Secretish }),
+]);
+
+/** `forward_webhooks: true` and Nango's `integration_config`/`custom` have no Latchkey meaning: refused, not ignored. */
+const noForwarding = z.literal(false, { message: 'Latchkey does not forward provider webhooks' }).optional();
+
+export const CreateIntegrationBody = z.strictObject({
+  provider: z.string().min(1).max(253),
+  unique_key: IntegrationKey,
+  display_name: z.string().min(1).max(128).optional(),
+  credentials: IntegrationCredentialsInput.optional(),
+  forward_webhooks: noForwarding,
+});
+
+export const UpdateIntegrationBody = z.strictObject({
+  unique_key: IntegrationKey.optional(),
+  display_name: z.string().max(128).optional().describe('An empty string goes back to the provider display name'),
+  credentials: IntegrationCredentialsInput.optional(),
+  forward_webhooks: noForwarding,
+});
+
+export const IntegrationParams = z.strictObject({ uniqueKey: z.string().min(1).max(253) });
+
+/** `include` may repeat, or list values separated by commas (the Nango client sends the last one only). */
+export const IntegrationQuery = z.strictObject({
+  include: z
+    .union([z.string().max(64), z.array(z.string().max(64)).max(4)])
+    .optional()
+    .transform((v) => (v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(','))))
+    .pipe(z.array(z.enum(['webhook', 'credentials']))),
+});
+
+const Nullable = z.string().nullable();
+
+export const Integration = z.object({
+  unique_key: z.string(),
+  provider: z.string(),
+  display_name: z.string(),
+  logo: z.string().optional().describe("The Provider's logoUrl, when it has one"),
+  forward_webhooks: z.boolean(),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp,
+  webhook_url: Nullable.optional().describe('With include=webhook: always null (Latchkey receives no provider webhooks)'),
+  credentials: z
+    .union([
+      z.object({
+        type: z.enum(['OAUTH1', 'OAUTH2', 'TBA']),
+        client_id: Nullable,
+        client_secret: Nullable,
+        scopes: Nullable,
+        webhook_secret: z.null(),
+      }),
+      z.object({ type: z.literal('APP'), app_id: Nullable, private_key: Nullable, app_link: Nullable }),
+      z.null(),
+    ])
+    .optional()
+    .describe('With include=credentials: the client credentials (null for providers that need none)'),
+});
+
+export const IntegrationResponse = z.object({ data: Integration });
+export const IntegrationsResponse = z.object({ data: z.array(Integration) });
+export const DeletedResponse = z.object({ success: z.literal(true) });

@@ -1,0 +1,97 @@
+/**
+ * An Integration as the integrations API shows it: the shape of Nango's `ApiPublicIntegration`
+ * (`@nangohq/types`, checked at compile time), built from the custom resource, its Provider and, only
+ * when asked for, its client Secret.
+ */
+import type { ApiPublicIntegration } from '@nangohq/types';
+import { ANNOTATIONS, INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+
+export type IntegrationInclude = 'webhook' | 'credentials';
+
+/** Credentials as the API shows them with `include=credentials` (Nango's `credentials` union, narrowed). */
+export type IntegrationCredentialsView =
+  | {
+      type: 'OAUTH1' | 'OAUTH2' | 'TBA';
+      client_id: string | null;
+      client_secret: string | null;
+      scopes: string | null;
+      webhook_secret: null;
+    }
+  | { type: 'APP'; app_id: string | null; private_key: string | null; app_link: string | null }
+  | null;
+
+export interface IntegrationView {
+  unique_key: string;
+  provider: string;
+  display_name: string;
+  logo?: string;
+  forward_webhooks: boolean;
+  created_at: string;
+  updated_at: string;
+  webhook_url?: string | null;
+  credentials?: IntegrationCredentialsView;
+}
+
+/** Reads one key of the Integration's client Secret (undefined when absent). */
+export type SecretReader = (key: string) => string | undefined;
+
+/** Our view must stay assignable to Nango's type (minus `logo`, which Latchkey leaves out when there is none). */
+type Conforms<T extends Omit<ApiPublicIntegration, 'logo'> & { logo?: string }> = T;
+export type CheckedIntegrationView = Conforms<IntegrationView>;
+
+export function integrationView(
+  integration: IntegrationResource,
+  provider: ProviderResource | undefined,
+  include: ReadonlySet<IntegrationInclude>,
+  readSecret: SecretReader,
+): IntegrationView {
+  const created = isoOf(integration.metadata.creationTimestamp) ?? new Date(0).toISOString();
+  const view: IntegrationView = {
+    unique_key: integration.metadata.name,
+    provider: integration.spec.provider,
+    display_name: integration.spec.displayName ?? provider?.spec.displayName ?? integration.spec.provider,
+    ...(provider?.spec.logoUrl ? { logo: provider.spec.logoUrl } : {}),
+    // Latchkey does not receive providers' webhooks, so it forwards none.
+    forward_webhooks: false,
+    created_at: created,
+    updated_at: isoOf(integration.metadata.annotations?.[ANNOTATIONS.updatedAt]) ?? created,
+  };
+  if (include.has('webhook')) view.webhook_url = null;
+  if (include.has('credentials')) view.credentials = credentialsView(integration, provider, readSecret);
+  return view;
+}
+
+function credentialsView(
+  integration: IntegrationResource,
+  provider: ProviderResource | undefined,
+  read: SecretReader,
+): IntegrationCredentialsView {
+  const mode = provider?.spec.authMode;
+  const value = (key: string) => (integration.spec.clientSecretRef ? (read(key) ?? null) : null);
+  if (mode === 'APP') {
+    return {
+      type: 'APP',
+      app_id: value(INTEGRATION_SECRET_KEYS.appId) ?? value(INTEGRATION_SECRET_KEYS.clientId),
+      private_key: value(INTEGRATION_SECRET_KEYS.privateKey) ?? value(INTEGRATION_SECRET_KEYS.clientSecret),
+      app_link: value(APP_LINK_KEY),
+    };
+  }
+  const type = mode === 'OAUTH1' ? 'OAUTH1' : mode === 'TBA' ? 'TBA' : mode === 'OAUTH2' || mode === 'OAUTH2_CC' ? 'OAUTH2' : undefined;
+  if (!type) return null;
+  return {
+    type,
+    client_id: value(INTEGRATION_SECRET_KEYS.clientId),
+    client_secret: value(INTEGRATION_SECRET_KEYS.clientSecret),
+    scopes: integration.spec.scopes?.length ? integration.spec.scopes.join(',') : null,
+    webhook_secret: null,
+  };
+}
+
+/** Key of the client Secret holding an APP integration's app link (Nango's `app_link`). */
+export const APP_LINK_KEY = 'appLink';
+
+function isoOf(v: unknown): string | undefined {
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'string' && Number.isFinite(Date.parse(v))) return new Date(v).toISOString();
+  return undefined;
+}

@@ -1,0 +1,244 @@
+/**
+ * The integrations service: reads Integrations of an environment's namespace, and creates, changes
+ * and deletes them (with their client Secret) when the Environment allows writes
+ * (`spec.api.integrationWrites`). kubectl and the API see the same objects.
+ */
+import type { Clock } from '../domain/clock.js';
+import type { AuthMode } from '../domain/auth-modes.js';
+import {
+  createIntegrationWithSecret,
+  deleteIntegrationObject,
+  integrationSecretName,
+  isOwnedClientSecret,
+  putClientSecret,
+  updateIntegrationSpec,
+} from '../k8s/integration-writes.js';
+import { INTEGRATION_SECRET_KEYS, type EnvironmentResource, type IntegrationResource } from '../k8s/resources.js';
+import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.js';
+import { LatchkeyError } from '../domain/errors.js';
+import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
+
+export interface IntegrationsDeps {
+  store: KubeStore;
+  clock: Clock;
+}
+
+/** Client credentials as Nango's API takes them (`ApiPublicIntegrationCredentials`). */
+export type IntegrationCredentialsInput =
+  | {
+      type: 'OAUTH1' | 'OAUTH2' | 'TBA';
+      client_id: string;
+      client_secret: string;
+      scopes?: string | undefined;
+      webhook_secret?: string | undefined;
+    }
+  | { type: 'APP'; app_id: string; app_link: string; private_key: string };
+
+export interface NewIntegration {
+  unique_key: string;
+  provider: string;
+  display_name?: string | undefined;
+  credentials?: IntegrationCredentialsInput | undefined;
+}
+
+export interface IntegrationChange {
+  unique_key?: string | undefined;
+  display_name?: string | undefined;
+  credentials?: IntegrationCredentialsInput | undefined;
+}
+
+/** Which provider auth modes each credentials type configures. */
+const COMPATIBLE: Record<IntegrationCredentialsInput['type'], AuthMode[]> = {
+  OAUTH2: ['OAUTH2', 'OAUTH2_CC'],
+  OAUTH1: ['OAUTH1'],
+  TBA: ['TBA'],
+  APP: ['APP'],
+};
+
+export class IntegrationsService {
+  constructor(private readonly deps: IntegrationsDeps) {}
+
+  /** The namespace's Integrations, sorted by ID. */
+  list(namespace: string): IntegrationView[] {
+    return this.deps.store
+      .listIntegrations(namespace)
+      .filter((i) => !i.metadata.deletionTimestamp)
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+      .map((i) => this.view(i, new Set()));
+  }
+
+  get(namespace: string, key: string, include: ReadonlySet<IntegrationInclude>): IntegrationView {
+    return this.view(this.existing(namespace, key), include);
+  }
+
+  async create(env: EnvironmentResource, input: NewIntegration): Promise<IntegrationView> {
+    const namespace = writable(env);
+    const provider = this.deps.store.getProvider(input.provider);
+    if (!provider) throw new LatchkeyError('invalid_input', 'unknown_provider', `No provider "${input.provider}" in the catalog`);
+    if (this.deps.store.getIntegration(namespace, input.unique_key))
+      throw new LatchkeyError('conflict', 'integration_exists', `Integration "${input.unique_key}" already exists`);
+    const clientData = input.credentials ? secretData(input.credentials, provider.spec.authMode) : undefined;
+    try {
+      const created = await createIntegrationWithSecret(
+        this.deps.store,
+        namespace,
+        input.unique_key,
+        {
+          provider: input.provider,
+          ...(input.display_name ? { displayName: input.display_name } : {}),
+          ...scopesOf(input.credentials),
+        },
+        clientData,
+        new Date(this.deps.clock.now()),
+      );
+      return this.view(created, new Set());
+    } catch (err) {
+      if (err instanceof AlreadyExistsError)
+        throw new LatchkeyError('conflict', 'integration_exists', `Integration "${input.unique_key}" or its client Secret already exists`);
+      throw err;
+    }
+  }
+
+  async update(env: EnvironmentResource, key: string, change: IntegrationChange): Promise<IntegrationView> {
+    const namespace = writable(env);
+    let integration = this.existing(namespace, key);
+    if (change.unique_key !== undefined && change.unique_key !== key)
+      throw new LatchkeyError(
+        'invalid_input',
+        'unique_key_immutable',
+        'An integration ID cannot change (connections refer to it): create a new integration instead',
+      );
+    const provider = this.deps.store.getProvider(integration.spec.provider);
+    const credentials = change.credentials;
+    let clientData: Record<string, string> | undefined;
+    if (credentials) {
+      if (!provider)
+        throw new LatchkeyError(
+          'conflict',
+          'unknown_provider',
+          `Integration "${key}" refers to provider "${integration.spec.provider}", which is not in the catalog`,
+        );
+      clientData = secretData(credentials, provider.spec.authMode);
+      const ref = integration.spec.clientSecretRef;
+      const current = ref ? this.deps.store.getReferencedSecret(namespace, ref.name) : undefined;
+      // A Secret someone else made (from Git, say) is theirs to change, not the API's.
+      if (ref && !isOwnedClientSecret(current, integration))
+        throw new LatchkeyError(
+          'conflict',
+          'credentials_managed_elsewhere',
+          `Integration "${key}" reads its credentials from Secret "${ref.name}", which the API did not create: change that Secret instead`,
+        );
+    }
+    try {
+      if (clientData) await putClientSecret(this.deps.store, integration, clientData);
+      integration = await updateIntegrationSpec(
+        this.deps.store,
+        namespace,
+        key,
+        (spec) => {
+          const next = { ...spec };
+          if (change.display_name !== undefined) {
+            if (change.display_name) next.displayName = change.display_name;
+            else delete next.displayName;
+          }
+          if (clientData) next.clientSecretRef = { name: integrationSecretName(key) };
+          if (credentials && 'scopes' in credentials && credentials.scopes !== undefined) {
+            const scopes = splitScopes(credentials.scopes);
+            if (scopes.length) next.scopes = scopes;
+            else delete next.scopes;
+          }
+          return next;
+        },
+        new Date(this.deps.clock.now()),
+      );
+    } catch (err) {
+      if (err instanceof NotFoundError) throw notFound(key);
+      if (err instanceof AlreadyExistsError)
+        throw new LatchkeyError(
+          'conflict',
+          'credentials_managed_elsewhere',
+          `Secret "${integrationSecretName(key)}" exists and is not this integration's`,
+        );
+      throw err;
+    }
+    return this.view(integration, new Set());
+  }
+
+  async delete(env: EnvironmentResource, key: string): Promise<void> {
+    const namespace = writable(env);
+    this.existing(namespace, key);
+    // Deleting would orphan stored credentials: the application deletes its connections first.
+    const connections = this.deps.store.listConnections(namespace).filter((c) => c.spec.integration === key).length;
+    if (connections > 0)
+      throw new LatchkeyError(
+        'conflict',
+        'integration_has_connections',
+        `Integration "${key}" has ${connections} connection(s); delete them first (DELETE /connections/{connectionId})`,
+      );
+    try {
+      await deleteIntegrationObject(this.deps.store, namespace, key);
+    } catch (err) {
+      if (err instanceof NotFoundError) throw notFound(key);
+      throw err;
+    }
+  }
+
+  private existing(namespace: string, key: string): IntegrationResource {
+    const integration = this.deps.store.getIntegration(namespace, key);
+    if (!integration || integration.metadata.deletionTimestamp) throw notFound(key);
+    return integration;
+  }
+
+  private view(integration: IntegrationResource, include: ReadonlySet<IntegrationInclude>): IntegrationView {
+    const namespace = integration.metadata.namespace!;
+    const ref = integration.spec.clientSecretRef;
+    return integrationView(integration, this.deps.store.getProvider(integration.spec.provider), include, (k) =>
+      ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined,
+    );
+  }
+}
+
+function notFound(key: string): LatchkeyError {
+  return new LatchkeyError('not_found', 'unknown_integration', `No integration "${key}" in this environment`);
+}
+
+/** The Environment's namespace, or a 403 when it does not let the API write Integrations. */
+function writable(env: EnvironmentResource): string {
+  if (env.spec.api?.integrationWrites !== true)
+    throw new LatchkeyError(
+      'forbidden',
+      'integration_writes_disabled',
+      `Environment "${env.metadata.name}" does not allow writing Integrations through the API (spec.api.integrationWrites is off): change them with kubectl or in Git`,
+    );
+  return env.metadata.namespace!;
+}
+
+function splitScopes(scopes: string): string[] {
+  return scopes
+    .split(/[,\s]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function scopesOf(credentials: IntegrationCredentialsInput | undefined): { scopes?: string[] } {
+  if (!credentials || credentials.type === 'APP' || !credentials.scopes) return {};
+  const scopes = splitScopes(credentials.scopes);
+  return scopes.length ? { scopes } : {};
+}
+
+/** The client Secret's keys for these credentials, or a 400 when they do not fit the provider's auth mode. */
+function secretData(credentials: IntegrationCredentialsInput, mode: AuthMode): Record<string, string> {
+  if (!COMPATIBLE[credentials.type].includes(mode))
+    throw new LatchkeyError(
+      'invalid_input',
+      'invalid_credentials',
+      `Credentials of type ${credentials.type} do not fit this provider (auth mode ${mode})${mode === 'API_KEY' || mode === 'BASIC' || mode === 'NONE' ? ': it needs no client credentials' : ''}`,
+    );
+  if (credentials.type === 'APP')
+    return {
+      [INTEGRATION_SECRET_KEYS.appId]: credentials.app_id,
+      [INTEGRATION_SECRET_KEYS.privateKey]: credentials.private_key,
+      [APP_LINK_KEY]: credentials.app_link,
+    };
+  return { [INTEGRATION_SECRET_KEYS.clientId]: credentials.client_id, [INTEGRATION_SECRET_KEYS.clientSecret]: credentials.client_secret };
+}
