@@ -23,6 +23,9 @@ WHOLE_HOST = {
     "salesforce-sandbox": {"instanceHost": {"hostSuffixes": ["salesforce.com"]}},
     "okta": {"oktaDomain": {"hostSuffixes": ["okta.com", "oktapreview.com", "okta-emea.com"]}},
     "wrike": {"host": {"hostSuffixes": ["wrike.com"]}},
+    "docusign": {"baseUriHost": {"hostSuffixes": ["docusign.net"]}},
+    "customer-io": {"apiHost": {"enum": ["api.customer.io", "api-eu.customer.io"]}},
+    "mailgun": {"apiHost": {"enum": ["api.mailgun.net", "api.eu.mailgun.net"]}},
     # OAuth apps are registered per server: the platform team adds its own servers to the Provider.
     "gitea": {"instanceHost": {"hostSuffixes": ["gitea.com"]}},
     "mastodon": {"instanceHost": {"hostSuffixes": ["mastodon.social"]}},
@@ -80,7 +83,7 @@ def migrate(file):
     for key in keys:
         out.append(f"    - name: {key}\n")
         rule = WHOLE_HOST.get(name, {}).get(key)
-        enum = label_enum(text, key) if key in host else None
+        enum = (rule or {}).get("enum") or (label_enum(text, key) if key in host else None)
         if rule and "hostSuffixes" in rule:
             out.append(f"      hostSuffixes: {flow(rule['hostSuffixes'])}\n")
         elif rule and rule.get("anyHost"):

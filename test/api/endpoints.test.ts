@@ -27,7 +27,7 @@ beforeAll(async () => {
     categories: ['crm', 'testing'],
     authorizationUrl: 'https://${connectionConfig.subdomain}.example.test/oauth/authorize',
     tokenUrl: 'https://${connectionConfig.subdomain}.example.test/oauth/token',
-    connectionConfiguration: ['subdomain'],
+    connectionConfiguration: [{ name: 'subdomain' }],
     docs: 'https://docs.example.test/oauth',
     postConnectionScript: 'after-connect',
     webhookRoutingScript: 'route-webhooks',
