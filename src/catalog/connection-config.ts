@@ -117,7 +117,6 @@ const configError = (errors: ErrorDetail[]) =>
 function valueProblem(f: ConfigField, value: string, inHost: boolean): string | undefined {
   const name = `"${f.name}"`;
   if (value.length > MAX_VALUE) return `${name} is longer than ${MAX_VALUE} characters`;
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) return `${name} contains control characters`;
   if (f.enum?.length) return f.enum.includes(value) ? undefined : `${name} must be one of ${f.enum.join(', ')}`;
   if (f.hostSuffixes?.length || f.anyHost) {
