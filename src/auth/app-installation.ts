@@ -1,5 +1,5 @@
 import { createPrivateKey, sign } from 'node:crypto';
-import { fillTemplate } from '../catalog/template.js';
+import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS } from '../k8s/resources.js';
 import { parseRetryAfter } from '../domain/retry.js';
 import { RefreshError, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
@@ -135,7 +135,7 @@ export const appInstallationStrategy: RefreshStrategy = {
         code: 'integration_misconfigured',
       });
     }
-    const tokenUrl = fillTemplate(tokenTemplate, input.connection.resource.spec.connectionConfig);
+    const tokenUrl = fillProviderUrl(input.provider.spec, tokenTemplate, input.connection.resource.spec.connectionConfig);
     const minted = await requestInstallationToken({
       ...appCredentialsOf(input),
       tokenUrl,

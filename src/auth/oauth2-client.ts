@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { fillTemplate } from '../catalog/template.js';
+import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
 
@@ -49,11 +49,11 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   const s = input.provider.spec;
   const tokenTemplate = (input.purpose === 'refresh' ? s.refreshUrl : undefined) ?? s.tokenUrl;
   if (!tokenTemplate) throw new Error(`provider ${input.provider.metadata.name} has no token URL`);
-  const tokenUrl = fillTemplate(tokenTemplate, input.connectionConfig);
+  const tokenUrl = fillProviderUrl(s, tokenTemplate, input.connectionConfig);
   let authorizationUrl: string | undefined;
   if (s.authorizationUrl) {
     try {
-      authorizationUrl = fillTemplate(s.authorizationUrl, input.connectionConfig);
+      authorizationUrl = fillProviderUrl(s, s.authorizationUrl, input.connectionConfig);
     } catch {
       authorizationUrl = undefined; // not needed for token requests
     }

@@ -1,4 +1,5 @@
 import type { ProviderResource } from '../k8s/resources.js';
+import { configFieldNames } from './connection-config.js';
 
 /** The spec's Provider record (snake_case), plus Latchkey's extra catalog fields in snake_case. */
 export interface ProviderView {
@@ -50,7 +51,7 @@ export function providerView(p: ProviderResource): ProviderView {
     token_url: s.tokenUrl,
     refresh_url: s.refreshUrl,
     request_token_url: s.requestTokenUrl,
-    connection_configuration: s.connectionConfiguration ?? [],
+    connection_configuration: configFieldNames(s),
     post_connection_script: s.postConnectionScript,
     webhook_routing_script: s.webhookRoutingScript,
     proxy: s.proxy

@@ -21,7 +21,8 @@ import {
 } from '../auth/oauth2-authorization.js';
 import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
 import { resolveClient } from '../auth/oauth2-client.js';
-import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
+import { MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
@@ -100,11 +101,11 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     authMode: mode,
     flow,
     fields: credentialFields(mode).map((f) => ({ ...f, label: label(provider, f.name) })),
-    configFields: (provider.spec.connectionConfiguration ?? []).map((name) => ({
-      name,
-      label: label(provider, name),
+    configFields: configFields(provider.spec).map((f) => ({
+      name: f.name,
+      label: f.label ?? label(provider, f.name),
       secret: false,
-      required: true,
+      required: f.required && f.default === undefined,
     })),
   };
 }
@@ -119,9 +120,34 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
   return { reconnect: Boolean(session.claims.reconnect), integrations };
 }
 
-function configSchema(v: IntegrationView) {
-  return z.strictObject(
-    Object.fromEntries(v.configFields.map((f) => [f.name, z.string().trim().min(1, `${f.label} is required`).max(1024)])),
+/**
+ * The configuration a flow uses, checked against the Provider's rules before any request leaves. A
+ * reconnect uses the stored configuration: it may not point the connection at another tenant or host.
+ */
+function flowConfig(deps: ConnectDeps, session: OpenSession, provider: ProviderResource, rawConfig: unknown): Record<string, string> {
+  const r = session.claims.reconnect;
+  if (r) {
+    const stored = deps.store.getConnection(session.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig ?? {};
+    const sent = rawConfig && typeof rawConfig === 'object' ? (rawConfig as Record<string, unknown>) : {};
+    const changed = Object.keys(sent).filter((k) => {
+      const value = typeof sent[k] === 'string' ? sent[k].trim() : sent[k];
+      return value !== '' && value !== undefined && value !== String(stored[k] ?? '');
+    });
+    if (changed.length) {
+      throw new LatchkeyError('invalid_input', 'invalid_connection_config', 'A reconnect keeps the connection configuration.', {
+        errors: changed.map((k) => ({ path: `connectionConfig.${k}`, message: `"${k}" cannot be changed by a reconnect` })),
+      });
+    }
+    return stringValues(checkConnectionConfig(provider.spec, stored, { path: 'connectionConfig' }));
+  }
+  return stringValues(
+    checkConnectionConfig(provider.spec, (rawConfig ?? {}) as Record<string, unknown>, { path: 'connectionConfig', strict: true }),
+  );
+}
+
+function stringValues(config: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config).flatMap(([k, v]) => (typeof v === 'string' || typeof v === 'number' ? [[k, String(v)]] : [])),
   );
 }
 
@@ -176,7 +202,7 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
   const v = view(integration, provider);
   if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
   checkReconnect(deps, session, integrationId);
-  const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
+  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
   const client = oauthClient(deps, session.namespace, integration);
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
@@ -205,12 +231,16 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
     const temporary = await requestTemporaryCredentials(
       consumer,
-      fillTemplate(provider.spec.requestTokenUrl!, connectionConfig),
+      fillProviderUrl(provider.spec, provider.spec.requestTokenUrl!, connectionConfig),
       callback.href,
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
     const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
-    return oauth1AuthorizationUrl(fillTemplate(provider.spec.authorizationUrl!, connectionConfig), temporary.token, params).href;
+    return oauth1AuthorizationUrl(
+      fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig),
+      temporary.token,
+      params,
+    ).href;
   } catch (err) {
     if (err instanceof LatchkeyError) throw err;
     if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
@@ -239,7 +269,7 @@ export async function submitForm(
   if (v.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
   checkReconnect(deps, session, integrationId);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
-  const connectionConfig = validate(configSchema(v), rawConfig, 'connectionConfig') as Record<string, string>;
+  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
   let credentials: StoredCredentials;
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
@@ -392,7 +422,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
         const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
         credentials = (await requestTokenCredentials(
           consumer,
-          fillTemplate(provider.spec.tokenUrl!, state.connectionConfig),
+          fillProviderUrl(provider.spec, provider.spec.tokenUrl!, state.connectionConfig),
           temporary,
           verifier,
         )) as unknown as StoredCredentials;

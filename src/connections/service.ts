@@ -8,6 +8,7 @@ import type { AuthMode } from '../domain/auth-modes.js';
 import type { Clock } from '../domain/clock.js';
 import { mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
 import { LatchkeyError } from '../domain/errors.js';
+import { checkConnectionConfig } from '../catalog/connection-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
 import type { RefreshLock } from '../auth/refresh/lock.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
@@ -33,6 +34,8 @@ export interface NewConnection {
 
 /** Creates a connection; a taken connection ID is AlreadyExistsError (the API server refuses the name). */
 export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
+  // Every value follows the Provider's rules and every required key is there (400 otherwise).
+  const connectionConfig = checkConnectionConfig(input.provider.spec, input.connectionConfig);
   return deps.store.createConnection({
     namespace: input.namespace,
     spec: {
@@ -42,7 +45,7 @@ export async function createConnection(deps: ConnectionServiceDeps, input: NewCo
       authMode: input.provider.spec.authMode as AuthMode,
       ...(input.endUser ? { endUser: compact(input.endUser) } : {}),
       metadata: input.metadata ?? {},
-      connectionConfig: input.connectionConfig ?? {},
+      connectionConfig,
     },
     credentials: input.credentials,
     status: statusAfterNewCredentials(undefined, input.credentials, deps.config, deps.clock.now(), 'authorized'),
@@ -78,9 +81,14 @@ export async function replaceCredentials(
   deps: ConnectionServiceDeps,
   namespace: string,
   existing: StoredConnection,
-  input: Pick<NewConnection, 'credentials' | 'metadata' | 'connectionConfig' | 'endUser'>,
+  input: Pick<NewConnection, 'credentials' | 'metadata' | 'connectionConfig' | 'endUser' | 'provider'>,
 ): Promise<StoredConnection> {
   const name = existing.resource.metadata.name;
+  // The merged configuration is checked before anything is written, so a refused one changes nothing.
+  const connectionConfig = checkConnectionConfig(input.provider.spec, {
+    ...(existing.resource.spec.connectionConfig ?? {}),
+    ...(input.connectionConfig ?? {}),
+  });
   const { credentials, credentialsVersion } = await deps.store.updateCredentials(namespace, name, () => input.credentials);
   if (input.endUser || input.metadata || input.connectionConfig) {
     await deps.store.updateConnection(namespace, name, (c) => ({
@@ -89,7 +97,7 @@ export async function replaceCredentials(
         ...c.spec,
         ...(input.endUser ? { endUser: compact(input.endUser) } : {}),
         metadata: { ...(c.spec.metadata ?? {}), ...(input.metadata ?? {}) },
-        connectionConfig: { ...(c.spec.connectionConfig ?? {}), ...(input.connectionConfig ?? {}) },
+        connectionConfig: { ...(c.spec.connectionConfig ?? {}), ...connectionConfig },
       },
     }));
   }

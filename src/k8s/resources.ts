@@ -63,7 +63,8 @@ export interface ProviderSpec {
   tokenParams?: Record<string, string>;
   tokenRequestAuthMethod?: 'basic' | 'body';
   disablePkce?: boolean;
-  connectionConfiguration?: string[];
+  /** Plain strings are the old form (read for one release): `x` is `{ name: x, required: true }`. */
+  connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
   modeOptions?: Record<string, unknown>;
   postConnectionScript?: string;
@@ -76,6 +77,20 @@ export interface ProviderSpec {
     query?: Record<string, string>;
     paginate?: PaginateSpec;
   };
+}
+/** One connection configuration key of a Provider and what its value may be (src/catalog/connection-config.ts). */
+export interface ConnectionConfigField {
+  name: string;
+  label?: string;
+  /** A regular expression the whole value must match. */
+  pattern?: string;
+  enum?: string[];
+  /** The value is a host name equal to or under one of these domains. */
+  hostSuffixes?: string[];
+  /** The value is any public host name (only for modes that send no integration secret). */
+  anyHost?: boolean;
+  required?: boolean;
+  default?: string;
 }
 export type ProviderResource = Resource<ProviderSpec, CommonStatus>;
 

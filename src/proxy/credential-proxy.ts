@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { fillProviderUrl } from '../catalog/connection-config.js';
+import { MissingTemplateValueError } from '../catalog/template.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import type { Clock } from '../domain/clock.js';
 import type { ProviderResource } from '../k8s/resources.js';
@@ -266,7 +267,7 @@ export class CredentialProxy {
     if (!template)
       throw new LatchkeyError('invalid_input', 'proxy_not_configured', `The provider "${provider.metadata.name}" has no proxy base URL`);
     try {
-      return fillTemplate(template, connection.resource.spec.connectionConfig);
+      return fillProviderUrl(provider.spec, template, connection.resource.spec.connectionConfig);
     } catch (err) {
       if (err instanceof MissingTemplateValueError) {
         throw new LatchkeyError(

@@ -27,7 +27,7 @@ beforeAll(async () => {
     categories: ['crm', 'testing'],
     authorizationUrl: 'https://${connectionConfig.subdomain}.example.test/oauth/authorize',
     tokenUrl: 'https://${connectionConfig.subdomain}.example.test/oauth/token',
-    connectionConfiguration: ['subdomain'],
+    connectionConfiguration: [{ name: 'subdomain' }],
     docs: 'https://docs.example.test/oauth',
     postConnectionScript: 'after-connect',
     webhookRoutingScript: 'route-webhooks',
@@ -261,8 +261,18 @@ describe('import', () => {
       400,
       'missing_expiration',
     );
+    // The provider's required configuration key is enforced (a 400 that names it, nothing stored).
+    expectError(
+      await api.call('POST', '/connection', { body: { provider_config_key: 'crm', access_token: 'at', no_expiration: true } }),
+      400,
+      'invalid_connection_config',
+    );
     expect(
-      (await api.call('POST', '/connection', { body: { provider_config_key: 'crm', access_token: 'at', no_expiration: true } })).status,
+      (
+        await api.call('POST', '/connection', {
+          body: { provider_config_key: 'crm', access_token: 'at', no_expiration: true, connection_config: { subdomain: 'acme' } },
+        })
+      ).status,
     ).toBe(201);
     expectError(
       await api.call('POST', '/connection', { body: { provider_config_key: 'keys', username: 'u', password: 'p' } }),

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { AUTH_MODES } from '../../src/domain/auth-modes.js';
+import { configFieldNames, configFields, templateHost, undeclaredHost, urlTemplates } from '../../src/catalog/connection-config.js';
 import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
 
 type Schema = {
@@ -203,7 +204,7 @@ describe('provider catalog (offline)', () => {
   it('declares every ${connectionConfig.X} placeholder in connectionConfiguration, and uses every declared key', () => {
     expect(
       problems((m, report) => {
-        const declared = new Set(m.spec.connectionConfiguration ?? []);
+        const declared = new Set(configFieldNames(m.spec));
         const used = new Set<string>();
         for (const { where, value, valuePlaceholders } of templatedStrings(m.spec)) {
           for (const p of placeholders(value)) {
@@ -217,6 +218,36 @@ describe('provider catalog (offline)', () => {
         for (const k of Object.keys(m.spec.fieldLabels ?? {})) {
           if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k))
             report(`fieldLabels.${k} is neither a credential field nor a configuration key`);
+        }
+      }),
+    ).toEqual([]);
+  });
+
+  it('gives every configuration key used in a URL a rule, and keeps every templated host on declared hosts', () => {
+    expect(
+      problems((m, report) => {
+        const fields = configFields(m.spec);
+        for (const { field, template } of urlTemplates(m.spec)) {
+          const host = templateHost(template);
+          if (!host) continue;
+          const why = undeclaredHost(host.host, fields);
+          if (why) report(`${field}: ${why}`);
+          for (const p of placeholders(template)) {
+            const key = CONFIG_PLACEHOLDER.exec(p)?.[1];
+            const f = key && fields.find((x) => x.name === key);
+            if (f && !f.pattern && !f.enum && !f.hostSuffixes && !f.anyHost) report(`${field}: \${${p}} has no rule`);
+          }
+        }
+        for (const f of fields) {
+          if (f.anyHost && !['API_KEY', 'BASIC', 'NONE', 'JWT'].includes(m.spec.authMode))
+            report(`${f.name}: anyHost in ${m.spec.authMode}`);
+          if (f.pattern !== undefined) {
+            try {
+              new RegExp(f.pattern, 'u');
+            } catch {
+              report(`${f.name}: pattern does not compile`);
+            }
+          }
         }
       }),
     ).toEqual([]);

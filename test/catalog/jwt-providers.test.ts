@@ -6,6 +6,7 @@
  */
 import { createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { mintJwt } from '../../src/auth/jwt-minting.js';
+import { configFieldNames } from '../../src/catalog/connection-config.js';
 import { readCatalog } from '../support/catalog-files.js';
 
 const jwtProviders = readCatalog().filter((m) => m.spec.authMode === 'JWT');
@@ -47,7 +48,7 @@ describe('shipped JWT providers', () => {
   it.each(jwtProviders.map((m) => [m.metadata.name, m] as const))('%s mints a verifiable token from its own modeOptions', (_name, m) => {
     const options = m.spec.modeOptions as { algorithm: string; secretEncoding?: string; lifetimeSeconds?: number };
     const key = keyFor(options.algorithm, options.secretEncoding);
-    const config = Object.fromEntries((m.spec.connectionConfiguration ?? []).map((k) => [k, `value-of-${k}`]));
+    const config = Object.fromEntries(configFieldNames(m.spec).map((k) => [k, `value-of-${k}`]));
     const now = Date.UTC(2030, 0, 1);
     const { token, expiresAt } = mintJwt({ modeOptions: m.spec.modeOptions, apiKey: key.apiKey, connectionConfig: config, now });
 

@@ -30,7 +30,7 @@ beforeAll(async () => {
   await applyProvider(kc, P.key, {
     displayName: 'Keyed CRM',
     authMode: 'API_KEY',
-    connectionConfiguration: ['subdomain'],
+    connectionConfiguration: [{ name: 'subdomain' }],
     fieldLabels: { apiKey: 'Personal access key', subdomain: 'Your Keyed subdomain' },
   });
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });

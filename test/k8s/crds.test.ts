@@ -45,7 +45,7 @@ describe('custom resource schemas', () => {
       categories: ['dev-tools'],
       authorizationUrl: 'https://example.com/authorize',
       tokenUrl: 'https://example.com/token',
-      connectionConfiguration: ['subdomain'],
+      connectionConfiguration: [{ name: 'subdomain' }],
       proxy: {
         baseUrl: 'https://api.example.com',
         decompress: true,

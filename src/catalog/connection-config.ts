@@ -1,0 +1,227 @@
+/**
+ * Connection configuration rules: what a Provider allows for each `${connectionConfig.KEY}` value, the
+ * check of a connection's configuration against them, and the host check of every URL after templating.
+ * Values come from end users and application backends, so they are untrusted: a value that ends up in a
+ * URL host could send the integration's client secret or a refresh token to another server.
+ */
+import { LatchkeyError, type ErrorDetail } from '../domain/errors.js';
+import type { ConnectionConfigField, ProviderSpec } from '../k8s/resources.js';
+import { fillTemplate } from './template.js';
+
+/** A configuration key with its rule; an old plain string `x` reads as `{ name: x, required: true }`. */
+export interface ConfigField {
+  name: string;
+  label?: string;
+  pattern?: string;
+  enum?: string[];
+  hostSuffixes?: string[];
+  anyHost?: boolean;
+  required: boolean;
+  default?: string;
+}
+
+const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
+const DNS_LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+const HOSTNAME = new RegExp(`^(?=.{1,253}$)${DNS_LABEL}(?:\\.${DNS_LABEL})*$`, 'i');
+const IPV4ISH = /^[0-9.]+$|^0x/i;
+const MAX_VALUE = 1024;
+
+export function configFields(spec: Pick<ProviderSpec, 'connectionConfiguration'>): ConfigField[] {
+  return (spec.connectionConfiguration ?? []).map((f: string | ConnectionConfigField) =>
+    typeof f === 'string' ? { name: f, required: true } : { ...f, required: f.required ?? true },
+  );
+}
+
+export function configFieldNames(spec: Pick<ProviderSpec, 'connectionConfiguration'>): string[] {
+  return configFields(spec).map((f) => f.name);
+}
+
+/** The URL templates of a provider that Latchkey sends requests (or the browser) to. */
+export function urlTemplates(spec: ProviderSpec): Array<{ field: string; template: string }> {
+  const out: Array<{ field: string; template: string }> = [];
+  for (const field of ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenUrl'] as const) {
+    const t = spec[field];
+    if (t) out.push({ field, template: t });
+  }
+  if (spec.proxy?.baseUrl) out.push({ field: 'proxy.baseUrl', template: spec.proxy.baseUrl });
+  const aud = (spec.modeOptions?.claims as Record<string, unknown> | undefined)?.aud;
+  if (typeof aud === 'string' && /^https?:\/\//i.test(aud)) out.push({ field: 'modeOptions.claims.aud', template: aud });
+  return out;
+}
+
+/** The host part (with port) of a URL template, or undefined when it is not an absolute URL. */
+export function templateHost(template: string): { scheme: string; host: string } | undefined {
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)/i.exec(template);
+  return m ? { scheme: m[1]!.toLowerCase(), host: m[2]! } : undefined;
+}
+
+/** Keys whose placeholder sits in the host of one of the provider's URLs. */
+export function hostKeys(spec: ProviderSpec): Set<string> {
+  const keys = new Set<string>();
+  for (const { template } of urlTemplates(spec)) {
+    const h = templateHost(template);
+    if (h) for (const m of h.host.matchAll(PLACEHOLDER)) keys.add(m[1]!);
+  }
+  return keys;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function placeholderRegex(field: ConfigField | undefined): string {
+  if (field?.enum?.length) return `(?:${field.enum.map((v) => escape(v.toLowerCase())).join('|')})`;
+  if (field?.hostSuffixes?.length)
+    return `(?:${DNS_LABEL}\\.)*(?:${field.hostSuffixes.map((s) => escape(s.toLowerCase().replace(/^\./, ''))).join('|')})`;
+  if (field?.anyHost) return `${DNS_LABEL}(?:\\.${DNS_LABEL})+`;
+  // A pattern or no rule: one DNS label, so the literal rest of the template keeps the host.
+  return DNS_LABEL;
+}
+
+/**
+ * Why a host template declares no host (undefined when it does): after its last placeholder the host
+ * must keep a literal domain (`${subdomain}.zendesk.com`), or that placeholder's key must be an enum,
+ * host suffixes or (for modes that send no integration secret) any public host.
+ */
+export function undeclaredHost(hostTemplate: string, fields: ConfigField[]): string | undefined {
+  const matches = [...hostTemplate.matchAll(PLACEHOLDER)];
+  const last = matches.at(-1);
+  if (!last) return undefined;
+  const rest = hostTemplate.slice(last.index + last[0].length);
+  if (/^\.[a-z0-9-]+\.[a-z0-9-]+/i.test(rest)) return undefined;
+  const f = fields.find((x) => x.name === last[1]);
+  if (f?.enum?.length || f?.hostSuffixes?.length || f?.anyHost) return undefined;
+  return `the host of "${hostTemplate}" ends in \${connectionConfig.${last[1]}}, which has no enum, hostSuffixes or anyHost rule`;
+}
+
+/** The hosts a URL template may reach, as an anchored, case-insensitive regular expression. */
+export function hostRegex(hostTemplate: string, fields: ConfigField[]): RegExp | undefined {
+  if (undeclaredHost(hostTemplate, fields)) return undefined;
+  let src = '';
+  let at = 0;
+  for (const m of hostTemplate.matchAll(PLACEHOLDER)) {
+    src += escape(hostTemplate.slice(at, m.index).toLowerCase()) + placeholderRegex(fields.find((f) => f.name === m[1]));
+    at = m.index + m[0].length;
+  }
+  src += escape(hostTemplate.slice(at).toLowerCase());
+  return new RegExp(`^${src}$`, 'i');
+}
+
+const configError = (errors: ErrorDetail[]) =>
+  new LatchkeyError(
+    'invalid_input',
+    'invalid_connection_config',
+    `Invalid connection configuration: ${errors.map((e) => e.message).join('; ')}`,
+    { errors },
+  );
+
+/** What is wrong with one value (undefined when it is fine). Messages name the key, never the value. */
+function valueProblem(f: ConfigField, value: string, inHost: boolean): string | undefined {
+  const name = `"${f.name}"`;
+  if (value.length > MAX_VALUE) return `${name} is longer than ${MAX_VALUE} characters`;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return `${name} contains control characters`;
+  if (f.enum?.length) return f.enum.includes(value) ? undefined : `${name} must be one of ${f.enum.join(', ')}`;
+  if (f.hostSuffixes?.length || f.anyHost) {
+    if (!HOSTNAME.test(value) || IPV4ISH.test(value) || !value.includes('.')) return `${name} must be a host name`;
+    const host = value.toLowerCase();
+    if (f.hostSuffixes?.length) {
+      const ok = f.hostSuffixes.some((s) => {
+        const suffix = s.toLowerCase().replace(/^\./, '');
+        return host === suffix || host.endsWith(`.${suffix}`);
+      });
+      if (!ok) return `${name} must be a host name ending in ${f.hostSuffixes.join(', ')}`;
+    }
+    return undefined;
+  }
+  if (f.pattern !== undefined && !new RegExp(`^(?:${f.pattern})$`, 'u').test(value)) return `${name} does not have the expected format`;
+  if (inHost && !new RegExp(`^${DNS_LABEL}$`, 'i').test(value)) return `${name} must be a single DNS label (letters, digits, hyphens)`;
+  if (value === '.' || value === '..') return `${name} may not be "." or ".."`;
+  return undefined;
+}
+
+export interface ConfigCheckOptions {
+  /** Where the configuration sits in the request body, for the error paths. */
+  path?: string;
+  /** Keys that are not declared by the Provider are refused (Connect forms); the REST API keeps them. */
+  strict?: boolean;
+}
+
+/**
+ * Checks a connection's whole configuration against the Provider's rules: declared values must follow
+ * their rule, required keys must be present (defaults fill them), and values used in a URL host are
+ * checked again after templating. Returns the configuration with defaults; throws a 400
+ * `invalid_connection_config` naming every bad or missing key.
+ */
+export function checkConnectionConfig(
+  spec: ProviderSpec,
+  config: Record<string, unknown> | undefined,
+  opts: ConfigCheckOptions = {},
+): Record<string, unknown> {
+  const path = opts.path ?? 'connection_config';
+  const fields = configFields(spec);
+  const inHost = hostKeys(spec);
+  const out: Record<string, unknown> = { ...(config ?? {}) };
+  const errors: ErrorDetail[] = [];
+  const missing: string[] = [];
+  for (const f of fields) {
+    let v = out[f.name];
+    if (typeof v === 'number' && Number.isFinite(v)) v = String(v);
+    if (v === undefined || v === null || v === '') {
+      if (f.default !== undefined) out[f.name] = f.default;
+      else if (f.required) missing.push(f.name);
+      else delete out[f.name];
+      continue;
+    }
+    if (typeof v !== 'string') {
+      errors.push({ path: `${path}.${f.name}`, message: `"${f.name}" must be a string` });
+      continue;
+    }
+    const value = v.trim();
+    const problem = valueProblem(f, value, inHost.has(f.name));
+    if (problem) errors.push({ path: `${path}.${f.name}`, message: problem });
+    else out[f.name] = value;
+  }
+  if (missing.length) errors.push(...missing.map((k) => ({ path: `${path}.${k}`, message: `"${k}" is required` })));
+  if (opts.strict) {
+    const declared = new Set(fields.map((f) => f.name));
+    for (const k of Object.keys(out)) if (!declared.has(k)) errors.push({ path: `${path}.${k}`, message: `unknown field "${k}"` });
+  }
+  if (!errors.length) {
+    // Templating rules that a value check alone cannot see (an undeclared placeholder in a host).
+    for (const { field, template } of urlTemplates(spec)) {
+      const keys = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!);
+      if (keys.some((k) => out[k] === undefined || out[k] === '')) continue;
+      const problem = urlProblem(template, fillTemplate(template, out), fields);
+      if (problem) errors.push({ path, message: `${field}: ${problem}` });
+    }
+  }
+  if (errors.length) throw configError(errors);
+  return out;
+}
+
+/** Why a filled URL leaves the hosts its template declares (undefined when it does not). */
+export function urlProblem(template: string, filled: string, fields: ConfigField[]): string | undefined {
+  const t = templateHost(template);
+  if (!t) return undefined;
+  const re = hostRegex(t.host, fields);
+  if (!re) return 'the provider declares no host for this URL';
+  let url: URL;
+  try {
+    url = new URL(filled);
+  } catch {
+    return 'the configuration does not make a valid URL';
+  }
+  if (url.protocol !== `${t.scheme}:` || url.username || url.password || !re.test(url.host)) {
+    return "the configuration points this URL outside the provider's hosts";
+  }
+  return undefined;
+}
+
+/**
+ * Fills a provider URL template and checks that the result stays on the provider's declared hosts.
+ * Throws a 400 `invalid_connection_config` (missing keys included) before anything is sent.
+ */
+export function fillProviderUrl(spec: ProviderSpec, template: string, config: Record<string, unknown> | undefined): string {
+  const filled = fillTemplate(template, config);
+  const problem = urlProblem(template, filled, configFields(spec));
+  if (problem) throw configError([{ path: 'connection_config', message: problem }]);
+  return filled;
+}
