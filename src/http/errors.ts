@@ -12,6 +12,7 @@ const STATUS: Record<ErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   too_large: 413,
+  rate_limited: 429,
   reauthorization_required: 424,
   cancelled: 499,
   internal: 500,

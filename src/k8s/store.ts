@@ -58,6 +58,8 @@ export interface NewConnection {
   spec: Omit<ConnectionSpec, 'id'> & { id?: number };
   credentials: StoredCredentials;
   status?: ConnectionStatus;
+  /** Extra labels of the Connection (e.g. the Connect session that created it). */
+  labels?: Record<string, string>;
 }
 
 export class AlreadyExistsError extends Error {
@@ -208,7 +210,7 @@ export class KubeStore {
     const body: ConnectionResource = {
       apiVersion: API_VERSION,
       kind: CONNECTIONS.kind,
-      metadata: { name, namespace, labels: { [LABELS.integration]: input.spec.integration } },
+      metadata: { name, namespace, labels: { ...input.labels, [LABELS.integration]: input.spec.integration } },
       spec: { ...input.spec, id: input.spec.id ?? randomInt(1, 2 ** 48 - 1) },
     };
     let created: ConnectionResource;
