@@ -483,7 +483,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
       endUser,
     });
   } catch (err) {
-    // The connection is saved; a lost webhook is logged rather than failing the end user's flow.
+    // Does not throw (a failed enqueue is retried in the background); kept as a last guard: the connection is saved.
     deps.logger.error({ namespace, err: (err as Error).message }, 'auth webhook could not be queued');
   }
   const env = environmentWithKey(deps.store, namespace)?.environment;
