@@ -25,6 +25,10 @@ const ConfigSchema = z.object({
   LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS: z.coerce.number().min(0).default(3600),
   LATCHKEY_KUBECONFIG: z.string().optional(),
   LATCHKEY_EGRESS_ALLOW: z.string().default(''),
+  LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION: z.coerce.number().int().min(0).default(5),
+  LATCHKEY_CONNECT_API_RATE_PER_SESSION: z.coerce.number().min(0).default(60),
+  LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(1200),
+  LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(300),
 });
 
 export interface Config {
@@ -58,6 +62,12 @@ export interface Config {
    * (loopback, private, link-local...); empty: public addresses only. See docs/security.md.
    */
   egressAllow: string[];
+  /** Connections one Connect session token may create (0: no cap). */
+  connectMaxConnectionsPerSession: number;
+  /** Requests a minute to /connect/api/* per session and per namespace, and session creations a minute per namespace (0: off). */
+  connectApiRatePerSession: number;
+  connectApiRatePerNamespace: number;
+  sessionCreateRatePerNamespace: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -91,6 +101,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookBackoffMaxSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS,
     kubeconfig: e.LATCHKEY_KUBECONFIG,
     egressAllow: parseEgressAllow(e.LATCHKEY_EGRESS_ALLOW),
+    connectMaxConnectionsPerSession: e.LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION,
+    connectApiRatePerSession: e.LATCHKEY_CONNECT_API_RATE_PER_SESSION,
+    connectApiRatePerNamespace: e.LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE,
+    sessionCreateRatePerNamespace: e.LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE,
   };
 }
 

@@ -29,6 +29,7 @@ import type { IntegrationResource, ProviderResource } from '../k8s/resources.js'
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
+import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -202,6 +203,8 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
   const v = view(integration, provider);
   if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
   checkReconnect(deps, session, integrationId);
+  if (!session.claims.reconnect)
+    checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const connectionConfig = flowConfig(deps, session, provider, rawConfig);
   const client = oauthClient(deps, session.namespace, integration);
   const redirectUri = callbackUrlOf(deps, session);
@@ -268,6 +271,8 @@ export async function submitForm(
   const v = view(integration, provider);
   if (v.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
   checkReconnect(deps, session, integrationId);
+  if (!session.claims.reconnect)
+    checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
   const connectionConfig = flowConfig(deps, session, provider, rawConfig);
   let credentials: StoredCredentials;
@@ -303,6 +308,7 @@ export async function submitForm(
     connectionConfig,
     endUser: session.claims.endUser,
     reconnect: session.claims.reconnect,
+    sid: session.claims.sid,
   });
 }
 
@@ -443,6 +449,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
       connectionConfig: state.connectionConfig,
       endUser: state.endUser,
       reconnect: state.reconnect,
+      sid: state.sid,
     });
   } catch (err) {
     if (!(err instanceof LatchkeyError)) throw err;
@@ -459,6 +466,8 @@ interface SaveInput {
   connectionConfig: Record<string, string>;
   endUser: OpenSession['claims']['endUser'];
   reconnect?: OpenSession['claims']['reconnect'];
+  /** The Connect session that asked (its connections are counted against its cap). */
+  sid?: string;
 }
 
 /**
@@ -480,6 +489,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
     endUser = { ...(saved.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
   } else {
     operation = 'creation';
+    if (input.sid) checkSessionQuota(deps.store, namespace, input.sid, deps.config.connectMaxConnectionsPerSession);
     const created = await createConnection(deps, {
       namespace,
       integration,
@@ -487,6 +497,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
       credentials,
       endUser: input.endUser,
       connectionConfig: input.connectionConfig,
+      ...(input.sid ? { labels: { [SESSION_LABEL]: sessionLabelValue(input.sid) } } : {}),
     });
     connectionId = created.resource.spec.connectionId;
   }
@@ -502,7 +513,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
       endUser,
     });
   } catch (err) {
-    // The connection is saved; a lost webhook is logged rather than failing the end user's flow.
+    // Does not throw (a failed enqueue is retried in the background); kept as a last guard: the connection is saved.
     deps.logger.error({ namespace, err: (err as Error).message }, 'auth webhook could not be queued');
   }
   const env = environmentWithKey(deps.store, namespace)?.environment;

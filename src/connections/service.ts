@@ -30,6 +30,7 @@ export interface NewConnection {
   metadata?: Record<string, unknown>;
   connectionConfig?: Record<string, unknown>;
   endUser?: EndUserSpec;
+  labels?: Record<string, string>;
 }
 
 /** Creates a connection; a taken connection ID is AlreadyExistsError (the API server refuses the name). */
@@ -49,6 +50,7 @@ export async function createConnection(deps: ConnectionServiceDeps, input: NewCo
     },
     credentials: input.credentials,
     status: statusAfterNewCredentials(undefined, input.credentials, deps.config, deps.clock.now(), 'authorized'),
+    ...(input.labels ? { labels: input.labels } : {}),
   });
 }
 

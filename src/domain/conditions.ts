@@ -64,6 +64,8 @@ export const IntegrationReason = {
   ClientSecretRefMissing: 'ClientSecretRefMissing',
   SecretKeyMissing: 'SecretKeyMissing',
   InvalidPrivateKey: 'InvalidPrivateKey',
+  /** The token endpoint refused the client (invalid_client, unauthorized_client, a 4xx page): reported by the refresher. */
+  ClientRejected: 'ClientRejected',
   ...SecretReason,
 } as const;
 export type IntegrationReason = ValueOf<typeof IntegrationReason>;

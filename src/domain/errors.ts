@@ -17,6 +17,8 @@ export type ErrorKind =
   | 'conflict'
   /** The request body is larger than accepted (413). */
   | 'too_large'
+  /** Too many requests from this client; try again after `retryAfterMs` (429). */
+  | 'rate_limited'
   /** The stored connection cannot be used until the end user authorizes again (424). */
   | 'reauthorization_required'
   /** The caller went away before an answer (499: nothing is written back). */

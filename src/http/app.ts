@@ -8,6 +8,7 @@ import { proxyRoutes } from './rest/routes/proxy.js';
 import { registerRestApi } from './rest/routes/index.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
+import { connectApiRateLimit, RateLimits } from './rate-limits.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 
 export interface HttpContext extends AppContext {
@@ -42,6 +43,7 @@ export function createApp(ctx: AppContext): Express {
   });
 
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
+  app.use('/connect/api', connectApiRateLimit(ctx, new RateLimits(ctx.config, () => ctx.clock.now())));
   app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
 
   // REST API: every route behind the environment's secret key, JSON bodies only.

@@ -13,6 +13,7 @@ const STATUS: Record<ErrorKind, number> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  rate_limited: 429,
   reauthorization_required: 424,
   cancelled: 499,
   internal: 500,

@@ -9,6 +9,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, malformed or unknown secret key',
   404: 'Unknown integration, connection or provider',
   413: 'Request body too large',
+  429: 'Too many requests (`rate_limited`): retry after the Retry-After header',
   424: 'The provider rejected the refresh (revoked grant): the end user must re-authorize (`reauthorization_required`)',
   502: "The provider's token endpoint failed (`provider_unavailable`); retry later",
   503: 'The provider is unreachable, timed out or rate-limited (`provider_unavailable`, with Retry-After when known), or the service is busy',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { makeBoundedApiClient } from './client.js';
 import { API_VERSION, CONNECTIONS, type ConnectionResource } from './resources.js';
 
 export interface EventInput {
@@ -26,7 +27,7 @@ export class ConnectionEvents {
     private readonly component = 'latchkey',
     private readonly now: () => number = Date.now,
   ) {
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.core = makeBoundedApiClient(kc, CoreV1Api);
   }
 
   /** Records an Event on the Connection and returns the Event's name (used as `log_id`). */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Secret } from '@kubernetes/client-node';
+import { makeBoundedApiClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 
 /** Label on the small objects that make an authorization flow's `state` single-use. */
@@ -25,7 +26,7 @@ export class FlowRecords {
     kc: KubeConfig,
     private readonly fieldManager = 'latchkey',
   ) {
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.core = makeBoundedApiClient(kc, CoreV1Api);
   }
 
   /** Records that flow `flowId` was used. Returns false when it had been used already. */

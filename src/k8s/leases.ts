@@ -1,4 +1,5 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease, type V1OwnerReference } from '@kubernetes/client-node';
+import { makeBoundedApiClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 
 export interface LeaseState {
@@ -24,7 +25,7 @@ export class Leases {
     kc: KubeConfig,
     private readonly now: () => number = Date.now,
   ) {
-    this.api = kc.makeApiClient(CoordinationV1Api);
+    this.api = makeBoundedApiClient(kc, CoordinationV1Api);
   }
 
   async get(namespace: string, name: string): Promise<LeaseState | undefined> {

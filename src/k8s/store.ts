@@ -7,6 +7,7 @@ import {
   type KubernetesObject,
   type V1Secret,
 } from '@kubernetes/client-node';
+import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
@@ -57,6 +58,8 @@ export interface NewConnection {
   spec: Omit<ConnectionSpec, 'id'> & { id?: number };
   credentials: StoredCredentials;
   status?: ConnectionStatus;
+  /** Extra labels of the Connection (e.g. the Connect session that created it). */
+  labels?: Record<string, string>;
 }
 
 export class AlreadyExistsError extends Error {
@@ -97,8 +100,8 @@ export class KubeStore {
   ) {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
-    this.custom = kc.makeApiClient(CustomObjectsApi);
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
+    this.core = makeBoundedApiClient(kc, CoreV1Api);
     const namespaces = opts.namespaces ?? [];
     this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
     const perNamespace = <T extends KubernetesObject>(make: (ns: string | undefined) => ResilientInformer<T>) =>
@@ -207,7 +210,7 @@ export class KubeStore {
     const body: ConnectionResource = {
       apiVersion: API_VERSION,
       kind: CONNECTIONS.kind,
-      metadata: { name, namespace, labels: { [LABELS.integration]: input.spec.integration } },
+      metadata: { name, namespace, labels: { ...input.labels, [LABELS.integration]: input.spec.integration } },
       spec: { ...input.spec, id: input.spec.id ?? randomInt(1, 2 ** 48 - 1) },
     };
     let created: ConnectionResource;
@@ -382,6 +385,30 @@ export class KubeStore {
       plural: CONNECTIONS.plural,
       name,
     })) as ConnectionResource;
+  }
+
+  /**
+   * Sets (or with `undefined` removes) one annotation of an Integration, compare-and-swap. Annotations
+   * do not bump the generation, so the Integration's spec stays the operator's.
+   */
+  async annotateIntegration(namespace: string, name: string, key: string, value: string | undefined): Promise<IntegrationResource> {
+    const base = { group: GROUP, version: VERSION, plural: INTEGRATIONS.plural, namespace, name };
+    const result = await compareAndSwap<IntegrationResource>({
+      what: `integration ${namespace}/${name}`,
+      readCached: () => this.integrations.get(name, namespace),
+      readFresh: async () => (await this.custom.getNamespacedCustomObject(base)) as IntegrationResource,
+      mutate: (current) => {
+        const annotations = { ...current.metadata.annotations };
+        if (annotations[key] === value) return undefined;
+        if (value === undefined) delete annotations[key];
+        else annotations[key] = value;
+        return { ...current, metadata: { ...current.metadata, annotations } };
+      },
+      write: async (next) =>
+        (await this.custom.replaceNamespacedCustomObject({ ...base, body: next, fieldManager: this.fieldManager })) as IntegrationResource,
+    });
+    this.integrations.remember(result);
+    return result;
   }
 
   // ---- status of the other kinds ----

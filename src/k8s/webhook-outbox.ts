@@ -1,4 +1,5 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { isConflict, isNotFound } from './errors.js';
@@ -49,7 +50,7 @@ export class WebhookOutbox {
     private readonly kc: KubeConfig,
     private readonly fieldManager = 'latchkey',
   ) {
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.core = makeBoundedApiClient(kc, CoreV1Api);
   }
 
   /**

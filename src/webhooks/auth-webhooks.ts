@@ -41,7 +41,18 @@ export interface AuthWebhookInput {
 
 export type EnqueueResult = 'queued' | 'disabled' | 'no-url' | 'no-environment';
 
-type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger'>;
+type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger'> & {
+  /** The outbox to write to (default: one on `kc`); tests pass one that fails. */
+  outbox?: Pick<WebhookOutbox, 'enqueue'>;
+  /** Retries of a failed enqueue, in the background (default 8, backoff from 500 ms doubling to 30 s). */
+  enqueueRetry?: { attempts: number; baseMs: number; maxMs: number };
+};
+
+/** What the caller gets: the first attempt's result, and when the background retries (if any) end. */
+export interface EnqueueOutcome {
+  result: EnqueueResult | 'retrying';
+  settled: Promise<EnqueueResult | 'failed'>;
+}
 
 /** Whether the Environment wants this operation's webhook (each switch defaults to on, as in the CRD). */
 function wanted(env: EnvironmentResource, operation: AuthOperation): boolean {
@@ -53,13 +64,15 @@ function wanted(env: EnvironmentResource, operation: AuthOperation): boolean {
 
 /**
  * Queues an auth webhook in the cluster outbox (delivered at least once by the WebhookDispatcher of
- * any replica), when the namespace's Environment has a URL and the operation's switch is on.
+ * any replica), when the namespace's Environment has a URL and the operation's switch is on. A
+ * failed enqueue does not throw: it is retried in the background (`settled` tells how it ended).
  */
-export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): Promise<EnqueueResult> {
+export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): Promise<EnqueueOutcome> {
   const env = primaryOf(deps.store.listEnvironments(input.namespace));
-  if (!env) return 'no-environment';
-  if (!env.spec.webhooks?.url) return 'no-url';
-  if (!wanted(env, input.operation)) return 'disabled';
+  const done = (result: EnqueueResult): EnqueueOutcome => ({ result, settled: Promise.resolve(result) });
+  if (!env) return done('no-environment');
+  if (!env.spec.webhooks?.url) return done('no-url');
+  if (!wanted(env, input.operation)) return done('disabled');
   const body: AuthWebhookBody = {
     from: 'latchkey',
     type: 'auth',
@@ -74,16 +87,42 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
     ...(input.error ? { error: input.error } : {}),
   };
   const id = `msg_${randomUUID().replace(/-/g, '')}`;
-  await new WebhookOutbox(deps.kc).enqueue(
-    input.namespace,
-    { id, environment: env.metadata.name, body: JSON.stringify(body) },
-    deps.clock.now(),
-  );
-  deps.logger.info(
-    { namespace: input.namespace, webhookId: id, operation: input.operation, providerConfigKey: input.providerConfigKey },
-    'auth webhook queued',
-  );
-  return 'queued';
+  const delivery = { id, environment: env.metadata.name, body: JSON.stringify(body) };
+  const outbox = deps.outbox ?? new WebhookOutbox(deps.kc);
+  const log = { namespace: input.namespace, webhookId: id, operation: input.operation, providerConfigKey: input.providerConfigKey };
+  const attempt = async (): Promise<EnqueueResult> => {
+    // The same id every time: an enqueue that did land before failing is not queued twice.
+    await outbox.enqueue(input.namespace, delivery, deps.clock.now());
+    deps.logger.info(log, 'auth webhook queued');
+    return 'queued';
+  };
+  try {
+    const result = await attempt();
+    return { result, settled: Promise.resolve(result) };
+  } catch (err) {
+    deps.logger.warn({ ...log, err: errorText(err) }, 'auth webhook could not be queued; retrying in the background');
+  }
+  // The connection is already saved: the end user's flow is not failed for the webhook, and the
+  // enqueue is retried with backoff, bounded, then given up loudly.
+  const retry = deps.enqueueRetry ?? { attempts: 8, baseMs: 500, maxMs: 30_000 };
+  const settled = (async (): Promise<EnqueueResult | 'failed'> => {
+    for (let n = 1; n <= retry.attempts; n++) {
+      await new Promise((r) => setTimeout(r, Math.min(retry.maxMs, retry.baseMs * 2 ** (n - 1))).unref?.());
+      try {
+        return await attempt();
+      } catch (err) {
+        if (n === retry.attempts) {
+          deps.logger.error({ ...log, attempts: n + 1, err: errorText(err) }, 'auth webhook lost: could not be queued');
+        }
+      }
+    }
+    return 'failed';
+  })();
+  return { result: 'retrying', settled };
+}
+
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, 300);
 }
 
 /** From the connection when it exists, else from its provider (as Nango does, 'unknown' otherwise). */
@@ -102,7 +141,7 @@ export function enqueueRefreshFailedWebhook(
   deps: Deps,
   connection: ConnectionResource,
   error: { type?: string; message: string },
-): Promise<EnqueueResult> {
+): Promise<EnqueueOutcome> {
   return enqueueAuthWebhook(deps, {
     namespace: connection.metadata.namespace!,
     operation: 'refresh',

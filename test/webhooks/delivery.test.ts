@@ -39,8 +39,12 @@ const pendingFor = async (connectionId: string) =>
     (d) => (JSON.parse(d.body) as { connectionId: string }).connectionId === connectionId,
   );
 
-function enqueue(ctx: AppContext, connectionId: string) {
-  return enqueueAuthWebhook(ctx, {
+async function enqueue(ctx: AppContext, connectionId: string) {
+  return (await enqueueAuthWebhook(ctx, enqueueInput(connectionId))).result;
+}
+
+function enqueueInput(connectionId: string) {
+  return {
     namespace: ns.name,
     operation: 'creation',
     success: true,
@@ -48,7 +52,7 @@ function enqueue(ctx: AppContext, connectionId: string) {
     providerConfigKey: 'github',
     provider: 'github',
     endUser: { id: 'u1', tags: { org: 'o' } },
-  });
+  } as const;
 }
 
 beforeAll(async () => {
@@ -74,6 +78,40 @@ afterAll(async () => {
 });
 
 describe('delivery', () => {
+  it('retries an enqueue that the API server refused, in the background, and delivers it once', async () => {
+    const r = await replica();
+    const connectionId = `enqueue-fault-${randomUUID()}`;
+    // The outbox the webhook module is given refuses the first two writes (as an unreachable API server would).
+    const real = new WebhookOutbox(kc);
+    let refused = 0;
+    const outbox = {
+      enqueue: (...args: Parameters<WebhookOutbox['enqueue']>) =>
+        refused++ < 2 ? Promise.reject(new Error('injected: connect ECONNREFUSED')) : real.enqueue(...args),
+    };
+    const outcome = await enqueueAuthWebhook(
+      { ...r.ctx, outbox, enqueueRetry: { attempts: 4, baseMs: 50, maxMs: 200 } },
+      enqueueInput(connectionId),
+    );
+    expect(outcome.result).toBe('retrying');
+    expect(await outcome.settled).toBe('queued');
+    expect(refused).toBe(3);
+    const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connectionId));
+    expect(hook.json).toMatchObject({ operation: 'creation', connectionId });
+    await eventually(async () => (await pendingFor(connectionId)).length === 0);
+    expect(receiver.received.filter((w) => w.json.connectionId === connectionId)).toHaveLength(1);
+  });
+
+  it('gives an enqueue up after its bounded retries', async () => {
+    const r = await replica(false);
+    const outbox = { enqueue: () => Promise.reject(new Error('injected: connect ECONNREFUSED')) };
+    const outcome = await enqueueAuthWebhook(
+      { ...r.ctx, outbox, enqueueRetry: { attempts: 2, baseMs: 10, maxMs: 20 } },
+      enqueueInput(`enqueue-lost-${randomUUID()}`),
+    );
+    expect(outcome.result).toBe('retrying');
+    expect(await outcome.settled).toBe('failed');
+  });
+
   it('keeps retrying while the receiver is down and delivers once per webhook-id when it is back', async () => {
     await receiver.close();
     const r = await replica();
@@ -154,7 +192,7 @@ describe('delivery', () => {
         endUser: { id: 'u9', tags: { org: 'x' } },
       },
     } as ConnectionResource;
-    expect(await enqueueRefreshFailedWebhook(r.ctx, connection, { message: 'invalid_grant: the refresh token was revoked' })).toBe(
+    expect((await enqueueRefreshFailedWebhook(r.ctx, connection, { message: 'invalid_grant: the refresh token was revoked' })).result).toBe(
       'queued',
     );
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connection.spec.connectionId));

@@ -134,6 +134,14 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.leaderElection.leaseDurationSeconds | quote }}
 - name: LATCHKEY_SESSION_TTL_SECONDS
   value: {{ .Values.config.sessionTtlSeconds | quote }}
+- name: LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION
+  value: {{ .Values.config.limits.maxConnectionsPerSession | quote }}
+- name: LATCHKEY_CONNECT_API_RATE_PER_SESSION
+  value: {{ .Values.config.limits.connectApiRatePerSession | quote }}
+- name: LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE
+  value: {{ .Values.config.limits.connectApiRatePerNamespace | quote }}
+- name: LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE
+  value: {{ .Values.config.limits.sessionCreateRatePerNamespace | quote }}
 - name: LATCHKEY_WEBHOOK_MAX_ATTEMPTS
   value: {{ .Values.config.webhooks.maxAttempts | quote }}
 - name: LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS

@@ -49,14 +49,12 @@ export class ConnectionNotFoundError extends Error {
   }
 }
 
-const PERMANENT_OAUTH_ERRORS = new Set([
-  'invalid_grant',
-  'invalid_client',
-  'unauthorized_client',
-  'unsupported_grant_type',
-  'invalid_scope',
-  'access_denied',
-]);
+/**
+ * The provider refused the Integration's client (wrong secret, client disabled, grant not allowed
+ * for it): an operator must fix the Integration; the end user's grant is not at fault.
+ */
+const CLIENT_OAUTH_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type']);
+const PERMANENT_OAUTH_ERRORS = new Set(['invalid_grant', 'invalid_scope', 'access_denied']);
 const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
 
 /** Turns whatever a token request threw into a classified {@link RefreshError}. */
@@ -74,6 +72,13 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
         permanent: false,
         code: 'provider_unavailable',
         retryAfterMs: parseRetryAfter(err.response?.headers.get('retry-after'), now),
+        providerError,
+      });
+    }
+    if (CLIENT_OAUTH_ERRORS.has(err.error)) {
+      return new RefreshError(`the provider refused the integration's client: ${what}`, {
+        permanent: true,
+        code: 'integration_misconfigured',
         providerError,
       });
     }
@@ -97,9 +102,11 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
       });
     }
     if (status >= 400) {
-      return new RefreshError(`reauthorization required: token endpoint answered ${status}`, {
+      // A 4xx without an OAuth error (a WAF's or proxy's page) says nothing about the grant: it is
+      // the integration's path to the provider that is refused, not the end user's authorization.
+      return new RefreshError(`the token endpoint refused the request without an OAuth error (HTTP ${status})`, {
         permanent: true,
-        code: 'reauthorization_required',
+        code: 'integration_misconfigured',
         providerError,
       });
     }

@@ -23,7 +23,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
   const leases = new Leases(ctx.kc, () => ctx.clock.now());
   const refresher = new TokenRefresher({
     store: ctx.store,
-    lock: new RefreshLock(leases, ctx.config.identity, lockTtlSeconds),
+    lock: new RefreshLock(leases, ctx.config.identity, lockTtlSeconds, () => ctx.clock.now()),
     events: new ConnectionEvents(ctx.kc, 'latchkey', () => ctx.clock.now()),
     config: ctx.config,
     logger: ctx.logger,

@@ -10,10 +10,12 @@ import { isAboutToExpire, type RefreshSettings } from '../../domain/refresh-marg
 import type { ConnectionEvents } from '../../k8s/events.js';
 import { readConnectionFresh } from '../../k8s/fresh-reads.js';
 import type { ConnectionError } from '../../k8s/resources.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import { NotFoundError, type KubeStore, type StoredConnection, type StoredCredentials } from '../../k8s/store.js';
+import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../app/log.js';
 import { Counter, metric, type Registry } from '../../app/metrics.js';
 import { needsReauthorization } from './reauthorization.js';
+import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import type { RefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
 import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
@@ -48,6 +50,8 @@ export interface TokenRefresherDeps {
   waitTimeoutMs?: number;
   /** Poll interval while waiting for another replica (ms). Default 100. */
   pollIntervalMs?: number;
+  /** Attempts at writing refreshed credentials before keeping them in memory. Default 5. */
+  writeAttempts?: number;
 }
 
 /**
@@ -59,6 +63,8 @@ export interface TokenRefresherDeps {
  */
 export class TokenRefresher {
   private readonly inflight = new Map<string, Promise<StoredConnection>>();
+  /** Credentials a provider issued whose write failed (by namespace/name), with the refresh token they replace. */
+  private readonly unsaved = new Map<string, { fence: string; next: StoredCredentials }>();
   private readonly strategies = new Map<string, RefreshStrategy>([
     ['OAUTH2', oauth2RefreshStrategy],
     ['OAUTH2_CC', clientCredentialsStrategy],
@@ -196,9 +202,16 @@ export class TokenRefresher {
     strategy: RefreshStrategy,
     reason: RefreshReason,
   ): Promise<StoredConnection> {
-    const { store, clock } = this.deps;
+    const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
     const providerName = conn.resource.spec.provider;
+    const key = `${namespace}/${name}`;
+    // Credentials a provider already issued whose write failed last time: persist them, don't spend the grant again.
+    const unsaved = this.unsaved.get(key);
+    if (unsaved && unsaved.fence === fenceOf(conn.credentials)) {
+      return lock.hold(namespace, name, () => this.persist(namespace, conn, unsaved.next, providerName, reason));
+    }
+    this.unsaved.delete(key);
     let next: StoredCredentials;
     try {
       const integration = store.getIntegration(namespace, conn.resource.spec.integration);
@@ -209,30 +222,126 @@ export class TokenRefresher {
           code: 'integration_misconfigured',
         });
       }
-      next = await strategy.refresh({
-        namespace,
-        connection: conn,
-        integration,
-        provider,
-        store,
-        fetch: this.deps.fetch,
-        timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
-        now: clock.now(),
-      });
+      next = await lock.hold(namespace, name, (lost) =>
+        strategy.refresh({
+          namespace,
+          connection: conn,
+          integration,
+          provider,
+          store,
+          // The token call ends when the lock can no longer be kept: no other replica may overlap it.
+          fetch: (url, init) => this.deps.fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, lost]) : lost }),
+          timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
+          now: clock.now(),
+        }),
+      );
     } catch (err) {
       const failure = classifyRefreshFailure(err, clock.now());
       this.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
-      await this.recordFailure(namespace, conn, failure);
+      if (failure.code === 'integration_misconfigured') await this.recordIntegrationFault(namespace, conn, failure);
+      else await this.recordFailure(namespace, conn, failure);
       throw failure;
     }
-    // Written with compare-and-swap; while the lock is held only an import could write in between.
-    const { credentials, credentialsVersion } = await store.updateCredentials(namespace, name, (cur) => mergeCredentials(cur, next));
+    // The provider may have rotated the refresh token: from here on the new credentials are the
+    // only valid ones, so writing them comes before anything else that could fail.
+    return lock.hold(namespace, name, () => this.persist(namespace, conn, next, providerName, reason));
+  }
+
+  /**
+   * Writes refreshed credentials, fenced on the refresh token that was spent: if the stored one is
+   * no longer it (a reconnect or an import landed meanwhile), the newer credentials win and are
+   * returned. A failed write is retried (the Lease is kept meanwhile); if it still fails, the
+   * credentials are kept in memory and written by the next refresh of this connection instead of
+   * calling the provider again.
+   */
+  private async persist(
+    namespace: string,
+    conn: StoredConnection,
+    next: StoredCredentials,
+    providerName: string,
+    reason: RefreshReason,
+  ): Promise<StoredConnection> {
+    const { store, clock, lock } = this.deps;
+    const name = conn.resource.metadata.name;
+    const key = `${namespace}/${name}`;
+    const fence = fenceOf(conn.credentials);
+    if (!(await lock.isHeld(namespace, name).catch(() => false))) {
+      // Another replica may hold the lock now; the fence below still keeps whatever it wrote.
+      this.logger.warn({ namespace, connection: name }, 'refresh lock lost before writing; writing fenced on the spent refresh token');
+    }
+    let superseded = false;
+    let written: { credentials: StoredCredentials; credentialsVersion: string } | undefined;
+    const attempts = this.deps.writeAttempts ?? 5;
+    for (let attempt = 1; !written; attempt++) {
+      try {
+        written = await store.updateCredentials(namespace, name, (cur) => {
+          superseded = fenceOf(cur) !== fence;
+          return superseded ? undefined : mergeCredentials(cur, next);
+        });
+      } catch (err) {
+        if (err instanceof NotFoundError)
+          throw new ConnectionNotFoundError(namespace, conn.resource.spec.integration, conn.resource.spec.connectionId);
+        if (attempt >= attempts) {
+          this.unsaved.set(key, { fence, next });
+          this.logger.error(
+            { namespace, connection: name, err: apiMessage(err) },
+            'refreshed credentials not written; kept for the next attempt',
+          );
+          throw new RefreshError('the refreshed credentials could not be stored; try again', {
+            permanent: false,
+            code: 'provider_unavailable',
+            retryAfterMs: 1000,
+          });
+        }
+        this.logger.warn({ namespace, connection: name, attempt, err: apiMessage(err) }, 'writing refreshed credentials failed; retrying');
+        await sleep(Math.min(2000, 100 * 2 ** attempt));
+      }
+    }
+    this.unsaved.delete(key);
+    const { credentials, credentialsVersion } = written;
+    if (superseded) {
+      this.logger.info({ namespace, connection: name }, 'credentials changed during the refresh; the newer ones are kept');
+      const current = store.getConnectionByName(namespace, name);
+      return { resource: current?.resource ?? conn.resource, credentials, credentialsVersion };
+    }
     const resource = await store.updateConnectionStatus(namespace, name, (s) =>
       statusAfterNewCredentials(s, credentials, this.deps.config, clock.now(), 'refreshed'),
     );
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
+  }
+
+  /**
+   * The provider refused the Integration's client: recorded on the Integration (its reconciler turns
+   * it into a condition), not on the connection, whose grant is not at fault.
+   */
+  private async recordIntegrationFault(namespace: string, conn: StoredConnection, failure: RefreshError): Promise<void> {
+    const name = conn.resource.spec.integration;
+    const integration = this.deps.store.getIntegration(namespace, name);
+    this.logger.warn(
+      { namespace, integration: name, code: failure.code, providerError: failure.providerError },
+      'token refresh refused because of the integration',
+    );
+    if (!integration) return;
+    const secretRef = integration.spec.clientSecretRef?.name;
+    const secretVersion = secretRef ? (this.deps.store.getReferencedSecret(namespace, secretRef)?.metadata?.resourceVersion ?? '') : '';
+    const detail = failure.message.slice(0, 300);
+    await this.deps.store
+      .annotateIntegration(
+        namespace,
+        name,
+        CLIENT_FAULT_ANNOTATION,
+        encodeClientFault({
+          generation: integration.metadata.generation ?? 0,
+          secretVersion,
+          detail,
+          at: new Date(this.deps.clock.now()).toISOString(),
+        }),
+      )
+      .catch((err: unknown) =>
+        this.logger.warn({ namespace, integration: name, err: apiMessage(err) }, 'could not record the integration fault'),
+      );
   }
 
   /** Records an Event and a status error; the stored credentials are left as they were. */
@@ -280,3 +389,9 @@ function failedElsewhere(e: ConnectionError): RefreshError {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What identifies the grant a refresh spends: the refresh token, else the access token (client credentials, APP, JWT). */
+function fenceOf(credentials: StoredCredentials): string {
+  const c = credentials as Record<string, unknown>;
+  return String(c.refresh_token ?? c.access_token ?? c.token ?? '');
+}

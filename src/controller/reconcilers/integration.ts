@@ -4,6 +4,7 @@ import { findCondition, IntegrationCondition, IntegrationReason, ProviderConditi
 import { missingSecretVerdict, writeConditions } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
+import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 
 /** Keys the Integration's Secret must hold for each auth mode that needs client credentials. */
 const CLIENT_KEYS: Record<string, string[]> = {
@@ -105,6 +106,17 @@ export class IntegrationReconciler {
       };
     }
     const missing = (needed ?? []).filter((k) => !has(k));
+    const fault = missing.length ? undefined : currentClientFault(integration, secret.metadata?.resourceVersion);
+    if (fault) {
+      return {
+        status: 'False',
+        reason: IntegrationReason.ClientRejected,
+        message:
+          `The provider's token endpoint refused this integration's client (${fault.detail}). Check the client ID and ` +
+          `secret in Secret "${clientSecretRef.name}" and the app's settings at the provider; refreshes resume when ` +
+          'the Integration or its Secret changes.',
+      };
+    }
     if (missing.length) {
       return {
         status: 'False',

@@ -56,8 +56,9 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
         'The token is short-lived and sealed (verifiable on every replica, stored nowhere). Give it to the frontend, which opens `connect_link`.',
       body: ConnectSessionBody,
       responses: { 201: { description: 'The session', schema: ConnectSessionResponse } },
-      errors: [400, 401],
+      errors: [400, 401, 429],
       handle({ body, env }) {
+        deps.limits.checkSessionCreation(env.namespace);
         const allowed =
           body.allowed_integrations ??
           deps.store

@@ -3,11 +3,13 @@ import type { RefreshLock } from '../../../auth/refresh/lock.js';
 import type { AppContext } from '../../../app/context.js';
 import type { IntegrationResource, ProviderResource } from '../../../k8s/resources.js';
 import { LatchkeyError } from '../../../domain/errors.js';
+import type { RateLimits } from '../../rate-limits.js';
 
 /** What the REST route modules are built from. */
 export interface RestDeps extends AppContext {
   refresher: TokenRefresher;
   refreshLock: RefreshLock;
+  limits: RateLimits;
 }
 
 /** The Integration and its Provider, or a 404 naming which one is unknown. */

@@ -7,6 +7,7 @@ import { connectionRoutes } from './connections.js';
 import { integrationRoutes } from './integrations.js';
 import { mountRoutes, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
+import { RateLimits } from '../../rate-limits.js';
 import { metadataRoutes } from './metadata.js';
 import { providerRoutes } from './providers.js';
 
@@ -26,7 +27,7 @@ export function restRoutes(deps: RestDeps): RouteSpec[] {
 /** The REST routes' dependencies: the context plus the process's shared token refresher. */
 export function restDeps(ctx: AppContext): RestDeps {
   const refresher = refresherFor(ctx);
-  return { ...ctx, refresher, refreshLock: refresher.lock };
+  return { ...ctx, refresher, refreshLock: refresher.lock, limits: new RateLimits(ctx.config, () => ctx.clock.now()) };
 }
 
 /**

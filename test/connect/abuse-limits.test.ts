@@ -1,0 +1,96 @@
+/**
+ * Limits on what an untrusted client can do with a Connect session token or the session endpoint,
+ * against a real control plane: connections per session are capped (counted across replicas by
+ * the Connection label), /connect/api/* is rate-limited per session, and session creation per
+ * namespace; over a limit the answer is 429 with Retry-After and the error body.
+ */
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { SESSION_LABEL } from '../../src/connect/session-quota.js';
+import { startReplica, type Replica } from '../support/replica.js';
+
+const kc = testKubeConfig();
+const PROVIDER = `limits-key-${process.pid}`;
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let replica: Replica;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'limits');
+  await applyProvider(kc, PROVIDER, { displayName: 'Keyed', authMode: 'API_KEY' });
+  await createIntegration(kc, ns.name, 'keyed', { provider: PROVIDER });
+  env = await createEnvironment(kc, ns.name);
+  replica = await startReplica(kc, {
+    namespaces: [ns.name],
+    key: env.secretKey,
+    config: {
+      connectMaxConnectionsPerSession: 2,
+      connectApiRatePerSession: 6,
+      connectApiRatePerNamespace: 1000,
+      sessionCreateRatePerNamespace: 4,
+    },
+  });
+  await eventually(
+    async () => (await replica.call('GET', '/providers')).status === 200 && replica.ctx.store.getIntegration(ns.name, 'keyed'),
+  );
+});
+
+afterAll(async () => {
+  await replica?.stop();
+  await deleteProvider(kc, PROVIDER);
+  await ns?.delete();
+});
+
+async function newSession(): Promise<{ status: number; token?: string; body: any; headers: Headers }> {
+  const res = await replica.call('POST', '/connect/sessions', { body: { end_user: { id: 'abuser' } } });
+  return { ...res, token: res.body?.data?.token };
+}
+
+function connectApi(token: string, path: string, body?: unknown) {
+  return fetch(`${replica.url}/connect/api/${path}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+it('caps the connections one session creates, and rate-limits its requests', async () => {
+  const first = await newSession();
+  expect(first.status).toBe(201);
+  const token = first.token!;
+  for (let i = 0; i < 2; i++) {
+    const res = await connectApi(token, 'forms', { integration: 'keyed', values: { apiKey: `key-${i}-abcdef` } });
+    expect(res.status).toBe(201);
+  }
+  const third = await connectApi(token, 'forms', { integration: 'keyed', values: { apiKey: 'key-3-abcdef' } });
+  expect(third.status).toBe(403);
+  expect(((await third.json()) as any).error).toMatchObject({ code: 'session_connection_limit', message: expect.any(String) });
+  const mine = replica.ctx.store.listConnections(ns.name).filter((c) => c.metadata.labels?.[SESSION_LABEL]);
+  expect(mine).toHaveLength(2);
+
+  // 6 requests a minute per session: three were used, three more pass, the next is refused.
+  for (let i = 0; i < 3; i++) expect((await connectApi(token, 'session')).status).toBe(200);
+  const limited = await connectApi(token, 'session');
+  expect(limited.status).toBe(429);
+  expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(((await limited.json()) as any).error).toMatchObject({ code: 'rate_limited', message: expect.any(String) });
+
+  // Another session of the same namespace is not affected by either limit.
+  const other = await newSession();
+  const res = await connectApi(other.token!, 'forms', { integration: 'keyed', values: { apiKey: 'key-other-abcdef' } });
+  expect(res.status).toBe(201);
+  expect(replica.ctx.store.listConnections(ns.name)).toHaveLength(3);
+});
+
+it('rate-limits session creation per namespace with 429 and Retry-After', async () => {
+  // Two sessions were created above; the bucket holds 4 a minute.
+  const statuses: number[] = [];
+  let last: Awaited<ReturnType<typeof newSession>> | undefined;
+  for (let i = 0; i < 3; i++) {
+    last = await newSession();
+    statuses.push(last.status);
+  }
+  expect(statuses).toEqual([201, 201, 429]);
+  expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(last!.body.error).toMatchObject({ code: 'rate_limited' });
+});
