@@ -5,15 +5,16 @@
  */
 const LAYERS = {
   domain: [],
-  k8s: ['domain'],
-  catalog: ['domain', 'k8s'],
-  auth: ['domain', 'k8s', 'catalog'],
-  webhooks: ['domain', 'k8s', 'auth'],
-  connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks'],
-  connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
-  proxy: ['domain', 'k8s', 'catalog', 'auth'],
-  controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
-  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy'],
+  oplog: ['domain'],
+  k8s: ['domain', 'oplog'],
+  catalog: ['domain', 'oplog', 'k8s'],
+  auth: ['domain', 'oplog', 'k8s', 'catalog'],
+  webhooks: ['domain', 'oplog', 'k8s', 'auth'],
+  connections: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks'],
+  connect: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
+  proxy: ['domain', 'oplog', 'k8s', 'catalog', 'auth'],
+  controller: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections'],
+  http: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'connect', 'proxy'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];

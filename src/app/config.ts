@@ -20,6 +20,11 @@ const ConfigSchema = z.object({
   LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS: z.coerce.number().min(0).default(2),
   LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS: z.coerce.number().min(0).default(3600),
   LATCHKEY_KUBECONFIG: z.string().optional(),
+  LATCHKEY_OPLOG_KEEP_ENTRIES: z.coerce.number().int().min(1).default(50),
+  LATCHKEY_OPLOG_KEEP_DAYS: z.coerce.number().min(0).default(7),
+  LATCHKEY_OPLOG_MAX_ENTRIES: z.coerce.number().int().min(1).default(200),
+  LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES: z.coerce.number().int().min(1).default(500),
+  LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
 });
 
 export interface Config {
@@ -41,6 +46,14 @@ export interface Config {
   webhookBackoffBaseSeconds: number;
   webhookBackoffMaxSeconds: number;
   kubeconfig?: string;
+  /** Operation log retention: per connection the newest N or those younger than the days, at most max. */
+  oplogKeepEntries: number;
+  oplogKeepDays: number;
+  oplogMaxEntries: number;
+  /** Entries in each environment's ring (attempts without a connection). */
+  oplogEnvironmentEntries: number;
+  /** Entries waiting to be stored at most (beyond it the oldest are dropped and counted). */
+  oplogQueueSize: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -70,5 +83,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookBackoffBaseSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS,
     webhookBackoffMaxSeconds: e.LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS,
     kubeconfig: e.LATCHKEY_KUBECONFIG,
+    oplogKeepEntries: e.LATCHKEY_OPLOG_KEEP_ENTRIES,
+    oplogKeepDays: e.LATCHKEY_OPLOG_KEEP_DAYS,
+    oplogMaxEntries: Math.max(e.LATCHKEY_OPLOG_MAX_ENTRIES, e.LATCHKEY_OPLOG_KEEP_ENTRIES),
+    oplogEnvironmentEntries: e.LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES,
+    oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
   };
 }
