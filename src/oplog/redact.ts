@@ -44,3 +44,15 @@ export function redactMessage(text: string, secrets: ReadonlyArray<string | unde
     });
   return out.length > MAX_MESSAGE ? `${out.slice(0, MAX_MESSAGE - 1)}…` : out;
 }
+
+const SECRET_NAME_SET = new Set([...SECRET_KEYS, 'apiKey', 'password', 'token'].map((k) => k.toLowerCase()));
+
+/** The values of an object's secret-named fields (one level down too: `raw` token answers), for `redactMessage`. */
+export function secretValues(o: Record<string, unknown> | undefined): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(o ?? {})) {
+    if (typeof v === 'string' && SECRET_NAME_SET.has(k.toLowerCase())) out.push(v);
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out.push(...secretValues(v as Record<string, unknown>));
+  }
+  return out;
+}

@@ -7,6 +7,8 @@ import type { ConnectionError, ConnectionStatus } from '../../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { Logger } from '../../app/log.js';
 import { Counter, metric, type Registry } from '../../app/metrics.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
+import { secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import type { RefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
@@ -32,6 +34,8 @@ export interface TokenRefresherDeps {
   store: KubeStore;
   lock: RefreshLock;
   events: ConnectionEvents;
+  /** The durable operation log; its entry ID becomes the failure's `log_id` (the Event is still recorded). */
+  oplog?: OperationLog;
   config: Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>;
   logger: Logger;
   clock: Clock;
@@ -199,6 +203,7 @@ export class TokenRefresher {
     const { store, clock } = this.deps;
     const name = conn.resource.metadata.name;
     const providerName = conn.resource.spec.provider;
+    const started = clock.now();
     let next: StoredCredentials;
     try {
       const integration = store.getIntegration(namespace, conn.resource.spec.integration);
@@ -222,7 +227,7 @@ export class TokenRefresher {
     } catch (err) {
       const failure = classifyRefreshFailure(err, clock.now());
       this.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
-      await this.recordFailure(namespace, conn, failure);
+      await this.recordFailure(namespace, conn, failure, reason, clock.now() - started);
       throw failure;
     }
     // Written with compare-and-swap; while the lock is held only an import could write in between.
@@ -244,28 +249,68 @@ export class TokenRefresher {
       errors: (s.errors ?? []).filter((e) => e.type !== 'auth'),
     }));
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
+    this.oplogEntry(conn, reason, 'success', now - started, [
+      `Token refreshed (${reason}); expires ${expiresAt?.toISOString() ?? 'never'}`,
+    ]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
   }
 
+  /** One operation log entry about this refresh; the credentials' own values are redacted wherever they appear. */
+  private oplogEntry(
+    conn: StoredConnection,
+    reason: RefreshReason,
+    outcome: 'success' | 'failure',
+    durationMs: number,
+    messages: string[],
+  ): string | undefined {
+    const { resource, credentials } = conn;
+    return this.deps.oplog?.record({
+      namespace: resource.metadata.namespace!,
+      operation: 'refresh',
+      step: reason,
+      outcome,
+      integration: resource.spec.integration,
+      connectionId: resource.spec.connectionId,
+      connection: { name: resource.metadata.name, uid: resource.metadata.uid },
+      endUserId: resource.spec.endUser?.id,
+      durationMs,
+      messages,
+      secrets: secretValues(credentials),
+    });
+  }
+
   /** Records an Event and a status error; the stored credentials are left as they were. */
-  private async recordFailure(namespace: string, conn: StoredConnection, failure: RefreshError): Promise<void> {
+  private async recordFailure(
+    namespace: string,
+    conn: StoredConnection,
+    failure: RefreshError,
+    reason: RefreshReason,
+    durationMs: number,
+  ): Promise<void> {
     const name = conn.resource.metadata.name;
     const message = `Token refresh failed ${failure.permanent ? FAILED_MARK.permanent : FAILED_MARK.transient}: ${failure.message}`;
+    const p = failure.providerError;
+    const answer = p
+      ? `Provider answered${p.status ? ` HTTP ${p.status}` : ''}: ${[p.error, p.description].filter(Boolean).join(' - ')}`
+      : undefined;
+    const oplogId = this.oplogEntry(conn, reason, 'failure', durationMs, [message, ...(answer ? [answer] : [])]);
     this.logger.warn(
       { namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError },
       'token refresh failed',
     );
     try {
-      failure.logId = await this.deps.events.record(conn.resource, {
+      const eventName = await this.deps.events.record(conn.resource, {
         type: 'Warning',
         reason: 'RefreshFailed',
         action: 'Refresh',
-        message,
+        message: oplogId ? `${message} (log_id: ${oplogId})` : message,
       });
+      failure.logId = oplogId ?? eventName;
     } catch (err) {
       this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure event');
-      return;
+      if (!oplogId) return;
+      failure.logId = oplogId;
     }
     const entry: ConnectionError = {
       type: 'auth',

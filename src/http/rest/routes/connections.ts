@@ -1,7 +1,7 @@
 import { JwtMintError, mintJwtCredentials } from '../../../auth/jwt-minting.js';
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
 import type { ConnectionResource, EndUserSpec, ProviderResource } from '../../../k8s/resources.js';
-import type { StoredCredentials } from '../../../k8s/store.js';
+import type { StoredConnection, StoredCredentials } from '../../../k8s/store.js';
 import { ApiError } from '../../errors.js';
 import type { EndUserInput } from '../schemas/common.js';
 import {
@@ -80,6 +80,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user, body.tags),
         });
+        logImport(deps, connection, created);
         return { status: created ? 201 : 200, body: connectionView(connection) };
       },
     }),
@@ -105,7 +106,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
         const credentials = credentialsFromDeprecated(body, provider.spec.authMode, provider.metadata.name, deps.clock.now());
-        const { created } = await importConnection(deps, {
+        const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,
           provider,
@@ -115,6 +116,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user),
         });
+        logImport(deps, connection, created);
         return { status: created ? 201 : 200, body: {}, headers: DEPRECATION_HEADERS };
       },
     }),
@@ -228,10 +230,35 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         const name = conn.resource.metadata.name;
         await deps.store.deleteConnection(env.namespace, name);
         await deps.refreshLock.remove(env.namespace, name).catch(() => undefined);
+        // In the environment's ring: the connection's own log goes with it.
+        deps.oplog?.record({
+          namespace: env.namespace,
+          operation: 'deletion',
+          outcome: 'success',
+          integration: conn.resource.spec.integration,
+          connectionId: conn.resource.spec.connectionId,
+          endUserId: conn.resource.spec.endUser?.id,
+          messages: [`Connection deleted with its credentials (object ${name})`],
+        });
         return { status: 200, body: { success: true } };
       },
     }),
   ];
+}
+
+function logImport(deps: RestDeps, conn: StoredConnection, created: boolean): void {
+  const r = conn.resource;
+  deps.oplog?.record({
+    namespace: r.metadata.namespace!,
+    operation: 'import',
+    step: created ? 'create' : 'replace',
+    outcome: 'success',
+    integration: r.spec.integration,
+    connectionId: r.spec.connectionId,
+    connection: { name: r.metadata.name, uid: r.metadata.uid },
+    endUserId: r.spec.endUser?.id,
+    messages: [created ? `Connection imported (${conn.credentials.type})` : `Credentials replaced by an import (${conn.credentials.type})`],
+  });
 }
 
 /** RFC 9745 Deprecation (a structured date) and the successor. */

@@ -6,6 +6,7 @@ import { connectSessionRoutes } from './connect-sessions.js';
 import { connectionRoutes } from './connections.js';
 import { mountRoutes, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
+import { logRoutes } from './logs.js';
 import { metadataRoutes } from './metadata.js';
 import { providerRoutes } from './providers.js';
 
@@ -13,7 +14,7 @@ const API_VERSION = '1.0.0';
 
 /** Every REST route, in mounting order (fixed paths before parameterized ones). */
 export function restRoutes(deps: RestDeps): RouteSpec[] {
-  return [...providerRoutes(deps), ...metadataRoutes(deps), ...connectionRoutes(deps), ...connectSessionRoutes(deps)];
+  return [...providerRoutes(deps), ...metadataRoutes(deps), ...connectionRoutes(deps), ...connectSessionRoutes(deps), ...logRoutes(deps)];
 }
 
 /** The REST routes' dependencies: the context plus the process's shared token refresher. */
