@@ -371,6 +371,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
     if (providerError) {
       if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
       const description = q.get('error_description');
+      detail = `The provider answered error=${providerError}${description ? ` (${description})` : ''}${q.get('error_uri') ? ` see ${q.get('error_uri')}` : ''}`;
       throw providerError === 'access_denied'
         ? new FlowError(400, 'access_denied', `Access to ${name} was not granted.`)
         : new FlowError(400, 'provider_error', `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`);

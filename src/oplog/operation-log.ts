@@ -40,6 +40,7 @@ export interface OperationLogOptions {
 }
 
 const MAX_MESSAGES = 20;
+const WRITE_CONCURRENCY = 8;
 
 /**
  * The durable operation log. `record` redacts, assigns the ID, logs the entry to stdout and queues
@@ -132,17 +133,22 @@ export class OperationLog {
       group.entries.push(entry);
       groups.set(key, group);
     }
-    for (const g of groups.values()) {
-      try {
-        await this.opts.sink.append(g.namespace, g.target, g.entries);
-      } catch (err) {
-        this.opts.onDropped?.(g.entries.length, 'write_failed');
-        this.logger.warn(
-          { namespace: g.namespace, entries: g.entries.map((e) => e.id), err: String(err) },
-          'could not store operation log entries (they are in this log only)',
-        );
+    // A few objects at a time: each is its own compare-and-swap write, and they do not contend.
+    const pending = [...groups.values()];
+    const worker = async () => {
+      for (let g = pending.shift(); g; g = pending.shift()) {
+        try {
+          await this.opts.sink.append(g.namespace, g.target, g.entries);
+        } catch (err) {
+          this.opts.onDropped?.(g.entries.length, 'write_failed');
+          this.logger.warn(
+            { namespace: g.namespace, entries: g.entries.map((e) => e.id), err: String(err) },
+            'could not store operation log entries (they are in this log only)',
+          );
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(WRITE_CONCURRENCY, pending.length) }, worker));
   }
 }
 

@@ -43,7 +43,12 @@ async function importOAuth(connectionId: string, email: string) {
     connection_id: connectionId,
     end_user: { id: `user-${connectionId}`, email },
     metadata: { plan: 'pro' },
-    credentials: { type: 'OAUTH2', access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: new Date(Date.now() + 3600_000).toISOString() },
+    credentials: {
+      type: 'OAUTH2',
+      access_token: t.accessToken,
+      refresh_token: t.refreshToken,
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+    },
   });
 }
 
@@ -53,7 +58,10 @@ async function shot(name: string) {
 
 /** Waits until the page has rendered after an action (the script counts its renders). */
 async function rendered(after?: string) {
-  await page.waitForFunction((prev) => document.body.dataset.rendered !== undefined && document.body.dataset.rendered !== prev, after ?? null);
+  await page.waitForFunction(
+    (prev) => document.body.dataset.rendered !== undefined && document.body.dataset.rendered !== prev,
+    after ?? null,
+  );
 }
 const renderCount = () => page.evaluate(() => document.body.dataset.rendered);
 
@@ -74,7 +82,9 @@ beforeAll(async () => {
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   await createIntegration(kc, ns.name, 'acme', { provider: P.oauth, displayName: 'Acme workspace' }, client);
   await createIntegration(kc, ns.name, 'crm', { provider: P.key });
-  await eventually(() => lk.ctx.store.getIntegration(ns.name, 'crm') && lk.ctx.store.getProvider(P.key) && lk.ctx.store.getProvider(P.oauth));
+  await eventually(
+    () => lk.ctx.store.getIntegration(ns.name, 'crm') && lk.ctx.store.getProvider(P.key) && lk.ctx.store.getProvider(P.oauth),
+  );
   await eventually(async () => (await lk.call('GET', '/providers', { key: env.secretKey })).status === 200);
   // From here on the REST calls use the secret key.
   const call = lk.call.bind(lk);
@@ -132,6 +142,8 @@ describe('dashboard', () => {
     const entry = await rest('GET', `/logs/${logId}`);
     expect(entry).toMatchObject({ operation: 'authorization', step: 'callback', outcome: 'failure', connection_id: 'acme-reauth' });
     expect(entry.messages.join(' ')).toContain('access_denied');
+    // What the provider said, beyond what the end user was shown.
+    expect(entry.messages.join(' ')).toContain('The provider answered error=access_denied');
     expect(lk.clock.now() - Date.parse(entry.time)).toBeGreaterThanOrEqual(3 * DAY);
   });
 
@@ -154,7 +166,9 @@ describe('dashboard', () => {
     expect(cookies[0]).toMatchObject({ name: 'latchkey_dashboard', httpOnly: true, sameSite: 'Strict', path: '/dashboard' });
     expect(cookies[0]!.value).not.toContain(env.secretKey);
     expect(page.url()).not.toContain(env.secretKey);
-    const storage = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    const storage = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+    );
     expect(storage).not.toContain(env.secretKey);
     expect(storage).not.toContain('latchkey_dashboard');
   });
