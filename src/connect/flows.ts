@@ -280,6 +280,16 @@ export async function submitForm(
         deps.clock.now(),
       )) as unknown as StoredCredentials;
     } catch (err) {
+      logAttempt(deps, {
+        namespace: session.namespace,
+        integration: integrationId,
+        endUserId: session.claims.endUser?.id,
+        reconnect: session.claims.reconnect,
+        step: 'form',
+        outcome: 'failure',
+        messages: [`Client credentials rejected: ${(err as Error).message}`],
+        secrets: [values.clientSecret],
+      });
       deps.logger.info(
         { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
         'client credentials rejected',
