@@ -91,7 +91,13 @@ async function main(): Promise<void> {
     let offset = 0;
     const clock = { now: () => Date.now() + offset };
     const config = loadConfig({ LATCHKEY_LOG_LEVEL: 'silent' });
-    const oplog = createOperationLog({ config, logger, kc, clock, metrics: createRegistry() });
+    const metrics = createRegistry();
+    // Storage failures are warnings on stderr (the entry is in stdout only) and counted below.
+    const oplog = createOperationLog({ config, logger: createLogger('warn', {}, process.stderr), kc, clock, metrics });
+    const dropped = async () =>
+      ((await metrics.getSingleMetric('latchkey_oplog_dropped_total')?.get())?.values ?? [])
+        .map((v) => `${v.labels.reason}: ${v.value}`)
+        .join(', ') || 'none';
     const reader = oplogReader({ oplog })!;
     const heapBefore = heapMiB();
 
@@ -191,6 +197,7 @@ async function main(): Promise<void> {
       '',
       `- The ring kept ${ring?.entries ?? 0} of ${ringEntries.toLocaleString('en')} entries (${mib(ring?.bytes ?? 0)}).`,
       `- Upper bound per connection with the defaults: 200 entries × ~${perEntry.toFixed(0)} bytes ≈ ${mib(200 * perEntry)} (and never above 900 KiB, the per-object byte cap).`,
+      `- Entries not stored (logged to stdout only, \`latchkey_oplog_dropped_total\`): ${await dropped()}.`,
       `- Writing: ${writes.toLocaleString('en')} object writes in ${(writeMs / 1000).toFixed(1)} s (${((written / writeMs) * 1000).toFixed(0)} entries/s, ${((writes / writeMs) * 1000).toFixed(0)} object writes/s).`,
       `- Reads: one connection's log (its object and the ring) ${ms(byId)}; a search over the whole namespace (every log object listed from the API server) ${ms(all)}.`,
       `- Heap of the writing process (after GC): ${mib(heapBefore)} before, ${mib(heapAfterWrites)} after writing, ${mib(heapAfterSearch)} after the whole-namespace search — entries are not cached, so a replica's memory does not grow with the log.`,
