@@ -4,7 +4,7 @@ import { ENVIRONMENT_PREFIX, prefixOfId, type OplogEntry } from '../oplog/entry.
 import type { OplogSink, OplogTarget } from '../oplog/operation-log.js';
 import { page, type OplogPage, type OplogQuery } from '../oplog/query.js';
 import { retain, type RetentionPolicy } from '../oplog/retention.js';
-import { ConflictRetriesExhausted, isConflict, isNotFound } from './errors.js';
+import { ConflictRetriesExhausted, isConflict, isNotFound, statusOf } from './errors.js';
 import { connectionObjectName } from './names.js';
 import { API_VERSION, CONNECTIONS, ENVIRONMENTS, GROUP, LABELS, VERSION, type EnvironmentResource } from './resources.js';
 
@@ -135,10 +135,10 @@ export class OplogStore implements OplogSink {
     const policy = prefix === ENVIRONMENT_PREFIX ? this.retention.environment : this.retention.connection;
     const name = oplogObjectName(prefix);
     for (let attempt = 1; attempt <= 10; attempt++) {
-      const current = await this.read(namespace, prefix);
-      const kept = retain([...(current?.entries ?? []), ...entries], this.clock.now(), policy);
-      const data = { [DATA_KEY]: kept.map((e) => JSON.stringify(e)).join('\n') };
       try {
+        const current = await this.read(namespace, prefix);
+        const kept = retain([...(current?.entries ?? []), ...entries], this.clock.now(), policy);
+        const data = { [DATA_KEY]: kept.map((e) => JSON.stringify(e)).join('\n') };
         if (current) {
           await this.core.replaceNamespacedConfigMap({ namespace, name, body: { ...current.cm, data } });
         } else {
@@ -155,9 +155,11 @@ export class OplogStore implements OplogSink {
         }
         return;
       } catch (err) {
-        // 409: someone wrote (or created) it meanwhile; read again and redo the append.
-        if (!isConflict(err)) throw err;
-        await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+        // 409: someone wrote (or created) it meanwhile; read again and redo the append. An API server
+        // shedding load (429, 5xx) or a dropped connection is worth a few patient retries too.
+        const status = statusOf(err);
+        if (!isConflict(err) && status !== 429 && status !== undefined && status < 500) throw err;
+        await new Promise((r) => setTimeout(r, isConflict(err) ? Math.random() * 20 * attempt : 200 * attempt));
       }
     }
     throw new ConflictRetriesExhausted(`operation log ${namespace}/${name}`);

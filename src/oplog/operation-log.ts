@@ -152,7 +152,8 @@ export class OperationLog {
   }
 }
 
-function withoutId(e: OplogEntry): Omit<OplogEntry, 'id'> {
-  const { id: _id, ...rest } = e;
-  return rest;
+/** The entry for pino: its ID is `logId`, its time `at` (pino writes its own `time`). */
+function withoutId(e: OplogEntry): Omit<OplogEntry, 'id' | 'time'> & { at: string } {
+  const { id: _id, time, ...rest } = e;
+  return { at: time, ...rest };
 }

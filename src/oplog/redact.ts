@@ -19,7 +19,9 @@ const NAMED_VALUE = new RegExp(
   'gi',
 );
 const CODE_PARAM = /([?&#]code=)[^&#\s]+/gi;
-const AUTH_SCHEME = /\b(Bearer|Basic|Token|OAuth)\s+[A-Za-z0-9._~+/=-]{4,}/gi;
+// A credential after an auth scheme looks like one (8+ characters with a digit or a token
+// punctuation mark), so that prose such as "Token refresh failed" or "Basic authentication" stays.
+const AUTH_SCHEME = /\b(Bearer|Basic|Token|OAuth)\s+(?=[A-Za-z0-9._~+/=-]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
 const URL_USERINFO = /(\b[a-z][a-z0-9+.-]*:\/\/)[^/\s:@]+:[^/\s@]+@/gi;
 

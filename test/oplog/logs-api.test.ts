@@ -121,6 +121,7 @@ describe('operation log', () => {
       end_user_id: 'user-reauth-1',
     });
     expect(Date.now() + 3 * DAY - Date.parse(entry.body.time)).toBeGreaterThan(3 * DAY - 60_000);
+    expect(entry.body.messages[0]).toMatch(/^Token refresh failed \(reauthorization required\)/);
     expect(entry.body.messages.join('\n')).toContain('invalid_grant');
     const text = JSON.stringify(entry.body);
     for (const secret of [tokens.accessToken, tokens.refreshToken, client.clientSecret]) expect(text).not.toContain(secret);

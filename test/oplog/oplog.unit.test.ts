@@ -54,6 +54,14 @@ describe('redactMessage', () => {
     expect(out).toBe('provider said: invalid_grant (the grant [redacted] was revoked)');
     // A provider's error code is kept: `code` is redacted only as a URL parameter.
     expect(redactMessage('error code: invalid_grant')).toBe('error code: invalid_grant');
+    // Prose after a scheme's name is not a credential.
+    for (const prose of [
+      'Token refresh failed (reauthorization required): invalid_grant',
+      'Basic authentication was refused',
+      'OAuth callback received',
+    ]) {
+      expect(redactMessage(prose)).toBe(prose);
+    }
   });
 
   test('long messages are cut', () => {
