@@ -52,7 +52,6 @@ function messages(i: number): string[] {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const logger = createLogger('silent');
   const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
