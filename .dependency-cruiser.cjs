@@ -5,18 +5,19 @@
  */
 const LAYERS = {
   domain: [],
-  k8s: ['domain'],
-  catalog: ['domain', 'k8s'],
+  oplog: ['domain'],
+  k8s: ['domain', 'oplog'],
+  catalog: ['domain', 'oplog', 'k8s'],
   // The egress guard (SSRF): checked addresses for every outbound connection; no I/O but DNS.
   egress: ['domain'],
-  auth: ['domain', 'k8s', 'catalog', 'egress'],
-  webhooks: ['domain', 'k8s', 'auth', 'egress'],
-  connections: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
+  auth: ['domain', 'oplog', 'k8s', 'catalog', 'egress'],
+  webhooks: ['domain', 'oplog', 'k8s', 'auth', 'egress'],
+  connections: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
   integrations: ['domain', 'k8s', 'catalog'],
-  connect: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  proxy: ['domain', 'k8s', 'catalog', 'auth', 'egress'],
-  controller: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  http: ['domain', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'integrations', 'connect', 'proxy', 'egress'],
+  connect: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
+  proxy: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
+  controller: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
+  http: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'integrations', 'connect', 'proxy', 'egress'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];

@@ -29,6 +29,11 @@ const ConfigSchema = z.object({
   LATCHKEY_CONNECT_API_RATE_PER_SESSION: z.coerce.number().min(0).default(60),
   LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(1200),
   LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(300),
+  LATCHKEY_OPLOG_KEEP_ENTRIES: z.coerce.number().int().min(1).default(50),
+  LATCHKEY_OPLOG_KEEP_DAYS: z.coerce.number().min(0).default(7),
+  LATCHKEY_OPLOG_MAX_ENTRIES: z.coerce.number().int().min(1).default(200),
+  LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES: z.coerce.number().int().min(1).default(500),
+  LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
 });
 
 export interface Config {
@@ -68,6 +73,14 @@ export interface Config {
   connectApiRatePerSession: number;
   connectApiRatePerNamespace: number;
   sessionCreateRatePerNamespace: number;
+  /** Operation log retention: per connection the newest N or those younger than the days, at most max. */
+  oplogKeepEntries: number;
+  oplogKeepDays: number;
+  oplogMaxEntries: number;
+  /** Entries in each environment's ring (attempts without a connection). */
+  oplogEnvironmentEntries: number;
+  /** Entries waiting to be stored at most (beyond it the oldest are dropped and counted). */
+  oplogQueueSize: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -105,6 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectApiRatePerSession: e.LATCHKEY_CONNECT_API_RATE_PER_SESSION,
     connectApiRatePerNamespace: e.LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE,
     sessionCreateRatePerNamespace: e.LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE,
+    oplogKeepEntries: e.LATCHKEY_OPLOG_KEEP_ENTRIES,
+    oplogKeepDays: e.LATCHKEY_OPLOG_KEEP_DAYS,
+    oplogMaxEntries: Math.max(e.LATCHKEY_OPLOG_MAX_ENTRIES, e.LATCHKEY_OPLOG_KEEP_ENTRIES),
+    oplogEnvironmentEntries: e.LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES,
+    oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
   };
 }
 

@@ -4,9 +4,11 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import { createGuardedFetch } from '../egress/fetch.js';
 import { EgressGuard } from '../egress/guard.js';
 import { KubeStore } from '../k8s/store.js';
+import { OplogStore } from '../k8s/oplog-store.js';
+import { OperationLog } from '../oplog/operation-log.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
-import { createRegistry } from './metrics.js';
+import { Counter, createRegistry, metric } from './metrics.js';
 
 /** What the controller and the HTTP server are built from; passed in, never imported as singletons. */
 export interface AppContext {
@@ -20,6 +22,11 @@ export interface AppContext {
   fetch: typeof fetch;
   /** Checks every address an outbound call connects to (the proxy's agents use it directly). */
   egress: EgressGuard;
+  /**
+   * The durable operation log (what `errors[].log_id` points at). Optional so that contexts built
+   * by hand still compile; createContext always sets it, and producers record only when it is there.
+   */
+  oplog?: OperationLog;
 }
 
 export interface ContextOptions {
@@ -40,6 +47,8 @@ export interface ContextOptions {
  */
 export function createContext(opts: ContextOptions): AppContext {
   const { config, logger, kc } = opts;
+  const clock = opts.clock ?? systemClock;
+  const metrics = opts.metrics ?? createRegistry();
   const egress = opts.egress ?? new EgressGuard({ allow: config.egressAllow });
   // Said at start-up, so an allowlist that opens private addresses is never a surprise.
   if (egress.allowlist.isEmpty) logger.info('egress: outbound calls reach public addresses only');
@@ -53,9 +62,54 @@ export function createContext(opts: ContextOptions): AppContext {
     logger,
     kc,
     store: opts.store ?? new KubeStore(kc, { namespaces: config.watchNamespaces, logger }),
-    clock: opts.clock ?? systemClock,
-    metrics: opts.metrics ?? createRegistry(),
+    clock,
+    metrics,
     fetch: createGuardedFetch(egress).fetch,
     egress,
+    oplog: createOperationLog({ config, logger, kc, clock, metrics }),
   };
+}
+
+/** The operation log stored in the cluster with the configured retention; its drops are counted. */
+export function createOperationLog(ctx: Pick<AppContext, 'config' | 'logger' | 'kc' | 'clock' | 'metrics'>): OperationLog {
+  const { config } = ctx;
+  const keepMs = config.oplogKeepDays * 86_400_000;
+  // A ConfigMap holds at most 1 MiB; the rest is room for metadata.
+  const maxBytes = 900 * 1024;
+  const store = new OplogStore(
+    ctx.kc,
+    {
+      connection: { keepEntries: config.oplogKeepEntries, keepMs, maxEntries: config.oplogMaxEntries, maxBytes },
+      environment: {
+        keepEntries: config.oplogEnvironmentEntries,
+        keepMs: 0,
+        maxEntries: config.oplogEnvironmentEntries,
+        maxBytes,
+      },
+    },
+    ctx.clock,
+  );
+  const dropped = metric(
+    ctx.metrics,
+    'latchkey_oplog_dropped_total',
+    (registers) =>
+      new Counter({
+        name: 'latchkey_oplog_dropped_total',
+        help: 'Operation log entries logged to stdout but not stored, by reason (queue_full, write_failed).',
+        labelNames: ['reason'] as const,
+        registers,
+      }),
+  );
+  return new OperationLog({
+    sink: store,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    maxQueue: config.oplogQueueSize,
+    onDropped: (n, why) => dropped.inc({ reason: why }, n),
+  });
+}
+
+/** The store behind a context's operation log, for reads (REST API, dashboard). */
+export function oplogReader(ctx: Pick<AppContext, 'oplog'>): OplogStore | undefined {
+  return ctx.oplog?.sink instanceof OplogStore ? ctx.oplog.sink : undefined;
 }

@@ -5,7 +5,7 @@ import { pino, type Logger, type LoggerOptions } from 'pino';
  * than an OAuth authorization code, and no code path logs the latter.) Anything that can carry a credential is listed, at the
  * top level and one or two levels down, because pino's redaction matches exact paths only.
  */
-const SECRET_KEYS = [
+export const SECRET_KEYS = [
   'access_token',
   'accessToken',
   'refresh_token',

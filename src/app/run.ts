@@ -28,7 +28,8 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   const { config, logger, kc } = opts;
   const ctx: AppContext = createContext({ config, logger, kc });
   const { store } = ctx;
-  const stops: Array<() => Promise<void>> = [() => store.stop()];
+  // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
+  const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
   await store.start();
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {

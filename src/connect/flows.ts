@@ -30,6 +30,7 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
+import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -221,12 +222,28 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     redirectUri,
     exp: session.claims.exp,
   };
+  const attempt = {
+    namespace: session.namespace,
+    integration: integrationId,
+    endUserId: session.claims.endUser?.id,
+    reconnect: session.claims.reconnect,
+    step: 'start' as const,
+  };
+  const started = (href: string) => {
+    const to = new URL(href);
+    logAttempt(deps, {
+      ...attempt,
+      outcome: 'success',
+      messages: [`Redirecting the end user to ${v.providerDisplayName} at ${to.origin}${to.pathname}`],
+    });
+    return href;
+  };
   try {
     if (v.authMode === 'OAUTH2') {
       const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
       const state = sealFlowState({ ...base, codeVerifier }, session.secretKey);
       const input: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
-      return (await buildAuthorizationRedirect(input, { redirectUri, state, codeVerifier })).href;
+      return started((await buildAuthorizationRedirect(input, { redirectUri, state, codeVerifier })).href);
     }
     const state = sealFlowState(base, session.secretKey);
     const callback = new URL(redirectUri);
@@ -239,14 +256,19 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
     const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
-    return oauth1AuthorizationUrl(
-      fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig),
-      temporary.token,
-      params,
-    ).href;
+    return started(
+      oauth1AuthorizationUrl(fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig), temporary.token, params)
+        .href,
+    );
   } catch (err) {
     if (err instanceof LatchkeyError) throw err;
     if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
+    logAttempt(deps, {
+      ...attempt,
+      outcome: 'failure',
+      messages: [`Could not start the authorization: ${(err as Error).message}`],
+      secrets: [client.clientSecret],
+    });
     deps.logger.warn(
       { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
       'could not start the authorization flow',
@@ -293,6 +315,16 @@ export async function submitForm(
         deps.clock.now(),
       )) as unknown as StoredCredentials;
     } catch (err) {
+      logAttempt(deps, {
+        namespace: session.namespace,
+        integration: integrationId,
+        endUserId: session.claims.endUser?.id,
+        reconnect: session.claims.reconnect,
+        step: 'form',
+        outcome: 'failure',
+        messages: [`Client credentials rejected: ${(err as Error).message}`],
+        secrets: [values.clientSecret],
+      });
       deps.logger.info(
         { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
         'client credentials rejected',
@@ -380,6 +412,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
   }
   const state = opened.state;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
+  const startedAt = deps.clock.now();
+  let detail: string | undefined;
+  let step: 'callback' | 'token_exchange' = 'callback';
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
       throw new LatchkeyError(
@@ -396,6 +431,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
     if (providerError) {
       if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
       const description = q.get('error_description');
+      detail = `The provider answered error=${providerError}${description ? ` (${description})` : ''}${q.get('error_uri') ? ` see ${q.get('error_uri')}` : ''}`;
       throw providerError === 'access_denied'
         ? new LatchkeyError('invalid_input', 'access_denied', `Access to ${name} was not granted.`)
         : new LatchkeyError(
@@ -406,6 +442,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
     }
     const client = oauthClient(deps, state.namespace, integration);
     let credentials: StoredCredentials;
+    step = 'token_exchange';
     try {
       if (state.mode === 'OAUTH2') {
         const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
@@ -435,6 +472,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
       }
     } catch (err) {
       if (err instanceof LatchkeyError) throw err;
+      // The provider's answer (error code and description) is in the message: what a support engineer needs.
+      detail = `Token exchange failed: ${(err as Error).message}`;
       deps.logger.warn(
         { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
         'token exchange failed',
@@ -455,6 +494,17 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
     if (!(err instanceof LatchkeyError)) throw err;
     outcome.error = err;
   }
+  const attempt = {
+    namespace: state.namespace,
+    integration: state.integration,
+    endUserId: state.endUser?.id,
+    reconnect: state.reconnect,
+    step,
+    durationMs: deps.clock.now() - startedAt,
+    secrets: [q.get('code') ?? undefined, q.get('oauth_verifier') ?? undefined, stateValue],
+  };
+  if (outcome.error) await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail });
+  else logAttempt(deps, { ...attempt, outcome: 'success', messages: [`Authorized (${outcome.result?.operation ?? 'saved'})`] });
   return outcome;
 }
 

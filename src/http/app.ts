@@ -10,6 +10,7 @@ import { refresherFor } from '../auth/refresh/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
 import { FlowRecords } from '../k8s/flow-records.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -45,6 +46,9 @@ export function createApp(ctx: AppContext): Express {
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
   app.use('/connect/api', connectApiRateLimit(ctx, new RateLimits(ctx.config, () => ctx.clock.now())));
   app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
+
+  // The operations dashboard (its own session cookie; not published by the Ingress).
+  app.use(dashboardRoutes(http));
 
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();

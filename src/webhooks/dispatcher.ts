@@ -1,3 +1,5 @@
+import { connectionObjectName } from '../k8s/names.js';
+import type { OperationLog } from '../oplog/operation-log.js';
 import type { Registry } from 'prom-client';
 import { primaryOf } from '../auth/environment-keys.js';
 import type { Clock } from '../domain/clock.js';
@@ -29,6 +31,8 @@ export interface DispatcherOptions {
   };
   /** Who claims deliveries (the pod name). */
   identity: string;
+  /** Each attempt and its answer is an operation log entry. */
+  oplog?: OperationLog;
   pollIntervalMs?: number;
   requestTimeoutMs?: number;
   random?: () => number;
@@ -179,12 +183,14 @@ export class WebhookDispatcher {
     }
     const key = store.readSecretValue(d.namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.webhookSigningKey);
     let outcome: Outcome;
+    const started = clock.now();
     if (!key) {
       outcome = { ok: false, retry: true, error: `Secret ${env.spec.secretRef.name} has no ${ENVIRONMENT_SECRET_KEYS.webhookSigningKey}` };
     } else {
       outcome = await this.post(url, key, d, env.spec.webhooks?.signatures?.includes('nango') ?? false);
     }
     const attempts = d.attempts + 1;
+    this.logAttempt(d, attempts, outcome, url, clock.now() - started);
     if (outcome.ok) {
       counter.inc({ result: 'delivered' });
       log.info({ attempts }, 'webhook delivered');
@@ -208,6 +214,34 @@ export class WebhookDispatcher {
     counter.inc({ result: 'retry' });
     log.info({ attempts, error: outcome.error, retryInSeconds: Math.round(delay * 10) / 10 }, 'webhook attempt failed; will retry');
     await outbox.reschedule(d, attempts, clock.now() + delay * 1000, outcome.error);
+  }
+
+  private logAttempt(d: PendingDelivery, attempts: number, outcome: Outcome, url: string, ms: number) {
+    if (!this.opts.oplog) return;
+    let about: { type?: string; operation?: string; connectionId?: string; providerConfigKey?: string; endUser?: { endUserId?: string } } =
+      {};
+    try {
+      about = JSON.parse(d.body) as typeof about;
+    } catch {
+      // recorded without the connection
+    }
+    const { connectionId, providerConfigKey: integration } = about;
+    const last = !outcome.ok && !outcome.retry;
+    this.opts.oplog.record({
+      namespace: d.namespace,
+      operation: 'webhook',
+      step: `attempt ${attempts}`,
+      outcome: outcome.ok ? 'success' : 'failure',
+      integration,
+      connectionId,
+      ...(connectionId && integration ? { connection: { name: connectionObjectName(integration, connectionId) } } : {}),
+      endUserId: about.endUser?.endUserId,
+      durationMs: ms,
+      messages: [
+        `${about.type ?? 'auth'} webhook (${about.operation ?? 'unknown'}) ${d.id} to ${new URL(url).origin}: ${outcome.ok ? 'delivered' : outcome.error}`,
+        ...(outcome.ok ? [] : [last ? 'Not retried any more.' : 'Will be retried.']),
+      ],
+    });
   }
 
   private async post(url: string, key: string, d: PendingDelivery, nango: boolean): Promise<Outcome> {

@@ -13,6 +13,7 @@ export function startWebhookDelivery(ctx: AppContext): () => Promise<void> {
     metrics: ctx.metrics,
     config: ctx.config,
     identity: ctx.config.identity,
+    oplog: ctx.oplog,
   });
   dispatcher.start();
   return () => dispatcher.stop();

@@ -150,4 +150,12 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.webhooks.backoffMaxSeconds | quote }}
 - name: LATCHKEY_EGRESS_ALLOW
   value: {{ join "," .Values.config.egress.allow | quote }}
+- name: LATCHKEY_OPLOG_KEEP_ENTRIES
+  value: {{ .Values.config.operationLog.keepEntries | quote }}
+- name: LATCHKEY_OPLOG_KEEP_DAYS
+  value: {{ .Values.config.operationLog.keepDays | quote }}
+- name: LATCHKEY_OPLOG_MAX_ENTRIES
+  value: {{ .Values.config.operationLog.maxEntries | quote }}
+- name: LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES
+  value: {{ .Values.config.operationLog.environmentEntries | quote }}
 {{- end -}}

@@ -25,6 +25,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
     store: ctx.store,
     lock: new RefreshLock(leases, ctx.config.identity, lockTtlSeconds, () => ctx.clock.now()),
     events: new ConnectionEvents(ctx.kc, 'latchkey', () => ctx.clock.now()),
+    oplog: ctx.oplog,
     config: ctx.config,
     logger: ctx.logger,
     clock: ctx.clock,

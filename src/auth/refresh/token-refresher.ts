@@ -14,6 +14,8 @@ import { NotFoundError, type KubeStore, type StoredConnection, type StoredCreden
 import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../app/log.js';
 import { Counter, metric, type Registry } from '../../app/metrics.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
+import { secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import type { RefreshLock } from './lock.js';
@@ -39,6 +41,8 @@ export interface TokenRefresherDeps {
   store: KubeStore;
   lock: RefreshLock;
   events: ConnectionEvents;
+  /** The durable operation log; its entry ID becomes the failure's `log_id` (the Event is still recorded). */
+  oplog?: OperationLog;
   config: RefreshSettings;
   logger: Logger;
   clock: Clock;
@@ -212,6 +216,7 @@ export class TokenRefresher {
       return lock.hold(namespace, name, () => this.persist(namespace, conn, unsaved.next, providerName, reason));
     }
     this.unsaved.delete(key);
+    const started = clock.now();
     let next: StoredCredentials;
     try {
       const integration = store.getIntegration(namespace, conn.resource.spec.integration);
@@ -239,12 +244,12 @@ export class TokenRefresher {
       const failure = classifyRefreshFailure(err, clock.now());
       this.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
       if (failure.code === 'integration_misconfigured') await this.recordIntegrationFault(namespace, conn, failure);
-      else await this.recordFailure(namespace, conn, failure);
+      else await this.recordFailure(namespace, conn, failure, reason, clock.now() - started);
       throw failure;
     }
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
-    return lock.hold(namespace, name, () => this.persist(namespace, conn, next, providerName, reason));
+    return lock.hold(namespace, name, () => this.persist(namespace, conn, next, providerName, reason, started));
   }
 
   /**
@@ -260,6 +265,7 @@ export class TokenRefresher {
     next: StoredCredentials,
     providerName: string,
     reason: RefreshReason,
+    startedAt = this.deps.clock.now(),
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
@@ -308,6 +314,9 @@ export class TokenRefresher {
       statusAfterNewCredentials(s, credentials, this.deps.config, clock.now(), 'refreshed'),
     );
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
+    this.oplogEntry(conn, reason, 'success', clock.now() - startedAt, [
+      `Token refreshed (${reason}); expires ${resource.status?.expiresAt ?? 'never'}`,
+    ]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
   }
@@ -344,24 +353,61 @@ export class TokenRefresher {
       );
   }
 
+  /** One operation log entry about this refresh; the credentials' own values are redacted wherever they appear. */
+  private oplogEntry(
+    conn: StoredConnection,
+    reason: RefreshReason,
+    outcome: 'success' | 'failure',
+    durationMs: number,
+    messages: string[],
+  ): string | undefined {
+    const { resource, credentials } = conn;
+    return this.deps.oplog?.record({
+      namespace: resource.metadata.namespace!,
+      operation: 'refresh',
+      step: reason,
+      outcome,
+      integration: resource.spec.integration,
+      connectionId: resource.spec.connectionId,
+      connection: { name: resource.metadata.name, uid: resource.metadata.uid },
+      endUserId: resource.spec.endUser?.id,
+      durationMs,
+      messages,
+      secrets: secretValues(credentials),
+    });
+  }
+
   /** Records an Event and a status error; the stored credentials are left as they were. */
-  private async recordFailure(namespace: string, conn: StoredConnection, failure: RefreshError): Promise<void> {
+  private async recordFailure(
+    namespace: string,
+    conn: StoredConnection,
+    failure: RefreshError,
+    reason: RefreshReason,
+    durationMs: number,
+  ): Promise<void> {
     const name = conn.resource.metadata.name;
     const message = `Token refresh failed (${failure.permanent ? 'reauthorization required' : 'provider unavailable'}): ${failure.message}`;
+    const p = failure.providerError;
+    const answer = p
+      ? `Provider answered${p.status ? ` HTTP ${p.status}` : ''}: ${[p.error, p.description].filter(Boolean).join(' - ')}`
+      : undefined;
+    const oplogId = this.oplogEntry(conn, reason, 'failure', durationMs, [message, ...(answer ? [answer] : [])]);
     this.logger.warn(
       { namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError },
       'token refresh failed',
     );
     try {
-      failure.logId = await this.deps.events.record(conn.resource, {
+      const eventName = await this.deps.events.record(conn.resource, {
         type: 'Warning',
         reason: 'RefreshFailed',
         action: 'Refresh',
-        message,
+        message: oplogId ? `${message} (log_id: ${oplogId})` : message,
       });
+      failure.logId = oplogId ?? eventName;
     } catch (err) {
       this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure event');
-      return;
+      if (!oplogId) return;
+      failure.logId = oplogId;
     }
     const entry: ConnectionError = {
       type: CREDENTIALS_ERROR,

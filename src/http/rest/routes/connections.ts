@@ -5,6 +5,7 @@ import { listConnections } from '../../../connections/list.js';
 import { deleteConnection, importConnection } from '../../../connections/service.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import type { EndUserSpec } from '../../../k8s/resources.js';
+import type { StoredConnection } from '../../../k8s/store.js';
 import type { EndUserInput } from '../schemas/common.js';
 import {
   Connection,
@@ -64,6 +65,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user, body.tags),
         });
+        logImport(deps, connection, created);
         return { status: created ? 201 : 200, body: connectionView(connection) };
       },
     }),
@@ -89,7 +91,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
         const credentials = credentialsFromDeprecated(body, provider.spec.authMode, provider.metadata.name, deps.clock.now());
-        const { created } = await importConnection(deps, {
+        const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,
           provider,
@@ -99,6 +101,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user),
         });
+        logImport(deps, connection, created);
         return { status: created ? 201 : 200, body: {}, headers: DEPRECATION_HEADERS };
       },
     }),
@@ -185,13 +188,39 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404],
       async handle({ params, query, env }) {
         integrationAndProvider(deps, env.namespace, query.provider_config_key);
-        if (!(await deleteConnection(deps, env.namespace, query.provider_config_key, params.connectionId))) {
+        const conn = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
+        if (!conn || !(await deleteConnection(deps, env.namespace, query.provider_config_key, params.connectionId))) {
           throw unknownConnection(params.connectionId, query.provider_config_key);
         }
+        // In the environment's ring: the connection's own log goes with it.
+        deps.oplog?.record({
+          namespace: env.namespace,
+          operation: 'deletion',
+          outcome: 'success',
+          integration: conn.resource.spec.integration,
+          connectionId: conn.resource.spec.connectionId,
+          endUserId: conn.resource.spec.endUser?.id,
+          messages: [`Connection deleted with its credentials (object ${conn.resource.metadata.name})`],
+        });
         return { status: 200, body: { success: true } };
       },
     }),
   ];
+}
+
+function logImport(deps: RestDeps, conn: StoredConnection, created: boolean): void {
+  const r = conn.resource;
+  deps.oplog?.record({
+    namespace: r.metadata.namespace!,
+    operation: 'import',
+    step: created ? 'create' : 'replace',
+    outcome: 'success',
+    integration: r.spec.integration,
+    connectionId: r.spec.connectionId,
+    connection: { name: r.metadata.name, uid: r.metadata.uid },
+    endUserId: r.spec.endUser?.id,
+    messages: [created ? `Connection imported (${conn.credentials.type})` : `Credentials replaced by an import (${conn.credentials.type})`],
+  });
 }
 
 /** RFC 9745 Deprecation (a structured date) and the successor. */

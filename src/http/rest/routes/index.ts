@@ -8,6 +8,7 @@ import { integrationRoutes } from './integrations.js';
 import { mountRoutes, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
 import { RateLimits } from '../../rate-limits.js';
+import { logRoutes } from './logs.js';
 import { metadataRoutes } from './metadata.js';
 import { providerRoutes } from './providers.js';
 
@@ -21,6 +22,7 @@ export function restRoutes(deps: RestDeps): RouteSpec[] {
     ...metadataRoutes(deps),
     ...connectionRoutes(deps),
     ...connectSessionRoutes(deps),
+    ...logRoutes(deps),
   ];
 }
 

@@ -6,6 +6,7 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { z } from 'zod';
 import type { AppContext } from '../../../app/context.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
+import { connectionObjectName } from '../../../k8s/names.js';
 import { environmentOf } from '../../secret-key-auth.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse, statusOf } from '../../errors.js';
@@ -33,6 +34,7 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
   });
   const router = Router();
   const handler = async (req: Request, res: Response, next: NextFunction) => {
+    const startedAt = ctx.clock.now();
     try {
       const headers = parse(ProxyHeaders, req.headers, 'headers');
       // The raw path and query as received: express's decoded params would hide encoded tricks.
@@ -52,6 +54,11 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
         res.destroy();
         return;
       }
+      if (err instanceof LatchkeyError) {
+        logProxyFailure(ctx, req, res, err, ctx.clock.now() - startedAt);
+        next(err);
+        return;
+      }
       next(err);
     }
   };
@@ -59,4 +66,21 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
   // escape is the proxy's 400 to give), and every method matches.
   router.use('/proxy', handler);
   return router;
+}
+
+/** A proxied call that Latchkey could not make (the provider's own error answers pass through and are not entries). */
+function logProxyFailure(ctx: AppContext, req: Request, res: Response, err: LatchkeyError, durationMs: number): void {
+  const connectionId = req.headers['connection-id'];
+  const integration = req.headers['provider-config-key'];
+  const known = typeof connectionId === 'string' && typeof integration === 'string' && connectionId && integration;
+  ctx.oplog?.record({
+    namespace: environmentOf(res).namespace,
+    operation: 'proxy',
+    outcome: 'failure',
+    step: req.method,
+    ...(known ? { integration, connectionId, connection: { name: connectionObjectName(integration, connectionId) } } : {}),
+    durationMs,
+    // The path only: a query string may carry the caller's own secrets.
+    messages: [`${req.method} ${req.path.replace(/^\/proxy/, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
+  });
 }

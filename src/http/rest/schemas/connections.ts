@@ -113,7 +113,7 @@ export const EndUser = z.object({
 
 export const ConnectionErrorEntry = z.object({
   type: z.string(),
-  log_id: z.string().describe("Name of the Kubernetes Event (in the environment's namespace) recording the failure"),
+  log_id: z.string().describe('ID of the operation log entry recording the failure: `GET /logs/{log_id}`, or paste it in the dashboard'),
 });
 
 const connectionCommon = {
