@@ -13,6 +13,8 @@ export type ErrorKind =
   | 'forbidden'
   /** What the request names does not exist (404). */
   | 'not_found'
+  /** The path exists but not with this method (405, with `Allow`). */
+  | 'method_not_allowed'
   /** The request body is larger than accepted (413). */
   | 'too_large'
   /** The stored connection cannot be used until the end user authorizes again (424). */

@@ -57,14 +57,23 @@ describe('malformed paths', () => {
     expectError(await api.call('GET', '/connections/%ED%A0%80?provider_config_key=keys'), 400, 'invalid_path');
     const body = { provider_config_key: 'keys', connection_id: 'lone-\ud800', credentials: { type: 'API_KEY', apiKey: 'k' } };
     expectError(await api.call('POST', '/connections', { body }), 400, 'invalid_body');
-    expectError(await api.call('POST', '/connections/metadata', { body: { connection_id: '\udc00', provider_config_key: 'keys', metadata: {} } }), 400);
-    expectError(await api.call('GET', `/connections?search=${'%ED%B0%80'}`), 400, 'invalid_query');
+    expectError(
+      await api.call('POST', '/connections/metadata', { body: { connection_id: '\udc00', provider_config_key: 'keys', metadata: {} } }),
+      400,
+    );
+    // A query string cannot carry one: its bytes are not UTF-8 and decode to U+FFFD.
+    expect((await api.call('GET', '/connections?search=%ED%B0%80')).status).toBe(200);
     const list = await api.call('GET', '/connections');
     expect(list.body.connections.map((c: { connection_id: string }) => c.connection_id)).not.toContain('lone-\ufffd');
   });
 
   it('answers 400 for a lone surrogate in a JSON key', async () => {
-    const body = { provider_config_key: 'keys', connection_id: 'meta-key', credentials: { type: 'API_KEY', apiKey: 'k' }, metadata: { '\ud83d': 1 } };
+    const body = {
+      provider_config_key: 'keys',
+      connection_id: 'meta-key',
+      credentials: { type: 'API_KEY', apiKey: 'k' },
+      metadata: { '\ud83d': 1 },
+    };
     expectError(await api.call('POST', '/connections', { body }), 400, 'invalid_body');
   });
 
