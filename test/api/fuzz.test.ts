@@ -16,6 +16,7 @@ import type { RouteSpec } from '../../src/http/rest/routes/define.js';
 import { callJson, startReplica, type Replica } from '../support/replica.js';
 import {
   acceptableStatus,
+  asText,
   bodyText,
   fromSchema,
   hostileString,
@@ -131,7 +132,8 @@ async function send(
 function check(o: Outcome): void {
   if (!acceptableStatus(o.status, o.body))
     throw new Error(`${o.method} ${o.url.slice(0, 300)} answered ${o.status}: ${JSON.stringify(o.body)}`);
-  if (o.status >= 400 && o.method !== 'HEAD') {
+  // 431: Node's HTTP parser refuses oversized headers before any handler runs (no body at all).
+  if (o.status >= 400 && o.method !== 'HEAD' && o.status !== 431) {
     if (!o.contentType?.startsWith('application/json') || !isErrorBody(o.body)) {
       throw new Error(
         `${o.method} ${o.url.slice(0, 300)} answered ${o.status} with ${o.contentType}: ${JSON.stringify(o.body)?.slice(0, 300)}`,
@@ -150,7 +152,7 @@ function restRequest(route: RouteSpec): fc.Arbitrary<{ method: string; url: stri
     urlText(
       fc.oneof(
         hostileString(KNOWN),
-        fromSchema((paramsSchema?.properties as Record<string, object> | undefined)?.[name] ?? { type: 'string' }, KNOWN).map(String),
+        fromSchema((paramsSchema?.properties as Record<string, object> | undefined)?.[name] ?? { type: 'string' }, KNOWN).map(asText),
       ),
     );
   return fc
@@ -202,13 +204,13 @@ describe('REST API under hostile input', () => {
   }, 180_000);
 
   it('answers 405 with Allow for every method a path of the route table does not serve', async () => {
-    const byPath = new Map<string, Set<string>>();
-    for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method.toUpperCase()));
-    for (const [path, methods] of byPath) {
-      // A parameter value no literal path shares, so only this path matches.
+    const matches = (path: string, url: string) => new RegExp(`^${path.replace(/:[A-Za-z0-9_]+/g, '[^/]+')}$`).test(url);
+    for (const path of new Set(routes.map((r) => r.path))) {
       const url = path.replace(/:([A-Za-z0-9_]+)/g, 'fuzz-405');
+      // `/connections/metadata` is also `/connections/:connectionId`: every path the URL matches serves it.
+      const methods = new Set(routes.filter((r) => matches(r.path, url)).map((r) => r.method.toUpperCase()));
       for (const method of ['PUT', 'PATCH', 'DELETE', 'POST', 'GET'].filter((m) => !methods.has(m))) {
-        const res = await api.call(method, url, { body: {} });
+        const res = await api.call(method, url, method === 'GET' ? {} : { body: {} });
         expect({ method, path, status: res.status, code: res.body?.error?.code }).toEqual({
           method,
           path,
