@@ -4,6 +4,7 @@ import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../app/metrics.js';
 import { requireSecretKey } from './secret-key-auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
+import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
 import { proxyRoutes } from './rest/routes/proxy.js';
 import { registerRestApi } from './rest/routes/index.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
@@ -42,7 +43,9 @@ export function createApp(ctx: AppContext): Express {
   });
 
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
-  app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
+  const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) });
+  app.use(connect);
+  app.use(methodNotAllowed(routeMethodsOf(connect)));
 
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();

@@ -2,7 +2,7 @@
  * 405 for a path that exists with other methods, with `Allow` derived from the route table (so it
  * cannot drift from what is served). Mounted after the routes: it only sees requests none matched.
  */
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { LatchkeyError } from '../domain/errors.js';
 
 export interface RouteMethod {
@@ -43,4 +43,11 @@ export function methodNotAllowed(routes: RouteMethod[]): RequestHandler {
       ),
     );
   };
+}
+
+/** The method and path of every route registered on a router (for routers not built from route specs). */
+export function routeMethodsOf(router: Router): RouteMethod[] {
+  return router.stack.flatMap((layer) =>
+    layer.route ? layer.route.stack.filter((l) => l.method).map((l) => ({ method: l.method, path: layer.route!.path })) : [],
+  );
 }

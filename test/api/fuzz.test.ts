@@ -8,12 +8,13 @@
  * Bounded by runs and time (FUZZ_RUNS, FUZZ_SECONDS); on failure fast-check prints the seed and
  * path: rerun with FUZZ_SEED=<seed> to replay it.
  */
+import { request } from 'node:http';
 import fc from 'fast-check';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { restDeps, restRoutes } from '../../src/http/rest/routes/index.js';
 import type { RouteSpec } from '../../src/http/rest/routes/define.js';
-import { callJson, startReplica, type Replica } from '../support/replica.js';
+import { startReplica, type Replica } from '../support/replica.js';
 import {
   acceptableStatus,
   asText,
@@ -115,17 +116,44 @@ interface Outcome {
   contentType: string | null;
 }
 
-async function send(
-  method: string,
-  url: string,
-  opts: { body?: string; headers?: Record<string, string>; key?: string },
-): Promise<Outcome> {
-  const res = await callJson(api.url, method, url, {
-    key: opts.key,
-    ...(opts.body !== undefined && method !== 'GET' && method !== 'HEAD' ? { rawBody: opts.body } : {}),
-    headers: opts.headers,
+/**
+ * One request on its own connection (node:http, no agent): a reused keep-alive socket that the server
+ * closes as the next request leaves would look like a reset the server caused.
+ */
+function send(method: string, url: string, opts: { body?: string; headers?: Record<string, string>; key?: string }): Promise<Outcome> {
+  const { hostname, port } = new URL(api.url);
+  const body = opts.body !== undefined && method !== 'GET' && method !== 'HEAD' ? Buffer.from(opts.body) : undefined;
+  const headers = {
+    ...(opts.key ? { authorization: `Bearer ${opts.key}` } : {}),
+    ...(body ? { 'content-length': String(body.length) } : {}),
+    ...opts.headers,
+  };
+  return new Promise<Outcome>((resolve, reject) => {
+    const req = request({ hostname, port, method, path: url, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON: check() reports it
+        }
+        resolve({ method, url, status: res.statusCode ?? 0, body: parsed, contentType: res.headers['content-type'] ?? null });
+      });
+    });
+    req.on('error', (err) =>
+      // A connection the server drops is a finding too: say which request it was.
+      reject(
+        new Error(
+          `${method} ${url.slice(0, 300)} (${JSON.stringify(opts.headers)}, body of ${body?.length ?? 0} bytes) failed: ${err.message}`,
+        ),
+      ),
+    );
+    req.end(body);
   });
-  return { method, url, status: res.status, body: res.body, contentType: res.headers.get('content-type') };
 }
 
 /** The properties every JSON answer to hostile input has. */

@@ -121,6 +121,16 @@ describe('methods and unknown paths', () => {
     expect(providers.headers.get('allow')).toBe('GET, HEAD');
   });
 
+  it('answers 405 with Allow on the Connect API and the OAuth callback too', async () => {
+    const session = await api.call('PUT', '/connect/api/session');
+    expectError(session, 405, 'method_not_allowed');
+    expect(session.headers.get('allow')).toBe('GET, HEAD');
+    const start = await api.call('GET', '/connect/api/oauth/start');
+    expectError(start, 405, 'method_not_allowed');
+    expect(start.headers.get('allow')).toBe('POST');
+    expect((await api.call('POST', '/oauth/callback')).headers.get('allow')).toBe('GET, HEAD');
+  });
+
   it('still answers 404 for an unknown path', async () => {
     expectError(await api.call('GET', '/no-such-path'), 404, 'route_not_found');
     expectError(await api.call('PUT', '/connections/a/b/c'), 404, 'route_not_found');

@@ -142,7 +142,9 @@ export function encodeLoosely(value: string): string {
 }
 
 /** Raw text for a path segment or query value: encoded values, or malformed escapes as they are. */
-export function urlText(value: fc.Arbitrary<string>): fc.Arbitrary<string> {
+export function urlText(anyValue: fc.Arbitrary<string>): fc.Arbitrary<string> {
+  // Node refuses more than 16 KB of request line and headers (431, connection closed) before the app.
+  const value = anyValue.map((v) => v.slice(0, 2_000));
   return fc.oneof(
     { weight: 4, arbitrary: value.map(encodeLoosely) },
     {
@@ -158,7 +160,7 @@ export function queryString(schema: JsonSchema | undefined, known: string[]): fc
   const props = Object.keys((schema?.properties ?? {}) as Record<string, unknown>);
   const value = urlText(fc.oneof(hostileString(known), fromSchema({ type: 'string' }, known).map(asText)));
   const key = fc.oneof(
-    { weight: 4, arbitrary: props.length ? fc.constantFrom(...props) : hostileString() },
+    { weight: 4, arbitrary: props.length ? fc.constantFrom(...props) : hostileString().map(encodeLoosely) },
     { weight: 1, arbitrary: hostileString().map(encodeLoosely) },
     { weight: 1, arbitrary: fc.constantFrom('tags[a]', 'tags[%ZZ]', '__proto__', 'constructor', 'tags[]') },
   );
