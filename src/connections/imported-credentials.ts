@@ -81,9 +81,9 @@ export function credentialsFromDeprecated(
       require(['access_token']);
       const expiresAt =
         body.expires_at !== undefined
-          ? new Date(body.expires_at).toISOString()
+          ? isoTimestamp(new Date(body.expires_at), 'expires_at')
           : body.expires_in !== undefined
-            ? new Date(now + body.expires_in * 1000).toISOString()
+            ? isoTimestamp(new Date(now + body.expires_in * 1000), 'expires_in')
             : undefined;
       if (!expiresAt && !body.no_expiration) {
         throw new LatchkeyError(
@@ -171,4 +171,14 @@ export function jwtFromImport(
     }
     throw new LatchkeyError('unavailable', 'integration_misconfigured', err.message);
   }
+}
+
+/** A date as ISO 8601, or a 400 naming the field when it is out of Date's range (toISOString would throw). */
+function isoTimestamp(date: Date, field: 'expires_at' | 'expires_in'): string {
+  if (Number.isNaN(date.getTime())) {
+    throw new LatchkeyError('invalid_input', 'invalid_expiration', `${field} is out of range`, {
+      errors: [{ path: `body.${field}`, message: 'out of range', code: 'invalid_expiration' }],
+    });
+  }
+  return date.toISOString();
 }

@@ -15,6 +15,8 @@ export type ErrorKind =
   | 'not_found'
   /** The request conflicts with the object's current state (409). */
   | 'conflict'
+  /** The path exists but not with this method (405, with `Allow`). */
+  | 'method_not_allowed'
   /** The request body is larger than accepted (413). */
   | 'too_large'
   /** Too many requests from this client; try again after `retryAfterMs` (429). */

@@ -4,6 +4,7 @@ import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../app/metrics.js';
 import { requireSecretKey } from './secret-key-auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
+import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
 import { proxyRoutes } from './rest/routes/proxy.js';
 import { registerRestApi } from './rest/routes/index.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
@@ -45,7 +46,9 @@ export function createApp(ctx: AppContext): Express {
 
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
   app.use('/connect/api', connectApiRateLimit(ctx, new RateLimits(ctx.config, () => ctx.clock.now())));
-  app.use(connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) }));
+  const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) });
+  app.use(connect);
+  app.use(methodNotAllowed(routeMethodsOf(connect)));
 
   // The operations dashboard (its own session cookie; not published by the Ingress).
   app.use(dashboardRoutes(http));

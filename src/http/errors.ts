@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '../app/log.js';
 import { LatchkeyError, type ErrorDetail, type ErrorKind } from '../domain/errors.js';
+import { assertInputShape, type InputPart } from './input-shape.js';
 
 export type { ErrorDetail } from '../domain/errors.js';
 
@@ -11,6 +12,7 @@ const STATUS: Record<ErrorKind, number> = {
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   too_large: 413,
   rate_limited: 429,
@@ -32,7 +34,7 @@ export function errorBody(err: LatchkeyError): { error: { code: string; message:
 }
 
 /** Turns a zod failure into a 400 listing every problem with its path. */
-export function fromZod(err: z.ZodError, where: 'body' | 'query' | 'path' | 'headers'): LatchkeyError {
+export function fromZod(err: z.ZodError, where: InputPart): LatchkeyError {
   const errors = err.issues.map((i) => ({
     path: [where, ...i.path.map(String)].join('.'),
     message: i.message,
@@ -49,8 +51,9 @@ export function fromZod(err: z.ZodError, where: 'body' | 'query' | 'path' | 'hea
   );
 }
 
-/** Parses a part of the request with a zod schema, or throws a 400. */
-export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | 'headers'): z.infer<S> {
+/** Parses a part of the request with a zod schema (after the shape checks every part passes), or throws a 400. */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, where: InputPart): z.infer<S> {
+  assertInputShape(value, where);
   const result = schema.safeParse(value);
   if (!result.success) throw fromZod(result.error, where);
   return result.data;
@@ -68,7 +71,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     let error: LatchkeyError;
     if (err instanceof LatchkeyError) error = err;
-    else if (isBodyParserError(err)) {
+    else if (err instanceof URIError) {
+      // The router could not decode a path parameter (%ZZ, or bytes that are not UTF-8).
+      error = new LatchkeyError('invalid_input', 'invalid_path', 'Invalid path: malformed percent-encoding', {
+        errors: [{ path: 'path', message: 'malformed percent-encoding', code: 'malformed_encoding' }],
+      });
+    } else if (isBodyParserError(err)) {
       error =
         err.type === 'entity.too.large'
           ? new LatchkeyError('too_large', 'payload_too_large', 'Request body is too large')

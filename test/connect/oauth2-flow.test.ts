@@ -179,7 +179,9 @@ describe('OAuth 2 through the Connect UI', () => {
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
     expect(signatureValid('whsec_' + Buffer.from('wrong key').toString('base64'), hook)).toBe(false);
     expect(hook.json).toEqual({
+      from: 'latchkey',
       type: 'auth',
+      authMode: 'OAUTH2',
       operation: 'creation',
       success: true,
       connectionId: firstConnectionId,

@@ -49,6 +49,8 @@ describe('token URL templated to a private host', () => {
     await applyProvider(kc, provider, {
       displayName: 'Templated token host',
       authMode: 'OAUTH2',
+      // Declared hosts, so the configuration rules let them through and the egress guard decides.
+      connectionConfiguration: [{ name: 'host', enum: ['127.0.0.1', '2130706433', 'localhost'], required: true }],
       authorizationUrl: `https://\${connectionConfig.host}/authorize`,
       tokenUrl: `http://\${connectionConfig.host}:${victimPort}/token`,
     });

@@ -46,9 +46,13 @@ beforeAll(async () => {
   up = await startUpstream({ host: '127.0.0.2' });
   victim = await startUpstream({ host: '127.0.0.1', port: up.port });
   h = await startProxyBed('egress', { egress: new EgressGuard({ allow: ['127.0.0.2/32'], resolve: resolver }) });
+  // Every host the cases use is one the Provider declares (an enum), so the configuration rules let
+  // them through and what refuses them is the egress guard alone.
+  const hosts = Object.values({ ...REFUSED_HOSTS, ok: '127.0.0.2', 'ok-name': 'upstream.test', rebind: 'rebind.test' });
   const hostProvider = await h.addProvider('egress-host', {
     displayName: 'Host from connection configuration',
     authMode: 'API_KEY',
+    connectionConfiguration: [{ name: 'host', enum: hosts, required: true }],
     proxy: { baseUrl: `http://\${connectionConfig.host}:${up.port}/api`, headers: { 'x-api-key': '${apiKey}' } },
   });
   await h.addIntegration('egress-host', hostProvider);

@@ -144,6 +144,8 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.limits.sessionCreateRatePerNamespace | quote }}
 - name: LATCHKEY_WEBHOOK_MAX_ATTEMPTS
   value: {{ .Values.config.webhooks.maxAttempts | quote }}
+- name: LATCHKEY_WEBHOOK_RETRY_HOURS
+  value: {{ .Values.config.webhooks.retryHours | quote }}
 - name: LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS
   value: {{ .Values.config.webhooks.backoffBaseSeconds | quote }}
 - name: LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS

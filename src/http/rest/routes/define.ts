@@ -6,6 +6,7 @@ import { apiMessage, statusOf } from '../../../k8s/errors.js';
 import { environmentOf } from '../../secret-key-auth.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse } from '../../errors.js';
+import { methodNotAllowed } from '../../method-not-allowed.js';
 
 type Method = 'get' | 'post' | 'patch' | 'delete' | 'put';
 
@@ -57,7 +58,10 @@ export function defineRoute<P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec {
   return spec as unknown as RouteSpec;
 }
 
-/** Mounts routes on an express router: validate params, query and body with zod, then answer JSON. */
+/**
+ * Mounts routes on an express router: validate params, query and body with zod, then answer JSON;
+ * a path served with other methods answers 405 with `Allow`.
+ */
 export function mountRoutes(router: Router, routes: RouteSpec[]): void {
   for (const route of routes) {
     router[route.method](route.path, async (req, res, next) => {
@@ -74,6 +78,7 @@ export function mountRoutes(router: Router, routes: RouteSpec[]): void {
       }
     });
   }
+  router.use(methodNotAllowed(routes));
 }
 
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */

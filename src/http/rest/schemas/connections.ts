@@ -3,6 +3,8 @@ import { ConnectionId, EndUserInput, IntegrationId, IsoTimestamp, JsonObject, qu
 
 // ---- credentials ----
 
+const MAX_EXPIRES_IN_SECONDS = 100 * 366 * 86_400;
+
 const expiresAt = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).describe('ISO 8601 date or date-time');
 
 /** Credentials accepted by POST /connections, discriminated by `type` (the Nango client's import shapes). */
@@ -56,7 +58,8 @@ export const DeprecatedImportBody = z.strictObject({
   access_token: z.string().min(1).optional(),
   refresh_token: z.string().min(1).optional(),
   expires_at: expiresAt.optional(),
-  expires_in: z.number().int().positive().optional(),
+  // Bounded: a lifetime past year 275760 is not a Date, and none is longer than a century.
+  expires_in: z.number().int().positive().max(MAX_EXPIRES_IN_SECONDS).optional().describe('Seconds from now, at most 100 years'),
   no_expiration: z.boolean().optional(),
   oauth_client_id_override: z.string().min(1).optional(),
   oauth_client_secret_override: z.string().min(1).optional(),
