@@ -255,7 +255,7 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
   }
   const previous = [...app.childNodes];
   loading(embed ? `Opening ${i.providerDisplayName}…` : `Redirecting to ${i.providerDisplayName}…`);
-  const r = await call<{ url: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
+  const r = await call<{ url: string; binding: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
   if (!r.ok) {
     popup?.close();
     if (r.status === 400 && r.error.errors && i.configFields.length) {
@@ -265,7 +265,9 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
     showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
     return;
   }
-  if (popup) awaitSignIn(i, popup, r.data.url);
+  // Top level, the answer has set the browser-binding cookie; a frame's cookie would be third-party,
+  // so the popup sets it in its own first-party context before it goes to the provider.
+  if (popup) awaitSignIn(i, popup, { token, binding: r.data.binding, url: r.data.url });
   else window.location.assign(r.data.url);
 }
 
@@ -282,7 +284,14 @@ function openSignInWindow(): Window | null {
   );
 }
 
-let signIn: { popup: Window; done: boolean; poll: number } | undefined;
+/** What the sign-in popup needs to bind this browser to the flow and go to the provider. */
+interface SignInHandoff {
+  token: string;
+  binding: string;
+  url: string;
+}
+
+let signIn: { popup: Window; done: boolean; poll: number; handoff: SignInHandoff } | undefined;
 
 function endSignIn(): void {
   if (!signIn) return;
@@ -296,9 +305,9 @@ function endSignIn(): void {
  * Sends the popup to the provider and waits for the callback page in it to report (to our own
  * origin, from that popup only). A popup closed before that shows a "try again".
  */
-function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
+function awaitSignIn(i: IntegrationView, popup: Window, handoff: SignInHandoff): void {
   endSignIn();
-  const current = { popup, done: false, poll: 0 };
+  const current = { popup, done: false, poll: 0, handoff };
   current.poll = window.setInterval(() => {
     if (current.done || !popup.closed) return;
     endSignIn();
@@ -316,11 +325,8 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
     );
   }, 400);
   signIn = current;
-  try {
-    popup.location.replace(url);
-  } catch {
-    // Closed meanwhile: the poll above shows "try again".
-  }
+  // The popup may have loaded before this (then it already asked) or not (then it asks when it has).
+  handOff(current);
   const focus = el('button', { type: 'button', class: 'secondary' }, 'Show the window');
   focus.addEventListener('click', () => popup.focus());
   const cancel = el('button', { type: 'button', class: 'link' }, 'Cancel');
@@ -346,10 +352,23 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
   app.setAttribute('aria-busy', 'true');
 }
 
+/** Sends the handoff to the popup, addressed to Latchkey's own origin only. */
+function handOff(current: NonNullable<typeof signIn>): void {
+  try {
+    current.popup.postMessage({ source: SOURCE, type: 'sign-in', ...current.handoff }, window.location.origin);
+  } catch {
+    // Closed meanwhile: the poll shows "try again".
+  }
+}
+
 function onSignInResult(event: MessageEvent): void {
   if (!signIn || event.source !== signIn.popup || event.origin !== window.location.origin) return;
-  const data = event.data as ({ source?: string } & Partial<UiEvent>) | null;
+  const data = event.data as ({ source?: string } & (Partial<UiEvent> | { type: 'sign-in-ready' })) | null;
   if (data?.source !== SOURCE) return;
+  if (data.type === 'sign-in-ready') {
+    handOff(signIn);
+    return;
+  }
   if (data.type === 'connect' && typeof data.providerConfigKey === 'string') {
     endSignIn();
     const i = integrations.find((x) => x.id === data.providerConfigKey);
@@ -491,10 +510,36 @@ function mainEmbedded(settings: EmbedSettings): void {
   for (const origin of settings.allowedOrigins) window.parent.postMessage({ source: SOURCE, type: 'ready' }, origin);
 }
 
+/**
+ * The sign-in popup of an embedded Connect UI: it takes the handoff only from its opener on
+ * Latchkey's own origin (the frame), sets the browser-binding cookie here, at top level, where the
+ * provider's redirect back will carry it, and then goes to the provider.
+ */
+function mainSignInPopup(): void {
+  const opener = window.opener as Window | null;
+  if (!opener) {
+    showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    return;
+  }
+  let started = false;
+  window.addEventListener('message', (event: MessageEvent) => {
+    const data = event.data as { source?: string; type?: string; token?: unknown; binding?: unknown; url?: unknown } | null;
+    if (event.source !== opener || event.origin !== window.location.origin || data?.source !== SOURCE || data.type !== 'sign-in') return;
+    if (started || typeof data.token !== 'string' || typeof data.binding !== 'string' || typeof data.url !== 'string') return;
+    started = true;
+    token = data.token;
+    const url = data.url;
+    void call<{ bound: boolean }>('POST', 'oauth/bind', { binding: data.binding }).then((r) => {
+      if (r.ok) window.location.replace(url);
+      else showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.');
+    });
+  });
+  opener.postMessage({ source: SOURCE, type: 'sign-in-ready' }, window.location.origin);
+}
+
 function main(): void {
   if (document.getElementById('latchkey-redirect')) {
-    // The sign-in popup, until the frame that opened it sends it on to the provider.
-    if (!window.opener) showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    mainSignInPopup();
     return;
   }
   if (embed) {

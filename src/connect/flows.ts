@@ -5,7 +5,15 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../app/context.js';
-import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
+import {
+  browserBindingHash,
+  browserBindingMatches,
+  flowStateNamespace,
+  newFlowId,
+  openFlowState,
+  sealFlowState,
+  type FlowState,
+} from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
   requestTemporaryCredentials,
@@ -170,8 +178,17 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
   return session.environment.spec.callbackUrl ?? `${deps.config.publicBaseUrl}/oauth/callback`;
 }
 
-/** Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to. */
-export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, integrationId: string, rawConfig: unknown): Promise<string> {
+/**
+ * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
+ * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
+ */
+export async function startOAuthFlow(
+  deps: ConnectDeps,
+  session: OpenSession,
+  integrationId: string,
+  rawConfig: unknown,
+  browserBinding: string,
+): Promise<string> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
   if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
@@ -190,6 +207,7 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     reconnect: session.claims.reconnect,
     connectionConfig,
     redirectUri,
+    bh: browserBindingHash(browserBinding),
     exp: session.claims.exp,
   };
   try {
@@ -310,8 +328,12 @@ export interface CallbackOutcome {
   error?: LatchkeyError;
 }
 
-/** The OAuth callback: checks the sealed, single-use state, exchanges the code or verifier, saves. */
-export async function completeCallback(deps: ConnectDeps, url: URL): Promise<CallbackOutcome> {
+/**
+ * The OAuth callback: checks the sealed state, that this browser started the flow (`browserBinding`,
+ * the cookie), and that the state is unused; then exchanges the code or verifier and saves. A
+ * callback from another browser is refused before anything is consumed or sent to the provider.
+ */
+export async function completeCallback(deps: ConnectDeps, url: URL, browserBinding: string | undefined): Promise<CallbackOutcome> {
   const q = url.searchParams;
   const stateValue = q.get('state') ?? '';
   const namespace = flowStateNamespace(stateValue);
@@ -344,6 +366,15 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
   }
   const state = opened.state;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
+  if (!browserBindingMatches(state, browserBinding)) {
+    deps.logger.warn({ namespace, integration: state.integration }, 'OAuth callback from a browser that did not start the flow');
+    outcome.error = new LatchkeyError(
+      'forbidden',
+      'browser_mismatch',
+      'This authorization was started in another browser. Please start again from the application, in this browser.',
+    );
+    return outcome;
+  }
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
       throw new LatchkeyError(

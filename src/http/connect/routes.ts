@@ -12,6 +12,8 @@ import { completeCallback, describeSession, startOAuthFlow, submitForm, type Con
 import { frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
+import { newBrowserBinding } from '../../auth/flow-state.js';
+import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
 
 /** Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page. */
 function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
@@ -35,6 +37,9 @@ const FormBody = z.strictObject({
   connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
 });
 const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
+const BindBody = z.strictObject({ binding: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be the binding from oauth/start') });
+/** A form_post callback's fields: strings only (a repeated field is not valid OAuth). */
+const CallbackForm = z.record(z.string().max(256), z.string().max(16_384));
 const EmbedQuery = z.strictObject({
   namespace: z
     .string()
@@ -71,6 +76,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const router = express.Router();
   const basePath = new URL(deps.config.publicBaseUrl).pathname.replace(/\/+$/, '');
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
+  const cookie = flowCookie(deps.config.publicBaseUrl);
+  const setBinding = (res: Response, session: OpenSession, binding: string) =>
+    res.append('set-cookie', bindingCookieHeader(cookie, binding, session.claims.exp - deps.clock.now() / 1000));
 
   router.get('/connect', (_req, res) => {
     res.set(HTML_HEADERS).send(connectPage(basePath));
@@ -129,8 +137,24 @@ export function connectRoutes(deps: ConnectDeps): Router {
     wrap(async (req, res) => {
       const session = sessionOf(deps, req);
       const body = parse(StartBody, req.body, 'body');
-      const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {});
-      res.set('cache-control', 'no-store').json({ data: { url } });
+      // The flow is bound to this browser by a cookie. Where this answer cannot set it (the embedded
+      // page: a third-party frame), the sign-in popup sets it through oauth/bind with `binding`.
+      const binding = readBinding(cookie, req) ?? newBrowserBinding();
+      const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {}, binding);
+      setBinding(res, session, binding);
+      res.set('cache-control', 'no-store').json({ data: { url, binding } });
+    }),
+  );
+  // Sets the binding cookie in a first-party context (the embedded UI's sign-in popup). It needs the
+  // session token in a header, so no link or cross-site form can plant a binding in another browser.
+  router.post(
+    '/connect/api/oauth/bind',
+    json,
+    wrap((req, res) => {
+      const session = sessionOf(deps, req);
+      const body = parse(BindBody, req.body, 'body');
+      setBinding(res, session, body.binding);
+      res.set('cache-control', 'no-store').json({ data: { bound: true } });
     }),
   );
   router.post(
@@ -150,12 +174,36 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }),
   );
 
-  router.get('/oauth/callback', async (req, res) => {
+  // response_mode=form_post: a cross-site POST carries no SameSite=Lax cookie, so without one the
+  // fields move to a GET (a top-level GET navigation does carry it); with one it completes here.
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 });
+  router.post('/oauth/callback', form, (req, res, next) => {
+    const fields = CallbackForm.safeParse(req.body ?? {});
+    if (!fields.success) {
+      res
+        .status(400)
+        .set(HTML_HEADERS)
+        .send(resultPage(basePath, { type: 'error', error: { code: 'invalid_callback', message: 'This authorization response is not valid.' } }));
+      return;
+    }
+    const url = new URL(`${deps.config.publicBaseUrl}/oauth/callback`);
+    for (const [k, v] of Object.entries(fields.data)) url.searchParams.append(k, v);
+    if (!readBinding(cookie, req)) {
+      res.status(303).set({ location: url.href, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).end();
+      return;
+    }
+    callback(req, res, url).catch(next);
+  });
+  router.get('/oauth/callback', (req, res, next) => {
+    callback(req, res, new URL(req.originalUrl, deps.config.publicBaseUrl)).catch(next);
+  });
+
+  async function callback(req: Request, res: Response, url: URL): Promise<void> {
     const sendPage = (status: number, html: string) => res.status(status).set(HTML_HEADERS).send(html);
     try {
-      parse(CallbackQuery, req.query, 'query');
-      const url = new URL(req.originalUrl, deps.config.publicBaseUrl);
-      const outcome = await completeCallback(deps, url);
+      if (url.searchParams.getAll('state').length > 1) throw new LatchkeyError('invalid_input', 'invalid_callback', 'state is repeated');
+      parse(CallbackQuery, Object.fromEntries(url.searchParams), 'query');
+      const outcome = await completeCallback(deps, url, readBinding(cookie, req));
       if (outcome.result) {
         const { providerConfigKey, connectionId } = outcome.result;
         const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
@@ -193,6 +241,6 @@ export function connectRoutes(deps: ConnectDeps): Router {
         }),
       );
     }
-  });
+  }
   return router;
 }
