@@ -154,20 +154,60 @@ function backButton(): Node[] {
   return [b];
 }
 
+/** More integrations than this get a search field above the list. */
+const SEARCH_ABOVE = 8;
+
+/** The Provider's logo, or its initial when it has none (or the image does not load). */
+function avatar(i: IntegrationView): HTMLElement {
+  const initial = el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase());
+  if (!i.logoUrl || !/^https?:\/\//.test(i.logoUrl)) return initial;
+  const img = el('img', { class: 'logo', src: i.logoUrl, alt: '', referrerpolicy: 'no-referrer', width: '36', height: '36' });
+  img.addEventListener('error', () => img.replaceWith(initial));
+  return img;
+}
+
 function renderList(): void {
   const list = el('ul', { class: 'integrations' });
+  const items: Array<{ i: IntegrationView; li: HTMLLIElement }> = [];
   for (const i of integrations) {
+    // An integration that cannot work is listed, disabled, with the reason (not hidden: the end user
+    // then knows it exists and why it cannot be chosen).
     const button = el(
       'button',
       { type: 'button', class: 'integration', 'data-integration': i.id },
-      el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase()),
-      el('span', { class: 'names' }, el('strong', {}, i.name), el('span', { class: 'muted' }, i.providerDisplayName)),
-      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'),
+      avatar(i),
+      el(
+        'span',
+        { class: 'names' },
+        el('strong', {}, i.name),
+        el('span', { class: 'muted' }, i.providerDisplayName),
+        ...(i.unavailable ? [el('span', { class: 'reason' }, i.unavailable)] : []),
+      ),
+      ...(i.unavailable ? [] : [el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›')]),
     );
-    button.addEventListener('click', () => void pick(i, true));
-    list.append(el('li', {}, button));
+    if (i.unavailable) button.disabled = true;
+    else button.addEventListener('click', () => void pick(i, true));
+    const li = el('li', {}, button);
+    items.push({ i, li });
+    list.append(li);
   }
-  show(el('div', { class: 'card' }, header('Connect an account', 'Choose the service you want to connect.'), list));
+  const nodes: Node[] = [header('Connect an account', 'Choose the service you want to connect.')];
+  if (integrations.length > SEARCH_ABOVE) {
+    const search = el('input', { type: 'search', class: 'search', placeholder: 'Search', 'aria-label': 'Search integrations' });
+    const none = el('p', { class: 'muted', hidden: '' }, 'No integration matches.');
+    search.addEventListener('input', () => {
+      const q = search.value.trim().toLowerCase();
+      let shown = 0;
+      for (const { i, li } of items) {
+        const match = !q || `${i.name} ${i.providerDisplayName}`.toLowerCase().includes(q);
+        li.hidden = !match;
+        if (match) shown++;
+      }
+      none.hidden = shown > 0;
+    });
+    nodes.push(search, list, none);
+  } else nodes.push(list);
+  show(el('div', { class: 'card' }, ...nodes));
 }
 
 function renderForm(
@@ -458,7 +498,7 @@ async function begin(sessionToken: string): Promise<void> {
     showError('no_integrations', 'There is nothing to connect in this session.');
     return;
   }
-  if (integrations.length === 1) await pick(integrations[0]!);
+  if (integrations.length === 1 && !integrations[0]!.unavailable) await pick(integrations[0]!);
   else renderList();
 }
 

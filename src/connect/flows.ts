@@ -31,6 +31,7 @@ import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError } from '../domain/errors.js';
+import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
@@ -122,9 +123,39 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
   for (const id of session.claims.allowedIntegrations) {
     const integration = deps.store.getIntegration(session.namespace, id);
     const provider = integration && deps.store.getProvider(integration.spec.provider);
-    if (integration && provider) integrations.push(view(integration, provider));
+    if (!integration || !provider) continue;
+    const unavailable = unavailableReason(deps, session.namespace, integration, provider);
+    integrations.push({
+      ...view(integration, provider),
+      ...(provider.spec.logoUrl ? { logoUrl: provider.spec.logoUrl } : {}),
+      ...(unavailable ? { unavailable } : {}),
+    });
   }
   return { reconnect: Boolean(session.claims.reconnect), integrations };
+}
+
+/** What the end user reads for each reason an Integration is not Ready (condition messages are for operators). */
+const NOT_READY_TEXT: Record<string, string> = {
+  [IntegrationReason.ProviderNotFound]: 'This service is not set up yet.',
+  [IntegrationReason.ProviderNotReady]: 'This service is not set up correctly yet.',
+};
+const NOT_CONFIGURED = 'This service is not fully configured yet (its client credentials are missing).';
+
+/**
+ * Why an integration cannot work now: its Ready condition is False (the controller's verdict), or,
+ * before the controller has looked, a redirect flow without client credentials. Shown to the end user.
+ */
+function unavailableReason(
+  deps: ConnectDeps,
+  namespace: string,
+  integration: IntegrationResource,
+  provider: ProviderResource,
+): string | undefined {
+  const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
+  if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
+  const mode = provider.spec.authMode;
+  if ((mode === 'OAUTH2' || mode === 'OAUTH1') && !resolveClient(deps.store, namespace, integration)) return NOT_CONFIGURED;
+  return undefined;
 }
 
 function configSchema(v: IntegrationView) {

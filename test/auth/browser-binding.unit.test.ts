@@ -1,5 +1,11 @@
 /** The browser binding of OAuth flows: only the exact cookie value whose hash is sealed in the state matches. */
-import { browserBindingHash, browserBindingMatches, isBrowserBinding, newBrowserBinding, type FlowState } from '../../src/auth/flow-state.js';
+import {
+  browserBindingHash,
+  browserBindingMatches,
+  isBrowserBinding,
+  newBrowserBinding,
+  type FlowState,
+} from '../../src/auth/flow-state.js';
 
 function stateFor(binding: string): FlowState {
   return {

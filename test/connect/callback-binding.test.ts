@@ -226,6 +226,9 @@ describe("an Environment's custom callback URL", () => {
       expect(new URL(authorization).searchParams.get('redirect_uri')).toBe(relay.url);
       await loginAndConsent(popup, login);
       await popup.click('text=Continue');
+      await popup.waitForURL((u) => u.href.startsWith(`${bed.latchkey.url}/oauth/callback`));
+      await popup.waitForSelector('main .card');
+      expect(await popup.textContent('main')).toContain('is connected');
       const connect = await waitForEvent(app, 'connect');
       expect(connect.providerConfigKey).toBe(integration);
       const stored = await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, integration, connect.connectionId!));

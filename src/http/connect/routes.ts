@@ -14,15 +14,19 @@ import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pa
 import { openSession, type OpenSession } from '../../connect/session.js';
 import { newBrowserBinding } from '../../auth/flow-state.js';
 import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
+import { imageSources } from './logo-sources.js';
 
-/** Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page. */
-function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
+/**
+ * Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page; `imgSrc`
+ * admits Providers' logos on the pages that list integrations.
+ */
+function htmlHeaders(frameAncestorsValue = "'none'", imgSrc = "'self' data:"): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
-    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src ${imgSrc}; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
   };
 }
 const HTML_HEADERS = htmlHeaders();
@@ -76,12 +80,13 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const router = express.Router();
   const basePath = new URL(deps.config.publicBaseUrl).pathname.replace(/\/+$/, '');
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
-  const cookie = flowCookie(deps.config.publicBaseUrl);
+  // Read per request: the public URL decides Secure and the `__Host-` prefix.
+  const cookieOf = () => flowCookie(deps.config.publicBaseUrl);
   const setBinding = (res: Response, session: OpenSession, binding: string) =>
-    res.append('set-cookie', bindingCookieHeader(cookie, binding, session.claims.exp - deps.clock.now() / 1000));
+    res.append('set-cookie', bindingCookieHeader(cookieOf(), binding, session.claims.exp - deps.clock.now() / 1000));
 
   router.get('/connect', (_req, res) => {
-    res.set(HTML_HEADERS).send(connectPage(basePath));
+    res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath));
   });
   // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
   // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
@@ -98,7 +103,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }
     const { namespace } = query.data;
     const origins = frameOrigins(deps.store, namespace);
-    res.set(htmlHeaders(frameAncestors(origins))).send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
+    res
+      .set(htmlHeaders(frameAncestors(origins), imageSources(deps.store)))
+      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
   });
   // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
   router.get('/connect/redirect', (_req, res) => {
@@ -139,7 +146,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const body = parse(StartBody, req.body, 'body');
       // The flow is bound to this browser by a cookie. Where this answer cannot set it (the embedded
       // page: a third-party frame), the sign-in popup sets it through oauth/bind with `binding`.
-      const binding = readBinding(cookie, req) ?? newBrowserBinding();
+      const binding = readBinding(cookieOf(), req) ?? newBrowserBinding();
       const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {}, binding);
       setBinding(res, session, binding);
       res.set('cache-control', 'no-store').json({ data: { url, binding } });
@@ -183,12 +190,17 @@ export function connectRoutes(deps: ConnectDeps): Router {
       res
         .status(400)
         .set(HTML_HEADERS)
-        .send(resultPage(basePath, { type: 'error', error: { code: 'invalid_callback', message: 'This authorization response is not valid.' } }));
+        .send(
+          resultPage(basePath, {
+            type: 'error',
+            error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
+          }),
+        );
       return;
     }
     const url = new URL(`${deps.config.publicBaseUrl}/oauth/callback`);
     for (const [k, v] of Object.entries(fields.data)) url.searchParams.append(k, v);
-    if (!readBinding(cookie, req)) {
+    if (!readBinding(cookieOf(), req)) {
       res.status(303).set({ location: url.href, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).end();
       return;
     }
@@ -203,7 +215,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
     try {
       if (url.searchParams.getAll('state').length > 1) throw new LatchkeyError('invalid_input', 'invalid_callback', 'state is repeated');
       parse(CallbackQuery, Object.fromEntries(url.searchParams), 'query');
-      const outcome = await completeCallback(deps, url, readBinding(cookie, req));
+      const outcome = await completeCallback(deps, url, readBinding(cookieOf(), req));
       if (outcome.result) {
         const { providerConfigKey, connectionId } = outcome.result;
         const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
