@@ -22,6 +22,8 @@ const CLIENT = { clientId: 'latchkey-binding-test', clientSecret: 'binding-test-
 let oidc: OidcTestServer;
 let bed: ConnectBed;
 let relay: { url: string; hits: Array<{ method: string }>; close(): Promise<void> };
+/** What oidc-provider's token endpoint refused, for readable failures. */
+const grantErrors: string[] = [];
 
 /**
  * The application's own callback address: answers 308 to Latchkey's callback with every query
@@ -52,6 +54,9 @@ beforeAll(async () => {
   bed = await startConnectBed(kc, 'connect-binding', 'development');
   relay = await startRelay(`${bed.latchkey.url}/oauth/callback`);
   oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${bed.latchkey.url}/oauth/callback`, relay.url] }] });
+  oidc.provider.on('grant.error', (_ctx: unknown, err: { message?: string; error_description?: string }) =>
+    grantErrors.push(`${err.message}: ${err.error_description}`),
+  );
   await applyProvider(kc, PROVIDER, {
     displayName: 'Acme Identity',
     authMode: 'OAUTH2',
@@ -227,7 +232,9 @@ describe("an Environment's custom callback URL", () => {
       await loginAndConsent(popup, login);
       await popup.click('text=Continue');
       await popup.waitForURL((u) => u.href.startsWith(`${bed.latchkey.url}/oauth/callback`));
+      const grantErrorsBefore = grantErrors.length;
       await popup.waitForSelector('main .card');
+      expect(grantErrors.slice(grantErrorsBefore)).toEqual([]);
       expect(await popup.textContent('main')).toContain('is connected');
       const connect = await waitForEvent(app, 'connect');
       expect(connect.providerConfigKey).toBe(integration);

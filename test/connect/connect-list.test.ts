@@ -158,7 +158,7 @@ describe('the Connect UI page', () => {
 
       // Eleven integrations: a search field that filters by name.
       const search = page.locator('input[type=search]');
-      await search.fill('ch');
+      await search.fill('char');
       const visible = () =>
         page.$$eval('ul.integrations li', (lis) =>
           lis.filter((li) => !(li as HTMLElement).hidden).map((li) => li.querySelector('button')!.dataset.integration),
