@@ -230,9 +230,9 @@ describe("an Environment's custom callback URL", () => {
       );
       expect(new URL(authorization).searchParams.get('redirect_uri')).toBe(relay.url);
       await loginAndConsent(popup, login);
+      const grantErrorsBefore = grantErrors.length;
       await popup.click('text=Continue');
       await popup.waitForURL((u) => u.href.startsWith(`${bed.latchkey.url}/oauth/callback`));
-      const grantErrorsBefore = grantErrors.length;
       await popup.waitForSelector('main .card');
       expect(grantErrors.slice(grantErrorsBefore)).toEqual([]);
       expect(await popup.textContent('main')).toContain('is connected');
