@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { seal, sealedNamespace, unseal } from './sealed-values.js';
 import type { SessionClaims } from './session-tokens.js';
 
@@ -27,6 +27,11 @@ export interface FlowState {
   codeVerifier?: string;
   /** OAuth 1.0a: the request token the provider will send back. */
   requestToken?: string;
+  /**
+   * SHA-256 (base64url) of the browser binding: the random value in an HttpOnly cookie of the browser
+   * that started the flow. A callback in any other browser lacks it (login CSRF / connection fixation).
+   */
+  bh: string;
   /** Expiry, seconds since the epoch: the session's. */
   exp: number;
 }
@@ -52,4 +57,28 @@ export type OpenFlowResult = { ok: true; state: FlowState } | { ok: false; reaso
 export function openFlowState(value: string, environmentSecretKey: string, nowMs: number): OpenFlowResult {
   const result = unseal<FlowState>(value, environmentSecretKey, PURPOSE, PREFIX, nowMs);
   return result.ok ? { ok: true, state: result.value } : result;
+}
+
+/** 32 random bytes, base64url: the value of the browser-binding cookie. */
+export function newBrowserBinding(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+const BINDING = /^[A-Za-z0-9_-]{43}$/;
+
+/** Whether a value has the shape of a browser binding (anything else from a cookie is ignored). */
+export function isBrowserBinding(value: string | undefined): value is string {
+  return typeof value === 'string' && BINDING.test(value);
+}
+
+export function browserBindingHash(binding: string): string {
+  return createHash('sha256').update(binding, 'utf8').digest('base64url');
+}
+
+/** Whether the callback's browser holds the binding the flow was started with (constant time). */
+export function browserBindingMatches(state: FlowState, binding: string | undefined): boolean {
+  if (!isBrowserBinding(binding) || typeof state.bh !== 'string') return false;
+  const expected = Buffer.from(state.bh, 'utf8');
+  const actual = Buffer.from(browserBindingHash(binding), 'utf8');
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
 }

@@ -83,7 +83,11 @@ export async function exchangeAuthorizationCode(
     fetch: input.fetch,
     onTokenResponse: (body) => (raw = body),
   });
-  const url = new URL(callbackUrl);
+  // openid-client sends the URL it is given, without its query, as the token request's redirect_uri
+  // (over any redirect_uri parameter): give it the one sent at authorization (an Environment's custom
+  // callback URL reaches Latchkey through a redirect), with the callback's parameters.
+  const url = new URL(opts.redirectUri);
+  url.search = callbackUrl.search;
   if (url.searchParams.has('iss') && url.searchParams.get('iss') !== config.serverMetadata().issuer) url.searchParams.delete('iss');
   const tokens = await authorizationCodeGrant(
     config,

@@ -170,20 +170,60 @@ function backButton(): Node[] {
   return [b];
 }
 
+/** More integrations than this get a search field above the list. */
+const SEARCH_ABOVE = 8;
+
+/** The Provider's logo, or its initial when it has none (or the image does not load). */
+function avatar(i: IntegrationView): HTMLElement {
+  const initial = el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase());
+  if (!i.logoUrl || !/^https?:\/\//.test(i.logoUrl)) return initial;
+  const img = el('img', { class: 'logo', src: i.logoUrl, alt: '', referrerpolicy: 'no-referrer', width: '36', height: '36' });
+  img.addEventListener('error', () => img.replaceWith(initial));
+  return img;
+}
+
 function renderList(): void {
   const list = el('ul', { class: 'integrations' });
+  const items: Array<{ i: IntegrationView; li: HTMLLIElement }> = [];
   for (const i of integrations) {
+    // An integration that cannot work is listed, disabled, with the reason (not hidden: the end user
+    // then knows it exists and why it cannot be chosen).
     const button = el(
       'button',
       { type: 'button', class: 'integration', 'data-integration': i.id },
-      el('span', { class: 'avatar', 'aria-hidden': 'true' }, i.providerDisplayName.slice(0, 1).toUpperCase()),
-      el('span', { class: 'names' }, el('strong', {}, i.name), el('span', { class: 'muted' }, i.providerDisplayName)),
-      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'),
+      avatar(i),
+      el(
+        'span',
+        { class: 'names' },
+        el('strong', {}, i.name),
+        el('span', { class: 'muted' }, i.providerDisplayName),
+        ...(i.unavailable ? [el('span', { class: 'reason' }, i.unavailable)] : []),
+      ),
+      ...(i.unavailable ? [] : [el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›')]),
     );
-    button.addEventListener('click', () => void pick(i, true));
-    list.append(el('li', {}, button));
+    if (i.unavailable) button.disabled = true;
+    else button.addEventListener('click', () => void pick(i, true));
+    const li = el('li', {}, button);
+    items.push({ i, li });
+    list.append(li);
   }
-  show(el('div', { class: 'card' }, header('Connect an account', 'Choose the service you want to connect.'), list));
+  const nodes: Node[] = [header('Connect an account', 'Choose the service you want to connect.')];
+  if (integrations.length > SEARCH_ABOVE) {
+    const search = el('input', { type: 'search', class: 'search', placeholder: 'Search', 'aria-label': 'Search integrations' });
+    const none = el('p', { class: 'muted', hidden: '' }, 'No integration matches.');
+    search.addEventListener('input', () => {
+      const q = search.value.trim().toLowerCase();
+      let shown = 0;
+      for (const { i, li } of items) {
+        const match = !q || `${i.name} ${i.providerDisplayName}`.toLowerCase().includes(q);
+        li.hidden = !match;
+        if (match) shown++;
+      }
+      none.hidden = shown > 0;
+    });
+    nodes.push(search, list, none);
+  } else nodes.push(list);
+  show(el('div', { class: 'card' }, ...nodes));
 }
 
 function renderForm(
@@ -271,7 +311,7 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
   }
   const previous = [...app.childNodes];
   loading(embed ? `Opening ${i.providerDisplayName}…` : `Redirecting to ${i.providerDisplayName}…`);
-  const r = await call<{ url: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
+  const r = await call<{ url: string; binding: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
   if (!r.ok) {
     popup?.close();
     if (r.status === 400 && r.error.errors && i.configFields.length) {
@@ -281,7 +321,9 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
     showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
     return;
   }
-  if (popup) awaitSignIn(i, popup, r.data.url);
+  // Top level, the answer has set the browser-binding cookie; a frame's cookie would be third-party,
+  // so the popup sets it in its own first-party context before it goes to the provider.
+  if (popup) awaitSignIn(i, popup, { token, binding: r.data.binding, url: r.data.url });
   else window.location.assign(r.data.url);
 }
 
@@ -298,7 +340,14 @@ function openSignInWindow(): Window | null {
   );
 }
 
-let signIn: { popup: Window; done: boolean; poll: number } | undefined;
+/** What the sign-in popup needs to bind this browser to the flow and go to the provider. */
+interface SignInHandoff {
+  token: string;
+  binding: string;
+  url: string;
+}
+
+let signIn: { popup: Window; done: boolean; poll: number; handoff: SignInHandoff } | undefined;
 
 function endSignIn(): void {
   if (!signIn) return;
@@ -312,9 +361,9 @@ function endSignIn(): void {
  * Sends the popup to the provider and waits for the callback page in it to report (to our own
  * origin, from that popup only). A popup closed before that shows a "try again".
  */
-function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
+function awaitSignIn(i: IntegrationView, popup: Window, handoff: SignInHandoff): void {
   endSignIn();
-  const current = { popup, done: false, poll: 0 };
+  const current = { popup, done: false, poll: 0, handoff };
   current.poll = window.setInterval(() => {
     if (current.done || !popup.closed) return;
     endSignIn();
@@ -332,11 +381,8 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
     );
   }, 400);
   signIn = current;
-  try {
-    popup.location.replace(url);
-  } catch {
-    // Closed meanwhile: the poll above shows "try again".
-  }
+  // The popup may have loaded before this (then it already asked) or not (then it asks when it has).
+  handOff(current);
   const focus = el('button', { type: 'button', class: 'secondary' }, 'Show the window');
   focus.addEventListener('click', () => popup.focus());
   const cancel = el('button', { type: 'button', class: 'link' }, 'Cancel');
@@ -362,10 +408,23 @@ function awaitSignIn(i: IntegrationView, popup: Window, url: string): void {
   app.setAttribute('aria-busy', 'true');
 }
 
+/** Sends the handoff to the popup, addressed to Latchkey's own origin only. */
+function handOff(current: NonNullable<typeof signIn>): void {
+  try {
+    current.popup.postMessage({ source: SOURCE, type: 'sign-in', ...current.handoff }, window.location.origin);
+  } catch {
+    // Closed meanwhile: the poll shows "try again".
+  }
+}
+
 function onSignInResult(event: MessageEvent): void {
   if (!signIn || event.source !== signIn.popup || event.origin !== window.location.origin) return;
-  const data = event.data as ({ source?: string } & Partial<UiEvent>) | null;
+  const data = event.data as ({ source?: string } & (Partial<UiEvent> | { type: 'sign-in-ready' })) | null;
   if (data?.source !== SOURCE) return;
+  if (data.type === 'sign-in-ready') {
+    handOff(signIn);
+    return;
+  }
   if (data.type === 'connect' && typeof data.providerConfigKey === 'string') {
     endSignIn();
     const i = integrations.find((x) => x.id === data.providerConfigKey);
@@ -455,7 +514,7 @@ async function begin(sessionToken: string): Promise<void> {
     showError('no_integrations', 'There is nothing to connect in this session.');
     return;
   }
-  if (integrations.length === 1) await pick(integrations[0]!);
+  if (integrations.length === 1 && !integrations[0]!.unavailable) await pick(integrations[0]!);
   else renderList();
 }
 
@@ -526,10 +585,36 @@ async function beginForParent(sessionToken: string, parentOrigin: string): Promi
   await begin(sessionToken);
 }
 
+/**
+ * The sign-in popup of an embedded Connect UI: it takes the handoff only from its opener on
+ * Latchkey's own origin (the frame), sets the browser-binding cookie here, at top level, where the
+ * provider's redirect back will carry it, and then goes to the provider.
+ */
+function mainSignInPopup(): void {
+  const opener = window.opener as Window | null;
+  if (!opener) {
+    showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    return;
+  }
+  let started = false;
+  window.addEventListener('message', (event: MessageEvent) => {
+    const data = event.data as { source?: string; type?: string; token?: unknown; binding?: unknown; url?: unknown } | null;
+    if (event.source !== opener || event.origin !== window.location.origin || data?.source !== SOURCE || data.type !== 'sign-in') return;
+    if (started || typeof data.token !== 'string' || typeof data.binding !== 'string' || typeof data.url !== 'string') return;
+    started = true;
+    token = data.token;
+    const url = data.url;
+    void call<{ bound: boolean }>('POST', 'oauth/bind', { binding: data.binding }).then((r) => {
+      if (r.ok) window.location.replace(url);
+      else showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.');
+    });
+  });
+  opener.postMessage({ source: SOURCE, type: 'sign-in-ready' }, window.location.origin);
+}
+
 function main(): void {
   if (document.getElementById('latchkey-redirect')) {
-    // The sign-in popup, until the frame that opened it sends it on to the provider.
-    if (!window.opener) showError('missing_session', 'This page needs a connect session. Open it from the application.');
+    mainSignInPopup();
     return;
   }
   if (embed) {

@@ -5,7 +5,15 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../app/context.js';
-import { flowStateNamespace, newFlowId, openFlowState, sealFlowState, type FlowState } from '../auth/flow-state.js';
+import {
+  browserBindingHash,
+  browserBindingMatches,
+  flowStateNamespace,
+  newFlowId,
+  openFlowState,
+  sealFlowState,
+  type FlowState,
+} from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
   requestTemporaryCredentials,
@@ -24,6 +32,7 @@ import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError } from '../domain/errors.js';
+import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
@@ -117,9 +126,39 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
   for (const id of session.claims.allowedIntegrations) {
     const integration = deps.store.getIntegration(session.namespace, id);
     const provider = integration && deps.store.getProvider(integration.spec.provider);
-    if (integration && provider) integrations.push(view(integration, provider));
+    if (!integration || !provider) continue;
+    const unavailable = unavailableReason(deps, session.namespace, integration, provider);
+    integrations.push({
+      ...view(integration, provider),
+      ...(provider.spec.logoUrl ? { logoUrl: provider.spec.logoUrl } : {}),
+      ...(unavailable ? { unavailable } : {}),
+    });
   }
   return { reconnect: Boolean(session.claims.reconnect), integrations };
+}
+
+/** What the end user reads for each reason an Integration is not Ready (condition messages are for operators). */
+const NOT_READY_TEXT: Record<string, string> = {
+  [IntegrationReason.ProviderNotFound]: 'This service is not set up yet.',
+  [IntegrationReason.ProviderNotReady]: 'This service is not set up correctly yet.',
+};
+const NOT_CONFIGURED = 'This service is not fully configured yet (its client credentials are missing).';
+
+/**
+ * Why an integration cannot work now: its Ready condition is False (the controller's verdict), or,
+ * before the controller has looked, a redirect flow without client credentials. Shown to the end user.
+ */
+function unavailableReason(
+  deps: ConnectDeps,
+  namespace: string,
+  integration: IntegrationResource,
+  provider: ProviderResource,
+): string | undefined {
+  const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
+  if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
+  const mode = provider.spec.authMode;
+  if ((mode === 'OAUTH2' || mode === 'OAUTH1') && !resolveClient(deps.store, namespace, integration)) return NOT_CONFIGURED;
+  return undefined;
 }
 
 /**
@@ -198,8 +237,17 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
   return session.environment.spec.callbackUrl ?? `${deps.config.publicBaseUrl}/oauth/callback`;
 }
 
-/** Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to. */
-export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, integrationId: string, rawConfig: unknown): Promise<string> {
+/**
+ * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
+ * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
+ */
+export async function startOAuthFlow(
+  deps: ConnectDeps,
+  session: OpenSession,
+  integrationId: string,
+  rawConfig: unknown,
+  browserBinding: string,
+): Promise<string> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
   if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
@@ -220,6 +268,7 @@ export async function startOAuthFlow(deps: ConnectDeps, session: OpenSession, in
     reconnect: session.claims.reconnect,
     connectionConfig,
     redirectUri,
+    bh: browserBindingHash(browserBinding),
     exp: session.claims.exp,
   };
   const attempt = {
@@ -378,8 +427,12 @@ export interface CallbackOutcome {
   error?: LatchkeyError;
 }
 
-/** The OAuth callback: checks the sealed, single-use state, exchanges the code or verifier, saves. */
-export async function completeCallback(deps: ConnectDeps, url: URL): Promise<CallbackOutcome> {
+/**
+ * The OAuth callback: checks the sealed state, that this browser started the flow (`browserBinding`,
+ * the cookie), and that the state is unused; then exchanges the code or verifier and saves. A
+ * callback from another browser is refused before anything is consumed or sent to the provider.
+ */
+export async function completeCallback(deps: ConnectDeps, url: URL, browserBinding: string | undefined): Promise<CallbackOutcome> {
   const q = url.searchParams;
   const stateValue = q.get('state') ?? '';
   const namespace = flowStateNamespace(stateValue);
@@ -412,6 +465,15 @@ export async function completeCallback(deps: ConnectDeps, url: URL): Promise<Cal
   }
   const state = opened.state;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
+  if (!browserBindingMatches(state, browserBinding)) {
+    deps.logger.warn({ namespace, integration: state.integration }, 'OAuth callback from a browser that did not start the flow');
+    outcome.error = new LatchkeyError(
+      'forbidden',
+      'browser_mismatch',
+      'This authorization was started in another browser. Please start again from the application, in this browser.',
+    );
+    return outcome;
+  }
   const startedAt = deps.clock.now();
   let detail: string | undefined;
   let step: 'callback' | 'token_exchange' = 'callback';

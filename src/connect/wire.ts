@@ -23,6 +23,10 @@ export interface IntegrationView {
   fields: FormField[];
   /** Connection configuration keys the end user fills in (before the redirect, or in the form). */
   configFields: FormField[];
+  /** The Provider's logo (its `spec.logoUrl`), when it has one. */
+  logoUrl?: string;
+  /** Why this integration cannot be connected now (shown disabled with it); absent when it can. */
+  unavailable?: string;
 }
 
 export interface SessionView {

@@ -50,6 +50,7 @@ export interface PaginateSpec {
 
 export interface ProviderSpec {
   displayName: string;
+  /** Logo shown in the Connect UI (https, or http on a loopback host for local use). */
   logoUrl?: string;
   categories?: string[];
   authMode: AuthMode;

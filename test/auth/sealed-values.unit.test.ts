@@ -48,6 +48,7 @@ describe('sealed session tokens and flow state', () => {
       connectionConfig: {},
       redirectUri: 'https://x/oauth/callback',
       codeVerifier: 'v',
+      bh: 'h',
       exp: now / 1000 + 60,
     };
     const sealed = sealFlowState(state, KEY);

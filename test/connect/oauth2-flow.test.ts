@@ -334,9 +334,13 @@ describe('OAuth 2 through the Connect UI', () => {
     await popup.click('text=Continue');
     await waitForEvent(appPageHandle, 'connect');
     const tokenCallsBefore = oidc.tokenCalls.length;
-    const again = await fetch(await callbackUrl);
-    expect(again.status).toBe(400);
+    // From the same browser (it holds the binding cookie).
+    const again = await context.request.get(await callbackUrl);
+    expect(again.status()).toBe(400);
     expect(await again.text()).toContain('already completed');
+    // From anywhere else: refused as another browser's flow.
+    const elsewhere = await fetch(await callbackUrl);
+    expect(elsewhere.status).toBe(403);
     expect(oidc.tokenCalls.length).toBe(tokenCallsBefore);
     await context.close();
   });

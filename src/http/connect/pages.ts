@@ -18,6 +18,11 @@ ul.integrations{list-style:none;margin:0;padding:0;display:flex;flex-direction:c
 button.integration{width:100%;display:flex;align-items:center;gap:12px;padding:12px;border:1px solid var(--line);border-radius:10px;
 background:#fff;cursor:pointer;text-align:left;font:inherit;color:inherit}
 button.integration:hover,button.integration:focus-visible{border-color:var(--accent);outline:none;background:#f8f9ff}
+button.integration:disabled{cursor:default;opacity:.65;background:#fafafa}
+button.integration:disabled:hover{border-color:var(--line)}
+.reason{color:var(--bad);font-size:13px}
+img.logo{flex:none;width:36px;height:36px;border-radius:8px;object-fit:contain}
+input.search{width:100%;margin-bottom:12px}
 .avatar{flex:none;width:36px;height:36px;border-radius:8px;background:#e8ecfb;color:var(--accent);display:grid;place-items:center;font-weight:600}
 .names{display:flex;flex-direction:column;flex:1}
 .chevron{color:var(--muted);font-size:20px}

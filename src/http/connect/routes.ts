@@ -12,15 +12,21 @@ import { completeCallback, describeSession, startOAuthFlow, submitForm, type Con
 import { allFrameOrigins, frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
+import { newBrowserBinding } from '../../auth/flow-state.js';
+import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
+import { imageSources } from './logo-sources.js';
 
-/** Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page. */
-function htmlHeaders(frameAncestorsValue = "'none'"): Record<string, string> {
+/**
+ * Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page; `imgSrc`
+ * admits Providers' logos on the pages that list integrations.
+ */
+function htmlHeaders(frameAncestorsValue = "'none'", imgSrc = "'self' data:"): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
-    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src ${imgSrc}; base-uri 'none'; form-action 'none'; frame-ancestors ${frameAncestorsValue}`,
   };
 }
 const HTML_HEADERS = htmlHeaders();
@@ -35,6 +41,9 @@ const FormBody = z.strictObject({
   connectionConfig: z.record(z.string(), z.string().max(1024)).optional(),
 });
 const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
+const BindBody = z.strictObject({ binding: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'must be the binding from oauth/start') });
+/** A form_post callback's fields: strings only (a repeated field is not valid OAuth). */
+const CallbackForm = z.record(z.string().max(256), z.string().max(16_384));
 const EmbedQuery = z.strictObject({
   namespace: z
     .string()
@@ -79,6 +88,10 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const router = express.Router();
   const basePath = new URL(deps.config.publicBaseUrl).pathname.replace(/\/+$/, '');
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
+  // Read per request: the public URL decides Secure and the `__Host-` prefix.
+  const cookieOf = () => flowCookie(deps.config.publicBaseUrl);
+  const setBinding = (res: Response, session: OpenSession, binding: string) =>
+    res.append('set-cookie', bindingCookieHeader(cookieOf(), binding, session.claims.exp - deps.clock.now() / 1000));
 
   router.get('/connect', (req, res) => {
     // `/connect/` (the address Nango's frontend SDK frames: its baseURL plus "/") speaks that SDK's protocol.
@@ -86,7 +99,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       nangoPage(req, res);
       return;
     }
-    res.set(HTML_HEADERS).send(connectPage(basePath));
+    res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath));
   });
   /**
    * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage.
@@ -125,7 +138,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }
     const { namespace } = query.data;
     const origins = frameOrigins(deps.store, namespace);
-    res.set(htmlHeaders(frameAncestors(origins))).send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
+    res
+      .set(htmlHeaders(frameAncestors(origins), imageSources(deps.store)))
+      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
   });
   // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
   router.get('/connect/redirect', (_req, res) => {
@@ -172,8 +187,24 @@ export function connectRoutes(deps: ConnectDeps): Router {
     wrap(async (req, res) => {
       const session = sessionOf(deps, req);
       const body = parse(StartBody, req.body, 'body');
-      const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {});
-      res.set('cache-control', 'no-store').json({ data: { url } });
+      // The flow is bound to this browser by a cookie. Where this answer cannot set it (the embedded
+      // page: a third-party frame), the sign-in popup sets it through oauth/bind with `binding`.
+      const binding = readBinding(cookieOf(), req) ?? newBrowserBinding();
+      const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {}, binding);
+      setBinding(res, session, binding);
+      res.set('cache-control', 'no-store').json({ data: { url, binding } });
+    }),
+  );
+  // Sets the binding cookie in a first-party context (the embedded UI's sign-in popup). It needs the
+  // session token in a header, so no link or cross-site form can plant a binding in another browser.
+  router.post(
+    '/connect/api/oauth/bind',
+    json,
+    wrap((req, res) => {
+      const session = sessionOf(deps, req);
+      const body = parse(BindBody, req.body, 'body');
+      setBinding(res, session, body.binding);
+      res.set('cache-control', 'no-store').json({ data: { bound: true } });
     }),
   );
   router.post(
@@ -193,12 +224,41 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }),
   );
 
-  router.get('/oauth/callback', async (req, res) => {
+  // response_mode=form_post: a cross-site POST carries no SameSite=Lax cookie, so without one the
+  // fields move to a GET (a top-level GET navigation does carry it); with one it completes here.
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 50 });
+  router.post('/oauth/callback', form, (req, res, next) => {
+    const fields = CallbackForm.safeParse(req.body ?? {});
+    if (!fields.success) {
+      res
+        .status(400)
+        .set(HTML_HEADERS)
+        .send(
+          resultPage(basePath, {
+            type: 'error',
+            error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
+          }),
+        );
+      return;
+    }
+    const url = new URL(`${deps.config.publicBaseUrl}/oauth/callback`);
+    for (const [k, v] of Object.entries(fields.data)) url.searchParams.append(k, v);
+    if (!readBinding(cookieOf(), req)) {
+      res.status(303).set({ location: url.href, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).end();
+      return;
+    }
+    callback(req, res, url).catch(next);
+  });
+  router.get('/oauth/callback', (req, res, next) => {
+    callback(req, res, new URL(req.originalUrl, deps.config.publicBaseUrl)).catch(next);
+  });
+
+  async function callback(req: Request, res: Response, url: URL): Promise<void> {
     const sendPage = (status: number, html: string) => res.status(status).set(HTML_HEADERS).send(html);
     try {
-      parse(CallbackQuery, req.query, 'query');
-      const url = new URL(req.originalUrl, deps.config.publicBaseUrl);
-      const outcome = await completeCallback(deps, url);
+      if (url.searchParams.getAll('state').length > 1) throw new LatchkeyError('invalid_input', 'invalid_callback', 'state is repeated');
+      parse(CallbackQuery, Object.fromEntries(url.searchParams), 'query');
+      const outcome = await completeCallback(deps, url, readBinding(cookieOf(), req));
       if (outcome.result) {
         const { providerConfigKey, connectionId } = outcome.result;
         const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
@@ -236,6 +296,6 @@ export function connectRoutes(deps: ConnectDeps): Router {
         }),
       );
     }
-  });
+  }
   return router;
 }

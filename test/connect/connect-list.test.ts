@@ -1,0 +1,198 @@
+/**
+ * The Connect UI's page in chromium: the loading indicator until the session token is set (and its
+ * session answered), and the integration list: Providers' logos (allowed by the page's CSP), a
+ * search field above eight integrations, and integrations that cannot work shown disabled with why.
+ */
+import { createServer, type Server } from 'node:http';
+import type { Page } from 'playwright-core';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
+import { sealSession } from '../support/fixtures.js';
+
+const kc = testKubeConfig();
+const P = { logo: `list-logo-${process.pid}`, plain: `list-plain-${process.pid}`, oauth: `list-oauth-${process.pid}` };
+const NAMES = ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 'Hotel', 'India'];
+// A 1×1 PNG.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+let bed: ConnectBed;
+let logos: { url: string; hits: number; close(): Promise<void> };
+
+async function logoServer(): Promise<typeof logos> {
+  const state = { hits: 0 };
+  const server: Server = createServer((req, res) => {
+    state.hits++;
+    if (req.url === '/logo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/logo.png`,
+    get hits() {
+      return state.hits;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+beforeAll(async () => {
+  bed = await startConnectBed(kc, 'connect-list', 'development');
+  logos = await logoServer();
+  await applyProvider(kc, P.logo, { displayName: 'Logo CRM', authMode: 'API_KEY', logoUrl: logos.url });
+  await applyProvider(kc, P.plain, { displayName: 'Plain Keys', authMode: 'API_KEY' });
+  await applyProvider(kc, P.oauth, {
+    displayName: 'Unfinished OAuth',
+    authMode: 'OAUTH2',
+    authorizationUrl: 'https://auth.example.test/authorize',
+    tokenUrl: 'https://auth.example.test/token',
+  });
+  await createIntegration(kc, bed.ns.name, 'logo-crm', { provider: P.logo, displayName: 'Logo CRM' });
+  for (const name of NAMES) await createIntegration(kc, bed.ns.name, name.toLowerCase(), { provider: P.plain, displayName: name });
+  // No client Secret: it cannot work.
+  await createIntegration(kc, bed.ns.name, 'unfinished', { provider: P.oauth, displayName: 'Unfinished' });
+  await bed.synced(
+    (store) =>
+      store.getProvider(P.logo)?.spec.logoUrl &&
+      store.getProvider(P.plain) &&
+      store.getProvider(P.oauth) &&
+      store.getIntegration(bed.ns.name, 'unfinished') &&
+      NAMES.every((n) => store.getIntegration(bed.ns.name, n.toLowerCase())),
+  );
+});
+
+afterAll(async () => {
+  await bed?.close();
+  await logos?.close();
+  for (const p of Object.values(P)) await deleteProvider(kc, p);
+});
+
+function session(allowedIntegrations: string[]): string {
+  return sealSession(bed.env.secretKey, { namespace: bed.ns.name, endUser: { id: 'lister' }, allowedIntegrations });
+}
+
+async function loadingShown(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const node = document.querySelector('#app .loading[role=status]');
+    return Boolean(node && (node as HTMLElement).offsetParent !== null && !document.querySelector('ul.integrations'));
+  });
+}
+
+describe('the Connect UI page', () => {
+  it('shows the loading indicator until the session token is set and its session is read', async () => {
+    const context = await bed.browser.newContext();
+    try {
+      // The token by postMessage, from the window that opened the page, sent only when the test says.
+      const app = await context.newPage();
+      await app.goto(bed.app.url);
+      const [page] = await Promise.all([
+        context.waitForEvent('page'),
+        app.evaluate((url) => {
+          (window as unknown as { connectWindow: Window | null }).connectWindow = window.open(url, '_blank', 'popup');
+        }, `${bed.latchkey.url}/connect`),
+      ]);
+      await page.waitForSelector('#app .loading[role=status]');
+      await page.waitForTimeout(1_000);
+      expect(await loadingShown(page)).toBe(true);
+      expect(await page.textContent('#app')).toContain('Loading');
+
+      // The session answer is held back: the indicator stays until it comes.
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      await context.route('**/connect/api/session', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await app.evaluate(
+        ([token, origin]) => {
+          (window as unknown as { connectWindow: Window }).connectWindow.postMessage(
+            { source: 'latchkey-client', type: 'session', token },
+            origin!,
+          );
+        },
+        [session(['alpha', 'bravo']), bed.latchkey.url],
+      );
+      await page.waitForTimeout(500);
+      expect(await loadingShown(page)).toBe(true);
+      release();
+      await page.waitForSelector('ul.integrations');
+      expect(await loadingShown(page)).toBe(false);
+      expect(await page.$('#app .loading')).toBeNull();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('lists logos, a search field above eight integrations, and an integration that cannot work as disabled with the reason', async () => {
+    const context = await bed.browser.newContext();
+    try {
+      const page = await context.newPage();
+      const cspViolations: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+      });
+      const all = ['logo-crm', ...NAMES.map((n) => n.toLowerCase()), 'unfinished'];
+      const res = await page.goto(`${bed.latchkey.url}/connect?session_token=${encodeURIComponent(session(all))}`);
+      expect(res?.headers()['content-security-policy']).toContain(`img-src 'self' data: https: ${new URL(logos.url).origin};`);
+      await page.waitForSelector('ul.integrations');
+
+      // The logo is loaded (the CSP lets it through); providers without one show their initial.
+      const logo = await page.waitForSelector('button[data-integration=logo-crm] img.logo');
+      await page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth === 1, logo);
+      expect(logos.hits).toBeGreaterThan(0);
+      expect(await page.textContent('button[data-integration=alpha] .avatar')).toBe('P');
+      expect(cspViolations).toEqual([]);
+
+      // Disabled, with the reason; clicking it does nothing.
+      const unfinished = page.locator('button[data-integration=unfinished]');
+      expect(await unfinished.isDisabled()).toBe(true);
+      expect(await unfinished.textContent()).toContain('not fully configured');
+      expect(await page.locator('button[data-integration=alpha]').isDisabled()).toBe(false);
+      await unfinished.click({ force: true });
+      expect(await page.$('ul.integrations')).not.toBeNull();
+
+      // Eleven integrations: a search field that filters by name.
+      const search = page.locator('input[type=search]');
+      await search.fill('char');
+      const visible = () =>
+        page.$$eval('ul.integrations li', (lis) =>
+          lis.filter((li) => !(li as HTMLElement).hidden).map((li) => li.querySelector('button')!.dataset.integration),
+        );
+      expect(await visible()).toEqual(['charlie']);
+      await search.fill('zzz');
+      expect(await visible()).toEqual([]);
+      expect(await page.isVisible('text=No integration matches')).toBe(true);
+      await search.fill('');
+      expect(await visible()).toHaveLength(all.length);
+      await page.click('button[data-integration=charlie]');
+      await page.waitForSelector('text=Connect Charlie');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('has no search field with eight integrations or fewer, and does not skip the list for a single unusable one', async () => {
+    const context = await bed.browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(
+        `${bed.latchkey.url}/connect?session_token=${encodeURIComponent(session(NAMES.slice(0, 8).map((n) => n.toLowerCase())))}`,
+      );
+      await page.waitForSelector('ul.integrations');
+      expect(await page.$$('ul.integrations li')).toHaveLength(8);
+      expect(await page.$('input[type=search]')).toBeNull();
+
+      const single = await context.newPage();
+      await single.goto(`${bed.latchkey.url}/connect?session_token=${encodeURIComponent(session(['unfinished']))}`);
+      await single.waitForSelector('button[data-integration=unfinished]');
+      expect(await single.locator('button[data-integration=unfinished]').isDisabled()).toBe(true);
+    } finally {
+      await context.close();
+    }
+  });
+});
