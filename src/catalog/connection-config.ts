@@ -209,10 +209,20 @@ export function urlProblem(template: string, filled: string, fields: ConfigField
   } catch {
     return 'the configuration does not make a valid URL';
   }
-  if (url.protocol !== `${t.scheme}:` || url.username || url.password || !re.test(url.host)) {
+  if (url.protocol !== `${t.scheme}:` || url.username || url.password || !(re.test(url.host) || sameLiteralHost(t, url))) {
     return "the configuration points this URL outside the provider's hosts";
   }
   return undefined;
+}
+
+/** A host without placeholders, compared as the URL parser writes it ([::ffff:127.0.0.1] is [::ffff:7f00:1]). */
+function sameLiteralHost(t: { scheme: string; host: string }, url: URL): boolean {
+  if (t.host.includes('${')) return false;
+  try {
+    return new URL(`${t.scheme}://${t.host}`).host === url.host;
+  } catch {
+    return false;
+  }
 }
 
 /**
