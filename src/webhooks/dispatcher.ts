@@ -6,6 +6,7 @@ import type { Clock } from '../domain/clock.js';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
+import type { Config } from '../app/config.js';
 import type { Logger } from '../app/log.js';
 import { Counter, metric } from '../app/metrics.js';
 import { isRetryableWebhookStatus, parseRetryAfter } from '../domain/retry.js';
@@ -20,15 +21,16 @@ export interface DispatcherOptions {
   clock: Clock;
   logger: Logger;
   metrics: Registry;
-  config: {
-    watchNamespaces: string[];
-    webhookMaxAttempts: number;
-    webhookRetryWindowSeconds: number;
-    webhookConcurrency: number;
-    webhookNamespaceConcurrency: number;
-    webhookBackoffBaseSeconds: number;
-    webhookBackoffMaxSeconds: number;
-  };
+  config: Pick<
+    Config,
+    | 'watchNamespaces'
+    | 'webhookMaxAttempts'
+    | 'webhookRetryWindowSeconds'
+    | 'webhookConcurrency'
+    | 'webhookNamespaceConcurrency'
+    | 'webhookBackoffBaseSeconds'
+    | 'webhookBackoffMaxSeconds'
+  >;
   /** Who claims deliveries (the pod name). */
   identity: string;
   /** Each attempt and its answer is an operation log entry. */
