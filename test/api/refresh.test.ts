@@ -201,7 +201,14 @@ describe('refresh on fetch', () => {
     expect(errors.length).toBeGreaterThanOrEqual(1);
     expect(errors[0]).toMatchObject({ type: 'auth', logId: expect.any(String) });
 
-    const event = await core.readNamespacedEvent({ namespace: ns.name, name: errors[0]!.logId });
+    // log_id names the operation log entry; the Event is still recorded for kubectl describe.
+    const entry = await a.call('GET', `/logs/${encodeURIComponent(errors[0]!.logId)}`);
+    expect(entry.status).toBe(200);
+    const events = (await core.listNamespacedEvent({ namespace: ns.name })).items.filter(
+      (e) => e.involvedObject.name === stored.resource.metadata.name && e.reason === 'RefreshFailed',
+    );
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    const event = events[0]!;
     expect(event.reason).toBe('RefreshFailed');
     expect(event.type).toBe('Warning');
     expect(event.involvedObject.name).toBe(stored.resource.metadata.name);

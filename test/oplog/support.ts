@@ -1,4 +1,5 @@
 /** A Latchkey HTTP server built with createContext (so it has the operation log) and a clock the test moves. */
+import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { loadConfig } from '../../src/app/config.js';
@@ -36,6 +37,8 @@ export async function startOplogServer(
     LATCHKEY_WATCH_NAMESPACES: namespace,
     LATCHKEY_LEADER_ELECTION: 'false',
     POD_NAME: 'oplog-test',
+    // The OAuth server the tests run is on loopback: allowed through the egress guard.
+    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
     ...env,
   });
   const clock = movableClock();
