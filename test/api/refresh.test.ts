@@ -202,8 +202,8 @@ describe('refresh on fetch', () => {
     expect(errors[0]).toMatchObject({ type: 'auth', logId: expect.any(String) });
 
     // log_id names the operation log entry; the Event is still recorded for kubectl describe.
-    const entry = await a.call('GET', `/logs/${encodeURIComponent(errors[0]!.logId)}`);
-    expect(entry.status).toBe(200);
+    // Entries are stored in batches, off the request path: wait for it.
+    await eventually(async () => (await a.call('GET', `/logs/${encodeURIComponent(errors[0]!.logId)}`)).status === 200);
     const events = (await core.listNamespacedEvent({ namespace: ns.name })).items.filter(
       (e) => e.involvedObject.name === stored.resource.metadata.name && e.reason === 'RefreshFailed',
     );

@@ -38,6 +38,8 @@ beforeAll(async () => {
   const hostProvider = await h.addProvider('ssrf-host', {
     displayName: 'SSRF host template',
     authMode: 'API_KEY',
+    // The one declared host; a value that would change the host or port is refused by this rule.
+    connectionConfiguration: [{ name: 'host', enum: ['127.0.0.1'], required: true }],
     proxy: { baseUrl: `http://\${connectionConfig.host}:${up.port}/api`, headers: { 'x-api-key': '${apiKey}' } },
   });
   await h.addIntegration('ssrf-host', hostProvider);
