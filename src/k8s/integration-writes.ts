@@ -156,7 +156,11 @@ export async function putClientSecret(store: KubeStore, integration: Integration
   store.referencedSecrets.remember(secret);
 }
 
-/** Deletes an Integration; the garbage collector deletes the client Secret it owns. */
+/**
+ * Deletes an Integration and the client Secret it owns. The garbage collector would delete the Secret
+ * too, but only after its next discovery pass (tens of seconds): a client secret should not outlive
+ * the API call that deleted its Integration.
+ */
 export async function deleteIntegrationObject(store: KubeStore, namespace: string, name: string): Promise<void> {
   const current = store.integrations.get(name, namespace);
   try {
@@ -174,11 +178,23 @@ export async function deleteIntegrationObject(store: KubeStore, namespace: strin
     throw err;
   }
   store.integrations.forget(name, namespace, current?.metadata.resourceVersion);
-  const secretName = integrationSecretName(name);
-  const secret = store.referencedSecrets.get(secretName, namespace);
-  if (current && isOwnedClientSecret(secret, current)) {
-    store.referencedSecrets.forget(secretName, namespace, secret?.metadata?.resourceVersion);
-  }
+  if (current) await deleteOwnedClientSecret(store, namespace, current);
+}
+
+async function deleteOwnedClientSecret(store: KubeStore, namespace: string, integration: IntegrationResource): Promise<void> {
+  const name = integrationSecretName(integration.metadata.name);
+  const secret = await store.core.readNamespacedSecret({ namespace, name }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
+  // Only the Secret this Integration owns: one made by hand or from Git under the same name stays.
+  if (!secret || !isOwnedClientSecret(secret, integration)) return;
+  await store.core
+    .deleteNamespacedSecret({ namespace, name, body: { preconditions: { uid: secret.metadata?.uid } } })
+    .catch((err: unknown) => {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    });
+  store.referencedSecrets.forget(name, namespace, secret.metadata?.resourceVersion);
 }
 
 function clientSecret(owner: IntegrationResource, data: Record<string, string>): V1Secret {

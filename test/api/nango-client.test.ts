@@ -266,7 +266,7 @@ describe('@nangohq/node against Latchkey', () => {
     expect(deleted.status).toBe(200);
     expect(await status(integrationObject(ns.name, 'made-by-api'))).toBe(404);
     await expect(nango.getIntegration({ uniqueKey: 'made-by-api' })).rejects.toMatchObject({ response: { status: 404 } });
-    // The garbage collector deletes the Secret the Integration owned.
+    // Deleting through the API deletes the client Secret it made with the Integration.
     await eventually(
       () => status(core.readNamespacedSecret({ namespace: ns.name, name: 'latchkey-integration-made-by-api' })).then((s) => s === 404),
       30_000,

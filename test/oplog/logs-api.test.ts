@@ -227,7 +227,7 @@ describe('operation log', () => {
       } catch {
         return true;
       }
-    }, 30_000);
+    }, 90_000);
   });
 
   it('is in the OpenAPI document', async () => {
