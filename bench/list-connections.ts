@@ -1,12 +1,16 @@
 /**
  * The cost of an unpaged `GET /connections` (what Nango's SDK `listConnections()` sends): up to
  * 10,000 connections in one answer, served by a real Latchkey HTTP server from its informer caches
- * against a real control plane. Next to it, measured in the same run, a peer: a bare express route
+ * against a real control plane. Its peers, measured in the same run one after the other: a paged
+ * request (`?limit=100`, what Latchkey answered before) on the same server, and a bare express route
  * answering the same JSON (serialized per request), so the difference is Latchkey's own work
  * (secret-key lookup, filtering, sorting, the connection views). Load comes from autocannon in its
- * own process, so the generator does not share the server's event loop.
+ * own process, so the generator does not share the server's event loop. Connections are created
+ * straight through the API server (the store), in parallel, not through HTTP.
  *
- *   npm run build && node dist/bench/list-connections.js        # prints a markdown section
+ * Writes its section of docs/benchmarks.md and the key `listConnections` of docs/benchmarks.json.
+ *
+ *   npm run bench:list-connections
  *   BENCH_LIST_CONNECTIONS=2000 BENCH_LIST_SECONDS=5 node dist/bench/list-connections.js
  */
 import { execFile } from 'node:child_process';
@@ -14,6 +18,7 @@ import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { Nango } from '@nangohq/node';
 import express from 'express';
 import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
@@ -25,16 +30,20 @@ import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { startControlPlane } from '../dev/control-plane.js';
 import { REPO_ROOT } from '../dev/repo-root.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
-import { machine } from './support.js';
+import { writeFigures } from './figures.js';
+import { machine, mib, writeSection } from './support.js';
 
 const run = promisify(execFile);
 const COUNT = Number(process.env.BENCH_LIST_CONNECTIONS ?? 10_000);
-const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 10);
+const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 15);
 const CONNECTIONS = Number(process.env.BENCH_LIST_CLIENTS ?? 4);
 const FILL_CONCURRENCY = 32;
 
 interface Row {
   name: string;
+  /** Bytes of one response body. */
+  bytes: number;
+  requests: number;
   rps: number;
   p50: number;
   p99: number;
@@ -44,12 +53,13 @@ interface Row {
 
 /** autocannon in a child process (its CLI's JSON result). */
 async function load(name: string, url: string, headers: Record<string, string>): Promise<Row> {
+  const bytes = Buffer.byteLength(await (await fetch(url, { headers })).text());
   const bin = join(REPO_ROOT, 'node_modules/.bin/autocannon');
   const args = ['--json', '-c', String(CONNECTIONS), '-d', String(SECONDS)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const { stdout } = await run(bin, [...args, url], { maxBuffer: 16 * 2 ** 20 });
   const r = JSON.parse(stdout) as {
-    requests: { average: number };
+    requests: { average: number; total: number };
     latency: { p50: number; p99: number };
     throughput: { average: number };
     errors: number;
@@ -57,6 +67,8 @@ async function load(name: string, url: string, headers: Record<string, string>):
   };
   return {
     name,
+    bytes,
+    requests: r.requests.total,
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -90,6 +102,8 @@ async function main(): Promise<void> {
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   await eventually(async () => (await fetch(`${server.url}/providers`, { headers: auth })).status === 200);
+  // The server runs in this process (the load generator does not): its RSS is this process's.
+  const rssEmpty = process.memoryUsage().rss;
 
   const fillStarted = Date.now();
   for (let i = 0; i < COUNT; i += FILL_CONCURRENCY) {
@@ -112,10 +126,10 @@ async function main(): Promise<void> {
   const fillSeconds = (Date.now() - fillStarted) / 1000;
   await eventually(() => store.listConnections(ns.name).length >= COUNT, 120_000);
 
-  const sample = await fetch(`${server.url}/connections`, { headers: auth });
-  const body = (await sample.json()) as { connections: unknown[] };
+  // What is measured is what the SDK gets: every connection in one answer.
+  const body = await new Nango({ host: server.url, secretKey: env.secretKey }).listConnections();
   if (body.connections.length !== Math.min(COUNT, 10_000)) throw new Error(`listed ${body.connections.length}, expected ${COUNT}`);
-  const bytes = Buffer.byteLength(JSON.stringify(body));
+  const rssFilled = process.memoryUsage().rss;
 
   // The peer: the same answer from a bare express route (JSON serialized on every request).
   const peer = express();
@@ -127,27 +141,59 @@ async function main(): Promise<void> {
   });
   const peerPort = (peerServer.address() as { port: number }).port;
 
-  const rows = [
-    await load('bare express, same JSON', `http://127.0.0.1:${peerPort}/connections`, {}),
-    await load('Latchkey GET /connections (unpaged)', `${server.url}/connections`, auth),
-    await load('Latchkey GET /connections?limit=100', `${server.url}/connections?limit=100`, auth),
-  ];
+  const unpaged = await load('Latchkey `GET /connections` (unpaged, `listConnections()`)', `${server.url}/connections`, auth);
+  const rssAfterUnpaged = process.memoryUsage().rss;
+  const paged = await load('Latchkey `GET /connections?limit=100` (one page)', `${server.url}/connections?limit=100`, auth);
+  const bare = await load('bare express route, the same unpaged JSON', `http://127.0.0.1:${peerPort}/connections`, {});
+  const rows = [unpaged, paged, bare];
 
   const table = [
-    '| endpoint | req/s | p50 ms | p99 ms | MiB/s | errors |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.rps.toFixed(1)} | ${r.p50} | ${r.p99} | ${r.mbPerSec.toFixed(1)} | ${r.errors} |`),
+    '| request | response | req/s | p50 | p99 | MiB/s | requests | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.bytes < 2 ** 20 ? `${(r.bytes / 1024).toFixed(1)} KiB` : mib(r.bytes)} | ${r.rps.toFixed(1)} | ${r.p50} ms | ${r.p99} ms | ${r.mbPerSec.toFixed(1)} | ${r.requests} | ${r.errors} |`,
+    ),
   ].join('\n');
-  process.stdout.write(`## Listing ${COUNT} connections in one answer (\`bench/list-connections.ts\`)
+  const markdown = `## Listing ${COUNT.toLocaleString('en')} connections (\`npm run bench:list-connections\`, \`bench/list-connections.ts\`)
 
 ${machine().join('\n')}
 
-${COUNT} connections (API_KEY, with end users) created through the store in ${fillSeconds.toFixed(0)} s; one unpaged
-answer is ${(bytes / 2 ** 20).toFixed(2)} MiB of JSON. autocannon (own process), ${CONNECTIONS} connections, ${SECONDS} s per row,
-rows measured one after the other in the same run.
+Nango's SDK \`listConnections()\` sends \`GET /connections\` without paging parameters, and Latchkey answers it with
+every connection (up to 10,000) in one response. ${COUNT.toLocaleString('en')} API_KEY connections with end users were created straight
+through the API server, ${FILL_CONCURRENCY} at a time, in ${fillSeconds.toFixed(0)} s; the SDK's own \`listConnections()\` then returned all of
+them. Load: autocannon in its own process, ${CONNECTIONS} keep-alive connections, ${SECONDS} s per row, the rows one after the other
+in the same run; the paged request (100 connections, what Latchkey answered before) and a bare express route
+serving the same unpaged JSON are the peers.
 
 ${table}
-`);
+
+Server RSS (the Latchkey server's process; the load generator runs in its own): ${mib(rssEmpty)} with no
+connections, ${mib(rssFilled)} with ${COUNT.toLocaleString('en')} connections in the informer caches, ${mib(rssAfterUnpaged)} after the unpaged load.
+Each unpaged answer builds ${COUNT.toLocaleString('en')} connection views and serializes them, so its cost grows with the number of
+connections; an application that lists often should page (\`limit\`/\`cursor\`) or filter (\`endUserId\`, \`integrationId\`).
+`;
+  process.stdout.write(markdown);
+  writeSection('list-connections', markdown);
+  const figures = (r: Row) => ({
+    responseBytes: r.bytes,
+    requestsPerSecond: r.rps,
+    p50Ms: r.p50,
+    p99Ms: r.p99,
+    mibPerSecond: r.mbPerSec,
+    requests: r.requests,
+    errors: r.errors,
+  });
+  writeFigures('listConnections', {
+    connections: COUNT,
+    seconds: SECONDS,
+    clients: CONNECTIONS,
+    fillSeconds,
+    unpaged: figures(unpaged),
+    paged: { limit: 100, ...figures(paged) },
+    bareExpress: figures(bare),
+    serverRssBytes: { noConnections: rssEmpty, filled: rssFilled, afterUnpagedLoad: rssAfterUnpaged },
+  });
 
   await new Promise<void>((resolve) => peerServer.close(() => resolve()));
   await server.close();

@@ -17,7 +17,7 @@ import type { Registry } from '../app/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
 import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
 import { LatchkeyError } from '../domain/errors.js';
-import { forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
+import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, readBody, type RequestBody } from './request-body.js';
 import { decoderFor } from './response-body.js';
@@ -123,6 +123,7 @@ export class CredentialProxy {
   private async proxy(req: IncomingMessage, res: ServerResponse, call: ProxyCall, setProvider: (p: string) => void): Promise<number> {
     // Everything about the target is checked before anything else happens.
     checkProxyPath(call.rawPath);
+    checkBaseUrlOverride(req.headers);
     const retries = parseRetries(req.headers.retries);
     const method = (req.method ?? 'GET').toUpperCase();
 

@@ -2,7 +2,9 @@
  * Compatibility: the official Nango Node client (@nangohq/node), pointed at Latchkey with an
  * environment's secret key, works unchanged for providers, integrations (read, and write where the
  * Environment allows it), connections (import, get, token with refresh, list, delete), metadata,
- * connect sessions, and webhook verification (verifyIncomingWebhookRequest).
+ * connect sessions, the proxy (proxy, get, post, put, patch, delete against a loopback upstream),
+ * waitForConnection, and webhook verification (verifyIncomingWebhookRequest). Every method of the
+ * client that maps to something Latchkey does is called here; docs/migrating-from-nango.md lists the rest.
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { Nango } from '@nangohq/node';
@@ -11,12 +13,15 @@ import { applyProvider, createEnvironment, createIntegration, deleteProvider, ty
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
+import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client = { clientId: 'latchkey-nango-test', clientSecret: 'nango-test-secret-0123456789' };
 const OAUTH = 'rest-nango-oauth';
 const KEYS = 'rest-nango-apikey';
+const PROXIED = 'rest-nango-proxied';
+const PROXY_KEY = 'nango-proxy-key-1';
 const LOGO = 'https://logos.example.test/nango-oauth.svg';
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -30,6 +35,9 @@ let api: Replica;
 let nango: Nango;
 let receiver: WebhookReceiver;
 let dispatcher: Replica;
+/** The provider API the proxy calls; `elsewhere` is a host no request may reach. */
+let upstream: Upstream;
+let elsewhere: Upstream;
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'rest-nango');
@@ -37,6 +45,12 @@ beforeAll(async () => {
   oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
   receiver = await webhookReceiver();
   await receiver.listen();
+  [upstream, elsewhere] = await Promise.all([startUpstream(), startUpstream()]);
+  await applyProvider(kc, PROXIED, {
+    displayName: 'Nango Proxied',
+    authMode: 'API_KEY',
+    proxy: { baseUrl: `${upstream.origin}/api`, headers: { 'x-api-key': '${apiKey}' } },
+  });
   await applyProvider(kc, OAUTH, {
     displayName: 'Nango OAuth',
     logoUrl: LOGO,
@@ -53,12 +67,15 @@ beforeAll(async () => {
   readOnlyEnv = await createEnvironment(kc, readOnlyNs.name);
   await createIntegration(kc, ns.name, 'oauth', { provider: OAUTH }, { clientId: client.clientId, clientSecret: client.clientSecret });
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
+  await createIntegration(kc, ns.name, 'proxied', { provider: PROXIED });
   await createIntegration(kc, readOnlyNs.name, 'keys', { provider: KEYS, displayName: 'From Git' });
   api = await startReplica(kc, { namespaces: [ns.name, readOnlyNs.name], key: env.secretKey });
   await eventually(
     () =>
       api.ctx.store.getIntegration(ns.name, 'keys') &&
       api.ctx.store.getIntegration(ns.name, 'oauth') &&
+      api.ctx.store.getIntegration(ns.name, 'proxied') &&
+      api.ctx.store.getProvider(PROXIED) &&
       api.ctx.store.getIntegration(readOnlyNs.name, 'keys') &&
       api.ctx.store.getProvider(KEYS),
   );
@@ -73,7 +90,8 @@ afterAll(async () => {
   await api?.stop();
   await oidc?.close();
   await receiver?.close();
-  await Promise.all([deleteProvider(kc, OAUTH), deleteProvider(kc, KEYS)]);
+  await Promise.all([upstream?.close(), elsewhere?.close()]);
+  await Promise.all([deleteProvider(kc, OAUTH), deleteProvider(kc, KEYS), deleteProvider(kc, PROXIED)]);
   await Promise.all([ns?.delete(), readOnlyNs?.delete()]);
 });
 
@@ -193,7 +211,7 @@ describe('@nangohq/node against Latchkey', () => {
 
   it('lists and gets integrations in the shapes of @nangohq/types', async () => {
     const { configs } = await nango.listIntegrations();
-    expect(configs.map((c) => c.unique_key)).toEqual(['keys', 'oauth']);
+    expect(configs.map((c) => c.unique_key)).toEqual(['keys', 'oauth', 'proxied']);
     const oauth = configs.find((c) => c.unique_key === 'oauth')!;
     expect(oauth).toMatchObject({ provider: OAUTH, display_name: 'Nango OAuth', logo: LOGO, forward_webhooks: false });
     expect(Date.parse(oauth.created_at)).toBeGreaterThan(Date.now() - 600_000);
@@ -346,6 +364,140 @@ describe('@nangohq/node against Latchkey', () => {
     const wrongKey = new Nango({ host: api.url, secretKey: env.secretKey, webhookSigningKey: 'whsec_d3Jvbmc=' });
     expect(wrongKey.verifyIncomingWebhookRequest(hook.body, headers)).toBe(false);
   });
+
+  describe('the proxy (nango.proxy, get, post, put, patch, delete)', () => {
+    const target = { connectionId: 'proxied-1', providerConfigKey: 'proxied' };
+    const last = () => upstream.requests[upstream.requests.length - 1]!;
+    const echoed = (data: unknown) => data as { method: string; url: string; headers: Record<string, string>; body: string };
+
+    beforeAll(async () => {
+      await importWithClient({
+        provider_config_key: 'proxied',
+        connection_id: target.connectionId,
+        credentials: { type: 'API_KEY', apiKey: PROXY_KEY },
+      });
+    });
+
+    it("get: the upstream receives the injected key, the path under the base URL, the query and the caller's headers", async () => {
+      const res = await nango.get({ ...target, endpoint: '/items', params: { q: 'a b', page: '2' }, headers: { 'X-Request-Id': 'req-1' } });
+      expect(res.status).toBe(200);
+      expect(res.headers['x-upstream']).toBe('yes');
+      const seen = last();
+      expect([seen.method, seen.url]).toEqual(['GET', '/api/items?q=a+b&page=2']);
+      expect(seen.headers['x-api-key']).toBe(PROXY_KEY);
+      // Nango's SDK wraps the caller's headers as Nango-Proxy-<name>: they arrive under their own name.
+      expect(seen.headers['x-request-id']).toBe('req-1');
+      // Nothing addressed to the proxy reaches the provider: not the secret key, the connection headers or Nango's options.
+      for (const h of [
+        'authorization',
+        'connection-id',
+        'provider-config-key',
+        'base-url-override',
+        'nango-activity-log-id',
+        'nango-proxy-x-request-id',
+      ])
+        expect(seen.headers).not.toHaveProperty(h);
+      expect(JSON.stringify(seen.headers)).not.toContain(env.secretKey);
+      expect(echoed(res.data).url).toBe('/api/items?q=a+b&page=2');
+    });
+
+    it('post, put, patch and delete send their method and body; proxy() takes the method from its config', async () => {
+      const responses = await Promise.all([
+        nango.post({ ...target, endpoint: '/items', data: { name: 'new' } }),
+        nango.put({ ...target, endpoint: '/items/1', data: { name: 'put' } }),
+        nango.patch({ ...target, endpoint: '/items/1', data: { name: 'patched' } }),
+        nango.delete({ ...target, endpoint: '/items/1', data: { reason: 'gone' } }),
+        nango.proxy({ ...target, method: 'PATCH', endpoint: 'items/2', data: { via: 'proxy' } }),
+      ]);
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      for (const [method, url, body] of [
+        ['POST', '/api/items', '{"name":"new"}'],
+        ['PUT', '/api/items/1', '{"name":"put"}'],
+        ['PATCH', '/api/items/1', '{"name":"patched"}'],
+        ['DELETE', '/api/items/1', '{"reason":"gone"}'],
+        ['PATCH', '/api/items/2', '{"via":"proxy"}'],
+      ] as const) {
+        const seen = upstream.requests.find((r) => r.method === method && r.url === url && r.body.toString() === body);
+        expect(seen).toBeDefined();
+        expect(seen!.headers['x-api-key']).toBe(PROXY_KEY);
+        expect(seen!.headers['content-type']).toMatch(/^application\/json/);
+      }
+    });
+
+    it('retries: N retries a 5xx N times; without it the 5xx goes back to the SDK', async () => {
+      const failFirst = (path: string, failures: number) => {
+        let seen = 0;
+        upstream.on(path, (_req, res) => {
+          seen += 1;
+          res.writeHead(seen <= failures ? 503 : 200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ attempt: seen }));
+        });
+      };
+      failFirst('/api/flaky-retried', 2);
+      const res = await nango.get({ ...target, endpoint: '/flaky-retried', retries: 2 });
+      expect([res.status, res.data]).toEqual([200, { attempt: 3 }]);
+      expect(upstream.requests.filter((r) => r.url === '/api/flaky-retried')).toHaveLength(3);
+
+      failFirst('/api/flaky-once', 1);
+      await expect(nango.get({ ...target, endpoint: '/flaky-once' })).rejects.toMatchObject({ response: { status: 503 } });
+      expect(upstream.requests.filter((r) => r.url === '/api/flaky-once')).toHaveLength(1);
+
+      await expect(nango.get({ ...target, endpoint: '/items', retries: 11 })).rejects.toMatchObject({
+        response: { status: 400, data: { error: { code: 'invalid_retries' } } },
+      });
+    });
+
+    it('baseUrlOverride is refused with 400 and nothing is sent anywhere', async () => {
+      const before = upstream.requests.length;
+      await expect(nango.get({ ...target, endpoint: '/items', baseUrlOverride: elsewhere.origin })).rejects.toMatchObject({
+        response: { status: 400, data: { error: { code: 'base_url_override_unsupported' } } },
+      });
+      expect(elsewhere.requests).toHaveLength(0);
+      expect(upstream.requests.length).toBe(before);
+    });
+
+    it('an unknown connection is a 404 from the proxy itself', async () => {
+      await expect(nango.get({ ...target, connectionId: 'no-such', endpoint: '/items' })).rejects.toMatchObject({
+        response: { status: 404, data: { error: { code: 'unknown_connection' } } },
+      });
+    });
+  });
+
+  it('waitForConnection resolves with a connection imported while it waits, and times out for an end user who never connects', async () => {
+    // The SDK polls listConnections({ endUserId }) (10 s, then every 2 s, 30 times): its responses are counted here.
+    const listed: string[] = [];
+    const watched = new Nango(
+      { host: api.url, secretKey: env.secretKey },
+      { interceptors: { response: { onFulfilled: (r) => (listed.push(String(r.config.url)), r) } } },
+    );
+    const polls = (user: string) => listed.filter((u) => u.includes(`endUserId=${user}`)).length;
+    // Same integration, another end user (whose ID starts the same): not the one waited for.
+    await importWithClient({
+      provider_config_key: 'keys',
+      connection_id: 'waited-decoy',
+      credentials: { type: 'API_KEY', apiKey: 'd' },
+      end_user: { id: 'wait-never-2' },
+    });
+    const never = watched.waitForConnection('keys', 'wait-never').then(
+      () => 'resolved',
+      (err: Error) => err.message,
+    );
+    const found = watched.waitForConnection('keys', 'wait-user');
+    await eventually(() => polls('wait-user') >= 1, 30_000);
+    const created = await importWithClient({
+      provider_config_key: 'keys',
+      connection_id: 'waited-1',
+      credentials: { type: 'API_KEY', apiKey: 'w' },
+      end_user: { id: 'wait-user' },
+    });
+    expect(created.status).toBe(201);
+    const connection = await found;
+    expect(connection).toMatchObject({ connection_id: 'waited-1', provider_config_key: 'keys', end_user: { id: 'wait-user' } });
+    expect(polls('wait-user')).toBeGreaterThanOrEqual(2);
+
+    expect(await never).toBe('Timeout waiting for connection to be created');
+    expect(polls('wait-never')).toBe(30);
+  }, 240_000);
 
   it('listConnections() without paging parameters answers every connection (up to 10,000); with limit it pages', async () => {
     const ids = Array.from({ length: 105 }, (_, i) => `bulk-${String(i).padStart(3, '0')}`);
