@@ -81,7 +81,8 @@ function fillBody(
   if (typeof value === 'string') {
     return value.replace(PLACEHOLDER, (m, where: 'credentials' | 'connectionConfig', key: string) => {
       const v = values[where][key];
-      if (typeof v === 'string' && v.length > 0) return v;
+      // An empty configuration value is a value (Tableau's default site is ""); credential fields were checked before.
+      if (typeof v === 'string') return v;
       if (typeof v === 'number' && Number.isFinite(v)) return String(v);
       missing.add(`${where}.${key}`);
       return m;
