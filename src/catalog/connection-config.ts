@@ -44,6 +44,8 @@ export function urlTemplates(spec: ProviderSpec): Array<{ field: string; templat
     if (t) out.push({ field, template: t });
   }
   if (spec.proxy?.baseUrl) out.push({ field: 'proxy.baseUrl', template: spec.proxy.baseUrl });
+  const twoStepUrl = spec.twoStep?.tokenUrl;
+  if (typeof twoStepUrl === 'string') out.push({ field: 'twoStep.tokenUrl', template: twoStepUrl });
   const aud = (spec.modeOptions?.claims as Record<string, unknown> | undefined)?.aud;
   if (typeof aud === 'string' && /^https?:\/\//i.test(aud)) out.push({ field: 'modeOptions.claims.aud', template: aud });
   return out;

@@ -28,6 +28,8 @@ import {
   type OAuth2FlowInput,
 } from '../auth/oauth2-authorization.js';
 import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
+import { twoStepOptions } from '../auth/two-step.js';
+import { EXCHANGED_MODES, exchangeGivenCredentials } from '../connections/exchanged-credentials.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { MissingTemplateValueError } from '../catalog/template.js';
@@ -49,8 +51,8 @@ export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
 }
 
-export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT'] as const;
-const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT']);
+export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE'] as const;
+const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
 
 const DEFAULT_LABELS: Record<string, string> = {
   apiKey: 'API key',
@@ -58,10 +60,35 @@ const DEFAULT_LABELS: Record<string, string> = {
   password: 'Password',
   clientId: 'Client ID',
   clientSecret: 'Client secret',
+  organization_id: 'Organization ID',
+  dev_key: 'Developer key',
+  issuer_id: 'Issuer ID',
+  key_id: 'Key ID',
+  private_key: 'Private key (contents of the .p8 file)',
 };
 
-function credentialFields(authMode: string): Array<{ name: string; secret: boolean; required: boolean }> {
+function credentialFields(authMode: string, provider: ProviderResource): Array<{ name: string; secret: boolean; required: boolean }> {
   switch (authMode) {
+    // TWO_STEP, BILL, APP_STORE: exchanged or minted when the form is sent (src/connections/exchanged-credentials.ts).
+    case 'TWO_STEP':
+      try {
+        return twoStepOptions(provider.spec).credentialFields.map((f) => ({ name: f.name, secret: f.secret, required: f.required }));
+      } catch {
+        return [];
+      }
+    case 'BILL':
+      return [
+        { name: 'username', secret: false, required: true },
+        { name: 'password', secret: true, required: true },
+        { name: 'organization_id', secret: false, required: true },
+        { name: 'dev_key', secret: true, required: true },
+      ];
+    case 'APP_STORE':
+      return [
+        { name: 'issuer_id', secret: false, required: true },
+        { name: 'key_id', secret: false, required: true },
+        { name: 'private_key', secret: true, required: true },
+      ];
     case 'API_KEY':
       return [{ name: 'apiKey', secret: true, required: true }];
     case 'BASIC':
@@ -83,7 +110,16 @@ function credentialFields(authMode: string): Array<{ name: string; secret: boole
 }
 
 function label(provider: ProviderResource, name: string): string {
-  return provider.spec.fieldLabels?.[name] ?? DEFAULT_LABELS[name] ?? name;
+  return provider.spec.fieldLabels?.[name] ?? twoStepLabel(provider, name) ?? DEFAULT_LABELS[name] ?? name;
+}
+
+function twoStepLabel(provider: ProviderResource, name: string): string | undefined {
+  if (provider.spec.authMode !== 'TWO_STEP') return undefined;
+  try {
+    return twoStepOptions(provider.spec).credentialFields.find((f) => f.name === name)?.label;
+  } catch {
+    return undefined;
+  }
 }
 
 function lookup(
@@ -111,7 +147,7 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     providerDisplayName: provider.spec.displayName,
     authMode: mode,
     flow,
-    fields: credentialFields(mode).map((f) => ({ ...f, label: label(provider, f.name) })),
+    fields: credentialFields(mode, provider).map((f) => ({ ...f, label: label(provider, f.name) })),
     configFields: configFields(provider.spec).map((f) => ({
       name: f.name,
       label: f.label ?? label(provider, f.name),
@@ -350,7 +386,23 @@ export async function submitForm(
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
   else if (v.authMode === 'JWT') credentials = jwtFromForm(provider, v, values.apiKey!, connectionConfig, deps.clock.now());
-  else {
+  else if (EXCHANGED_MODES.has(v.authMode)) {
+    try {
+      credentials = await exchangeGivenCredentials(deps, provider, { ...values, type: v.authMode }, connectionConfig, 'values');
+    } catch (err) {
+      logAttempt(deps, {
+        namespace: session.namespace,
+        integration: integrationId,
+        endUserId: session.claims.endUser?.id,
+        reconnect: session.claims.reconnect,
+        step: 'form',
+        outcome: 'failure',
+        messages: [`Credentials not accepted: ${(err as Error).message}`],
+        secrets: v.fields.filter((f) => f.secret).map((f) => values[f.name]),
+      });
+      throw err;
+    }
+  } else {
     // Client credentials are checked by getting a token before anything is stored.
     try {
       credentials = (await clientCredentialsToken(

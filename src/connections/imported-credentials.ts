@@ -130,6 +130,17 @@ export function credentialsFromDeprecated(
     case 'NONE':
       only([]);
       return { type: 'NONE' };
+    // TWO_STEP: the flat username and password fit providers that exchange exactly those (the exchange checks which fields).
+    case 'TWO_STEP':
+      only(['username', 'password']);
+      return JSON.parse(JSON.stringify({ type: 'TWO_STEP', username: body.username, password: body.password })) as StoredCredentials;
+    case 'BILL':
+    case 'APP_STORE':
+      throw new LatchkeyError(
+        'invalid_input',
+        'unsupported_auth_mode',
+        `Provider "${provider}" uses ${authMode}, whose credentials have no flat fields; import them with POST /connections`,
+      );
     default:
       throw new LatchkeyError(
         'invalid_input',

@@ -50,6 +50,36 @@ export const JwtCredentials = z.object({
   expires_at: isoTime.optional(),
 });
 export const NoCredentials = z.object({ type: z.literal('NONE') });
+/**
+ * TWO_STEP: the end user's fields (named by the Provider's `twoStep.credentialFields`) sit at the top
+ * level next to `token`, the last token the provider's token endpoint gave for them, valid until `expires_at`.
+ */
+export const TwoStepCredentials = z.object({
+  type: z.literal('TWO_STEP'),
+  token: z.string().optional(),
+  expires_at: isoTime.optional(),
+  raw: raw.optional(),
+});
+/** BILL: the Bill.com sign-in and the session it gave (`session_id`), renewed before `expires_at`. */
+export const BillCredentials = z.object({
+  type: z.literal('BILL'),
+  username: z.string(),
+  password: z.string(),
+  organization_id: z.string(),
+  dev_key: z.string(),
+  session_id: z.string().optional(),
+  user_id: z.string().optional(),
+  expires_at: isoTime.optional(),
+});
+/** APP_STORE: an App Store Connect API key; `access_token` is the last ES256 token minted from it. */
+export const AppStoreCredentials = z.object({
+  type: z.literal('APP_STORE'),
+  issuer_id: z.string(),
+  key_id: z.string(),
+  private_key: z.string(),
+  access_token: z.string().optional(),
+  expires_at: isoTime.optional(),
+});
 
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
 export const StoredCredentialsSchema = z.discriminatedUnion('type', [
@@ -61,6 +91,9 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   AppCredentials.loose(),
   JwtCredentials.loose(),
   NoCredentials.loose(),
+  TwoStepCredentials.loose(),
+  BillCredentials.loose(),
+  AppStoreCredentials.loose(),
 ]);
 
 export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;
@@ -70,6 +103,9 @@ export type BasicCredentials = z.infer<typeof BasicCredentials>;
 export type OAuth2ClientCredentials = z.infer<typeof OAuth2ClientCredentials>;
 export type AppCredentials = z.infer<typeof AppCredentials>;
 export type JwtCredentials = z.infer<typeof JwtCredentials>;
+export type TwoStepCredentials = z.infer<typeof TwoStepCredentials>;
+export type BillCredentials = z.infer<typeof BillCredentials>;
+export type AppStoreCredentials = z.infer<typeof AppStoreCredentials>;
 export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 
@@ -114,6 +150,7 @@ export function expiresAtOf(credentials: { type: string } & Record<string, unkno
  */
 export function lifetimeSecondsOf(credentials: { type: string } & Record<string, unknown>): number | undefined {
   if (credentials.type === 'JWT') return jwtLifetimeSeconds(credentials.token);
+  if (credentials.type === 'APP_STORE') return jwtLifetimeSeconds(credentials.access_token);
   const r = credentials.raw as Record<string, unknown> | undefined;
   const v = r?.expires_in;
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;

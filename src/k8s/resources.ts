@@ -68,6 +68,10 @@ export interface ProviderSpec {
   connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
   modeOptions?: Record<string, unknown>;
+  /** TWO_STEP: the token exchange (checked by src/auth/two-step.ts). */
+  twoStep?: Record<string, unknown>;
+  /** APP_STORE: the minted token's lifetime (at most Apple's 20 minutes). */
+  appStore?: { lifetimeSeconds?: number };
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;

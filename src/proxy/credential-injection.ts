@@ -7,6 +7,7 @@
  */
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { signRequest } from '../auth/oauth1.js';
+import { billProxyHeaders } from '../auth/bill-session.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { LatchkeyError } from '../domain/errors.js';
@@ -21,7 +22,10 @@ export interface Injection {
 
 /** The access token of bearer-token modes (for JWT the minted token), or undefined for other credential types. */
 export function accessTokenOf(credentials: StoredCredentials): string | undefined {
-  const v = credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' ? credentials.token : credentials.access_token;
+  const v =
+    credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' || credentials.type === 'TWO_STEP'
+      ? credentials.token
+      : credentials.access_token;
   return typeof v === 'string' && v ? v : undefined;
 }
 
@@ -80,6 +84,8 @@ export function templatedInjection(
       throw new LatchkeyError('invalid_input', 'invalid_header_value', `The proxy header ${name} would contain control characters`);
     headers[name.toLowerCase()] = value;
   }
+  // BILL: the session and developer key go in headers of their own on every call.
+  for (const [name, value] of Object.entries(billProxyHeaders(credentials))) headers[name] ??= value;
   const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
     name,
     fill(template, `proxy query parameter ${name}`, credentials, connectionConfig),
@@ -118,7 +124,9 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
     case 'OAUTH2':
     case 'OAUTH2_CC':
     case 'APP':
-    case 'JWT': {
+    case 'JWT':
+    case 'TWO_STEP':
+    case 'APP_STORE': {
       if (templatesUse(spec, '${accessToken}')) return undefined;
       const token = accessTokenOf(credentials);
       if (!token) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no access token');

@@ -4,6 +4,9 @@ import { Leases } from '../../k8s/leases.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { appInstallationStrategy } from '../app-installation.js';
 import { jwtMintingStrategy } from '../jwt-minting.js';
+import { appStoreTokenStrategy } from '../app-store-token.js';
+import { billSessionStrategy } from '../bill-session.js';
+import { twoStepStrategy } from '../two-step.js';
 import { RefreshLock } from './lock.js';
 import { TokenRefresher } from './token-refresher.js';
 
@@ -34,6 +37,9 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
   });
   refresher.registerStrategy('APP', appInstallationStrategy);
   refresher.registerStrategy('JWT', jwtMintingStrategy);
+  refresher.registerStrategy('TWO_STEP', twoStepStrategy);
+  refresher.registerStrategy('BILL', billSessionStrategy);
+  refresher.registerStrategy('APP_STORE', appStoreTokenStrategy);
   perStore.set(ctx.store, refresher);
   return refresher;
 }

@@ -3,6 +3,7 @@ import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
 import { writeConditions } from './conditions.js';
+import { TwoStepOptions } from '../../auth/two-step.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
@@ -16,6 +17,7 @@ export function validateProvider(spec: ProviderSpec): string[] {
     ['refreshUrl', spec.refreshUrl],
     ['requestTokenUrl', spec.requestTokenUrl],
     ['proxy.baseUrl', spec.proxy?.baseUrl],
+    ['twoStep.tokenUrl', typeof spec.twoStep?.tokenUrl === 'string' ? spec.twoStep.tokenUrl : undefined],
   ];
   for (const [field, value] of urlFields) {
     if (value === undefined) continue;
@@ -48,6 +50,16 @@ export function validateProvider(spec: ProviderSpec): string[] {
       problems.push('API_KEY providers must say where the key goes: a spec.proxy.headers or spec.proxy.query value containing ${apiKey}');
     }
   }
+  if (mode === 'TWO_STEP') {
+    const parsed = TwoStepOptions.safeParse(spec.twoStep);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      problems.push(
+        `TWO_STEP providers need a usable spec.twoStep (${first ? `${first.path.map(String).join('.')}: ${first.message}` : 'missing'})`,
+      );
+    }
+  }
+  if (mode === 'BILL' && !spec.tokenUrl) problems.push('BILL providers need spec.tokenUrl (the Bill.com login URL)');
   if (mode === 'JWT') {
     const alg = (spec.modeOptions as { algorithm?: unknown } | undefined)?.algorithm;
     if (typeof alg !== 'string' || !/^(HS|RS|ES|PS)(256|384|512)$/.test(alg)) {

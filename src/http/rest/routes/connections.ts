@@ -1,5 +1,6 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
 import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
+import { EXCHANGED_MODES, exchangeGivenCredentials } from '../../../connections/exchanged-credentials.js';
 import { fetchRecorder } from '../../../connections/last-fetched.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection, importConnection } from '../../../connections/service.js';
@@ -55,6 +56,19 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
             : undefined;
           credentials = jwtFromImport(provider, body.credentials.apiKey, { ...kept, ...body.connection_config }, deps.clock.now());
         }
+        if (EXCHANGED_MODES.has(credentials.type)) {
+          // TWO_STEP, BILL, APP_STORE: exchanged or minted now, with the configuration a re-import keeps.
+          const kept = body.connection_id
+            ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig
+            : undefined;
+          credentials = await exchangeGivenCredentials(
+            deps,
+            provider,
+            credentials,
+            { ...kept, ...body.connection_config },
+            'body.credentials',
+          );
+        }
         const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,
@@ -90,7 +104,13 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404, 413],
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
-        const credentials = credentialsFromDeprecated(body, provider.spec.authMode, provider.metadata.name, deps.clock.now());
+        let credentials = credentialsFromDeprecated(body, provider.spec.authMode, provider.metadata.name, deps.clock.now());
+        if (EXCHANGED_MODES.has(credentials.type)) {
+          const kept = body.connection_id
+            ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig
+            : undefined;
+          credentials = await exchangeGivenCredentials(deps, provider, credentials, { ...kept, ...body.connection_config }, 'body');
+        }
         const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,

@@ -37,6 +37,27 @@ export const ImportCredentials = z.discriminatedUnion('type', [
       ),
   }),
   z.strictObject({ type: z.literal('NONE') }),
+  z
+    .object({ type: z.literal('TWO_STEP') })
+    .catchall(z.string().max(4096))
+    .describe("The fields the provider's `twoStep.credentialFields` name; exchanged for a token at once (a refusal is a 400)"),
+  z
+    .strictObject({
+      type: z.literal('BILL'),
+      username: z.string().min(1).max(320),
+      password: z.string().min(1).max(1024),
+      organization_id: z.string().min(1).max(64),
+      dev_key: z.string().min(1).max(256),
+    })
+    .describe('A Bill.com sign-in; a session is opened at once (a refusal is a 400)'),
+  z
+    .strictObject({
+      type: z.literal('APP_STORE'),
+      issuer_id: z.string().min(1).max(64),
+      key_id: z.string().min(1).max(32),
+      private_key: z.string().min(1).max(16_384).describe('Contents of the .p8 file'),
+    })
+    .describe('An App Store Connect API key; a token is minted at once (a key that cannot sign ES256 is a 400)'),
 ]);
 export type ImportCredentials = z.infer<typeof ImportCredentials>;
 
@@ -104,6 +125,32 @@ export const PublicCredentials = z.union([
     expires_at: IsoTimestamp,
   }),
   z.object({ type: z.literal('NONE') }),
+  z
+    .object({
+      type: z.literal('TWO_STEP'),
+      token: z.string().describe("The provider's token for the stored fields (exchanged again before expires_at)"),
+      expires_at: IsoTimestamp.optional(),
+      raw,
+    })
+    .catchall(z.unknown()),
+  z.object({
+    type: z.literal('BILL'),
+    username: z.string(),
+    password: z.string(),
+    organization_id: z.string(),
+    dev_key: z.string(),
+    session_id: z.string().describe('The Bill.com session (sent as the sessionId header); signed in again before expires_at'),
+    user_id: z.string().optional(),
+    expires_at: IsoTimestamp,
+  }),
+  z.object({
+    type: z.literal('APP_STORE'),
+    issuer_id: z.string(),
+    key_id: z.string(),
+    private_key: z.string(),
+    access_token: z.string().describe('An ES256 token for the App Store Connect API, valid until expires_at (at most 20 minutes)'),
+    expires_at: IsoTimestamp,
+  }),
 ]);
 
 export const EndUser = z.object({

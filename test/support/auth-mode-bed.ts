@@ -1,0 +1,115 @@
+/**
+ * What the auth-mode suites (test/auth-modes/) run against: the Connect bed (a Latchkey server with the
+ * REST API, the proxy and the Connect UI, the application page, chromium) in development mode, a
+ * loopback upstream for the provider's fake peer, and the calls every mode's test makes: REST with the
+ * secret key, a proxied GET, and connecting through the Connect UI form in chromium.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import type { ProviderSpec } from '../../src/k8s/resources.js';
+import type { StoredCredentials } from '../../src/k8s/store.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { openConnectPopup, waitForEvent } from './browser.js';
+import { startConnectBed, type ConnectBed } from './connect-bed.js';
+import { sealSession } from './fixtures.js';
+import { proxyHeaders, rawRequest } from './proxy-bed.js';
+import { startUpstream, type Upstream } from './servers/upstream.js';
+
+/** A shipped Provider manifest's spec (config/providers/NAME.yaml). */
+export const catalogSpec = (name: string) =>
+  (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+
+export interface AuthModeBed {
+  bed: ConnectBed;
+  namespace: string;
+  up: Upstream;
+  /** Applies a Provider (name made unique) and an Integration `id` using it; waits until both are cached. */
+  addIntegration(id: string, provider: string, spec: ProviderSpec): Promise<void>;
+  rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  proxyGet(integration: string, connectionId: string, path: string): Promise<{ status: number; body: any }>;
+  stored(integration: string, connectionId: string): StoredCredentials | undefined;
+  /** Replaces the stored credentials (to make a token expired, as time would). */
+  setStored(integration: string, connectionId: string, credentials: StoredCredentials): Promise<void>;
+  /** Connects through the Connect UI form in chromium; returns the new connection ID (development mode). */
+  connectWithForm(integration: string, values: Record<string, string>, config?: Record<string, string>): Promise<string>;
+  /** Submits the form in chromium and returns the error text the page shows (nothing is connected). */
+  formError(integration: string, values: Record<string, string>, config?: Record<string, string>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
+  const kc = testKubeConfig();
+  const bed = await startConnectBed(kc, prefix, 'development');
+  const up = await startUpstream();
+  const namespace = bed.ns.name;
+  const store = bed.latchkey.ctx.store;
+  const providers: string[] = [];
+  const suffix = `${process.pid}`;
+
+  const openForm = async (integration: string, values: Record<string, string>, config: Record<string, string>) => {
+    const context = await bed.browser.newContext();
+    const token = sealSession(bed.env.secretKey, { namespace, endUser: { id: `${integration}-user` }, allowedIntegrations: [integration] });
+    const { app, popup } = await openConnectPopup(context, bed.app.url, token);
+    await popup.waitForSelector('form');
+    for (const [k, v] of Object.entries(values)) await popup.fill(`#f-values-${k}`, v);
+    for (const [k, v] of Object.entries(config)) await popup.fill(`#f-config-${k}`, v);
+    await popup.click('button[type=submit]');
+    return { context, app, popup };
+  };
+
+  return {
+    bed,
+    namespace,
+    up,
+    async addIntegration(id, provider, spec) {
+      const name = `${provider}-${suffix}`;
+      providers.push(name);
+      await applyProvider(kc, name, spec);
+      await createIntegration(kc, namespace, id, { provider: name });
+      await bed.synced((s) => s.getProvider(name) && s.getIntegration(namespace, id));
+    },
+    async rest(method, path, body) {
+      const res = await fetch(`${bed.latchkey.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${bed.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+    async proxyGet(integration, connectionId, path) {
+      const port = Number(new URL(bed.latchkey.url).port);
+      const h = { env: bed.env } as Parameters<typeof proxyHeaders>[0];
+      const res = await rawRequest(port, { path: `/proxy${path}`, headers: proxyHeaders(h, integration, connectionId) });
+      return { status: res.status, body: JSON.parse(res.body.toString() || 'null') };
+    },
+    stored: (integration, connectionId) => store.getConnection(namespace, integration, connectionId)?.credentials,
+    async setStored(integration, connectionId, credentials) {
+      const name = store.getConnection(namespace, integration, connectionId)!.resource.metadata.name;
+      await store.updateCredentials(namespace, name, () => credentials);
+    },
+    async connectWithForm(integration, values, config = {}) {
+      const { context, app } = await openForm(integration, values, config);
+      const event = await waitForEvent(app, 'connect', 60_000);
+      await context.close();
+      const connectionId = event.connectionId!;
+      await eventually(() => store.getConnection(namespace, integration, connectionId));
+      return connectionId;
+    },
+    async formError(integration, values, config = {}) {
+      const { context, popup } = await openForm(integration, values, config);
+      const el = await popup.waitForSelector('p.form-error:not([hidden])', { timeout: 60_000 });
+      const text = (await el.textContent()) ?? '';
+      await context.close();
+      return text;
+    },
+    async close() {
+      await up.close();
+      for (const p of providers) await deleteProvider(kc, p);
+      await bed.close();
+    },
+  };
+}
