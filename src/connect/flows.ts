@@ -49,8 +49,9 @@ export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
 }
 
-export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT'] as const;
-const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT']);
+export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TBA', 'SIGNATURE', 'NONE'] as const;
+// NONE: a form of configuration fields only (or none at all): nothing to authorize.
+const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TBA', 'SIGNATURE', 'NONE']);
 
 const DEFAULT_LABELS: Record<string, string> = {
   apiKey: 'API key',
@@ -58,6 +59,8 @@ const DEFAULT_LABELS: Record<string, string> = {
   password: 'Password',
   clientId: 'Client ID',
   clientSecret: 'Client secret',
+  tokenId: 'Token ID',
+  tokenSecret: 'Token secret',
 };
 
 function credentialFields(authMode: string): Array<{ name: string; secret: boolean; required: boolean }> {
@@ -77,6 +80,18 @@ function credentialFields(authMode: string): Array<{ name: string; secret: boole
     // JWT: the signing key; the key ID, issuer and the like are the provider's connection configuration.
     case 'JWT':
       return [{ name: 'apiKey', secret: true, required: true }];
+    // TBA: the access token made in NetSuite; the account ID is connection configuration, the consumer is the Integration's.
+    case 'TBA':
+      return [
+        { name: 'tokenId', secret: false, required: true },
+        { name: 'tokenSecret', secret: true, required: true },
+      ];
+    // SIGNATURE: the secrets the per-request signature is computed from.
+    case 'SIGNATURE':
+      return [
+        { name: 'username', secret: false, required: true },
+        { name: 'password', secret: true, required: true },
+      ];
     default:
       return [];
   }
@@ -157,7 +172,9 @@ function unavailableReason(
   const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
   if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
   const mode = provider.spec.authMode;
-  if ((mode === 'OAUTH2' || mode === 'OAUTH1') && !resolveClient(deps.store, namespace, integration)) return NOT_CONFIGURED;
+  // TBA signs with the Integration's consumer key and secret, as OAuth 1 does.
+  if ((mode === 'OAUTH2' || mode === 'OAUTH1' || mode === 'TBA') && !resolveClient(deps.store, namespace, integration))
+    return NOT_CONFIGURED;
   return undefined;
 }
 
@@ -350,6 +367,9 @@ export async function submitForm(
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
   else if (v.authMode === 'JWT') credentials = jwtFromForm(provider, v, values.apiKey!, connectionConfig, deps.clock.now());
+  else if (v.authMode === 'TBA') credentials = { type: 'TBA', token_id: values.tokenId!, token_secret: values.tokenSecret! };
+  else if (v.authMode === 'SIGNATURE') credentials = { type: 'SIGNATURE', username: values.username!, password: values.password! };
+  else if (v.authMode === 'NONE') credentials = { type: 'NONE' };
   else {
     // Client credentials are checked by getting a token before anything is stored.
     try {

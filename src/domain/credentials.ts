@@ -50,6 +50,28 @@ export const JwtCredentials = z.object({
   expires_at: isoTime.optional(),
 });
 export const NoCredentials = z.object({ type: z.literal('NONE') });
+/**
+ * TBA (NetSuite token-based authentication, OAuth 1.0a signed per request): the connection's token
+ * ID and secret; the consumer key and secret are the Integration's client credentials unless the
+ * import gave `config_override` (private, like OAuth 2's).
+ */
+export const TbaCredentials = z.object({
+  type: z.literal('TBA'),
+  token_id: z.string(),
+  token_secret: z.string(),
+  config_override: ClientOverride.optional(),
+});
+/**
+ * SIGNATURE: the stored secrets a per-request signature is computed from (WSSE: username and
+ * secret). `token`/`expires_at` are never stored: fetch shows a freshly computed one.
+ */
+export const SignatureCredentials = z.object({
+  type: z.literal('SIGNATURE'),
+  username: z.string(),
+  password: z.string(),
+  token: z.string().optional(),
+  expires_at: isoTime.optional(),
+});
 
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
 export const StoredCredentialsSchema = z.discriminatedUnion('type', [
@@ -61,6 +83,8 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   AppCredentials.loose(),
   JwtCredentials.loose(),
   NoCredentials.loose(),
+  TbaCredentials.loose(),
+  SignatureCredentials.loose(),
 ]);
 
 export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;
@@ -70,6 +94,8 @@ export type BasicCredentials = z.infer<typeof BasicCredentials>;
 export type OAuth2ClientCredentials = z.infer<typeof OAuth2ClientCredentials>;
 export type AppCredentials = z.infer<typeof AppCredentials>;
 export type JwtCredentials = z.infer<typeof JwtCredentials>;
+export type TbaCredentials = z.infer<typeof TbaCredentials>;
+export type SignatureCredentials = z.infer<typeof SignatureCredentials>;
 export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 

@@ -68,6 +68,10 @@ export interface ProviderSpec {
   connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
   modeOptions?: Record<string, unknown>;
+  /** TBA (NetSuite token-based authentication): where the account ID (the realm) is, how requests are signed. */
+  tba?: { accountIdKey?: string; signatureMethod?: 'HMAC-SHA256' | 'HMAC-SHA1' };
+  /** SIGNATURE: the per-request signature the provider expects (WSSE), how long one is accepted, and its header. */
+  signature?: { protocol: 'WSSE'; lifetimeSeconds?: number; header?: string };
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;

@@ -37,6 +37,20 @@ export const ImportCredentials = z.discriminatedUnion('type', [
       ),
   }),
   z.strictObject({ type: z.literal('NONE') }),
+  z.strictObject({
+    type: z.literal('TBA'),
+    token_id: z.string().min(1).max(1024).describe('The access token ID created in NetSuite for this account'),
+    token_secret: z.string().min(1).max(1024),
+    config_override: z
+      .strictObject({ client_id: z.string().min(1).optional(), client_secret: z.string().min(1).optional() })
+      .optional()
+      .describe("The consumer key and secret when they are not the Integration's (never returned)"),
+  }),
+  z.strictObject({
+    type: z.literal('SIGNATURE'),
+    username: z.string().min(1).max(1024),
+    password: z.string().min(1).max(4096).describe('The secret the signature is computed from'),
+  }),
 ]);
 export type ImportCredentials = z.infer<typeof ImportCredentials>;
 
@@ -68,6 +82,8 @@ export const DeprecatedImportBody = z.strictObject({
   username: z.string().optional(),
   password: z.string().optional(),
   api_key: z.string().min(1).optional(),
+  token_id: z.string().min(1).max(1024).optional().describe('TBA: the access token ID'),
+  token_secret: z.string().min(1).max(1024).optional().describe('TBA: the access token secret'),
   metadata: JsonObject.optional(),
   connection_config: JsonObject.optional(),
   end_user: EndUserInput.optional(),
@@ -104,6 +120,17 @@ export const PublicCredentials = z.union([
     expires_at: IsoTimestamp,
   }),
   z.object({ type: z.literal('NONE') }),
+  z.object({ type: z.literal('TBA'), token_id: z.string(), token_secret: z.string() }),
+  z.object({
+    type: z.literal('SIGNATURE'),
+    username: z.string(),
+    password: z.string(),
+    token: z
+      .string()
+      .optional()
+      .describe('GET /connections/{id}: a value computed for this answer (WSSE: the X-WSSE header value), accepted until expires_at'),
+    expires_at: IsoTimestamp.optional(),
+  }),
 ]);
 
 export const EndUser = z.object({
