@@ -18,6 +18,8 @@ export interface OAuth1SignInput {
   /** Parameters of an application/x-www-form-urlencoded body (they are signed too). */
   bodyParams?: Record<string, string> | URLSearchParams;
   realm?: string;
+  /** HMAC-SHA1 (RFC 5849) unless set; NetSuite's token-based authentication requires HMAC-SHA256. */
+  signatureMethod?: 'HMAC-SHA1' | 'HMAC-SHA256';
   /** For tests: fixed nonce and timestamp. */
   nonce?: string;
   timestamp?: number;
@@ -47,12 +49,12 @@ export function signatureBaseString(method: string, url: string, params: Array<[
   return [method.toUpperCase(), percentEncode(baseStringUri(u)), percentEncode(normalized)].join('&');
 }
 
-/** Signs a request with HMAC-SHA1 and returns the `Authorization: OAuth ...` header value. */
+/** Signs a request with HMAC-SHA1 (or `signatureMethod`) and returns the `Authorization: OAuth ...` header value. */
 export function signRequest(input: OAuth1SignInput): string {
   const oauth: Record<string, string> = {
     oauth_consumer_key: input.consumerKey,
     oauth_nonce: input.nonce ?? randomBytes(18).toString('base64url').replace(/[-_]/g, 'x').slice(0, 24),
-    oauth_signature_method: 'HMAC-SHA1',
+    oauth_signature_method: input.signatureMethod ?? 'HMAC-SHA1',
     oauth_timestamp: String(input.timestamp ?? Math.floor(Date.now() / 1000)),
     oauth_version: '1.0',
     ...(input.token ? { oauth_token: input.token } : {}),
@@ -61,7 +63,8 @@ export function signRequest(input: OAuth1SignInput): string {
   const body = input.bodyParams instanceof URLSearchParams ? [...input.bodyParams.entries()] : Object.entries(input.bodyParams ?? {});
   const base = signatureBaseString(input.method, input.url, [...Object.entries(oauth), ...body]);
   const key = `${percentEncode(input.consumerSecret)}&${percentEncode(input.tokenSecret ?? '')}`;
-  oauth.oauth_signature = createHmac('sha1', key).update(base).digest('base64');
+  const hash = input.signatureMethod === 'HMAC-SHA256' ? 'sha256' : 'sha1';
+  oauth.oauth_signature = createHmac(hash, key).update(base).digest('base64');
   const parts = Object.entries(oauth).map(([k, v]) => `${percentEncode(k)}="${percentEncode(v)}"`);
   if (input.realm !== undefined) parts.unshift(`realm="${percentEncode(input.realm)}"`);
   return `OAuth ${parts.join(', ')}`;

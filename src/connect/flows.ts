@@ -51,8 +51,22 @@ export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
 }
 
-export const SUPPORTED_MODES = ['OAUTH2', 'OAUTH1', 'API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE'] as const;
-const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
+export const SUPPORTED_MODES = [
+  'OAUTH2',
+  'OAUTH1',
+  'API_KEY',
+  'BASIC',
+  'OAUTH2_CC',
+  'JWT',
+  'TWO_STEP',
+  'BILL',
+  'APP_STORE',
+  'TBA',
+  'SIGNATURE',
+  'NONE',
+] as const;
+// NONE: a form of configuration fields only (or none at all): nothing to authorize.
+const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE', 'TBA', 'SIGNATURE', 'NONE']);
 
 const DEFAULT_LABELS: Record<string, string> = {
   apiKey: 'API key',
@@ -65,6 +79,8 @@ const DEFAULT_LABELS: Record<string, string> = {
   issuer_id: 'Issuer ID',
   key_id: 'Key ID',
   private_key: 'Private key (contents of the .p8 file)',
+  tokenId: 'Token ID',
+  tokenSecret: 'Token secret',
 };
 
 function credentialFields(authMode: string, provider: ProviderResource): Array<{ name: string; secret: boolean; required: boolean }> {
@@ -104,6 +120,18 @@ function credentialFields(authMode: string, provider: ProviderResource): Array<{
     // JWT: the signing key; the key ID, issuer and the like are the provider's connection configuration.
     case 'JWT':
       return [{ name: 'apiKey', secret: true, required: true }];
+    // TBA: the access token made in NetSuite; the account ID is connection configuration, the consumer is the Integration's.
+    case 'TBA':
+      return [
+        { name: 'tokenId', secret: false, required: true },
+        { name: 'tokenSecret', secret: true, required: true },
+      ];
+    // SIGNATURE: the secrets the per-request signature is computed from.
+    case 'SIGNATURE':
+      return [
+        { name: 'username', secret: false, required: true },
+        { name: 'password', secret: true, required: true },
+      ];
     default:
       return [];
   }
@@ -193,7 +221,9 @@ function unavailableReason(
   const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
   if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
   const mode = provider.spec.authMode;
-  if ((mode === 'OAUTH2' || mode === 'OAUTH1') && !resolveClient(deps.store, namespace, integration)) return NOT_CONFIGURED;
+  // TBA signs with the Integration's consumer key and secret, as OAuth 1 does.
+  if ((mode === 'OAUTH2' || mode === 'OAUTH1' || mode === 'TBA') && !resolveClient(deps.store, namespace, integration))
+    return NOT_CONFIGURED;
   return undefined;
 }
 
@@ -386,6 +416,9 @@ export async function submitForm(
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
   else if (v.authMode === 'JWT') credentials = jwtFromForm(provider, v, values.apiKey!, connectionConfig, deps.clock.now());
+  else if (v.authMode === 'TBA') credentials = { type: 'TBA', token_id: values.tokenId!, token_secret: values.tokenSecret! };
+  else if (v.authMode === 'SIGNATURE') credentials = { type: 'SIGNATURE', username: values.username!, password: values.password! };
+  else if (v.authMode === 'NONE') credentials = { type: 'NONE' };
   else if (EXCHANGED_MODES.has(v.authMode)) {
     try {
       credentials = await exchangeGivenCredentials(deps, provider, { ...values, type: v.authMode }, connectionConfig, 'values');

@@ -23,6 +23,8 @@ export interface DeprecatedCredentialFields {
   username?: string;
   password?: string;
   api_key?: string;
+  token_id?: string;
+  token_secret?: string;
 }
 
 type Field = keyof DeprecatedCredentialFields;
@@ -39,6 +41,8 @@ const CREDENTIAL_FIELDS: Field[] = [
   'username',
   'password',
   'api_key',
+  'token_id',
+  'token_secret',
 ];
 
 /** The deprecated flat import body as stored credentials of the provider's auth mode. */
@@ -141,6 +145,22 @@ export function credentialsFromDeprecated(
         'unsupported_auth_mode',
         `Provider "${provider}" uses ${authMode}, whose credentials have no flat fields; import them with POST /connections`,
       );
+    case 'TBA': {
+      // The consumer key and secret are the Integration's unless overridden, as for OAuth 2.
+      only(['token_id', 'token_secret', 'oauth_client_id_override', 'oauth_client_secret_override']);
+      require(['token_id', 'token_secret']);
+      const override = { client_id: body.oauth_client_id_override, client_secret: body.oauth_client_secret_override };
+      return {
+        type: 'TBA',
+        token_id: body.token_id!,
+        token_secret: body.token_secret!,
+        ...(override.client_id || override.client_secret ? { config_override: JSON.parse(JSON.stringify(override)) as object } : {}),
+      };
+    }
+    case 'SIGNATURE':
+      only(['username', 'password']);
+      require(['username', 'password']);
+      return { type: 'SIGNATURE', username: body.username!, password: body.password! };
     default:
       throw new LatchkeyError(
         'invalid_input',

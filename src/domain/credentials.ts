@@ -80,6 +80,28 @@ export const AppStoreCredentials = z.object({
   access_token: z.string().optional(),
   expires_at: isoTime.optional(),
 });
+/**
+ * TBA (NetSuite token-based authentication, OAuth 1.0a signed per request): the connection's token
+ * ID and secret; the consumer key and secret are the Integration's client credentials unless the
+ * import gave `config_override` (private, like OAuth 2's).
+ */
+export const TbaCredentials = z.object({
+  type: z.literal('TBA'),
+  token_id: z.string(),
+  token_secret: z.string(),
+  config_override: ClientOverride.optional(),
+});
+/**
+ * SIGNATURE: the stored secrets a per-request signature is computed from (WSSE: username and
+ * secret). `token`/`expires_at` are never stored: fetch shows a freshly computed one.
+ */
+export const SignatureCredentials = z.object({
+  type: z.literal('SIGNATURE'),
+  username: z.string(),
+  password: z.string(),
+  token: z.string().optional(),
+  expires_at: isoTime.optional(),
+});
 
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
 export const StoredCredentialsSchema = z.discriminatedUnion('type', [
@@ -94,6 +116,8 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   TwoStepCredentials.loose(),
   BillCredentials.loose(),
   AppStoreCredentials.loose(),
+  TbaCredentials.loose(),
+  SignatureCredentials.loose(),
 ]);
 
 export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;
@@ -106,6 +130,8 @@ export type JwtCredentials = z.infer<typeof JwtCredentials>;
 export type TwoStepCredentials = z.infer<typeof TwoStepCredentials>;
 export type BillCredentials = z.infer<typeof BillCredentials>;
 export type AppStoreCredentials = z.infer<typeof AppStoreCredentials>;
+export type TbaCredentials = z.infer<typeof TbaCredentials>;
+export type SignatureCredentials = z.infer<typeof SignatureCredentials>;
 export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 

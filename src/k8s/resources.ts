@@ -72,6 +72,10 @@ export interface ProviderSpec {
   twoStep?: Record<string, unknown>;
   /** APP_STORE: the minted token's lifetime (at most Apple's 20 minutes). */
   appStore?: { lifetimeSeconds?: number };
+  /** TBA (NetSuite token-based authentication): where the account ID (the realm) is, how requests are signed. */
+  tba?: { accountIdKey?: string; signatureMethod?: 'HMAC-SHA256' | 'HMAC-SHA1' };
+  /** SIGNATURE: the per-request signature the provider expects (WSSE), how long one is accepted, and its header. */
+  signature?: { protocol: 'WSSE'; lifetimeSeconds?: number; header?: string };
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;

@@ -1,13 +1,15 @@
 /**
  * What the proxy adds to a request for each auth mode: the provider's templated `proxy.headers`
  * and `proxy.query` (every mode), then the mode's own credential — a bearer token (OAUTH2,
- * OAUTH2_CC, APP, and JWT's minted token), HTTP Basic (BASIC), or an OAuth 1.0a HMAC-SHA1 signature (OAUTH1). An API key
- * goes only where the provider record puts it. A provider whose headers already carry the
+ * OAUTH2_CC, APP, and JWT's minted token), HTTP Basic (BASIC), an OAuth 1.0a HMAC-SHA1 signature (OAUTH1), or
+ * NetSuite's HMAC-SHA256 one with the account realm (TBA). An API key goes only where the provider record puts it; a
+ * SIGNATURE mode's per-request value is `${accessToken}` (computed by the caller, see auth/request-signature.ts). NONE adds nothing. A provider whose headers already carry the
  * credential (for example `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { signRequest } from '../auth/oauth1.js';
 import { billProxyHeaders } from '../auth/bill-session.js';
+import { tbaAuthorization } from '../auth/tba-signing.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { LatchkeyError } from '../domain/errors.js';
@@ -20,10 +22,10 @@ export interface Injection {
   query: Array<[string, string]>;
 }
 
-/** The access token of bearer-token modes (for JWT the minted token), or undefined for other credential types. */
+/** The access token of bearer-token modes (for JWT the minted token, for SIGNATURE the computed value), or undefined for other credential types. */
 export function accessTokenOf(credentials: StoredCredentials): string | undefined {
   const v =
-    credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' || credentials.type === 'TWO_STEP'
+    credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' || credentials.type === 'TWO_STEP' || credentials.type === 'SIGNATURE'
       ? credentials.token
       : credentials.access_token;
   return typeof v === 'string' && v ? v : undefined;
@@ -94,7 +96,7 @@ export function templatedInjection(
 }
 
 /** True when the provider's templates already place this credential somewhere. */
-function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
+export function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
   return [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})].some((v) => v.includes(placeholder));
 }
 
@@ -112,8 +114,10 @@ export interface AuthorizationInput {
   url: URL;
   /** Parameters of a form-encoded body (OAuth 1 signs them). */
   formParams?: URLSearchParams;
-  /** The integration's consumer key and secret (OAUTH1 only). */
-  oauth1Consumer?: () => OAuth1Consumer | undefined;
+  /** The integration's consumer key and secret (OAUTH1, TBA), a connection's override first. */
+  oauth1Consumer?: (override?: { client_id?: string; client_secret?: string }) => OAuth1Consumer | undefined;
+  /** The connection's configuration (TBA's realm is its account ID). */
+  connectionConfig?: Record<string, unknown>;
 }
 
 /** The Authorization header the auth mode needs, or undefined when it needs none (or the templates set one). */
@@ -162,8 +166,18 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
         bodyParams: input.formParams,
       });
     }
+    case 'TBA':
+      return tbaAuthorization({
+        settings: spec.tba,
+        credentials,
+        connectionConfig: input.connectionConfig,
+        consumer: input.oauth1Consumer?.(credentials.config_override as { client_id?: string; client_secret?: string } | undefined),
+        method: input.method,
+        url: input.url,
+        formParams: input.formParams,
+      });
     default:
-      // API_KEY (placed by the templates), NONE, and modes whose credential the templates carry.
+      // API_KEY (placed by the templates), NONE, SIGNATURE (its own header), and modes whose credential the templates carry.
       return undefined;
   }
 }

@@ -16,6 +16,8 @@ import type { Logger } from '../app/log.js';
 import type { Registry } from '../app/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
 import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
+import { withFreshSignature } from '../auth/request-signature.js';
+import { signatureHeader } from './signature-header.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
@@ -163,7 +165,7 @@ export class CredentialProxy {
     }
 
     // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
-    const needsForm = mode === 'OAUTH1' && isFormBody(req.headers);
+    const needsForm = (mode === 'OAUTH1' || mode === 'TBA') && isFormBody(req.headers);
     const body: RequestBody =
       retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
     if (needsForm && body.kind === 'stream')
@@ -181,7 +183,9 @@ export class CredentialProxy {
     res.once('close', onClose);
 
     const connectionConfig = connection.resource.spec.connectionConfig;
-    const build = (credentials: StoredCredentials) => {
+    const build = (stored: StoredCredentials) => {
+      // SIGNATURE: a new value (nonce, time) for every attempt, so a retry is not refused as a replay.
+      const credentials = withFreshSignature(provider.spec.signature, stored, this.deps.clock.now());
       const injection = templatedInjection(provider.spec, credentials, connectionConfig);
       const url = targetUrl(baseUrl, call.rawPath, call.rawQuery, injection.query);
       const headers: OutgoingHttpHeaders = { ...forwardedRequestHeaders(req.headers), ...injection.headers };
@@ -192,14 +196,17 @@ export class CredentialProxy {
         method,
         url,
         formParams,
-        oauth1Consumer: () => this.oauth1Consumer(call.namespace, integration),
+        oauth1Consumer: (override) => this.oauth1Consumer(call.namespace, integration, override),
+        connectionConfig,
       });
       if (authorization !== undefined) headers.authorization = authorization;
+      const signature = signatureHeader(provider.spec, credentials);
+      if (signature) headers[signature[0]] = signature[1];
       return { method, url, headers, body };
     };
 
     const send = (credentials: StoredCredentials) =>
-      sendWithRetries(build(credentials), this.agents, {
+      sendWithRetries(() => build(credentials), this.agents, {
         policy: { ...this.backoff, retries },
         signal: abort.signal,
         headersTimeoutMs: this.headersTimeoutMs,
@@ -291,8 +298,12 @@ export class CredentialProxy {
     return fresh ?? current;
   }
 
-  private oauth1Consumer(namespace: string, integration: Parameters<typeof resolveClient>[2]): OAuth1Consumer | undefined {
-    const client = resolveClient(this.deps.store, namespace, integration);
+  private oauth1Consumer(
+    namespace: string,
+    integration: Parameters<typeof resolveClient>[2],
+    override?: { client_id?: string; client_secret?: string },
+  ): OAuth1Consumer | undefined {
+    const client = resolveClient(this.deps.store, namespace, integration, override);
     if (!client?.clientId || client.clientSecret === undefined) return undefined;
     return { consumerKey: client.clientId, consumerSecret: client.clientSecret };
   }

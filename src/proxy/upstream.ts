@@ -104,11 +104,19 @@ export interface SendOptions {
  * replayable). The last response, whatever its status, is returned; the last network error becomes
  * a 502 `provider_unreachable`.
  */
-export async function sendWithRetries(req: UpstreamRequest, agents: UpstreamAgents, opts: SendOptions): Promise<SendResult> {
+export async function sendWithRetries(
+  request: UpstreamRequest | (() => UpstreamRequest),
+  agents: UpstreamAgents,
+  opts: SendOptions,
+): Promise<SendResult> {
+  // A function builds each attempt anew: signatures with a nonce (OAuth 1, TBA, WSSE) must not be replayed.
+  const build = typeof request === 'function' ? request : () => request;
+  let req = build();
   const retries = req.body.kind === 'stream' ? 0 : opts.policy.retries;
   for (let attempt = 1; ; attempt++) {
     let response: IncomingMessage | undefined;
     let failure: UpstreamNetworkError | undefined;
+    if (attempt > 1) req = build();
     try {
       response = await sendOnce(req, agents, opts.signal, opts.headersTimeoutMs);
     } catch (err) {

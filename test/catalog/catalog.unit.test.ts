@@ -38,7 +38,8 @@ const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenU
 const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken']);
 const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-const FIELD_LABEL_KEYS = new Set(['apiKey', 'username', 'password', 'clientId', 'clientSecret']);
+// tokenId, tokenSecret: the TBA form's fields.
+const FIELD_LABEL_KEYS = new Set(['apiKey', 'username', 'password', 'clientId', 'clientSecret', 'tokenId', 'tokenSecret']);
 const MODES_WITH_PROXY = new Set(['OAUTH2', 'OAUTH1', 'OAUTH2_CC', 'APP', 'API_KEY', 'BASIC', 'JWT']);
 
 function placeholders(s: string): string[] {
@@ -272,6 +273,26 @@ describe('provider catalog (offline)', () => {
           if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(k)) report(`header ${k} is not a valid header name`);
           if (['host', 'content-length', 'transfer-encoding', 'connection'].includes(k)) report(`header ${k} cannot be set by a provider`);
         }
+      }),
+    ).toEqual([]);
+  });
+
+  it('TBA, SIGNATURE and NONE: shipped, each with its mode settings (tba only on TBA with the account ID declared; signature only on SIGNATURE)', () => {
+    const modes = new Set(entries.map(([, m]) => m.spec.authMode));
+    for (const mode of ['TBA', 'SIGNATURE', 'NONE']) expect([mode, modes.has(mode as never)]).toEqual([mode, true]);
+    expect(
+      problems((m, report) => {
+        const spec = m.spec;
+        if (spec.tba && spec.authMode !== 'TBA') report('tba on a provider that is not TBA');
+        if (spec.signature && spec.authMode !== 'SIGNATURE') report('signature on a provider that is not SIGNATURE');
+        if (spec.authMode === 'TBA') {
+          const key = spec.tba?.accountIdKey ?? 'accountId';
+          const names = (spec.connectionConfiguration ?? []).map((f) => (typeof f === 'string' ? f : f.name));
+          if (!names.includes(key)) report(`TBA provider does not declare its account ID key ${key}`);
+          if (!spec.proxy?.baseUrl?.includes(`\${connectionConfig.${key}}`)) report('TBA base URL does not use the account ID host');
+        }
+        if (spec.authMode === 'SIGNATURE' && spec.signature?.protocol !== 'WSSE') report('SIGNATURE provider without signature.protocol');
+        if (spec.authMode === 'NONE' && (spec.tokenUrl || spec.authorizationUrl)) report('NONE provider with token endpoints');
       }),
     ).toEqual([]);
   });

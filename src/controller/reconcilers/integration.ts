@@ -11,6 +11,8 @@ const CLIENT_KEYS: Record<string, string[]> = {
   OAUTH2: ['clientId', 'clientSecret'],
   OAUTH1: ['clientId', 'clientSecret'],
   OAUTH2_CC: ['clientId', 'clientSecret'],
+  // TBA: NetSuite's consumer key and secret (the integration record's), which sign every request.
+  TBA: ['clientId', 'clientSecret'],
 };
 
 export type { Verdict } from '../../domain/conditions.js';

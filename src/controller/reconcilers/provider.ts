@@ -66,6 +66,13 @@ export function validateProvider(spec: ProviderSpec): string[] {
       problems.push('JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)');
     }
   }
+  if (mode === 'TBA') {
+    const key = spec.tba?.accountIdKey ?? 'accountId';
+    const names = (spec.connectionConfiguration ?? []).map((f) => (typeof f === 'string' ? f : f.name));
+    if (!names.includes(key))
+      problems.push(`TBA providers need the account ID (the realm): "${key}" listed in spec.connectionConfiguration`);
+  }
+  if (mode === 'SIGNATURE' && spec.signature?.protocol !== 'WSSE') problems.push('SIGNATURE providers need spec.signature.protocol (WSSE)');
   return problems;
 }
 

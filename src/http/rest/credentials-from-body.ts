@@ -17,6 +17,8 @@ export function storedFromImport(c: ImportCredentials): StoredCredentials {
       return { ...c, raw: { oauth_token: c.oauth_token, oauth_token_secret: c.oauth_token_secret } };
     case 'OAUTH2_CC':
       return compact({ ...c, expires_at: isoOrUndefined(c.expires_at), raw: { access_token: c.token } });
+    case 'TBA':
+      return compact({ ...c, config_override: c.config_override && Object.keys(c.config_override).length ? c.config_override : undefined });
     default:
       return { ...c };
   }

@@ -8,10 +8,19 @@ export interface OAuth1TestServer {
   close(): Promise<void>;
 }
 
-export async function startOAuth1Server(consumerKey: string, consumerSecret: string): Promise<OAuth1TestServer> {
+/** With `tba`, the server also answers NetSuite-style TBA requests under /services/rest/ (HMAC-SHA256, that token, that realm). */
+export async function startOAuth1Server(
+  consumerKey: string,
+  consumerSecret: string,
+  tba?: { tokenId: string; tokenSecret: string; realm: string },
+): Promise<OAuth1TestServer> {
   // Compiled to dist/test/connect; the script stays in the source tree.
   const script = fileURLToPath(new URL('../../../../test/support/servers/oauth1_server.py', import.meta.url));
-  const child: ChildProcess = spawn('/usr/bin/python3', [script, consumerKey, consumerSecret], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(
+    '/usr/bin/python3',
+    [script, consumerKey, consumerSecret, ...(tba ? [tba.tokenId, tba.tokenSecret, tba.realm] : [])],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {

@@ -1,13 +1,15 @@
 """A real OAuth 1.0a provider for tests, built on Debian's python3-oauthlib endpoints.
 
 Run with /usr/bin/python3 (the system Python that has oauthlib):
-    /usr/bin/python3 oauth1_server.py <consumer_key> <consumer_secret>
+    /usr/bin/python3 oauth1_server.py <consumer_key> <consumer_secret> [<tba_token_id> <tba_token_secret> <tba_realm>]
 Prints "READY <port>" once listening on 127.0.0.1. Endpoints:
     POST /request_token   temporary credentials (RequestTokenEndpoint)
     GET  /authorize       a page where the user approves or denies
     POST /authorize       approval (AuthorizationEndpoint) -> redirect to the callback with a verifier
     POST /access_token    token credentials (AccessTokenEndpoint)
     GET  /resource        a protected resource (ResourceEndpoint); 200 with JSON or 401
+    GET/POST /services/rest/...  with the TBA arguments: NetSuite-style token-based authentication, a
+                          ResourceEndpoint that accepts only HMAC-SHA256, the given token, and realm == tba_realm
 """
 import html
 import json
@@ -21,6 +23,7 @@ from oauthlib.oauth1 import (AccessTokenEndpoint, AuthorizationEndpoint, Request
                              RequestValidator, ResourceEndpoint)
 
 CONSUMER_KEY, CONSUMER_SECRET = sys.argv[1], sys.argv[2]
+TBA = {'token': sys.argv[3], 'secret': sys.argv[4], 'realm': sys.argv[5]} if len(sys.argv) > 5 else None
 request_tokens = {}  # token -> {secret, callback, verifier}
 access_tokens = {}   # token -> secret
 nonces = set()
@@ -104,7 +107,23 @@ class Validator(RequestValidator):
         return access_tokens.get(token, 'dummy')
 
 
+class TbaValidator(Validator):
+    """NetSuite TBA: the token is made in NetSuite's UI (no flow), signatures are HMAC-SHA256, and the
+    Authorization header's realm must be the account ID."""
+    allowed_signature_methods = ['HMAC-SHA256']
+
+    def validate_access_token(self, client_key, token, request):
+        return TBA is not None and token == TBA['token']
+
+    def get_access_token_secret(self, client_key, token, request):
+        return TBA['secret'] if TBA and token == TBA['token'] else 'dummy'
+
+    def validate_realms(self, client_key, token, request, uri=None, realms=None):
+        return TBA is not None and request.realm == TBA['realm']
+
+
 validator = Validator()
+tba_endpoint = ResourceEndpoint(TbaValidator())
 request_token_endpoint = RequestTokenEndpoint(validator)
 authorization_endpoint = AuthorizationEndpoint(validator)
 access_token_endpoint = AccessTokenEndpoint(validator)
@@ -131,11 +150,26 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _tba(self, method, body):
+        parsed = urllib.parse.urlparse(self.path)
+        headers = dict(self.headers)
+        form = (self.headers.get('Content-Type') or '').startswith('application/x-www-form-urlencoded')
+        valid, req = tba_endpoint.validate_protected_resource_request(self._uri(), method, body if form else None, headers, realms=[])
+        if valid:
+            self._send(200, {'Content-Type': 'application/json'}, json.dumps({
+                'ok': True, 'client': req.client_key, 'token': req.resource_owner_key, 'realm': req.realm,
+                'method': method, 'path': parsed.path, 'query': dict(urllib.parse.parse_qsl(parsed.query)),
+                'signature_method': req.signature_method}))
+        else:
+            self._send(401, {'Content-Type': 'application/json'}, json.dumps({'ok': False}))
+
     def do_POST(self):
         path = urllib.parse.urlparse(self.path).path
         body = self._body()
         headers = dict(self.headers)
-        if path == '/request_token':
+        if TBA and path.startswith('/services/rest/'):
+            self._tba('POST', body)
+        elif path == '/request_token':
             h, b, s = request_token_endpoint.create_request_token_response(self._uri(), 'POST', body, headers)
             self._send(s, h, b)
         elif path == '/access_token':
@@ -158,7 +192,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         parsed = urllib.parse.urlparse(self.path)
-        if parsed.path == '/authorize':
+        if TBA and parsed.path.startswith('/services/rest/'):
+            self._tba('GET', '')
+        elif parsed.path == '/authorize':
             token = dict(urllib.parse.parse_qsl(parsed.query)).get('oauth_token', '')
             if token not in request_tokens:
                 self._send(400, {'Content-Type': 'text/plain'}, 'unknown request token')

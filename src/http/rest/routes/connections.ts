@@ -1,6 +1,7 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
 import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
 import { EXCHANGED_MODES, exchangeGivenCredentials } from '../../../connections/exchanged-credentials.js';
+import { withFreshSignature } from '../../../auth/request-signature.js';
 import { fetchRecorder } from '../../../connections/last-fetched.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection, importConnection } from '../../../connections/service.js';
@@ -172,7 +173,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       responses: { 200: { description: 'The connection', schema: Connection } },
       errors: [400, 401, 404, 424, 502, 503],
       async handle({ params, query, env }) {
-        integrationAndProvider(deps, env.namespace, query.provider_config_key);
+        const { provider } = integrationAndProvider(deps, env.namespace, query.provider_config_key);
         const appJwt = query.refresh_codehost_app_jwt_token ?? query.refresh_github_app_jwt_token ?? false;
         const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
         if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
@@ -189,6 +190,9 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           throw err;
         }
         const now = deps.clock.now();
+        // SIGNATURE: a value computed for this answer (never stored), for callers that call the provider themselves.
+        if (conn.credentials.type === 'SIGNATURE')
+          conn = { ...conn, credentials: withFreshSignature(provider.spec.signature, conn.credentials, now) };
         await recordFetch(env.namespace, conn.resource.metadata.name, now);
         return {
           status: 200,

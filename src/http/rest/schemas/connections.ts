@@ -58,6 +58,20 @@ export const ImportCredentials = z.discriminatedUnion('type', [
       private_key: z.string().min(1).max(16_384).describe('Contents of the .p8 file'),
     })
     .describe('An App Store Connect API key; a token is minted at once (a key that cannot sign ES256 is a 400)'),
+  z.strictObject({
+    type: z.literal('TBA'),
+    token_id: z.string().min(1).max(1024).describe('The access token ID created in NetSuite for this account'),
+    token_secret: z.string().min(1).max(1024),
+    config_override: z
+      .strictObject({ client_id: z.string().min(1).optional(), client_secret: z.string().min(1).optional() })
+      .optional()
+      .describe("The consumer key and secret when they are not the Integration's (never returned)"),
+  }),
+  z.strictObject({
+    type: z.literal('SIGNATURE'),
+    username: z.string().min(1).max(1024),
+    password: z.string().min(1).max(4096).describe('The secret the signature is computed from'),
+  }),
 ]);
 export type ImportCredentials = z.infer<typeof ImportCredentials>;
 
@@ -89,6 +103,8 @@ export const DeprecatedImportBody = z.strictObject({
   username: z.string().optional(),
   password: z.string().optional(),
   api_key: z.string().min(1).optional(),
+  token_id: z.string().min(1).max(1024).optional().describe('TBA: the access token ID'),
+  token_secret: z.string().min(1).max(1024).optional().describe('TBA: the access token secret'),
   metadata: JsonObject.optional(),
   connection_config: JsonObject.optional(),
   end_user: EndUserInput.optional(),
@@ -150,6 +166,17 @@ export const PublicCredentials = z.union([
     private_key: z.string(),
     access_token: z.string().describe('An ES256 token for the App Store Connect API, valid until expires_at (at most 20 minutes)'),
     expires_at: IsoTimestamp,
+  }),
+  z.object({ type: z.literal('TBA'), token_id: z.string(), token_secret: z.string() }),
+  z.object({
+    type: z.literal('SIGNATURE'),
+    username: z.string(),
+    password: z.string(),
+    token: z
+      .string()
+      .optional()
+      .describe('GET /connections/{id}: a value computed for this answer (WSSE: the X-WSSE header value), accepted until expires_at'),
+    expires_at: IsoTimestamp.optional(),
   }),
 ]);
 

@@ -1,0 +1,197 @@
+/**
+ * Auth mode TBA (NetSuite token-based authentication) end to end: the shipped `netsuite-tba`
+ * Provider with only `proxy.baseUrl` pointed at loopback, imports through both endpoints, fetch, the
+ * Connect UI's form API, and the proxy. The peer is a real OAuth 1.0a server: Debian's
+ * python3-oauthlib ResourceEndpoint (test/support/servers/oauth1_server.py) accepting only
+ * HMAC-SHA256 signatures by the Integration's consumer and the connection's token, with
+ * realm = the account ID (NetSuite's upper-case, underscore form).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { Connection } from '../../src/http/rest/schemas/connections.js';
+import type { ProviderSpec } from '../../src/k8s/resources.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
+import { sealSession } from '../support/fixtures.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
+
+const CONSUMER = { clientId: 'netsuite-consumer-key-1', clientSecret: 'netsuite-consumer-secret-1' };
+const TOKEN = { tokenId: 'tba-token-id-0123456789abcdef', tokenSecret: 'tba-token-secret-0123456789' };
+const ACCOUNT_HOST_FORM = '1234567-sb1';
+const REALM = '1234567_SB1';
+
+let h: ProxyBed;
+let peer: OAuth1TestServer;
+let provider: string;
+
+async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${h.server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function proxy(connectionId: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string> } = {}) {
+  const res = await rawRequest(h.server.port, {
+    method: opts.method,
+    path: `/proxy${path}`,
+    headers: proxyHeaders(h, 'netsuite', connectionId, opts.headers),
+    body: opts.body,
+  });
+  return { status: res.status, body: JSON.parse(res.body.toString() || 'null') as Record<string, unknown> | null };
+}
+
+beforeAll(async () => {
+  peer = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, { ...TOKEN, realm: REALM });
+  h = await startProxyBed('tba');
+  const spec = (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers/netsuite-tba.yaml'), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+  provider = await h.addProvider('netsuite-tba', { ...spec, proxy: { ...spec.proxy, baseUrl: `${peer.url}/services/rest` } });
+  await h.addIntegration('netsuite', provider, CONSUMER);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  await peer?.close();
+});
+
+describe('TBA through the REST API and the proxy', () => {
+  it('POST /connections stores token ID and secret; fetch shows them (never the consumer override); the proxy signs GETs oauthlib accepts', async () => {
+    const imported = await rest('POST', '/connections', {
+      provider_config_key: 'netsuite',
+      connection_id: 'acct',
+      credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
+      connection_config: { accountId: ACCOUNT_HOST_FORM },
+    });
+    expect(imported.status).toBe(201);
+    const fetched = await rest('GET', '/connections/acct?provider_config_key=netsuite');
+    expect(fetched.status).toBe(200);
+    expect(Connection.safeParse(fetched.body).success).toBe(true);
+    expect(fetched.body.credentials).toEqual({ type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret });
+
+    const res = await proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      ok: true,
+      client: CONSUMER.clientId,
+      token: TOKEN.tokenId,
+      realm: REALM,
+      signature_method: 'HMAC-SHA256',
+      path: '/services/rest/record/v1/customer',
+      query: { limit: '5', q: 'name IS x' },
+    });
+    // Each request has its own nonce: the same call again is accepted, not refused as a replay.
+    expect((await proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x')).status).toBe(200);
+  });
+
+  it('signs form bodies too (RESTlets take POSTs); a token oauthlib does not know is the provider 401, passed through', async () => {
+    const form = await proxy('acct', '/record/v1/search', {
+      method: 'POST',
+      body: 'type=customer&name=A%26B',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(200);
+    expect(form.body).toMatchObject({ ok: true, method: 'POST', realm: REALM });
+
+    await rest('POST', '/connections', {
+      provider_config_key: 'netsuite',
+      connection_id: 'revoked',
+      credentials: { type: 'TBA', token_id: 'tba-token-id-revoked-000000', token_secret: 'whatever-secret' },
+      connection_config: { accountId: ACCOUNT_HOST_FORM },
+    });
+    expect((await proxy('revoked', '/record/v1/customer')).status).toBe(401);
+  });
+
+  it('the realm is the account ID: a connection configured for another account is refused by the peer', async () => {
+    await rest('POST', '/connections', {
+      provider_config_key: 'netsuite',
+      connection_id: 'other-account',
+      credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
+      connection_config: { accountId: '7654321' },
+    });
+    expect((await proxy('other-account', '/record/v1/customer')).status).toBe(401);
+  });
+
+  it('the deprecated POST /connection takes token_id / token_secret and a consumer override, which signs instead of the Integration', async () => {
+    const res = await rest('POST', '/connection', {
+      provider_config_key: 'netsuite',
+      connection_id: 'legacy',
+      token_id: TOKEN.tokenId,
+      token_secret: TOKEN.tokenSecret,
+      oauth_client_id_override: 'some-other-consumer-key',
+      oauth_client_secret_override: 'some-other-consumer-secret',
+      connection_config: { accountId: ACCOUNT_HOST_FORM },
+    });
+    expect(res.status).toBe(201);
+    const fetched = await rest('GET', '/connections/legacy?provider_config_key=netsuite');
+    expect(fetched.body.credentials).toEqual({ type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret });
+    expect(JSON.stringify(fetched.body)).not.toContain('some-other-consumer-secret');
+    // oauthlib knows only the Integration's consumer: the override is really what signed.
+    expect((await proxy('legacy', '/record/v1/customer')).status).toBe(401);
+  });
+
+  it('refuses what does not fit with 400s naming the fields, and stores nothing', async () => {
+    const missing = await rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad1', token_id: 'x' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('missing_credentials');
+    expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.token_secret']);
+    const wrong = await rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad2', api_key: 'k' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.code).toBe('credentials_type_mismatch');
+    const extra = await rest('POST', '/connections', {
+      provider_config_key: 'netsuite',
+      connection_id: 'bad3',
+      credentials: { type: 'TBA', token_id: 'a', token_secret: 'b', oauth_token: 'c' },
+    });
+    expect(extra.status).toBe(400);
+    const noAccount = await rest('POST', '/connections', {
+      provider_config_key: 'netsuite',
+      connection_id: 'bad4',
+      credentials: { type: 'TBA', token_id: 'a', token_secret: 'b' },
+    });
+    expect(noAccount.status).toBe(400);
+    expect(JSON.stringify(noAccount.body)).toContain('accountId');
+    for (const id of ['bad1', 'bad2', 'bad3', 'bad4']) expect(h.store.getConnection(h.namespace, 'netsuite', id)).toBeUndefined();
+  });
+});
+
+describe('TBA in the Connect UI form API', () => {
+  const connect = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const token = sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'tba-user' }, allowedIntegrations: ['netsuite'] });
+    const res = await fetch(`${h.server.url}/connect/api/${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('offers token ID and secret plus the account ID; a submitted form makes a connection the proxy signs for', async () => {
+    const session = await connect('GET', 'session');
+    expect(session.body.data.integrations[0]).toMatchObject({
+      authMode: 'TBA',
+      flow: 'form',
+      fields: [
+        { name: 'tokenId', label: 'Token ID', secret: false, required: true },
+        { name: 'tokenSecret', label: 'Token secret', secret: true, required: true },
+      ],
+      configFields: [{ name: 'accountId', required: true }],
+    });
+    const done = await connect('POST', 'forms', {
+      integration: 'netsuite',
+      values: TOKEN,
+      connectionConfig: { accountId: ACCOUNT_HOST_FORM },
+    });
+    expect(done.status).toBe(201);
+    const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'tba-user')!;
+    expect(h.store.getConnection(h.namespace, 'netsuite', created.spec.connectionId)?.credentials).toEqual({
+      type: 'TBA',
+      token_id: TOKEN.tokenId,
+      token_secret: TOKEN.tokenSecret,
+    });
+    expect((await proxy(created.spec.connectionId, '/record/v1/customer')).body).toMatchObject({ ok: true, realm: REALM });
+  });
+});
