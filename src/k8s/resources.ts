@@ -68,6 +68,8 @@ export interface ProviderSpec {
   connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
   modeOptions?: Record<string, unknown>;
+  /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
+  appInstallation?: AppInstallationSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;
@@ -78,6 +80,15 @@ export interface ProviderSpec {
     query?: Record<string, string>;
     paginate?: PaginateSpec;
   };
+}
+/** Endpoints of an app installation flow (APP, CUSTOM); URLs may use `${connectionConfig.KEY}`. */
+export interface AppInstallationSpec {
+  /** GET with the app's JWT: the installation, to check which app it belongs to. Default: tokenUrl without `/access_tokens`. */
+  installationUrl?: string;
+  /** CUSTOM: the OAuth token endpoint of the app's user authorization (code and refresh-token grants). */
+  userTokenUrl?: string;
+  /** CUSTOM: GET with the user token: the installations the user can access (proof that the installation is theirs). */
+  userInstallationsUrl?: string;
 }
 /** One connection configuration key of a Provider and what its value may be (src/catalog/connection-config.ts). */
 export interface ConnectionConfigField {

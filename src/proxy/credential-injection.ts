@@ -118,6 +118,7 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
     case 'OAUTH2':
     case 'OAUTH2_CC':
     case 'APP':
+    case 'CUSTOM': // the installation token (the user's token is for the application's own calls)
     case 'JWT': {
       if (templatesUse(spec, '${accessToken}')) return undefined;
       const token = accessTokenOf(credentials);

@@ -3,6 +3,7 @@ import { ConnectionEvents } from '../../k8s/events.js';
 import { Leases } from '../../k8s/leases.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { appInstallationStrategy } from '../app-installation.js';
+import { customAppStrategy } from '../custom-app-refresh.js';
 import { jwtMintingStrategy } from '../jwt-minting.js';
 import { RefreshLock } from './lock.js';
 import { TokenRefresher } from './token-refresher.js';
@@ -34,6 +35,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
   });
   refresher.registerStrategy('APP', appInstallationStrategy);
   refresher.registerStrategy('JWT', jwtMintingStrategy);
+  refresher.registerStrategy('CUSTOM', customAppStrategy);
   perStore.set(ctx.store, refresher);
   return refresher;
 }
