@@ -156,7 +156,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         const appJwt = query.refresh_codehost_app_jwt_token ?? query.refresh_github_app_jwt_token ?? false;
         const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
         if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
-        const force = (query.force_refresh ?? false) || (appJwt && (existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM'));
+        const force =
+          (query.force_refresh ?? false) || (appJwt && (existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM'));
         let conn;
         try {
           conn = await deps.refresher.ensureFresh(env.namespace, query.provider_config_key, params.connectionId, {
