@@ -25,7 +25,10 @@ import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
 import type { OpenSession } from './session.js';
-import type { ConnectDeps } from './flows.js';
+import type { AppContext } from '../app/context.js';
+
+/** What the install flow uses (the Connect flows' deps are a superset). */
+type ConnectDeps = AppContext;
 
 export type AppInstallMode = 'APP' | 'CUSTOM';
 
