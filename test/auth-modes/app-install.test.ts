@@ -213,6 +213,55 @@ describe('APP: GitHub App installation', () => {
   });
 });
 
+describe('APP import through POST /connections', () => {
+  it("imports an installation of the Integration's app with a fresh token, and refuses another app's or none", async () => {
+    const existing = gh.addInstallation(installApp.id, 'imported-org', new Date(Date.now() - 86_400_000));
+    const created = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: 'github',
+        connection_id: 'imported',
+        credentials: { type: 'APP', installation_id: String(existing.id) },
+      }),
+    });
+    expect(created.status).toBe(201);
+    const creds = created.body.credentials as Record<string, string>;
+    expect(creds.type).toBe('APP');
+    expect(creds.access_token).toBe(gh.installationTokens.at(-1)!.token);
+    expect(gh.installationTokens.at(-1)!.installationId).toBe(existing.id);
+    expect(created.body.connection_config).toMatchObject({ installationId: String(existing.id), appSlug: installApp.slug });
+
+    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const foreign = gh.addInstallation(otherApp.id, 'victim-org-2');
+    const refused = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: 'github',
+        connection_id: 'stolen',
+        credentials: { type: 'APP', installation_id: String(foreign.id) },
+      }),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'installation_not_found' } });
+    const missing = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({ provider_config_key: 'github', connection_id: 'none', credentials: { type: 'APP' } }),
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: { code: 'missing_credentials' } });
+    const bad = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: 'github',
+        connection_id: 'bad',
+        credentials: { type: 'APP', installation_id: '1/../2' },
+      }),
+    });
+    expect(bad.status).toBe(400);
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+  });
+});
+
 describe('CUSTOM: GitHub App with user authorization', () => {
   it('installs, exchanges the code, stores both tokens, hides the refresh token and renews the user token', async () => {
     const context = await browser.newContext();

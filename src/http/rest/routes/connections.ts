@@ -1,4 +1,5 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
+import { appFromImport } from '../../../connections/app-import.js';
 import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
 import { fetchRecorder } from '../../../connections/last-fetched.js';
 import { listConnections } from '../../../connections/list.js';
@@ -55,6 +56,17 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
             : undefined;
           credentials = jwtFromImport(provider, body.credentials.apiKey, { ...kept, ...body.connection_config }, deps.clock.now());
         }
+        let connectionConfig = body.connection_config;
+        if (body.credentials.type === 'APP') {
+          // The installation is checked with the provider and its first token minted before anything is stored.
+          ({ credentials, connectionConfig } = await appFromImport(deps, {
+            namespace: env.namespace,
+            integration,
+            provider,
+            installationId: body.credentials.installation_id,
+            connectionConfig: body.connection_config,
+          }));
+        }
         const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,
@@ -62,7 +74,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionId: body.connection_id,
           credentials,
           metadata: body.metadata,
-          connectionConfig: body.connection_config,
+          connectionConfig,
           endUser: endUserSpec(body.end_user, body.tags),
         });
         logImport(deps, connection, created);
