@@ -149,3 +149,74 @@ export const appInstallationStrategy: RefreshStrategy = {
     return next as { type: string } & Record<string, unknown>;
   },
 };
+
+/** The installation as the provider describes it to its app. */
+export interface InstallationInfo {
+  id: string;
+  /** The app the installation belongs to (GitHub: `app_id`). */
+  appId?: string;
+  /** The account the app is installed on (GitHub: `account.login`). */
+  account?: string;
+  createdAt?: string;
+}
+
+/**
+ * The installation URL (GET with the app's JWT): the Provider's `appInstallation.installationUrl`, else
+ * its tokenUrl without the trailing `/access_tokens` (GitHub's layout). Placeholders filled.
+ */
+export function installationUrlOf(
+  spec: { appInstallation?: { installationUrl?: string }; tokenUrl?: string },
+  fill: (template: string) => string,
+): string | undefined {
+  const template = spec.appInstallation?.installationUrl ?? spec.tokenUrl?.replace(/\/access_tokens\/?$/, '');
+  return template ? fill(template) : undefined;
+}
+
+/**
+ * Asks the provider, as the app, for one installation. `undefined` when the provider does not know it
+ * for this app (401/403/404/422: forged, removed, or another app's). Throws {@link RefreshError}
+ * (transient) when the provider fails or cannot be reached, permanent when the key is unusable.
+ */
+export async function getInstallation(
+  req: Omit<InstallationTokenRequest, 'tokenUrl'> & { installationUrl: string },
+): Promise<InstallationInfo | undefined> {
+  let jwt: string;
+  try {
+    jwt = appJwt(req.appId, req.privateKeyPem, req.now);
+  } catch {
+    throw new RefreshError('the App private key is not a valid PEM RSA key', { permanent: true, code: 'integration_misconfigured' });
+  }
+  let res: Response;
+  try {
+    res = await req.fetch(req.installationUrl, {
+      headers: { authorization: `Bearer ${jwt}`, accept: 'application/vnd.github+json', 'user-agent': 'latchkey' },
+      signal: AbortSignal.timeout((req.timeoutSeconds ?? 10) * 1000),
+    });
+  } catch {
+    throw new RefreshError('provider unavailable: installation lookup failed', { permanent: false, code: 'provider_unavailable' });
+  }
+  const text = await res.text();
+  if ([401, 403, 404, 422].includes(res.status)) return undefined;
+  if (!res.ok) {
+    throw new RefreshError(`provider unavailable: installation lookup answered ${res.status}`, {
+      permanent: false,
+      code: 'provider_unavailable',
+      providerError: { status: res.status },
+    });
+  }
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed && typeof parsed === 'object') body = parsed as Record<string, unknown>;
+  } catch {
+    // an answer without JSON names no app: refused by the caller
+  }
+  const account = body.account as { login?: unknown } | undefined;
+  const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
+  return {
+    id: str(body.id) ?? '',
+    appId: str(body.app_id),
+    account: str(account?.login),
+    createdAt: str(body.created_at),
+  };
+}

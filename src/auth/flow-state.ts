@@ -16,7 +16,8 @@ export interface FlowState {
   sid: string;
   /** Random ID of this flow attempt: the single-use key. */
   fid: string;
-  mode: 'OAUTH2' | 'OAUTH1';
+  /** APP / CUSTOM: an app installation flow (src/connect/app-install-flow.ts). */
+  mode: 'OAUTH2' | 'OAUTH1' | 'APP' | 'CUSTOM';
   integration: string;
   endUser: SessionClaims['endUser'];
   reconnect?: SessionClaims['reconnect'];
@@ -25,6 +26,8 @@ export interface FlowState {
   /** The redirect URI sent to the provider (the Environment's custom callback URL, or ours). */
   redirectUri: string;
   codeVerifier?: string;
+  /** APP / CUSTOM: when the flow started (ms): a new installation must not be older. */
+  startedAt?: number;
   /** OAuth 1.0a: the request token the provider will send back. */
   requestToken?: string;
   /**

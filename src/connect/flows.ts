@@ -40,6 +40,7 @@ import type { IntegrationResource, ProviderResource } from '../k8s/resources.js'
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
+import { completeAppInstall, FLOW_SUPPLIED_KEYS, isAppInstallMode, startAppInstall } from './app-install-flow.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { environmentWithKey, type OpenSession } from './session.js';
@@ -64,6 +65,8 @@ export const SUPPORTED_MODES = [
   'TBA',
   'SIGNATURE',
   'NONE',
+  'APP',
+  'CUSTOM',
 ] as const;
 // NONE: a form of configuration fields only (or none at all): nothing to authorize.
 const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE', 'TBA', 'SIGNATURE', 'NONE']);
@@ -167,7 +170,7 @@ function lookup(
 
 function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
   const mode = provider.spec.authMode;
-  const flow = mode === 'OAUTH2' || mode === 'OAUTH1' ? 'oauth' : FORM_MODES.has(mode) ? 'form' : 'unsupported';
+  const flow = mode === 'OAUTH2' || mode === 'OAUTH1' || isAppInstallMode(mode) ? 'oauth' : FORM_MODES.has(mode) ? 'form' : 'unsupported';
   return {
     id: integration.metadata.name,
     name: integration.spec.displayName ?? provider.spec.displayName,
@@ -176,12 +179,15 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     authMode: mode,
     flow,
     fields: credentialFields(mode, provider).map((f) => ({ ...f, label: label(provider, f.name) })),
-    configFields: configFields(provider.spec).map((f) => ({
-      name: f.name,
-      label: f.label ?? label(provider, f.name),
-      secret: false,
-      required: f.required && f.default === undefined,
-    })),
+    // APP / CUSTOM: the app slug and installation ID come from the Integration and the install callback.
+    configFields: configFields(provider.spec)
+      .filter((f) => !(isAppInstallMode(mode) && FLOW_SUPPLIED_KEYS.has(f.name)))
+      .map((f) => ({
+        name: f.name,
+        label: f.label ?? label(provider, f.name),
+        secret: false,
+        required: f.required && f.default === undefined,
+      })),
   };
 }
 
@@ -320,10 +326,27 @@ export async function startOAuthFlow(
   checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
-  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
-  const client = oauthClient(deps, session.namespace, integration);
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
+  if (isAppInstallMode(v.authMode)) {
+    const base = {
+      namespace: session.namespace,
+      sid: session.claims.sid,
+      fid,
+      integration: integrationId,
+      endUser: session.claims.endUser,
+    };
+    const bound = {
+      ...base,
+      reconnect: session.claims.reconnect,
+      redirectUri,
+      bh: browserBindingHash(browserBinding),
+      exp: session.claims.exp,
+    };
+    return startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
+  }
+  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
+  const client = oauthClient(deps, session.namespace, integration);
   const base: FlowState = {
     namespace: session.namespace,
     sid: session.claims.sid,
@@ -587,52 +610,57 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
             `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`,
           );
     }
-    const client = oauthClient(deps, state.namespace, integration);
     let credentials: StoredCredentials;
+    let connectionConfig = state.connectionConfig;
     step = 'token_exchange';
-    try {
-      if (state.mode === 'OAUTH2') {
-        const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
-        credentials = (await exchangeAuthorizationCode(
-          input,
-          url,
-          { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier },
-          deps.clock.now(),
-        )) as unknown as StoredCredentials;
-      } else {
-        const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
-        const verifier = q.get('oauth_verifier');
-        if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
-          throw new LatchkeyError(
-            'invalid_input',
-            'invalid_state',
-            'This authorization response does not match the request. Please start again.',
-          );
+    if (isAppInstallMode(state.mode)) {
+      ({ credentials, connectionConfig } = await completeAppInstall(deps, { state, query: q, integration, provider, name }));
+    } else {
+      try {
+        const client = oauthClient(deps, state.namespace, integration);
+        if (state.mode === 'OAUTH2') {
+          const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
+          credentials = (await exchangeAuthorizationCode(
+            input,
+            url,
+            { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier },
+            deps.clock.now(),
+          )) as unknown as StoredCredentials;
+        } else {
+          const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
+          const verifier = q.get('oauth_verifier');
+          if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
+            throw new LatchkeyError(
+              'invalid_input',
+              'invalid_state',
+              'This authorization response does not match the request. Please start again.',
+            );
+          }
+          const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
+          credentials = (await requestTokenCredentials(
+            consumer,
+            fillProviderUrl(provider.spec, provider.spec.tokenUrl!, state.connectionConfig),
+            temporary,
+            verifier,
+          )) as unknown as StoredCredentials;
         }
-        const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-        credentials = (await requestTokenCredentials(
-          consumer,
-          fillProviderUrl(provider.spec, provider.spec.tokenUrl!, state.connectionConfig),
-          temporary,
-          verifier,
-        )) as unknown as StoredCredentials;
+      } catch (err) {
+        if (err instanceof LatchkeyError) throw err;
+        // The provider's answer (error code and description) is in the message: what a support engineer needs.
+        detail = `Token exchange failed: ${(err as Error).message}`;
+        deps.logger.warn(
+          { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
+          'token exchange failed',
+        );
+        throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
       }
-    } catch (err) {
-      if (err instanceof LatchkeyError) throw err;
-      // The provider's answer (error code and description) is in the message: what a support engineer needs.
-      detail = `Token exchange failed: ${(err as Error).message}`;
-      deps.logger.warn(
-        { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
-        'token exchange failed',
-      );
-      throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
     }
     outcome.result = await saveAuthorization(deps, {
       namespace: state.namespace,
       integration,
       provider,
       credentials,
-      connectionConfig: state.connectionConfig,
+      connectionConfig,
       endUser: state.endUser,
       reconnect: state.reconnect,
       sid: state.sid,

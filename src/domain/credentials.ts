@@ -42,6 +42,27 @@ export const AppCredentials = z.object({
   expires_at: isoTime.optional(),
   raw,
 });
+/** CUSTOM: the user token of an app with user authorization (GitHub: 8 hours, with a 6-month refresh token). */
+export const AppUserToken = z.object({
+  access_token: z.string(),
+  refresh_token: z.string().optional(),
+  expires_at: isoTime.optional(),
+  refresh_token_expires_at: isoTime.optional(),
+  raw,
+});
+/**
+ * CUSTOM (an app installation with user authorization): `access_token` is the installation token (what
+ * the proxy sends), `installation_expires_at` its expiry; `user` the user's token; `expires_at` the
+ * earlier of both expiries, so the renewal comes before either lapses.
+ */
+export const CustomAppCredentials = z.object({
+  type: z.literal('CUSTOM'),
+  access_token: z.string(),
+  expires_at: isoTime.optional(),
+  installation_expires_at: isoTime.optional(),
+  raw,
+  user: AppUserToken,
+});
 /** JWT: `apiKey` is the signing key; `token` the last minted JWT (the proxy's `${accessToken}`), valid until `expires_at`. */
 export const JwtCredentials = z.object({
   type: z.literal('JWT'),
@@ -111,6 +132,7 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   BasicCredentials.loose(),
   OAuth2ClientCredentials.loose(),
   AppCredentials.loose(),
+  CustomAppCredentials.loose(),
   JwtCredentials.loose(),
   NoCredentials.loose(),
   TwoStepCredentials.loose(),
@@ -132,6 +154,7 @@ export type BillCredentials = z.infer<typeof BillCredentials>;
 export type AppStoreCredentials = z.infer<typeof AppStoreCredentials>;
 export type TbaCredentials = z.infer<typeof TbaCredentials>;
 export type SignatureCredentials = z.infer<typeof SignatureCredentials>;
+export type CustomAppCredentials = z.infer<typeof CustomAppCredentials>;
 export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 
@@ -157,6 +180,11 @@ export function toPublicCredentials(
       const r = { ...(out.raw as Record<string, unknown>) };
       for (const k of REFRESH_TOKEN_KEYS) delete r[k];
       out.raw = r;
+    }
+    // CUSTOM keeps the user's token in `user`: its refresh token is as private as a top-level one.
+    if (out.user && typeof out.user === 'object' && !Array.isArray(out.user)) {
+      out.user = toPublicCredentials({ type: 'user', ...(out.user as Record<string, unknown>) }, opts);
+      delete (out.user as Record<string, unknown>).type;
     }
   }
   return out;

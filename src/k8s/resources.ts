@@ -76,6 +76,8 @@ export interface ProviderSpec {
   tba?: { accountIdKey?: string; signatureMethod?: 'HMAC-SHA256' | 'HMAC-SHA1' };
   /** SIGNATURE: the per-request signature the provider expects (WSSE), how long one is accepted, and its header. */
   signature?: { protocol: 'WSSE'; lifetimeSeconds?: number; header?: string };
+  /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
+  appInstallation?: AppInstallationSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;
@@ -86,6 +88,15 @@ export interface ProviderSpec {
     query?: Record<string, string>;
     paginate?: PaginateSpec;
   };
+}
+/** Endpoints of an app installation flow (APP, CUSTOM); URLs may use `${connectionConfig.KEY}`. */
+export interface AppInstallationSpec {
+  /** GET with the app's JWT: the installation, to check which app it belongs to. Default: tokenUrl without `/access_tokens`. */
+  installationUrl?: string;
+  /** CUSTOM: the OAuth token endpoint of the app's user authorization (code and refresh-token grants). */
+  userTokenUrl?: string;
+  /** CUSTOM: GET with the user token: the installations the user can access (proof that the installation is theirs). */
+  userInstallationsUrl?: string;
 }
 /** One connection configuration key of a Provider and what its value may be (src/catalog/connection-config.ts). */
 export interface ConnectionConfigField {

@@ -128,6 +128,7 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
     case 'OAUTH2':
     case 'OAUTH2_CC':
     case 'APP':
+    case 'CUSTOM': // the installation token (the user's token is for the application's own calls)
     case 'JWT':
     case 'TWO_STEP':
     case 'APP_STORE': {

@@ -69,7 +69,7 @@ export interface ProxyCall {
 }
 
 /** Modes whose token the shared refresher renews (JWT: minted again) before a request and after a 401. */
-const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
+const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP', 'CUSTOM', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
 
 function isFormBody(headers: IncomingMessage['headers']): boolean {
   return String(headers['content-type'] ?? '')

@@ -3,6 +3,7 @@ import { ConnectionEvents } from '../../k8s/events.js';
 import { Leases } from '../../k8s/leases.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { appInstallationStrategy } from '../app-installation.js';
+import { customAppStrategy } from '../custom-app-refresh.js';
 import { jwtMintingStrategy } from '../jwt-minting.js';
 import { appStoreTokenStrategy } from '../app-store-token.js';
 import { billSessionStrategy } from '../bill-session.js';
@@ -40,6 +41,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
   refresher.registerStrategy('TWO_STEP', twoStepStrategy);
   refresher.registerStrategy('BILL', billSessionStrategy);
   refresher.registerStrategy('APP_STORE', appStoreTokenStrategy);
+  refresher.registerStrategy('CUSTOM', customAppStrategy);
   perStore.set(ctx.store, refresher);
   return refresher;
 }

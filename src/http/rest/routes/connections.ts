@@ -1,4 +1,5 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
+import { appFromImport } from '../../../connections/app-import.js';
 import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
 import { EXCHANGED_MODES, exchangeGivenCredentials } from '../../../connections/exchanged-credentials.js';
 import { withFreshSignature } from '../../../auth/request-signature.js';
@@ -70,6 +71,17 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
             'body.credentials',
           );
         }
+        let connectionConfig = body.connection_config;
+        if (body.credentials.type === 'APP') {
+          // The installation is checked with the provider and its first token minted before anything is stored.
+          ({ credentials, connectionConfig } = await appFromImport(deps, {
+            namespace: env.namespace,
+            integration,
+            provider,
+            installationId: body.credentials.installation_id,
+            connectionConfig: body.connection_config,
+          }));
+        }
         const { connection, created } = await importConnection(deps, {
           namespace: env.namespace,
           integration,
@@ -77,7 +89,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           connectionId: body.connection_id,
           credentials,
           metadata: body.metadata,
-          connectionConfig: body.connection_config,
+          connectionConfig,
           endUser: endUserSpec(body.end_user, body.tags),
         });
         logImport(deps, connection, created);
@@ -177,7 +189,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         const appJwt = query.refresh_codehost_app_jwt_token ?? query.refresh_github_app_jwt_token ?? false;
         const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
         if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
-        const force = (query.force_refresh ?? false) || (appJwt && existing.credentials.type === 'APP');
+        const force =
+          (query.force_refresh ?? false) || (appJwt && (existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM'));
         let conn;
         try {
           conn = await deps.refresher.ensureFresh(env.namespace, query.provider_config_key, params.connectionId, {

@@ -36,6 +36,16 @@ export const ImportCredentials = z.discriminatedUnion('type', [
         "The signing key (the provider's `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400",
       ),
   }),
+  z.strictObject({
+    type: z.literal('APP'),
+    installation_id: z
+      .string()
+      .regex(/^[0-9]{1,20}$/, 'must be the installation ID (digits)')
+      .optional()
+      .describe(
+        "The installation of the Integration's app (or connection_config.installationId); checked with the provider and a token minted at once",
+      ),
+  }),
   z.strictObject({ type: z.literal('NONE') }),
   z
     .object({ type: z.literal('TWO_STEP') })
