@@ -1,0 +1,120 @@
+/**
+ * Auth mode NONE: a connection with configuration and no credentials. The shipped `unauthenticated`
+ * Provider (with a configuration key and a loopback base URL added for the test), imported through
+ * both endpoints, fetched, connected through the Connect UI form API with only the configuration, and
+ * proxied to a loopback upstream that reports the headers it got (the proxy adds nothing).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAllYaml } from '@kubernetes/client-node';
+import { Connection } from '../../src/http/rest/schemas/connections.js';
+import type { ProviderSpec } from '../../src/k8s/resources.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
+import { sealSession } from '../support/fixtures.js';
+import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { startUpstream, type Upstream } from '../support/servers/upstream.js';
+
+let h: ProxyBed;
+let up: Upstream;
+
+async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${h.server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+beforeAll(async () => {
+  up = await startUpstream();
+  up.on('/', (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ headers: req.headers, url: req.url }));
+  });
+  h = await startProxyBed('none');
+  const spec = (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers/unauthenticated.yaml'), 'utf8'))[0] as { spec: ProviderSpec })
+    .spec;
+  const provider = await h.addProvider('unauthenticated', {
+    ...spec,
+    connectionConfiguration: [{ name: 'region', enum: ['eu', 'us'], required: true }],
+    proxy: { baseUrl: up.origin },
+  });
+  await h.addIntegration('public', provider);
+}, 120_000);
+
+afterAll(async () => {
+  await h?.close();
+  await up?.close();
+});
+
+describe('NONE', () => {
+  it('POST /connections with only configuration; fetch shows credentials { type: NONE }; the proxy adds no credential', async () => {
+    const imported = await rest('POST', '/connections', {
+      provider_config_key: 'public',
+      connection_id: 'eu-feed',
+      credentials: { type: 'NONE' },
+      connection_config: { region: 'eu' },
+    });
+    expect(imported.status).toBe(201);
+    const fetched = await rest('GET', '/connections/eu-feed?provider_config_key=public');
+    expect(fetched.status).toBe(200);
+    expect(Connection.safeParse(fetched.body).success).toBe(true);
+    expect(fetched.body.credentials).toEqual({ type: 'NONE' });
+    expect(fetched.body.connection_config).toEqual({ region: 'eu' });
+
+    const res = await rawRequest(h.server.port, { path: '/proxy/items?x=1', headers: proxyHeaders(h, 'public', 'eu-feed') });
+    expect(res.status).toBe(200);
+    const seen = JSON.parse(res.body.toString()) as { headers: Record<string, string>; url: string };
+    expect(seen.url).toBe('/items?x=1');
+    expect(seen.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(seen.headers)).not.toContain(h.env.secretKey);
+  });
+
+  it('the deprecated POST /connection takes configuration alone and refuses credential fields; a bad configuration is a 400', async () => {
+    const ok = await rest('POST', '/connection', {
+      provider_config_key: 'public',
+      connection_id: 'us-feed',
+      connection_config: { region: 'us' },
+    });
+    expect(ok.status).toBe(201);
+    expect((await rest('GET', '/connections/us-feed?provider_config_key=public')).body.credentials).toEqual({ type: 'NONE' });
+    const withKey = await rest('POST', '/connection', { provider_config_key: 'public', connection_id: 'x1', api_key: 'k' });
+    expect(withKey.status).toBe(400);
+    expect(withKey.body.error.code).toBe('credentials_type_mismatch');
+    const badRegion = await rest('POST', '/connections', {
+      provider_config_key: 'public',
+      connection_id: 'x2',
+      credentials: { type: 'NONE' },
+      connection_config: { region: 'mars' },
+    });
+    expect(badRegion.status).toBe(400);
+    expect(h.store.getConnection(h.namespace, 'public', 'x1')).toBeUndefined();
+    expect(h.store.getConnection(h.namespace, 'public', 'x2')).toBeUndefined();
+  });
+
+  it('the Connect UI offers a form of configuration only and completes with it', async () => {
+    const token = sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'none-user' }, allowedIntegrations: ['public'] });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${h.server.url}/connect/api/${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const session = await call('GET', 'session');
+    expect(session.body.data.integrations[0]).toMatchObject({
+      authMode: 'NONE',
+      flow: 'form',
+      fields: [],
+      configFields: [{ name: 'region' }],
+    });
+    const done = await call('POST', 'forms', { integration: 'public', values: {}, connectionConfig: { region: 'us' } });
+    expect(done.status).toBe(201);
+    const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'none-user')!;
+    expect(created.spec.connectionConfig).toEqual({ region: 'us' });
+    expect(h.store.getConnection(h.namespace, 'public', created.spec.connectionId)?.credentials).toEqual({ type: 'NONE' });
+  });
+});
