@@ -35,9 +35,11 @@ import { machine, mib, writeSection } from './support.js';
 
 const run = promisify(execFile);
 const COUNT = Number(process.env.BENCH_LIST_CONNECTIONS ?? 10_000);
-const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 15);
+const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 30);
 const CONNECTIONS = Number(process.env.BENCH_LIST_CLIENTS ?? 4);
-const FILL_CONCURRENCY = 32;
+const FILL_CONCURRENCY = 64;
+/** autocannon's per-request timeout (s): an unpaged answer on a loaded machine takes seconds. */
+const TIMEOUT_SECONDS = 120;
 
 interface Row {
   name: string;
@@ -55,7 +57,7 @@ interface Row {
 async function load(name: string, url: string, headers: Record<string, string>): Promise<Row> {
   const bytes = Buffer.byteLength(await (await fetch(url, { headers })).text());
   const bin = join(REPO_ROOT, 'node_modules/.bin/autocannon');
-  const args = ['--json', '-c', String(CONNECTIONS), '-d', String(SECONDS)];
+  const args = ['--json', '-c', String(CONNECTIONS), '-d', String(SECONDS), '-t', String(TIMEOUT_SECONDS)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const { stdout } = await run(bin, [...args, url], { maxBuffer: 16 * 2 ** 20 });
   const r = JSON.parse(stdout) as {
