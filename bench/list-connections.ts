@@ -170,7 +170,7 @@ serving the same unpaged JSON are the peers.
 
 ${table}
 
-Server RSS (the Latchkey server's process; the load generator runs in its own): ${mib(rssEmpty)} with no
+Server RSS (the Latchkey server's process, which also holds the SDK's parsed copy of one answer for the bare peer; the load generator runs in its own): ${mib(rssEmpty)} with no
 connections, ${mib(rssFilled)} with ${COUNT.toLocaleString('en')} connections in the informer caches, ${mib(rssAfterUnpaged)} after the unpaged load.
 Each unpaged answer builds ${COUNT.toLocaleString('en')} connection views and serializes them, so its cost grows with the number of
 connections; an application that lists often should page (\`limit\`/\`cursor\`) or filter (\`endUserId\`, \`integrationId\`).
