@@ -35,9 +35,11 @@ import { machine, mib, writeSection } from './support.js';
 
 const run = promisify(execFile);
 const COUNT = Number(process.env.BENCH_LIST_CONNECTIONS ?? 10_000);
-const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 15);
+const SECONDS = Number(process.env.BENCH_LIST_SECONDS ?? 30);
 const CONNECTIONS = Number(process.env.BENCH_LIST_CLIENTS ?? 4);
-const FILL_CONCURRENCY = 32;
+const FILL_CONCURRENCY = 64;
+/** autocannon's per-request timeout (s): an unpaged answer on a loaded machine takes seconds. */
+const TIMEOUT_SECONDS = 120;
 
 interface Row {
   name: string;
@@ -55,7 +57,7 @@ interface Row {
 async function load(name: string, url: string, headers: Record<string, string>): Promise<Row> {
   const bytes = Buffer.byteLength(await (await fetch(url, { headers })).text());
   const bin = join(REPO_ROOT, 'node_modules/.bin/autocannon');
-  const args = ['--json', '-c', String(CONNECTIONS), '-d', String(SECONDS)];
+  const args = ['--json', '-c', String(CONNECTIONS), '-d', String(SECONDS), '-t', String(TIMEOUT_SECONDS)];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const { stdout } = await run(bin, [...args, url], { maxBuffer: 16 * 2 ** 20 });
   const r = JSON.parse(stdout) as {
@@ -168,7 +170,7 @@ serving the same unpaged JSON are the peers.
 
 ${table}
 
-Server RSS (the Latchkey server's process; the load generator runs in its own): ${mib(rssEmpty)} with no
+Server RSS (the Latchkey server's process, which also holds the SDK's parsed copy of one answer for the bare peer; the load generator runs in its own): ${mib(rssEmpty)} with no
 connections, ${mib(rssFilled)} with ${COUNT.toLocaleString('en')} connections in the informer caches, ${mib(rssAfterUnpaged)} after the unpaged load.
 Each unpaged answer builds ${COUNT.toLocaleString('en')} connection views and serializes them, so its cost grows with the number of
 connections; an application that lists often should page (\`limit\`/\`cursor\`) or filter (\`endUserId\`, \`integrationId\`).
