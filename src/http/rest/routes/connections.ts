@@ -1,6 +1,5 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
 import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
-import { fetchRecorder } from '../../../connections/last-fetched.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection, importConnection } from '../../../connections/service.js';
 import { LatchkeyError } from '../../../domain/errors.js';
@@ -25,8 +24,6 @@ import { storedFromImport } from '../credentials-from-body.js';
 import type { z } from 'zod';
 
 export function connectionRoutes(deps: RestDeps): RouteSpec[] {
-  const recordFetch = fetchRecorder(deps);
-
   return [
     defineRoute({
       method: 'post',
@@ -169,7 +166,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           throw err;
         }
         const now = deps.clock.now();
-        await recordFetch(env.namespace, conn.resource.metadata.name, now);
+        // Memory only: written later in a batch (src/connections/last-fetched.ts).
+        deps.lastFetched.record(env.namespace, conn.resource.metadata.name, now);
         return {
           status: 200,
           body: connectionView(conn, { includeRefreshToken: query.refresh_token ?? false, lastFetchedAt: new Date(now).toISOString() }),
