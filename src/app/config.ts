@@ -34,6 +34,7 @@ const ConfigSchema = z.object({
   LATCHKEY_OPLOG_MAX_ENTRIES: z.coerce.number().int().min(1).default(200),
   LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES: z.coerce.number().int().min(1).default(500),
   LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
+  LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS: z.coerce.number().min(1).default(300),
 });
 
 export interface Config {
@@ -81,6 +82,8 @@ export interface Config {
   oplogEnvironmentEntries: number;
   /** Entries waiting to be stored at most (beyond it the oldest are dropped and counted). */
   oplogQueueSize: number;
+  /** `last_fetched_at` is written at most once per connection per this many seconds, in batches off the request path. */
+  lastFetchedIntervalSeconds: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -123,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oplogMaxEntries: Math.max(e.LATCHKEY_OPLOG_MAX_ENTRIES, e.LATCHKEY_OPLOG_KEEP_ENTRIES),
     oplogEnvironmentEntries: e.LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES,
     oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
+    lastFetchedIntervalSeconds: e.LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS,
   };
 }
 

@@ -34,6 +34,8 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
+    // close() stops taking requests, then writes the last_fetched_at times the fetches recorded
+    // (src/connections/last-fetched.ts), before the store stops.
     stops.push(() => server!.close());
     stops.push(startWebhookDelivery(ctx), startFlowRecordSweeper(ctx));
   }

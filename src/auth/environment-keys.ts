@@ -18,8 +18,17 @@ export interface ResolvedEnvironment {
  * namespaces hold the same one: it would be ambiguous which namespace a caller means, so neither
  * gets it until one changes (their Environments say so in a condition).
  */
+interface IndexEntry {
+  namespace: string;
+  name: string;
+  resource: EnvironmentResource;
+  /** SHA-256 of the stored key. */
+  digest: Buffer;
+  weak: boolean;
+}
+
 export class EnvironmentKeys {
-  private index: Map<string, Array<{ namespace: string; name: string }>> | undefined;
+  private index: Map<string, IndexEntry[]> | undefined;
 
   constructor(private readonly store: KubeStore) {
     const invalidate = () => (this.index = undefined);
@@ -32,11 +41,10 @@ export class EnvironmentKeys {
     const hits = this.getIndex().get(digest.toString('hex'));
     if (!hits || hits.length !== 1) return undefined;
     const hit = hits[0]!;
-    const resource = this.primaryEnvironment(hit.namespace);
-    if (!resource || resource.metadata.name !== hit.name) return undefined;
-    const stored = this.store.readSecretValue(hit.namespace, resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
-    if (stored === undefined || !timingSafeEqual(sha256(stored), digest) || secretKeyWeakness(stored)) return undefined;
-    return { namespace: hit.namespace, name: hit.name, resource };
+    // The index holds what the stored key's checks need (its digest, whether it is weak), computed
+    // when the Environment or its Secret last changed, not on every request of the hot path.
+    if (hit.weak || !timingSafeEqual(hit.digest, digest)) return undefined;
+    return { namespace: hit.namespace, name: hit.name, resource: hit.resource };
   }
 
   /**
@@ -56,9 +64,9 @@ export class EnvironmentKeys {
     return primaryOf(this.store.listEnvironments(namespace));
   }
 
-  private getIndex(): Map<string, Array<{ namespace: string; name: string }>> {
+  private getIndex(): Map<string, IndexEntry[]> {
     if (this.index) return this.index;
-    const index = new Map<string, Array<{ namespace: string; name: string }>>();
+    const index = new Map<string, IndexEntry[]>();
     const byNamespace = new Map<string, EnvironmentResource[]>();
     for (const env of this.store.listEnvironments()) {
       const ns = env.metadata.namespace!;
@@ -68,8 +76,10 @@ export class EnvironmentKeys {
       const env = primaryOf(envs)!;
       const key = this.store.readSecretValue(namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
       if (!key) continue;
-      const digest = sha256(key).toString('hex');
-      index.set(digest, [...(index.get(digest) ?? []), { namespace, name: env.metadata.name }]);
+      const digest = sha256(key);
+      const hex = digest.toString('hex');
+      const entry = { namespace, name: env.metadata.name, resource: env, digest, weak: secretKeyWeakness(key) !== undefined };
+      index.set(hex, [...(index.get(hex) ?? []), entry]);
     }
     this.index = index;
     return index;

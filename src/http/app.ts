@@ -12,6 +12,7 @@ import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { LastFetchedRecorder } from '../connections/last-fetched.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -21,7 +22,8 @@ export interface HttpContext extends AppContext {
  * The sidecar HTTP server's application: health and metrics, the REST API (secret-key
  * authenticated, JSON), and the public pages (Connect UI, OAuth callback).
  */
-export function createApp(ctx: AppContext): Express {
+export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedRecorder } = {}): Express {
+  const lastFetched = opts.lastFetched ?? new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
   const http: HttpContext = { ...ctx, keys: new EnvironmentKeys(ctx.store) };
   const app = express();
   app.disable('x-powered-by');
@@ -61,7 +63,7 @@ export function createApp(ctx: AppContext): Express {
   api.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
   // Route modules register themselves here.
-  registerRestApi(app, api, ctx);
+  registerRestApi(app, api, ctx, lastFetched);
   app.use(api);
 
   app.use(notFoundRoute);

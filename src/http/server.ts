@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AppContext } from '../app/context.js';
+import { LastFetchedRecorder } from '../connections/last-fetched.js';
 import { createApp } from './app.js';
 
 export interface RunningServer {
@@ -10,7 +11,10 @@ export interface RunningServer {
 
 /** Starts the sidecar HTTP server (REST API, Connect UI, OAuth callback, metrics, probes). */
 export async function startHttpServer(ctx: AppContext, port = ctx.config.httpPort, host = '0.0.0.0'): Promise<RunningServer> {
-  const app = createApp(ctx);
+  // Fetches record last_fetched_at here; it is written in batches off the request path.
+  const lastFetched = new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
+  lastFetched.start();
+  const app = createApp(ctx, { lastFetched });
   const server: Server = createServer(app);
   // Slow clients must not hold sockets forever; proxied responses may stream for longer.
   server.headersTimeout = 30_000;
@@ -24,10 +28,13 @@ export async function startHttpServer(ctx: AppContext, port = ctx.config.httpPor
   return {
     port: actual,
     url: `http://127.0.0.1:${actual}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    // No more fetches, then what they recorded is written (before the caller stops the store).
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await lastFetched.stop();
+    },
   };
 }

@@ -192,7 +192,7 @@ export class KubeStore {
   private withCredentials(resource: ConnectionResource): StoredConnection | undefined {
     const secret = this.credentialSecrets.get(resource.metadata.name, resource.metadata.namespace);
     if (!secret || !isOwnedBy(secret, resource)) return undefined;
-    const credentials = decodeCredentials(secret);
+    const credentials = decodedOnce(secret);
     if (!credentials) return undefined;
     return { resource, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
   }
@@ -512,6 +512,22 @@ function isOwnedBy(secret: V1Secret, owner: ConnectionResource): boolean {
 
 function encode(credentials: StoredCredentials): string {
   return Buffer.from(JSON.stringify(credentials), 'utf8').toString('base64');
+}
+
+/**
+ * Decoded credentials per cached Secret object. The cache holds one object per resourceVersion (a
+ * change replaces it), so this is a cache per resourceVersion that goes with the object: the hot
+ * read path (every fetch and proxied request) skips base64 and JSON. Callers never mutate them.
+ */
+const decoded = new WeakMap<V1Secret, StoredCredentials | null>();
+
+function decodedOnce(secret: V1Secret): StoredCredentials | undefined {
+  let credentials = decoded.get(secret);
+  if (credentials === undefined) {
+    credentials = decodeCredentials(secret) ?? null;
+    decoded.set(secret, credentials);
+  }
+  return credentials ?? undefined;
 }
 
 function decodeCredentials(secret: V1Secret): StoredCredentials | undefined {

@@ -160,4 +160,6 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.operationLog.maxEntries | quote }}
 - name: LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES
   value: {{ .Values.config.operationLog.environmentEntries | quote }}
+- name: LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS
+  value: {{ .Values.config.lastFetchedIntervalSeconds | quote }}
 {{- end -}}

@@ -1,9 +1,8 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
-import { appFromImport } from '../../../connections/app-import.js';
-import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
 import { EXCHANGED_MODES, exchangeGivenCredentials } from '../../../connections/exchanged-credentials.js';
 import { withFreshSignature } from '../../../auth/request-signature.js';
-import { fetchRecorder } from '../../../connections/last-fetched.js';
+import { appFromImport } from '../../../connections/app-import.js';
+import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection, importConnection } from '../../../connections/service.js';
 import { LatchkeyError } from '../../../domain/errors.js';
@@ -28,8 +27,6 @@ import { storedFromImport } from '../credentials-from-body.js';
 import type { z } from 'zod';
 
 export function connectionRoutes(deps: RestDeps): RouteSpec[] {
-  const recordFetch = fetchRecorder(deps);
-
   return [
     defineRoute({
       method: 'post',
@@ -206,7 +203,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         // SIGNATURE: a value computed for this answer (never stored), for callers that call the provider themselves.
         if (conn.credentials.type === 'SIGNATURE')
           conn = { ...conn, credentials: withFreshSignature(provider.spec.signature, conn.credentials, now) };
-        await recordFetch(env.namespace, conn.resource.metadata.name, now);
+        // Memory only: written later in a batch (src/connections/last-fetched.ts).
+        deps.lastFetched.record(env.namespace, conn.resource.metadata.name, now);
         return {
           status: 200,
           body: connectionView(conn, { includeRefreshToken: query.refresh_token ?? false, lastFetchedAt: new Date(now).toISOString() }),

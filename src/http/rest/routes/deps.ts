@@ -4,12 +4,15 @@ import type { AppContext } from '../../../app/context.js';
 import type { IntegrationResource, ProviderResource } from '../../../k8s/resources.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import type { RateLimits } from '../../rate-limits.js';
+import type { LastFetchedRecorder } from '../../../connections/last-fetched.js';
 
 /** What the REST route modules are built from. */
 export interface RestDeps extends AppContext {
   refresher: TokenRefresher;
   refreshLock: RefreshLock;
   limits: RateLimits;
+  /** Where fetches record last_fetched_at (written in batches, off the request path). */
+  lastFetched: LastFetchedRecorder;
 }
 
 /** The Integration and its Provider, or a 404 naming which one is unknown. */

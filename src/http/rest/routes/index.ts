@@ -8,6 +8,7 @@ import { integrationRoutes } from './integrations.js';
 import { mountRoutes, type RouteSpec } from './define.js';
 import type { RestDeps } from './deps.js';
 import { RateLimits } from '../../rate-limits.js';
+import { LastFetchedRecorder } from '../../../connections/last-fetched.js';
 import { logRoutes } from './logs.js';
 import { metadataRoutes } from './metadata.js';
 import { providerRoutes } from './providers.js';
@@ -27,17 +28,23 @@ export function restRoutes(deps: RestDeps): RouteSpec[] {
 }
 
 /** The REST routes' dependencies: the context plus the process's shared token refresher. */
-export function restDeps(ctx: AppContext): RestDeps {
+export function restDeps(ctx: AppContext, lastFetched?: LastFetchedRecorder): RestDeps {
   const refresher = refresherFor(ctx);
-  return { ...ctx, refresher, refreshLock: refresher.lock, limits: new RateLimits(ctx.config, () => ctx.clock.now()) };
+  return {
+    ...ctx,
+    refresher,
+    refreshLock: refresher.lock,
+    limits: new RateLimits(ctx.config, () => ctx.clock.now()),
+    lastFetched: lastFetched ?? new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 }),
+  };
 }
 
 /**
  * Registers the REST API on the secret-key router and the OpenAPI document (public, on the app)
  * at `GET /openapi.json`. Returns the route specs (the document is generated from them).
  */
-export function registerRestApi(app: Express, api: Router, ctx: AppContext): RouteSpec[] {
-  const routes = restRoutes(restDeps(ctx));
+export function registerRestApi(app: Express, api: Router, ctx: AppContext, lastFetched?: LastFetchedRecorder): RouteSpec[] {
+  const routes = restRoutes(restDeps(ctx, lastFetched));
   mountRoutes(api, routes);
   const document = buildOpenApi(routes, { version: API_VERSION, serverUrl: ctx.config.publicBaseUrl });
   app.get('/openapi.json', (_req, res) => {

@@ -1,0 +1,460 @@
+/**
+ * Hot paths of the server, each against its peer in the same run, with the load generator in its
+ * own process (autocannon's CLI, bench/load.ts) and every peer in its own process
+ * (bench/peer-servers.ts):
+ *
+ * 1. fetch: `GET /connections/:id` of an API-key connection (nothing to refresh) vs a bare express 5
+ *    route answering the same JSON behind a bearer check; and p99 at a fixed 1,000 requests/s;
+ * 2. proxy: `GET /proxy/records` vs a minimal `node:http` forwarder with a keep-alive agent to the same
+ *    upstream; and the p50 each adds over calling the upstream directly, one request in flight;
+ * 3. refresh on fetch: an expired OAuth 2 token refreshed by the fetch vs the token endpoint alone,
+ *    with the Kubernetes API calls made while the request was in flight (counted on the KubeConfig).
+ *
+ * Latchkey runs as production wires it (createContext: egress guard on, loopback peers allowed by
+ * LATCHKEY_EGRESS_ALLOW; the refresh's Lease and fencing; logging at info to /dev/null) against a real
+ * control plane. With BENCH_PROFILE=1 (default), the fetch and proxy loads are run once more under V8's
+ * CPU profiler and the top self-time entries are reported; raw profiles go to bench/profiles/.
+ *
+ *   npm run bench:hot-paths                          # rewrites the hot-paths section of docs/benchmarks.md
+ *   BENCH_HOT_PATHS_BASELINE=1 npm run bench:hot-paths   # also keeps these figures as the "before" row
+ *   BENCH_SECONDS=5 BENCH_ONLY=proxy npm run bench:hot-paths
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { RequestContext } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { startHttpServer } from '../src/http/server.js';
+import { loadConfig } from '../src/app/config.js';
+import { createContext } from '../src/app/context.js';
+import { createLogger } from '../src/app/log.js';
+import { installCrds } from '../dev/apply.js';
+import { createTestNamespace, eventually } from '../dev/cluster.js';
+import { LOOPBACK_PEERS } from '../dev/egress.js';
+import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
+import { startOidcServer } from '../dev/peers/oidc-server.js';
+import { writeFigures } from './figures.js';
+import { cannon, probe, type CannonResult, type ProbeResult, type Target } from './load.js';
+import { PROFILE_DIR, saveProfile, startProfile, summarize, type ProfileSummary } from './profile.js';
+import { expectStatus, httpClient, machine, median, ms, writeSection } from './support.js';
+
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const SECONDS = num('BENCH_SECONDS', 10);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 16);
+const FETCH_RATE = num('BENCH_FETCH_RATE', 1000);
+const PROBE_COUNT = num('BENCH_PROBE_COUNT', 3000);
+const REFRESHES = num('BENCH_REFRESHES', 40);
+const PROFILE = process.env.BENCH_PROFILE !== '0';
+const ONLY = process.env.BENCH_ONLY;
+const BASELINE_FILE = join(REPO_ROOT, 'bench/hot-paths-before.json');
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** Counts the API calls this process makes (every client call authenticates through its KubeConfig). */
+class CountingKubeConfig extends KubeConfig {
+  calls = 0;
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    this.calls++;
+    return super.applySecurityAuthentication(context);
+  }
+}
+
+interface Figures {
+  fetch?: { requestsPerSecond: number; peerRequestsPerSecond: number; ratio: number; p99Ms: number; p99MsAtRate: number; rate: number };
+  proxy?: {
+    requestsPerSecond: number;
+    peerRequestsPerSecond: number;
+    ratio: number;
+    p50OverheadMsAtOne: number;
+    peerP50OverheadMsAtOne: number;
+    directP50MsAtOne: number;
+  };
+  refreshOnFetch?: { p50Ms: number; tokenEndpointP50Ms: number; apiRoundTrips: number; p99Ms: number };
+  profiles?: { fetch?: ProfileSummary; proxy?: ProfileSummary };
+}
+
+async function peer(kind: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(HERE, 'peer-servers.js'), kind], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`peer ${kind} exited ${code}`)));
+    child.stdout!.once('data', (c: Buffer) => resolve((JSON.parse(c.toString('utf8')) as { port: number }).port));
+  });
+  return { port, child };
+}
+
+const log = (line: string) => process.stderr.write(`[hot-paths] ${line}\n`);
+
+/** A short unmeasured run first (sockets, JIT, caches), then the measured one. */
+async function measured(target: Target, connections = CONNECTIONS, rate?: number): Promise<CannonResult> {
+  await cannon(target, { connections, seconds: Math.min(3, SECONDS) });
+  const r = await cannon(target, { connections, seconds: SECONDS, rate });
+  if (r.errors || r.non2xx) throw new Error(`${target.url}: ${r.errors} errors, ${r.non2xx} non-2xx answers`);
+  return r;
+}
+
+async function profiled(name: string, target: Target): Promise<ProfileSummary> {
+  const stop = await startProfile();
+  await cannon(target, { connections: CONNECTIONS, seconds: SECONDS });
+  const profile = await stop();
+  mkdirSync(PROFILE_DIR, { recursive: true });
+  saveProfile(profile, join(PROFILE_DIR, `${name}-${Date.now()}.cpuprofile`));
+  return summarize(profile);
+}
+
+async function main(): Promise<void> {
+  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
+  const kc = new CountingKubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const ns = await createTestNamespace(kc, 'bench-hot');
+  const suffix = randomBytes(3).toString('hex');
+  const children: ChildProcess[] = [];
+  const up = await peer('upstream');
+  children.push(up.child);
+  const client = { clientId: 'latchkey-bench', clientSecret: `bench-${randomBytes(16).toString('hex')}` };
+  const oidc = await startOidcServer({ clients: [client], accessTokenTtl: 3600 });
+  const keyProvider = `bench-key-${suffix}`;
+  const oauthProvider = `bench-oauth-${suffix}`;
+  await applyProvider(kc, keyProvider, {
+    displayName: 'Bench API key',
+    authMode: 'API_KEY',
+    proxy: { baseUrl: `http://127.0.0.1:${up.port}/api`, headers: { 'x-api-key': '${apiKey}' } },
+  });
+  await applyProvider(kc, oauthProvider, {
+    displayName: 'Bench OAuth',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    tokenRequestAuthMethod: 'body',
+  });
+  const env = await createEnvironment(kc, ns.name);
+  await createIntegration(kc, ns.name, 'bench-key', { provider: keyProvider });
+  await createIntegration(kc, ns.name, 'bench-oauth', { provider: oauthProvider }, client);
+
+  const config = loadConfig({
+    LATCHKEY_LOG_LEVEL: 'info',
+    LATCHKEY_WATCH_NAMESPACES: ns.name,
+    LATCHKEY_LEADER_ELECTION: 'false',
+    POD_NAME: 'bench-hot-paths',
+    LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
+    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
+  });
+  // Production logs at info to stdout; here to /dev/null, so the cost of logging is still paid.
+  const logger = createLogger('info', {}, pino.destination({ dest: openSync('/dev/null', 'w'), sync: false }));
+  const ctx = createContext({ config, logger, kc });
+  const { store } = ctx;
+  await store.start();
+  const server = await startHttpServer(ctx, 0, '127.0.0.1');
+  const auth = { authorization: `Bearer ${env.secretKey}` };
+  const figures: Figures = { profiles: {} };
+
+  try {
+    await eventually(
+      () =>
+        store.getIntegration(ns.name, 'bench-key') &&
+        store.getIntegration(ns.name, 'bench-oauth') &&
+        store.getProvider(keyProvider) &&
+        store.getProvider(oauthProvider) &&
+        store.getReferencedSecret(ns.name, 'bench-oauth-client') &&
+        store.getReferencedSecret(ns.name, `${env.name}-keys`),
+      60_000,
+    );
+    const http = httpClient(server.port, 4);
+    await eventually(async () => (await http.call('GET', '/providers', auth)).status === 200, 60_000);
+
+    // ---- 1. fetch ----
+    if (!ONLY || ONLY === 'fetch') {
+      const imported = await http.call(
+        'POST',
+        '/connections',
+        auth,
+        JSON.stringify({
+          provider_config_key: 'bench-key',
+          connection_id: 'fetch-1',
+          credentials: { type: 'API_KEY', apiKey: randomBytes(24).toString('base64url') },
+          metadata: { plan: 'pro', region: 'eu' },
+          end_user: { id: 'user-1', email: 'user-1@example.test', display_name: 'User One', tags: { organizationId: 'org-1' } },
+        }),
+      );
+      expectStatus(imported, 201, 'import');
+      const path = '/connections/fetch-1?provider_config_key=bench-key';
+      const answer = await http.call('GET', path, auth);
+      expectStatus(answer, 200, 'fetch');
+      log(`fetch answer: ${Buffer.byteLength(answer.body)} bytes`);
+      const express = await peer('express', { PEER_BODY: answer.body, PEER_KEY: env.secretKey });
+      children.push(express.child);
+      const latchkey = await measured({ url: `${server.url}${path}`, headers: auth });
+      const bare = await measured({ url: `http://127.0.0.1:${express.port}${path}`, headers: auth });
+      const atRate = await cannon(
+        { url: `${server.url}${path}`, headers: auth },
+        { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE },
+      );
+      log(
+        `fetch: ${latchkey.requestsPerSecond.toFixed(0)}/s vs bare express ${bare.requestsPerSecond.toFixed(0)}/s; p99 at ${FETCH_RATE}/s ${atRate.p99Ms} ms`,
+      );
+      figures.fetch = {
+        requestsPerSecond: Math.round(latchkey.requestsPerSecond),
+        peerRequestsPerSecond: Math.round(bare.requestsPerSecond),
+        ratio: round(latchkey.requestsPerSecond / bare.requestsPerSecond),
+        p99Ms: atRate.p99Ms,
+        p99MsAtRate: atRate.p99Ms,
+        rate: FETCH_RATE,
+      };
+      if (PROFILE) figures.profiles!.fetch = await profiled('fetch', { url: `${server.url}${path}`, headers: auth });
+    }
+
+    // ---- 2. proxy ----
+    if (!ONLY || ONLY === 'proxy') {
+      const created = await http.call(
+        'POST',
+        '/connections',
+        auth,
+        JSON.stringify({
+          provider_config_key: 'bench-key',
+          connection_id: 'proxy-1',
+          credentials: { type: 'API_KEY', apiKey: 'bench-key' },
+        }),
+      );
+      expectStatus(created, 201, 'import');
+      const fwd = await peer('forwarder', { PEER_UPSTREAM: String(up.port) });
+      children.push(fwd.child);
+      const proxyHeaders = { ...auth, 'connection-id': 'proxy-1', 'provider-config-key': 'bench-key' };
+      const viaLatchkey: Target = { url: `${server.url}/proxy/records?limit=20`, headers: proxyHeaders };
+      const viaPeer: Target = { url: `http://127.0.0.1:${fwd.port}/proxy/records?limit=20`, headers: proxyHeaders };
+      const direct: Target = { url: `http://127.0.0.1:${up.port}/api/records?limit=20`, headers: { 'x-api-key': 'bench-key' } };
+      const latchkey = await measured(viaLatchkey);
+      const forwarder = await measured(viaPeer);
+      const one: Record<'direct' | 'forwarder' | 'latchkey', ProbeResult> = {
+        direct: await probe(direct, PROBE_COUNT),
+        forwarder: await probe(viaPeer, PROBE_COUNT),
+        latchkey: await probe(viaLatchkey, PROBE_COUNT),
+      };
+      for (const [k, v] of Object.entries(one)) if (v.errors) throw new Error(`probe ${k}: ${v.errors} errors`);
+      log(
+        `proxy: ${latchkey.requestsPerSecond.toFixed(0)}/s vs forwarder ${forwarder.requestsPerSecond.toFixed(0)}/s; at one: direct ${ms(one.direct.p50Ms)}, forwarder ${ms(one.forwarder.p50Ms)}, latchkey ${ms(one.latchkey.p50Ms)}`,
+      );
+      figures.proxy = {
+        requestsPerSecond: Math.round(latchkey.requestsPerSecond),
+        peerRequestsPerSecond: Math.round(forwarder.requestsPerSecond),
+        ratio: round(latchkey.requestsPerSecond / forwarder.requestsPerSecond),
+        p50OverheadMsAtOne: round(one.latchkey.p50Ms - one.direct.p50Ms, 3),
+        peerP50OverheadMsAtOne: round(one.forwarder.p50Ms - one.direct.p50Ms, 3),
+        directP50MsAtOne: round(one.direct.p50Ms, 3),
+      };
+      if (PROFILE) figures.profiles!.proxy = await profiled('proxy', viaLatchkey);
+    }
+
+    // ---- 3. refresh on fetch ----
+    if (!ONLY || ONLY === 'refresh') {
+      // The token endpoint alone: the same refresh_token grant, one at a time (the minting before it not timed).
+      const tokenMs: number[] = [];
+      for (let i = 0; i < REFRESHES; i++) {
+        const { refreshToken } = await oidc.mintTokens({ clientId: client.clientId });
+        const t0 = process.hrtime.bigint();
+        const res = await fetch(oidc.tokenUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: refreshToken,
+            ...{ client_id: client.clientId, client_secret: client.clientSecret },
+          }),
+        });
+        await res.text();
+        if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}`);
+        tokenMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      const ids = Array.from({ length: REFRESHES }, (_, i) => `expired-${i}`);
+      const old = new Map<string, string>();
+      for (const id of ids) {
+        const t = await oidc.mintTokens({ clientId: client.clientId });
+        old.set(id, t.accessToken);
+        const res = await http.call(
+          'POST',
+          '/connections',
+          auth,
+          JSON.stringify({
+            provider_config_key: 'bench-oauth',
+            connection_id: id,
+            credentials: {
+              type: 'OAUTH2',
+              access_token: t.accessToken,
+              refresh_token: t.refreshToken,
+              expires_at: new Date(Date.now() - 60_000).toISOString(),
+            },
+          }),
+        );
+        expectStatus(res, 201, `import ${id}`);
+        await eventually(() => store.getConnection(ns.name, 'bench-oauth', id));
+      }
+      // Let the imports' own watch events settle, so the calls counted are the fetch's.
+      await new Promise((r) => setTimeout(r, 1000));
+      const refreshMs: number[] = [];
+      const apiCalls: number[] = [];
+      const before = oidc.refreshCalls();
+      for (const id of ids) {
+        const calls0 = kc.calls;
+        const t0 = process.hrtime.bigint();
+        const res = await http.call('GET', `/connections/${id}?provider_config_key=bench-oauth`, auth);
+        refreshMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        apiCalls.push(kc.calls - calls0);
+        expectStatus(res, 200, `refreshing fetch ${id}`);
+        if ((JSON.parse(res.body) as { credentials: { access_token: string } }).credentials.access_token === old.get(id))
+          throw new Error(`${id}: the expired token came back`);
+      }
+      if (oidc.refreshCalls() - before !== ids.length)
+        throw new Error(`${oidc.refreshCalls() - before} token calls for ${ids.length} refreshes`);
+      const sorted = [...refreshMs].sort((a, b) => a - b);
+      figures.refreshOnFetch = {
+        p50Ms: round(median(refreshMs)),
+        tokenEndpointP50Ms: round(median(tokenMs)),
+        apiRoundTrips: median(apiCalls),
+        p99Ms: round(sorted[Math.ceil(sorted.length * 0.99) - 1]!),
+      };
+      log(`refresh on fetch: p50 ${ms(median(refreshMs))} (token endpoint ${ms(median(tokenMs))}), API calls ${apiCalls.join(',')}`);
+    }
+    http.close();
+  } finally {
+    await server.close();
+    await ctx.oplog?.stop();
+    await store.stop();
+    for (const c of children) c.kill('SIGTERM');
+    await oidc.close();
+    await deleteProvider(kc, keyProvider);
+    await deleteProvider(kc, oauthProvider);
+    await ns.delete();
+    await cp.stop();
+  }
+
+  if (process.env.BENCH_HOT_PATHS_BASELINE === '1') writeFileSync(BASELINE_FILE, `${JSON.stringify(figures, null, 2)}\n`);
+  const baseline = existsSync(BASELINE_FILE) ? (JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as Figures) : undefined;
+  if (!ONLY) {
+    const { profiles, ...rest } = figures;
+    void profiles;
+    writeFigures('hotPaths', { ...rest });
+    writeSection('hot-paths', report(figures, baseline));
+  } else {
+    process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+  }
+}
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function profileTable(p: ProfileSummary | undefined): string {
+  if (!p) return '(not profiled)';
+  const rows = p.top.map((e) => `| ${e.what.replace(/\|/g, '\\|')} | ${e.selfMs.toFixed(0)} ms | ${(e.share * 100).toFixed(1)} % |`);
+  const pkgs = p.byPackage.map((e) => `${e.what} ${(e.share * 100).toFixed(0)} %`).join(', ');
+  return `Busy ${p.busyMs.toFixed(0)} ms of CPU in ${SECONDS} s (idle ${(p.idleShare * 100).toFixed(0)} % of samples, GC ${(p.gcShare * 100).toFixed(1)} % of busy). By package: ${pkgs}.
+
+| function (where) | self time | share of busy |
+|---|---:|---:|
+${rows.join('\n')}`;
+}
+
+function report(now: Figures, before: Figures | undefined): string {
+  const b = before ?? {};
+  const cell = (v: number | undefined, unit = '') => (v === undefined || !Number.isFinite(v) ? '—' : `${v}${unit}`);
+  const f = now.fetch;
+  const p = now.proxy;
+  const r = now.refreshOnFetch;
+  return `## Hot paths: fetch, proxy, refresh on fetch (\`npm run bench:hot-paths\`, \`bench/hot-paths.ts\`)
+
+**Set-up:** Latchkey's HTTP server built as in production (\`createContext\`: egress guard on with the
+loopback peers allowed, the refresh Lease and its fencing, logging at \`info\` to /dev/null) against a real
+control plane on 127.0.0.1. The load generator is autocannon's CLI in its own process (\`--json\`,
+${CONNECTIONS} keep-alive connections, ${SECONDS} s after a ${Math.min(3, SECONDS)} s warm-up); every peer runs in its own
+process too (\`bench/peer-servers.ts\`). One-in-flight latencies come from \`bench/latency-probe.ts\` (its own
+process, ${PROBE_COUNT} sequential requests on one keep-alive connection, µs resolution). Peers and Latchkey
+were measured minutes apart in the same run on a shared 2-core machine: compare rows of one table, not
+absolute figures. "Before" is the same benchmark on the code before issue #13 (\`bench/hot-paths-before.json\`).
+
+### Fetch: \`GET /connections/:id\`, API-key connection (nothing to refresh)
+
+| what | requests/s | ratio to peer | p99 at ${f?.rate ?? FETCH_RATE} requests/s |
+|---|---:|---:|---:|
+| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | — |
+| Latchkey before | ${cell(b.fetch?.requestsPerSecond)} (peer ${cell(b.fetch?.peerRequestsPerSecond)}) | ${cell(b.fetch?.ratio)} | ${cell(b.fetch?.p99Ms, ' ms')} |
+| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** | **${cell(f?.p99Ms, ' ms')}** |
+
+Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on the path.
+
+### Proxy: \`GET /proxy/records\` to a loopback upstream (860-byte JSON)
+
+| what | requests/s | ratio to peer | p50 added at one in flight (over calling the upstream directly) |
+|---|---:|---:|---:|
+| peer: minimal \`node:http\` forwarder, keep-alive agent | ${cell(p?.peerRequestsPerSecond)} | 1 | ${cell(p?.peerP50OverheadMsAtOne, ' ms')} |
+| Latchkey before | ${cell(b.proxy?.requestsPerSecond)} (peer ${cell(b.proxy?.peerRequestsPerSecond)}) | ${cell(b.proxy?.ratio)} | ${cell(b.proxy?.p50OverheadMsAtOne, ' ms')} |
+| Latchkey after | ${cell(p?.requestsPerSecond)} | **${cell(p?.ratio)}** | **${cell(p?.p50OverheadMsAtOne, ' ms')}** |
+
+Direct upstream p50 at one in flight: ${cell(p?.directP50MsAtOne, ' ms')}. Goal: ratio ≥ 0.7, overhead ≤ 0.3 ms.
+
+### Refresh on fetch: expired OAuth 2 access token (oidc-provider, refresh-token rotation)
+
+${REFRESHES} connections refreshed one after the other, each by its first fetch; the token endpoint alone is the
+same grant sent directly. "API calls" are the Kubernetes API calls Latchkey made while the request was in
+flight (counted on its KubeConfig; calls started after the answer, such as the status write, are not).
+
+| what | p50 | API calls on the path |
+|---|---:|---:|
+| peer: token endpoint alone | ${cell(r?.tokenEndpointP50Ms, ' ms')} | — |
+| Latchkey before | ${cell(b.refreshOnFetch?.p50Ms, ' ms')} (token ${cell(b.refreshOnFetch?.tokenEndpointP50Ms, ' ms')}) | ${cell(b.refreshOnFetch?.apiRoundTrips)} |
+| Latchkey after | **${cell(r?.p50Ms, ' ms')}** | **${cell(r?.apiRoundTrips)}** |
+
+Goal: ≤ 3 sequential API round trips besides the token call, p50 overhead over the token call ≤ 20 ms.
+
+### Where the time goes (CPU profiles under the fetch and proxy loads)
+
+What the BEFORE profiles said (line numbers are of the compiled JS in \`dist/\`):
+
+- Fetch: a third of the busy time is the socket write itself (\`writev\`, the kernel), a fifth Node's HTTP
+  internals; express and its router about 13 %, path-to-regexp 1 %, prom-client 1 % (the request histogram).
+  Of Latchkey's own 16 %, the visible parts were the secret-key check done afresh on every request (two
+  SHA-256 digests, \`secretKeyWeakness\` and a base64 decode of the stored key: \`Hash\`/\`digest\` ≈ 4.5 %,
+  \`secretKeyWeakness\` 1.3 %), base64 + JSON of the credentials (\`decodeCredentials\` 1.6 %), the query
+  parser (\`addKeyVal\` 1.6 %) and \`JSON.stringify\` of the answer (2 %). zod parsing of the route's params
+  and query and per-request logging did not reach the top entries (no line is logged per successful fetch).
+  Changed: the key's digest and strength are computed when the Environment or its Secret changes
+  (\`src/auth/environment-keys.ts\`), and decoded credentials are cached per cached Secret object, i.e. per
+  resourceVersion (\`src/k8s/store.ts\`); \`last_fetched_at\` is no longer written on the path
+  (\`src/connections/last-fetched.ts\`).
+- Proxy: 40 % is writing strings and buffers to sockets (\`writeLatin1String\`, \`writeUtf8String\`, \`writev\`:
+  two sockets per request, each header block as a string), Node's \`http\` client (\`ClientRequest\`,
+  agent) next; a \`DOMException\` constructor at 4.4 % points at the abort signal wiring of every upstream
+  request (\`src/proxy/credential-proxy.ts\` / \`upstream.ts\`). Latchkey's own code is 12 %. Not changed yet.
+
+V8's sampling profiler (the one \`node --cpu-prof\` starts, here scoped to the phase through \`node:inspector\`)
+on Latchkey's process during a second ${SECONDS} s load of each path. Raw profiles: \`bench/profiles/\` (not committed).
+
+Fetch, before:
+
+${profileTable(b.profiles?.fetch)}
+
+Fetch, after:
+
+${profileTable(now.profiles?.fetch)}
+
+Proxy, before:
+
+${profileTable(b.profiles?.proxy)}
+
+Proxy, after:
+
+${profileTable(now.profiles?.proxy)}
+
+Machine:
+
+${machine().join('\n')}
+`;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
