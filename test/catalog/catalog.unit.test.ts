@@ -38,9 +38,22 @@ const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenU
 const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken']);
 const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
-// tokenId, tokenSecret: the TBA form's fields.
-const FIELD_LABEL_KEYS = new Set(['apiKey', 'username', 'password', 'clientId', 'clientSecret', 'tokenId', 'tokenSecret']);
-const MODES_WITH_PROXY = new Set(['OAUTH2', 'OAUTH1', 'OAUTH2_CC', 'APP', 'API_KEY', 'BASIC', 'JWT']);
+const FIELD_LABEL_KEYS = new Set([
+  'apiKey',
+  'username',
+  'password',
+  'clientId',
+  'clientSecret',
+  // TBA, BILL and APP_STORE credential fields (src/connect/flows.ts).
+  'tokenId',
+  'tokenSecret',
+  'organization_id',
+  'dev_key',
+  'issuer_id',
+  'key_id',
+  'private_key',
+]);
+const MODES_WITH_PROXY = new Set(['OAUTH2', 'OAUTH1', 'OAUTH2_CC', 'APP', 'API_KEY', 'BASIC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
 
 function placeholders(s: string): string[] {
   return [...s.matchAll(/\$\{([^}]*)\}/g)].map((m) => m[1]!);
@@ -102,6 +115,8 @@ function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string
     else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
   };
   walk(spec.modeOptions, 'modeOptions');
+  // TWO_STEP: the token exchange's URL, headers and body (whose ${credentials.X} are the stored fields).
+  walk((spec as { twoStep?: unknown }).twoStep, 'twoStep');
   return out;
 }
 
@@ -211,6 +226,7 @@ describe('provider catalog (offline)', () => {
           for (const p of placeholders(value)) {
             const cfg = CONFIG_PLACEHOLDER.exec(p);
             if (cfg) used.add(cfg[1]!);
+            else if (where.startsWith('twoStep.') && /^credentials\.[A-Za-z0-9_]+$/.test(p)) continue;
             else if (!(valuePlaceholders && VALUE_PLACEHOLDERS.has(p))) report(`${where} uses unknown placeholder \${${p}}`);
           }
         }
