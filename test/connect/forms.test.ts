@@ -35,7 +35,7 @@ beforeAll(async () => {
   });
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   await applyProvider(kc, P.basic, { displayName: 'Basic Tracker', authMode: 'BASIC' });
-  await applyProvider(kc, P.odd, { displayName: 'Odd Store', authMode: 'TBA' });
+  await applyProvider(kc, P.odd, { displayName: 'Odd Store', authMode: 'INSTALL_PLUGIN' });
   await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
