@@ -5,7 +5,7 @@
  * reaches the API server through a cuttable TCP proxy (see {@link kubeconfigFile}).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -175,3 +175,10 @@ export async function stopAll(processes: LatchkeyProcess[]): Promise<void> {
 
 /** Milliseconds since the epoch of a log line. */
 export const lineTime = (l: LogLine): number => Date.parse(l.time);
+
+/** Keeps each process's output under test-results/fault-logs/<scenario>/ (to read after a failure). */
+export function dumpLogs(scenario: string, processes: LatchkeyProcess[]): void {
+  const dir = join(REPO_ROOT, 'test-results', 'fault-logs', scenario);
+  mkdirSync(dir, { recursive: true });
+  for (const p of processes) writeFileSync(join(dir, `${p.identity}.log`), p.raw.join('\n') + '\n');
+}
