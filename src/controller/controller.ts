@@ -73,6 +73,7 @@ class LeaderSession {
       backoff: opts.refreshBackoff,
       concurrency: opts.refreshConcurrency,
       onStateChanged: (key) => this.reconcile.add(`connection:${key}`),
+      mayRefresh: () => this.controller.ownsRefresh,
       onReauthorizationRequired: (connection, message) =>
         enqueueRefreshFailedWebhook(ctx, connection, { type: 'reauthorization_required', message }),
     });
@@ -163,6 +164,11 @@ export class Controller {
 
   get isLeader(): boolean {
     return this.session !== undefined;
+  }
+
+  /** Leading on a Lease nobody else can hold yet (see LeaderElector.holdsValidLease); always without election. */
+  get ownsRefresh(): boolean {
+    return this.elector ? this.elector.holdsValidLease : true;
   }
 
   /** The refresh scheduler of the current term (undefined while following). */

@@ -47,6 +47,15 @@ export class LeaderElector {
     return this.leading;
   }
 
+  /**
+   * Leading on a lease that nobody else can have taken yet: renewed less than the lease duration
+   * (less one renew interval) ago. False after a pause (SIGSTOP, a long GC) until the next renewal
+   * succeeds, although `isLeader` still says true: the timers that were due run before the renewal.
+   */
+  get holdsValidLease(): boolean {
+    return this.leading && this.opts.now() < this.renewalDeadline();
+  }
+
   get identity(): string {
     return this.opts.identity;
   }
@@ -112,8 +121,11 @@ export class LeaderElector {
     }
     // The renewal failed (API server unreachable): keep leading only while the lease we hold is valid,
     // less one renew interval so that we stop before anyone else can take it.
-    const deadline = this.lastRenewedAt + leaseDurationSeconds * 1000 - this.opts.renewIntervalMs;
-    if (this.opts.now() >= deadline) await this.loseLeadership('renewal failed until the lease deadline');
+    if (this.opts.now() >= this.renewalDeadline()) await this.loseLeadership('renewal failed until the lease deadline');
+  }
+
+  private renewalDeadline(): number {
+    return this.lastRenewedAt + this.opts.leaseDurationSeconds * 1000 - this.opts.renewIntervalMs;
   }
 
   private async loseLeadership(why: string): Promise<void> {

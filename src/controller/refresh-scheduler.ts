@@ -61,6 +61,11 @@ export interface RefreshSchedulerOptions {
   concurrency?: number;
   /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
   onStateChanged?: (key: string) => void;
+  /**
+   * Whether this replica may refresh right now (it holds a refresh Lease nobody else can have taken);
+   * when not, a due refresh waits a second and asks again. Always true by default.
+   */
+  mayRefresh?: () => boolean;
   /** Told once per failed set of credentials that the end user must authorize again (sends the refresh webhook). */
   onReauthorizationRequired?: (connection: ConnectionResource, message: string) => Promise<unknown>;
 }
@@ -175,6 +180,12 @@ export class RefreshScheduler {
     const last = this.lastAttempt.get(key);
     if (last !== undefined && now - last < this.minIntervalMs) {
       this.queue.reschedule(key, this.minIntervalMs - (now - last));
+      return;
+    }
+    // A paused process (SIGSTOP, a long GC) resumes with its refresh timers due before its Lease renewal:
+    // it must not act on a Lease another replica may already hold.
+    if (this.opts.mayRefresh && !this.opts.mayRefresh()) {
+      this.queue.reschedule(key, 1000);
       return;
     }
     this.lastAttempt.set(key, now);

@@ -18,6 +18,10 @@ export interface WebhookReceiver {
   delivered(): ReceivedWebhook[];
   /** Status answers to give, in order, before answering 200 (with optional headers). */
   answers: Array<{ status: number; headers?: Record<string, string> }>;
+  /** While true, requests are recorded (status 0) and never answered: a receiver that hangs. */
+  hanging: boolean;
+  /** Called with each request before it is answered (a fault test kills the sender here). */
+  onRequest?: (w: ReceivedWebhook) => void;
   /** Starts listening (on the same port after a close); does nothing while listening. */
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -31,6 +35,7 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
     port,
     received: [],
     answers: [],
+    hanging: false,
     delivered: () => r.received.filter((w) => w.status < 300),
     async listen() {
       if (server) return;
@@ -39,14 +44,14 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
-          const answer = r.answers.shift() ?? { status: 200 };
-          let json: Record<string, unknown> = {};
-          try {
-            json = JSON.parse(body) as Record<string, unknown>;
-          } catch {
-            /* recorded as is */
+          if (r.hanging) {
+            r.received.push({ headers: req.headers, body, json: parseJson(body), status: 0 });
+            return;
           }
-          r.received.push({ headers: req.headers, body, json, status: answer.status });
+          const answer = r.answers.shift() ?? { status: 200 };
+          const w = { headers: req.headers, body, json: parseJson(body), status: answer.status };
+          r.received.push(w);
+          r.onRequest?.(w);
           res.writeHead(answer.status, answer.headers ?? {}).end();
         });
       });
@@ -65,6 +70,17 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
   };
   return r;
 }
+
+function parseJson(body: string): Record<string, unknown> {
+  try {
+    return JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return {}; // recorded as is
+  }
+}
+
+/** The `webhook-id` header of a request. */
+export const webhookIdOf = (w: ReceivedWebhook): string => String(w.headers['webhook-id'] ?? '');
 
 export function signatureValid(key: string, w: ReceivedWebhook): boolean {
   const h = Object.fromEntries(Object.entries(w.headers).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
