@@ -6,8 +6,6 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type V1Secret,
-  PatchStrategy,
-  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
@@ -235,30 +233,40 @@ export class KubeStore {
 
   /**
    * Writes the shard label (the controller replica that owns the connection) on a Connection and
-   * its credentials Secret, by merge patch (no read needed: the Secret may not be in this replica's
+   * its credentials Secret (compare-and-swap; the Secret is read from the API server: it may not be in this replica's
    * label-selected cache yet). Returns whether the Secret exists (a creation may still be writing it).
    */
   async labelShard(namespace: string, name: string, shard: string): Promise<{ secret: boolean }> {
-    const patch = { metadata: { labels: { [LABELS.shard]: shard } } };
-    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const label = (obj: KubernetesObject) => ({
+      ...obj,
+      metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [LABELS.shard]: shard } },
+    });
     if (this.connections.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
       try {
-        const patched = (await this.custom.patchNamespacedCustomObject(
-          { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, body: patch, fieldManager: this.fieldManager },
-          merge,
-        )) as ConnectionResource;
-        this.connections.remember(patched);
+        await this.updateConnection(namespace, name, (c) =>
+          c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
+        );
       } catch (err) {
-        if (isNotFound(err)) return { secret: false };
+        if (isNotFound(err) || err instanceof NotFoundError) return { secret: false };
         throw err;
       }
     }
     try {
-      const secret = await this.core.patchNamespacedSecret({ namespace, name, body: patch, fieldManager: this.fieldManager }, merge);
+      // Read from the API server: the Secret is not in this replica's label-selected cache yet.
+      const current = await this.core.readNamespacedSecret({ namespace, name });
+      if (current.metadata?.labels?.[LABELS.shard] === shard) return { secret: true };
+      const secret = await this.core.replaceNamespacedSecret({
+        namespace,
+        name,
+        body: label(current) as unknown as V1Secret,
+        fieldManager: this.fieldManager,
+      });
       this.credentialSecrets.remember(secret);
       return { secret: true };
     } catch (err) {
       if (isNotFound(err)) return { secret: false };
+      // Changed meanwhile (a refresh or an import): the next reconcile labels it.
+      if (isConflict(err)) return { secret: true };
       throw err;
     }
   }
