@@ -1,6 +1,7 @@
 import type { KubeConfig } from '../k8s/client.js';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../domain/clock.js';
+import { statusAfterNewCredentials } from '../domain/connection-state.js';
 import { createGuardedFetch } from '../egress/fetch.js';
 import { EgressGuard } from '../egress/guard.js';
 import { KubeStore } from '../k8s/store.js';
@@ -39,6 +40,8 @@ export interface ContextOptions {
   metrics?: Registry;
   /** An existing store (tests that share one); otherwise a new one watching config.watchNamespaces. */
   store?: KubeStore;
+  /** A controller replica alone in its process: cache only the credentials Secrets of its shard (this identity). */
+  credentialShard?: string;
 }
 
 /**
@@ -61,7 +64,17 @@ export function createContext(opts: ContextOptions): AppContext {
     config,
     logger,
     kc,
-    store: opts.store ?? new KubeStore(kc, { namespaces: config.watchNamespaces, logger }),
+    store:
+      opts.store ??
+      new KubeStore(kc, {
+        namespaces: config.watchNamespaces,
+        logger,
+        credentialShard: opts.credentialShard,
+        deriveStatus: (resource, credentials) => {
+          const created = Date.parse(String(resource.metadata.creationTimestamp ?? ''));
+          return statusAfterNewCredentials(undefined, credentials, config, Number.isFinite(created) ? created : clock.now(), 'authorized');
+        },
+      }),
     clock,
     metrics,
     fetch: createGuardedFetch(egress).fetch,

@@ -5,6 +5,8 @@ import { ConnectionReconciler } from './reconcilers/connection.js';
 import { EnvironmentReconciler } from './reconcilers/environment.js';
 import { IntegrationReconciler } from './reconcilers/integration.js';
 import { LeaderElector, type LeaseClient } from './leader-election.js';
+import { ShardMembership, type ShardLeaseClient } from './shard-membership.js';
+import { LABELS } from '../k8s/resources.js';
 import { controllerMetrics, type ControllerMetrics } from './metrics.js';
 import { ProviderReconciler } from './reconcilers/provider.js';
 import { connectionKey, RefreshScheduler, splitKey, type RefreshFn, type RefreshSchedulerOptions } from './refresh-scheduler.js';
@@ -26,7 +28,7 @@ export interface ControllerOptions {
   refresher: Refresher;
   events: RefreshSchedulerOptions['events'];
   /** Leases (src/k8s/leases.ts) for leader election; required unless leader election is off. */
-  leases?: LeaseClient & { delete?(namespace: string, name: string): Promise<void> };
+  leases?: LeaseClient & ShardLeaseClient;
   /** Defaults: config.leaderElection, leaseName, leaseNamespace, identity, leaseDurationSeconds. */
   leaderElection?: boolean;
   identity?: string;
@@ -46,8 +48,11 @@ export interface ControllerOptions {
   resyncIntervalMs?: number;
 }
 
-/** One term as leader: the queues, timers and sweeper that exist only while this instance leads. */
-class LeaderSession {
+/**
+ * This replica's share of the connections while its shard membership is active: the connection
+ * reconciler, the refresh scheduler and the sweeper, each only for the connections it owns.
+ */
+class ShardSession {
   readonly reconcile: WorkQueue;
   readonly scheduler: RefreshScheduler;
   private readonly sweeper: Sweeper;
@@ -57,6 +62,8 @@ class LeaderSession {
     private readonly controller: Controller,
     opts: ControllerOptions,
     metrics: ControllerMetrics,
+    /** The shard label value this replica writes (undefined: not sharded, one controller owns everything). */
+    private readonly shard: string | undefined,
   ) {
     const { ctx } = opts;
     const { store, clock, logger } = ctx;
@@ -72,14 +79,11 @@ class LeaderSession {
       logger: logger.child({ component: 'refresh-scheduler' }),
       backoff: opts.refreshBackoff,
       concurrency: opts.refreshConcurrency,
-      onStateChanged: (key) => this.reconcile.add(`connection:${key}`),
-      mayRefresh: () => this.controller.ownsRefresh,
+      onStateChanged: (key) => this.reconcile.add(key),
+      mayRefresh: (key) => this.controller.owns(key),
       onReauthorizationRequired: (connection, message) =>
         enqueueRefreshFailedWebhook(ctx, connection, { type: 'reauthorization_required', message }),
     });
-    const providers = new ProviderReconciler(store, clock);
-    const integrations = new IntegrationReconciler(store, clock);
-    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store), ctx.egress);
     const connections = new ConnectionReconciler({
       store,
       clock,
@@ -94,30 +98,54 @@ class LeaderSession {
       logger: logger.child({ component: 'reconcile' }),
       onDepth: (depth) => metrics.workqueueDepth.set({ queue: 'reconcile' }, depth),
       handler: async (key) => {
-        const i = key.indexOf(':');
-        const kind = key.slice(0, i);
-        const rest = key.slice(i + 1);
-        if (kind === 'provider') return providers.reconcile(rest);
-        const [ns, name] = splitKey(rest);
-        if (kind === 'integration') return integrations.reconcile(ns, name);
-        if (kind === 'environment') return environments.reconcile(ns, name);
-        if (kind === 'connection') return connections.reconcile(ns, name);
+        // Ownership may have moved since the key was queued.
+        if (!this.controller.owns(key)) {
+          this.scheduler.forget(key);
+          return;
+        }
+        const [ns, name] = splitKey(key);
+        if (this.shard) await this.label(key, ns, name, this.shard);
+        return connections.reconcile(ns, name);
       },
     });
-    this.sweeper = new Sweeper({ store, logger, intervalMs: opts.sweepIntervalMs, now: () => clock.now() });
+    this.sweeper = new Sweeper({
+      store: { sweepIncompleteConnections: (age, now) => store.sweepIncompleteConnections(age, now, (k) => this.controller.owns(k)) },
+      logger,
+      intervalMs: opts.sweepIntervalMs,
+      now: () => clock.now(),
+    });
     this.sweeper.start();
-    this.resync = setInterval(() => this.enqueueAll(), opts.resyncIntervalMs ?? 5 * 60_000);
+    this.resync = setInterval(() => this.enqueueOwned(), opts.resyncIntervalMs ?? 5 * 60_000);
     this.resync.unref?.();
-    this.enqueueAll();
-    void this.controller;
+    this.enqueueOwned();
   }
 
-  enqueueAll(): void {
+  /**
+   * Writes this replica's shard label on an owned connection and its Secret (the Secret then enters
+   * this replica's label-selected cache). A Secret not written yet (a creation in flight) is looked
+   * for again shortly, for as long as the sweeper leaves such a connection alone.
+   */
+  private async label(key: string, ns: string, name: string, shard: string): Promise<void> {
     const { store } = this.controller.ctx;
-    for (const p of store.listProviders()) this.reconcile.add(`provider:${p.metadata.name}`);
-    for (const i of store.integrations.list()) this.reconcile.add(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-    for (const e of store.environments.list()) this.reconcile.add(`environment:${e.metadata.namespace}/${e.metadata.name}`);
-    for (const c of store.listAllConnections()) this.reconcile.add(`connection:${connectionKey(c)}`);
+    const c = store.connections.get(name, ns);
+    if (!c || c.metadata.deletionTimestamp) return;
+    const secretLabel = store.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
+    if (c.metadata.labels?.[LABELS.shard] === shard && secretLabel === shard) return;
+    const { secret } = await store.labelShard(ns, name, shard);
+    const age = this.controller.ctx.clock.now() - Date.parse(String(c.metadata.creationTimestamp ?? ''));
+    if (!secret && age < SWEEP_AGE_MS) this.reconcile.addAfter(key, 2_000);
+  }
+
+  /** Queues every connection this replica owns; forgets the refreshes of those it no longer owns. */
+  enqueueOwned(): void {
+    for (const c of this.controller.ctx.store.listAllConnections()) {
+      const key = connectionKey(c);
+      if (this.controller.owns(key)) this.reconcile.add(key);
+      else {
+        this.scheduler.forget(key);
+        this.reconcile.remove(key);
+      }
+    }
   }
 
   async stop(): Promise<void> {
@@ -126,16 +154,73 @@ class LeaderSession {
   }
 }
 
+/** Connections younger than this may still be getting their Secret written (the sweeper's age). */
+const SWEEP_AGE_MS = 5 * 60_000;
+
 /**
- * The controller: while this instance holds the leader Lease, it reconciles Providers, Integrations,
- * Environments and Connections from the store's informer events, schedules every expiring
- * connection's refresh, and sweeps unfinished connections. Followers only keep their caches warm.
+ * One term as leader: the reconcilers of the cluster-wide singletons (Providers, Integrations,
+ * Environments), whose status one writer keeps. Connections are sharded ({@link ShardSession}).
+ */
+class LeaderSession {
+  readonly reconcile: WorkQueue;
+  private readonly resync: NodeJS.Timeout;
+
+  constructor(
+    private readonly controller: Controller,
+    opts: ControllerOptions,
+    metrics: ControllerMetrics,
+  ) {
+    const { store, clock, logger } = opts.ctx;
+    const providers = new ProviderReconciler(store, clock);
+    const integrations = new IntegrationReconciler(store, clock);
+    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store), opts.ctx.egress);
+    this.reconcile = new WorkQueue({
+      name: 'reconcile-singletons',
+      concurrency: opts.reconcileConcurrency ?? 4,
+      logger: logger.child({ component: 'reconcile' }),
+      onDepth: (depth) => metrics.workqueueDepth.set({ queue: 'reconcile-singletons' }, depth),
+      handler: async (key) => {
+        const i = key.indexOf(':');
+        const kind = key.slice(0, i);
+        const rest = key.slice(i + 1);
+        if (kind === 'provider') return providers.reconcile(rest);
+        const [ns, name] = splitKey(rest);
+        if (kind === 'integration') return integrations.reconcile(ns, name);
+        if (kind === 'environment') return environments.reconcile(ns, name);
+      },
+    });
+    this.resync = setInterval(() => this.enqueueAll(), opts.resyncIntervalMs ?? 5 * 60_000);
+    this.resync.unref?.();
+    this.enqueueAll();
+  }
+
+  enqueueAll(): void {
+    const { store } = this.controller.ctx;
+    for (const p of store.listProviders()) this.reconcile.add(`provider:${p.metadata.name}`);
+    for (const i of store.integrations.list()) this.reconcile.add(`integration:${i.metadata.namespace}/${i.metadata.name}`);
+    for (const e of store.environments.list()) this.reconcile.add(`environment:${e.metadata.namespace}/${e.metadata.name}`);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.resync);
+    await this.reconcile.stop();
+  }
+}
+
+/**
+ * The controller. Every replica is active on its share of the connections: a shard Lease per replica
+ * ({@link ShardMembership}) and consistent hashing decide which connections it reconciles, refreshes
+ * and sweeps. The replica holding the leader Lease also reconciles the singletons (Providers,
+ * Integrations, Environments). Without leader election (one controller) it owns everything.
  */
 export class Controller {
   readonly ctx: AppContext;
   readonly metrics: ControllerMetrics;
   private readonly elector: LeaderElector | undefined;
-  private session: LeaderSession | undefined;
+  /** Undefined without leader election: this single controller owns every connection. */
+  readonly membership: ShardMembership | undefined;
+  private leader: LeaderSession | undefined;
+  private shard: ShardSession | undefined;
   private started = false;
   private transition: Promise<void> = Promise.resolve();
 
@@ -146,12 +231,15 @@ export class Controller {
     const { config, logger } = opts.ctx;
     if (opts.leaderElection ?? config.leaderElection) {
       if (!opts.leases) throw new Error('leader election needs a Leases client');
+      const identity = opts.identity ?? config.identity;
+      const namespace = opts.leaseNamespace ?? config.leaseNamespace;
+      const leaseDurationSeconds = opts.leaseDurationSeconds ?? config.leaseDurationSeconds;
       this.elector = new LeaderElector({
         leases: opts.leases,
-        namespace: opts.leaseNamespace ?? config.leaseNamespace,
+        namespace,
         name: opts.leaseName ?? config.leaseName,
-        identity: opts.identity ?? config.identity,
-        leaseDurationSeconds: opts.leaseDurationSeconds ?? config.leaseDurationSeconds,
+        identity,
+        leaseDurationSeconds,
         renewIntervalMs: opts.renewIntervalMs,
         retryIntervalMs: opts.retryIntervalMs,
         now: () => opts.ctx.clock.now(),
@@ -159,43 +247,61 @@ export class Controller {
         onStartedLeading: () => this.lead(),
         onStoppedLeading: () => this.follow(),
       });
+      this.membership = new ShardMembership({
+        leases: opts.leases,
+        namespace,
+        identity,
+        leaseDurationSeconds,
+        renewIntervalMs: opts.renewIntervalMs,
+        now: () => opts.ctx.clock.now(),
+        logger: logger.child({ component: 'shard-membership' }),
+        onChange: () => void this.rebalance(),
+      });
     }
   }
 
   get isLeader(): boolean {
-    return this.session !== undefined;
+    return this.leader !== undefined;
   }
 
-  /** Leading on a Lease nobody else can hold yet (see LeaderElector.holdsValidLease); always without election. */
-  get ownsRefresh(): boolean {
-    return this.elector ? this.elector.holdsValidLease : true;
-  }
-
-  /** The refresh scheduler of the current term (undefined while following). */
+  /** The refresh scheduler of this replica's share (undefined while its membership is not active). */
   get scheduler(): RefreshScheduler | undefined {
-    return this.session?.scheduler;
+    return this.shard?.scheduler;
   }
 
-  /** Registers the informer handlers and starts campaigning (or leads at once without election). */
+  /** Whether this replica owns the connection `namespace/name` now. */
+  owns(key: string): boolean {
+    return this.membership ? this.membership.owns(key) : this.started;
+  }
+
+  /** Registers the informer handlers and starts campaigning (or leads and owns everything at once without election). */
   start(): void {
     if (this.started) return;
     this.started = true;
     this.watch();
-    if (this.elector) this.elector.start();
-    else void this.lead();
+    if (this.elector) {
+      this.elector.start();
+      this.membership!.start();
+    } else {
+      void this.lead();
+      void this.rebalance();
+    }
   }
 
-  /** Stops leading and campaigning. `release: false` leaves the lease to expire (as a crash would). */
+  /** Stops leading, owning and campaigning. `release: false` leaves the Leases to expire (as a crash would). */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
-    if (this.elector) await this.elector.stop(opts);
-    await this.follow();
+    // Stop acting first; the Leases are released only after that.
     this.started = false;
+    await this.rebalance();
+    await Promise.all([this.elector?.stop(opts), this.membership?.stop(opts)]);
+    await this.follow();
   }
 
-  /** Counts connections by condition for the `latchkey_connections` gauge. */
+  /** Counts connections by condition for the `latchkey_connections` gauge (this replica's share when sharded). */
   updateConnectionGauge(): void {
     const counts = new Map<string, number>();
     for (const c of this.ctx.store.listAllConnections()) {
+      if (this.membership && !this.owns(connectionKey(c))) continue;
       for (const cond of c.status?.conditions ?? []) {
         const k = `${cond.type}\0${cond.status}`;
         counts.set(k, (counts.get(k) ?? 0) + 1);
@@ -210,8 +316,8 @@ export class Controller {
 
   private lead(): Promise<void> {
     this.transition = this.transition.then(() => {
-      if (this.session || !this.started) return;
-      this.session = new LeaderSession(this, this.opts, this.metrics);
+      if (this.leader || !this.started) return;
+      this.leader = new LeaderSession(this, this.opts, this.metrics);
       this.metrics.leader.set(1);
     });
     return this.transition;
@@ -219,16 +325,36 @@ export class Controller {
 
   private follow(): Promise<void> {
     this.transition = this.transition.then(async () => {
-      const session = this.session;
-      this.session = undefined;
+      const session = this.leader;
+      this.leader = undefined;
       this.metrics.leader.set(0);
       await session?.stop();
     });
     return this.transition;
   }
 
+  /** Membership changed: start or stop this replica's share, or hand connections over. */
+  private rebalance(): Promise<void> {
+    this.transition = this.transition.then(async () => {
+      const active = this.started && (this.membership ? this.membership.active : true);
+      if (!active) {
+        const session = this.shard;
+        this.shard = undefined;
+        await session?.stop();
+        return;
+      }
+      if (!this.shard) this.shard = new ShardSession(this, this.opts, this.metrics, this.membership?.identity);
+      else this.shard.enqueueOwned();
+    });
+    return this.transition;
+  }
+
   private enqueue(key: string): void {
-    this.session?.reconcile.add(key);
+    this.leader?.reconcile.add(key);
+  }
+
+  private enqueueConnection(key: string): void {
+    if (this.shard && this.owns(key)) this.shard.reconcile.add(key);
   }
 
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */
@@ -239,13 +365,13 @@ export class Controller {
       this.enqueue(`provider:${name}`);
       for (const i of store.integrations.list())
         if (i.spec.provider === name) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-      for (const c of store.listAllConnections()) if (c.spec.provider === name) this.enqueue(`connection:${connectionKey(c)}`);
+      for (const c of store.listAllConnections()) if (c.spec.provider === name) this.enqueueConnection(connectionKey(c));
     });
     store.integrations.onChange((i) => {
       const ns = i.metadata!.namespace!;
       const name = i.metadata!.name!;
       this.enqueue(`integration:${ns}/${name}`);
-      for (const c of store.connections.list(ns)) if (c.spec.integration === name) this.enqueue(`connection:${connectionKey(c)}`);
+      for (const c of store.connections.list(ns)) if (c.spec.integration === name) this.enqueueConnection(connectionKey(c));
     });
     store.environments.onChange((e) => {
       // Duplicates in a namespace, and secret keys shared across namespaces, are judged against the
@@ -253,11 +379,11 @@ export class Controller {
       for (const other of store.environments.list()) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
-    store.connections.on('add', (c) => this.enqueue(`connection:${connectionKey(c)}`));
-    store.connections.on('update', (c) => this.enqueue(`connection:${connectionKey(c)}`));
+    store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+    store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
     store.connections.on('delete', (c) => this.onConnectionDeleted(c));
     // A connection's credentials Secret has the connection's name.
-    store.credentialSecrets.onChange((s) => this.enqueue(`connection:${s.metadata!.namespace}/${s.metadata!.name}`));
+    store.credentialSecrets.onChange((s) => this.enqueueConnection(`${s.metadata!.namespace}/${s.metadata!.name}`));
     // A Secret an Integration or Environment refers to changed: check them again.
     store.referencedSecrets.onChange((s) => {
       const ns = s.metadata!.namespace!;
@@ -272,8 +398,9 @@ export class Controller {
 
   private onConnectionDeleted(c: ConnectionResource): void {
     const key = connectionKey(c);
-    this.session?.scheduler.forget(key);
-    if (this.session && this.opts.refreshLockName && this.opts.leases?.delete) {
+    this.shard?.scheduler.forget(key);
+    // The owner removes the refresh lock (the garbage collector would too, later).
+    if (this.shard && this.owns(key) && this.opts.refreshLockName && this.opts.leases?.delete) {
       const [ns, name] = splitKey(key);
       void this.opts.leases.delete(ns, this.opts.refreshLockName(name)).catch(() => undefined);
     }

@@ -65,7 +65,7 @@ export interface RefreshSchedulerOptions {
    * Whether this replica may refresh right now (it holds a refresh Lease nobody else can have taken);
    * when not, a due refresh waits a second and asks again. Always true by default.
    */
-  mayRefresh?: () => boolean;
+  mayRefresh?: (key: string) => boolean;
   /** Told once per failed set of credentials that the end user must authorize again (sends the refresh webhook). */
   onReauthorizationRequired?: (connection: ConnectionResource, message: string) => Promise<unknown>;
 }
@@ -183,8 +183,8 @@ export class RefreshScheduler {
       return;
     }
     // A paused process (SIGSTOP, a long GC) resumes with its refresh timers due before its Lease renewal:
-    // it must not act on a Lease another replica may already hold.
-    if (this.opts.mayRefresh && !this.opts.mayRefresh()) {
+    // it must not act on a share another replica may already own.
+    if (this.opts.mayRefresh && !this.opts.mayRefresh(key)) {
       this.queue.reschedule(key, 1000);
       return;
     }

@@ -32,6 +32,12 @@ export class ResourceCache<T extends KubernetesObject> {
   constructor(
     private readonly informers: ResilientInformer<T>[],
     private readonly now: () => number = Date.now,
+    /**
+     * Whether the informers' selector takes an object (label-selected caches). A write of an object
+     * they will never deliver is not remembered: no watch event would ever end its overlay entry,
+     * and the cache would answer for objects outside its selection.
+     */
+    private readonly selects: (obj: KubernetesObject) => boolean = () => true,
   ) {
     for (const verb of ['add', 'update'] as const) this.on(verb, (obj) => this.supersede(obj, false));
     this.on('delete', (obj) => this.supersede(obj, true));
@@ -98,6 +104,7 @@ export class ResourceCache<T extends KubernetesObject> {
 
   /** Records an object this process just wrote (the API server's answer). */
   remember(obj: T): void {
+    if (!this.selects(obj)) return;
     const name = obj.metadata!.name!;
     this.put(key(name, obj.metadata!.namespace), { obj, resourceVersion: rv(obj), expiresAt: this.now() + OVERLAY_TTL_MS });
   }

@@ -114,11 +114,35 @@ export class Leases {
     }
   }
 
+  /**
+   * Leases of a namespace that carry `labelSelector`, with their names (shard membership), read
+   * page by page so that many members never come back in one answer.
+   */
+  async list(namespace: string, labelSelector: string): Promise<Array<LeaseState & { name: string }>> {
+    const out: Array<LeaseState & { name: string }> = [];
+    let _continue: string | undefined;
+    do {
+      const page = await this.api.listNamespacedLease({ namespace, labelSelector, limit: 500, _continue });
+      for (const lease of page.items) out.push({ name: lease.metadata?.name ?? '', ...toState(lease) });
+      _continue = page.metadata?._continue || undefined;
+    } while (_continue);
+    return out;
+  }
+
   async delete(namespace: string, name: string): Promise<void> {
     try {
       await this.api.deleteNamespacedLease({ namespace, name });
     } catch (err) {
       if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** Deletes a lease only if nobody wrote it since `resourceVersion` was read (a stale member's lease). */
+  async deleteIfUnchanged(namespace: string, name: string, resourceVersion: string): Promise<void> {
+    try {
+      await this.api.deleteNamespacedLease({ namespace, name, body: { preconditions: { resourceVersion } } });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
     }
   }
 

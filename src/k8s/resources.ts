@@ -16,6 +16,10 @@ export const LABELS = {
   integration: 'latchkey.dev/integration',
   /** Users put this label on Secrets that Integrations and Environments refer to, so Latchkey watches them. */
   watch: 'latchkey.dev/watch',
+  /** The controller replica that owns a connection (on the Connection and its Secret), written by that replica. */
+  shard: 'latchkey.dev/shard',
+  /** Marks a controller replica's shard-membership Lease (`latchkey-shard-<identity>`). */
+  shardMember: 'latchkey.dev/shard-member',
 } as const;
 
 export const ANNOTATIONS = {

@@ -51,7 +51,20 @@ export interface KubeStoreOptions {
   logger: Logger;
   /** Field manager name recorded on writes. */
   fieldManager?: string;
+  /**
+   * Cache only the credentials Secrets labelled `latchkey.dev/shard=<this>` (a controller replica's
+   * share); undefined: every connection's Secret (server replicas).
+   */
+  credentialShard?: string;
+  /**
+   * The credential fields of a connection whose status was never written (a creation writes the
+   * Connection and its Secret only): readers see them as if written; the owning controller writes them.
+   */
+  deriveStatus?: (resource: ConnectionResource, credentials: StoredCredentials) => ConnectionStatus;
 }
+
+/** Page size of the informers' initial lists: a restart never asks for (or holds one answer of) the whole list. */
+const LIST_PAGE = 500;
 
 export interface NewConnection {
   namespace: string;
@@ -93,6 +106,7 @@ export class KubeStore {
   readonly referencedSecrets: ResourceCache<V1Secret>;
   private readonly logger: Logger;
   private readonly fieldManager: string;
+  private readonly deriveStatus: KubeStoreOptions['deriveStatus'];
 
   constructor(
     readonly kc: KubeConfig,
@@ -100,16 +114,24 @@ export class KubeStore {
   ) {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
+    this.deriveStatus = opts.deriveStatus;
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
     const namespaces = opts.namespaces ?? [];
     this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
-    const perNamespace = <T extends KubernetesObject>(make: (ns: string | undefined) => ResilientInformer<T>) =>
-      new ResourceCache(namespaces.length ? namespaces.map(make) : [make(undefined)]);
+    const perNamespace = <T extends KubernetesObject>(
+      make: (ns: string | undefined) => ResilientInformer<T>,
+      selects?: (obj: KubernetesObject) => boolean,
+    ) => new ResourceCache(namespaces.length ? namespaces.map(make) : [make(undefined)], Date.now, selects);
     this.integrations = perNamespace((ns) => this.customInformer(INTEGRATIONS, ns));
     this.connections = perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
     this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
-    this.credentialSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.managedBy}=${LABELS.managedByValue}`));
+    const credentialSelector = `${LABELS.managedBy}=${LABELS.managedByValue}${opts.credentialShard ? `,${LABELS.shard}=${opts.credentialShard}` : ''}`;
+    const shard = opts.credentialShard;
+    this.credentialSecrets = perNamespace(
+      (ns) => this.secretInformer(ns, credentialSelector),
+      shard ? (secret) => secret.metadata?.labels?.[LABELS.shard] === shard : undefined,
+    );
     this.referencedSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.watch}=true`));
   }
 
@@ -181,7 +203,14 @@ export class KubeStore {
 
   /** Complete connections of a namespace (those whose credentials Secret exists). */
   listConnections(namespace: string): ConnectionResource[] {
-    return this.connections.list(namespace).filter((c) => this.credentialSecrets.get(c.metadata.name, namespace) !== undefined);
+    const out: ConnectionResource[] = [];
+    for (const c of this.connections.list(namespace)) {
+      const secret = this.credentialSecrets.get(c.metadata.name, namespace);
+      if (!secret) continue;
+      if (!this.deriveStatus || c.status?.updatedAt) out.push(c);
+      else out.push(this.withCredentials(c)?.resource ?? c);
+    }
+    return out;
   }
 
   /** Connections of every watched namespace, complete or not (for the controller). */
@@ -194,7 +223,52 @@ export class KubeStore {
     if (!secret || !isOwnedBy(secret, resource)) return undefined;
     const credentials = decodedOnce(secret);
     if (!credentials) return undefined;
-    return { resource, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+    // Never written since creation: the fields the credentials determine, as the owner will write them.
+    const derived =
+      this.deriveStatus && !resource.status?.updatedAt
+        ? { ...resource, status: { ...this.deriveStatus(resource, credentials), ...resource.status } }
+        : resource;
+    return { resource: derived, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+  }
+
+  /**
+   * Writes the shard label (the controller replica that owns the connection) on a Connection and
+   * its credentials Secret (compare-and-swap; the Secret is read from the API server: it may not be in this replica's
+   * label-selected cache yet). Returns whether the Secret exists (a creation may still be writing it).
+   */
+  async labelShard(namespace: string, name: string, shard: string): Promise<{ secret: boolean }> {
+    const label = (obj: KubernetesObject) => ({
+      ...obj,
+      metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [LABELS.shard]: shard } },
+    });
+    if (this.connections.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
+      try {
+        await this.updateConnection(namespace, name, (c) =>
+          c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
+        );
+      } catch (err) {
+        if (isNotFound(err) || err instanceof NotFoundError) return { secret: false };
+        throw err;
+      }
+    }
+    try {
+      // Read from the API server: the Secret is not in this replica's label-selected cache yet.
+      const current = await this.core.readNamespacedSecret({ namespace, name });
+      if (current.metadata?.labels?.[LABELS.shard] === shard) return { secret: true };
+      const secret = await this.core.replaceNamespacedSecret({
+        namespace,
+        name,
+        body: label(current) as unknown as V1Secret,
+        fieldManager: this.fieldManager,
+      });
+      this.credentialSecrets.remember(secret);
+      return { secret: true };
+    } catch (err) {
+      if (isNotFound(err)) return { secret: false };
+      // Changed meanwhile (a refresh or an import): the next reconcile labels it.
+      if (isConflict(err)) return { secret: true };
+      throw err;
+    }
   }
 
   // ---- connection writes ----
@@ -235,10 +309,13 @@ export class KubeStore {
         fieldManager: this.fieldManager,
       });
       this.credentialSecrets.remember(secret);
-      if (input.status) {
+      if (input.status && !this.deriveStatus) {
         created = await this.updateConnectionStatus(namespace, name, (s) => ({ ...s, ...input.status }));
       }
-      return { resource: created, credentials: input.credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+      const resource = this.deriveStatus
+        ? { ...created, status: { ...this.deriveStatus(created, input.credentials), ...created.status } }
+        : created;
+      return { resource, credentials: input.credentials, credentialsVersion: secret.metadata!.resourceVersion! };
     } catch (err) {
       this.logger.warn({ namespace, name, err: apiMessage(err) }, 'credentials Secret not written; removing the connection');
       await this.deleteConnectionObject(namespace, name, created.metadata.uid).catch(() => undefined);
@@ -357,10 +434,11 @@ export class KubeStore {
    * Deletes Connections whose credentials Secret never came to exist (their creator died between the
    * two writes). Only objects older than `olderThanMs` are touched, so creations in flight are left alone.
    */
-  async sweepIncompleteConnections(olderThanMs: number, now = Date.now()): Promise<string[]> {
+  async sweepIncompleteConnections(olderThanMs: number, now = Date.now(), owns: (key: string) => boolean = () => true): Promise<string[]> {
     const removed: string[] = [];
     for (const c of this.connections.list()) {
       const ns = c.metadata.namespace!;
+      if (!owns(`${ns}/${c.metadata.name}`)) continue;
       const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
       if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) continue;
       // The cache may lag: confirm with the API server before deleting.
@@ -463,19 +541,60 @@ export class KubeStore {
     const path = namespace
       ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`
       : `/apis/${GROUP}/${VERSION}/${kind.plural}`;
-    const list = async () =>
-      (namespace
-        ? await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: kind.plural })
-        : await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: kind.plural })) as KubernetesListObject<T>;
+    const list = () =>
+      listInPages<T>(
+        async (limit, _continue) =>
+          (namespace
+            ? await this.custom.listNamespacedCustomObject({
+                group: GROUP,
+                version: VERSION,
+                namespace,
+                plural: kind.plural,
+                limit,
+                _continue,
+              })
+            : await this.custom.listClusterCustomObject({
+                group: GROUP,
+                version: VERSION,
+                plural: kind.plural,
+                limit,
+                _continue,
+              })) as KubernetesListObject<T>,
+      );
     return new ResilientInformer<T>({ kc: this.kc, path, list, logger: this.logger });
   }
 
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
     const path = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
     const list = () =>
-      namespace ? this.core.listNamespacedSecret({ namespace, labelSelector }) : this.core.listSecretForAllNamespaces({ labelSelector });
+      listInPages<V1Secret>((limit, _continue) =>
+        namespace
+          ? this.core.listNamespacedSecret({ namespace, labelSelector, limit, _continue })
+          : this.core.listSecretForAllNamespaces({ labelSelector, limit, _continue }),
+      );
     return new ResilientInformer<V1Secret>({ kc: this.kc, path, list, labelSelector, logger: this.logger });
   }
+}
+
+/**
+ * A list read page by page (limit/continue, one consistent snapshot): each answer stays small, so
+ * neither the API server nor this process holds the JSON of the whole list at once; the objects are
+ * handed to the informer's cache together, as one list.
+ */
+async function listInPages<T extends KubernetesObject>(
+  page: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>,
+): Promise<KubernetesListObject<T>> {
+  const first = await page(LIST_PAGE, undefined);
+  let next = first.metadata?._continue || undefined;
+  while (next) {
+    const more = await page(LIST_PAGE, next);
+    for (const item of more.items) first.items.push(item);
+    next = more.metadata?._continue || undefined;
+    // The snapshot the watch continues from is the one all pages were read at.
+    if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;
+  }
+  if (first.metadata) delete first.metadata._continue;
+  return first;
 }
 
 function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {

@@ -1,7 +1,8 @@
 /**
  * Two controller instances in one test, each with its own caches, metrics and elector on one Lease
- * (3-second duration): only the leader refreshes; when it dies without releasing the Lease, the other
- * takes over within the lease duration and the refreshes continue.
+ * (3-second duration): one leads (the singletons' reconcilers), and a connection is refreshed by its
+ * shard owner alone; when the leader dies without releasing its Leases, the other takes over the
+ * leadership and the dead one's connections within the lease duration, and the refreshes continue.
  */
 import { Leases } from '../../src/k8s/leases.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -81,16 +82,23 @@ it('exactly one instance leads and refreshes; the other takes over when it dies'
   const lease = await new Leases(kc).get(ns.name, 'latchkey-controller');
   expect(lease?.holder).toBe(leader.ctx.config.identity);
 
-  // Two refreshes of a 10-second token: all made by the leader.
+  // Two refreshes of a 10-second token: all made by the connection's shard owner.
   const { conn } = await importOAuth2(leader.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 3_000 });
   const name = conn.resource.metadata.name;
+  const key = `${ns.name}/${name}`;
+  const owner = await eventually(
+    () => (a.controller!.controller.owns(key) ? a : b.controller!.controller.owns(key) ? b : undefined),
+    30_000,
+    50,
+  );
+  const other = owner === a ? b : a;
   const before = oidc.refreshCalls();
   await eventually(() => oidc.refreshCalls() - before >= 2, 30_000, 100);
-  expect(await attempts(leader)).toBeGreaterThanOrEqual(2);
-  expect(await attempts(follower)).toBe(0);
-  expect(follower.controller!.controller.scheduler).toBeUndefined();
+  expect(await attempts(owner)).toBeGreaterThanOrEqual(2);
+  expect(await attempts(other)).toBe(0);
+  expect(other.controller!.controller.scheduler?.queue.scheduledAt(key)).toBeUndefined();
 
-  // The leader dies (no release): the follower takes the Lease once it expires.
+  // The leader dies (no release): the follower takes the Lease once it expires, and owns everything.
   const diedAt = Date.now();
   await leader.stop({ release: false });
   await eventually(() => follower.controller!.controller.isLeader, LEASE_SECONDS * 1000 + 3_000, 50);
@@ -101,6 +109,7 @@ it('exactly one instance leads and refreshes; the other takes over when it dies'
   // And the refreshes go on, now from the new leader.
   const handover = oidc.refreshCalls();
   await eventually(() => oidc.refreshCalls() > handover, 20_000, 100);
-  await eventually(async () => (await attempts(follower)) >= 1, 5_000, 100);
+  await eventually(() => follower.controller!.controller.owns(key), LEASE_SECONDS * 1000 + 3_000, 50);
+  await eventually(async () => (await attempts(follower)) >= 1, 20_000, 100);
   await eventually(() => follower.ctx.store.getConnectionByName(ns.name, name)?.resource.status?.refreshAttempts === 0, 10_000, 100);
 });

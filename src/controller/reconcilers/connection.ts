@@ -75,6 +75,8 @@ export class ConnectionReconciler {
         conditions: setConditions(s.conditions, updates, generation, now),
       };
       if (reauth.lifted) next.refreshAttempts = 0;
+      // A creation writes no status (two writes per import): its time goes in with the first reconcile.
+      if (!s.updatedAt && stored?.resource.status?.updatedAt) next.updatedAt = stored.resource.status.updatedAt;
       if (expiry !== undefined) next.expiresAt = new Date(expiry).toISOString();
       else if (stored) delete next.expiresAt;
       if (plan.kind === 'at' && !reauth.active) next.nextRefreshAt = new Date(plan.at).toISOString();

@@ -1,0 +1,194 @@
+/**
+ * Sharded refresh against the real control plane: controller replicas (each alone in its "process",
+ * as the chart runs them: its own store, caches and metrics) hold a shard Lease each; consistent
+ * hashing gives every connection one owner, which labels it, caches only its Secrets and refreshes
+ * it. Token calls are counted at oidc-provider, which rotates refresh tokens and refuses a reused one.
+ */
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { Leases } from '../../src/k8s/leases.js';
+import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
+import { shardLeaseName } from '../../src/controller/shard-membership.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { importOAuth2 } from '../support/fixtures.js';
+import { startReplica, type Replica } from '../support/replica.js';
+
+const kc = testKubeConfig();
+const custom = kc.makeApiClient(CustomObjectsApi);
+const client: TestClient = { clientId: 'latchkey-sharding', clientSecret: 'sharding-client-secret-0123456789' };
+const LEASE_SECONDS = 3;
+const CONNECTIONS_COUNT = 24;
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let oidc: OidcTestServer;
+let providerName: string;
+const replicas = new Map<string, Replica>();
+const keys: string[] = [];
+
+async function startController(identity: string): Promise<Replica> {
+  const r = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['controller'],
+    identity,
+    config: { leaseDurationSeconds: LEASE_SECONDS },
+  });
+  replicas.set(identity, r);
+  return r;
+}
+
+/** The shard label of every connection, as the API server has it. */
+async function labels(): Promise<Map<string, string | undefined>> {
+  const list = (await custom.listNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: CONNECTIONS.plural,
+  })) as {
+    items: ConnectionResource[];
+  };
+  return new Map(list.items.map((c) => [`${ns.name}/${c.metadata.name}`, c.metadata.labels?.[LABELS.shard]]));
+}
+
+/** Every running replica is active, sees exactly `members`, and every connection carries its ring owner's label. */
+async function settled(members: string[]): Promise<Map<string, string | undefined> | undefined> {
+  const sorted = [...members].sort();
+  for (const id of members) {
+    const m = replicas.get(id)!.controller!.controller.membership!;
+    if (!m.active || m.members.join() !== sorted.join()) return undefined;
+  }
+  const ring = replicas.get(members[0]!)!.controller!.controller.membership!;
+  const current = await labels();
+  for (const key of keys) if (current.get(key) !== ring.ownerOf(key)) return undefined;
+  return current;
+}
+
+async function refreshAttempts(r: Replica): Promise<number> {
+  const m = await r.ctx.metrics.getSingleMetric('latchkey_refresh_attempts_total')!.get();
+  return m.values.reduce((n, v) => n + v.value, 0);
+}
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'sharding');
+  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
+  providerName = `oidc-${ns.name}`;
+  await applyProvider(kc, providerName, {
+    displayName: 'Test OIDC',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+  });
+  await createIntegration(
+    kc,
+    ns.name,
+    'oidc',
+    { provider: providerName },
+    { clientId: client.clientId, clientSecret: client.clientSecret },
+  );
+  for (const id of ['shard-a', 'shard-b', 'shard-c']) await startController(id);
+  const writer = replicas.get('shard-a')!;
+  for (let i = 0; i < CONNECTIONS_COUNT; i++) {
+    const { conn } = await importOAuth2(writer.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 6_000 + i * 100 });
+    keys.push(`${ns.name}/${conn.resource.metadata.name}`);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  for (const r of replicas.values()) await r.stop();
+  await oidc?.close();
+  await deleteProvider(kc, providerName);
+  await ns?.delete();
+});
+
+it('with 3 replicas each owns a share, labels it, caches only its Secrets, and no connection is refreshed twice', async () => {
+  const ids = ['shard-a', 'shard-b', 'shard-c'];
+  const assignment = await eventually(() => settled(ids), 60_000, 200);
+  const shares = ids.map((id) => keys.filter((k) => assignment.get(k) === id).length);
+  // Consistent hashing with virtual nodes: every replica gets a real share of 24 connections.
+  for (const n of shares) expect(n).toBeGreaterThanOrEqual(2);
+  expect(shares.reduce((a, b) => a + b, 0)).toBe(CONNECTIONS_COUNT);
+
+  // Each replica's label-selected informer holds exactly the Secrets of its own connections.
+  await eventually(
+    () => {
+      for (const id of ids) {
+        const cached = new Set(
+          replicas
+            .get(id)!
+            .ctx.store.credentialSecrets.list()
+            .map((s) => `${s.metadata!.namespace}/${s.metadata!.name}`),
+        );
+        const owned = keys.filter((k) => assignment.get(k) === id);
+        if (cached.size !== owned.length || !owned.every((k) => cached.has(k))) return false;
+      }
+      return true;
+    },
+    30_000,
+    200,
+  );
+
+  // Tokens live 6-8 s: every connection is refreshed (at least twice) while all three run.
+  await eventually(
+    () => oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 200).length >= CONNECTIONS_COUNT * 2,
+    90_000,
+    250,
+  );
+  const refreshes = oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token');
+  // A refresh token sent twice (two replicas refreshing one connection) is refused with invalid_grant: none was.
+  expect(refreshes.filter((c) => c.status !== 200)).toEqual([]);
+  const perReplica = await Promise.all(ids.map((id) => refreshAttempts(replicas.get(id)!)));
+  for (const n of perReplica) expect(n).toBeGreaterThan(0);
+  // Every token call came from exactly one replica's scheduler (no server replica runs here).
+  await eventually(
+    async () => {
+      const attempts = (await Promise.all(ids.map((id) => refreshAttempts(replicas.get(id)!)))).reduce((a, b) => a + b, 0);
+      return attempts === oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token').length;
+    },
+    20_000,
+    100,
+  );
+}, 240_000);
+
+it('a fourth replica takes only its own share; removing it moves back only that share', async () => {
+  const before = await eventually(() => settled(['shard-a', 'shard-b', 'shard-c']), 60_000, 200);
+  await startController('shard-d');
+  const withD = await eventually(() => settled(['shard-a', 'shard-b', 'shard-c', 'shard-d']), 60_000, 200);
+  const moved = keys.filter((k) => withD.get(k) !== before.get(k));
+  expect(moved.length).toBeGreaterThan(0);
+  // Only the newcomer's share moved; everything else kept its owner.
+  for (const k of moved) expect(withD.get(k)).toBe('shard-d');
+
+  await replicas.get('shard-d')!.stop();
+  replicas.delete('shard-d');
+  const after = await eventually(() => settled(['shard-a', 'shard-b', 'shard-c']), 60_000, 200);
+  for (const k of keys) if (withD.get(k) !== 'shard-d') expect(after.get(k)).toBe(withD.get(k));
+  expect(after).toEqual(before);
+  const refused = oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status !== 200);
+  expect(refused).toEqual([]);
+}, 240_000);
+
+it('a replica stopped without releasing its Lease is replaced within the Lease duration', async () => {
+  await eventually(() => settled(['shard-a', 'shard-b', 'shard-c']), 60_000, 200);
+  const victim = replicas.get('shard-c')!;
+  await victim.stop({ release: false });
+  replicas.delete('shard-c');
+  const stoppedAt = Date.now();
+  // Its Lease is still there, held by it, until it expires.
+  expect((await new Leases(kc).get(ns.name, shardLeaseName('shard-c')))?.holder).toBe('shard-c');
+  await eventually(
+    () => ['shard-a', 'shard-b'].every((id) => !replicas.get(id)!.controller!.controller.membership!.members.includes('shard-c')),
+    30_000,
+    50,
+  );
+  const replacedAfter = Date.now() - stoppedAt;
+  // Expiry (the Lease duration) plus a sync interval of the survivors (500 ms) and slack for a loaded machine.
+  expect(replacedAfter).toBeLessThanOrEqual(LEASE_SECONDS * 1000 + 3_000);
+  await eventually(() => settled(['shard-a', 'shard-b']), 60_000, 200);
+  // Its former connections keep being refreshed by the survivors, and none is refreshed twice.
+  const base = oidc.tokenCalls.length;
+  await eventually(
+    () => oidc.tokenCalls.slice(base).filter((c) => c.grantType === 'refresh_token' && c.status === 200).length >= CONNECTIONS_COUNT,
+    90_000,
+    250,
+  );
+  expect(oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status !== 200)).toEqual([]);
+}, 240_000);
