@@ -24,7 +24,7 @@ import {
   stopAll,
   type LatchkeyProcess,
 } from '../support/faults/latchkey-process.js';
-import { becameOwner, leaseExpiry, refreshOwnerLease, REFRESH_OWNER_LEASE, stoppedOwning } from '../support/faults/refresh-owner.js';
+import { becameActive, leaseExpiry, refreshOwnerLease, stoppedOwning, tookOverFrom } from '../support/faults/refresh-owner.js';
 import { writeScenario } from '../support/faults/reliability-report.js';
 
 const kc = testKubeConfig();
@@ -57,7 +57,7 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
         identity,
         namespaces: [ns.name],
         kubeconfigPath,
-        env: { LATCHKEY_LEASE_NAME: REFRESH_OWNER_LEASE, LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS) },
+        env: { LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS) },
       });
       processes.push(p);
       await p.ready();
@@ -78,8 +78,8 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
         { clientId: client.clientId, clientSecret: client.clientSecret },
       );
       const a = await controller('owner-a', kubeconfigFile(kc, `https://127.0.0.1:${proxy.port}`));
-      await eventually(async () => (await refreshOwnerLease(kc, ns.name))?.holder === 'owner-a', 60_000);
-      const b = await controller('owner-b', kubeconfigFile(kc));
+      // A alone: its share is every connection once its shard is active.
+      await eventually(() => becameActive(a)[0], 60_000);
 
       importer = await startReplica(kc, { namespaces: [ns.name], components: [] });
       const names: string[] = [];
@@ -91,6 +91,9 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
       await eventually(() => oidc.refreshCalls() >= CONNECTIONS, 90_000, 200);
       // The peer counts the call before A has written the result: wait for A's line.
       await eventually(() => a.logged('token refreshed').length > 0, 60_000);
+      // B joins now; it stays inactive for one lease duration, then owns its share of the ring.
+      const b = await controller('owner-b', kubeconfigFile(kc));
+      await eventually(() => becameActive(b)[0], 60_000);
 
       const faultAt = Date.now();
       if (fault === 'cut') {
@@ -101,25 +104,25 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
       } else {
         a.pause();
       }
-      // Watch the Lease until B holds it: the last state before is A's final renewal.
+      // Watch A's shard Lease until B's ring drops A: the last state seen is A's final renewal.
       let last: LeaseState | undefined;
       await eventually(
         async () => {
-          const lease = await refreshOwnerLease(kc, ns.name);
-          if (lease?.holder === 'owner-a') last = lease;
-          return lease?.holder === 'owner-b';
+          const lease = await refreshOwnerLease(kc, ns.name, 'owner-a');
+          if (lease) last = lease;
+          return tookOverFrom(b, 'owner-a').length > 0;
         },
         120_000,
         100,
       );
       expect(last).toBeDefined();
       const expiry = leaseExpiry(last!);
-      const tookOver = lineTime(await eventually(() => becameOwner(b)[0], 30_000));
+      const tookOver = lineTime(tookOverFrom(b, 'owner-a')[0]!);
       // The next owner starts no earlier than the Lease's expiry.
       expect(tookOver).toBeGreaterThanOrEqual(expiry);
       if (fault === 'cut') {
         // Cut from the API server, A stops owning before anyone could take its Lease, and refreshes nothing after.
-        const stopped = await eventually(() => stoppedOwning(a)[0], 60_000);
+        const stopped = await eventually(() => stoppedOwning(a).find((l) => lineTime(l) >= faultAt), 60_000);
         expect(lineTime(stopped)).toBeLessThan(expiry);
         expect(a.logged('token refreshed').filter((l) => lineTime(l) > lineTime(stopped))).toEqual([]);
       }
@@ -128,7 +131,7 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
         // paused may still finish (it holds that connection's refresh lock): the peer's counts below show
         // that nothing overlapped (0 reuse detections, no grant lost).
         a.resume();
-        await eventually(() => stoppedOwning(a)[0], 60_000);
+        await eventually(() => stoppedOwning(a).find((l) => lineTime(l) >= faultAt), 60_000);
       }
       // Refreshes go on under the new owner: every connection refreshes again, or its refresh failed for
       // good (counted below as a lost grant).
