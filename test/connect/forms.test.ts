@@ -1,6 +1,7 @@
 /**
  * Form flows of the Connect UI in chromium: API key (fields and labels from the provider record,
  * validated before anything is stored), client credentials checked against a real token endpoint,
+ * TBA, SIGNATURE and configuration-only NONE forms,
  * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
@@ -14,7 +15,15 @@ import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 const suffix = process.pid;
-const P = { key: `keyed-${suffix}`, cc: `cc-${suffix}`, basic: `basic-${suffix}`, odd: `odd-${suffix}` };
+const P = {
+  key: `keyed-${suffix}`,
+  cc: `cc-${suffix}`,
+  basic: `basic-${suffix}`,
+  odd: `odd-${suffix}`,
+  tba: `tba-${suffix}`,
+  wsse: `wsse-${suffix}`,
+  none: `none-${suffix}`,
+};
 const M2M = { clientId: 'machine-client', clientSecret: 'machine-secret-value' };
 const shots = process.env.LATCHKEY_SCREENSHOTS;
 
@@ -36,13 +45,27 @@ beforeAll(async () => {
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   await applyProvider(kc, P.basic, { displayName: 'Basic Tracker', authMode: 'BASIC' });
   await applyProvider(kc, P.odd, { displayName: 'Odd Store', authMode: 'INSTALL_PLUGIN' });
+  await applyProvider(kc, P.tba, {
+    displayName: 'Ledger Suite',
+    authMode: 'TBA',
+    connectionConfiguration: [{ name: 'accountId', pattern: '^[0-9]{4,10}(-sb[0-9])?$', required: true }],
+  });
+  await applyProvider(kc, P.wsse, { displayName: 'Signed Mail', authMode: 'SIGNATURE', signature: { protocol: 'WSSE' } });
+  await applyProvider(kc, P.none, {
+    displayName: 'Open Data',
+    authMode: 'NONE',
+    connectionConfiguration: [{ name: 'region', required: true }],
+  });
   await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
   await createIntegration(kc, ns.name, 'odd', { provider: P.odd });
+  await createIntegration(kc, ns.name, 'ledger', { provider: P.tba }, { clientId: 'consumer-key', clientSecret: 'consumer-secret' });
+  await createIntegration(kc, ns.name, 'mailer', { provider: P.wsse });
+  await createIntegration(kc, ns.name, 'opendata', { provider: P.none });
   await bed.synced(
     (store) =>
-      ['keyed', 'machine', 'tracker', 'odd'].every((i) => store.getIntegration(ns.name, i)) &&
+      ['keyed', 'machine', 'tracker', 'odd', 'ledger', 'mailer', 'opendata'].every((i) => store.getIntegration(ns.name, i)) &&
       Object.values(P).every((p) => store.getProvider(p)),
   );
 });
@@ -154,6 +177,43 @@ describe('Connect UI forms', () => {
     // The wrong secret was refused by the real token endpoint, the right one answered a token.
     const statuses = oidc.tokenCalls.filter((c) => c.grantType === 'client_credentials').map((c) => c.status);
     expect(statuses).toEqual([401, 200]);
+    await context.close();
+  });
+
+  it.each([
+    {
+      integration: 'ledger',
+      fill: { '#f-values-tokenId': 'token-id-1', '#f-values-tokenSecret': 'token-secret-1', '#f-config-accountId': '1234567-sb1' },
+      credentials: { type: 'TBA', token_id: 'token-id-1', token_secret: 'token-secret-1' },
+      config: { accountId: '1234567-sb1' },
+    },
+    {
+      integration: 'mailer',
+      fill: { '#f-values-username': 'mailer_user', '#f-values-password': 'wsse-secret-1' },
+      credentials: { type: 'SIGNATURE', username: 'mailer_user', password: 'wsse-secret-1' },
+      config: {},
+    },
+    { integration: 'opendata', fill: { '#f-config-region': 'eu' }, credentials: { type: 'NONE' }, config: { region: 'eu' } },
+  ])('collects the $integration form (TBA, SIGNATURE, NONE) in the browser and stores what it needs', async (c) => {
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: `${c.integration}-user` },
+      allowedIntegrations: [c.integration],
+    });
+    const { app: page, popup } = await openConnectPopup(context, app.url, token);
+    await popup.waitForSelector('form');
+    for (const selector of Object.keys(c.fill)) expect(await popup.locator(selector).count()).toBe(1);
+    // Empty required fields are refused in the page.
+    await popup.click('button[type=submit]');
+    expect(latchkey.ctx.store.listConnections(ns.name).some((x) => x.spec.integration === c.integration)).toBe(false);
+    for (const [selector, value] of Object.entries(c.fill)) await popup.fill(selector, value);
+    await popup.click('button[type=submit]');
+    expect(await waitForEvent(page, 'connect')).toMatchObject({ providerConfigKey: c.integration });
+    const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((x) => x.spec.integration === c.integration));
+    const stored = latchkey.ctx.store.getConnection(ns.name, c.integration, conn.spec.connectionId)!;
+    expect(stored.credentials).toEqual(c.credentials);
+    expect(stored.resource.spec.connectionConfig ?? {}).toEqual(c.config);
     await context.close();
   });
 

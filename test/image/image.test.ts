@@ -161,11 +161,16 @@ beforeAll(async () => {
   for (const f of ['token', 'ca.crt', 'namespace']) chmodSync(join(saDir, f), 0o644);
 
   const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
-  const chartEnv = envOf(d, 'server');
-  expect(envOf(d, 'controller')).toEqual(chartEnv);
+  const serverEnv = envOf(d, 'server');
+  const controllerEnv = envOf(d, 'controller');
+  // The same settings in both containers; only the heap limit follows each container's memory limit.
+  const withoutHeap = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'NODE_OPTIONS'));
+  expect(withoutHeap(controllerEnv)).toEqual(withoutHeap(serverEnv));
+  expect(serverEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+$/);
+  expect(controllerEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+$/);
   [ports.server, ports.controller] = [await freePort(), await freePort()];
-  await startContainer('controller', chartEnv);
-  await startContainer('server', chartEnv);
+  await startContainer('controller', controllerEnv);
+  await startContainer('server', serverEnv);
 }, 1_800_000);
 
 afterAll(async () => {
