@@ -17,39 +17,27 @@ import { IntegrationReason } from '../../src/domain/conditions.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import type { KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { createIntegration } from '../../dev/fixtures.js';
+import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { testConfig } from '../support/config.js';
 import { importOAuth2 } from '../support/fixtures.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-fencing', clientSecret: 'fencing-client-secret-0123456789' };
 const INTEGRATION = 'fenced';
 const WRONG = 'wrong-secret';
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let ns: OAuthBed['ns'];
 let oidc: OidcTestServer;
+let bed: OAuthBed | undefined;
 let replica: Replica;
 let providerName: string;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'fencing');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
-  providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-  });
-  await createIntegration(
-    kc,
-    ns.name,
-    INTEGRATION,
-    { provider: providerName },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
+  bed = await startOAuthBed(kc, { namespace: 'fencing', client, integration: INTEGRATION, accessTokenTtl: 120 });
+  ({ ns, oidc, providerName } = bed);
   await createIntegration(
     kc,
     ns.name,
@@ -64,9 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   oidc?.setTokenDelay(0);
   await replica?.stop();
-  await oidc?.close();
-  await deleteProvider(kc, providerName);
-  await ns?.delete();
+  await bed?.close();
 });
 
 const store = () => replica.ctx.store;

@@ -5,38 +5,25 @@
  * leadership and the dead one's connections within the lease duration, and the refreshes continue.
  */
 import { Leases } from '../../src/k8s/leases.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2 } from '../support/fixtures.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-leader', clientSecret: 'leader-client-secret-0123456789' };
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let ns: OAuthBed['ns'];
 let oidc: OidcTestServer;
+let bed: OAuthBed | undefined;
 let a: Replica;
 let b: Replica;
 let providerName: string;
 const LEASE_SECONDS = 3;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'leader');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
-  providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-  });
-  await createIntegration(
-    kc,
-    ns.name,
-    'oidc',
-    { provider: providerName },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
+  bed = await startOAuthBed(kc, { namespace: 'leader', client, integration: 'oidc', accessTokenTtl: 10 });
+  ({ ns, oidc, providerName } = bed);
   a = await startReplica(kc, {
     namespaces: [ns.name],
     components: ['controller'],
@@ -54,9 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.stop();
   await b?.stop();
-  await oidc?.close();
-  await deleteProvider(kc, providerName);
-  await ns?.delete();
+  await bed?.close();
 });
 
 async function attempts(r: Replica): Promise<number> {

@@ -8,41 +8,29 @@ import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { ConnectionCondition } from '../../src/domain/conditions.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
+import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2 } from '../support/fixtures.js';
 import { condition, eventsOf, readCustom } from '../support/kube.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-refresh', clientSecret: 'refresh-client-secret-0123456789' };
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let ns: OAuthBed['ns'];
 let oidc: OidcTestServer;
+let bed: OAuthBed | undefined;
 let replica: Replica;
 let providerName: string;
 let env: TestEnvironment;
 const INTEGRATION = 'oidc';
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'refresh');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
-  providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-  });
-  await createIntegration(
-    kc,
-    ns.name,
-    INTEGRATION,
-    { provider: providerName },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
+  bed = await startOAuthBed(kc, { namespace: 'refresh', client, integration: INTEGRATION, accessTokenTtl: 10 });
+  ({ ns, oidc, providerName } = bed);
   // The webhook URL is never reached here (no dispatcher runs): the test reads the queued delivery.
   env = await createEnvironment(kc, ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
   replica = await startReplica(kc, {
@@ -56,9 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await replica?.stop();
-  await oidc?.close();
-  await deleteProvider(kc, providerName);
-  await ns?.delete();
+  await bed?.close();
 });
 
 const store = () => replica.ctx.store;

@@ -8,10 +8,10 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Leases } from '../../src/k8s/leases.js';
 import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { shardLeaseName } from '../../src/controller/shard-membership.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2 } from '../support/fixtures.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
@@ -19,8 +19,9 @@ const custom = kc.makeApiClient(CustomObjectsApi);
 const client: TestClient = { clientId: 'latchkey-sharding', clientSecret: 'sharding-client-secret-0123456789' };
 const LEASE_SECONDS = 3;
 const CONNECTIONS_COUNT = 24;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let ns: OAuthBed['ns'];
 let oidc: OidcTestServer;
+let bed: OAuthBed | undefined;
 let providerName: string;
 const replicas = new Map<string, Replica>();
 const keys: string[] = [];
@@ -68,22 +69,8 @@ async function refreshAttempts(r: Replica): Promise<number> {
 }
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'sharding');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
-  providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-  });
-  await createIntegration(
-    kc,
-    ns.name,
-    'oidc',
-    { provider: providerName },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
+  bed = await startOAuthBed(kc, { namespace: 'sharding', client, integration: 'oidc', accessTokenTtl: 10 });
+  ({ ns, oidc, providerName } = bed);
   for (const id of ['shard-a', 'shard-b', 'shard-c']) await startController(id);
   const writer = replicas.get('shard-a')!;
   for (let i = 0; i < CONNECTIONS_COUNT; i++) {
@@ -94,9 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const r of replicas.values()) await r.stop();
-  await oidc?.close();
-  await deleteProvider(kc, providerName);
-  await ns?.delete();
+  await bed?.close();
 });
 
 it('with 3 replicas each owns a share, labels it, caches only its Secrets, and no connection is refreshed twice', async () => {
