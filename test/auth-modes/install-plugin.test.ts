@@ -151,3 +151,68 @@ describe('INSTALL_PLUGIN: install page and signed callback', () => {
     expect(JSON.stringify(latchkey.ctx.store.listConnections(ns.name))).not.toContain('pk_attacker');
   });
 });
+
+describe('INSTALL_PLUGIN import', () => {
+  it('imports an issued key through both endpoints (the proxy sends it), and refuses a wrong shape with a 400', async () => {
+    const issued = await (async () => {
+      // A key the fake really issued (through its install form), so the proxy call proves the injection.
+      const context = await browser.newContext();
+      const { page, popup } = await toInstallPage(context, 'import-source');
+      await popup.fill('input[name=account]', 'imported');
+      await popup.click('button[type=submit]');
+      await waitForEvent(page, 'connect', 30_000);
+      await context.close();
+      return peer.keys.get('imported')!;
+    })();
+    const created = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: INTEGRATION,
+        connection_id: 'imported-new',
+        connection_config: { account_id: 'imported' },
+        credentials: { type: 'INSTALL_PLUGIN', apiKey: issued },
+      }),
+    });
+    expect(created.status).toBe(201);
+    const flat = await api('/connection', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: INTEGRATION,
+        connection_id: 'imported-flat',
+        api_key: issued,
+        connection_config: { account_id: 'imported' },
+      }),
+    });
+    expect(flat.status).toBeLessThan(300);
+    for (const id of ['imported-new', 'imported-flat']) {
+      const got = await api(`/connections/${id}?provider_config_key=${INTEGRATION}`);
+      expect(got.body.credentials).toMatchObject({ type: 'INSTALL_PLUGIN', apiKey: issued });
+      const proxied = await fetch(`${latchkey.url}/proxy/v1/me`, {
+        headers: { authorization: `Bearer ${env.secretKey}`, 'connection-id': id, 'provider-config-key': INTEGRATION },
+      });
+      expect([id, proxied.status]).toEqual([id, 200]);
+    }
+    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const wrongType = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({ provider_config_key: INTEGRATION, connection_id: 'bad1', credentials: { type: 'API_KEY', apiKey: 'k' } }),
+    });
+    expect(wrongType.status).toBe(400);
+    const empty = await api('/connections', {
+      method: 'POST',
+      body: JSON.stringify({
+        provider_config_key: INTEGRATION,
+        connection_id: 'bad2',
+        credentials: { type: 'INSTALL_PLUGIN', apiKey: '' },
+      }),
+    });
+    expect(empty.status).toBe(400);
+    const missing = await api('/connection', {
+      method: 'POST',
+      body: JSON.stringify({ provider_config_key: INTEGRATION, connection_id: 'bad3', connection_config: { account_id: 'x' } }),
+    });
+    expect(missing.status).toBe(400);
+    expect((missing.body.error as { code: string }).code).toBe('missing_credentials');
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Form flows of the Connect UI in chromium: API key (fields and labels from the provider record,
- * validated before anything is stored), client credentials checked against a real token endpoint,
- * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
+ * validated before anything is stored) and client credentials checked against a real token endpoint
+ * (every auth mode has a flow now, so no Provider reaches the "not supported yet" page). The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -14,7 +14,7 @@ import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
 const suffix = process.pid;
-const P = { key: `keyed-${suffix}`, cc: `cc-${suffix}`, basic: `basic-${suffix}`, odd: `odd-${suffix}` };
+const P = { key: `keyed-${suffix}`, cc: `cc-${suffix}`, basic: `basic-${suffix}` };
 const M2M = { clientId: 'machine-client', clientSecret: 'machine-secret-value' };
 const shots = process.env.LATCHKEY_SCREENSHOTS;
 
@@ -35,15 +35,12 @@ beforeAll(async () => {
   });
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   await applyProvider(kc, P.basic, { displayName: 'Basic Tracker', authMode: 'BASIC' });
-  await applyProvider(kc, P.odd, { displayName: 'Odd Store', authMode: 'INSTALL_PLUGIN' });
   await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
-  await createIntegration(kc, ns.name, 'odd', { provider: P.odd });
   await bed.synced(
     (store) =>
-      ['keyed', 'machine', 'tracker', 'odd'].every((i) => store.getIntegration(ns.name, i)) &&
-      Object.values(P).every((p) => store.getProvider(p)),
+      ['keyed', 'machine', 'tracker'].every((i) => store.getIntegration(ns.name, i)) && Object.values(P).every((p) => store.getProvider(p)),
   );
 });
 
@@ -134,7 +131,11 @@ describe('Connect UI forms', () => {
 
   it('checks client credentials at the token endpoint before storing them', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'm2m-user' }, allowedIntegrations: ['machine', 'odd'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'm2m-user' },
+      allowedIntegrations: ['machine', 'tracker'],
+    });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.click('button[data-integration=machine]');
     await popup.fill('#f-values-clientId', M2M.clientId);
@@ -154,18 +155,6 @@ describe('Connect UI forms', () => {
     // The wrong secret was refused by the real token endpoint, the right one answered a token.
     const statuses = oidc.tokenCalls.filter((c) => c.grantType === 'client_credentials').map((c) => c.status);
     expect(statuses).toEqual([401, 200]);
-    await context.close();
-  });
-
-  it('shows a clear "not supported yet" page for other auth modes', async () => {
-    const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'odd-user' }, allowedIntegrations: ['odd'] });
-    const { app: page, popup } = await openConnectPopup(context, app.url, token);
-    await popup.waitForSelector('.notice');
-    expect(await popup.textContent('.notice')).toContain('not supported here yet');
-    if (shots) await popup.screenshot({ path: `${shots}/connect-unsupported.png` });
-    const error = await waitForEvent(page, 'error');
-    expect(error).toMatchObject({ providerConfigKey: 'odd', error: { code: 'unsupported_auth_mode' } });
     await context.close();
   });
 });
