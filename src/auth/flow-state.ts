@@ -17,7 +17,7 @@ export interface FlowState {
   /** Random ID of this flow attempt: the single-use key. */
   fid: string;
   /** APP / CUSTOM: an app installation flow (src/connect/app-install-flow.ts). */
-  mode: 'OAUTH2' | 'OAUTH1' | 'APP' | 'CUSTOM';
+  mode: 'OAUTH2' | 'OAUTH1' | 'APP' | 'CUSTOM' | 'INSTALL_PLUGIN';
   integration: string;
   endUser: SessionClaims['endUser'];
   reconnect?: SessionClaims['reconnect'];

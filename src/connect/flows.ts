@@ -41,6 +41,13 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { completeAppInstall, FLOW_SUPPLIED_KEYS, isAppInstallMode, startAppInstall } from './app-install-flow.js';
+import {
+  completePluginInstall,
+  isPluginInstallMode,
+  pluginCallbackSecrets,
+  pluginSuppliedKeys,
+  startPluginInstall,
+} from './plugin-install-flow.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { environmentWithKey, type OpenSession } from './session.js';
@@ -67,6 +74,7 @@ export const SUPPORTED_MODES = [
   'NONE',
   'APP',
   'CUSTOM',
+  'INSTALL_PLUGIN',
 ] as const;
 // NONE: a form of configuration fields only (or none at all): nothing to authorize.
 const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE', 'TBA', 'SIGNATURE', 'NONE']);
@@ -170,7 +178,12 @@ function lookup(
 
 function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
   const mode = provider.spec.authMode;
-  const flow = mode === 'OAUTH2' || mode === 'OAUTH1' || isAppInstallMode(mode) ? 'oauth' : FORM_MODES.has(mode) ? 'form' : 'unsupported';
+  const flow =
+    mode === 'OAUTH2' || mode === 'OAUTH1' || isAppInstallMode(mode) || isPluginInstallMode(mode)
+      ? 'oauth'
+      : FORM_MODES.has(mode)
+        ? 'form'
+        : 'unsupported';
   return {
     id: integration.metadata.name,
     name: integration.spec.displayName ?? provider.spec.displayName,
@@ -181,7 +194,7 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     fields: credentialFields(mode, provider).map((f) => ({ ...f, label: label(provider, f.name) })),
     // APP / CUSTOM: the app slug and installation ID come from the Integration and the install callback.
     configFields: configFields(provider.spec)
-      .filter((f) => !(isAppInstallMode(mode) && FLOW_SUPPLIED_KEYS.has(f.name)))
+      .filter((f) => !(isAppInstallMode(mode) && FLOW_SUPPLIED_KEYS.has(f.name)) && !pluginSuppliedKeys(provider.spec).has(f.name))
       .map((f) => ({
         name: f.name,
         label: f.label ?? label(provider, f.name),
@@ -328,7 +341,7 @@ export async function startOAuthFlow(
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
-  if (isAppInstallMode(v.authMode)) {
+  if (isAppInstallMode(v.authMode) || isPluginInstallMode(v.authMode)) {
     const base = {
       namespace: session.namespace,
       sid: session.claims.sid,
@@ -343,7 +356,9 @@ export async function startOAuthFlow(
       bh: browserBindingHash(browserBinding),
       exp: session.claims.exp,
     };
-    return startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
+    return isPluginInstallMode(v.authMode)
+      ? startPluginInstall(deps, { session, integration, provider, base: bound, rawConfig })
+      : startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
   }
   const connectionConfig = flowConfig(deps, session, provider, rawConfig);
   const client = oauthClient(deps, session.namespace, integration);
@@ -613,7 +628,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     let credentials: StoredCredentials;
     let connectionConfig = state.connectionConfig;
     step = 'token_exchange';
-    if (isAppInstallMode(state.mode)) {
+    if (isPluginInstallMode(state.mode)) {
+      ({ credentials, connectionConfig } = completePluginInstall(deps, { state, query: q, integration, provider, name }));
+    } else if (isAppInstallMode(state.mode)) {
       ({ credentials, connectionConfig } = await completeAppInstall(deps, { state, query: q, integration, provider, name }));
     } else {
       try {
@@ -676,7 +693,13 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     reconnect: state.reconnect,
     step,
     durationMs: deps.clock.now() - startedAt,
-    secrets: [q.get('code') ?? undefined, q.get('oauth_verifier') ?? undefined, stateValue],
+    // INSTALL_PLUGIN: the callback carries the credential itself; it never reaches a log line.
+    secrets: [
+      q.get('code') ?? undefined,
+      q.get('oauth_verifier') ?? undefined,
+      stateValue,
+      ...(isPluginInstallMode(state.mode) ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : []),
+    ],
   };
   if (outcome.error) await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail });
   else logAttempt(deps, { ...attempt, outcome: 'success', messages: [`Authorized (${outcome.result?.operation ?? 'saved'})`] });

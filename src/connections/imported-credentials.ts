@@ -157,6 +157,11 @@ export function credentialsFromDeprecated(
         ...(override.client_id || override.client_secret ? { config_override: JSON.parse(JSON.stringify(override)) as object } : {}),
       };
     }
+    // INSTALL_PLUGIN: the credential the installation issued, as an API key is imported.
+    case 'INSTALL_PLUGIN':
+      only(['api_key']);
+      require(['api_key']);
+      return { type: 'INSTALL_PLUGIN', apiKey: body.api_key! } as StoredCredentials;
     case 'SIGNATURE':
       only(['username', 'password']);
       require(['username', 'password']);

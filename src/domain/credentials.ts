@@ -124,6 +124,9 @@ export const SignatureCredentials = z.object({
   expires_at: isoTime.optional(),
 });
 
+/** INSTALL_PLUGIN: the credential the provider's signed install callback carried (`apiKey`), and the callback's other fields in `raw`. */
+export const InstallPluginCredentials = z.object({ type: z.literal('INSTALL_PLUGIN'), apiKey: z.string(), raw: raw.optional() });
+
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
 export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   OAuth2Credentials.loose(),
@@ -140,6 +143,7 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   AppStoreCredentials.loose(),
   TbaCredentials.loose(),
   SignatureCredentials.loose(),
+  InstallPluginCredentials.loose(),
 ]);
 
 export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;

@@ -49,7 +49,8 @@ export interface IntegrationChange {
 
 /** Which provider auth modes each credentials type configures. */
 const COMPATIBLE: Record<IntegrationCredentialsInput['type'], AuthMode[]> = {
-  OAUTH2: ['OAUTH2', 'OAUTH2_CC'],
+  // INSTALL_PLUGIN: the client secret is the key the provider signs its install callbacks with.
+  OAUTH2: ['OAUTH2', 'OAUTH2_CC', 'INSTALL_PLUGIN'],
   OAUTH1: ['OAUTH1'],
   TBA: ['TBA'],
   APP: ['APP'],

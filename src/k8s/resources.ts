@@ -82,6 +82,7 @@ export interface ProviderSpec {
   signature?: { protocol: 'WSSE'; lifetimeSeconds?: number; header?: string };
   /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
   appInstallation?: AppInstallationSpec;
+  pluginInstall?: PluginInstallSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   docs?: string;
@@ -94,6 +95,21 @@ export interface ProviderSpec {
   };
 }
 /** Endpoints of an app installation flow (APP, CUSTOM); URLs may use `${connectionConfig.KEY}`. */
+/** INSTALL_PLUGIN: the install page and what its signed callback carries (src/connect/plugin-install-flow.ts). */
+export interface PluginInstallSpec {
+  /** The install page; may contain ${connectionConfig.KEY}; `state` and `redirect_uri` are added as query parameters. */
+  installUrl: string;
+  /** Callback parameter holding the credential (stored as `apiKey`). */
+  credentialParam: string;
+  /** Callback parameters stored as connection configuration (e.g. an account ID). */
+  configParams?: string[];
+  /** Callback parameter with the hex HMAC-SHA256 (default `signature`). */
+  signatureParam?: string;
+  /** Callback parameter with the Unix time of the signature (default `timestamp`). */
+  timestampParam?: string;
+  /** How old a signed callback may be, in seconds (default 300). */
+  maxAgeSeconds?: number;
+}
 export interface AppInstallationSpec {
   /** GET with the app's JWT: the installation, to check which app it belongs to. Default: tokenUrl without `/access_tokens`. */
   installationUrl?: string;

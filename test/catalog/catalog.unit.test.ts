@@ -53,7 +53,19 @@ const FIELD_LABEL_KEYS = new Set([
   'key_id',
   'private_key',
 ]);
-const MODES_WITH_PROXY = new Set(['OAUTH2', 'OAUTH1', 'OAUTH2_CC', 'APP', 'API_KEY', 'BASIC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
+const MODES_WITH_PROXY = new Set([
+  'OAUTH2',
+  'OAUTH1',
+  'OAUTH2_CC',
+  'APP',
+  'API_KEY',
+  'BASIC',
+  'JWT',
+  'TWO_STEP',
+  'BILL',
+  'APP_STORE',
+  'INSTALL_PLUGIN',
+]);
 
 function placeholders(s: string): string[] {
   return [...s.matchAll(/\$\{([^}]*)\}/g)].map((m) => m[1]!);
@@ -279,7 +291,7 @@ describe('provider catalog (offline)', () => {
           report('API_KEY provider does not place ${apiKey} in proxy.headers or proxy.query');
         }
         for (const v of [...headerValues, ...queryValues]) {
-          if (v.includes('${apiKey}') && m.spec.authMode !== 'API_KEY' && m.spec.authMode !== 'JWT')
+          if (v.includes('${apiKey}') && !['API_KEY', 'JWT', 'INSTALL_PLUGIN'].includes(m.spec.authMode))
             report(`\${apiKey} used by a ${m.spec.authMode} provider`);
           if ((v.includes('${username}') || v.includes('${password}')) && m.spec.authMode !== 'BASIC')
             report(`\${username}/\${password} used by a ${m.spec.authMode} provider`);
@@ -309,6 +321,12 @@ describe('provider catalog (offline)', () => {
         }
         if (spec.authMode === 'SIGNATURE' && spec.signature?.protocol !== 'WSSE') report('SIGNATURE provider without signature.protocol');
         if (spec.authMode === 'NONE' && (spec.tokenUrl || spec.authorizationUrl)) report('NONE provider with token endpoints');
+        if (spec.pluginInstall && spec.authMode !== 'INSTALL_PLUGIN') report('pluginInstall on a provider that is not INSTALL_PLUGIN');
+        if (spec.authMode === 'INSTALL_PLUGIN') {
+          if (!spec.pluginInstall?.installUrl.startsWith('https://')) report('INSTALL_PLUGIN provider without an https install page');
+          const templates = [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})];
+          if (!templates.some((t) => t.includes('${apiKey}'))) report('INSTALL_PLUGIN provider that never sends the installed credential');
+        }
       }),
     ).toEqual([]);
   });

@@ -1,8 +1,8 @@
 /**
  * Form flows of the Connect UI in chromium: API key (fields and labels from the provider record,
  * validated before anything is stored), client credentials checked against a real token endpoint,
- * TBA, SIGNATURE and configuration-only NONE forms,
- * and the "not supported yet" page. The Environment is in production mode: no connection ID reaches
+ * and the TBA, SIGNATURE and configuration-only NONE forms (every auth mode has a flow now, so no
+ * Provider reaches the "not supported yet" page). The Environment is in production mode: no connection ID reaches
  * the frontend.
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -19,7 +19,6 @@ const P = {
   key: `keyed-${suffix}`,
   cc: `cc-${suffix}`,
   basic: `basic-${suffix}`,
-  odd: `odd-${suffix}`,
   tba: `tba-${suffix}`,
   wsse: `wsse-${suffix}`,
   none: `none-${suffix}`,
@@ -44,7 +43,6 @@ beforeAll(async () => {
   });
   await applyProvider(kc, P.cc, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   await applyProvider(kc, P.basic, { displayName: 'Basic Tracker', authMode: 'BASIC' });
-  await applyProvider(kc, P.odd, { displayName: 'Odd Store', authMode: 'INSTALL_PLUGIN' });
   await applyProvider(kc, P.tba, {
     displayName: 'Ledger Suite',
     authMode: 'TBA',
@@ -59,13 +57,12 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
   await createIntegration(kc, ns.name, 'machine', { provider: P.cc });
   await createIntegration(kc, ns.name, 'tracker', { provider: P.basic });
-  await createIntegration(kc, ns.name, 'odd', { provider: P.odd });
   await createIntegration(kc, ns.name, 'ledger', { provider: P.tba }, { clientId: 'consumer-key', clientSecret: 'consumer-secret' });
   await createIntegration(kc, ns.name, 'mailer', { provider: P.wsse });
   await createIntegration(kc, ns.name, 'opendata', { provider: P.none });
   await bed.synced(
     (store) =>
-      ['keyed', 'machine', 'tracker', 'odd', 'ledger', 'mailer', 'opendata'].every((i) => store.getIntegration(ns.name, i)) &&
+      ['keyed', 'machine', 'tracker', 'ledger', 'mailer', 'opendata'].every((i) => store.getIntegration(ns.name, i)) &&
       Object.values(P).every((p) => store.getProvider(p)),
   );
 });
@@ -157,7 +154,11 @@ describe('Connect UI forms', () => {
 
   it('checks client credentials at the token endpoint before storing them', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'm2m-user' }, allowedIntegrations: ['machine', 'odd'] });
+    const token = sealSession(env.secretKey, {
+      namespace: ns.name,
+      endUser: { id: 'm2m-user' },
+      allowedIntegrations: ['machine', 'tracker'],
+    });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.click('button[data-integration=machine]');
     await popup.fill('#f-values-clientId', M2M.clientId);
@@ -214,18 +215,6 @@ describe('Connect UI forms', () => {
     const stored = latchkey.ctx.store.getConnection(ns.name, c.integration, conn.spec.connectionId)!;
     expect(stored.credentials).toEqual(c.credentials);
     expect(stored.resource.spec.connectionConfig ?? {}).toEqual(c.config);
-    await context.close();
-  });
-
-  it('shows a clear "not supported yet" page for other auth modes', async () => {
-    const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'odd-user' }, allowedIntegrations: ['odd'] });
-    const { app: page, popup } = await openConnectPopup(context, app.url, token);
-    await popup.waitForSelector('.notice');
-    expect(await popup.textContent('.notice')).toContain('not supported here yet');
-    if (shots) await popup.screenshot({ path: `${shots}/connect-unsupported.png` });
-    const error = await waitForEvent(page, 'error');
-    expect(error).toMatchObject({ providerConfigKey: 'odd', error: { code: 'unsupported_auth_mode' } });
     await context.close();
   });
 });

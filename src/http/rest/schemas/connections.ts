@@ -18,6 +18,8 @@ export const ImportCredentials = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('OAUTH1'), oauth_token: z.string().min(1), oauth_token_secret: z.string().min(1) }),
   z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
+  // INSTALL_PLUGIN: the credential a plugin installation issued (what its install callback carries).
+  z.strictObject({ type: z.literal('INSTALL_PLUGIN'), apiKey: z.string().min(1).max(4096) }),
   z.strictObject({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
   z.strictObject({
     type: z.literal('OAUTH2_CC'),
@@ -134,6 +136,11 @@ export const PublicCredentials = z.union([
   }),
   z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw }),
   z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
+  z.object({
+    type: z.literal('INSTALL_PLUGIN'),
+    apiKey: z.string().describe('The credential the plugin installation issued'),
+    raw: raw.optional(),
+  }),
   z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
   z.object({
     type: z.literal('OAUTH2_CC'),
