@@ -184,6 +184,5 @@ describe('secrets in real debug log lines', () => {
     expect(logs.lines.some((l) => l.includes('unhandled error'))).toBe(true);
     const leaks = logs.leaks(secrets);
     expect(leaks.map((l) => `${l.secret.slice(0, 6)}… in ${l.line.slice(0, 300)}`)).toEqual([]);
-    console.log(`secrets-in-logs: ${logs.lines.length} lines scanned for ${secrets.size} secret values, ${leaks.length} found`);
   }, 180_000);
 });
