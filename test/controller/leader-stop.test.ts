@@ -45,7 +45,8 @@ it('a leader stops within seconds although the API server no longer answers', as
     // From now on every request hangs: the renewals in flight, and the release on stop.
     proxy.stall(true);
     proxy.cut();
-    await new Promise((r) => setTimeout(r, 500));
+    // A renewal is in flight and hanging before the stop.
+    await eventually(() => proxy.stalled() > 0, 30_000);
     const outcome = await Promise.race([
       elector.stop().then(() => 'stopped'),
       new Promise((r) => setTimeout(() => r('still waiting after 20 s'), 20_000).unref()),

@@ -4,6 +4,7 @@
  * connections; upstreams come from servers/upstream.ts.
  */
 import type { EgressGuard } from '../../src/egress/guard.js';
+import type { Logger } from '../../src/app/log.js';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../src/app/context.js';
@@ -29,11 +30,11 @@ export interface ProxyBed {
 }
 
 /** A namespace with an Environment and Latchkey's HTTP server as production wires it (the proxy shares the REST API's token refresher). */
-export async function startProxyBed(prefix: string, opts: { egress?: EgressGuard } = {}): Promise<ProxyBed> {
+export async function startProxyBed(prefix: string, opts: { egress?: EgressGuard; logger?: Logger } = {}): Promise<ProxyBed> {
   const kc = testKubeConfig();
   const ns = await createTestNamespace(kc, prefix);
   const env = await createEnvironment(kc, ns.name);
-  const replica = await startReplica(kc, { namespaces: [ns.name], egress: opts.egress });
+  const replica = await startReplica(kc, { namespaces: [ns.name], egress: opts.egress, logger: opts.logger });
   const { ctx } = replica;
   const store = ctx.store;
   await eventually(() => store.listEnvironments(ns.name).length > 0 && store.getReferencedSecret(ns.name, `${env.name}-keys`));

@@ -11,6 +11,7 @@ import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { testLogger } from '../../dev/cluster.js';
 import type { EgressGuard } from '../../src/egress/guard.js';
+import type { Logger } from '../../src/app/log.js';
 import { testConfig } from './config.js';
 
 /** server: the HTTP server; controller: the controller with its health server; webhooks: a dispatcher. */
@@ -32,6 +33,8 @@ export interface ReplicaOptions {
   key?: string;
   /** An egress guard with an injected resolver; otherwise one from the config (loopback peers allowed). */
   egress?: EgressGuard;
+  /** The replica's logger (e.g. captureLogs().logger); otherwise testLogger() (silent unless LATCHKEY_TEST_LOG_LEVEL). */
+  logger?: Logger;
 }
 
 export interface CallOptions {
@@ -57,7 +60,7 @@ export interface Replica {
 export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promise<Replica> {
   const components = opts.components ?? ['server'];
   const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
-  const logger = testLogger().child({ replica: config.identity });
+  const logger = (opts.logger ?? testLogger()).child({ replica: config.identity });
   // A controller alone (as the chart runs it) with sharding on caches only its share's Secrets, as run.ts builds it.
   const shardOnly = components.length === 1 && components[0] === 'controller' && (opts.controller?.leaderElection ?? config.leaderElection);
   const ctx = createContext({ config, logger, kc, egress: opts.egress, ...(shardOnly ? { credentialShard: config.identity } : {}) });

@@ -9,12 +9,14 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
   const sockets = new Set<Socket>();
   let refusing = false;
   let stalling = false;
+  let stalled = 0;
   const server = createServer((client) => {
     if (refusing) {
       client.destroy();
       return;
     }
     if (stalling) {
+      stalled++;
       sockets.add(client);
       client.on('error', () => client.destroy());
       return;
@@ -47,6 +49,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     stall(on: boolean) {
       stalling = on;
     },
+    /** How many connections were accepted (and left hanging) while stalling. */
+    stalled: () => stalled,
     async close() {
       this.cut();
       await new Promise((r) => server.close(r));

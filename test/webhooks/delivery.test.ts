@@ -62,9 +62,11 @@ beforeAll(async () => {
   env = await createEnvironment(kc, ns.name, { webhooks: { url: receiver.url } });
 });
 
-// Each case starts with the receiver up and answering 200, and leaves no replica running.
+// Each case starts with the receiver up, answering 200 and not hanging, and leaves no replica running.
 beforeEach(async () => {
   receiver.answers.length = 0;
+  receiver.hanging = false;
+  receiver.onRequest = undefined;
   await receiver.listen();
 });
 
@@ -126,7 +128,10 @@ describe('delivery', () => {
     expect(hook.headers['webhook-id']).toBe(pending!.id);
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
     await eventually(async () => (await pendingFor(connectionId)).length === 0);
-    await new Promise((res) => setTimeout(res, 500)); // a few more polls: nothing is sent again
+    // The dispatcher keeps polling: a later webhook is delivered, and the first was still sent only once.
+    const later = `down-later-${randomUUID()}`;
+    expect(await enqueue(r.ctx, later)).toBe('queued');
+    await eventually(() => receiver.delivered().some((w) => w.json.connectionId === later));
     expect(receiver.received.filter((w) => w.json.connectionId === connectionId)).toHaveLength(1);
     await stopReplica(r);
   });
