@@ -19,11 +19,12 @@ import { earlierOf } from '../auth/custom-app-refresh.js';
 import { sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { RefreshError } from '../auth/refresh/errors.js';
-import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
+import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
+import { installUserConfig, userFacingSpec } from './install-config.js';
 import type { OpenSession } from './session.js';
 import type { AppContext } from '../app/context.js';
 
@@ -67,11 +68,6 @@ function appSlugOf(deps: ConnectDeps, namespace: string, integration: Integratio
   return slug;
 }
 
-/** The Provider's rules without the keys the flow fills, for what the end user types before the install page. */
-function userFacingSpec(spec: ProviderSpec): ProviderSpec {
-  return { ...spec, connectionConfiguration: configFields(spec).filter((f) => !FLOW_SUPPLIED_KEYS.has(f.name)) };
-}
-
 /** Starts the install flow: the install page URL with the sealed state. */
 export function startAppInstall(
   deps: ConnectDeps,
@@ -93,28 +89,20 @@ export function startAppInstall(
   if (mode === 'CUSTOM' && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
     throw notConfigured('its client ID and secret are missing');
   const appSlug = appSlugOf(deps, session.namespace, integration);
-  const r = session.claims.reconnect;
-  const stored = r ? deps.store.getConnection(session.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig : undefined;
-  const userConfig = Object.fromEntries(
-    Object.entries(
-      stored ??
-        checkConnectionConfig(userFacingSpec(provider.spec), (input.rawConfig ?? {}) as Record<string, unknown>, {
-          path: 'connectionConfig',
-          strict: true,
-        }),
-    ).flatMap(([k, v]) => (typeof v === 'string' && !FLOW_SUPPLIED_KEYS.has(k) ? [[k, v]] : [])),
-  );
+  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, FLOW_SUPPLIED_KEYS);
   const state = sealFlowState(
     { ...input.base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
     session.secretKey,
   );
-  const url = new URL(fillProviderUrl(userFacingSpec(provider.spec), provider.spec.authorizationUrl!, { ...userConfig, appSlug }));
+  const url = new URL(
+    fillProviderUrl(userFacingSpec(provider.spec, FLOW_SUPPLIED_KEYS), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
+  );
   url.searchParams.set('state', state);
   logAttempt(deps, {
     namespace: session.namespace,
     integration: integration.metadata.name,
     endUserId: session.claims.endUser?.id,
-    reconnect: r,
+    reconnect: session.claims.reconnect,
     step: 'start',
     outcome: 'success',
     messages: [`Redirecting the end user to install the app at ${url.origin}${url.pathname}`],

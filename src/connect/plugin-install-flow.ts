@@ -16,11 +16,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
-import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
+import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, PluginInstallSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
+import { installUserConfig, userFacingSpec } from './install-config.js';
 import type { OpenSession } from './session.js';
 import type { AppContext } from '../app/context.js';
 
@@ -42,11 +43,6 @@ function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
 }
 const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
-
-function userFacingSpec(spec: ProviderSpec): ProviderSpec {
-  const supplied = pluginSuppliedKeys(spec);
-  return { ...spec, connectionConfiguration: configFields(spec).filter((f) => !supplied.has(f.name)) };
-}
 
 /** The Integration's signing secret (its client secret): without it no callback can be verified. */
 function signingSecretOf(deps: AppContext, namespace: string, integration: IntegrationResource): string {
@@ -84,30 +80,20 @@ export function startPluginInstall(
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
   signingSecretOf(deps, session.namespace, integration);
-  const r = session.claims.reconnect;
-  const stored = r ? deps.store.getConnection(session.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig : undefined;
   const supplied = pluginSuppliedKeys(provider.spec);
-  const userConfig = Object.fromEntries(
-    Object.entries(
-      stored ??
-        checkConnectionConfig(userFacingSpec(provider.spec), (input.rawConfig ?? {}) as Record<string, unknown>, {
-          path: 'connectionConfig',
-          strict: true,
-        }),
-    ).flatMap(([k, v]) => (typeof v === 'string' && !supplied.has(k) ? [[k, v]] : [])),
-  );
+  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
   const state = sealFlowState(
     { ...input.base, mode: 'INSTALL_PLUGIN', connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
     session.secretKey,
   );
-  const url = new URL(fillProviderUrl(userFacingSpec(provider.spec), plugin.installUrl, userConfig));
+  const url = new URL(fillProviderUrl(userFacingSpec(provider.spec, supplied), plugin.installUrl, userConfig));
   url.searchParams.set('state', state);
   url.searchParams.set('redirect_uri', input.base.redirectUri);
   logAttempt(deps, {
     namespace: session.namespace,
     integration: integration.metadata.name,
     endUserId: session.claims.endUser?.id,
-    reconnect: r,
+    reconnect: session.claims.reconnect,
     step: 'start',
     outcome: 'success',
     messages: [`Redirecting the end user to install the plugin at ${url.origin}${url.pathname}`],
