@@ -8,59 +8,47 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { ConnectionCondition, IntegrationReason } from '../../src/domain/conditions.js';
 import type { ConnectionResource, IntegrationResource } from '../../src/k8s/resources.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { createEnvironment } from '../../dev/fixtures.js';
+import type { TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2 } from '../support/fixtures.js';
 import { condition, readCustom } from '../support/kube.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const client: TestClient = { clientId: 'latchkey-fault', clientSecret: 'fault-client-secret-0123456789' };
 const INTEGRATION = 'misconfigured';
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let oidc: OidcTestServer;
+let bed: OAuthBed;
 let replica: Replica;
-let providerName: string;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'client-fault');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 10 });
-  providerName = `oidc-${ns.name}`;
-  await applyProvider(kc, providerName, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
+  bed = await startOAuthBed(kc, {
+    namespace: 'client-fault',
+    client,
+    integration: INTEGRATION,
+    accessTokenTtl: 10,
+    integrationClientSecret: 'wrong-secret-000000000000',
   });
-  await createIntegration(
-    kc,
-    ns.name,
-    INTEGRATION,
-    { provider: providerName },
-    { clientId: client.clientId, clientSecret: 'wrong-secret-000000000000' },
-  );
-  await createEnvironment(kc, ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
-  replica = await startReplica(kc, { namespaces: [ns.name], components: ['controller'], config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION));
+  await createEnvironment(kc, bed.ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
+  replica = await startReplica(kc, { namespaces: [bed.ns.name], components: ['controller'], config: { leaderElection: false } });
+  await eventually(() => replica.ctx.store.getIntegration(bed.ns.name, INTEGRATION));
 });
 
 afterAll(async () => {
   await replica?.stop();
-  await oidc?.close();
-  await deleteProvider(kc, providerName);
-  await ns?.delete();
+  await bed?.close();
 });
 
 it('marks the Integration, not the end users, and resumes when its Secret is fixed', async () => {
   const store = replica.ctx.store;
   const imported = await Promise.all(
-    [0, 1].map(() => importOAuth2(store, oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 2_000 })),
+    [0, 1].map(() => importOAuth2(store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, { expiresInMs: 2_000 })),
   );
   const integration = await eventually(
     async () => {
-      const i = await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION);
+      const i = await readCustom<IntegrationResource>(kc, 'integrations', bed.ns.name, INTEGRATION);
       return condition(i, 'Ready')?.reason === IntegrationReason.ClientRejected ? i : undefined;
     },
     30_000,
@@ -68,29 +56,29 @@ it('marks the Integration, not the end users, and resumes when its Secret is fix
   );
   expect(condition(integration, 'Ready')).toMatchObject({ status: 'False' });
   expect(condition(integration, 'Ready')!.message).toMatch(/invalid_client/);
-  const refusals = oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 401).length;
+  const refusals = bed.oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 401).length;
   expect(refusals).toBeGreaterThanOrEqual(1);
 
   for (const { conn } of imported) {
-    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, conn.resource.metadata.name);
+    const c = await readCustom<ConnectionResource>(kc, 'connections', bed.ns.name, conn.resource.metadata.name);
     expect(condition(c, ConnectionCondition.NeedsReauthorization)?.status).not.toBe('True');
     expect(c.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version']).toBeUndefined();
   }
-  const queued = await core.listNamespacedConfigMap({ namespace: ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL });
+  const queued = await core.listNamespacedConfigMap({ namespace: bed.ns.name, labelSelector: WEBHOOK_DELIVERY_LABEL });
   expect(queued.items).toHaveLength(0);
 
   // The operator fixes the client secret: every connection of the Integration refreshes again.
   const secretName = integration.spec.clientSecretRef!.name;
-  const secret = await core.readNamespacedSecret({ namespace: ns.name, name: secretName });
+  const secret = await core.readNamespacedSecret({ namespace: bed.ns.name, name: secretName });
   await core.replaceNamespacedSecret({
-    namespace: ns.name,
+    namespace: bed.ns.name,
     name: secretName,
     body: { ...secret, data: { ...secret.data, clientSecret: Buffer.from(client.clientSecret).toString('base64') } },
   });
   for (const { conn, accessToken } of imported) {
     await eventually(
       () => {
-        const c = store.getConnectionByName(ns.name, conn.resource.metadata.name);
+        const c = store.getConnectionByName(bed.ns.name, conn.resource.metadata.name);
         return c && c.credentials.access_token !== accessToken;
       },
       30_000,
@@ -98,6 +86,6 @@ it('marks the Integration, not the end users, and resumes when its Secret is fix
     );
   }
   await eventually(
-    async () => condition(await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION), 'Ready')?.status === 'True',
+    async () => condition(await readCustom<IntegrationResource>(kc, 'integrations', bed.ns.name, INTEGRATION), 'Ready')?.status === 'True',
   );
 });

@@ -17,7 +17,14 @@ export interface OAuthBed {
 
 export async function startOAuthBed(
   kc: KubeConfig,
-  opts: { namespace: string; client: TestClient; integration: string; accessTokenTtl?: number },
+  opts: {
+    namespace: string;
+    client: TestClient;
+    integration: string;
+    accessTokenTtl?: number;
+    /** The client secret the Integration's Secret holds; the client's own unless a test wants it wrong. */
+    integrationClientSecret?: string;
+  },
 ): Promise<OAuthBed> {
   const ns = await createTestNamespace(kc, opts.namespace);
   const oidc = await startOidcServer({ clients: [opts.client], accessTokenTtl: opts.accessTokenTtl });
@@ -33,7 +40,7 @@ export async function startOAuthBed(
     ns.name,
     opts.integration,
     { provider: providerName },
-    { clientId: opts.client.clientId, clientSecret: opts.client.clientSecret },
+    { clientId: opts.client.clientId, clientSecret: opts.integrationClientSecret ?? opts.client.clientSecret },
   );
   return {
     ns,
