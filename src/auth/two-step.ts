@@ -15,7 +15,7 @@
  * - `defaultLifetimeSeconds`: the token's lifetime when the answer says nothing (the provider's documented one).
  */
 import { z } from 'zod';
-import { fillProviderUrl } from '../catalog/connection-config.js';
+import { configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
@@ -128,6 +128,19 @@ function expiryOf(answer: Record<string, unknown>, options: TwoStepOptions, now:
 
 // ---- the exchange ----
 
+/**
+ * The configuration with the Provider's defaults for the keys left out or empty: an import's
+ * configuration reaches the exchange before it is checked and stored (Tableau's default site is "").
+ */
+function withConfigDefaults(spec: ProviderSpec, config: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(config ?? {}) };
+  for (const f of configFields(spec)) {
+    const v = out[f.name];
+    if ((v === undefined || v === null || v === '') && f.default !== undefined) out[f.name] = f.default;
+  }
+  return out;
+}
+
 export interface TwoStepExchangeInput {
   provider: ProviderResource;
   /** The end user's fields (what `credentialFields` names). */
@@ -146,7 +159,7 @@ export interface TwoStepExchangeInput {
 export async function exchangeTwoStep(input: TwoStepExchangeInput): Promise<StoredCredentials> {
   const spec = input.provider.spec;
   const options = twoStepOptions(spec);
-  const config = input.connectionConfig ?? {};
+  const config = withConfigDefaults(spec, input.connectionConfig);
   const url = fillProviderUrl(spec, options.tokenUrl, config);
   const missing = new Set<string>();
   const values = { credentials: input.fields, connectionConfig: config };
