@@ -4,22 +4,15 @@
  * is a test one; no provider is called by an import.
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
+import { type JsonCall, restClient, serverOf } from '../support/api-clients.js';
 import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
 
 let h: ProxyBed;
-
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${h.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+let rest: JsonCall;
 
 beforeAll(async () => {
   h = await startProxyBed('basic-import');
+  rest = restClient(serverOf(h));
   const provider = await h.addProvider('basic-import', {
     displayName: 'Basic import',
     authMode: 'BASIC',

@@ -4,28 +4,15 @@
  * both endpoints, fetched, connected through the Connect UI form API with only the configuration, and
  * proxied to a loopback upstream that reports the headers it got (the proxy adds nothing).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
-import { sealSession } from '../support/fixtures.js';
-import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { connectApiClient, type JsonCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
+import { catalogSpec } from '../support/catalog-files.js';
+import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
 let h: ProxyBed;
 let up: Upstream;
-
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${h.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+let rest: JsonCall;
 
 beforeAll(async () => {
   up = await startUpstream();
@@ -34,8 +21,8 @@ beforeAll(async () => {
     res.end(JSON.stringify({ headers: req.headers, url: req.url }));
   });
   h = await startProxyBed('none');
-  const spec = (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers/unauthenticated.yaml'), 'utf8'))[0] as { spec: ProviderSpec })
-    .spec;
+  rest = restClient(serverOf(h));
+  const spec = catalogSpec('unauthenticated');
   const provider = await h.addProvider('unauthenticated', {
     ...spec,
     connectionConfiguration: [{ name: 'region', enum: ['eu', 'us'], required: true }],
@@ -64,9 +51,9 @@ describe('NONE', () => {
     expect(fetched.body.credentials).toEqual({ type: 'NONE' });
     expect(fetched.body.connection_config).toEqual({ region: 'eu' });
 
-    const res = await rawRequest(h.server.port, { path: '/proxy/items?x=1', headers: proxyHeaders(h, 'public', 'eu-feed') });
+    const res = await proxyClient(serverOf(h), 'public')('eu-feed', '/items?x=1');
     expect(res.status).toBe(200);
-    const seen = JSON.parse(res.body.toString()) as { headers: Record<string, string>; url: string };
+    const seen = res.body as { headers: Record<string, string>; url: string };
     expect(seen.url).toBe('/items?x=1');
     expect(seen.headers.authorization).toBeUndefined();
     expect(JSON.stringify(seen.headers)).not.toContain(h.env.secretKey);
@@ -95,15 +82,7 @@ describe('NONE', () => {
   });
 
   it('the Connect UI offers a form of configuration only and completes with it', async () => {
-    const token = sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'none-user' }, allowedIntegrations: ['public'] });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${h.server.url}/connect/api/${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'none-user', integrations: ['public'] });
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'NONE',

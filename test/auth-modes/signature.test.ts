@@ -6,15 +6,11 @@
  * minutes old or in the future.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
-import { sealSession } from '../support/fixtures.js';
-import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { connectApiClient, type JsonCall, type ProxyCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
+import { catalogSpec } from '../support/catalog-files.js';
+import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
 const USER = 'acme_api001';
@@ -23,6 +19,8 @@ const WINDOW_MS = 5 * 60_000;
 
 let h: ProxyBed;
 let up: Upstream;
+let rest: JsonCall;
+let proxy: ProxyCall;
 const nonces = new Set<string>();
 const seen: Array<{ ok: boolean; why?: string; nonce?: string }> = [];
 
@@ -48,26 +46,13 @@ function fakeEmarsys(req: IncomingMessage, res: ServerResponse) {
   res.end(JSON.stringify(v.why ? { replyCode: 1, replyText: v.why } : { replyCode: 0, replyText: 'OK', data: { path: req.url } }));
 }
 
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${h.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-const proxy = async (connectionId: string, path: string) => {
-  const res = await rawRequest(h.server.port, { path: `/proxy${path}`, headers: proxyHeaders(h, 'emarsys', connectionId) });
-  return { status: res.status, body: JSON.parse(res.body.toString() || 'null') as any };
-};
-
 beforeAll(async () => {
   up = await startUpstream();
   up.on('/api/v2/', fakeEmarsys);
   h = await startProxyBed('signature');
-  const spec = (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers/emarsys.yaml'), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+  rest = restClient(serverOf(h));
+  proxy = proxyClient(serverOf(h), 'emarsys');
+  const spec = catalogSpec('emarsys');
   const provider = await h.addProvider('emarsys', { ...spec, proxy: { ...spec.proxy, baseUrl: up.origin } });
   await h.addIntegration('emarsys', provider);
 }, 120_000);
@@ -140,15 +125,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   });
 
   it('the Connect UI form asks for the API user and secret (labels from the manifest) and makes a working connection', async () => {
-    const token = sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'wsse-user' }, allowedIntegrations: ['emarsys'] });
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${h.server.url}/connect/api/${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'wsse-user', integrations: ['emarsys'] });
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'SIGNATURE',

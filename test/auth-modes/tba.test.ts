@@ -6,14 +6,10 @@
  * HMAC-SHA256 signatures by the Integration's consumer and the connection's token, with
  * realm = the account ID (NetSuite's upper-case, underscore form).
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
-import { sealSession } from '../support/fixtures.js';
-import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { connectApiClient, type JsonCall, type ProxyCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
+import { catalogSpec } from '../support/catalog-files.js';
+import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 
 const CONSUMER = { clientId: 'netsuite-consumer-key-1', clientSecret: 'netsuite-consumer-secret-1' };
@@ -24,31 +20,15 @@ const REALM = '1234567_SB1';
 let h: ProxyBed;
 let peer: OAuth1TestServer;
 let provider: string;
-
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${h.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function proxy(connectionId: string, path: string, opts: { method?: string; body?: string; headers?: Record<string, string> } = {}) {
-  const res = await rawRequest(h.server.port, {
-    method: opts.method,
-    path: `/proxy${path}`,
-    headers: proxyHeaders(h, 'netsuite', connectionId, opts.headers),
-    body: opts.body,
-  });
-  return { status: res.status, body: JSON.parse(res.body.toString() || 'null') as Record<string, unknown> | null };
-}
+let rest: JsonCall;
+let proxy: ProxyCall;
 
 beforeAll(async () => {
   peer = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, { ...TOKEN, realm: REALM });
   h = await startProxyBed('tba');
-  const spec = (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers/netsuite-tba.yaml'), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+  rest = restClient(serverOf(h));
+  proxy = proxyClient(serverOf(h), 'netsuite');
+  const spec = catalogSpec('netsuite-tba');
   provider = await h.addProvider('netsuite-tba', { ...spec, proxy: { ...spec.proxy, baseUrl: `${peer.url}/services/rest` } });
   await h.addIntegration('netsuite', provider, CONSUMER);
 }, 120_000);
@@ -159,15 +139,8 @@ describe('TBA through the REST API and the proxy', () => {
 });
 
 describe('TBA in the Connect UI form API', () => {
-  const connect = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const token = sealSession(h.env.secretKey, { namespace: h.namespace, endUser: { id: 'tba-user' }, allowedIntegrations: ['netsuite'] });
-    const res = await fetch(`${h.server.url}/connect/api/${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const connect = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+    connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'tba-user', integrations: ['netsuite'] })(method, path, body);
 
   it('offers token ID and secret plus the account ID; a submitted form makes a connection the proxy signs for', async () => {
     const session = await connect('GET', 'session');

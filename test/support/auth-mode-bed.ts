@@ -4,23 +4,17 @@
  * loopback upstream for the provider's fake peer, and the calls every mode's test makes: REST with the
  * secret key, a proxied GET, and connecting through the Connect UI form in chromium.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import type { StoredCredentials } from '../../src/k8s/store.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { proxyClient, restClient } from './api-clients.js';
 import { openConnectPopup, waitForEvent } from './browser.js';
 import { startConnectBed, type ConnectBed } from './connect-bed.js';
 import { sealSession } from './fixtures.js';
-import { proxyHeaders, rawRequest } from './proxy-bed.js';
 import { startUpstream, type Upstream } from './servers/upstream.js';
 
-/** A shipped Provider manifest's spec (config/providers/NAME.yaml). */
-export const catalogSpec = (name: string) =>
-  (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+export { catalogSpec } from './catalog-files.js';
 
 export interface AuthModeBed {
   bed: ConnectBed;
@@ -48,6 +42,7 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
   const store = bed.latchkey.ctx.store;
   const providers: string[] = [];
   const suffix = `${process.pid}`;
+  const server = { url: bed.latchkey.url, env: bed.env };
 
   const openForm = async (integration: string, values: Record<string, string>, config: Record<string, string>) => {
     const context = await bed.browser.newContext();
@@ -71,21 +66,8 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
       await createIntegration(kc, namespace, id, { provider: name });
       await bed.synced((s) => s.getProvider(name) && s.getIntegration(namespace, id));
     },
-    async rest(method, path, body) {
-      const res = await fetch(`${bed.latchkey.url}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${bed.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        body: body !== undefined ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    },
-    async proxyGet(integration, connectionId, path) {
-      const port = Number(new URL(bed.latchkey.url).port);
-      const h = { env: bed.env } as Parameters<typeof proxyHeaders>[0];
-      const res = await rawRequest(port, { path: `/proxy${path}`, headers: proxyHeaders(h, integration, connectionId) });
-      return { status: res.status, body: JSON.parse(res.body.toString() || 'null') };
-    },
+    rest: restClient(server),
+    proxyGet: (integration, connectionId, path) => proxyClient(server, integration)(connectionId, path),
     stored: (integration, connectionId) => store.getConnection(namespace, integration, connectionId)?.credentials,
     async setStored(integration, connectionId, credentials) {
       const name = store.getConnection(namespace, integration, connectionId)!.resource.metadata.name;

@@ -38,3 +38,7 @@ export function readCatalogFiles(): CatalogFile[] {
 export function readCatalog(): ProviderManifest[] {
   return readCatalogFiles().map((f) => f.docs[0] as ProviderManifest);
 }
+
+/** A shipped Provider manifest's spec (config/providers/NAME.yaml). */
+export const catalogSpec = (name: string): ProviderSpec =>
+  (loadAllYaml(readFileSync(join(CATALOG_DIR, `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
