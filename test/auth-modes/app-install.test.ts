@@ -7,116 +7,29 @@
  * user token's refresh, and hostile callbacks (forged installation ID, missing or replayed state,
  * another browser) that store nothing.
  */
-import type { BrowserContext, Page } from 'playwright-core';
-import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { openConnectPopup, waitForEvent } from '../support/browser.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { sealSession } from '../support/fixtures.js';
-import { startGitHubAppServer, type FakeApp, type GitHubAppServer } from '../support/servers/github-app-server.js';
+import { eventually } from '../../dev/cluster.js';
+import { waitForEvent } from '../support/browser.js';
+import type { ConnectBed } from '../support/connect-bed.js';
+import { startGitHubAppBed, type GitHubAppBed } from '../support/github-app-bed.js';
+import type { FakeApp, GitHubAppServer } from '../support/servers/github-app-server.js';
 
-const kc = testKubeConfig();
-const APP_PROVIDER = `gh-app-${process.pid}`;
-const CUSTOM_PROVIDER = `gh-app-oauth-${process.pid}`;
-
+let t: GitHubAppBed;
 let gh: GitHubAppServer;
-let bed: ConnectBed;
 let installApp: FakeApp;
 let userApp: FakeApp;
 let otherApp: FakeApp;
-let { ns, env, latchkey, app, browser } = {} as ConnectBed;
-
-function providerSpec(origin: string, mode: 'APP' | 'CUSTOM') {
-  return {
-    displayName: mode === 'APP' ? 'GitHub App' : 'GitHub App OAuth',
-    authMode: mode,
-    authorizationUrl: `${origin}/apps/\${connectionConfig.appSlug}/installations/new`,
-    tokenUrl: `${origin}/app/installations/\${connectionConfig.installationId}/access_tokens`,
-    connectionConfiguration: [
-      { name: 'appSlug', pattern: '[A-Za-z0-9][A-Za-z0-9._~-]{0,254}', required: true },
-      { name: 'installationId', pattern: '[0-9]{1,20}', required: true },
-    ],
-    appInstallation: {
-      installationUrl: `${origin}/app/installations/\${connectionConfig.installationId}`,
-      ...(mode === 'CUSTOM'
-        ? { userTokenUrl: `${origin}/login/oauth/access_token`, userInstallationsUrl: `${origin}/user/installations` }
-        : {}),
-    },
-    proxy: { baseUrl: origin },
-  };
-}
+let { ns, latchkey, browser } = {} as ConnectBed;
+let { api, toInstallPage, install } = {} as GitHubAppBed;
 
 beforeAll(async () => {
-  bed = await startConnectBed(kc, 'auth-app', 'development');
-  ({ ns, env, latchkey, app, browser } = bed);
-  gh = await startGitHubAppServer();
-  const callbackUrl = `${latchkey.url}/oauth/callback`;
-  installApp = gh.addApp({ slug: `latchkey-test-${process.pid}`, callbackUrl });
-  userApp = gh.addApp({ slug: `latchkey-user-${process.pid}`, callbackUrl, requestOAuthOnInstall: true });
-  otherApp = gh.addApp({ slug: `someone-else-${process.pid}`, callbackUrl });
-  await applyProvider(kc, APP_PROVIDER, providerSpec(gh.origin, 'APP') as never);
-  await applyProvider(kc, CUSTOM_PROVIDER, providerSpec(gh.origin, 'CUSTOM') as never);
-  await createIntegration(
-    kc,
-    ns.name,
-    'github',
-    { provider: APP_PROVIDER },
-    {
-      appId: installApp.id,
-      privateKey: installApp.privateKeyPem,
-      appLink: `${gh.origin}/apps/${installApp.slug}`,
-    },
-  );
-  await createIntegration(
-    kc,
-    ns.name,
-    'github-user',
-    { provider: CUSTOM_PROVIDER },
-    {
-      appId: userApp.id,
-      privateKey: userApp.privateKeyPem,
-      appLink: `${gh.origin}/apps/${userApp.slug}`,
-      clientId: userApp.clientId,
-      clientSecret: userApp.clientSecret,
-    },
-  );
-  await bed.synced(
-    (store) =>
-      store.getProvider(APP_PROVIDER) &&
-      store.getProvider(CUSTOM_PROVIDER) &&
-      store.getIntegration(ns.name, 'github-user') &&
-      store.readSecretValue(ns.name, 'github-client', 'appLink') &&
-      store.readSecretValue(ns.name, 'github-user-client', 'clientSecret'),
-  );
+  t = await startGitHubAppBed('auth-app');
+  ({ gh, installApp, userApp, otherApp, api, toInstallPage, install } = t);
+  ({ ns, latchkey, browser } = t.bed);
 }, 120_000);
 
 afterAll(async () => {
-  await gh?.close();
-  await deleteProvider(kc, APP_PROVIDER);
-  await deleteProvider(kc, CUSTOM_PROVIDER);
-  await bed?.close();
+  await t?.close();
 });
-
-async function api(path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${latchkey.url}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json', ...(init.headers ?? {}) },
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** Opens the Connect UI for one integration and waits for the fake's install page. */
-async function toInstallPage(context: BrowserContext, integration: string, endUser: string): Promise<{ page: Page; popup: Page }> {
-  const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-  const { app: page, popup } = await openConnectPopup(context, app.url, token);
-  await popup.waitForURL((u) => u.href.startsWith(`${gh.origin}/apps/`), { timeout: 30_000 });
-  return { page, popup };
-}
-
-async function install(popup: Page, login: string): Promise<void> {
-  await popup.fill('input[name=login]', login);
-  await popup.click('button[type=submit]');
-}
 
 describe('APP: GitHub App installation', () => {
   it('installs through the Connect UI, stores a working installation token, and re-mints it when asked', async () => {
@@ -157,12 +70,8 @@ describe('APP: GitHub App installation', () => {
   it('renews an installation token that is about to end on fetch', async () => {
     gh.tokenLifetimeSeconds = 120; // inside the refresh margin: every fetch needs a new one
     try {
-      const context = await browser.newContext();
-      const { page, popup } = await toInstallPage(context, 'github', 'user-short');
-      await install(popup, 'short-lived-org');
-      const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
-      await context.close();
-      const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'github', connectionId));
+      const connectionId = await t.installConnection('github', 'user-short', 'short-lived-org');
+      const stored = latchkey.ctx.store.getConnection(ns.name, 'github', connectionId)!;
       const got = await api(`/connections/${connectionId}?provider_config_key=github`);
       expect(got.status).toBe(200);
       expect((got.body.credentials as Record<string, string>).access_token).not.toBe(stored.credentials.access_token);
@@ -216,14 +125,7 @@ describe('APP: GitHub App installation', () => {
 describe('APP import through POST /connections', () => {
   it("imports an installation of the Integration's app with a fresh token, and refuses another app's or none", async () => {
     const existing = gh.addInstallation(installApp.id, 'imported-org', new Date(Date.now() - 86_400_000));
-    const created = await api('/connections', {
-      method: 'POST',
-      body: JSON.stringify({
-        provider_config_key: 'github',
-        connection_id: 'imported',
-        credentials: { type: 'APP', installation_id: String(existing.id) },
-      }),
-    });
+    const created = await t.importInstallation('imported', existing.id);
     expect(created.status).toBe(201);
     const creds = created.body.credentials as Record<string, string>;
     expect(creds.type).toBe('APP');
@@ -233,14 +135,7 @@ describe('APP import through POST /connections', () => {
 
     const before = latchkey.ctx.store.listConnections(ns.name).length;
     const foreign = gh.addInstallation(otherApp.id, 'victim-org-2');
-    const refused = await api('/connections', {
-      method: 'POST',
-      body: JSON.stringify({
-        provider_config_key: 'github',
-        connection_id: 'stolen',
-        credentials: { type: 'APP', installation_id: String(foreign.id) },
-      }),
-    });
+    const refused = await t.importInstallation('stolen', foreign.id);
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: { code: 'installation_not_found' } });
     const missing = await api('/connections', {
@@ -264,12 +159,8 @@ describe('APP import through POST /connections', () => {
 
 describe('CUSTOM: GitHub App with user authorization', () => {
   it('installs, exchanges the code, stores both tokens, hides the refresh token and renews the user token', async () => {
-    const context = await browser.newContext();
-    const { page, popup } = await toInstallPage(context, 'github-user', 'user-custom');
-    await install(popup, 'mona');
-    const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
-    await context.close();
-    const conn = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'github-user', connectionId));
+    const connectionId = await t.installConnection('github-user', 'user-custom', 'mona');
+    const conn = latchkey.ctx.store.getConnection(ns.name, 'github-user', connectionId)!;
     expect(conn.credentials.type).toBe('CUSTOM');
     const user = conn.credentials.user as Record<string, string>;
     expect(user.access_token).toMatch(/^ghu_/);
@@ -300,11 +191,7 @@ describe('CUSTOM: GitHub App with user authorization', () => {
   it('renews a user token that would lapse before the next installation token, with its refresh token', async () => {
     gh.userTokenLifetimeSeconds = 1800;
     try {
-      const context = await browser.newContext();
-      const { page, popup } = await toInstallPage(context, 'github-user', 'user-custom-short');
-      await install(popup, 'mona-short');
-      const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
-      await context.close();
+      const connectionId = await t.installConnection('github-user', 'user-custom-short', 'mona-short');
       const conn = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'github-user', connectionId));
       const user = conn.credentials.user as Record<string, string>;
       // The connection is due when the user token ends (30 min), before the installation token (1 h).

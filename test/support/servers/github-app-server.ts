@@ -46,6 +46,8 @@ export interface GitHubAppServer {
   userTokens: Array<{ token: string; login: string; expiresAt: number }>;
   /** Rejected app JWTs and why (for assertions). */
   rejections: string[];
+  /** API calls (`/installation/...`, `/user...`) as received: path and Authorization header (proxy tests). */
+  apiCalls: Array<{ path: string; authorization: string | undefined }>;
   tokenLifetimeSeconds: number;
   userTokenLifetimeSeconds: number;
   addApp(app: Omit<FakeApp, 'id' | 'privateKeyPem' | 'clientId' | 'clientSecret'> & { id?: string }): FakeApp;
@@ -74,6 +76,7 @@ export async function startGitHubAppServer(): Promise<GitHubAppServer> {
   const codes = new Map<string, { appId: string; login: string }>();
   const refreshTokens = new Map<string, { appId: string; login: string; expiresAt: number }>();
   const rejections: string[] = [];
+  const apiCalls: GitHubAppServer['apiCalls'] = [];
   let nextInstallation = 1000 + Math.floor(Math.random() * 1000);
   let nextApp = 500_000 + Math.floor(Math.random() * 1000);
 
@@ -210,6 +213,7 @@ export async function startGitHubAppServer(): Promise<GitHubAppServer> {
       return json(res, 200, issueUserToken(app, grant.login));
     }
 
+    if (path.startsWith('/installation/') || path.startsWith('/user')) apiCalls.push({ path, authorization: req.headers.authorization });
     const bearer = /^(?:Bearer|token) (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (path === '/user/installations') {
       const user = userTokens.find((t) => t.token === bearer && t.expiresAt > Date.now());
@@ -239,6 +243,7 @@ export async function startGitHubAppServer(): Promise<GitHubAppServer> {
     installationTokens,
     userTokens,
     rejections,
+    apiCalls,
     tokenLifetimeSeconds: 3600,
     userTokenLifetimeSeconds: 8 * 3600,
     addApp(spec) {
