@@ -37,6 +37,20 @@ export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): st
   });
 }
 
+/**
+ * What a provider's token endpoint answered, for the log: its status, OAuth `error` and description
+ * (what a support engineer needs) when the error carries them (openid-client's ResponseBodyError
+ * does; its message alone does not), else the error's message.
+ */
+export function providerAnswer(err: unknown): string {
+  const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown };
+  if (typeof e?.error === 'string' && typeof e.status === 'number') {
+    const description = typeof e.error_description === 'string' ? `: ${e.error_description.slice(0, 300)}` : '';
+    return `the token endpoint answered ${e.status} ${e.error}${description}`;
+  }
+  return typeof e?.message === 'string' ? e.message : String(err);
+}
+
 /** A failed attempt (as the end user saw it, plus what is behind it); for a reconnect also a connection error. */
 export async function logFailedAttempt(
   deps: Pick<AppContext, 'oplog' | 'store' | 'logger' | 'clock'>,

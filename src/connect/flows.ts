@@ -49,7 +49,7 @@ import {
 } from './plugin-install-flow.js';
 import { CONNECT_MODES, credentialFields, fieldLabel } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
-import { logAttempt, logFailedAttempt } from './flow-log.js';
+import { logAttempt, logFailedAttempt, providerAnswer } from './flow-log.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -388,7 +388,7 @@ export async function submitForm(
       )) as unknown as StoredCredentials;
     } catch (err) {
       deps.logger.info(
-        { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
+        { namespace: session.namespace, integration: integrationId, err: providerAnswer(err) },
         'client credentials rejected',
       );
       const error = new LatchkeyError(
@@ -396,7 +396,7 @@ export async function submitForm(
         'invalid_credentials',
         `${v.providerDisplayName} did not accept this client ID and secret.`,
       );
-      await formFailed(error, `Client credentials rejected: ${(err as Error).message}`);
+      await formFailed(error, `Client credentials rejected: ${providerAnswer(err)}`);
       throw error;
     }
   }
@@ -560,11 +560,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       } catch (err) {
         if (err instanceof LatchkeyError) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
-        detail = `Token exchange failed: ${(err as Error).message}`;
-        deps.logger.warn(
-          { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
-          'token exchange failed',
-        );
+        detail = `Token exchange failed: ${providerAnswer(err)}`;
+        deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: providerAnswer(err) }, 'token exchange failed');
         throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
       }
     }

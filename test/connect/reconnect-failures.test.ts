@@ -1,6 +1,7 @@
 /**
  * A re-authorization that fails, in Chromium against a real authorization server (oidc-provider): a
- * denied consent, and a token exchange the provider refuses (the Integration's client secret is wrong).
+ * denied consent, a token exchange the provider refuses (the Integration's client secret is wrong), and
+ * client credentials typed in a reconnect form that the provider refuses.
  * Each leaves an `auth` entry in the connection's `errors[]` whose `log_id` resolves with GET /logs/{id},
  * and leaves the stored credentials (still working at the provider), configuration and metadata as
  * they were. A first connect that fails the same way creates nothing.
@@ -15,6 +16,7 @@ import { importOAuth2, sealSession } from '../support/fixtures.js';
 
 const kc = testKubeConfig();
 const PROVIDER = `oidc-reauth-fail-${process.pid}`;
+const CC_PROVIDER = `cc-reauth-fail-${process.pid}`;
 const CLIENT = { clientId: 'latchkey-reauth-fail', clientSecret: 'reauth-fail-secret-value-0123456789' };
 const WRONG_SECRET = 'not-the-client-secret-9876543210';
 
@@ -34,6 +36,8 @@ beforeAll(async () => {
     tokenUrl: oidc.tokenUrl,
     defaultScopes: ['openid'],
   });
+  await applyProvider(kc, CC_PROVIDER, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
+  await createIntegration(kc, ns.name, 'machine', { provider: CC_PROVIDER });
   const spec = { provider: PROVIDER, scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } };
   await createIntegration(kc, ns.name, 'acme', { ...spec, displayName: 'Acme workspace' }, CLIENT);
   // The provider knows the client ID but not this secret: it refuses the token exchange (invalid_client).
@@ -47,6 +51,7 @@ beforeAll(async () => {
   await bed.synced(
     (store) =>
       store.getProvider(PROVIDER) &&
+      store.getIntegration(ns.name, 'machine') &&
       store.readSecretValue(ns.name, 'acme-client', 'clientSecret') &&
       store.readSecretValue(ns.name, 'acme-wrong-client', 'clientSecret'),
   );
@@ -55,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await oidc?.close();
   await deleteProvider(kc, PROVIDER);
+  await deleteProvider(kc, CC_PROVIDER);
   await bed?.close();
 });
 
@@ -193,6 +199,41 @@ describe('a failed re-authorization', () => {
 
     expectUntouched('acme-wrong', 'exchange-reconnect', before);
     expect(await userinfoStatus(accessToken)).toBe(200);
+  });
+
+  it('after client credentials the token endpoint refuses in a reconnect form: an auth error, the working ones kept', async () => {
+    const first = await browser.newContext();
+    const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'm2m-user' }, allowedIntegrations: ['machine'] });
+    const opened = await openConnectPopup(first, app.url, session);
+    await opened.popup.fill('#f-values-clientId', CLIENT.clientId);
+    await opened.popup.fill('#f-values-clientSecret', CLIENT.clientSecret);
+    await opened.popup.click('button[type=submit]');
+    const connectionId = (await waitForEvent(opened.app, 'connect')).connectionId!;
+    await first.close();
+    const before = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'machine', connectionId));
+
+    const res = await latchkey.call('POST', '/connect/sessions/reconnect', {
+      key: env.secretKey,
+      body: { connection_id: connectionId, integration_id: 'machine' },
+    });
+    expect(res.status).toBe(201);
+    const context = await browser.newContext();
+    const { popup } = await openConnectPopup(context, app.url, res.body.data.token);
+    await popup.fill('#f-values-clientId', CLIENT.clientId);
+    await popup.fill('#f-values-clientSecret', WRONG_SECRET);
+    await popup.click('button[type=submit]');
+    await popup.waitForSelector('.form-error:not([hidden])');
+    expect(await popup.textContent('.form-error')).toContain('did not accept');
+    await context.close();
+
+    const errors = await errorsShown('machine', connectionId);
+    expect(errors).toEqual([{ type: 'auth', log_id: expect.any(String) }]);
+    const entry = await logEntry(errors[0]!.log_id);
+    expect(entry).toMatchObject({ operation: 'authorization', step: 'form', outcome: 'failure', connection_id: connectionId });
+    expect(entry.messages.join('\n')).toContain('invalid_client');
+    for (const secret of [WRONG_SECRET, CLIENT.clientSecret, before.credentials.token as string])
+      expect(JSON.stringify(entry)).not.toContain(secret);
+    expectUntouched('machine', connectionId, before);
   });
 
   it('a first connect whose token exchange is refused stores nothing and touches no other connection', async () => {
