@@ -463,24 +463,6 @@ function renderOAuthStart(i: IntegrationView): void {
 
 /** `byClick`: called from the end user's click (an embedded UI may open a popup then). */
 async function pick(i: IntegrationView, byClick = false): Promise<void> {
-  if (i.flow === 'unsupported') {
-    show(
-      el(
-        'div',
-        { class: 'card' },
-        ...backButton(),
-        header(`${i.name}`, i.providerDisplayName),
-        el('p', { class: 'notice' }, `Connecting ${i.providerDisplayName} (${i.authMode}) is not supported here yet.`),
-        el('p', { class: 'muted' }, 'Please contact the application you came from.'),
-      ),
-    );
-    notify({
-      type: 'error',
-      error: { code: 'unsupported_auth_mode', message: `${i.authMode} is not supported yet` },
-      providerConfigKey: i.id,
-    });
-    return;
-  }
   if (i.flow === 'oauth') {
     if (i.configFields.length) renderForm(i, [], 'Continue', (_v, config) => startOAuth(i, config));
     else if (embed && !byClick) renderOAuthStart(i);

@@ -1,4 +1,4 @@
-import type { ProviderResource } from '../k8s/resources.js';
+import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import { configFieldNames } from './connection-config.js';
 
 /** The spec's Provider record (snake_case), plus Latchkey's extra catalog fields in snake_case. */
@@ -36,6 +36,35 @@ export interface ProviderView {
   disable_pkce?: boolean;
   field_labels?: Record<string, string>;
   mode_options?: Record<string, unknown>;
+  logo_url?: string;
+  two_step?: TwoStepView;
+  app_store?: { lifetime_seconds?: number };
+  tba?: { account_id_key?: string; signature_method?: string };
+  signature?: { protocol: string; lifetime_seconds?: number; header?: string };
+  app_installation?: { installation_url?: string; user_token_url?: string; user_installations_url?: string };
+  plugin_install?: {
+    install_url: string;
+    credential_param: string;
+    config_params?: string[];
+    signature_param?: string;
+    timestamp_param?: string;
+    max_age_seconds?: number;
+  };
+}
+
+/**
+ * TWO_STEP as a client needs it: the fields to collect (import, own forms) and where the exchange
+ * goes. The request's `headers` and `body` templates are left out: they may carry fixed values the
+ * provider's token endpoint wants (an application key), and only Latchkey makes the exchange.
+ */
+export interface TwoStepView {
+  token_url?: string;
+  content_type?: string;
+  credential_fields: Array<{ name: string; label?: string; secret: boolean; required: boolean }>;
+  token_path?: string;
+  expires_in_path?: string;
+  expires_at_path?: string;
+  default_lifetime_seconds?: number;
 }
 
 /** A Provider custom resource as the REST API shows it. Absent optional fields are left out. */
@@ -80,7 +109,59 @@ export function providerView(p: ProviderResource): ProviderView {
     disable_pkce: s.disablePkce,
     field_labels: s.fieldLabels,
     mode_options: s.modeOptions,
+    logo_url: s.logoUrl,
+    ...modeViews(s),
   }) as ProviderView;
+}
+
+/** Each mode's own block (the CRD allows each only on its mode), in snake_case; absent ones left out. */
+function modeViews(s: ProviderSpec): Partial<ProviderView> {
+  const { appStore, tba, signature, appInstallation: app, pluginInstall: plugin } = s;
+  return compact({
+    two_step: s.twoStep ? twoStepView(s.twoStep) : undefined,
+    app_store: appStore ? compact({ lifetime_seconds: appStore.lifetimeSeconds }) : undefined,
+    tba: tba ? compact({ account_id_key: tba.accountIdKey, signature_method: tba.signatureMethod }) : undefined,
+    signature: signature
+      ? compact({ protocol: signature.protocol, lifetime_seconds: signature.lifetimeSeconds, header: signature.header })
+      : undefined,
+    app_installation: app
+      ? compact({
+          installation_url: app.installationUrl,
+          user_token_url: app.userTokenUrl,
+          user_installations_url: app.userInstallationsUrl,
+        })
+      : undefined,
+    plugin_install: plugin
+      ? compact({
+          install_url: plugin.installUrl,
+          credential_param: plugin.credentialParam,
+          config_params: plugin.configParams,
+          signature_param: plugin.signatureParam,
+          timestamp_param: plugin.timestampParam,
+          max_age_seconds: plugin.maxAgeSeconds,
+        })
+      : undefined,
+  });
+}
+
+/** `spec.twoStep` is free-form for the CRD's sake: only values of the documented types are shown. */
+function twoStepView(t: Record<string, unknown>): TwoStepView {
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const fields = Array.isArray(t.credentialFields) ? (t.credentialFields as unknown[]) : [];
+  return compact({
+    token_url: str(t.tokenUrl),
+    content_type: str(t.contentType) ?? 'json',
+    credential_fields: fields.flatMap((f) => {
+      const field = (f ?? {}) as Record<string, unknown>;
+      const name = str(field.name);
+      // Defaults as the CRD documents them: secret and required unless said otherwise.
+      return name ? [compact({ name, label: str(field.label), secret: field.secret !== false, required: field.required !== false })] : [];
+    }),
+    token_path: str(t.tokenPath),
+    expires_in_path: str(t.expiresInPath),
+    expires_at_path: str(t.expiresAtPath),
+    default_lifetime_seconds: typeof t.defaultLifetimeSeconds === 'number' ? t.defaultLifetimeSeconds : undefined,
+  });
 }
 
 /** Case-insensitive match of a search string against the provider's name, display name and categories. */

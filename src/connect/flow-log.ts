@@ -4,6 +4,7 @@
  * entry's ID as `log_id`, so whoever looks at the connection finds why.
  */
 import type { AppContext } from '../app/context.js';
+import { recordFailedReauthorization } from '../connections/service.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { Outcome } from '../oplog/entry.js';
 import type { LatchkeyError } from '../domain/errors.js';
@@ -19,8 +20,6 @@ export interface AttemptInput {
   secrets?: Array<string | undefined>;
   durationMs?: number;
 }
-
-const MAX_ERRORS = 10;
 
 export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): string | undefined {
   const r = a.reconnect;
@@ -38,6 +37,20 @@ export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): st
   });
 }
 
+/**
+ * What a provider's token endpoint answered, for the log: its status, OAuth `error` and description
+ * (what a support engineer needs) when the error carries them (openid-client's ResponseBodyError
+ * does; its message alone does not), else the error's message.
+ */
+export function providerAnswer(err: unknown): string {
+  const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown };
+  if (typeof e?.error === 'string' && typeof e.status === 'number') {
+    const description = typeof e.error_description === 'string' ? `: ${e.error_description.slice(0, 300)}` : '';
+    return `the token endpoint answered ${e.status} ${e.error}${description}`;
+  }
+  return typeof e?.message === 'string' ? e.message : String(err);
+}
+
 /** A failed attempt (as the end user saw it, plus what is behind it); for a reconnect also a connection error. */
 export async function logFailedAttempt(
   deps: Pick<AppContext, 'oplog' | 'store' | 'logger' | 'clock'>,
@@ -47,18 +60,10 @@ export async function logFailedAttempt(
   const logId = logAttempt(deps, { ...a, outcome: 'failure', messages });
   const r = a.reconnect;
   if (!logId || !r) return;
-  const existing = deps.store.getConnection(a.namespace, r.integration, r.connectionId);
-  if (!existing) return;
-  const occurredAt = new Date(deps.clock.now()).toISOString();
-  await deps.store
-    .updateConnectionStatus(a.namespace, existing.resource.metadata.name, (s) => ({
-      ...s,
-      errors: [
-        ...(s.errors ?? []),
-        { type: 'auth', logId, message: `Re-authorization failed: ${a.error.message}`.slice(0, 1024), occurredAt },
-      ].slice(-MAX_ERRORS),
-    }))
-    .catch((err: unknown) =>
-      deps.logger.warn({ namespace: a.namespace, err: String(err) }, 'could not record the failed re-authorization'),
-    );
+  await recordFailedReauthorization(deps, a.namespace, r.integration, r.connectionId, {
+    logId,
+    message: `Re-authorization failed: ${a.error.message}`,
+  }).catch((err: unknown) =>
+    deps.logger.warn({ namespace: a.namespace, err: String(err) }, 'could not record the failed re-authorization'),
+  );
 }

@@ -28,7 +28,6 @@ import {
   type OAuth2FlowInput,
 } from '../auth/oauth2-authorization.js';
 import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
-import { twoStepOptions } from '../auth/two-step.js';
 import { EXCHANGED_MODES, exchangeGivenCredentials } from '../connections/exchanged-credentials.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
@@ -48,8 +47,9 @@ import {
   pluginSuppliedKeys,
   startPluginInstall,
 } from './plugin-install-flow.js';
+import { CONNECT_MODES, credentialFields, fieldLabel } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
-import { logAttempt, logFailedAttempt } from './flow-log.js';
+import { logAttempt, logFailedAttempt, providerAnswer } from './flow-log.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -57,108 +57,6 @@ export type { ConnectResult, FormField, IntegrationView, SessionView } from './w
 
 export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
-}
-
-export const SUPPORTED_MODES = [
-  'OAUTH2',
-  'OAUTH1',
-  'API_KEY',
-  'BASIC',
-  'OAUTH2_CC',
-  'JWT',
-  'TWO_STEP',
-  'BILL',
-  'APP_STORE',
-  'TBA',
-  'SIGNATURE',
-  'NONE',
-  'APP',
-  'CUSTOM',
-  'INSTALL_PLUGIN',
-] as const;
-// NONE: a form of configuration fields only (or none at all): nothing to authorize.
-const FORM_MODES = new Set(['API_KEY', 'BASIC', 'OAUTH2_CC', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE', 'TBA', 'SIGNATURE', 'NONE']);
-
-const DEFAULT_LABELS: Record<string, string> = {
-  apiKey: 'API key',
-  username: 'Username',
-  password: 'Password',
-  clientId: 'Client ID',
-  clientSecret: 'Client secret',
-  organization_id: 'Organization ID',
-  dev_key: 'Developer key',
-  issuer_id: 'Issuer ID',
-  key_id: 'Key ID',
-  private_key: 'Private key (contents of the .p8 file)',
-  tokenId: 'Token ID',
-  tokenSecret: 'Token secret',
-};
-
-function credentialFields(authMode: string, provider: ProviderResource): Array<{ name: string; secret: boolean; required: boolean }> {
-  switch (authMode) {
-    // TWO_STEP, BILL, APP_STORE: exchanged or minted when the form is sent (src/connections/exchanged-credentials.ts).
-    case 'TWO_STEP':
-      try {
-        return twoStepOptions(provider.spec).credentialFields.map((f) => ({ name: f.name, secret: f.secret, required: f.required }));
-      } catch {
-        return [];
-      }
-    case 'BILL':
-      return [
-        { name: 'username', secret: false, required: true },
-        { name: 'password', secret: true, required: true },
-        { name: 'organization_id', secret: false, required: true },
-        { name: 'dev_key', secret: true, required: true },
-      ];
-    case 'APP_STORE':
-      return [
-        { name: 'issuer_id', secret: false, required: true },
-        { name: 'key_id', secret: false, required: true },
-        { name: 'private_key', secret: true, required: true },
-      ];
-    case 'API_KEY':
-      return [{ name: 'apiKey', secret: true, required: true }];
-    case 'BASIC':
-      return [
-        { name: 'username', secret: false, required: true },
-        { name: 'password', secret: true, required: false },
-      ];
-    case 'OAUTH2_CC':
-      return [
-        { name: 'clientId', secret: false, required: true },
-        { name: 'clientSecret', secret: true, required: true },
-      ];
-    // JWT: the signing key; the key ID, issuer and the like are the provider's connection configuration.
-    case 'JWT':
-      return [{ name: 'apiKey', secret: true, required: true }];
-    // TBA: the access token made in NetSuite; the account ID is connection configuration, the consumer is the Integration's.
-    case 'TBA':
-      return [
-        { name: 'tokenId', secret: false, required: true },
-        { name: 'tokenSecret', secret: true, required: true },
-      ];
-    // SIGNATURE: the secrets the per-request signature is computed from.
-    case 'SIGNATURE':
-      return [
-        { name: 'username', secret: false, required: true },
-        { name: 'password', secret: true, required: true },
-      ];
-    default:
-      return [];
-  }
-}
-
-function label(provider: ProviderResource, name: string): string {
-  return provider.spec.fieldLabels?.[name] ?? twoStepLabel(provider, name) ?? DEFAULT_LABELS[name] ?? name;
-}
-
-function twoStepLabel(provider: ProviderResource, name: string): string | undefined {
-  if (provider.spec.authMode !== 'TWO_STEP') return undefined;
-  try {
-    return twoStepOptions(provider.spec).credentialFields.find((f) => f.name === name)?.label;
-  } catch {
-    return undefined;
-  }
 }
 
 function lookup(
@@ -178,26 +76,25 @@ function lookup(
 
 function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
   const mode = provider.spec.authMode;
-  const flow =
-    mode === 'OAUTH2' || mode === 'OAUTH1' || isAppInstallMode(mode) || isPluginInstallMode(mode)
-      ? 'oauth'
-      : FORM_MODES.has(mode)
-        ? 'form'
-        : 'unsupported';
   return {
     id: integration.metadata.name,
     name: integration.spec.displayName ?? provider.spec.displayName,
     provider: provider.metadata.name,
     providerDisplayName: provider.spec.displayName,
     authMode: mode,
-    flow,
-    fields: credentialFields(mode, provider).map((f) => ({ ...f, label: label(provider, f.name) })),
+    flow: CONNECT_MODES[mode].flow,
+    fields: credentialFields(provider).map((f) => ({
+      name: f.name,
+      label: fieldLabel(provider, f.name, f.label),
+      secret: f.secret,
+      required: f.required,
+    })),
     // APP / CUSTOM: the app slug and installation ID come from the Integration and the install callback.
     configFields: configFields(provider.spec)
       .filter((f) => !(isAppInstallMode(mode) && FLOW_SUPPLIED_KEYS.has(f.name)) && !pluginSuppliedKeys(provider.spec).has(f.name))
       .map((f) => ({
         name: f.name,
-        label: f.label ?? label(provider, f.name),
+        label: f.label ?? fieldLabel(provider, f.name),
         secret: false,
         required: f.required && f.default === undefined,
       })),
@@ -450,6 +347,18 @@ export async function submitForm(
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
   const connectionConfig = flowConfig(deps, session, provider, rawConfig);
+  // The provider refused what was typed: logged, and on a reconnect also an error of the connection.
+  const formFailed = (error: LatchkeyError, detail?: string) =>
+    logFailedAttempt(deps, {
+      namespace: session.namespace,
+      integration: integrationId,
+      endUserId: session.claims.endUser?.id,
+      reconnect: session.claims.reconnect,
+      step: 'form',
+      error,
+      detail,
+      secrets: v.fields.filter((f) => f.secret).map((f) => values[f.name]),
+    });
   let credentials: StoredCredentials;
   if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
   else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
@@ -461,16 +370,7 @@ export async function submitForm(
     try {
       credentials = await exchangeGivenCredentials(deps, provider, { ...values, type: v.authMode }, connectionConfig, 'values');
     } catch (err) {
-      logAttempt(deps, {
-        namespace: session.namespace,
-        integration: integrationId,
-        endUserId: session.claims.endUser?.id,
-        reconnect: session.claims.reconnect,
-        step: 'form',
-        outcome: 'failure',
-        messages: [`Credentials not accepted: ${(err as Error).message}`],
-        secrets: v.fields.filter((f) => f.secret).map((f) => values[f.name]),
-      });
+      if (err instanceof LatchkeyError) await formFailed(err);
       throw err;
     }
   } else {
@@ -487,21 +387,17 @@ export async function submitForm(
         deps.clock.now(),
       )) as unknown as StoredCredentials;
     } catch (err) {
-      logAttempt(deps, {
-        namespace: session.namespace,
-        integration: integrationId,
-        endUserId: session.claims.endUser?.id,
-        reconnect: session.claims.reconnect,
-        step: 'form',
-        outcome: 'failure',
-        messages: [`Client credentials rejected: ${(err as Error).message}`],
-        secrets: [values.clientSecret],
-      });
       deps.logger.info(
-        { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
+        { namespace: session.namespace, integration: integrationId, err: providerAnswer(err) },
         'client credentials rejected',
       );
-      throw new LatchkeyError('invalid_input', 'invalid_credentials', `${v.providerDisplayName} did not accept this client ID and secret.`);
+      const error = new LatchkeyError(
+        'invalid_input',
+        'invalid_credentials',
+        `${v.providerDisplayName} did not accept this client ID and secret.`,
+      );
+      await formFailed(error, `Client credentials rejected: ${providerAnswer(err)}`);
+      throw error;
     }
   }
   return saveAuthorization(deps, {
@@ -664,11 +560,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       } catch (err) {
         if (err instanceof LatchkeyError) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
-        detail = `Token exchange failed: ${(err as Error).message}`;
-        deps.logger.warn(
-          { namespace: state.namespace, integration: state.integration, err: (err as Error).message },
-          'token exchange failed',
-        );
+        detail = `Token exchange failed: ${providerAnswer(err)}`;
+        deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: providerAnswer(err) }, 'token exchange failed');
         throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
       }
     }

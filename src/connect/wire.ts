@@ -17,8 +17,8 @@ export interface IntegrationView {
   provider: string;
   providerDisplayName: string;
   authMode: string;
-  /** 'oauth' (redirect), 'form', or 'unsupported'. */
-  flow: 'oauth' | 'form' | 'unsupported';
+  /** 'oauth': the browser goes to the provider (OAuth, app or plugin install); 'form': the end user types the credentials. */
+  flow: 'oauth' | 'form';
   /** Credential fields of a form flow. */
   fields: FormField[];
   /** Connection configuration keys the end user fills in (before the redirect, or in the form). */

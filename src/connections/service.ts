@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Clock } from '../domain/clock.js';
-import { mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
+import { CREDENTIALS_ERROR, MAX_STATUS_ERRORS, mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { checkConnectionConfig } from '../catalog/connection-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
@@ -129,6 +129,33 @@ export async function reauthorize(
     statusAfterNewCredentials(s, stored.credentials, deps.config, deps.clock.now(), 'authorized'),
   );
   return { resource, credentials: stored.credentials, credentialsVersion: stored.credentialsVersion };
+}
+
+/**
+ * A re-authorization that failed (consent denied, the provider refused the code or the credentials):
+ * an `auth` entry in the connection's errors pointing at the log entry (`logId`). The credentials,
+ * spec and the rest of the status stay as they were: the old credentials may well still work.
+ * Undefined when the connection no longer exists.
+ */
+export async function recordFailedReauthorization(
+  deps: Pick<ConnectionServiceDeps, 'store' | 'clock'>,
+  namespace: string,
+  integrationId: string,
+  connectionId: string,
+  failure: { logId: string; message: string },
+): Promise<StoredConnection['resource'] | undefined> {
+  const existing = deps.store.getConnection(namespace, integrationId, connectionId);
+  if (!existing) return undefined;
+  const entry = {
+    type: CREDENTIALS_ERROR,
+    logId: failure.logId,
+    message: failure.message.slice(0, 1024),
+    occurredAt: new Date(deps.clock.now()).toISOString(),
+  };
+  return deps.store.updateConnectionStatus(namespace, existing.resource.metadata.name, (s) => ({
+    ...s,
+    errors: [...(s.errors ?? []), entry].slice(-MAX_STATUS_ERRORS),
+  }));
 }
 
 /** Deletes a connection (its Secret goes with it) and its refresh lock. False when it does not exist. */

@@ -13,6 +13,7 @@ const kc = testKubeConfig();
 const OAUTH = 'rest-ep-oauth';
 const KEYS = 'rest-ep-apikey';
 const BASIC = 'rest-ep-basic';
+const TWO_STEP = 'rest-ep-two-step';
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let other: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
@@ -45,6 +46,21 @@ beforeAll(async () => {
   });
   await applyProvider(kc, KEYS, { displayName: 'Endpoint API key', authMode: 'API_KEY', proxy: { baseUrl: 'https://keys.example.test' } });
   await applyProvider(kc, BASIC, { displayName: 'Endpoint Basic', authMode: 'BASIC' });
+  await applyProvider(kc, TWO_STEP, {
+    displayName: 'Endpoint Two Step',
+    authMode: 'TWO_STEP',
+    twoStep: {
+      tokenUrl: 'https://login.example.test/token',
+      headers: { 'x-app-key': 'provider-fixed-app-key' },
+      body: { user: '${credentials.username}', password: '${credentials.password}' },
+      credentialFields: [
+        { name: 'username', secret: false },
+        { name: 'password', label: 'Password' },
+      ],
+      tokenPath: 'token',
+    },
+    proxy: { baseUrl: 'https://api.two-step.example.test' },
+  });
   [env, otherEnv] = await Promise.all([createEnvironment(kc, ns.name), createEnvironment(kc, other.name)]);
   await createIntegration(kc, ns.name, 'crm', { provider: OAUTH }, { clientId: 'id', clientSecret: 'secret' });
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
@@ -55,6 +71,7 @@ beforeAll(async () => {
     () =>
       api.ctx.store.getIntegration(other.name, 'keys') &&
       api.ctx.store.getProvider(BASIC) &&
+      api.ctx.store.getProvider(TWO_STEP) &&
       api.ctx.store.getIntegration(ns.name, 'basic'),
   );
   await eventually(
@@ -66,7 +83,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.stop();
-  await Promise.all([OAUTH, KEYS, BASIC].map((p) => deleteProvider(kc, p)));
+  await Promise.all([OAUTH, KEYS, BASIC, TWO_STEP].map((p) => deleteProvider(kc, p)));
   await Promise.all([ns?.delete(), other?.delete()]);
 });
 
@@ -123,6 +140,24 @@ describe('providers', () => {
         },
       },
     });
+  });
+
+  it("shows a mode's own block (TWO_STEP's fields and token URL), never its request templates", async () => {
+    const res = await api.call('GET', `/providers/${TWO_STEP}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      auth_mode: 'TWO_STEP',
+      two_step: {
+        token_url: 'https://login.example.test/token',
+        content_type: 'json',
+        credential_fields: [
+          { name: 'username', secret: false, required: true },
+          { name: 'password', label: 'Password', secret: true, required: true },
+        ],
+        token_path: 'token',
+      },
+    });
+    expect(JSON.stringify(res.body)).not.toMatch(/provider-fixed-app-key|x-app-key|credentials\.password/);
   });
 
   it('lists and searches the catalog; 404 for an unknown provider', async () => {

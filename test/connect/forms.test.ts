@@ -1,9 +1,8 @@
 /**
  * Form flows of the Connect UI in chromium: API key (fields and labels from the provider record,
  * validated before anything is stored), client credentials checked against a real token endpoint,
- * and the TBA, SIGNATURE and configuration-only NONE forms (every auth mode has a flow now, so no
- * Provider reaches the "not supported yet" page). The Environment is in production mode: no connection ID reaches
- * the frontend.
+ * and the TBA, SIGNATURE and configuration-only NONE forms. The Environment is in production mode:
+ * no connection ID reaches the frontend.
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';

@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto';
+import type { AuthMode } from '../../domain/auth-modes.js';
 import type { Clock } from '../../domain/clock.js';
 import { findCondition, IntegrationCondition, IntegrationReason, ProviderCondition, type Verdict } from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions } from './conditions.js';
@@ -6,13 +7,38 @@ import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 
-/** Keys the Integration's Secret must hold for each auth mode that needs client credentials. */
-const CLIENT_KEYS: Record<string, string[]> = {
-  OAUTH2: ['clientId', 'clientSecret'],
-  OAUTH1: ['clientId', 'clientSecret'],
-  OAUTH2_CC: ['clientId', 'clientSecret'],
+/** A key the Integration's Secret must hold; `or`: another key the same value may be under; `pem`: a PEM private key. */
+interface NeededKey {
+  key: string;
+  or?: string;
+  pem?: boolean;
+}
+
+const CLIENT: NeededKey[] = [{ key: 'clientId' }, { key: 'clientSecret' }];
+
+/** The keys the Integration's Secret must hold, for each auth mode that needs client credentials. */
+const SECRET_KEYS: Partial<Record<AuthMode, { keys: NeededKey[]; why: string }>> = {
+  OAUTH2: { keys: CLIENT, why: 'the OAuth client ID and secret' },
+  OAUTH1: { keys: CLIENT, why: 'the consumer key and secret' },
+  OAUTH2_CC: { keys: CLIENT, why: 'the OAuth client ID and secret' },
   // TBA: NetSuite's consumer key and secret (the integration record's), which sign every request.
-  TBA: ['clientId', 'clientSecret'],
+  TBA: { keys: CLIENT, why: "the integration record's consumer key and secret" },
+  // APP: the catalog's clientId/clientSecret fields are read as the App ID and key too.
+  APP: {
+    keys: [
+      { key: 'appId', or: 'clientId' },
+      { key: 'privateKey', or: 'clientSecret', pem: true },
+    ],
+    why: "the App ID (appId) and the App's private key in PEM (privateKey)",
+  },
+  // CUSTOM: the app's keys mint installation tokens, its OAuth client exchanges the user's code; connections
+  // only come from the install flow, which needs the app's link (or slug). clientId/clientSecret are the client's here.
+  CUSTOM: {
+    keys: [{ key: 'appId' }, { key: 'privateKey', pem: true }, { key: 'appLink', or: 'appSlug' }, ...CLIENT],
+    why:
+      "the App ID (appId), the App's private key in PEM (privateKey), its public link (appLink) and " +
+      'the OAuth client ID and secret of its user authorization (clientId, clientSecret)',
+  },
 };
 
 export type { Verdict } from '../../domain/conditions.js';
@@ -57,10 +83,9 @@ export class IntegrationReconciler {
       };
     }
     const mode = provider.spec.authMode;
-    const needed = mode === 'APP' ? undefined : CLIENT_KEYS[mode];
-    const needsSecret = mode === 'APP' || needed !== undefined;
+    const needed = SECRET_KEYS[mode];
     if (!clientSecretRef) {
-      if (!needsSecret) {
+      if (!needed) {
         return { status: 'True', reason: IntegrationReason.Ready, message: `Ready: ${mode} connections need no client credentials.` };
       }
       return {
@@ -72,42 +97,20 @@ export class IntegrationReconciler {
     const secret = this.store.getReferencedSecret(namespace, clientSecretRef.name);
     if (!secret)
       return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
+    if (!needed) {
+      return {
+        status: 'True',
+        reason: IntegrationReason.Ready,
+        message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" is in place.`,
+      };
+    }
     const has = (key: string) => {
       const v = secret.data?.[key];
       return v !== undefined && Buffer.from(v, 'base64').length > 0;
     };
-    if (mode === 'APP') {
-      // The App ID and private key, under appId/privateKey (or the catalog's clientId/clientSecret fields).
-      const idKey = has('appId') ? 'appId' : has('clientId') ? 'clientId' : undefined;
-      const pemKey = has('privateKey') ? 'privateKey' : has('clientSecret') ? 'clientSecret' : undefined;
-      const missing = [idKey ? undefined : 'appId', pemKey ? undefined : 'privateKey'].filter(Boolean);
-      if (missing.length) {
-        return {
-          status: 'False',
-          reason: IntegrationReason.SecretKeyMissing,
-          message:
-            `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}: ` +
-            "APP integrations need the App ID (appId) and the App's private key in PEM (privateKey).",
-        };
-      }
-      try {
-        createPrivateKey(Buffer.from(secret.data![pemKey!]!, 'base64').toString('utf8'));
-      } catch {
-        return {
-          status: 'False',
-          reason: IntegrationReason.InvalidPrivateKey,
-          message:
-            `Secret "${clientSecretRef.name}" key "${pemKey}" is not a PEM private key. ` +
-            "Download the App's private key again and store the whole .pem file.",
-        };
-      }
-      return {
-        status: 'True',
-        reason: IntegrationReason.Ready,
-        message: `Ready: Provider "${providerName}" and the App credentials in Secret "${clientSecretRef.name}" are in place.`,
-      };
-    }
-    const missing = (needed ?? []).filter((k) => !has(k));
+    // Where each needed key was found (its own name first).
+    const found = needed.keys.map((k) => (has(k.key) ? k.key : k.or && has(k.or) ? k.or : undefined));
+    const missing = needed.keys.filter((_, i) => !found[i]).map((k) => k.key);
     const fault = missing.length ? undefined : currentClientFault(integration, secret.metadata?.resourceVersion);
     if (fault) {
       return {
@@ -124,18 +127,32 @@ export class IntegrationReconciler {
         status: 'False',
         reason: IntegrationReason.SecretKeyMissing,
         message:
-          `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}, which ${mode} integrations need. ` +
+          `Secret "${clientSecretRef.name}" lacks ${missing.map((k) => `"${k}"`).join(' and ')}: ${mode} integrations need ${needed.why}. ` +
           `Add ${missing.length > 1 ? 'them' : 'it'} (kubectl edit secret ${clientSecretRef.name} -n ${namespace}).`,
       };
+    }
+    for (const [i, k] of needed.keys.entries()) {
+      if (!k.pem) continue;
+      try {
+        createPrivateKey(Buffer.from(secret.data![found[i]!]!, 'base64').toString('utf8'));
+      } catch {
+        return {
+          status: 'False',
+          reason: IntegrationReason.InvalidPrivateKey,
+          message:
+            `Secret "${clientSecretRef.name}" key "${found[i]}" is not a PEM private key. ` +
+            "Download the App's private key again and store the whole .pem file.",
+        };
+      }
     }
     return {
       status: 'True',
       reason: IntegrationReason.Ready,
-      message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has the client credentials.`,
+      message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has ${needed.why}.`,
     };
   }
 }
 
-function describeKeys(mode: string): string {
-  return mode === 'APP' ? 'appId and privateKey' : (CLIENT_KEYS[mode] ?? ['clientId', 'clientSecret']).join(' and ');
+function describeKeys(mode: AuthMode): string {
+  return (SECRET_KEYS[mode]?.keys ?? CLIENT).map((k) => k.key).join(', ');
 }

@@ -4,13 +4,14 @@ import type { KubeStore } from '../../k8s/store.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
 import { writeConditions } from './conditions.js';
 import { TwoStepOptions } from '../../auth/two-step.js';
+import { configFieldNames } from '../../catalog/connection-config.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
 /** Problems with a Provider's spec, each a sentence saying what is wrong and where. Empty when valid. */
 export function validateProvider(spec: ProviderSpec): string[] {
   const problems: string[] = [];
-  const declared = new Set(spec.connectionConfiguration ?? []);
+  const declared = new Set(configFieldNames(spec));
   const urlFields: Array<[string, string | undefined]> = [
     ['authorizationUrl', spec.authorizationUrl],
     ['tokenUrl', spec.tokenUrl],
@@ -18,6 +19,10 @@ export function validateProvider(spec: ProviderSpec): string[] {
     ['requestTokenUrl', spec.requestTokenUrl],
     ['proxy.baseUrl', spec.proxy?.baseUrl],
     ['twoStep.tokenUrl', typeof spec.twoStep?.tokenUrl === 'string' ? spec.twoStep.tokenUrl : undefined],
+    ['appInstallation.installationUrl', spec.appInstallation?.installationUrl],
+    ['appInstallation.userTokenUrl', spec.appInstallation?.userTokenUrl],
+    ['appInstallation.userInstallationsUrl', spec.appInstallation?.userInstallationsUrl],
+    ['pluginInstall.installUrl', spec.pluginInstall?.installUrl],
   ];
   for (const [field, value] of urlFields) {
     if (value === undefined) continue;
@@ -44,6 +49,18 @@ export function validateProvider(spec: ProviderSpec): string[] {
   }
   if (mode === 'OAUTH1' && !spec.requestTokenUrl) problems.push('OAUTH1 providers need spec.requestTokenUrl');
   if ((mode === 'OAUTH2_CC' || mode === 'APP') && !spec.tokenUrl) problems.push(`${mode} providers need spec.tokenUrl`);
+  if (mode === 'CUSTOM') {
+    // The install page, the installation token URL, and the user authorization's token and installations URLs.
+    const missing = [
+      ['authorizationUrl', spec.authorizationUrl],
+      ['tokenUrl', spec.tokenUrl],
+      ['appInstallation.userTokenUrl', spec.appInstallation?.userTokenUrl],
+      ['appInstallation.userInstallationsUrl', spec.appInstallation?.userInstallationsUrl],
+    ].flatMap(([field, value]) => (value ? [] : [`spec.${field}`]));
+    if (missing.length) problems.push(`CUSTOM providers need ${missing.join(', ')}`);
+  }
+  if (mode === 'INSTALL_PLUGIN' && (!spec.pluginInstall?.installUrl || !spec.pluginInstall.credentialParam))
+    problems.push('INSTALL_PLUGIN providers need spec.pluginInstall.installUrl and spec.pluginInstall.credentialParam');
   if (mode === 'API_KEY') {
     const places = [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})];
     if (!places.some((v) => v.includes('${apiKey}'))) {

@@ -37,7 +37,6 @@ button.primary{width:100%;padding:10px;border:0;border-radius:8px;background:var
 button.primary:disabled{opacity:.6;cursor:default}
 button.secondary{padding:8px 14px;border:1px solid var(--line);border-radius:8px;background:#fff;font:inherit;cursor:pointer}
 button.link{border:0;background:none;color:var(--accent);padding:0;margin-bottom:14px;font:inherit;cursor:pointer}
-.notice{background:#fff7e6;border:1px solid #f5d9a0;border-radius:8px;padding:10px 12px}
 .error h1{color:var(--bad)}
 .code{color:var(--muted);font-size:12px;font-family:ui-monospace,monospace}
 .success{text-align:center}
