@@ -10,11 +10,12 @@
  * every token is due at once when the controllers start: the storm. Refreshes per second are measured
  * at the token endpoint, from its first answer to its last (start-up and cache sync excluded).
  *
- * Environment: BENCH_STORM_CONNECTIONS (N, default 1000), BENCH_STORM_LEASE_SECONDS (default 15, the
- * chart's), BENCH_STORM_PHASES (default "1,2,3,failover").
+ * Environment: BENCH_STORM_CONNECTIONS (N, default 500), BENCH_STORM_LEASE_SECONDS (default 15, the
+ * chart's), BENCH_STORM_PHASES (default "1,2,3,failover"), BENCH_STORM_LOG_DIR (keep each controller's
+ * log lines there, at debug level, to see where the time goes).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
@@ -29,13 +30,14 @@ import { applyProvider, createIntegration } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
 import { idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
 
-const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 1000);
+const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 500);
 const LEASE_SECONDS = Number(process.env.BENCH_STORM_LEASE_SECONDS ?? 15);
 const PHASES = (process.env.BENCH_STORM_PHASES ?? '1,2,3,failover').split(',');
 const TOKEN_LATENCY_MS = 150;
 /** Every token expires this long after it was written. */
 const EXPIRES_IN_SECONDS = 300;
 const CREATE_IN_FLIGHT = 32;
+const LOG_DIR = process.env.BENCH_STORM_LOG_DIR;
 const log = (l: string) => process.stderr.write(`[refresh-storm] ${l}\n`);
 
 interface FamilyStats {
@@ -59,11 +61,13 @@ interface Child {
   exited: Promise<number | null>;
 }
 
-function spawnChild(args: string[], env: NodeJS.ProcessEnv): Child {
+function spawnChild(args: string[], env: NodeJS.ProcessEnv, logFile?: string): Child {
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
+  const file = logFile ? createWriteStream(logFile) : undefined;
   for (const stream of [proc.stdout!, proc.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
+      file?.write(`${line}\n`);
       tail.push(line);
       if (tail.length > 40) tail.shift();
     });
@@ -114,22 +118,26 @@ interface Controller extends Child {
 
 async function startController(kubeconfigPath: string, namespace: string, identity: string): Promise<Controller> {
   const port = await freePort();
-  const child = spawnChild([join(REPO_ROOT, 'dist/src/app/cli.js'), 'controller'], {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    POD_NAME: identity,
-    LATCHKEY_KUBECONFIG: kubeconfigPath,
-    LATCHKEY_WATCH_NAMESPACES: namespace,
-    LATCHKEY_LEASE_NAMESPACE: namespace,
-    LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
-    LATCHKEY_LOG_LEVEL: 'warn',
-    LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
-    LATCHKEY_CONTROLLER_PORT: String(port),
-    LATCHKEY_HTTP_PORT: String(await freePort()),
-    LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
-    // Every token expires within 5 minutes: with a 300 s margin all are due the moment the controllers start.
-    LATCHKEY_REFRESH_MARGIN_SECONDS: '300',
-  });
+  const child = spawnChild(
+    [join(REPO_ROOT, 'dist/src/app/cli.js'), 'controller'],
+    {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      POD_NAME: identity,
+      LATCHKEY_KUBECONFIG: kubeconfigPath,
+      LATCHKEY_WATCH_NAMESPACES: namespace,
+      LATCHKEY_LEASE_NAMESPACE: namespace,
+      LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
+      LATCHKEY_LOG_LEVEL: LOG_DIR ? 'debug' : 'warn',
+      LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
+      LATCHKEY_CONTROLLER_PORT: String(port),
+      LATCHKEY_HTTP_PORT: String(await freePort()),
+      LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
+      // Every token expires within 5 minutes: with a 300 s margin all are due the moment the controllers start.
+      LATCHKEY_REFRESH_MARGIN_SECONDS: '300',
+    },
+    LOG_DIR && join(LOG_DIR, `${identity}.log`),
+  );
   return { ...child, identity, pid: child.proc.pid!, healthUrl: `http://127.0.0.1:${port}` };
 }
 

@@ -247,7 +247,7 @@ check "server: NODE_OPTIONS --max-old-space-size=768 (75% of 1Gi)" grep -q 'valu
 check "heap flag per container with --set controller.resources.limits.memory=2Gi" grep -q 'value: "--max-old-space-size=1536"' \
   <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.resources.limits.memory=2Gi -s templates/deployment.yaml)"
 for deploy in "$controller" "$server"; do
-  name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy")"
+  name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy" | grep -oE '"[a-z]+"' | tr -d '"')"
   check "$name: /healthz and /readyz probes" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")" 2
   # "text|occurrences": the pod security context repeats three of them once more.
   for kv in 'readOnlyRootFilesystem: true|1' 'allowPrivilegeEscalation: false|1' '- ALL|1' 'mountPath: /tmp|1' \
