@@ -46,6 +46,8 @@ const CRDS = ['connections.latchkey.dev', 'environments.latchkey.dev', 'integrat
 const KEEP = 'helm.sh/resource-policy';
 const RELEASE = 'latchkey';
 type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
+/** An install or uninstall of hundreds of objects (the catalog) can take minutes on a loaded, shared 2-core machine. */
+const HELM_TEST_TIMEOUT = 400_000;
 
 let helm: Helm;
 
@@ -120,91 +122,95 @@ describe('default values, with the chart installing the CRDs', () => {
     await ns.delete();
   });
 
-  it('helm install takes over the existing CRDs and every rendered object is accepted by the API server', async () => {
-    // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
-    // them over would change the CRDs under the other tests.
-    mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
-    uidsBefore = await crdUids();
-    // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
-    // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
-    await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
-    installed = true;
-    rendered = await helm.manifest(RELEASE, ns.name);
-    expect(kinds(rendered)).toEqual([
-      'ClusterRole',
-      'ClusterRole',
-      'ClusterRoleBinding',
-      'ClusterRoleBinding',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'Deployment',
-      'Deployment',
-      'PodDisruptionBudget',
-      'Provider',
-      'Provider',
-      'Role',
-      'RoleBinding',
-      'Service',
-      'ServiceAccount',
-    ]);
-    await expectAllAccepted(rendered, ns.name);
-
-    // The CRDs were updated in place (same objects), now part of the release and kept on uninstall.
-    expect(await crdUids()).toEqual(uidsBefore);
-    for (const name of CRDS) {
-      const crd = await crdApi.readCustomResourceDefinition({ name });
-      expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([
-        name,
-        'keep',
-        ns.name,
+  it(
+    'helm install takes over the existing CRDs and every rendered object is accepted by the API server',
+    async () => {
+      // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
+      // them over would change the CRDs under the other tests.
+      mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
+      uidsBefore = await crdUids();
+      // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
+      // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
+      await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
+      installed = true;
+      rendered = await helm.manifest(RELEASE, ns.name);
+      expect(kinds(rendered)).toEqual([
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'Deployment',
+        'Deployment',
+        'PodDisruptionBudget',
+        'Provider',
+        'Provider',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'ServiceAccount',
       ]);
-    }
-    // Two Deployments, one container each: `latchkey controller` (2 replicas, every one active on its
-    // shard) and `latchkey server`; each selects its own pods, the Service selects both.
-    const service = await core.readNamespacedService({ namespace: ns.name, name: RELEASE });
-    for (const component of COMPONENTS) {
-      const d = await readDeployment(ns.name, component);
-      const containers = d.spec!.template.spec!.containers;
-      expect(containers.map((c) => [c.name, c.args])).toEqual([[component, [component]]]);
-      expect(containers[0].securityContext).toMatchObject({
-        runAsNonRoot: true,
-        readOnlyRootFilesystem: true,
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['ALL'] },
-        seccompProfile: { type: 'RuntimeDefault' },
-      });
-      expect([component, d.spec!.replicas]).toEqual([component, component === 'controller' ? 2 : 1]);
-      const selector = d.spec!.selector.matchLabels!;
-      expect(selector['app.kubernetes.io/component']).toBe(component);
-      expect(service.spec!.selector).toEqual(
-        Object.fromEntries(Object.entries(selector).filter(([k]) => k !== 'app.kubernetes.io/component')),
-      );
-      // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default).
-      const limitMiB = { controller: 768, server: 1024 }[component];
-      expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([component, `--max-old-space-size=${(limitMiB * 3) / 4}`]);
-      // Watch every namespace: the variable is there, empty (the API server drops an empty value).
-      expect(Object.keys(envOf(d, component))).toContain('LATCHKEY_WATCH_NAMESPACES');
-      expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
-    }
-    // The controllers' budget keeps one of the two; the single server has none.
-    const budget = rendered.find((o) => o.kind === 'PodDisruptionBudget') as KubernetesObject & {
-      spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
-    };
-    expect([budget.metadata!.name, budget.spec.maxUnavailable, budget.spec.selector.matchLabels['app.kubernetes.io/component']]).toEqual([
-      `${RELEASE}-controller`,
-      1,
-      'controller',
-    ]);
-    const trello = (await custom.getClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: 'providers',
-      name: 'trello',
-    })) as KubernetesObject;
-    expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
-  });
+      await expectAllAccepted(rendered, ns.name);
+
+      // The CRDs were updated in place (same objects), now part of the release and kept on uninstall.
+      expect(await crdUids()).toEqual(uidsBefore);
+      for (const name of CRDS) {
+        const crd = await crdApi.readCustomResourceDefinition({ name });
+        expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([
+          name,
+          'keep',
+          ns.name,
+        ]);
+      }
+      // Two Deployments, one container each: `latchkey controller` (2 replicas, every one active on its
+      // shard) and `latchkey server`; each selects its own pods, the Service selects both.
+      const service = await core.readNamespacedService({ namespace: ns.name, name: RELEASE });
+      for (const component of COMPONENTS) {
+        const d = await readDeployment(ns.name, component);
+        const containers = d.spec!.template.spec!.containers;
+        expect(containers.map((c) => [c.name, c.args])).toEqual([[component, [component]]]);
+        expect(containers[0].securityContext).toMatchObject({
+          runAsNonRoot: true,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect([component, d.spec!.replicas]).toEqual([component, component === 'controller' ? 2 : 1]);
+        const selector = d.spec!.selector.matchLabels!;
+        expect(selector['app.kubernetes.io/component']).toBe(component);
+        expect(service.spec!.selector).toEqual(
+          Object.fromEntries(Object.entries(selector).filter(([k]) => k !== 'app.kubernetes.io/component')),
+        );
+        // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default).
+        const limitMiB = { controller: 768, server: 1024 }[component];
+        expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([component, `--max-old-space-size=${(limitMiB * 3) / 4}`]);
+        // Watch every namespace: the variable is there, empty (the API server drops an empty value).
+        expect(Object.keys(envOf(d, component))).toContain('LATCHKEY_WATCH_NAMESPACES');
+        expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
+      }
+      // The controllers' budget keeps one of the two; the single server has none.
+      const budget = rendered.find((o) => o.kind === 'PodDisruptionBudget') as KubernetesObject & {
+        spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+      };
+      expect([budget.metadata!.name, budget.spec.maxUnavailable, budget.spec.selector.matchLabels['app.kubernetes.io/component']]).toEqual([
+        `${RELEASE}-controller`,
+        1,
+        'controller',
+      ]);
+      const trello = (await custom.getClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'providers',
+        name: 'trello',
+      })) as KubernetesObject;
+      expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
+    },
+    HELM_TEST_TIMEOUT,
+  );
 
   it('grants cluster-wide only what the processes need (SubjectAccessReview of the ServiceAccount)', async () => {
     const authz = kc.makeApiClient(AuthorizationV1Api);
@@ -340,57 +346,65 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
     await Promise.all([rel, appA, appB].map((n) => n.delete()));
   });
 
-  it('helm install: every rendered object, the whole provider catalog included, is accepted', async () => {
-    await helm.ok([
-      'install',
-      RELEASE,
-      CHART,
-      '-n',
-      rel.name,
-      '-f',
-      join(CHART, 'ci/production-values.yaml'),
-      '--set',
-      `rbac.namespaces={${appA.name},${appB.name}}`,
-      '--set',
-      'crds.install=false',
-    ]);
-    installed = true;
-    rendered = await helm.manifest(RELEASE, rel.name);
-    const catalogProviders = readdirSync(join(CHART, 'catalog'))
-      .filter((f) => f.endsWith('.yaml'))
-      .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
-    expect(catalogProviders).toBeGreaterThan(0);
-    expect(count(rendered, 'Provider')).toBe(catalogProviders);
-    expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
-    for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'Service', 'ServiceAccount']) {
-      expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
-    }
-    // A Deployment and a PodDisruptionBudget per component.
-    for (const kind of ['PodDisruptionBudget', 'Deployment']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
-    // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
-    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
-      `${rel.name}-${RELEASE}-providers`,
-    ]);
-    expect(
-      rendered
-        .filter((o) => o.kind === 'RoleBinding')
-        .map((o) => o.metadata!.namespace)
-        .sort(),
-    ).toEqual([appA.name, appB.name, rel.name].sort());
-    await expectAllAccepted(rendered, rel.name);
-    for (const component of COMPONENTS) {
-      const d = await readDeployment(rel.name, component);
-      expect([component, d.spec!.replicas]).toEqual([component, 3]);
-      expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES).toBe(`${appA.name},${appB.name}`);
-      expect(envOf(d, component).LATCHKEY_PUBLIC_BASE_URL).toBe('https://connect.example.com');
-    }
-  });
+  it(
+    'helm install: every rendered object, the whole provider catalog included, is accepted',
+    async () => {
+      await helm.ok([
+        'install',
+        RELEASE,
+        CHART,
+        '-n',
+        rel.name,
+        '-f',
+        join(CHART, 'ci/production-values.yaml'),
+        '--set',
+        `rbac.namespaces={${appA.name},${appB.name}}`,
+        '--set',
+        'crds.install=false',
+      ]);
+      installed = true;
+      rendered = await helm.manifest(RELEASE, rel.name);
+      const catalogProviders = readdirSync(join(CHART, 'catalog'))
+        .filter((f) => f.endsWith('.yaml'))
+        .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
+      expect(catalogProviders).toBeGreaterThan(0);
+      expect(count(rendered, 'Provider')).toBe(catalogProviders);
+      expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
+      for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'Service', 'ServiceAccount']) {
+        expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
+      }
+      // A Deployment and a PodDisruptionBudget per component.
+      for (const kind of ['PodDisruptionBudget', 'Deployment']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
+      // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
+      expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
+        `${rel.name}-${RELEASE}-providers`,
+      ]);
+      expect(
+        rendered
+          .filter((o) => o.kind === 'RoleBinding')
+          .map((o) => o.metadata!.namespace)
+          .sort(),
+      ).toEqual([appA.name, appB.name, rel.name].sort());
+      await expectAllAccepted(rendered, rel.name);
+      for (const component of COMPONENTS) {
+        const d = await readDeployment(rel.name, component);
+        expect([component, d.spec!.replicas]).toEqual([component, 3]);
+        expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES).toBe(`${appA.name},${appB.name}`);
+        expect(envOf(d, component).LATCHKEY_PUBLIC_BASE_URL).toBe('https://connect.example.com');
+      }
+    },
+    HELM_TEST_TIMEOUT,
+  );
 
-  it('helm uninstall removes every object, in the listed namespaces too', async () => {
-    await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
-    installed = false;
-    await expectAllGone(rendered, rel.name);
-  });
+  it(
+    'helm uninstall removes every object, in the listed namespaces too',
+    async () => {
+      await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
+      installed = false;
+      await expectAllGone(rendered, rel.name);
+    },
+    HELM_TEST_TIMEOUT,
+  );
 });
 
 describe('RBAC: the server and the controller as the chart ServiceAccount, limited to one namespace', () => {
