@@ -4,7 +4,7 @@
  *   2. helm install / upgrade / uninstall with the default values, the chart owning the CRDs
  *      (it takes over the CRDs the global setup applied; they are kept on uninstall);
  *   3. helm install / uninstall with ci/production-values.yaml, limited to two namespaces;
- *   4. RBAC: Latchkey's real server and controller (src/run.ts), as the chart's ServiceAccount
+ *   4. RBAC: Latchkey's real server and controller (src/app/run.ts), as the chart's ServiceAccount
  *      (impersonated), work in the granted namespace, and calls outside the rules are forbidden.
  */
 import { randomBytes } from 'node:crypto';
@@ -46,6 +46,8 @@ const CRDS = ['connections.latchkey.dev', 'environments.latchkey.dev', 'integrat
 const KEEP = 'helm.sh/resource-policy';
 const RELEASE = 'latchkey';
 type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
+/** An install or uninstall of hundreds of objects (the catalog) can take minutes on a loaded, shared 2-core machine. */
+const HELM_TEST_TIMEOUT = 400_000;
 
 let helm: Helm;
 
@@ -90,6 +92,10 @@ const kinds = (objects: KubernetesObject[]) => objects.map((o) => o.kind!).sort(
 const count = (objects: KubernetesObject[], kind: string) => objects.filter((o) => o.kind === kind).length;
 const envOf = (d: V1Deployment, container: string) =>
   Object.fromEntries((d.spec!.template.spec!.containers.find((c) => c.name === container)!.env ?? []).map((e) => [e.name, e.value]));
+/** The chart's two Deployments, one per component: `<release>-controller` and `<release>-server`. */
+const COMPONENTS = ['controller', 'server'] as const;
+const readDeployment = (namespace: string, component: (typeof COMPONENTS)[number]) =>
+  apps.readNamespacedDeployment({ namespace, name: `${RELEASE}-${component}` });
 
 describe('offline checks (test/chart/verify.sh)', () => {
   it('passes helm lint, helm template, the values schema guards and kubeconform -strict', async () => {
@@ -116,72 +122,95 @@ describe('default values, with the chart installing the CRDs', () => {
     await ns.delete();
   });
 
-  it('helm install takes over the existing CRDs and every rendered object is accepted by the API server', async () => {
-    // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
-    // them over would change the CRDs under the other tests.
-    mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
-    uidsBefore = await crdUids();
-    // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
-    // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
-    await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
-    installed = true;
-    rendered = await helm.manifest(RELEASE, ns.name);
-    expect(kinds(rendered)).toEqual([
-      'ClusterRole',
-      'ClusterRole',
-      'ClusterRoleBinding',
-      'ClusterRoleBinding',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'CustomResourceDefinition',
-      'Deployment',
-      'Provider',
-      'Provider',
-      'Role',
-      'RoleBinding',
-      'Service',
-      'ServiceAccount',
-    ]);
-    await expectAllAccepted(rendered, ns.name);
-
-    // The CRDs were updated in place (same objects), now part of the release and kept on uninstall.
-    expect(await crdUids()).toEqual(uidsBefore);
-    for (const name of CRDS) {
-      const crd = await crdApi.readCustomResourceDefinition({ name });
-      expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([
-        name,
-        'keep',
-        ns.name,
+  it(
+    'helm install takes over the existing CRDs and every rendered object is accepted by the API server',
+    async () => {
+      // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
+      // them over would change the CRDs under the other tests.
+      mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
+      uidsBefore = await crdUids();
+      // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
+      // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
+      await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
+      installed = true;
+      rendered = await helm.manifest(RELEASE, ns.name);
+      expect(kinds(rendered)).toEqual([
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'CustomResourceDefinition',
+        'Deployment',
+        'Deployment',
+        'PodDisruptionBudget',
+        'Provider',
+        'Provider',
+        'Role',
+        'RoleBinding',
+        'Service',
+        'ServiceAccount',
       ]);
-    }
-    const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
-    const containers = d.spec!.template.spec!.containers;
-    expect(containers.map((c) => [c.name, c.args])).toEqual([
-      ['controller', ['controller']],
-      ['server', ['server']],
-    ]);
-    for (const c of containers) {
-      expect(c.securityContext).toMatchObject({
-        runAsNonRoot: true,
-        readOnlyRootFilesystem: true,
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['ALL'] },
-        seccompProfile: { type: 'RuntimeDefault' },
-      });
-    }
-    expect(d.spec!.replicas).toBe(1);
-    // Watch every namespace: the variable is there, empty (the API server drops an empty value).
-    expect(Object.keys(envOf(d, 'server'))).toContain('LATCHKEY_WATCH_NAMESPACES');
-    expect(envOf(d, 'server').LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
-    const trello = (await custom.getClusterCustomObject({
-      group: GROUP,
-      version: VERSION,
-      plural: 'providers',
-      name: 'trello',
-    })) as KubernetesObject;
-    expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
-  });
+      await expectAllAccepted(rendered, ns.name);
+
+      // The CRDs were updated in place (same objects), now part of the release and kept on uninstall.
+      expect(await crdUids()).toEqual(uidsBefore);
+      for (const name of CRDS) {
+        const crd = await crdApi.readCustomResourceDefinition({ name });
+        expect([name, crd.metadata?.annotations?.[KEEP], crd.metadata?.annotations?.['meta.helm.sh/release-namespace']]).toEqual([
+          name,
+          'keep',
+          ns.name,
+        ]);
+      }
+      // Two Deployments, one container each: `latchkey controller` (2 replicas, every one active on its
+      // shard) and `latchkey server`; each selects its own pods, the Service selects both.
+      const service = await core.readNamespacedService({ namespace: ns.name, name: RELEASE });
+      for (const component of COMPONENTS) {
+        const d = await readDeployment(ns.name, component);
+        const containers = d.spec!.template.spec!.containers;
+        expect(containers.map((c) => [c.name, c.args])).toEqual([[component, [component]]]);
+        expect(containers[0].securityContext).toMatchObject({
+          runAsNonRoot: true,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect([component, d.spec!.replicas]).toEqual([component, component === 'controller' ? 2 : 1]);
+        const selector = d.spec!.selector.matchLabels!;
+        expect(selector['app.kubernetes.io/component']).toBe(component);
+        expect(service.spec!.selector).toEqual(
+          Object.fromEntries(Object.entries(selector).filter(([k]) => k !== 'app.kubernetes.io/component')),
+        );
+        // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default).
+        const limitMiB = { controller: 768, server: 1024 }[component];
+        expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([component, `--max-old-space-size=${(limitMiB * 3) / 4}`]);
+        // Watch every namespace: the variable is there, empty (the API server drops an empty value).
+        expect(Object.keys(envOf(d, component))).toContain('LATCHKEY_WATCH_NAMESPACES');
+        expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');
+      }
+      // The controllers' budget keeps one of the two; the single server has none.
+      const budget = rendered.find((o) => o.kind === 'PodDisruptionBudget') as KubernetesObject & {
+        spec: { maxUnavailable: number; selector: { matchLabels: Record<string, string> } };
+      };
+      expect([budget.metadata!.name, budget.spec.maxUnavailable, budget.spec.selector.matchLabels['app.kubernetes.io/component']]).toEqual([
+        `${RELEASE}-controller`,
+        1,
+        'controller',
+      ]);
+      const trello = (await custom.getClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'providers',
+        name: 'trello',
+      })) as KubernetesObject;
+      expect(trello.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('Helm');
+    },
+    HELM_TEST_TIMEOUT,
+  );
 
   it('grants cluster-wide only what the processes need (SubjectAccessReview of the ServiceAccount)', async () => {
     const authz = kc.makeApiClient(AuthorizationV1Api);
@@ -245,7 +274,7 @@ describe('default values, with the chart installing the CRDs', () => {
       '--set',
       'catalog.include={trello}',
       '--set',
-      'replicaCount=2',
+      'server.replicas=2',
       '--set',
       'config.logLevel=debug',
     ]);
@@ -254,13 +283,19 @@ describe('default values, with the chart installing the CRDs', () => {
       info: { status: string };
     };
     expect([status.version, status.info.status]).toEqual([2, 'deployed']);
-    const d = await apps.readNamespacedDeployment({ namespace: ns.name, name: RELEASE });
-    expect(d.spec!.replicas).toBe(2);
-    expect([envOf(d, 'controller').LATCHKEY_LOG_LEVEL, envOf(d, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
-    // replicas > 1 brings the PodDisruptionBudget; a provider dropped from the catalog is removed.
-    expect(count(rendered, 'PodDisruptionBudget')).toBe(0);
-    rendered = await helm.manifest(RELEASE, ns.name);
+    const server = await readDeployment(ns.name, 'server');
+    const controller = await readDeployment(ns.name, 'controller');
+    expect(server.spec!.replicas).toBe(2);
+    expect([envOf(controller, 'controller').LATCHKEY_LOG_LEVEL, envOf(server, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
+    // server.replicas > 1 brings the server's PodDisruptionBudget; a provider dropped from the catalog is removed.
     expect(count(rendered, 'PodDisruptionBudget')).toBe(1);
+    rendered = await helm.manifest(RELEASE, ns.name);
+    expect(
+      rendered
+        .filter((o) => o.kind === 'PodDisruptionBudget')
+        .map((o) => o.metadata!.name)
+        .sort(),
+    ).toEqual([`${RELEASE}-controller`, `${RELEASE}-server`]);
     await expectAllAccepted(rendered, ns.name);
     await expectAllGone([{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }], ns.name);
   });
@@ -311,53 +346,65 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
     await Promise.all([rel, appA, appB].map((n) => n.delete()));
   });
 
-  it('helm install: every rendered object, the whole provider catalog included, is accepted', async () => {
-    await helm.ok([
-      'install',
-      RELEASE,
-      CHART,
-      '-n',
-      rel.name,
-      '-f',
-      join(CHART, 'ci/production-values.yaml'),
-      '--set',
-      `rbac.namespaces={${appA.name},${appB.name}}`,
-      '--set',
-      'crds.install=false',
-    ]);
-    installed = true;
-    rendered = await helm.manifest(RELEASE, rel.name);
-    const catalogProviders = readdirSync(join(CHART, 'catalog'))
-      .filter((f) => f.endsWith('.yaml'))
-      .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
-    expect(catalogProviders).toBeGreaterThan(0);
-    expect(count(rendered, 'Provider')).toBe(catalogProviders);
-    expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
-    for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'PodDisruptionBudget', 'Deployment', 'Service', 'ServiceAccount']) {
-      expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
-    }
-    // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
-    expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
-      `${rel.name}-${RELEASE}-providers`,
-    ]);
-    expect(
-      rendered
-        .filter((o) => o.kind === 'RoleBinding')
-        .map((o) => o.metadata!.namespace)
-        .sort(),
-    ).toEqual([appA.name, appB.name, rel.name].sort());
-    await expectAllAccepted(rendered, rel.name);
-    const d = await apps.readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
-    expect(d.spec!.replicas).toBe(3);
-    expect(envOf(d, 'server').LATCHKEY_WATCH_NAMESPACES).toBe(`${appA.name},${appB.name}`);
-    expect(envOf(d, 'server').LATCHKEY_PUBLIC_BASE_URL).toBe('https://connect.example.com');
-  });
+  it(
+    'helm install: every rendered object, the whole provider catalog included, is accepted',
+    async () => {
+      await helm.ok([
+        'install',
+        RELEASE,
+        CHART,
+        '-n',
+        rel.name,
+        '-f',
+        join(CHART, 'ci/production-values.yaml'),
+        '--set',
+        `rbac.namespaces={${appA.name},${appB.name}}`,
+        '--set',
+        'crds.install=false',
+      ]);
+      installed = true;
+      rendered = await helm.manifest(RELEASE, rel.name);
+      const catalogProviders = readdirSync(join(CHART, 'catalog'))
+        .filter((f) => f.endsWith('.yaml'))
+        .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
+      expect(catalogProviders).toBeGreaterThan(0);
+      expect(count(rendered, 'Provider')).toBe(catalogProviders);
+      expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
+      for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'Service', 'ServiceAccount']) {
+        expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
+      }
+      // A Deployment and a PodDisruptionBudget per component.
+      for (const kind of ['PodDisruptionBudget', 'Deployment']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
+      // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
+      expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
+        `${rel.name}-${RELEASE}-providers`,
+      ]);
+      expect(
+        rendered
+          .filter((o) => o.kind === 'RoleBinding')
+          .map((o) => o.metadata!.namespace)
+          .sort(),
+      ).toEqual([appA.name, appB.name, rel.name].sort());
+      await expectAllAccepted(rendered, rel.name);
+      for (const component of COMPONENTS) {
+        const d = await readDeployment(rel.name, component);
+        expect([component, d.spec!.replicas]).toEqual([component, 3]);
+        expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES).toBe(`${appA.name},${appB.name}`);
+        expect(envOf(d, component).LATCHKEY_PUBLIC_BASE_URL).toBe('https://connect.example.com');
+      }
+    },
+    HELM_TEST_TIMEOUT,
+  );
 
-  it('helm uninstall removes every object, in the listed namespaces too', async () => {
-    await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
-    installed = false;
-    await expectAllGone(rendered, rel.name);
-  });
+  it(
+    'helm uninstall removes every object, in the listed namespaces too',
+    async () => {
+      await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
+      installed = false;
+      await expectAllGone(rendered, rel.name);
+    },
+    HELM_TEST_TIMEOUT,
+  );
 });
 
 describe('RBAC: the server and the controller as the chart ServiceAccount, limited to one namespace', () => {
@@ -424,12 +471,11 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
 
   it('runLatchkey (server + controller) with the chart settings syncs its caches, leads, reconciles and imports a connection', async () => {
     // The settings the chart gives the containers, plus what the pod would get from the downward API.
-    const d = await apps.readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
-    const chartEnv = envOf(d, 'server');
-    // The same settings in both containers; only the heap limit follows each container's memory limit.
+    const chartEnv = envOf(await readDeployment(rel.name, 'server'), 'server');
+    // The same settings in both Deployments; only the heap limit follows each container's memory limit.
     const withoutHeap = (env: Record<string, string | undefined>) =>
       Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'NODE_OPTIONS'));
-    expect(withoutHeap(envOf(d, 'controller'))).toEqual(withoutHeap(chartEnv));
+    expect(withoutHeap(envOf(await readDeployment(rel.name, 'controller'), 'controller'))).toEqual(withoutHeap(chartEnv));
     const config = loadConfig({
       ...Object.fromEntries(Object.entries(chartEnv).filter(([, v]) => v !== undefined)),
       POD_NAME: podName,

@@ -135,9 +135,10 @@ expect_render_failure() {
 }
 expect_render_failure "a misspelt value (image.tagg) is rejected" "additional properties 'tagg' not allowed|tagg" --set image.tagg=x
 expect_render_failure "a misspelt nested value (config.leaderElection.leaseNme) is rejected" "leaseNme" --set config.leaderElection.leaseNme=x
-expect_render_failure "a wrong type (replicaCount: \"three\") is rejected" "replicaCount" --set-string replicaCount=three
+expect_render_failure "a wrong type (controller.replicas: \"three\") is rejected" "replicas" --set-string controller.replicas=three
+expect_render_failure "the single replicaCount of the one-Deployment chart is refused (controller.replicas, server.replicas)" "replicaCount" --set replicaCount=2
 expect_render_failure "an unknown log level is rejected" "logLevel" --set config.logLevel=verbose
-expect_render_failure "replicaCount > 1 without leader election is refused" "leaderElection" --set replicaCount=2 --set config.leaderElection.enabled=false
+expect_render_failure "controller.replicas > 1 without leader election is refused" "leaderElection" --set config.leaderElection.enabled=false
 expect_render_failure "restricted egress without API server CIDRs is refused" "apiServerCidrs" --set networkPolicy.enabled=true --set networkPolicy.egress.restrict=true
 expect_render_failure "an ingress without hosts is refused" "ingress.hosts" --set ingress.enabled=true --set 'ingress.hosts=null'
 
@@ -232,25 +233,43 @@ check "default: the $n_crds CRDs are rendered, with helm.sh/resource-policy: kee
 for f in "$repo"/crds/latchkey.dev_*.yaml; do grep -vE '^(---|)$' "$f"; done >"$work/crds-source.yaml"
 check "the rendered CRDs are the files of crds/ unchanged (crds.keep=false)" diff -u "$work/crds-source.yaml" "$work/crds-rendered.yaml"
 check "crds.install=false renders no CRD" eq "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set crds.install=false | grep -c '^kind: CustomResourceDefinition' || true)" 0
-check "default: one Deployment" eq "$(count_docs "$d" Deployment)" 1
-deploy="$(doc_of "$d" Deployment "$release")"
-check "containers: args controller and server" eq "$(grep -cE 'args: \["(controller|server)"\]' <<<"$deploy")" 2
-check "containers: /healthz and /readyz probes on each port" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")" 4
-# "text|occurrences": the pod security context repeats three of them.
-for kv in 'readOnlyRootFilesystem: true|2' 'allowPrivilegeEscalation: false|2' '- ALL|2' 'mountPath: /tmp|2' \
-  'runAsNonRoot: true|3' 'runAsUser: 65532|3' 'type: RuntimeDefault|3'; do
-  k="${kv%|*}"
-  check "security: '$k' in the pod and both containers" eq "$(grep -cF -- "$k" <<<"$deploy")" "${kv##*|}"
+check "default: two Deployments (controller, server)" eq "$(count_docs "$d" Deployment)" 2
+controller="$(doc_of "$d" Deployment "$release-controller")"
+server="$(doc_of "$d" Deployment "$release-server")"
+check "controller Deployment: args [controller], 2 replicas, selects component=controller" eq \
+  "$(grep -cE '^  replicas: 2$|args: \["controller"\]|^      app.kubernetes.io/component: controller$' <<<"$controller")" 3
+check "server Deployment: args [server], 1 replica, selects component=server" eq \
+  "$(grep -cE '^  replicas: 1$|args: \["server"\]|^      app.kubernetes.io/component: server$' <<<"$server")" 3
+check "the Service selects both components (no component label in its selector)" eq "$(grep -c 'component' <<<"$(doc_of "$d" Service "$release")")" 0
+# The heap flag follows each container's own memory limit (75 %): 768Mi -> 576, 1Gi -> 768.
+check "controller: NODE_OPTIONS --max-old-space-size=576 (75% of 768Mi)" grep -q 'value: "--max-old-space-size=576"' <<<"$controller"
+check "server: NODE_OPTIONS --max-old-space-size=768 (75% of 1Gi)" grep -q 'value: "--max-old-space-size=768"' <<<"$server"
+check "heap flag per container with --set controller.resources.limits.memory=2Gi" grep -q 'value: "--max-old-space-size=1536"' \
+  <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.resources.limits.memory=2Gi -s templates/deployment.yaml)"
+for deploy in "$controller" "$server"; do
+  name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy" | grep -oE '"[a-z]+"' | tr -d '"')"
+  check "$name: /healthz and /readyz probes" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")" 2
+  # "text|occurrences": the pod security context repeats three of them once more.
+  for kv in 'readOnlyRootFilesystem: true|1' 'allowPrivilegeEscalation: false|1' '- ALL|1' 'mountPath: /tmp|1' \
+    'runAsNonRoot: true|2' 'runAsUser: 65532|2' 'type: RuntimeDefault|2'; do
+    k="${kv%|*}"
+    check "$name security: '$k' in the pod and the container" eq "$(grep -cF -- "$k" <<<"$deploy")" "${kv##*|}"
+  done
+  for v in LATCHKEY_HTTP_PORT LATCHKEY_CONTROLLER_PORT LATCHKEY_PUBLIC_BASE_URL LATCHKEY_LOG_LEVEL LATCHKEY_WATCH_NAMESPACES \
+    LATCHKEY_REFRESH_MARGIN_SECONDS LATCHKEY_REFRESH_MARGIN_RATIO LATCHKEY_LEADER_ELECTION LATCHKEY_LEASE_NAME LATCHKEY_LEASE_NAMESPACE \
+    LATCHKEY_LEASE_DURATION_SECONDS POD_NAME POD_NAMESPACE LATCHKEY_SESSION_TTL_SECONDS LATCHKEY_WEBHOOK_MAX_ATTEMPTS \
+    LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS; do
+    [ "$(grep -c -- "- name: $v\$" <<<"$deploy")" = 1 ] || { fail "$name: env $v missing"; continue; }
+  done
+  pass "$name env: every LATCHKEY_* setting, POD_NAME and POD_NAMESPACE"
 done
-for v in LATCHKEY_HTTP_PORT LATCHKEY_CONTROLLER_PORT LATCHKEY_PUBLIC_BASE_URL LATCHKEY_LOG_LEVEL LATCHKEY_WATCH_NAMESPACES \
-  LATCHKEY_REFRESH_MARGIN_SECONDS LATCHKEY_REFRESH_MARGIN_RATIO LATCHKEY_LEADER_ELECTION LATCHKEY_LEASE_NAME LATCHKEY_LEASE_NAMESPACE \
-  LATCHKEY_LEASE_DURATION_SECONDS POD_NAME POD_NAMESPACE LATCHKEY_SESSION_TTL_SECONDS LATCHKEY_WEBHOOK_MAX_ATTEMPTS \
-  LATCHKEY_WEBHOOK_BACKOFF_BASE_SECONDS LATCHKEY_WEBHOOK_BACKOFF_MAX_SECONDS; do
-  [ "$(grep -c -- "- name: $v\$" <<<"$deploy")" = 2 ] || { fail "env $v missing in a container"; continue; }
-done
-pass "env: every LATCHKEY_* setting, POD_NAME and POD_NAMESPACE in both containers"
-check "default: no PodDisruptionBudget with 1 replica" eq "$(count_docs "$d" PodDisruptionBudget)" 0
-check "production: a PodDisruptionBudget with 3 replicas" eq "$(count_docs "$p" PodDisruptionBudget)" 1
+check "default: a PodDisruptionBudget for the 2 controllers, none for the 1 server" eq \
+  "$(count_docs "$d" PodDisruptionBudget)$(count_docs "$d" PodDisruptionBudget 'name: latchkey-controller\n')" 11
+check "default: the controllers' budget keeps one of two (maxUnavailable 1, component=controller)" eq \
+  "$(grep -cE '^  maxUnavailable: 1$|^      app.kubernetes.io/component: controller$' <<<"$(doc_of "$d" PodDisruptionBudget "$release-controller")")" 2
+check "production: a PodDisruptionBudget per Deployment (3 replicas each)" eq "$(count_docs "$p" PodDisruptionBudget)" 2
+check "server.replicas=1 and controller.replicas=1: no PodDisruptionBudget" eq \
+  "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.replicas=1 | grep -c '^kind: PodDisruptionBudget' || true)" 0
 check "default: namespaced rights cluster-wide (ClusterRole + ClusterRoleBinding for them and for Providers)" eq "$(count_docs "$d" ClusterRoleBinding)" 2
 check "default: LATCHKEY_WATCH_NAMESPACES empty" grep -qE '^ *value: ""$' <<<"$(grep -A1 'name: LATCHKEY_WATCH_NAMESPACES' "$d")"
 check "production: only the Providers ClusterRoleBinding is cluster-wide" eq "$(count_docs "$p" ClusterRoleBinding)" 1

@@ -160,10 +160,12 @@ beforeAll(async () => {
   chmodSync(saDir, 0o755);
   for (const f of ['token', 'ca.crt', 'namespace']) chmodSync(join(saDir, f), 0o644);
 
-  const d = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: rel.name, name: RELEASE });
-  const serverEnv = envOf(d, 'server');
-  const controllerEnv = envOf(d, 'controller');
-  // The same settings in both containers; only the heap limit follows each container's memory limit.
+  // The chart's two Deployments, `<release>-controller` and `<release>-server`, one container each.
+  const deployment = (component: 'server' | 'controller') =>
+    kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: rel.name, name: `${RELEASE}-${component}` });
+  const serverEnv = envOf(await deployment('server'), 'server');
+  const controllerEnv = envOf(await deployment('controller'), 'controller');
+  // The same settings in both Deployments; only the heap limit follows each container's memory limit.
   const withoutHeap = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'NODE_OPTIONS'));
   expect(withoutHeap(controllerEnv)).toEqual(withoutHeap(serverEnv));
   expect(serverEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+$/);

@@ -32,6 +32,16 @@ app.kubernetes.io/name: {{ include "latchkey.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/*
+Labels that select one component's pods (dict "root" . "component" "controller"|"server"): each
+Deployment and its PodDisruptionBudget select their own pods; the Service selects both (its "http"
+port reaches the servers, its "metrics" port the controllers, by container port name).
+*/}}
+{{- define "latchkey.componentSelectorLabels" -}}
+{{ include "latchkey.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
 {{- define "latchkey.labels" -}}
 helm.sh/chart: {{ include "latchkey.chart" . }}
 {{ include "latchkey.selectorLabels" . }}
