@@ -18,6 +18,7 @@
  *   npm run bench:hot-paths                          # rewrites the hot-paths section of docs/benchmarks.md
  *   BENCH_HOT_PATHS_BASELINE=1 npm run bench:hot-paths   # also keeps these figures as the "before" row
  *   BENCH_SECONDS=5 BENCH_ONLY=proxy npm run bench:hot-paths
+ *   BENCH_ONLY=fetch,proxy npm run bench:hot-paths     # phases named: figures printed, docs untouched
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -50,6 +51,8 @@ const PROBE_COUNT = num('BENCH_PROBE_COUNT', 3000);
 const REFRESHES = num('BENCH_REFRESHES', 40);
 const PROFILE = process.env.BENCH_PROFILE !== '0';
 const ONLY = process.env.BENCH_ONLY;
+/** BENCH_ONLY names one phase, or several separated by commas (fetch,proxy). */
+const runs = (phase: string) => !ONLY || ONLY.split(',').includes(phase);
 const BASELINE_FILE = join(REPO_ROOT, 'bench/hot-paths-before.json');
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -170,7 +173,7 @@ async function main(): Promise<void> {
     await eventually(async () => (await http.call('GET', '/providers', auth)).status === 200, 60_000);
 
     // ---- 1. fetch ----
-    if (!ONLY || ONLY === 'fetch') {
+    if (runs('fetch')) {
       const imported = await http.call(
         'POST',
         '/connections',
@@ -211,7 +214,7 @@ async function main(): Promise<void> {
     }
 
     // ---- 2. proxy ----
-    if (!ONLY || ONLY === 'proxy') {
+    if (runs('proxy')) {
       const created = await http.call(
         'POST',
         '/connections',

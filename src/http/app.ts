@@ -29,7 +29,16 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   app.disable('x-powered-by');
   app.set('trust proxy', true);
   app.set('query parser', 'simple');
+  // No ETag: a SHA-1 of every JSON answer (credentials change under it, and no client of this API
+  // revalidates); it was a visible share of the fetch path's CPU profile.
+  app.set('etag', false);
   app.use(observeRequests(http));
+
+  // The proxy first, the busiest route: a proxied request walks no other route's matcher. It streams
+  // raw bodies (no body parser before it) and shares the process's one refresher with the REST API
+  // and the controller. No public page lives under /proxy, so the secret key is required here too.
+  app.use('/proxy', requireSecretKey(http.keys));
+  app.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -49,18 +58,15 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
   app.use('/connect/api', connectApiRateLimit(ctx, new RateLimits(ctx.config, () => ctx.clock.now())));
   const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) });
-  app.use(connect);
-  app.use(methodNotAllowed(routeMethodsOf(connect)));
+  app.use(onlyUnder(['/connect', '/oauth'], connect));
+  app.use(onlyUnder(['/connect', '/oauth'], methodNotAllowed(routeMethodsOf(connect))));
 
   // The operations dashboard (its own session cookie; not published by the Ingress).
-  app.use(dashboardRoutes(http));
+  app.use(onlyUnder(['/dashboard'], dashboardRoutes(http)));
 
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();
   api.use(requireSecretKey(http.keys));
-  // The proxy streams raw bodies: before the JSON parser. It shares the process's one refresher
-  // with the REST API and the controller.
-  api.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
   // Route modules register themselves here.
   registerRestApi(app, api, ctx, lastFetched);
@@ -81,5 +87,18 @@ function observeRequests(ctx: HttpContext): express.RequestHandler {
       end({ route, method: req.method, status: String(res.statusCode) });
     });
     next();
+  };
+}
+
+/**
+ * Runs `handler` only for paths under one of `prefixes` (whole segments, case ignored, as express
+ * matches), so REST API requests skip the matchers of the Connect and dashboard routes. Unlike
+ * `app.use(path, ...)` it leaves `req.url` whole: those routers declare full paths.
+ */
+function onlyUnder(prefixes: string[], handler: express.RequestHandler): express.RequestHandler {
+  return (req, res, next) => {
+    const path = req.path.toLowerCase();
+    if (prefixes.some((p) => path === p || path.startsWith(`${p}/`))) handler(req, res, next);
+    else next();
   };
 }

@@ -6,11 +6,8 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { fillProviderUrl } from '../catalog/connection-config.js';
-import { MissingTemplateValueError } from '../catalog/template.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import type { Clock } from '../domain/clock.js';
-import type { ProviderResource } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../app/log.js';
 import type { Registry } from '../app/metrics.js';
@@ -22,7 +19,8 @@ import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, readBody, type RequestBody } from './request-body.js';
-import { decoderFor } from './response-body.js';
+import { decoderFor, pipeTo } from './response-body.js';
+import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
 import { checkProxyPath, targetUrl } from './target-url.js';
 import { createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
@@ -79,6 +77,7 @@ function isFormBody(headers: IncomingMessage['headers']): boolean {
 
 export class CredentialProxy {
   private readonly agents: UpstreamAgents;
+  private readonly baseUrls = new BaseUrls();
   private readonly replayLimit: number;
   private readonly headersTimeoutMs: number;
   private readonly backoff: Omit<RetryPolicy, 'retries'>;
@@ -148,7 +147,7 @@ export class CredentialProxy {
         `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`,
       );
     setProvider(provider.metadata.name);
-    const baseUrl = this.baseUrlOf(provider, connection);
+    const baseUrl = this.baseUrls.of(provider, connection.resource.spec);
 
     const mode = connection.credentials.type;
     const refreshable = BEARER_MODES.has(mode) && this.deps.refresher !== undefined;
@@ -177,8 +176,11 @@ export class CredentialProxy {
     const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
 
     const abort = new AbortController();
+    // Only a caller that leaves before the answer is complete cancels the upstream request (and a
+    // retry's wait). `writableEnded`, not `writableFinished`: the latter can still be false at 'close'
+    // while the socket drains, and aborting then costs a DOMException per request for nothing.
     const onClose = () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableEnded) abort.abort();
     };
     res.once('close', onClose);
 
@@ -242,10 +244,12 @@ export class CredentialProxy {
     const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
     const statusCode = response.statusCode ?? 502;
     res.writeHead(statusCode, response.statusMessage, returnedResponseHeaders(response.headers, { decompressed: decoder !== undefined }));
-    res.flushHeaders();
+    // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
+    // events); otherwise node sends them with the first body bytes, in one write instead of two.
+    if (response.readableLength === 0 && !response.complete) res.flushHeaders();
     try {
       if (decoder) await pipeline(response, decoder, res);
-      else await pipeline(response, res);
+      else await pipeTo(response, res);
     } catch (err) {
       // Headers are gone; the caller sees a truncated response. Say why in the logs only.
       this.logger.warn(
@@ -256,36 +260,20 @@ export class CredentialProxy {
     } finally {
       res.off('close', onClose);
     }
-    this.logger.debug(
-      {
-        provider: provider.metadata.name,
-        integration: call.providerConfigKey,
-        method,
-        path: call.rawPath,
-        status: statusCode,
-        attempts: result.attempts,
-      },
-      'proxied request',
-    );
+    // Not built at all unless debug is on: this runs for every proxied request.
+    if (this.logger.isLevelEnabled('debug'))
+      this.logger.debug(
+        {
+          provider: provider.metadata.name,
+          integration: call.providerConfigKey,
+          method,
+          path: call.rawPath,
+          status: statusCode,
+          attempts: result.attempts,
+        },
+        'proxied request',
+      );
     return statusCode;
-  }
-
-  private baseUrlOf(provider: ProviderResource, connection: StoredConnection): string {
-    const template = provider.spec.proxy?.baseUrl;
-    if (!template)
-      throw new LatchkeyError('invalid_input', 'proxy_not_configured', `The provider "${provider.metadata.name}" has no proxy base URL`);
-    try {
-      return fillProviderUrl(provider.spec, template, connection.resource.spec.connectionConfig);
-    } catch (err) {
-      if (err instanceof MissingTemplateValueError) {
-        throw new LatchkeyError(
-          'invalid_input',
-          'missing_connection_config',
-          `The provider base URL needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
-        );
-      }
-      throw err;
-    }
   }
 
   private async refresh(call: ProxyCall, current: StoredConnection, force: boolean): Promise<StoredConnection> {

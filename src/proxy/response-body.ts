@@ -1,6 +1,6 @@
 /** The provider's response body on its way back: passed through untouched, or decompressed. */
 import type { IncomingMessage } from 'node:http';
-import type { Transform } from 'node:stream';
+import { finished, type Readable, type Transform, type Writable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /**
@@ -26,4 +26,37 @@ export function decoderFor(response: IncomingMessage, method: string, decompress
     default:
       return undefined;
   }
+}
+
+/**
+ * Pipes `from` into `to`; resolves once both are done, rejects when either fails or closes early
+ * (the caller went away, the provider cut the body), with both destroyed so no socket is reused
+ * half-read. What `stream.pipeline` does for two streams, without its per-call cost: pipeline ends
+ * every run by aborting an internal AbortController, a DOMException with a captured stack trace,
+ * which was 4 % of the proxy's CPU profile.
+ */
+export function pipeTo(from: Readable, to: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let pending = 2;
+    let settled = false;
+    const done = (err?: Error | null) => {
+      if (settled) return;
+      if (err) {
+        settled = true;
+        stopFrom();
+        stopTo();
+        from.destroy();
+        to.destroy();
+        reject(err);
+      } else if (--pending === 0) {
+        settled = true;
+        stopFrom();
+        stopTo();
+        resolve();
+      }
+    };
+    const stopFrom = finished(from, done);
+    const stopTo = finished(to, done);
+    from.pipe(to);
+  });
 }

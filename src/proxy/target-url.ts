@@ -51,12 +51,22 @@ function inspect(path: string, round: number): void {
 /** Query parameters to set on the target URL, replacing any of the caller's with the same name. */
 export type QueryOverrides = Array<[string, string]>;
 
+/** A base URL as targetUrl needs it: origin and path without trailing slashes. */
+interface ParsedBase {
+  origin: string;
+  path: string;
+}
+
 /**
- * Joins the provider's base URL (placeholders already filled), the checked path and the caller's
- * raw query, adds the provider's query parameters, and verifies that the result is still under
- * the base URL.
+ * Parsed base URLs by their text (a pure function of it, so safe to share): every proxied request
+ * of a connection has the same one. Bounded; cleared when full rather than tracking use.
  */
-export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, overrides: QueryOverrides = []): URL {
+const parsedBases = new Map<string, ParsedBase>();
+const PARSED_BASES_MAX = 1024;
+
+function parseBase(baseUrl: string): ParsedBase {
+  const known = parsedBases.get(baseUrl);
+  if (known) return known;
   let base: URL;
   try {
     base = new URL(baseUrl);
@@ -71,17 +81,34 @@ export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, ov
     throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must be http(s)');
   if (base.username || base.password)
     throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must not carry user info');
-  const basePath = base.pathname.replace(/\/+$/, '');
+  const parsed = { origin: base.origin, path: base.pathname.replace(/\/+$/, '') };
+  if (parsedBases.size >= PARSED_BASES_MAX) parsedBases.clear();
+  parsedBases.set(baseUrl, parsed);
+  return parsed;
+}
+
+/**
+ * Joins the provider's base URL (placeholders already filled), the checked path and the caller's
+ * raw query, adds the provider's query parameters, and verifies that the result is still under
+ * the base URL.
+ */
+export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, overrides: QueryOverrides = []): URL {
+  const base = parseBase(baseUrl);
+  const basePath = base.path;
   checkProxyPath(rawPath);
 
   const url = new URL(base.origin);
   url.pathname = `${basePath}${rawPath}` || '/';
-  const params = new URLSearchParams(rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery);
-  for (const [name] of overrides) params.delete(name);
-  for (const [name, value] of overrides) params.append(name, value);
-  const search = params.toString();
-  // Keep the caller's query byte-for-byte when nothing was added (signatures and cursors depend on it).
-  url.search = overrides.length ? search : rawQuery.replace(/^\?/, '');
+  const query = rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+  if (overrides.length) {
+    const params = new URLSearchParams(query);
+    for (const [name] of overrides) params.delete(name);
+    for (const [name, value] of overrides) params.append(name, value);
+    url.search = params.toString();
+  } else {
+    // Keep the caller's query byte-for-byte when nothing was added (signatures and cursors depend on it).
+    url.search = query;
+  }
 
   if (url.origin !== base.origin || url.username || url.password) throw rejectPath('The proxied request would leave the provider base URL');
   if (basePath && url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) {

@@ -411,11 +411,21 @@ describe('compression and streaming', () => {
     expect(result.digest).toBe(expected.digest('hex'));
   });
 
-  it('streams a 20 MB upload to the provider (no retry buffering for big bodies)', async () => {
+  // A body over the replay limit (1 MiB) is streamed once, never held: with a declared length at
+  // once, without one (chunked) after the first MiB. Retries: 3 would ask to hold it if it could.
+  it.each([
+    ['a declared Content-Length', true],
+    ['chunked transfer coding', false],
+  ])('streams a 50 MB upload with %s: the provider sees the first bytes before the caller has sent the rest', async (_how, declared) => {
+    const MB = 1024 * 1024;
+    const chunk = Buffer.alloc(MB, 'xyz');
+    let providerHasFirstBytes!: () => void;
+    const firstBytesArrived = new Promise<void>((r) => (providerHasFirstBytes = r));
     up.onRaw('/api/v1/upload', (req, res) => {
       const hash = createHash('sha256');
       let bytes = 0;
       req.on('data', (c: Buffer) => {
+        if (bytes === 0) providerHasFirstBytes();
         bytes += c.length;
         hash.update(c);
       });
@@ -424,14 +434,29 @@ describe('compression and streaming', () => {
         res.end(JSON.stringify({ bytes, digest: hash.digest('hex') }));
       });
     });
-    const body = Buffer.alloc(20 * 1024 * 1024, 'xyz');
-    const res = await call('bearer', '/proxy/upload', {
-      method: 'PUT',
-      body,
-      headers: { 'content-type': 'application/octet-stream', retries: '3' },
+    const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const headers: Record<string, string> = proxyHeaders(h, 'bearer', 'u1', { 'content-type': 'application/octet-stream', retries: '3' });
+      if (declared) headers['content-length'] = String(50 * MB);
+      const req = request({ host: '127.0.0.1', port: h.server.port, method: 'PUT', path: '/proxy/upload', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      // Two MiB first (past the replay limit), the other 48 only once the provider has bytes: a proxy that
+      // waited for the whole body would never send any, and this test would time out instead of passing.
+      req.write(chunk);
+      req.write(chunk);
+      void firstBytesArrived.then(async () => {
+        for (let i = 2; i < 50; i++) if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+        req.end();
+      });
     });
-    expect(res.status).toBe(201);
-    expect(JSON.parse(res.body.toString())).toEqual({ bytes: body.length, digest: createHash('sha256').update(body).digest('hex') });
+    expect(result.status).toBe(201);
+    const expected = createHash('sha256');
+    for (let i = 0; i < 50; i++) expected.update(chunk);
+    expect(JSON.parse(result.body)).toEqual({ bytes: 50 * MB, digest: expected.digest('hex') });
   });
 });
 

@@ -184,10 +184,13 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       async handle({ params, query, env }) {
         const { provider } = integrationAndProvider(deps, env.namespace, query.provider_config_key);
         const appJwt = query.refresh_codehost_app_jwt_token ?? query.refresh_github_app_jwt_token ?? false;
-        const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
-        if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
-        const force =
-          (query.force_refresh ?? false) || (appJwt && (existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM'));
+        let force = query.force_refresh ?? false;
+        if (appJwt && !force) {
+          // Looked up here only when the answer depends on it: the refresher reads it anyway (and answers an unknown one).
+          const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
+          if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
+          force = existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM';
+        }
         let conn;
         try {
           conn = await deps.refresher.ensureFresh(env.namespace, query.provider_config_key, params.connectionId, {

@@ -72,13 +72,26 @@ export function mountRoutes(router: Router, routes: RouteSpec[]): void {
         const body = route.body ? parse(route.body, req.body, 'body') : undefined;
         const result = await route.handle({ params, query, body, env, req, res });
         if (result.headers) res.set(result.headers);
-        res.status(result.status).json(result.body);
+        sendJson(res, result.status, result.body);
       } catch (err) {
         next(fromCluster(err));
       }
     });
   }
   router.use(methodNotAllowed(routes));
+}
+
+/**
+ * What `res.json` sends for a route's answer (the same body, `application/json; charset=utf-8`,
+ * Content-Length; node leaves the body out for HEAD), written directly: express's `send` parses and
+ * formats the Content-Type again on every answer, a visible share of the fetch path's CPU profile.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body) ?? '';
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */

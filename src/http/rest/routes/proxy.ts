@@ -36,7 +36,13 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
   const handler = async (req: Request, res: Response, next: NextFunction) => {
     const startedAt = ctx.clock.now();
     try {
-      const headers = parse(ProxyHeaders, req.headers, 'headers');
+      // The two headers only: the others are the provider's business (node decodes header values as
+      // latin1, so there is no lone surrogate for the shape check to find in them anyway).
+      const headers = parse(
+        ProxyHeaders,
+        { 'connection-id': req.headers['connection-id'], 'provider-config-key': req.headers['provider-config-key'] },
+        'headers',
+      );
       // The raw path and query as received: express's decoded params would hide encoded tricks.
       const raw = req.originalUrl;
       const q = raw.indexOf('?');
