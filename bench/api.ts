@@ -439,10 +439,10 @@ event loop (one core for JavaScript); replicas scale it out, since every replica
 
 ### Refresh on fetch (expired access token)
 
-Each connection's access token had expired. The fetch reads the refresh Lease (absent) and creates it,
-reads the Connection and its Secret from the API server (in parallel), calls the token endpoint once
-(\`refresh_token\` grant), replaces the Secret and the status, reads and releases the Lease, and writes
-\`lastFetchedAt\`: one token call and nine API calls, five of them writes, in eight sequential steps. The token endpoint alone
+Each connection's access token had expired. The fetch creates the refresh Lease, calls the token endpoint
+once (\`refresh_token\` grant) with the credentials from the informer cache and replaces the Secret
+(compare-and-swap on the cached version); the status write and the Lease's release follow the answer,
+\`lastFetchedAt\` a later batch: one token call and two API calls on the path. The token endpoint alone
 (the same grant sent directly, one at a time) is shown for comparison. Token calls made:
 ${r.refreshTokenCalls.made} for ${r.refreshTokenCalls.expected} refreshing fetches.
 
@@ -452,7 +452,7 @@ ${line('fetch with refresh, 1 at a time', r.refreshSequential)}
 ${line(`fetch with refresh, ${REFRESH_CONCURRENCY} in flight (different connections)`, r.refreshParallel)}
 
 A refreshing fetch costs **p50 ${ms(r.refreshSequential.p50)}** (p99 ${ms(r.refreshSequential.p99)}), of which the token endpoint is
-${ms(r.tokenEndpoint.p50)}; the other ${ms(refreshOverhead)} are the eight sequential API steps and Latchkey's own work. A real
+${ms(r.tokenEndpoint.p50)}; the other ${ms(refreshOverhead)} are the two API calls on the path and Latchkey's own work. A real
 provider's token endpoint (tens to hundreds of ms over the internet) adds to that directly. Different
 connections refresh in parallel: ${r.refreshParallel.rps.toFixed(1)} refreshes/s with ${REFRESH_CONCURRENCY} in flight, where ${busy(r.refreshParallel)}
 (the Node.js figure includes the in-process OAuth server's work).
@@ -469,8 +469,8 @@ ${line(`each of the ${CROWD} requests`, r.crowd.requests)}
 Whole round (first request sent to last answer): median ${ms(median(r.crowd.roundMs))}, slowest ${ms(percentile(sortedRounds, 1))}.
 The ${CROWD - 1} other requests wait on the one in-flight refresh in this process (no extra token call, no
 extra Lease traffic), so a crowd costs about one refreshing fetch (${ms(r.refreshSequential.p50)} above) plus the time to answer
-${CROWD} requests, not ${CROWD} refreshes. Across replicas, requests on the others wait on the Lease and poll
-their cache every 100 ms, which adds up to that interval (not measured here: one replica).
+${CROWD} requests, not ${CROWD} refreshes. Across replicas, requests on the others find the Lease held and
+wait for the new Secret on their own watch (no polling; not measured here: one replica).
 
 Machine:
 

@@ -21,8 +21,11 @@
  *   BENCH_ONLY=fetch,proxy npm run bench:hot-paths     # phases named: figures printed, docs untouched
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { subscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -59,10 +62,31 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 /** Counts the API calls this process makes (every client call authenticates through its KubeConfig). */
 class CountingKubeConfig extends KubeConfig {
   calls = 0;
+  /** When each call started (hrtime ns) and what it was, e.g. `POST /apis/coordination.k8s.io/.../leases`. */
+  readonly started: Array<{ at: bigint; what: string }> = [];
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     this.calls++;
+    this.started.push({ at: process.hrtime.bigint(), what: `${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}` });
     return super.applySecurityAuthentication(context);
   }
+}
+
+/**
+ * When the server wrote each answer (hrtime ns of `res.end`), by request URL: API calls started
+ * before it are on the request's path; those started after (the refresh's status write and Lease
+ * release) are not, whatever the client sees first.
+ */
+function answersWritten(): Map<string, bigint> {
+  const at = new Map<string, bigint>();
+  subscribe('http.server.request.start', (message) => {
+    const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+    const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
+    response.end = ((...args: unknown[]) => {
+      at.set(request.url ?? '', process.hrtime.bigint());
+      return end(...args);
+    }) as ServerResponse['end'];
+  });
+  return at;
 }
 
 interface Figures {
@@ -75,8 +99,17 @@ interface Figures {
     peerP50OverheadMsAtOne: number;
     directP50MsAtOne: number;
   };
-  refreshOnFetch?: { p50Ms: number; tokenEndpointP50Ms: number; apiRoundTrips: number; p99Ms: number };
-  profiles?: { fetch?: ProfileSummary; proxy?: ProfileSummary };
+  refreshOnFetch?: {
+    p50Ms: number;
+    tokenEndpointP50Ms: number;
+    /** API calls started before the answer was written (median). */
+    apiRoundTrips: number;
+    /** API calls the refresh made after writing the answer (median). */
+    apiCallsAfterAnswer?: number;
+    p99Ms: number;
+    loadAverage?: number[];
+  };
+  profiles?: { fetch?: ProfileSummary; proxy?: ProfileSummary; refresh?: ProfileSummary };
 }
 
 async function peer(kind: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
@@ -157,6 +190,7 @@ async function main(): Promise<void> {
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const figures: Figures = { profiles: {} };
+  const written = answersWritten();
 
   try {
     await eventually(
@@ -301,16 +335,34 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1000));
       const refreshMs: number[] = [];
       const apiCalls: number[] = [];
+      const afterAnswer: number[] = [];
+      const paths = new Map<string, number>();
       const before = oidc.refreshCalls();
+      const stopProfile = PROFILE ? await startProfile() : undefined;
       for (const id of ids) {
-        const calls0 = kc.calls;
+        const path = `/connections/${id}?provider_config_key=bench-oauth`;
+        const from = kc.started.length;
         const t0 = process.hrtime.bigint();
-        const res = await http.call('GET', `/connections/${id}?provider_config_key=bench-oauth`, auth);
+        const res = await http.call('GET', path, auth);
         refreshMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        apiCalls.push(kc.calls - calls0);
         expectStatus(res, 200, `refreshing fetch ${id}`);
         if ((JSON.parse(res.body) as { credentials: { access_token: string } }).credentials.access_token === old.get(id))
           throw new Error(`${id}: the expired token came back`);
+        // The calls the refresh makes after the answer (status, Lease release) follow within moments.
+        await new Promise((r) => setTimeout(r, 200));
+        const answered = written.get(path)!;
+        const calls = kc.started.slice(from).filter((c) => c.at >= t0);
+        const onPath = calls.filter((c) => c.at < answered);
+        apiCalls.push(onPath.length);
+        afterAnswer.push(calls.length - onPath.length);
+        const shape = `${onPath.map((c) => c.what.replace(/^(\w+) .*\/(\w+)\/[^/]*$/, '$1 $2')).join(' → ')}`;
+        paths.set(shape, (paths.get(shape) ?? 0) + 1);
+      }
+      const profile = await stopProfile?.();
+      if (profile) {
+        mkdirSync(PROFILE_DIR, { recursive: true });
+        saveProfile(profile, join(PROFILE_DIR, `refresh-${Date.now()}.cpuprofile`));
+        figures.profiles!.refresh = summarize(profile);
       }
       if (oidc.refreshCalls() - before !== ids.length)
         throw new Error(`${oidc.refreshCalls() - before} token calls for ${ids.length} refreshes`);
@@ -319,9 +371,16 @@ async function main(): Promise<void> {
         p50Ms: round(median(refreshMs)),
         tokenEndpointP50Ms: round(median(tokenMs)),
         apiRoundTrips: median(apiCalls),
+        apiCallsAfterAnswer: median(afterAnswer),
         p99Ms: round(sorted[Math.ceil(sorted.length * 0.99) - 1]!),
+        loadAverage: loadavg().map((l) => round(l)),
       };
-      log(`refresh on fetch: p50 ${ms(median(refreshMs))} (token endpoint ${ms(median(tokenMs))}), API calls ${apiCalls.join(',')}`);
+      log(
+        `refresh on fetch: p50 ${ms(median(refreshMs))} (token endpoint ${ms(median(tokenMs))}), API calls before the answer ${apiCalls.join(',')}, after ${afterAnswer.join(',')}; load ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
+      for (const [shape, n] of paths) log(`  ${n}× ${shape}`);
     }
     http.close();
   } finally {

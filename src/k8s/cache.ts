@@ -28,6 +28,8 @@ const SWEEP_EVERY_WRITES = 256;
 export class ResourceCache<T extends KubernetesObject> {
   private readonly overlay = new Map<string, OverlayEntry<T>>();
   private writesSinceSweep = 0;
+  /** Callers waiting for the next change of one object, by namespace/name. */
+  private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly informers: ResilientInformer<T>[],
@@ -41,6 +43,41 @@ export class ResourceCache<T extends KubernetesObject> {
   ) {
     for (const verb of ['add', 'update'] as const) this.on(verb, (obj) => this.supersede(obj, false));
     this.on('delete', (obj) => this.supersede(obj, true));
+    this.onChange((obj) => this.wake(key(obj.metadata!.name!, obj.metadata!.namespace)));
+  }
+
+  /**
+   * Resolves at the next change of one object: a watch event, or a write or deletion this process
+   * remembered. Resolves as well when `signal` aborts (the caller's bound); nothing is polled.
+   */
+  whenChanged(name: string, namespace: string | undefined, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
+    const k = key(name, namespace);
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        signal.removeEventListener('abort', done);
+        const set = this.waiters.get(k);
+        set?.delete(done);
+        if (set?.size === 0) this.waiters.delete(k);
+        resolve();
+      };
+      signal.addEventListener('abort', done, { once: true });
+      let set = this.waiters.get(k);
+      if (!set) this.waiters.set(k, (set = new Set()));
+      set.add(done);
+    });
+  }
+
+  /** Callers waiting in {@link whenChanged} (for tests: waiters do not pile up). */
+  get waiting(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
+  private wake(k: string): void {
+    const set = this.waiters.get(k);
+    if (set) for (const done of [...set]) done();
   }
 
   /** Entries in the read-your-writes overlay (bounded by writes whose watch event has not arrived). */
@@ -106,7 +143,9 @@ export class ResourceCache<T extends KubernetesObject> {
   remember(obj: T): void {
     if (!this.selects(obj)) return;
     const name = obj.metadata!.name!;
-    this.put(key(name, obj.metadata!.namespace), { obj, resourceVersion: rv(obj), expiresAt: this.now() + OVERLAY_TTL_MS });
+    const k = key(name, obj.metadata!.namespace);
+    this.put(k, { obj, resourceVersion: rv(obj), expiresAt: this.now() + OVERLAY_TTL_MS });
+    this.wake(k);
   }
 
   /** Records that this process deleted an object. */
@@ -114,6 +153,7 @@ export class ResourceCache<T extends KubernetesObject> {
     const current = this.fromInformers(name, namespace);
     const version = Math.max(Number(lastResourceVersion ?? 0), current ? rv(current) : 0) + 1;
     this.put(key(name, namespace), { obj: undefined, resourceVersion: version, expiresAt: this.now() + OVERLAY_TTL_MS });
+    this.wake(key(name, namespace));
   }
 
   private put(k: string, entry: OverlayEntry<T>): void {

@@ -4,6 +4,8 @@ import { isConflict, isNotFound } from './errors.js';
 
 export interface LeaseState {
   holder: string | undefined;
+  /** The Lease's annotations (what its holder says about the work it guards). */
+  annotations: Record<string, string>;
   /** When the holder last renewed (ms since epoch). */
   renewedAt: number;
   durationSeconds: number;
@@ -99,6 +101,61 @@ export class Leases {
     }
   }
 
+  /**
+   * Creates a lease held by `holder`: one round trip, no read first. Undefined when it already
+   * exists (409): someone holds it, or held it and left it behind.
+   */
+  async create(
+    namespace: string,
+    name: string,
+    holder: string,
+    durationSeconds: number,
+    meta: { labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: V1OwnerReference[] } = {},
+  ): Promise<V1Lease | undefined> {
+    const nowIso = microTime(this.now());
+    try {
+      return await this.api.createNamespacedLease({
+        namespace,
+        body: {
+          metadata: { name, namespace, ...meta },
+          spec: {
+            holderIdentity: holder,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: nowIso,
+            renewTime: nowIso,
+            leaseTransitions: 0,
+          },
+        },
+      });
+    } catch (err) {
+      if (isConflict(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The lease object as the API server has it; undefined when absent. */
+  async read(namespace: string, name: string): Promise<V1Lease | undefined> {
+    try {
+      return await this.api.readNamespacedLease({ namespace, name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Writes `lease` conditionally on the resourceVersion it carries. Undefined when the API server
+   * has moved on (409) or the lease is gone (404): the caller's view of it is out of date.
+   */
+  async replace(namespace: string, lease: V1Lease): Promise<V1Lease | undefined> {
+    try {
+      return await this.api.replaceNamespacedLease({ namespace, name: lease.metadata!.name!, body: lease });
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
   /** Gives the lease up if `holder` still holds it (clears the holder so others need not wait for expiry). */
   async release(namespace: string, name: string, holder: string): Promise<void> {
     try {
@@ -151,10 +208,16 @@ export class Leases {
   }
 }
 
-function toState(lease: V1Lease): LeaseState {
+/** Lease times are MicroTime: the API server accepts exactly six fractional digits. */
+export function microTime(ms: number): Date {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
+}
+
+export function toState(lease: V1Lease): LeaseState {
   const renew = lease.spec?.renewTime as unknown;
   return {
     holder: lease.spec?.holderIdentity || undefined,
+    annotations: lease.metadata?.annotations ?? {},
     renewedAt: renew ? new Date(renew as string | Date).getTime() : 0,
     durationSeconds: lease.spec?.leaseDurationSeconds ?? 0,
     transitions: lease.spec?.leaseTransitions ?? 0,

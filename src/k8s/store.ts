@@ -201,6 +201,25 @@ export class KubeStore {
     return resource ? this.withCredentials(resource) : undefined;
   }
 
+  /**
+   * Resolves at the next change of a connection or of its credentials Secret that this process
+   * sees (watch event or own write), or after `timeoutMs`: how a caller waits for another
+   * replica's refresh without polling the API server.
+   */
+  async whenConnectionChanges(namespace: string, name: string, timeoutMs: number): Promise<void> {
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(), Math.max(0, timeoutMs));
+    try {
+      await Promise.race([
+        this.credentialSecrets.whenChanged(name, namespace, bound.signal),
+        this.connections.whenChanged(name, namespace, bound.signal),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      bound.abort();
+    }
+  }
+
   /** Complete connections of a namespace (those whose credentials Secret exists). */
   listConnections(namespace: string): ConnectionResource[] {
     const out: ConnectionResource[] = [];

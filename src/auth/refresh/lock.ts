@@ -1,11 +1,36 @@
 import { randomBytes } from 'node:crypto';
-import type { Leases } from '../../k8s/leases.js';
+import type { V1Lease } from '@kubernetes/client-node';
+import { microTime, toState, type Leases } from '../../k8s/leases.js';
 import { API_VERSION, CONNECTIONS, LABELS } from '../../k8s/resources.js';
 
 /**
+ * On a released refresh Lease: the resourceVersion of the credentials Secret its last holder wrote.
+ * A replica whose cache has not seen that version yet would spend a refresh token already spent.
+ */
+export const WRITTEN_VERSION_ANNOTATION = 'latchkey.dev/credentials-written';
+
+/** A refresh Lease this owner holds: the object as last written, and when it was last renewed. */
+export interface HeldRefreshLock {
+  namespace: string;
+  connectionName: string;
+  lease: V1Lease;
+  renewedAt: number;
+  lost: boolean;
+}
+
+/** Taken, or busy until `waitUntil` (ms since epoch): wait for the credentials to change, then try again. */
+export type Acquisition = { held: HeldRefreshLock } | { held: undefined; waitUntil: number };
+
+/**
  * The cluster-wide lock of one connection's refresh: a coordination.k8s.io Lease named after the
- * connection, in its namespace, taken with compare-and-swap. It has a TTL so a holder that crashed
- * mid-refresh blocks the others for at most `ttlSeconds`.
+ * connection, in its namespace. Taken by creating it (one round trip, no read first); a Lease left
+ * behind is taken over with compare-and-swap once it is free or expired. It has a TTL so a holder
+ * that crashed mid-refresh blocks the others for at most `ttlSeconds`.
+ *
+ * After a successful refresh the Lease is released, not deleted: it says which Secret version the
+ * refresh wrote, so that a replica whose watch has not delivered that version yet waits for it
+ * instead of spending the old refresh token again. It is deleted one TTL later, so the next refresh
+ * (usually an access token's lifetime later) takes it by create again.
  */
 export class RefreshLock {
   /** Unique per lock owner (process and instance), so two replicas in one process are told apart. */
@@ -25,25 +50,55 @@ export class RefreshLock {
   }
 
   /**
-   * Takes the lock. With the connection's UID, a newly created Lease is owned by the Connection, so
-   * the garbage collector deletes it with the connection (no blockOwnerDeletion: no extra RBAC).
+   * Takes the lock for a refresh of the credentials this process has cached at `cachedVersion`
+   * (the Secret's resourceVersion). With the connection's UID, a newly created Lease is owned by the
+   * Connection, so the garbage collector deletes it with the connection (no blockOwnerDeletion).
    */
-  async tryAcquire(namespace: string, connectionName: string, connectionUid?: string): Promise<boolean> {
-    const owner = connectionUid
+  async acquire(namespace: string, connectionName: string, cachedVersion: string, connectionUid?: string): Promise<Acquisition> {
+    const name = RefreshLock.leaseName(connectionName);
+    const ownerReferences = connectionUid
       ? [{ apiVersion: API_VERSION, kind: CONNECTIONS.kind, name: connectionName, uid: connectionUid }]
       : undefined;
-    const result = await this.leases.tryAcquire(
-      namespace,
-      RefreshLock.leaseName(connectionName),
-      this.holder,
-      this.ttlSeconds,
-      {
-        [LABELS.managedBy]: LABELS.managedByValue,
-        [LABELS.connection]: connectionName,
-      },
-      owner,
-    );
-    return result.acquired;
+    const labels = { [LABELS.managedBy]: LABELS.managedByValue, [LABELS.connection]: connectionName };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const created = await this.leases.create(namespace, name, this.holder, this.ttlSeconds, { labels, ownerReferences });
+      if (created) return { held: this.held(namespace, connectionName, created) };
+      // Left behind or held by someone: one read to tell which.
+      const current = await this.leases.read(namespace, name);
+      if (!current) continue; // deleted meanwhile: create again
+      const state = toState(current);
+      const expiry = state.renewedAt + state.durationSeconds * 1000;
+      const mine = state.holder === this.holder;
+      if (!mine && state.holder && this.now() <= expiry) return { held: undefined, waitUntil: expiry };
+      const written = Number(state.annotations[WRITTEN_VERSION_ANNOTATION] ?? 0);
+      // The last refresh wrote a version this cache has not seen: its refresh token is spent.
+      if (written > Number(cachedVersion || 0)) return { held: undefined, waitUntil: this.now() + this.ttlSeconds * 1000 };
+      const annotations = { ...current.metadata?.annotations };
+      delete annotations[WRITTEN_VERSION_ANNOTATION];
+      const nowIso = microTime(this.now());
+      const taken = await this.leases.replace(namespace, {
+        ...current,
+        metadata: { ...current.metadata, annotations },
+        spec: {
+          ...current.spec,
+          holderIdentity: this.holder,
+          leaseDurationSeconds: this.ttlSeconds,
+          renewTime: nowIso,
+          ...(mine ? {} : { acquireTime: nowIso, leaseTransitions: state.transitions + 1 }),
+        },
+      });
+      if (taken) return { held: this.held(namespace, connectionName, taken) };
+    }
+    return { held: undefined, waitUntil: this.now() + 1000 };
+  }
+
+  /** Takes the lock if it can be taken now (no version check): for tests and tools. */
+  async tryAcquire(namespace: string, connectionName: string, connectionUid?: string): Promise<boolean> {
+    return (await this.acquire(namespace, connectionName, '', connectionUid)).held !== undefined;
+  }
+
+  private held(namespace: string, connectionName: string, lease: V1Lease): HeldRefreshLock {
+    return { namespace, connectionName, lease, renewedAt: this.now(), lost: false };
   }
 
   /**
@@ -53,22 +108,30 @@ export class RefreshLock {
    * server is unreachable or another holder took it), so its provider call ends before anyone else
    * may start one.
    */
-  async hold<T>(namespace: string, connectionName: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async hold<T>(held: HeldRefreshLock, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const stop = new AbortController();
     const lost = new AbortController();
     const ttlMs = this.ttlSeconds * 1000;
-    let renewedAt = this.now();
+    const loseIt = () => {
+      held.lost = true;
+      lost.abort(new Error('refresh lock lost'));
+    };
     const renewals = (async () => {
-      while (!stop.signal.aborted) {
+      while (!stop.signal.aborted && !held.lost) {
         await sleep(ttlMs / 3, stop.signal);
         if (stop.signal.aborted) return;
-        const ok = await this.tryAcquire(namespace, connectionName).catch(() => false);
-        if (ok) renewedAt = this.now();
-        // A fifth of the TTL before it lapses: give up, so our call ends before another may begin.
-        else if (!ok && this.now() >= renewedAt + ttlMs * 0.8) {
-          lost.abort(new Error('refresh lock lost'));
-          return;
+        const renewed = await this.leases
+          .replace(held.namespace, { ...held.lease, spec: { ...held.lease.spec, renewTime: microTime(this.now()) } })
+          .then((lease) => lease ?? ('taken' as const))
+          .catch(() => undefined);
+        if (renewed === 'taken')
+          loseIt(); // someone else wrote it: it expired on their clock
+        else if (renewed) {
+          held.lease = renewed;
+          held.renewedAt = this.now();
         }
+        // A fifth of the TTL before it lapses: give up, so our call ends before another may begin.
+        else if (this.now() >= held.renewedAt + ttlMs * 0.8) loseIt();
       }
     })();
     try {
@@ -79,14 +142,39 @@ export class RefreshLock {
     }
   }
 
-  /** Whether this owner holds the lock now, as the API server says (checked before writing). */
-  async isHeld(namespace: string, connectionName: string): Promise<boolean> {
-    const state = await this.leases.get(namespace, RefreshLock.leaseName(connectionName));
-    return state !== undefined && state.holder === this.holder && !this.leases.isExpired(state);
+  /** Whether the lock is still ours: renewed within most of its TTL and never lost (no API call). */
+  isHeld(held: HeldRefreshLock): boolean {
+    return !held.lost && this.now() < held.renewedAt + this.ttlSeconds * 1000 * 0.8;
   }
 
-  async release(namespace: string, connectionName: string): Promise<void> {
-    await this.leases.release(namespace, RefreshLock.leaseName(connectionName), this.holder);
+  /**
+   * Releases after a refresh that wrote the credentials Secret at `writtenVersion`: the holder is
+   * cleared and the version recorded (see {@link WRITTEN_VERSION_ANNOTATION}); the Lease is deleted
+   * one TTL later unless someone took it meanwhile. Not awaited on the request path.
+   */
+  async releaseWritten(held: HeldRefreshLock, writtenVersion: string): Promise<void> {
+    const released = await this.leases.replace(held.namespace, {
+      ...held.lease,
+      metadata: {
+        ...held.lease.metadata,
+        annotations: { ...held.lease.metadata?.annotations, [WRITTEN_VERSION_ANNOTATION]: writtenVersion },
+      },
+      spec: { ...held.lease.spec, holderIdentity: undefined, renewTime: microTime(this.now()) },
+    });
+    held.lost = true;
+    if (!released) return;
+    const timer = setTimeout(() => {
+      void this.leases
+        .deleteIfUnchanged(held.namespace, released.metadata!.name!, released.metadata!.resourceVersion!)
+        .catch(() => undefined);
+    }, this.ttlSeconds * 1000);
+    timer.unref();
+  }
+
+  /** Releases after a refresh that wrote nothing (it failed): the Lease is deleted, unless someone took it meanwhile. */
+  async release(held: HeldRefreshLock): Promise<void> {
+    held.lost = true;
+    await this.leases.deleteIfUnchanged(held.namespace, held.lease.metadata!.name!, held.lease.metadata!.resourceVersion!);
   }
 
   /** Removes the lock object (when its connection is deleted). */

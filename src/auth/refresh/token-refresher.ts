@@ -8,8 +8,7 @@ import {
 } from '../../domain/connection-state.js';
 import { isAboutToExpire, type RefreshSettings } from '../../domain/refresh-margin.js';
 import type { ConnectionEvents } from '../../k8s/events.js';
-import { readConnectionFresh } from '../../k8s/fresh-reads.js';
-import type { ConnectionError } from '../../k8s/resources.js';
+import type { ConnectionError, ConnectionStatus } from '../../k8s/resources.js';
 import { NotFoundError, type KubeStore, type StoredConnection, type StoredCredentials } from '../../k8s/store.js';
 import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../app/log.js';
@@ -18,7 +17,7 @@ import type { OperationLog } from '../../oplog/operation-log.js';
 import { secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
-import type { RefreshLock } from './lock.js';
+import type { HeldRefreshLock, RefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
 import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
 
@@ -52,8 +51,6 @@ export interface TokenRefresherDeps {
   tokenTimeoutSeconds?: number;
   /** How long a request waits for another replica's refresh before giving up (ms). Default 30 s. */
   waitTimeoutMs?: number;
-  /** Poll interval while waiting for another replica (ms). Default 100. */
-  pollIntervalMs?: number;
   /** Attempts at writing refreshed credentials before keeping them in memory. Default 5. */
   writeAttempts?: number;
 }
@@ -61,9 +58,12 @@ export interface TokenRefresherDeps {
 /**
  * Keeps access tokens fresh. A refresh happens once cluster-wide however many callers ask at the
  * same moment: callers in this process share one promise per connection, and across replicas the
- * connection's {@link RefreshLock} (a Lease) lets one through while the others watch the credentials
- * Secret for its result. After taking the lock the credentials are read again from the API server:
- * when another replica refreshed meanwhile, its result is used and the provider is not called.
+ * connection's {@link RefreshLock} (a Lease) lets one through while the others wait for its result
+ * on their watch of the credentials Secret (no polling). The credentials come from the informer
+ * cache: the Lease records the Secret version a refresh wrote, so a cache that has not seen it yet
+ * waits instead of spending a spent refresh token, and the write is fenced on the token spent.
+ * On the request path: create the Lease, call the provider, write the Secret; the status and the
+ * Lease's release are written after the answer.
  */
 export class TokenRefresher {
   private readonly inflight = new Map<string, Promise<StoredConnection>>();
@@ -161,34 +161,20 @@ export class TokenRefresher {
     const { integration, connectionId } = observed.resource.spec;
     const knownErrors = new Set((observed.resource.status?.errors ?? []).map((e) => e.logId));
     const deadline = clock.now() + (this.deps.waitTimeoutMs ?? 30_000);
-    const poll = this.deps.pollIntervalMs ?? 100;
 
     for (;;) {
-      if (await lock.tryAcquire(namespace, name, observed.resource.metadata.uid)) {
-        try {
-          const fresh = await readConnectionFresh(store, namespace, name);
-          if (!fresh || fresh.resource.spec.integration !== integration || fresh.resource.spec.connectionId !== connectionId) {
-            throw new ConnectionNotFoundError(namespace, integration, connectionId);
-          }
-          if (this.satisfied(fresh, observed.credentialsVersion, opts)) return fresh;
-          if (!strategy.canRefresh(fresh.credentials)) return fresh;
-          return await this.refreshLocked(namespace, fresh, strategy, opts.reason);
-        } finally {
-          await lock
-            .release(namespace, name)
-            .catch((err: unknown) => this.logger.warn({ namespace, name, err: String(err) }, 'could not release refresh lock'));
-        }
-      }
-      // Another replica holds the lock: watch our cache for its result, then try the lock again.
-      const until = Math.min(deadline, clock.now() + 1000);
-      while (clock.now() < until) {
-        await sleep(poll);
-        const current = store.getConnection(namespace, integration, connectionId);
-        if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
-        if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
-        const failure = newRefreshFailure(current.resource.status, knownErrors);
-        if (failure) throw failedElsewhere(failure);
-      }
+      // The informer cache, not the API server: the Lease below tells whether it may be behind.
+      const current = store.getConnection(namespace, integration, connectionId);
+      if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+      if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
+      const failure = newRefreshFailure(current.resource.status, knownErrors);
+      if (failure) throw failedElsewhere(failure);
+      if (!strategy.canRefresh(current.credentials)) return current;
+      const taken = await lock.acquire(namespace, name, current.credentialsVersion, current.resource.metadata.uid);
+      if (taken.held) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held);
+      // Another replica holds the lock (or wrote credentials this cache has not seen yet): the watch
+      // brings its result. Wait for a change of the Connection or its Secret, at most until the Lease
+      // could expire; then try again.
       if (clock.now() >= deadline) {
         throw new RefreshError('another replica is refreshing this connection and has not finished; try again', {
           permanent: false,
@@ -196,15 +182,55 @@ export class TokenRefresher {
           retryAfterMs: 1000,
         });
       }
+      const until = Math.min(deadline, Math.max(taken.waitUntil, clock.now() + 50));
+      for (;;) {
+        await store.whenConnectionChanges(namespace, name, until - clock.now());
+        const now = store.getConnection(namespace, integration, connectionId);
+        const changed =
+          !now ||
+          now.credentialsVersion !== current.credentialsVersion ||
+          newRefreshFailure(now.resource.status, knownErrors) !== undefined;
+        if (changed || clock.now() >= until) break;
+      }
     }
   }
 
-  /** Called with the lock held and the credentials just read from the API server. */
+  /** Called with the lock held; the credentials come from the informer cache, fenced when written. */
+  private async refreshHeld(
+    namespace: string,
+    conn: StoredConnection,
+    strategy: RefreshStrategy,
+    reason: RefreshReason,
+    held: HeldRefreshLock,
+  ): Promise<StoredConnection> {
+    const { lock } = this.deps;
+    let written: string | undefined;
+    let keepLock = false;
+    try {
+      const result = await this.refreshLocked(namespace, conn, strategy, reason, held);
+      written = result.credentialsVersion;
+      return result;
+    } catch (err) {
+      // Issued credentials not written yet: the Lease stays ours until it expires, so nobody spends the grant again meanwhile.
+      keepLock = this.unsaved.has(`${namespace}/${conn.resource.metadata.name}`);
+      throw err;
+    } finally {
+      const name = conn.resource.metadata.name;
+      const warn = (err: unknown) => this.logger.warn({ namespace, name, err: apiMessage(err) }, 'could not release refresh lock');
+      // Off the request path after a success; awaited after a failure, so a retry right after finds the Lease gone.
+      const version = written;
+      if (version !== undefined) afterAnswer(() => lock.releaseWritten(held, version).catch(warn));
+      else if (!keepLock) await lock.release(held).catch(warn);
+    }
+  }
+
+  /** Called with the lock held. */
   private async refreshLocked(
     namespace: string,
     conn: StoredConnection,
     strategy: RefreshStrategy,
     reason: RefreshReason,
+    held: HeldRefreshLock,
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
@@ -213,7 +239,7 @@ export class TokenRefresher {
     // Credentials a provider already issued whose write failed last time: persist them, don't spend the grant again.
     const unsaved = this.unsaved.get(key);
     if (unsaved && unsaved.fence === fenceOf(conn.credentials)) {
-      return lock.hold(namespace, name, () => this.persist(namespace, conn, unsaved.next, providerName, reason));
+      return lock.hold(held, () => this.persist(namespace, conn, unsaved.next, providerName, reason, held));
     }
     this.unsaved.delete(key);
     const started = clock.now();
@@ -227,7 +253,7 @@ export class TokenRefresher {
           code: 'integration_misconfigured',
         });
       }
-      next = await lock.hold(namespace, name, (lost) =>
+      next = await lock.hold(held, (lost) =>
         strategy.refresh({
           namespace,
           connection: conn,
@@ -249,15 +275,17 @@ export class TokenRefresher {
     }
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
-    return lock.hold(namespace, name, () => this.persist(namespace, conn, next, providerName, reason, started));
+    return lock.hold(held, () => this.persist(namespace, conn, next, providerName, reason, held, started));
   }
 
   /**
    * Writes refreshed credentials, fenced on the refresh token that was spent: if the stored one is
    * no longer it (a reconnect or an import landed meanwhile), the newer credentials win and are
-   * returned. A failed write is retried (the Lease is kept meanwhile); if it still fails, the
-   * credentials are kept in memory and written by the next refresh of this connection instead of
-   * calling the provider again.
+   * returned. The write is a compare-and-swap on the cached Secret's resourceVersion; a conflict
+   * re-reads the Secret and checks the fence again. A failed write is retried (the Lease is kept
+   * meanwhile); if it still fails, the credentials are kept in memory and written by the next
+   * refresh of this connection instead of calling the provider again. The status that follows from
+   * the new credentials is returned at once and written off the request path.
    */
   private async persist(
     namespace: string,
@@ -265,13 +293,14 @@ export class TokenRefresher {
     next: StoredCredentials,
     providerName: string,
     reason: RefreshReason,
+    held: HeldRefreshLock,
     startedAt = this.deps.clock.now(),
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
     const key = `${namespace}/${name}`;
     const fence = fenceOf(conn.credentials);
-    if (!(await lock.isHeld(namespace, name).catch(() => false))) {
+    if (!lock.isHeld(held)) {
       // Another replica may hold the lock now; the fence below still keeps whatever it wrote.
       this.logger.warn({ namespace, connection: name }, 'refresh lock lost before writing; writing fenced on the spent refresh token');
     }
@@ -305,17 +334,24 @@ export class TokenRefresher {
     }
     this.unsaved.delete(key);
     const { credentials, credentialsVersion } = written;
+    const cached = store.getConnectionByName(namespace, name)?.resource ?? conn.resource;
     if (superseded) {
       this.logger.info({ namespace, connection: name }, 'credentials changed during the refresh; the newer ones are kept');
-      const current = store.getConnectionByName(namespace, name);
-      return { resource: current?.resource ?? conn.resource, credentials, credentialsVersion };
+      return { resource: cached, credentials, credentialsVersion };
     }
-    const resource = await store.updateConnectionStatus(namespace, name, (s) =>
-      statusAfterNewCredentials(s, credentials, this.deps.config, clock.now(), 'refreshed'),
+    const now = clock.now();
+    const status = (s: ConnectionStatus | undefined) => statusAfterNewCredentials(s, credentials, this.deps.config, now, 'refreshed');
+    afterAnswer(() =>
+      store
+        .updateConnectionStatus(namespace, name, (s) => status(s))
+        .catch((err: unknown) =>
+          this.logger.warn({ namespace, connection: name, err: apiMessage(err) }, 'could not record the refresh in status'),
+        ),
     );
+    const resource = { ...cached, status: status(cached.status) };
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
-    this.oplogEntry(conn, reason, 'success', clock.now() - startedAt, [
-      `Token refreshed (${reason}); expires ${resource.status?.expiresAt ?? 'never'}`,
+    this.oplogEntry(conn, reason, 'success', now - startedAt, [
+      `Token refreshed (${reason}); expires ${resource.status.expiresAt ?? 'never'}`,
     ]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
@@ -435,6 +471,14 @@ function failedElsewhere(e: ConnectionError): RefreshError {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Work the caller does not wait for, started once the current turn of the event loop is over: the
+ * answer that the refreshed credentials complete is written to its socket first.
+ */
+function afterAnswer(work: () => Promise<unknown>): void {
+  setImmediate(() => void work());
+}
 
 /** What identifies the grant a refresh spends: the refresh token, else the access token (client credentials, APP, JWT). */
 function fenceOf(credentials: StoredCredentials): string {

@@ -12,6 +12,9 @@ export interface ProxiedRequest {
   method: string;
   path: string;
   at: number;
+  /** Passed-through requests: the upstream's status, and when its answer ended (ms since epoch). */
+  status?: number;
+  doneAt?: number;
 }
 
 /** What to do with one request: pass it on (after `delayMs`), or answer `status` without passing it on. */
@@ -56,6 +59,8 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
         rejectUnauthorized: false,
       },
       (upRes) => {
+        seen.status = upRes.statusCode;
+        upRes.on('end', () => (seen.doneAt = Date.now()));
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);
       },

@@ -1,0 +1,203 @@
+/**
+ * The Kubernetes API requests of a refresh on fetch, counted at a peer: each replica reaches the API
+ * server through its own HTTP proxy (plain HTTP in front, HTTPS behind) that records every request
+ * with when it started and when its answer ended. A real control plane and a real oidc-provider
+ * (refresh-token rotation with reuse detection: a spent refresh token used again revokes the grant,
+ * so a stale read that spends one shows up as a 424).
+ *
+ * Watches (`watch=true`) are the informers' long-lived streams, not round trips, and are left out;
+ * so are the operation log's ConfigMap and the Events (batched, written off the path): the
+ * requests looked at are those on the connection's own objects (its Lease, Secret and Connection).
+ */
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { RefreshLock, WRITTEN_VERSION_ANNOTATION } from '../../src/auth/refresh/lock.js';
+import { loadKubeConfig } from '../../src/k8s/client.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
+import type { TestClient } from '../../dev/peers/oidc-server.js';
+import { startHttpFaultProxy, type HttpFaultProxy, type ProxiedRequest } from '../support/faults/http-fault-proxy.js';
+import { kubeconfigFile } from '../support/faults/latchkey-process.js';
+import { importOAuth2 } from '../support/fixtures.js';
+import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
+import { startReplica, type Replica } from '../support/replica.js';
+
+const kc = testKubeConfig();
+const client: TestClient = { clientId: 'latchkey-round-trips', clientSecret: 'round-trips-client-secret-0123456789' };
+const INTEGRATION = 'counted';
+let bed: OAuthBed;
+let env: TestEnvironment;
+let proxyA: HttpFaultProxy;
+let proxyB: HttpFaultProxy;
+let a: Replica;
+let b: Replica;
+
+beforeAll(async () => {
+  bed = await startOAuthBed(kc, { namespace: 'round-trips', client, integration: INTEGRATION, accessTokenTtl: 120 });
+  env = await createEnvironment(kc, bed.ns.name);
+  [proxyA, proxyB] = await Promise.all([
+    startHttpFaultProxy(kc.getCurrentCluster()!.server),
+    startHttpFaultProxy(kc.getCurrentCluster()!.server),
+  ]);
+  // last_fetched_at is written in a batch far away from the requests counted here.
+  const opts = { namespaces: [bed.ns.name], key: env.secretKey, config: { lastFetchedIntervalSeconds: 3600 } };
+  [a, b] = await Promise.all([
+    startReplica(loadKubeConfig(kubeconfigFile(kc, proxyA.url)), opts),
+    startReplica(loadKubeConfig(kubeconfigFile(kc, proxyB.url)), opts),
+  ]);
+  for (const r of [a, b]) {
+    await eventually(() => r.ctx.store.getIntegration(bed.ns.name, INTEGRATION) && r.ctx.store.getProvider(bed.providerName));
+    await eventually(async () => (await r.call('GET', '/providers')).status === 200);
+  }
+});
+
+afterAll(async () => {
+  bed?.oidc.setTokenDelay(0);
+  await Promise.all([a?.stop(), b?.stop()]);
+  await Promise.all([proxyA?.close(), proxyB?.close()]);
+  await bed?.close();
+});
+
+/** An expired OAUTH2 connection both replicas have in their caches. */
+async function expiredConnection() {
+  const imported = await importOAuth2(a.ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, { expiresInMs: -60_000 });
+  const { connectionId } = imported.conn.resource.spec;
+  const name = imported.conn.resource.metadata.name;
+  await eventually(() => b.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
+  return { ...imported, connectionId, name };
+}
+
+/** Requests on the connection's own objects (not watches), from index `from` of what the proxy saw. */
+function requestsOn(proxy: HttpFaultProxy, name: string, from: number): ProxiedRequest[] {
+  return (
+    proxy.seen
+      .slice(from)
+      .filter((r) => !r.path.includes('watch=') && /\/(leases|secrets|connections)\b/.test(r.path))
+      // A create names its object in the body: the Lease creates here are this connection's (one refresh at a time).
+      .filter((r) => r.path.includes(name) || (r.method === 'POST' && /\/leases(\?|$)/.test(r.path)))
+  );
+}
+
+/** What a request did, e.g. `POST leases`, `PUT secrets`, `PUT connections/status`. */
+function kind(r: ProxiedRequest): string {
+  const [, resource] = /\/(leases|secrets|connections)\b/.exec(r.path) ?? [];
+  return `${r.method} ${resource}${/\/status(\?|$)/.test(r.path) ? '/status' : ''}`;
+}
+
+/** The longest chain of requests each started after the previous one's answer ended: sequential round trips. */
+function sequentialDepth(requests: ProxiedRequest[]): number {
+  const sorted = [...requests].sort((x, y) => x.at - y.at);
+  const depth = new Map<ProxiedRequest, number>();
+  for (const r of sorted) {
+    const before = sorted.filter((p) => p.doneAt !== undefined && p.doneAt <= r.at).map((p) => depth.get(p) ?? 1);
+    depth.set(r, 1 + Math.max(0, ...before));
+  }
+  return Math.max(0, ...depth.values());
+}
+
+const getPath = (id: string, extra = '') => `/connections/${encodeURIComponent(id)}?provider_config_key=${INTEGRATION}${extra}`;
+
+it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret write, then status and release off the path', async () => {
+  const { connectionId, name, accessToken } = await expiredConnection();
+  const from = proxyA.seen.length;
+  const calls = bed.oidc.refreshCalls();
+  const res = await a.call('GET', getPath(connectionId));
+  expect(res.status).toBe(200);
+  expect(res.body.credentials.access_token).not.toBe(accessToken);
+  expect(bed.oidc.refreshCalls() - calls).toBe(1);
+  // The answer already carries the status that follows from the new credentials.
+  expect(Date.parse(res.body.credentials.expires_at)).toBeGreaterThan(Date.now() + 60_000);
+
+  // The status write and the Lease's release follow the answer; wait for both to be answered.
+  const all = await eventually(() => {
+    const seen = requestsOn(proxyA, name, from);
+    const done = seen.filter((r) => r.doneAt !== undefined).map(kind);
+    return done.includes('PUT connections/status') && done.filter((k) => k === 'PUT leases').length === 1 ? seen : undefined;
+  });
+  // No read at all: the Connection and its Secret come from the cache, the Lease is taken by creating it.
+  expect(all.map(kind)).toEqual([
+    'POST leases',
+    'PUT secrets',
+    ...(kind(all[2]!) === 'PUT leases' ? ['PUT leases', 'PUT connections/status'] : ['PUT connections/status', 'PUT leases']),
+  ]);
+  expect(all.map((r) => r.status)).toEqual([201, 200, 200, 200]);
+  expect(sequentialDepth(all)).toBeLessThanOrEqual(3);
+  // The two the answer waited for: the Secret write began after the Lease was created.
+  expect(all[1]!.at).toBeGreaterThanOrEqual(all[0]!.doneAt!);
+
+  // The released Lease says which Secret version the refresh wrote (for replicas whose watch lags).
+  const lease = await kc
+    .makeApiClient(CoordinationV1Api)
+    .readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) });
+  expect(lease.spec?.holderIdentity ?? undefined).toBeUndefined();
+  const stored = await eventually(() => {
+    const c = a.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId);
+    return c?.resource.status?.lastRefreshedAt ? c : undefined;
+  });
+  expect(lease.metadata?.annotations?.[WRITTEN_VERSION_ANNOTATION]).toBe(stored.credentialsVersion);
+});
+
+it('lets a fetch on another replica wait for the refresh through its watch: one Lease read, no polling', async () => {
+  const { connectionId, name } = await expiredConnection();
+  const calls = bed.oidc.refreshCalls();
+  bed.oidc.setTokenDelay(1500);
+  try {
+    const fromA = proxyA.seen.length;
+    const first = a.call('GET', getPath(connectionId));
+    await eventually(() => requestsOn(proxyA, name, fromA).some((r) => kind(r) === 'POST leases' && r.status === 201), 10_000, 10);
+    const fromB = proxyB.seen.length;
+    const started = Date.now();
+    const second = await b.call('GET', getPath(connectionId));
+    const waitedMs = Date.now() - started;
+    const one = await first;
+    expect(one.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body.credentials.access_token).toBe(one.body.credentials.access_token);
+    // B found the Lease taken (409), read it once to learn it is live, then waited for its watch.
+    const onB = requestsOn(proxyB, name, fromB).filter((r) => r.at <= started + waitedMs);
+    expect(onB.map(kind)).toEqual(['POST leases', 'GET leases']);
+    expect(onB[0]!.status).toBe(409);
+    expect(waitedMs).toBeGreaterThan(500); // it did wait for A's slow token call: polling every 100 ms would show here
+  } finally {
+    bed.oidc.setTokenDelay(0);
+  }
+  expect(bed.oidc.refreshCalls() - calls).toBe(1);
+  // Nobody is left waiting on the cache.
+  expect(b.ctx.store.credentialSecrets.waiting + b.ctx.store.connections.waiting).toBe(0);
+});
+
+it('does not spend a spent refresh token when its watch lags: the released Lease makes it wait for the written version', async () => {
+  const { connectionId, name } = await expiredConnection();
+  // B's cache stops following the credentials Secrets: its watch is cut, and its list and watch of them are held back.
+  const secretsOfNs = `/api/v1/namespaces/${bed.ns.name}/secrets?`;
+  let lagging = true;
+  proxyB.decide = (r) => (lagging && r.path.startsWith(secretsOfNs) ? { delayMs: 2500 } : {});
+  proxyB.cut();
+  const calls = bed.oidc.refreshCalls();
+  try {
+    const byA = await a.call('GET', getPath(connectionId));
+    expect(byA.status).toBe(200);
+    // A's release (with the written version) is on the API server; B still holds the old tokens.
+    await eventually(async () => {
+      const lease = await kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) });
+      return lease.metadata?.annotations?.[WRITTEN_VERSION_ANNOTATION];
+    });
+    expect(b.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
+      byA.body.credentials.access_token,
+    );
+    const byB = await b.call('GET', getPath(connectionId));
+    lagging = false;
+    // Without the check B would have spent the rotated-away refresh token: invalid_grant, grant revoked, 424.
+    expect(byB.status).toBe(200);
+    expect(byB.body.credentials.access_token).toBe(byA.body.credentials.access_token);
+  } finally {
+    lagging = false;
+    proxyB.decide = () => ({});
+  }
+  expect(bed.oidc.refreshCalls() - calls).toBe(1);
+  // The grant is alive: a forced refresh on B succeeds.
+  const forced = await b.call('GET', getPath(connectionId, '&force_refresh=true'));
+  expect(forced.status).toBe(200);
+  expect(bed.oidc.refreshCalls() - calls).toBe(2);
+});
