@@ -51,8 +51,16 @@ const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map
 const CREATE_IN_FLIGHT = Number(process.env.BENCH_MEMORY_CREATE_IN_FLIGHT ?? 32);
 const FETCH_SECONDS = Number(process.env.BENCH_MEMORY_FETCH_SECONDS ?? 10);
 const FETCH_IN_FLIGHT = 8;
-/** Bound on each wait (ready, reconciled), seconds. */
+/** Bound on a replica's start (fork to /readyz 200), seconds. */
 const WAIT_SECONDS = Number(process.env.BENCH_MEMORY_WAIT_SECONDS ?? 1800);
+/** Bound on the controllers' reconciling their shares; past it they are measured as they are (and the table says so). */
+const SETTLE_SECONDS = Number(process.env.BENCH_MEMORY_SETTLE_SECONDS ?? 600);
+/**
+ * The controllers' Lease duration. A shard member stops acting when it could not renew within it; on
+ * this shared machine the API server answers in seconds under load, and with the default 15 s the
+ * members kept dropping their shares (measured: the reconciled count fell back to 0 again and again).
+ */
+const LEASE_SECONDS = Number(process.env.BENCH_MEMORY_LEASE_SECONDS ?? 60);
 const SECRET_READS = 1000;
 const CONTROLLERS = ['bench-controller-0', 'bench-controller-1', 'bench-controller-2'];
 const INTEGRATION = 'keys';
@@ -195,6 +203,7 @@ async function startReplica(bed: Bed, kind: ReplicaKind, identity: string): Prom
     POD_NAME: identity,
     LATCHKEY_LEASE_NAMESPACE: bed.namespace,
     LATCHKEY_LEADER_ELECTION: String(controller),
+    LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
     [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
   };
   const t0 = performance.now();
@@ -248,20 +257,23 @@ function metricSum(page: string, name: string, labels = ''): number {
   return sum;
 }
 
-/** Waits until the controllers have reconciled all `count` connections and their queues are empty. */
-async function waitReconciled(controllers: RunningReplica[], count: number): Promise<number> {
+/**
+ * Waits (at most SETTLE_SECONDS) until the controllers have reconciled all `count` connections and
+ * their queues are empty; returns how long it took, or how far they got.
+ */
+async function waitReconciled(controllers: RunningReplica[], count: number): Promise<{ seconds: number; reconciled: number }> {
   const t0 = performance.now();
-  const deadline = Date.now() + WAIT_SECONDS * 1000;
+  const deadline = Date.now() + SETTLE_SECONDS * 1000;
   let last = '';
   for (;;) {
     const pages = await Promise.all(controllers.map((c) => fetch(`http://127.0.0.1:${c.port}/metrics`).then((r) => r.text())));
-    const ready = pages.reduce((n, p) => n + metricSum(p, 'latchkey_connections', 'condition="Ready"'), 0);
+    const reconciled = pages.reduce((n, p) => n + metricSum(p, 'latchkey_connections', 'condition="Ready"'), 0);
     const depth = pages.reduce((n, p) => n + metricSum(p, 'latchkey_workqueue_depth'), 0);
-    if (ready === count && depth === 0) return (performance.now() - t0) / 1000;
-    const now = `${ready}/${count} reconciled, ${depth} queued`;
+    const seconds = (performance.now() - t0) / 1000;
+    if ((reconciled === count && depth === 0) || Date.now() > deadline) return { seconds, reconciled };
+    const now = `${reconciled}/${count} reconciled, ${depth} queued`;
     if (now !== last) log(now);
     last = now;
-    if (Date.now() > deadline) throw new Error(`controllers not settled after ${WAIT_SECONDS} s: ${now}`);
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
@@ -294,6 +306,8 @@ interface Point {
   controllerHeapMiB: number;
   controllerReadySeconds: number;
   controllersReconciledSeconds: number;
+  /** Connections the controllers had reconciled when measured (all of them unless the settle bound ran out). */
+  controllersReconciled: number;
   fetchPerSecond: number;
   fetchP50Ms: number;
   fetchP99Ms: number;
@@ -314,9 +328,9 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   log(`${count}: starting ${CONTROLLERS.length} controllers`);
   const controllers = await Promise.all(CONTROLLERS.map((id) => startReplica(bed, 'controller', id)));
   let controllerMemory: MemoryReport[];
-  let controllersReconciledSeconds: number;
+  let settled: { seconds: number; reconciled: number };
   try {
-    controllersReconciledSeconds = await waitReconciled(controllers, count);
+    settled = await waitReconciled(controllers, count);
     controllerMemory = await Promise.all(controllers.map((c) => c.measure()));
   } finally {
     await Promise.all(controllers.map((c) => c.stop()));
@@ -366,7 +380,8 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     controllerPeakRssMiB: mb(Math.max(...controllerMemory.map((m) => m.peakRssBytes))),
     controllerHeapMiB: mb(Math.max(...controllerMemory.map((m) => m.heapUsedBytes))),
     controllerReadySeconds: Math.round(Math.max(...controllers.map((c) => c.readySeconds)) * 10) / 10,
-    controllersReconciledSeconds: Math.round(controllersReconciledSeconds * 10) / 10,
+    controllersReconciledSeconds: Math.round(settled.seconds * 10) / 10,
+    controllersReconciled: settled.reconciled,
     fetchPerSecond: Math.round(fetchRow.requestsPerSecond),
     fetchP50Ms: fetchRow.p50Ms,
     fetchP99Ms: fetchRow.p99Ms,
@@ -414,9 +429,11 @@ ${machine().join('\n')}
 \`npm run bench:memory\` (\`BENCH_MEMORY_COUNTS\`, default \`10000,50000\`). One local control plane; the connections
 (a Connection and its credentials Secret each, shaped as an import writes them, with the shard label of their
 controller) are written straight to the API server, then for each count 3 controller replicas (leader election
-and sharding on) and one server replica start, each in its own Node.js process (\`bench/memory-replica.ts\`,
+and sharding on; Lease duration ${LEASE_SECONDS} s, since with the default 15 s the shard members of this overloaded
+machine kept losing their Leases and dropping their shares) and one server replica start, each in its own Node.js process (\`bench/memory-replica.ts\`,
 \`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start). Memory is read inside the replica
-after two forced GCs (RSS and V8's used heap), for the controllers once they have reconciled their shares. Ready
+after two forced GCs (RSS and V8's used heap), for the controllers once they have reconciled their shares (or after
+${SETTLE_SECONDS} s: the row "shares reconciled" says how many they had). Ready
 is the time from the fork to the first \`/readyz\` 200 (all informers listed, page by page). The fetch rows are
 autocannon in its own process (${FETCH_IN_FLIGHT} in flight, ${FETCH_SECONDS} s) against the server, one connection;
 its peer is \`GET /providers\` on the same server (same auth, no connection read). "Without credentials" is the
@@ -437,7 +454,7 @@ ${row('**controller RSS, MiB**, largest of 3 (goal at 100k ≤ 256)', (p) => f1(
 ${row('controller retained heap, MiB, largest of 3', (p) => f1(p.controllerHeapMiB))} ${slope((p) => p.controllerHeapMiB)} |
 ${row('controller peak RSS (start-up), MiB, largest of 3', (p) => f1(p.controllerPeakRssMiB))} ${slope((p) => p.controllerPeakRssMiB)} |
 ${row('controller ready, s, slowest of 3', (p) => f1(p.controllerReadySeconds))} ${slope((p) => p.controllerReadySeconds)} |
-${row('controllers: all shares reconciled, s after ready', (p) => f1(p.controllersReconciledSeconds))} — |
+${row('controllers: shares reconciled (of all) when measured, s after ready', (p) => `${p.controllersReconciled} in ${f1(p.controllersReconciledSeconds)}`)} — |
 ${row('**fetch `GET /connections/{id}` p99, ms** (cached; goal ≤ 10)', (p) => f1(p.fetchP99Ms))} — |
 ${row('fetch p50, ms / requests/s / errors', (p) => `${f1(p.fetchP50Ms)} / ${p.fetchPerSecond} / ${p.fetchErrors}`)} — |
 ${row('peer: `GET /providers` p99, ms / requests/s', (p) => `${f1(p.peerGetProvidersP99Ms)} / ${p.peerGetProvidersPerSecond}`)} — |
