@@ -1,29 +1,55 @@
 /**
  * Imports: connections created per second through POST /connections with 16 requests in flight
- * (autocannon in its own process, a unique connection ID per request), and the API writes each
- * import made, counted as watch events of an independent store (each write is one event). Peer row
- * from the same run: GET /providers on the same server (no API write), the cost of the HTTP path alone.
+ * (autocannon in its own process, a unique connection ID per request), and the Kubernetes API calls
+ * each import made, counted on Latchkey's KubeConfig by kind (the request path's writes, and the
+ * operation log's calls that follow in the background). Peer row from the same run: GET /providers
+ * on the same server (no API write), the cost of the HTTP path alone.
+ *
+ * Where an import's time goes: the CPU time of Latchkey's process and of the control plane's
+ * processes (kube-apiserver, etcd, kube-controller-manager) per import, and a CPU profile of
+ * Latchkey's process during the imports (V8's sampler, bench/profile.ts; BENCH_PROFILE=0 to skip),
+ * summarised by package and by function; the raw profile goes to bench/profiles/imports.cpuprofile.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { mkdirSync } from 'node:fs';
+import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
 import { startHttpServer } from '../src/http/server.js';
-import { KubeStore } from '../src/k8s/store.js';
 import { installCrds } from '../dev/apply.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
-import { machine, writeSection } from './support.js';
+import { PROFILE_DIR, saveProfile, startProfile, summarize as summarizeProfile, type ProfileSummary } from './profile.js';
+import { machine, processCpuMs, writeSection } from './support.js';
 
 const run = promisify(execFile);
 const IN_FLIGHT = 16;
 const SECONDS = Number(process.env.BENCH_IMPORTS_SECONDS ?? 20);
 const MACHINE = machine();
+const PROFILE = process.env.BENCH_PROFILE !== '0';
+
+/**
+ * Counts the Kubernetes API calls of this process by method and resource (every client call
+ * authenticates through its KubeConfig; watches do not go through here). In the process instead of
+ * a second store watching the same objects, which would double the watch traffic being measured.
+ */
+class CountingKubeConfig extends KubeConfig {
+  readonly calls = new Map<string, number>();
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    const resource = /\/(connections|secrets|configmaps|leases|events)(\/|\?|$)/.exec(new URL(context.getUrl()).pathname)?.[1] ?? 'other';
+    const key = `${context.getHttpMethod()} ${resource}`;
+    this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
+    return super.applySecurityAuthentication(context);
+  }
+  count(method: string, resource: string): number {
+    return this.calls.get(`${method} ${resource}`) ?? 0;
+  }
+}
 
 interface Row {
   rps: number;
@@ -50,7 +76,7 @@ async function autocannon(url: string, headers: Record<string, string>, post?: s
 async function main(): Promise<void> {
   const log = (l: string) => process.stderr.write(`[imports] ${l}\n`);
   const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
+  const kc = new CountingKubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
   await installCrds(kc, join(REPO_ROOT, 'crds'));
   const ns = await createTestNamespace(kc, 'bench-imports');
@@ -70,13 +96,6 @@ async function main(): Promise<void> {
   const ctx = createContext({ config, logger, kc });
   await ctx.store.start();
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
-  const watcher = new KubeStore(kc, { namespaces: [ns.name], logger });
-  await watcher.start();
-  let writes = 0;
-  for (const verb of ['add', 'update'] as const) {
-    watcher.connections.on(verb, () => writes++);
-    watcher.credentialSecrets.on(verb, () => writes++);
-  }
   const headers = { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' };
   try {
     await eventually(() => ctx.store.getIntegration(ns.name, 'keys') && ctx.store.getProvider(provider));
@@ -89,19 +108,62 @@ async function main(): Promise<void> {
       metadata: { plan: 'pro' },
       end_user: { id: 'user-[<id>]' },
     });
+    const calls0 = new Map(kc.calls);
+    const since = (method: string, resource: string) => kc.count(method, resource) - (calls0.get(`${method} ${resource}`) ?? 0);
+    const cpu0 = process.cpuUsage();
+    const cp0 = processCpuMs(cp.workDir);
+    const stopProfile = PROFILE ? await startProfile() : undefined;
     const imports = await autocannon(`${server.url}/connections`, headers, body);
-    // Every 201 was answered after both writes: wait for their watch events, then count.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const created = watcher.connections.list(ns.name).length;
-    const perImport = writes / created;
-    log(`POST /connections x${IN_FLIGHT}: ${imports.rps.toFixed(0)}/s, ${created} created, ${perImport.toFixed(2)} writes each`);
+    const profile = await stopProfile?.();
+    const cpu = process.cpuUsage(cpu0);
+    const controlPlaneMs = processCpuMs(cp.workDir) - cp0;
+    // The operation log writes its entries in the background: let it finish before counting its calls.
+    await ctx.oplog?.flush();
+    const created = since('POST', 'connections');
+    const requestPathWrites = since('POST', 'connections') + since('POST', 'secrets');
+    const perImport = requestPathWrites / created;
+    const oplogCalls = (since('GET', 'configmaps') + since('POST', 'configmaps') + since('PUT', 'configmaps')) / created;
+    const otherCalls = [...kc.calls.keys()]
+      .filter((k) => !/^(POST (connections|secrets)|(GET|POST|PUT) configmaps)$/.test(k))
+      .reduce((n, k) => n + since(...(k.split(' ') as [string, string])), 0);
+    const latchkeyCpuMs = (cpu.user + cpu.system) / 1000 / created;
+    const controlPlaneCpuMs = controlPlaneMs / created;
+    let summary: ProfileSummary | undefined;
+    if (profile) {
+      mkdirSync(PROFILE_DIR, { recursive: true });
+      saveProfile(profile, join(PROFILE_DIR, 'imports.cpuprofile'));
+      summary = summarizeProfile(profile, 12);
+    }
+    log(
+      `POST /connections x${IN_FLIGHT}: ${imports.rps.toFixed(0)}/s, ${created} created, ${perImport.toFixed(2)} writes each, ` +
+        `${oplogCalls.toFixed(2)} oplog calls each; CPU ms per import: Latchkey ${latchkeyCpuMs.toFixed(2)}, control plane ${controlPlaneCpuMs.toFixed(2)}`,
+    );
     writeFigures('imports', {
       perSecond: imports.rps,
       apiWritesPerImport: perImport,
+      oplogApiCallsPerImport: oplogCalls,
+      otherApiCalls: otherCalls,
       inFlight: IN_FLIGHT,
       created,
+      latchkeyCpuMsPerImport: latchkeyCpuMs,
+      controlPlaneCpuMsPerImport: controlPlaneCpuMs,
       peerGetProvidersPerSecond: peer.rps,
     });
+    const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+    const profileTable = summary
+      ? `
+CPU profile of Latchkey's process during the imports (V8's sampler; raw profile in \`bench/profiles/imports.cpuprofile\`):
+busy ${summary.busyMs.toFixed(0)} ms over ${SECONDS} s (${pct(1 - summary.idleShare)} of one core), of which garbage collection ${pct(summary.gcShare)}.
+
+| self time by package | share of busy |
+|---|---:|
+${summary.byPackage.map((e) => `| ${e.what.replace(/\|/g, '\\|')} | ${pct(e.share)} |`).join('\n')}
+
+| self time by function (top ${summary.top.length}) | share of busy |
+|---|---:|
+${summary.top.map((e) => `| \`${e.what.replace(/\|/g, '\\|').replace(/`/g, '')}\` | ${pct(e.share)} |`).join('\n')}
+`
+      : '';
     writeSection(
       'imports',
       `## Scale: imports
@@ -109,17 +171,22 @@ async function main(): Promise<void> {
 ${MACHINE.join(' ')}
 
 ${IN_FLIGHT} requests in flight for ${SECONDS} s from autocannon (its own process); the API server, etcd and Latchkey
-share the machine. Writes counted as watch events of an independent store. The controller is not running
-(it writes each connection's status later, in the background, outside the import's round trip).
+share the machine. API calls counted on Latchkey's KubeConfig, by method and resource: the request path's
+writes (the Connection and its Secret), and the operation log's calls (its ConfigMap per connection, written in
+batches in the background after the answer). The controller is not running (it writes each connection's status
+later, in the background, outside the import's round trip).
 
-| row | requests/s | p50 ms | p99 ms | errors | API writes per request |
-|---|---:|---:|---:|---:|---:|
-| POST /connections (import, new connection) | ${imports.rps.toFixed(0)} | ${imports.p50} | ${imports.p99} | ${imports.errors} | ${perImport.toFixed(2)} |
-| peer: GET /providers (same server, no write) | ${peer.rps.toFixed(0)} | ${peer.p50} | ${peer.p99} | ${peer.errors} | 0 |
-`,
+| row | requests/s | p50 ms | p99 ms | errors | API writes per request | oplog API calls per request |
+|---|---:|---:|---:|---:|---:|---:|
+| POST /connections (import, new connection) | ${imports.rps.toFixed(0)} | ${imports.p50} | ${imports.p99} | ${imports.errors} | ${perImport.toFixed(2)} | ${oplogCalls.toFixed(2)} |
+| peer: GET /providers (same server, no write) | ${peer.rps.toFixed(0)} | ${peer.p50} | ${peer.p99} | ${peer.errors} | 0 | 0 |
+
+CPU time per import: Latchkey's process (server; load generator excluded) ${latchkeyCpuMs.toFixed(2)} ms, the control
+plane's processes (kube-apiserver, etcd, kube-controller-manager) ${controlPlaneCpuMs.toFixed(2)} ms. Other API calls
+during the imports: ${otherCalls}.
+${profileTable}`,
     );
   } finally {
-    await watcher.stop();
     await server.close();
     await ctx.store.stop();
     await ns.delete();

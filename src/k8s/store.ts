@@ -13,6 +13,7 @@ import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
 import { apiMessage, isConflict, isNotFound } from './errors.js';
 import { ResilientInformer } from './informer.js';
+import { shareConnections } from './shared-dispatcher.js';
 import { connectionObjectName } from './names.js';
 import {
   API_VERSION,
@@ -115,6 +116,8 @@ export class KubeStore {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
     this.deriveStatus = opts.deriveStatus;
+    // Every client of this KubeConfig (the store's, the operation log's, the Leases') reuses its connections.
+    shareConnections(kc);
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
     const namespaces = opts.namespaces ?? [];

@@ -10,7 +10,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
   let refusing = false;
   let stalling = false;
   let stalled = 0;
+  let accepted = 0;
   const server = createServer((client) => {
+    accepted++;
     if (refusing) {
       client.destroy();
       return;
@@ -51,6 +53,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     },
     /** How many connections were accepted (and left hanging) while stalling. */
     stalled: () => stalled,
+    /** How many connections clients opened through the proxy so far. */
+    accepted: () => accepted,
     async close() {
       this.cut();
       await new Promise((r) => server.close(r));

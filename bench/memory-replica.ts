@@ -1,0 +1,77 @@
+/**
+ * One Latchkey replica for bench/memory.ts, in its own process (forked with `--expose-gc`): started
+ * as `latchkey server|controller` starts (src/app/run.ts, configured from the environment), plus an
+ * IPC hook that reports memory after a forced GC, so the figure is what the replica retains, not
+ * garbage that a collection would free.
+ *
+ *   server-without-credentials: a server whose credentials-Secret cache selects a shard label no
+ *   Secret carries, i.e. the same process holding no credentials at all: the floor a bounded
+ *   credentials cache could reach (it cannot answer fetches; only its memory is measured).
+ */
+import { readFileSync } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
+import { loadConfig } from '../src/app/config.js';
+import { createContext } from '../src/app/context.js';
+import { createLogger } from '../src/app/log.js';
+import { runLatchkey } from '../src/app/run.js';
+import { startHttpServer } from '../src/http/server.js';
+import { loadKubeConfig } from '../src/k8s/client.js';
+
+export type ReplicaKind = 'server' | 'controller' | 'server-without-credentials';
+
+export interface MemoryReport {
+  rssBytes: number;
+  /** Highest RSS since the process started (VmHWM): the start-up peak. */
+  peakRssBytes: number;
+  heapUsedBytes: number;
+  externalBytes: number;
+}
+
+/** Messages the parent sends. */
+export type ReplicaCommand = 'measure' | 'stop';
+
+async function start(kind: ReplicaKind): Promise<() => Promise<void>> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const kc = loadKubeConfig(config.kubeconfig);
+  if (kind === 'server-without-credentials') {
+    const ctx = createContext({ config, logger, kc, credentialShard: 'bench-memory-no-such-shard' });
+    await ctx.store.start();
+    const server = await startHttpServer(ctx);
+    return async () => {
+      await server.close();
+      await ctx.store.stop();
+    };
+  }
+  const running = await runLatchkey({ config, logger, kc, components: [kind] });
+  return () => running.stop();
+}
+
+function peakRss(): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function measure(): MemoryReport {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  // Twice: the first collection can leave weakly held objects (WeakMap values) for the second.
+  gc();
+  gc();
+  const usage = process.memoryUsage();
+  return { rssBytes: usage.rss, peakRssBytes: peakRss(), heapUsedBytes: getHeapStatistics().used_heap_size, externalBytes: usage.external };
+}
+
+const kind = process.argv[2] as ReplicaKind;
+start(kind).then(
+  (stop) => {
+    process.on('message', (command: ReplicaCommand) => {
+      if (command === 'measure') process.send!({ memory: measure() });
+      if (command === 'stop') void stop().finally(() => process.exit(0));
+    });
+  },
+  (err: unknown) => {
+    process.stderr.write(`memory-replica ${kind}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,518 @@
+/**
+ * Memory and start-up at scale: a server replica and 3 controller replicas, each in its own process
+ * (bench/memory-replica.ts, `--expose-gc`), started against a local control plane that holds N
+ * connections, for each N of BENCH_MEMORY_COUNTS (the same control plane grows from one N to the next).
+ *
+ * The connections are written straight to the API server in parallel (not through Latchkey: the
+ * point is the replicas' start, not the import path), shaped as an import writes them: a Connection
+ * and its credentials Secret owned by it, both carrying the shard label of the controller the hash
+ * ring gives them (so the controllers start without relabelling anything).
+ *
+ * Per N: the 3 controllers start together; each one's time to /readyz 200, then, once they have
+ * reconciled their shares (every connection carries a Ready condition and the work queues are empty),
+ * RSS and retained heap after a forced GC. Then the server: time to /readyz 200, RSS and retained
+ * heap after a forced GC, and `GET /connections/{id}` throughput and p99 from autocannon in its own
+ * process, with the peer row `GET /providers` (same server, same auth, no connection read). Then, as
+ * the floor of a bounded credentials cache, the same server holding no credentials Secret at all,
+ * and the one-in-flight latency of reading one Secret from the API server (what a cache miss adds).
+ *
+ *   npm run bench:memory                                   # 10,000 and 50,000
+ *   BENCH_MEMORY_COUNTS=1000 npm run bench:memory          # a quick run (figures still written)
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import { HashRing } from '../src/controller/hash-ring.js';
+import { connectionObjectName } from '../src/k8s/names.js';
+import {
+  API_VERSION,
+  CONNECTIONS,
+  CREDENTIALS_KEY,
+  CREDENTIALS_SECRET_TYPE,
+  GROUP,
+  LABELS,
+  VERSION,
+  type ConnectionResource,
+} from '../src/k8s/resources.js';
+import { installCrds } from '../dev/apply.js';
+import { createTestNamespace } from '../dev/cluster.js';
+import { freePort, REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
+import { mergeFigures, readFigures } from './figures.js';
+import { cannon } from './load.js';
+import type { MemoryReport, ReplicaCommand, ReplicaKind } from './memory-replica.js';
+import { machine, percentile, writeSection } from './support.js';
+
+const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
+/** Writes in flight while filling the API server. */
+const CREATE_IN_FLIGHT = Number(process.env.BENCH_MEMORY_CREATE_IN_FLIGHT ?? 32);
+const FETCH_SECONDS = Number(process.env.BENCH_MEMORY_FETCH_SECONDS ?? 10);
+const FETCH_IN_FLIGHT = 8;
+/** Bound on a replica's start (fork to /readyz 200), seconds. */
+const WAIT_SECONDS = Number(process.env.BENCH_MEMORY_WAIT_SECONDS ?? 1800);
+/** Bound on the controllers' reconciling their shares; past it they are measured as they are (and the table says so). */
+const SETTLE_SECONDS = Number(process.env.BENCH_MEMORY_SETTLE_SECONDS ?? 600);
+/**
+ * The controllers' Lease duration. A shard member stops acting when it could not renew within it; on
+ * this shared machine the API server answers in seconds under load, and with the default 15 s the
+ * members kept dropping their shares (measured: the reconciled count fell back to 0 again and again).
+ */
+const LEASE_SECONDS = Number(process.env.BENCH_MEMORY_LEASE_SECONDS ?? 60);
+const SECRET_READS = 1000;
+const CONTROLLERS = ['bench-controller-0', 'bench-controller-1', 'bench-controller-2'];
+const INTEGRATION = 'keys';
+const REPLICA = join(dirname(fileURLToPath(import.meta.url)), 'memory-replica.js');
+const MiB = 2 ** 20;
+
+const log = (l: string) => process.stderr.write(`[memory ${new Date().toISOString().slice(11, 19)}] ${l}\n`);
+
+interface Bed {
+  kc: KubeConfig;
+  kubeconfigPath: string;
+  namespace: string;
+  provider: string;
+  secretKey: string;
+  custom: CustomObjectsApi;
+  core: CoreV1Api;
+  ring: HashRing;
+}
+
+// ---- filling the API server ----
+
+function connectionBody(bed: Bed, i: number): ConnectionResource {
+  const connectionId = `mem-${i}`;
+  const name = connectionObjectName(INTEGRATION, connectionId);
+  return {
+    apiVersion: API_VERSION,
+    kind: CONNECTIONS.kind,
+    metadata: {
+      name,
+      namespace: bed.namespace,
+      labels: { [LABELS.integration]: INTEGRATION, [LABELS.shard]: bed.ring.ownerOf(`${bed.namespace}/${name}`)! },
+    },
+    spec: {
+      integration: INTEGRATION,
+      provider: bed.provider,
+      connectionId,
+      authMode: 'API_KEY',
+      endUser: { id: `user-${i}` },
+      metadata: { plan: 'pro' },
+      connectionConfig: {},
+      id: randomInt(1, 2 ** 48 - 1),
+    },
+  };
+}
+
+/** As src/k8s/store.ts writes it (credentialsSecret), with the shard label the owner would add. */
+function secretBody(owner: ConnectionResource): V1Secret {
+  const credentials = { type: 'API_KEY', apiKey: `bench-${randomBytes(16).toString('hex')}` };
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: CREDENTIALS_SECRET_TYPE,
+    metadata: {
+      name: owner.metadata.name,
+      namespace: owner.metadata.namespace,
+      labels: {
+        [LABELS.managedBy]: LABELS.managedByValue,
+        [LABELS.connection]: owner.metadata.name,
+        [LABELS.integration]: owner.spec.integration,
+        [LABELS.shard]: owner.metadata.labels![LABELS.shard]!,
+      },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: CONNECTIONS.kind,
+          name: owner.metadata.name,
+          uid: owner.metadata.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    data: { [CREDENTIALS_KEY]: Buffer.from(JSON.stringify(credentials), 'utf8').toString('base64') },
+  };
+}
+
+async function createConnections(bed: Bed, from: number, to: number): Promise<void> {
+  let next = from;
+  let done = 0;
+  const started = Date.now();
+  const one = async (i: number) => {
+    const created = (await bed.custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: bed.namespace,
+      plural: CONNECTIONS.plural,
+      body: connectionBody(bed, i),
+    })) as ConnectionResource;
+    await bed.core.createNamespacedSecret({ namespace: bed.namespace, body: secretBody(created) });
+  };
+  await Promise.all(
+    Array.from({ length: CREATE_IN_FLIGHT }, async () => {
+      while (next < to) {
+        const i = next++;
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await one(i);
+            break;
+          } catch (err) {
+            // A busy API server may time out a request; anything else, or persisting, is a broken run.
+            if (attempt >= 3) throw err;
+            await new Promise((r) => setTimeout(r, 500 * (attempt + 1)));
+            await deleteConnection(bed, i);
+          }
+        }
+        if (++done % 5000 === 0) log(`created ${from + done}/${to} (${(done / ((Date.now() - started) / 1000)).toFixed(0)}/s)`);
+      }
+    }),
+  );
+}
+
+async function deleteConnection(bed: Bed, i: number): Promise<void> {
+  const name = connectionObjectName(INTEGRATION, `mem-${i}`);
+  await bed.custom
+    .deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: bed.namespace, plural: CONNECTIONS.plural, name })
+    .catch(() => undefined);
+  await bed.core.deleteNamespacedSecret({ namespace: bed.namespace, name }).catch(() => undefined);
+}
+
+// ---- replicas ----
+
+interface RunningReplica {
+  child: ChildProcess;
+  port: number;
+  /** Seconds from fork to the first /readyz 200. */
+  readySeconds: number;
+  measure(): Promise<MemoryReport>;
+  stop(): Promise<void>;
+}
+
+async function startReplica(bed: Bed, kind: ReplicaKind, identity: string): Promise<RunningReplica> {
+  const port = await freePort();
+  const controller = kind === 'controller';
+  const env = {
+    PATH: process.env.PATH,
+    LATCHKEY_LOG_LEVEL: 'warn',
+    LATCHKEY_KUBECONFIG: bed.kubeconfigPath,
+    LATCHKEY_WATCH_NAMESPACES: bed.namespace,
+    LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    POD_NAME: identity,
+    LATCHKEY_LEASE_NAMESPACE: bed.namespace,
+    LATCHKEY_LEADER_ELECTION: String(controller),
+    LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
+    [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
+  };
+  const t0 = performance.now();
+  const child = fork(REPLICA, [kind], { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const deadline = Date.now() + WAIT_SECONDS * 1000;
+  for (;;) {
+    if (exited) throw new Error(`${identity} exited before it was ready: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`${identity} not ready after ${WAIT_SECONDS} s`);
+    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const readySeconds = (performance.now() - t0) / 1000;
+  return {
+    child,
+    port,
+    readySeconds,
+    measure: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { memory: MemoryReport }) => resolve(m.memory));
+        child.send('measure' satisfies ReplicaCommand);
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.send('stop' satisfies ReplicaCommand);
+      }),
+  };
+}
+
+/** Sum of one metric's samples (any labels matching `labels`) in a Prometheus text page. */
+function metricSum(page: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const line of page.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (labels && !line.includes(labels)) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+/**
+ * Waits (at most SETTLE_SECONDS) until the controllers have reconciled all `count` connections and
+ * their queues are empty; returns how long it took, or how far they got.
+ */
+async function waitReconciled(controllers: RunningReplica[], count: number): Promise<{ seconds: number; reconciled: number }> {
+  const t0 = performance.now();
+  const deadline = Date.now() + SETTLE_SECONDS * 1000;
+  let last = '';
+  for (;;) {
+    const pages = await Promise.all(controllers.map((c) => fetch(`http://127.0.0.1:${c.port}/metrics`).then((r) => r.text())));
+    const reconciled = pages.reduce((n, p) => n + metricSum(p, 'latchkey_connections', 'condition="Ready"'), 0);
+    const depth = pages.reduce((n, p) => n + metricSum(p, 'latchkey_workqueue_depth'), 0);
+    const seconds = (performance.now() - t0) / 1000;
+    if ((reconciled === count && depth === 0) || Date.now() > deadline) return { seconds, reconciled };
+    const now = `${reconciled}/${count} reconciled, ${depth} queued`;
+    if (now !== last) log(now);
+    last = now;
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/** One-in-flight reads of credentials Secrets from the API server: what a bounded cache's miss adds. */
+async function secretReadP99(bed: Bed, count: number): Promise<{ p50: number; p99: number }> {
+  const latencies: number[] = [];
+  for (let k = 0; k < SECRET_READS; k++) {
+    const name = connectionObjectName(INTEGRATION, `mem-${randomInt(0, count)}`);
+    const t0 = performance.now();
+    await bed.core.readNamespacedSecret({ namespace: bed.namespace, name });
+    latencies.push(performance.now() - t0);
+  }
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+}
+
+// ---- one point ----
+
+interface Point {
+  serverRssMiB: number;
+  serverPeakRssMiB: number;
+  serverHeapMiB: number;
+  readySeconds: number;
+  serverWithoutCredentialsRssMiB: number;
+  serverWithoutCredentialsHeapMiB: number;
+  serverWithoutCredentialsReadySeconds: number;
+  controllerRssMiB: number;
+  controllerPeakRssMiB: number;
+  controllerHeapMiB: number;
+  controllerReadySeconds: number;
+  controllersReconciledSeconds: number;
+  /** Connections the controllers had reconciled when measured (all of them unless the settle bound ran out). */
+  controllersReconciled: number;
+  fetchPerSecond: number;
+  fetchP50Ms: number;
+  fetchP99Ms: number;
+  fetchErrors: number;
+  peerGetProvidersPerSecond: number;
+  peerGetProvidersP99Ms: number;
+  apiServerSecretReadP50Ms: number;
+  apiServerSecretReadP99Ms: number;
+  loadAverageAtStart: number[];
+  date: string;
+  loadAverage: number[];
+}
+
+const mb = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
+
+async function measurePoint(bed: Bed, count: number): Promise<Point> {
+  const loadAverageAtStart = loadavg();
+  log(`${count}: starting ${CONTROLLERS.length} controllers`);
+  const controllers = await Promise.all(CONTROLLERS.map((id) => startReplica(bed, 'controller', id)));
+  let controllerMemory: MemoryReport[];
+  let settled: { seconds: number; reconciled: number };
+  try {
+    settled = await waitReconciled(controllers, count);
+    controllerMemory = await Promise.all(controllers.map((c) => c.measure()));
+  } finally {
+    await Promise.all(controllers.map((c) => c.stop()));
+  }
+  log(`${count}: controllers ${controllerMemory.map((m) => `${mb(m.rssBytes)} MiB`).join(', ')}`);
+
+  log(`${count}: starting the server`);
+  const server = await startReplica(bed, 'server', 'bench-server');
+  const headers = { authorization: `Bearer ${bed.secretKey}` };
+  let serverMemory: MemoryReport;
+  let fetchRow: Awaited<ReturnType<typeof cannon>>;
+  let peer: Awaited<ReturnType<typeof cannon>>;
+  try {
+    serverMemory = await server.measure();
+    const base = `http://127.0.0.1:${server.port}`;
+    const id = `mem-${randomInt(0, count)}`;
+    fetchRow = await cannon(
+      { url: `${base}/connections/${id}?provider_config_key=${INTEGRATION}`, headers },
+      { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS },
+    );
+    peer = await cannon({ url: `${base}/providers`, headers }, { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS });
+  } finally {
+    await server.stop();
+  }
+  log(`${count}: server ${mb(serverMemory.rssBytes)} MiB, ready in ${server.readySeconds.toFixed(1)} s, fetch p99 ${fetchRow.p99Ms} ms`);
+
+  const floor = await startReplica(bed, 'server-without-credentials', 'bench-server-floor');
+  let floorMemory: MemoryReport;
+  try {
+    floorMemory = await floor.measure();
+  } finally {
+    await floor.stop();
+  }
+  const secretRead = await secretReadP99(bed, count);
+  log(`${count}: server without credentials ${mb(floorMemory.rssBytes)} MiB; API server Secret read p99 ${secretRead.p99.toFixed(1)} ms`);
+
+  const worst = controllerMemory.reduce((a, b) => (b.rssBytes > a.rssBytes ? b : a));
+  return {
+    serverRssMiB: mb(serverMemory.rssBytes),
+    serverPeakRssMiB: mb(serverMemory.peakRssBytes),
+    serverHeapMiB: mb(serverMemory.heapUsedBytes),
+    readySeconds: Math.round(server.readySeconds * 10) / 10,
+    serverWithoutCredentialsRssMiB: mb(floorMemory.rssBytes),
+    serverWithoutCredentialsHeapMiB: mb(floorMemory.heapUsedBytes),
+    serverWithoutCredentialsReadySeconds: Math.round(floor.readySeconds * 10) / 10,
+    controllerRssMiB: mb(worst.rssBytes),
+    controllerPeakRssMiB: mb(Math.max(...controllerMemory.map((m) => m.peakRssBytes))),
+    controllerHeapMiB: mb(Math.max(...controllerMemory.map((m) => m.heapUsedBytes))),
+    controllerReadySeconds: Math.round(Math.max(...controllers.map((c) => c.readySeconds)) * 10) / 10,
+    controllersReconciledSeconds: Math.round(settled.seconds * 10) / 10,
+    controllersReconciled: settled.reconciled,
+    fetchPerSecond: Math.round(fetchRow.requestsPerSecond),
+    fetchP50Ms: fetchRow.p50Ms,
+    fetchP99Ms: fetchRow.p99Ms,
+    fetchErrors: fetchRow.errors + fetchRow.non2xx,
+    peerGetProvidersPerSecond: Math.round(peer.requestsPerSecond),
+    peerGetProvidersP99Ms: peer.p99Ms,
+    apiServerSecretReadP50Ms: Math.round(secretRead.p50 * 100) / 100,
+    apiServerSecretReadP99Ms: Math.round(secretRead.p99 * 100) / 100,
+    loadAverageAtStart,
+    date: new Date().toISOString(),
+    loadAverage: loadavg(),
+  };
+}
+
+// ---- report ----
+
+const f1 = (n: number | undefined) => (n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(1));
+const la = (l: number[] | undefined) => (l ? l.map((x) => x.toFixed(1)).join(' ') : '—');
+
+function renderSection(points: Record<string, Point>): string {
+  const counts = Object.keys(points)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const row = (label: string, value: (p: Point) => string) => `| ${label} | ${counts.map((n) => value(points[String(n)]!)).join(' | ')} |`;
+  const slope = (pick: (p: Point) => number) => {
+    if (counts.length < 2) return '—';
+    const a = points[String(counts[0])]!;
+    const b = points[String(counts[counts.length - 1])]!;
+    return ((pick(b) - pick(a)) / ((counts[counts.length - 1]! - counts[0]!) / 1000)).toFixed(2);
+  };
+  const extrapolate = (pick: (p: Point) => number, to: number) => {
+    if (counts.length < 2 || counts.includes(to)) return undefined;
+    const last = counts[counts.length - 1]!;
+    return pick(points[String(last)]!) + (Number(slope(pick)) * (to - last)) / 1000;
+  };
+  const fmtCount = (n: number) => n.toLocaleString('en-US');
+  const x100 = (pick: (p: Point) => number) => {
+    const v = extrapolate(pick, 100_000);
+    return v === undefined ? '' : ` ${f1(v)} (extrapolated)`;
+  };
+  return `## Scale: memory and start-up
+
+${machine().join('\n')}
+
+\`npm run bench:memory\` (\`BENCH_MEMORY_COUNTS\`, default \`10000,50000\`). One local control plane; the connections
+(a Connection and its credentials Secret each, shaped as an import writes them, with the shard label of their
+controller) are written straight to the API server, then for each count 3 controller replicas (leader election
+and sharding on; Lease duration ${LEASE_SECONDS} s, since with the default 15 s the shard members of this overloaded
+machine kept losing their Leases and dropping their shares) and one server replica start, each in its own Node.js process (\`bench/memory-replica.ts\`,
+\`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start). Memory is read inside the replica
+after two forced GCs (RSS and V8's used heap), for the controllers once they have reconciled their shares (or after
+${SETTLE_SECONDS} s: the row "shares reconciled" says how many they had). Ready
+is the time from the fork to the first \`/readyz\` 200 (all informers listed, page by page). The fetch rows are
+autocannon in its own process (${FETCH_IN_FLIGHT} in flight, ${FETCH_SECONDS} s) against the server, one connection;
+its peer is \`GET /providers\` on the same server (same auth, no connection read). "Without credentials" is the
+same server with a credentials-Secret cache that selects no Secret: the floor a bounded credentials cache could
+reach. "API server Secret read" is ${SECRET_READS} one-in-flight reads of a random credentials Secret from the bench
+process: what each miss of a bounded cache would add to a fetch.
+
+| | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope) |
+|---|${counts.map(() => '---:|').join('')}---:|
+${row('load average at the start of the point', (p) => la(p.loadAverageAtStart))} |
+${row('**server RSS, MiB** (goal at 100k ≤ 512)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
+${row('server retained heap, MiB', (p) => f1(p.serverHeapMiB))} ${slope((p) => p.serverHeapMiB)} |
+${row('server peak RSS (start-up), MiB', (p) => f1(p.serverPeakRssMiB))} ${slope((p) => p.serverPeakRssMiB)} |
+${row('**server ready, s** (goal at 100k ≤ 60)', (p) => f1(p.readySeconds))} ${slope((p) => p.readySeconds)} |
+${row('server without credentials: RSS, MiB', (p) => f1(p.serverWithoutCredentialsRssMiB))} ${slope((p) => p.serverWithoutCredentialsRssMiB)} |
+${row('server without credentials: retained heap, MiB', (p) => f1(p.serverWithoutCredentialsHeapMiB))} ${slope((p) => p.serverWithoutCredentialsHeapMiB)} |
+${row('**controller RSS, MiB**, largest of 3 (goal at 100k ≤ 256)', (p) => f1(p.controllerRssMiB))} ${slope((p) => p.controllerRssMiB)} |
+${row('controller retained heap, MiB, largest of 3', (p) => f1(p.controllerHeapMiB))} ${slope((p) => p.controllerHeapMiB)} |
+${row('controller peak RSS (start-up), MiB, largest of 3', (p) => f1(p.controllerPeakRssMiB))} ${slope((p) => p.controllerPeakRssMiB)} |
+${row('controller ready, s, slowest of 3', (p) => f1(p.controllerReadySeconds))} ${slope((p) => p.controllerReadySeconds)} |
+${row('controllers: shares reconciled (of all) when measured, s after ready', (p) => `${p.controllersReconciled} in ${f1(p.controllersReconciledSeconds)}`)} — |
+${row('**fetch `GET /connections/{id}` p99, ms** (cached; goal ≤ 10)', (p) => f1(p.fetchP99Ms))} — |
+${row('fetch p50, ms / requests/s / errors', (p) => `${f1(p.fetchP50Ms)} / ${p.fetchPerSecond} / ${p.fetchErrors}`)} — |
+${row('peer: `GET /providers` p99, ms / requests/s', (p) => `${f1(p.peerGetProvidersP99Ms)} / ${p.peerGetProvidersPerSecond}`)} — |
+${row('API server Secret read, one in flight, p50 / p99 ms', (p) => `${f1(p.apiServerSecretReadP50Ms)} / ${f1(p.apiServerSecretReadP99Ms)}`)} — |
+${row('load average at the end of the point', (p) => la(p.loadAverage))} |
+${
+  counts.includes(100_000) || counts.length < 2
+    ? ''
+    : `
+100,000 connections were not run on this shared 2-core machine (filling and reconciling them takes longer than
+the time available). Extrapolated from the slope above, not measured: server RSS${x100((p) => p.serverRssMiB)} MiB,
+controller RSS${x100((p) => p.controllerRssMiB)} MiB, server ready${x100((p) => p.readySeconds)} s.
+`
+}`;
+}
+
+async function main(): Promise<void> {
+  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const ns = await createTestNamespace(kc, 'bench-memory');
+  const provider = `bench-memory-keys-${ns.name}`;
+  await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });
+  const env = await createEnvironment(kc, ns.name);
+  await createIntegration(kc, ns.name, INTEGRATION, { provider });
+  const bed: Bed = {
+    kc,
+    kubeconfigPath: cp.kubeconfigPath,
+    namespace: ns.name,
+    provider,
+    secretKey: env.secretKey,
+    custom: kc.makeApiClient(CustomObjectsApi),
+    core: kc.makeApiClient(CoreV1Api),
+    ring: new HashRing(CONTROLLERS),
+  };
+  try {
+    let created = 0;
+    for (const count of [...COUNTS].sort((a, b) => a - b)) {
+      const t0 = Date.now();
+      await createConnections(bed, created, count);
+      log(`${count} connections in the API server (${((Date.now() - t0) / 1000).toFixed(0)} s to add ${count - created})`);
+      created = count;
+      const point = await measurePoint(bed, count);
+      mergeFigures(['memory', 'connections', String(count)], point as unknown as Record<string, unknown>);
+      const points = (readFigures().memory as { connections: Record<string, Point> }).connections;
+      writeSection('memory', renderSection(points));
+    }
+  } finally {
+    // The whole control plane (and its data) goes: deleting 100,000 objects one by one would take longer.
+    await cp.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${String((err as Error)?.stack ?? err)}\n`);
+    process.exit(1);
+  },
+);
