@@ -25,6 +25,14 @@ export interface ControlPlane {
   workDir: string;
   /** Stops kube-apiserver and starts it again on the same port (for watch-recovery tests). */
   restartApiServer(): Promise<void>;
+  /** Stops kube-apiserver (SIGTERM, SIGKILL after 5 s); {@link startApiServer} starts it again on the same port. */
+  stopApiServer(): Promise<void>;
+  /** Starts a stopped kube-apiserver and waits until it answers /readyz. */
+  startApiServer(): Promise<void>;
+  /** Stops etcd (its data stays); {@link startEtcd} starts it again on the same ports and data. */
+  stopEtcd(): Promise<void>;
+  /** Starts a stopped etcd and waits until kube-apiserver answers /readyz again. */
+  startEtcd(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -115,7 +123,7 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     return child;
   };
 
-  startChild('etcd', [
+  const etcdArgs = [
     '--name=default',
     `--data-dir=${join(workDir, 'etcd')}`,
     `--listen-client-urls=http://127.0.0.1:${etcdPort}`,
@@ -126,7 +134,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     // Test data is thrown away: skip fsync there. Kept data is written safely.
     ...(persistent ? [] : ['--unsafe-no-fsync=true']),
     '--log-level=warn',
-  ]);
+  ];
+  let etcd = startChild('etcd', etcdArgs);
   // Detached children outlive a launcher that dies without stopping them: take them along.
   const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
   if (persistent) process.once('exit', killAll);
@@ -173,15 +182,35 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     clearTimeout(timer);
   };
 
+  const stopApiServer = async () => {
+    await stopChild(apiServer);
+    children.splice(children.indexOf(apiServer), 1);
+  };
+  const startApiServer = async () => {
+    apiServer = startChild('kube-apiserver', apiArgs);
+    await waitReady(server, token, workDir);
+  };
+
   return {
     kubeconfigPath,
     server,
     token,
     workDir,
     async restartApiServer() {
-      await stopChild(apiServer);
-      children.splice(children.indexOf(apiServer), 1);
-      apiServer = startChild('kube-apiserver', apiArgs);
+      await stopApiServer();
+      await startApiServer();
+    },
+    stopApiServer,
+    startApiServer,
+    async stopEtcd() {
+      await stopChild(etcd);
+      children.splice(children.indexOf(etcd), 1);
+    },
+    async startEtcd() {
+      etcd = startChild('etcd', etcdArgs);
+      // First in the list again, so that stop() ends it after kube-apiserver.
+      children.splice(children.indexOf(etcd), 1);
+      children.unshift(etcd);
       await waitReady(server, token, workDir);
     },
     async stop() {

@@ -1,14 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../app/log.js';
+import type { Readiness } from '../k8s/readiness.js';
 
 export interface HealthServerOptions {
   port: number;
   host?: string;
   registry: Registry;
   logger: Logger;
-  /** Ready for traffic (caches synced). Followers are ready too: they stand by. */
-  ready: () => boolean;
+  /** Ready for traffic when the caches follow the API server (src/k8s/readiness.ts). Followers are ready too: they stand by. */
+  readiness: () => Readiness;
   /** Called before /metrics is rendered (to refresh gauges computed from the caches). */
   beforeMetrics?: () => void;
 }
@@ -30,8 +31,8 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Runn
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: { code: 'method_not_allowed', message: 'Only GET' } });
     if (path === '/healthz') return json(200, { status: 'ok' });
     if (path === '/readyz') {
-      const ready = opts.ready();
-      return json(ready ? 200 : 503, { status: ready ? 'ready' : 'starting' });
+      const status = opts.readiness();
+      return json(status === 'ready' ? 200 : 503, { status });
     }
     if (path === '/metrics') {
       try {

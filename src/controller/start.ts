@@ -4,6 +4,7 @@ import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import type { AppContext } from '../app/context.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
+import { readiness } from '../k8s/readiness.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { startHealthServer, type RunningHealthServer } from './health-server.js';
 
@@ -42,7 +43,7 @@ export async function startController(ctx: AppContext, opts: StartControllerOpti
           port,
           registry: ctx.metrics,
           logger: ctx.logger,
-          ready: () => ctx.store.hasSynced,
+          readiness: () => readiness(ctx.store),
           beforeMetrics: () => controller.updateConnectionGauge(),
         });
   return {

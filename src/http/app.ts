@@ -13,6 +13,7 @@ import { connectApiRateLimit, RateLimits } from './rate-limits.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
+import { readiness } from '../k8s/readiness.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -44,8 +45,8 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
     res.json({ status: 'ok' });
   });
   app.get('/readyz', (_req, res) => {
-    const ready = ctx.store.hasSynced;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'starting' });
+    const status = readiness(ctx.store);
+    res.status(status === 'ready' ? 200 : 503).json({ status });
   });
   app.get('/metrics', async (_req, res, next) => {
     try {

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Logger } from '../app/log.js';
 import { LatchkeyError, type ErrorDetail, type ErrorKind } from '../domain/errors.js';
 import { assertInputShape, type InputPart } from './input-shape.js';
+import { isApiUnavailable } from '../k8s/errors.js';
 
 export type { ErrorDetail } from '../domain/errors.js';
 
@@ -81,6 +82,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         err.type === 'entity.too.large'
           ? new LatchkeyError('too_large', 'payload_too_large', 'Request body is too large')
           : new LatchkeyError('invalid_input', 'invalid_json', 'Request body is not valid JSON');
+    } else if (isApiUnavailable(err)) {
+      // The API server is down or restarting: nothing was decided, the client may retry.
+      logger.warn({ err: errorSummary(err), method: req.method, path: req.path }, 'Kubernetes API unavailable');
+      error = API_UNAVAILABLE;
     } else {
       logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
       error = new LatchkeyError('internal', 'internal_error', 'Internal error; see the service logs');
@@ -93,6 +98,17 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error.retryAfterMs !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
     res.status(statusOf(error)).json(errorBody(error));
   };
+}
+
+const API_UNAVAILABLE = new LatchkeyError('unavailable', 'api_unavailable', 'The Kubernetes API server is unavailable; try again shortly', {
+  retryAfterMs: 2000,
+});
+
+/** Name and message of an error and of its cause (undici puts the network code there), without stacks. */
+function errorSummary(err: unknown): string {
+  const one = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  const cause = (err as { cause?: unknown }).cause;
+  return (cause ? `${one(err)} (${one(cause)})` : one(err)).slice(0, 300);
 }
 
 function isBodyParserError(err: unknown): err is { type: string; status: number } {

@@ -97,6 +97,11 @@ export class ResourceCache<T extends KubernetesObject> {
     return this.informers.every((i) => i.hasSynced);
   }
 
+  /** Every informer listed and watching now (none is recovering from a watch error). */
+  get isFresh(): boolean {
+    return this.informers.every((i) => i.isFresh);
+  }
+
   get restarts(): number {
     return this.informers.reduce((n, i) => n + i.restarts, 0);
   }

@@ -36,3 +36,26 @@ export class ConflictRetriesExhausted extends Error {
     this.name = 'ConflictRetriesExhausted';
   }
 }
+
+/** Network failures of a call to the API server (undici's `fetch failed` names the cause's code). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/**
+ * The API server could not answer now: not reachable (stopped, restarting), our 10 s bound expired
+ * (`makeBoundedApiClient`), or it said so itself (429, 503, 504, or a 500 from its storage, etcd).
+ * Such a call can be retried later; callers answer 503, not 500.
+ */
+export function isApiUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const name = (e as { name?: unknown }).name;
+    if (name === 'TimeoutError' || name === 'AbortError') return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('UND_ERR_'))) return true;
+    if (e instanceof ApiException) {
+      if (e.code === 429 || e.code === 503 || e.code === 504) return true;
+      if (e.code === 500 && /etcdserver|context deadline exceeded|timeout/i.test(apiMessage(e))) return true;
+      return false;
+    }
+  }
+  return false;
+}

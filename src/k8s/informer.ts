@@ -23,7 +23,9 @@ type Listener<T> = (obj: T) => void;
 /**
  * A client-node informer that restarts itself. client-node stops a ListWatch for good when the watch
  * fails with anything but 410 Gone or a client timeout; this wrapper starts it again with exponential
- * backoff (reset once a watch connects), so the cache converges after an API server restart.
+ * backoff (reset once a list-watch starts without error), so the cache converges after an API server
+ * restart. It also knows whether the cache is current ({@link isFresh}): `/readyz` asks it, so a replica
+ * whose watches are down does not claim to serve current data.
  */
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
@@ -33,6 +35,10 @@ export class ResilientInformer<T extends KubernetesObject> {
   private stopped = true;
   private restartTimer: NodeJS.Timeout | undefined;
   private syncedOnce = false;
+  /** Listed and watching, with no watch error since: the cache follows the API server. */
+  private fresh = false;
+  /** Watch errors so far: a list-watch start that saw none in between is a good start. */
+  private errorsSeen = 0;
   private readonly syncWaiters: Array<() => void> = [];
   /** Number of times the watch was started again after an error; exposed for tests and metrics. */
   restarts = 0;
@@ -52,10 +58,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.minBackoffMs = opts.minBackoffMs ?? 250;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.backoffMs = this.minBackoffMs;
-    this.informer.on('connect', () => {
-      this.backoffMs = this.minBackoffMs;
-      this.markSynced();
-    });
+    // Not 'connect': client-node emits it before listing and watching, so it says nothing about success.
     this.informer.on('error', (err) => this.onError(err));
   }
 
@@ -63,22 +66,38 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.opts.path;
   }
 
+  /** Listed at least once (the cache may be stale since: see {@link isFresh}). */
   get hasSynced(): boolean {
     return this.syncedOnce;
+  }
+
+  /** Listed and watching now: false from a watch error until a list-watch starts again without one. */
+  get isFresh(): boolean {
+    return this.fresh;
   }
 
   /** Starts the list-watch and resolves after the first successful list. */
   async start(): Promise<void> {
     this.stopped = false;
     const synced = new Promise<void>((resolve) => this.syncWaiters.push(resolve));
+    await this.listWatch();
+    await synced;
+  }
+
+  /**
+   * ListWatch.start resolves once it has listed (when it had no resource version to resume from) and
+   * its watch request was answered; a failure on the way is reported through 'error' (counted by
+   * onError), not thrown, so "no new error meanwhile" is what tells a good start.
+   */
+  private async listWatch(): Promise<void> {
+    const errorsBefore = this.errorsSeen;
     try {
-      // ListWatch.start resolves after the initial list, so the cache is filled from here on.
       await this.informer.start();
-      this.markSynced();
     } catch (err) {
       this.onError(err);
+      return;
     }
-    await synced;
+    if (this.errorsSeen === errorsBefore && !this.stopped) this.markFresh();
   }
 
   async stop(): Promise<void> {
@@ -99,12 +118,17 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.informer.list(namespace);
   }
 
-  private markSynced(): void {
+  private markFresh(): void {
+    if (!this.fresh && this.syncedOnce) this.opts.logger.info({ path: this.opts.path, restarts: this.restarts }, 'watch resumed');
+    this.fresh = true;
     this.syncedOnce = true;
+    this.backoffMs = this.minBackoffMs;
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 
   private onError(err: unknown): void {
+    this.errorsSeen += 1;
+    this.fresh = false;
     if (this.stopped) return;
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, this.maxBackoffMs);
@@ -113,7 +137,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.restartTimer = setTimeout(() => {
       if (this.stopped) return;
       this.restarts += 1;
-      this.informer.start().catch((e: unknown) => this.onError(e));
+      void this.listWatch();
     }, delay);
     this.restartTimer.unref?.();
   }

@@ -155,6 +155,11 @@ export class KubeStore {
     return this.caches.every((c) => c.hasSynced);
   }
 
+  /** Every cache follows the API server now: false while a watch is down (an API server restart) until it resumes. */
+  get isFresh(): boolean {
+    return this.caches.every((c) => c.isFresh);
+  }
+
   // ---- reads (informer caches) ----
 
   getProvider(name: string): ProviderResource | undefined {

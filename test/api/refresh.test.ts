@@ -285,7 +285,8 @@ describe('refresh on fetch', () => {
       })
       .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
     expect(lease).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 1600)); // let the delayed response drain from the test server
+    // The delayed call has left the delay (taken or refused by oidc-provider): it cannot take a later case's injected failure.
+    await eventually(() => oidc.tokenCalls.at(-1)!.grantType !== 'unknown', 10_000, 50);
   });
 
   it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {

@@ -108,7 +108,24 @@ it('keeps the Lease through a token call slower than its TTL: a second replica d
   oidc.setTokenDelay(4000);
   try {
     const first = a.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
-    await new Promise((r) => setTimeout(r, 2600)); // past the Lease's TTL
+    // Past the first Lease's TTL, and still held by A: it renewed (as the API server has it) after its first term ended.
+    const leaseName = RefreshLock.leaseName(conn.resource.metadata.name);
+    const taken = await eventually(
+      async () => {
+        const l = await new Leases(kc).get(ns.name, leaseName);
+        return l?.holder === 'replica-a' ? l : undefined;
+      },
+      10_000,
+      50,
+    );
+    await eventually(
+      async () => {
+        const l = await new Leases(kc).get(ns.name, leaseName);
+        return l?.holder === 'replica-a' && l.renewedAt >= taken.renewedAt + 2000 && Date.now() > taken.renewedAt + 2000;
+      },
+      10_000,
+      50,
+    );
     const second = b.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
     const [ra, rb] = await Promise.all([first, second]);
     expect(rb.credentials.refresh_token).toBe(ra.credentials.refresh_token);
@@ -125,8 +142,10 @@ it('lets a reconnect that lands mid-refresh win over the refreshed tokens of the
   oidc.setTokenDelay(1500);
   let reconnected: { accessToken: string; refreshToken: string };
   try {
+    const callsBefore = oidc.tokenCalls.length;
     const refreshing = refresher().ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
-    await new Promise((r) => setTimeout(r, 300));
+    // The old grant's token call has reached the (slow) provider.
+    await eventually(() => oidc.tokenCalls.length > callsBefore, 10_000, 20);
     // The end user authorizes again (a new grant) while the provider call of the old one runs.
     reconnected = await oidc.mintTokens({ clientId: client.clientId, accountId: 'end-user-2' });
     await reauthorize({ store: store(), config: testConfig([ns.name]), clock: systemClock }, ns.name, INTEGRATION, connectionId, {

@@ -251,8 +251,10 @@ it('derives re-authorization from the refused credentials version alone, and lif
 
 it('checks Environments: Secret, duplicates, webhook URL', async () => {
   await createEnvironment(kc, ns.name, { webhooks: { url: 'https://hooks.example.test/latchkey' } }, 'main');
-  await readyOf('environments', 'main', 'Ready');
-  await new Promise((r) => setTimeout(r, 1100)); // a later creationTimestamp (second resolution)
+  const main = await readyOf('environments', 'main', 'Ready');
+  // The duplicate must be younger: creationTimestamp has whole seconds, so wait for the clock to pass main's.
+  const mainCreated = new Date(main.obj.metadata.creationTimestamp!).getTime();
+  await eventually(() => Date.now() >= mainCreated + 1000, 5_000, 50);
   await custom.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
@@ -267,8 +269,8 @@ it('checks Environments: Secret, duplicates, webhook URL', async () => {
   });
   const dup = await readyOf('environments', 'second', 'DuplicateEnvironment');
   expect(dup.ready.message).toContain('"main"');
-  const main = await readCustom<EnvironmentResource>(kc, 'environments', ns.name, 'main');
-  expect(condition(main, 'Ready')?.status).toBe('True');
+  const mainAfter = await readCustom<EnvironmentResource>(kc, 'environments', ns.name, 'main');
+  expect(condition(mainAfter, 'Ready')?.status).toBe('True');
 });
 
 it('serves /healthz, /readyz and /metrics with bounded labels', async () => {

@@ -64,13 +64,15 @@ it('recovers when the watch connection breaks and the API server is unreachable 
       plural: 'integrations',
       name: 'before',
     });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The cache knows it is stale (what /readyz reports) once its watch failed, and missed the changes.
+    await eventually(() => !store.integrations.isFresh && !store.isFresh, 20_000);
     expect(store.getIntegration(ns.name, 'during')).toBeUndefined();
 
     proxy.refuse(false);
     // ...are in the cache once the informer has restarted itself.
     await eventually(() => store.getIntegration(ns.name, 'during') && !store.getIntegration(ns.name, 'before'), 40_000);
     expect(store.integrations.restarts).toBeGreaterThan(0);
+    await eventually(() => store.isFresh, 40_000);
 
     await custom.createNamespacedCustomObject({
       group: GROUP,

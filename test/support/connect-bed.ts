@@ -5,6 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Browser } from 'playwright-core';
+import type { Logger } from '../../src/app/log.js';
 import type { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
@@ -31,12 +32,22 @@ export interface ConnectBed {
  * webhook dispatcher, the application page and a headless chromium. Test files add their providers
  * and integrations, then call `synced`.
  */
-export async function startConnectBed(kc: KubeConfig, prefix: string, mode: 'development' | 'production'): Promise<ConnectBed> {
+export async function startConnectBed(
+  kc: KubeConfig,
+  prefix: string,
+  mode: 'development' | 'production',
+  opts: { /** The replica's logger (the secrets scan passes captureLogs().logger). */ logger?: Logger } = {},
+): Promise<ConnectBed> {
   const ns = await createTestNamespace(kc, prefix);
   const receiver = await webhookReceiver();
   await receiver.listen();
   const env = await createEnvironment(kc, ns.name, { mode, webhooks: { url: receiver.url } });
-  const latchkey = await startReplica(kc, { namespaces: [ns.name], components: ['server', 'webhooks'], selfBaseUrl: true });
+  const latchkey = await startReplica(kc, {
+    namespaces: [ns.name],
+    components: ['server', 'webhooks'],
+    selfBaseUrl: true,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+  });
   const app = await appPage(latchkey.url);
   const browser = await launchBrowser();
   return {

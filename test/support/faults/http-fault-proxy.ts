@@ -2,7 +2,8 @@
  * A loopback HTTP proxy in front of a peer (an OAuth server's token endpoint, a webhook receiver) or
  * of the API server (plain HTTP in front, HTTPS behind), that a test can slow, cut or make fail: each
  * request is offered to `decide`, which may answer it with an injected status, delay it, or let it
- * through. Responses are streamed (watches pass through). Counts what it saw.
+ * through. Responses are streamed (watches pass through). Counts what it saw, and with `recordBodies`
+ * keeps what crossed it (the secrets scan learns the codes, verifiers and tokens exchanged there).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -15,6 +16,9 @@ export interface ProxiedRequest {
   /** Passed-through requests: the upstream's status, and when its answer ended (ms since epoch). */
   status?: number;
   doneAt?: number;
+  /** With `recordBodies`: the request body, and the response body once it has ended. */
+  requestBody?: string;
+  responseBody?: string;
 }
 
 /** What to do with one request: pass it on (after `delayMs`), or answer `status` without passing it on. */
@@ -28,18 +32,25 @@ export interface HttpFaultProxy {
   injected: Array<ProxiedRequest & { status: number }>;
   /** Decides per request; the default passes everything through. */
   decide: (req: ProxiedRequest) => Decision;
+  /** Keep request and response bodies in `seen` (off by default: watches stream forever). */
+  recordBodies: boolean;
   /** Drops every open connection (a watch through the proxy breaks). */
   cut(): void;
   close(): Promise<void>;
 }
 
-export async function startHttpFaultProxy(target: string): Promise<HttpFaultProxy> {
+/**
+ * `keepHost`: pass the client's Host header on (an OAuth 1 server checks signatures against the URL
+ * it was called at, which is the proxy's); by default the target's own host is sent.
+ */
+export async function startHttpFaultProxy(target: string, opts: { keepHost?: boolean } = {}): Promise<HttpFaultProxy> {
   const upstream = new URL(target);
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   const sockets = new Set<Socket>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const seen: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() };
     p.seen.push(seen);
+    if (p.recordBodies) record(req, (body) => (seen.requestBody = body));
     const decision = p.decide(seen);
     if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs));
     if (decision.status) {
@@ -55,13 +66,14 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
         port: upstream.port,
         method: req.method,
         path: req.url,
-        headers: { ...req.headers, host: upstream.host },
+        headers: opts.keepHost ? req.headers : { ...req.headers, host: upstream.host },
         rejectUnauthorized: false,
       },
       (upRes) => {
         seen.status = upRes.statusCode;
         upRes.on('end', () => (seen.doneAt = Date.now()));
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        if (p.recordBodies) record(upRes, (body) => (seen.responseBody = body));
         upRes.pipe(res);
       },
     );
@@ -81,6 +93,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     seen: [],
     injected: [],
     decide: () => ({}),
+    recordBodies: false,
     cut() {
       for (const s of sockets) s.destroy();
     },
@@ -91,6 +104,13 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
       }),
   };
   return p;
+}
+
+/** Collects a stream's bytes as it flows on (to wherever it is piped). */
+function record(stream: IncomingMessage, done: (body: string) => void): void {
+  const chunks: Buffer[] = [];
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
 }
 
 /** A small seeded pseudo-random generator (mulberry32): a failing run can be replayed with its seed. */
