@@ -310,8 +310,10 @@ export class TokenRefresher {
     for (let attempt = 1; !written; attempt++) {
       try {
         written = await store.updateCredentials(namespace, name, (cur) => {
-          superseded = fenceOf(cur) !== fence;
-          return superseded ? undefined : mergeCredentials(cur, next);
+          // An earlier attempt may have been applied although its answer was lost (a 500 or a cut
+          // after the write): the stored successor is ours, not a newer writer's.
+          superseded = fenceOf(cur) !== fence && fenceOf(cur) !== fenceOf(next);
+          return fenceOf(cur) === fence ? mergeCredentials(cur, next) : undefined;
         });
       } catch (err) {
         if (err instanceof NotFoundError)

@@ -4,6 +4,9 @@
  * request is offered to `decide`, which may answer it with an injected status, delay it, or let it
  * through. Responses are streamed (watches pass through). Counts what it saw, and with `recordBodies`
  * keeps what crossed it (the secrets scan learns the codes, verifiers and tokens exchanged there).
+ *
+ * A delayed or held request whose client went away meanwhile (it gave up, or was killed) is not passed
+ * on: as far as the peer knows, it never left the client.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -19,21 +22,41 @@ export interface ProxiedRequest {
   /** With `recordBodies`: the request body, and the response body once it has ended. */
   requestBody?: string;
   responseBody?: string;
+  /** The client's TCP port (tells which process sent it, see process-sockets.ts). */
+  clientPort: number;
 }
 
-/** What to do with one request: pass it on (after `delayMs`), or answer `status` without passing it on. */
-export type Decision = { delayMs?: number; status?: number };
+/**
+ * What to do with one request: pass it on (after `delayMs`), or answer `status` without passing it
+ * on, or pass it on and answer `replaceStatus` instead of the peer's answer (the peer acted; its
+ * answer was lost on the way back).
+ */
+export type Decision = { delayMs?: number; status?: number; replaceStatus?: number };
 
 export interface HttpFaultProxy {
   url: string;
   port: number;
-  /** Every request seen, in order, and the ones answered with an injected status. */
+  /** Every request seen, in order, and the ones answered with an injected status (`applied`: after the peer acted on it). */
   seen: ProxiedRequest[];
-  injected: Array<ProxiedRequest & { status: number }>;
+  injected: Array<ProxiedRequest & { status: number; applied: boolean }>;
+  /** Requests not passed on because their client went away (or was dropped) while they were delayed or held. */
+  dropped: ProxiedRequest[];
+  /** Requests passed on to the peer and not yet answered by it. */
+  inFlight: number;
+  /** Holds every request not yet passed on until the returned function is called. */
+  hold(): () => void;
+  /** Drops the delayed or held requests of these client ports (their process is dead). */
+  dropFrom(ports: Set<number>): void;
   /** Decides per request; the default passes everything through. */
   decide: (req: ProxiedRequest) => Decision;
   /** Keep request and response bodies in `seen` (off by default: watches stream forever). */
   recordBodies: boolean;
+  /**
+   * A request that waited longer than this here (delay and hold) is not passed on: its client is
+   * about to give up, and a peer's answer that its client no longer reads is a loss of its own kind
+   * (a rotated refresh token nobody keeps), not the delay under test.
+   */
+  maxWaitMs?: number;
   /** Drops every open connection (a watch through the proxy breaks). */
   cut(): void;
   close(): Promise<void>;
@@ -47,19 +70,46 @@ export async function startHttpFaultProxy(target: string, opts: { keepHost?: boo
   const upstream = new URL(target);
   const send = upstream.protocol === 'https:' ? httpsRequest : httpRequest;
   const sockets = new Set<Socket>();
+  let gate: Promise<void> | undefined;
+  const waiting = new Map<ProxiedRequest, { dropped: boolean }>();
+  const injectedAnswer = (res: ServerResponse, status: number) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', status: 'Failure', message: 'injected by the fault proxy', code: status }));
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const seen: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', at: Date.now() };
+    const seen: ProxiedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      at: Date.now(),
+      clientPort: req.socket.remotePort ?? 0,
+    };
     p.seen.push(seen);
     if (p.recordBodies) record(req, (body) => (seen.requestBody = body));
     const decision = p.decide(seen);
+    const mark = { dropped: false };
+    waiting.set(seen, mark);
     if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs));
-    if (decision.status) {
-      req.resume();
-      p.injected.push({ ...seen, status: decision.status });
-      res.writeHead(decision.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Status', status: 'Failure', message: 'injected by the fault proxy', code: decision.status }));
+    while (gate) await gate;
+    waiting.delete(seen);
+    const tooLate = p.maxWaitMs !== undefined && Date.now() - seen.at > p.maxWaitMs;
+    if (mark.dropped || tooLate || req.socket.destroyed || res.destroyed) {
+      p.dropped.push(seen);
+      res.destroy();
       return;
     }
+    if (decision.status) {
+      req.resume();
+      p.injected.push({ ...seen, status: decision.status, applied: false });
+      injectedAnswer(res, decision.status);
+      return;
+    }
+    p.inFlight++;
+    let answered = false;
+    const done = () => {
+      if (answered) return;
+      answered = true;
+      p.inFlight--;
+    };
     const out = send(
       {
         host: upstream.hostname,
@@ -72,12 +122,23 @@ export async function startHttpFaultProxy(target: string, opts: { keepHost?: boo
       (upRes) => {
         seen.status = upRes.statusCode;
         upRes.on('end', () => (seen.doneAt = Date.now()));
+        upRes.on('end', done);
+        upRes.on('close', done);
+        if (decision.replaceStatus) {
+          upRes.resume();
+          p.injected.push({ ...seen, status: decision.replaceStatus, applied: true });
+          upRes.on('end', () => injectedAnswer(res, decision.replaceStatus!));
+          return;
+        }
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         if (p.recordBodies) record(upRes, (body) => (seen.responseBody = body));
         upRes.pipe(res);
       },
     );
-    out.on('error', () => res.destroy());
+    out.on('error', () => {
+      done();
+      res.destroy();
+    });
     req.pipe(out);
   };
   const server: Server = createServer((req, res) => void handle(req, res));
@@ -92,8 +153,22 @@ export async function startHttpFaultProxy(target: string, opts: { keepHost?: boo
     port,
     seen: [],
     injected: [],
+    dropped: [],
+    inFlight: 0,
     decide: () => ({}),
     recordBodies: false,
+    hold() {
+      let open!: () => void;
+      const held = new Promise<void>((r) => (open = r));
+      gate = held;
+      return () => {
+        if (gate === held) gate = undefined;
+        open();
+      };
+    },
+    dropFrom(ports) {
+      for (const [req, mark] of waiting) if (ports.has(req.clientPort)) mark.dropped = true;
+    },
     cut() {
       for (const s of sockets) s.destroy();
     },

@@ -180,5 +180,11 @@ export const lineTime = (l: LogLine): number => Date.parse(l.time);
 export function dumpLogs(scenario: string, processes: LatchkeyProcess[]): void {
   const dir = join(REPO_ROOT, 'test-results', 'fault-logs', scenario);
   mkdirSync(dir, { recursive: true });
-  for (const p of processes) writeFileSync(join(dir, `${p.identity}.log`), p.raw.join('\n') + '\n');
+  // A restarted replica keeps its identity: its earlier lives are <identity>.log, <identity>-1.log, ...
+  const lives = new Map<string, number>();
+  for (const p of processes) {
+    const n = lives.get(p.identity) ?? 0;
+    lives.set(p.identity, n + 1);
+    writeFileSync(join(dir, `${p.identity}${n ? `-${n}` : ''}.log`), p.raw.join('\n') + '\n');
+  }
 }
