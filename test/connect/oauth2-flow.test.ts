@@ -199,6 +199,11 @@ describe('OAuth 2 through the Connect UI', () => {
   it('goes straight to the provider when the session allows exactly one integration', async () => {
     const context = await browser.newContext();
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-single' }, allowedIntegrations: ['acme-sandbox'] });
+    // The success page closes its popup after 1.5 s, which a loaded machine can let pass before the page
+    // is read: kept open here (the first case sees the popup close itself).
+    await context.addInitScript(() => {
+      window.close = () => undefined;
+    });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await loginAndConsent(popup, 'bob');
     expect(await popup.$('ul.integrations')).toBeNull();
