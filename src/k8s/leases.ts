@@ -2,6 +2,9 @@ import { CoordinationV1Api, type KubeConfig, type V1Lease, type V1OwnerReference
 import { makeBoundedApiClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 
+/** A Lease object as the API server returns it. */
+export type LeaseObject = V1Lease;
+
 export interface LeaseState {
   holder: string | undefined;
   /** The Lease's annotations (what its holder says about the work it guards). */

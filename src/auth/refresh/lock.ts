@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { V1Lease } from '@kubernetes/client-node';
-import { microTime, toState, type Leases } from '../../k8s/leases.js';
+import { microTime, toState, type LeaseObject, type Leases } from '../../k8s/leases.js';
 import { API_VERSION, CONNECTIONS, LABELS } from '../../k8s/resources.js';
 
 /**
@@ -13,7 +12,7 @@ export const WRITTEN_VERSION_ANNOTATION = 'latchkey.dev/credentials-written';
 export interface HeldRefreshLock {
   namespace: string;
   connectionName: string;
-  lease: V1Lease;
+  lease: LeaseObject;
   renewedAt: number;
   lost: boolean;
 }
@@ -97,7 +96,7 @@ export class RefreshLock {
     return (await this.acquire(namespace, connectionName, '', connectionUid)).held !== undefined;
   }
 
-  private held(namespace: string, connectionName: string, lease: V1Lease): HeldRefreshLock {
+  private held(namespace: string, connectionName: string, lease: LeaseObject): HeldRefreshLock {
     return { namespace, connectionName, lease, renewedAt: this.now(), lost: false };
   }
 
