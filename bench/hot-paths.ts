@@ -49,6 +49,7 @@ import { expectStatus, httpClient, machine, median, ms, writeSection } from './s
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 10);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 16);
+const ROUNDS = num('BENCH_ROUNDS', 3);
 const FETCH_RATE = num('BENCH_FETCH_RATE', 1000);
 const PROBE_COUNT = num('BENCH_PROBE_COUNT', 3000);
 const REFRESHES = num('BENCH_REFRESHES', 40);
@@ -90,11 +91,21 @@ function answersWritten(): Map<string, bigint> {
 }
 
 interface Figures {
-  fetch?: { requestsPerSecond: number; peerRequestsPerSecond: number; ratio: number; p99Ms: number; p99MsAtRate: number; rate: number };
+  fetch?: {
+    requestsPerSecond: number;
+    peerRequestsPerSecond: number;
+    ratio: number;
+    roundRatios?: number[];
+    p99Ms: number;
+    p99MsAtRate: number;
+    peerP99MsAtRate?: number;
+    rate: number;
+  };
   proxy?: {
     requestsPerSecond: number;
     peerRequestsPerSecond: number;
     ratio: number;
+    roundRatios?: number[];
     p50OverheadMsAtOne: number;
     peerP50OverheadMsAtOne: number;
     directP50MsAtOne: number;
@@ -129,12 +140,47 @@ async function peer(kind: string, env: Record<string, string> = {}): Promise<{ p
 
 const log = (line: string) => process.stderr.write(`[hot-paths] ${line}\n`);
 
-/** A short unmeasured run first (sockets, JIT, caches), then the measured one. */
-async function measured(target: Target, connections = CONNECTIONS, rate?: number): Promise<CannonResult> {
-  await cannon(target, { connections, seconds: Math.min(3, SECONDS) });
-  const r = await cannon(target, { connections, seconds: SECONDS, rate });
+/** One measured run; an error or a non-2xx answer fails the benchmark. */
+async function measured(target: Target): Promise<CannonResult> {
+  const r = await cannon(target, { connections: CONNECTIONS, seconds: SECONDS });
   if (r.errors || r.non2xx) throw new Error(`${target.url}: ${r.errors} errors, ${r.non2xx} non-2xx answers`);
   return r;
+}
+
+interface Versus {
+  requestsPerSecond: number;
+  peerRequestsPerSecond: number;
+  /** Median of the rounds' ratios. */
+  ratio: number;
+  roundRatios: number[];
+}
+
+/**
+ * Latchkey against its peer: a short unmeasured run of each first (sockets, JIT, caches), then
+ * BENCH_ROUNDS rounds of one run each, the order alternating. The machine is shared: a burst of
+ * someone else's load then falls on both sides of a round's ratio, not on one side of the figure.
+ */
+async function versus(latchkey: Target, peer: Target): Promise<Versus> {
+  await cannon(latchkey, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
+  await cannon(peer, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    if (i % 2 === 0) {
+      ours.push((await measured(latchkey)).requestsPerSecond);
+      theirs.push((await measured(peer)).requestsPerSecond);
+    } else {
+      theirs.push((await measured(peer)).requestsPerSecond);
+      ours.push((await measured(latchkey)).requestsPerSecond);
+    }
+  }
+  const roundRatios = ours.map((o, i) => round(o / theirs[i]!));
+  return {
+    requestsPerSecond: Math.round(median(ours)),
+    peerRequestsPerSecond: Math.round(median(theirs)),
+    ratio: round(median(ours.map((o, i) => o / theirs[i]!))),
+    roundRatios,
+  };
 }
 
 async function profiled(name: string, target: Target): Promise<ProfileSummary> {
@@ -229,23 +275,15 @@ async function main(): Promise<void> {
       log(`fetch answer: ${Buffer.byteLength(answer.body)} bytes`);
       const express = await peer('express', { PEER_BODY: answer.body, PEER_KEY: env.secretKey });
       children.push(express.child);
-      const latchkey = await measured({ url: `${server.url}${path}`, headers: auth });
-      const bare = await measured({ url: `http://127.0.0.1:${express.port}${path}`, headers: auth });
-      const atRate = await cannon(
-        { url: `${server.url}${path}`, headers: auth },
-        { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE },
-      );
+      const ours: Target = { url: `${server.url}${path}`, headers: auth };
+      const bare: Target = { url: `http://127.0.0.1:${express.port}${path}`, headers: auth };
+      const vs = await versus(ours, bare);
+      const atRate = await cannon(ours, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
+      const peerAtRate = await cannon(bare, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
       log(
-        `fetch: ${latchkey.requestsPerSecond.toFixed(0)}/s vs bare express ${bare.requestsPerSecond.toFixed(0)}/s; p99 at ${FETCH_RATE}/s ${atRate.p99Ms} ms`,
+        `fetch: ${vs.requestsPerSecond}/s vs bare express ${vs.peerRequestsPerSecond}/s (ratios ${vs.roundRatios.join(', ')}); p99 at ${FETCH_RATE}/s ${atRate.p99Ms} ms (bare express ${peerAtRate.p99Ms} ms)`,
       );
-      figures.fetch = {
-        requestsPerSecond: Math.round(latchkey.requestsPerSecond),
-        peerRequestsPerSecond: Math.round(bare.requestsPerSecond),
-        ratio: round(latchkey.requestsPerSecond / bare.requestsPerSecond),
-        p99Ms: atRate.p99Ms,
-        p99MsAtRate: atRate.p99Ms,
-        rate: FETCH_RATE,
-      };
+      figures.fetch = { ...vs, p99Ms: atRate.p99Ms, p99MsAtRate: atRate.p99Ms, peerP99MsAtRate: peerAtRate.p99Ms, rate: FETCH_RATE };
       if (PROFILE) figures.profiles!.fetch = await profiled('fetch', { url: `${server.url}${path}`, headers: auth });
     }
 
@@ -268,8 +306,7 @@ async function main(): Promise<void> {
       const viaLatchkey: Target = { url: `${server.url}/proxy/records?limit=20`, headers: proxyHeaders };
       const viaPeer: Target = { url: `http://127.0.0.1:${fwd.port}/proxy/records?limit=20`, headers: proxyHeaders };
       const direct: Target = { url: `http://127.0.0.1:${up.port}/api/records?limit=20`, headers: { 'x-api-key': 'bench-key' } };
-      const latchkey = await measured(viaLatchkey);
-      const forwarder = await measured(viaPeer);
+      const vs = await versus(viaLatchkey, viaPeer);
       const one: Record<'direct' | 'forwarder' | 'latchkey', ProbeResult> = {
         direct: await probe(direct, PROBE_COUNT),
         forwarder: await probe(viaPeer, PROBE_COUNT),
@@ -277,12 +314,10 @@ async function main(): Promise<void> {
       };
       for (const [k, v] of Object.entries(one)) if (v.errors) throw new Error(`probe ${k}: ${v.errors} errors`);
       log(
-        `proxy: ${latchkey.requestsPerSecond.toFixed(0)}/s vs forwarder ${forwarder.requestsPerSecond.toFixed(0)}/s; at one: direct ${ms(one.direct.p50Ms)}, forwarder ${ms(one.forwarder.p50Ms)}, latchkey ${ms(one.latchkey.p50Ms)}`,
+        `proxy: ${vs.requestsPerSecond}/s vs forwarder ${vs.peerRequestsPerSecond}/s (ratios ${vs.roundRatios.join(', ')}); at one: direct ${ms(one.direct.p50Ms)}, forwarder ${ms(one.forwarder.p50Ms)}, latchkey ${ms(one.latchkey.p50Ms)}`,
       );
       figures.proxy = {
-        requestsPerSecond: Math.round(latchkey.requestsPerSecond),
-        peerRequestsPerSecond: Math.round(forwarder.requestsPerSecond),
-        ratio: round(latchkey.requestsPerSecond / forwarder.requestsPerSecond),
+        ...vs,
         p50OverheadMsAtOne: round(one.latchkey.p50Ms - one.direct.p50Ms, 3),
         peerP50OverheadMsAtOne: round(one.forwarder.p50Ms - one.direct.p50Ms, 3),
         directP50MsAtOne: round(one.direct.p50Ms, 3),
@@ -443,7 +478,8 @@ function report(now: Figures, before: Figures | undefined): string {
 **Set-up:** Latchkey's HTTP server built as in production (\`createContext\`: egress guard on with the
 loopback peers allowed, the refresh Lease and its fencing, logging at \`info\` to /dev/null) against a real
 control plane on 127.0.0.1. The load generator is autocannon's CLI in its own process (\`--json\`,
-${CONNECTIONS} keep-alive connections, ${SECONDS} s after a ${Math.min(3, SECONDS)} s warm-up); every peer runs in its own
+${CONNECTIONS} keep-alive connections, a ${Math.min(3, SECONDS)} s warm-up of each side, then ${ROUNDS} rounds of ${SECONDS} s per side in alternating
+order; the figures are medians, the ratio the median of the rounds' ratios); every peer runs in its own
 process too (\`bench/peer-servers.ts\`). One-in-flight latencies come from \`bench/latency-probe.ts\` (its own
 process, ${PROBE_COUNT} sequential requests on one keep-alive connection, µs resolution). Peers and Latchkey
 were measured minutes apart in the same run on a shared 2-core machine: compare rows of one table, not
@@ -453,9 +489,9 @@ absolute figures. "Before" is the same benchmark on the code before issue #13 (\
 
 | what | requests/s | ratio to peer | p99 at ${f?.rate ?? FETCH_RATE} requests/s |
 |---|---:|---:|---:|
-| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | — |
+| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | ${cell(f?.peerP99MsAtRate, ' ms')} |
 | Latchkey before | ${cell(b.fetch?.requestsPerSecond)} (peer ${cell(b.fetch?.peerRequestsPerSecond)}) | ${cell(b.fetch?.ratio)} | ${cell(b.fetch?.p99Ms, ' ms')} |
-| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** | **${cell(f?.p99Ms, ' ms')}** |
+| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** (rounds ${f?.roundRatios?.join(', ') ?? '—'}) | **${cell(f?.p99Ms, ' ms')}** |
 
 Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on the path.
 
@@ -465,7 +501,7 @@ Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on th
 |---|---:|---:|---:|
 | peer: minimal \`node:http\` forwarder, keep-alive agent | ${cell(p?.peerRequestsPerSecond)} | 1 | ${cell(p?.peerP50OverheadMsAtOne, ' ms')} |
 | Latchkey before | ${cell(b.proxy?.requestsPerSecond)} (peer ${cell(b.proxy?.peerRequestsPerSecond)}) | ${cell(b.proxy?.ratio)} | ${cell(b.proxy?.p50OverheadMsAtOne, ' ms')} |
-| Latchkey after | ${cell(p?.requestsPerSecond)} | **${cell(p?.ratio)}** | **${cell(p?.p50OverheadMsAtOne, ' ms')}** |
+| Latchkey after | ${cell(p?.requestsPerSecond)} | **${cell(p?.ratio)}** (rounds ${p?.roundRatios?.join(', ') ?? '—'}) | **${cell(p?.p50OverheadMsAtOne, ' ms')}** |
 
 Direct upstream p50 at one in flight: ${cell(p?.directP50MsAtOne, ' ms')}. Goal: ratio ≥ 0.7, overhead ≤ 0.3 ms.
 
