@@ -11,6 +11,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import { checkConnectionConfig } from '../catalog/connection-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
 import type { RefreshLock } from '../auth/refresh/lock.js';
+import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { AlreadyExistsError, type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
 
@@ -32,6 +33,9 @@ export interface NewConnection {
   endUser?: EndUserSpec;
   labels?: Record<string, string>;
 }
+
+/** Older than this, a Connection without its Secret is not a creation in flight (each write is bounded at 10 s). */
+const HALF_MADE_AFTER_MS = 30_000;
 
 /** Creates a connection; a taken connection ID is AlreadyExistsError (the API server refuses the name). */
 export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
@@ -70,8 +74,11 @@ export async function importConnection(
     try {
       return { connection: await createConnection(deps, { ...input, connectionId }), created: true };
     } catch (err) {
-      // Created concurrently by another request: replace its credentials instead.
+      // Created concurrently by another request: replace its credentials instead. Or a half-made
+      // attempt of our own (Connection without Secret) blocks the name: clear it once no creation can be in flight.
       if (!(err instanceof AlreadyExistsError)) throw err;
+      const name = connectionObjectName(integrationId, connectionId);
+      if (await deps.store.removeIncompleteConnection(input.namespace, name, HALF_MADE_AFTER_MS, deps.clock.now())) continue;
       await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
   }

@@ -466,20 +466,34 @@ export class KubeStore {
     for (const c of this.connections.list()) {
       const ns = c.metadata.namespace!;
       if (!owns(`${ns}/${c.metadata.name}`)) continue;
-      const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
-      if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) continue;
-      // The cache may lag: confirm with the API server before deleting.
-      try {
-        await this.core.readNamespacedSecret({ namespace: ns, name: c.metadata.name });
-        continue;
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      this.logger.warn({ namespace: ns, name: c.metadata.name }, 'removing connection whose credentials were never written');
-      await this.deleteConnectionObject(ns, c.metadata.name, c.metadata.uid);
-      removed.push(`${ns}/${c.metadata.name}`);
+      if (await this.removeIfIncomplete(c, olderThanMs, now)) removed.push(`${ns}/${c.metadata.name}`);
     }
     return removed;
+  }
+
+  /**
+   * The same for one Connection: an import that meets its own earlier, half-made attempt (the API
+   * server went away between the two writes) clears it instead of waiting for the sweeper. True when removed.
+   */
+  async removeIncompleteConnection(namespace: string, name: string, olderThanMs: number, now = Date.now()): Promise<boolean> {
+    const c = this.connections.get(name, namespace);
+    return c ? this.removeIfIncomplete(c, olderThanMs, now) : false;
+  }
+
+  private async removeIfIncomplete(c: ConnectionResource, olderThanMs: number, now: number): Promise<boolean> {
+    const ns = c.metadata.namespace!;
+    const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
+    if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) return false;
+    // The cache may lag: confirm with the API server before deleting.
+    try {
+      await this.core.readNamespacedSecret({ namespace: ns, name: c.metadata.name });
+      return false;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    this.logger.warn({ namespace: ns, name: c.metadata.name }, 'removing connection whose credentials were never written');
+    await this.deleteConnectionObject(ns, c.metadata.name, c.metadata.uid);
+    return true;
   }
 
   private async readConnection(namespace: string, name: string): Promise<ConnectionResource> {

@@ -78,6 +78,12 @@ export class WebhookDispatcher {
   /** Deliveries this replica is sending, by ID, and how many per namespace. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perNamespace = new Map<string, number>();
+  /**
+   * Deliveries whose last try here threw (the API server unreachable: the claim or the bookkeeping
+   * failed) and the time before which this replica leaves them alone. Without it, the pass that each
+   * finished delivery asks for would start the same delivery again at once, in a tight loop.
+   */
+  private readonly heldUntil = new Map<string, number>();
 
   constructor(private readonly opts: DispatcherOptions) {
     this.log = opts.logger.child({ component: 'webhooks' });
@@ -136,9 +142,10 @@ export class WebhookDispatcher {
     const now = this.opts.clock.now();
     const { webhookConcurrency: total, webhookNamespaceConcurrency: perNs } = this.opts.config;
     const pending = await this.opts.outbox.list(this.opts.config.watchNamespaces);
+    for (const [id, until] of this.heldUntil) if (until <= now) this.heldUntil.delete(id);
     const queues = new Map<string, PendingDelivery[]>();
     for (const d of pending.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
-      if (d.nextAttemptAt > now || (d.claimedBy && d.claimedUntil > now) || this.inFlight.has(d.id)) continue;
+      if (d.nextAttemptAt > now || (d.claimedBy && d.claimedUntil > now) || this.inFlight.has(d.id) || this.heldUntil.has(d.id)) continue;
       queues.set(d.namespace, [...(queues.get(d.namespace) ?? []), d]);
     }
     // Round-robin over the namespaces: each turn starts one delivery of each namespace that has room.
@@ -155,9 +162,10 @@ export class WebhookDispatcher {
   private launch(d: PendingDelivery): void {
     this.perNamespace.set(d.namespace, (this.perNamespace.get(d.namespace) ?? 0) + 1);
     const done = this.deliver(d)
-      .catch((err: unknown) =>
-        this.log.warn({ namespace: d.namespace, webhookId: d.id, err: (err as Error).message }, 'webhook delivery failed'),
-      )
+      .catch((err: unknown) => {
+        this.heldUntil.set(d.id, this.opts.clock.now() + this.pollMs);
+        this.log.warn({ namespace: d.namespace, webhookId: d.id, err: (err as Error).message }, 'webhook delivery failed');
+      })
       .finally(() => {
         this.inFlight.delete(d.id);
         const left = (this.perNamespace.get(d.namespace) ?? 1) - 1;

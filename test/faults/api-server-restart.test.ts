@@ -72,7 +72,17 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-afterEach(() => {
+/** What a failed case may leave behind: the component it stopped, and its polling loops. */
+let down: Restart | undefined;
+let background: Array<{ stop(): Promise<void> }> = [];
+
+afterEach(async () => {
+  await Promise.all(background.map((b) => b.stop()));
+  background = [];
+  receiver.onRequest = undefined;
+  if (down === 'etcd') await cp.startEtcd();
+  if (down === 'kube-apiserver') await cp.startApiServer();
+  down = undefined;
   dumpLogs(`control-plane-restart-${expect.getState().currentTestName?.slice(0, 40).replace(/\W+/g, '-')}`, processes);
 });
 
@@ -135,12 +145,18 @@ const importBody = (connectionId: string) => ({
   credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` },
 });
 
+/** A client's pace: about five imports a second at most (refusals come back at once while the API server is down). */
+const IMPORT_PACE_MS = 200;
+
 /** Imports new connections one after the other until stopped; every outcome is kept. */
 function importTraffic(server: LatchkeyProcess, prefix: string) {
   const outcomes: Outcome[] = [];
   let running = true;
   const done = (async () => {
-    for (let n = 0; running; n++) outcomes.push(await call(server, `${prefix}-${n}`, 'POST', '/connections', importBody(`${prefix}-${n}`)));
+    for (let n = 0; running; n++) {
+      outcomes.push(await call(server, `${prefix}-${n}`, 'POST', '/connections', importBody(`${prefix}-${n}`)));
+      await new Promise((r) => setTimeout(r, IMPORT_PACE_MS));
+    }
   })();
   return {
     outcomes,
@@ -185,23 +201,17 @@ function readyzWatch(targets: LatchkeyProcess[]) {
   };
 }
 
-/** Retries each refused import until it is accepted (bounded); returns the outcomes of the retries. */
-async function retryRefused(server: LatchkeyProcess, refused: Outcome[]): Promise<Outcome[]> {
-  const retried: Outcome[] = [];
-  for (const o of refused) {
-    retried.push(
-      await eventually(
-        async () => {
-          const again = await call(server, o.what, 'POST', '/connections', importBody(o.what));
-          expect(acceptable(again)).toBe(true);
-          return ok(again) ? again : undefined;
-        },
-        60_000,
-        500,
-      ),
-    );
+/** Asks until the answer is 2xx (bounded); every answer on the way is kept in `log`. */
+async function untilAccepted(ask: () => Promise<Outcome>, log: Outcome[], timeoutMs = 60_000): Promise<Outcome> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const o = await ask();
+    log.push(o);
+    if (ok(o)) return o;
+    if (Date.now() > deadline)
+      throw new Error(`${o.what} not accepted within ${timeoutMs} ms: last ${o.status} ${o.code ?? ''} after ${o.ms} ms`);
+    await new Promise((r) => setTimeout(r, 500));
   }
-  return retried;
 }
 
 /** Connections (with their Secret) as the API server has them, by connection ID. */
@@ -267,18 +277,19 @@ async function restartUnderLoad(kind: Restart) {
   const grantsBefore = refreshGrants().length;
   const readyz = readyzWatch([server, controller]);
   const traffic = importTraffic(server, prefix);
+  background.push(readyz, traffic);
   await eventually(() => traffic.outcomes.filter(ok).length >= 3, 60_000);
 
   let stoppedAt = 0;
   let stopping: Promise<void> | undefined;
-  const stop = () => (kind === 'etcd' ? cp.stopEtcd() : cp.stopApiServer());
   receiver.onRequest = () => {
     if (stopping) return;
     stoppedAt = Date.now();
-    stopping = stop();
+    down = kind;
+    stopping = kind === 'etcd' ? cp.stopEtcd() : cp.stopApiServer();
   };
   const webhookIds = await enqueueWebhooks(prefix);
-  await eventually(() => stopping, 60_000);
+  await eventually(() => stoppedAt > 0, 60_000);
   await stopping;
   const refusedBefore = traffic.outcomes.filter((o) => !ok(o)).length;
   // Down: requests are refused with 503 within the bound; readyz says so (for kube-apiserver: asserted below).
@@ -288,6 +299,7 @@ async function restartUnderLoad(kind: Restart) {
 
   const startedAt = Date.now();
   await (kind === 'etcd' ? cp.startEtcd() : cp.startApiServer());
+  down = undefined;
   const upAt = Date.now();
   const readyAgainAt = await readyz.all(200, upAt, 120_000);
   await traffic.stop();
@@ -301,16 +313,10 @@ async function restartUnderLoad(kind: Restart) {
   expect(refused.length).toBeGreaterThan(0);
 
   // Retried after the restart: accepted; then every connection the traffic tried exists once, with its Secret.
-  const retried = await retryRefused(server, refused);
-  const refreshAfter = await eventually(
-    async () => {
-      const o = await forceRefresh(server, `${prefix}-oauth`);
-      expect(acceptable(o)).toBe(true);
-      return ok(o) ? o : undefined;
-    },
-    60_000,
-    500,
-  );
+  const retried: Outcome[] = [];
+  for (const o of refused) await untilAccepted(() => call(server, o.what, 'POST', '/connections', importBody(o.what)), retried);
+  const refreshAfter = await untilAccepted(() => forceRefresh(server, `${prefix}-oauth`), retried);
+  expect(retried.filter((o) => !acceptable(o)).map((o) => `${o.what}: ${o.status} ${o.code ?? ''}`)).toEqual([]);
   const stored = await storedConnections(prefix);
   const tried = traffic.outcomes.map((o) => o.what);
   expect([...stored.keys()].sort()).toEqual([...tried, `${prefix}-oauth`].sort());
@@ -389,7 +395,7 @@ it('kube-apiserver restarted during imports, a refresh and webhook deliveries: 2
       answered2xx: count(r.outcomes, ok),
       answered503: count(r.outcomes, (o) => o.status === 503),
       answeredOther: count(r.outcomes, (o) => !acceptable(o)),
-      retriedAccepted: r.retried.length,
+      retriedAccepted: count(r.retried, ok),
       connectionsStored: r.stored.size,
       refreshGrantsAtProvider: r.grants.length,
       webhooksDelivered: r.perId.size,
@@ -419,7 +425,7 @@ it('etcd restarted during imports, a refresh and webhook deliveries: 2xx or 503,
       answered2xx: count(r.outcomes, ok),
       answered503: count(r.outcomes, (o) => o.status === 503),
       answeredOther: count(r.outcomes, (o) => !acceptable(o)),
-      retriedAccepted: r.retried.length,
+      retriedAccepted: count(r.retried, ok),
       connectionsStored: r.stored.size,
       refreshGrantsAtProvider: r.grants.length,
       webhooksDelivered: r.perId.size,
