@@ -28,6 +28,8 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider } from '../../dev/fixtures.js';
 import type { TestClient } from '../../dev/peers/oidc-server.js';
+import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
+import { RefreshError } from '../../src/auth/refresh/token-refresher.js';
 import { importOAuth2 } from '../support/fixtures.js';
 import { startOAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
@@ -39,7 +41,7 @@ import { writeScenario } from '../support/faults/reliability-report.js';
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const client: TestClient = { clientId: 'latchkey-faults-grants', clientSecret: 'faults-grants-client-secret-0123456789' };
-const REFRESHES = Number(process.env.LATCHKEY_FAULTS_REFRESHES ?? 200);
+const REFRESHES = Number(process.env.LATCHKEY_FAULTS_REFRESHES ?? 100);
 const CONNECTIONS = Number(process.env.LATCHKEY_FAULTS_CONNECTIONS ?? (REFRESHES >= 1000 ? 50 : 20));
 const SEED = Number(process.env.LATCHKEY_FAULTS_SEED ?? Date.now() % 2 ** 31);
 const REPLICAS = ['grants-a', 'grants-b', 'grants-c'];
@@ -230,19 +232,30 @@ it(
       }
       const rotationsUnderFaults = spent.size;
 
-      // Faults off: every connection refreshes again with the token it has stored, or its grant is lost.
+      // Faults off: every grant must still refresh with the token it has stored. Each connection is
+      // refreshed once more, forced, through the product's refresher in this process (the controllers
+      // keep running, so one of theirs may come first: that counts too); a refused grant is lost.
       const before = await storedRefreshTokens();
       expect(before.size).toBe(CONNECTIONS);
-      const refreshedAgain = async () => {
-        const now = await storedRefreshTokens();
-        return [...before].filter(([name, token]) => spent.has(token) && now.get(name) !== token).map(([name]) => name);
-      };
-      const deadline = Date.now() + 90_000;
-      while ((await refreshedAgain()).length < CONNECTIONS && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 500));
+      const refresher = refresherFor(importer.ctx);
+      const lost: string[] = [];
+      for (const [name, token] of before) {
+        const { integration, connectionId } = importer.ctx.store.getConnectionByName(ns.name, name)!.resource.spec;
+        const outcome = await eventually(
+          async () => {
+            try {
+              await refresher.ensureFresh(ns.name, integration, connectionId, { reason: 'fetch', force: true });
+            } catch (err) {
+              if (err instanceof RefreshError && err.permanent) return 'refused';
+              throw err;
+            }
+            return spent.has(token) && (await storedRefreshTokens()).get(name) !== token ? 'refreshed' : undefined;
+          },
+          120_000,
+          1_000,
+        ).catch(() => 'not refreshed within 120 s');
+        if (outcome !== 'refreshed') lost.push(name);
       }
-      const refreshed = new Set(await refreshedAgain());
-      const lost = [...before.keys()].filter((name) => !refreshed.has(name));
 
       const lines = (msg: string) => processes.reduce((n, p) => n + p.logged(msg).length, 0);
       // Every rotation at the provider is recorded as a refresh by the replica that made it, a write
