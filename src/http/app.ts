@@ -5,8 +5,10 @@ import { httpRequestDuration } from '../app/metrics.js';
 import { requireSecretKey } from './secret-key-auth.js';
 import { errorHandler, notFoundRoute } from './errors.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
-import { proxyRoutes } from './rest/routes/proxy.js';
-import { registerRestApi } from './rest/routes/index.js';
+import { proxyHandler } from './rest/routes/proxy.js';
+import { registerRestApi, restDeps, restRoutes } from './rest/routes/index.js';
+import { routeHandler } from './rest/routes/define.js';
+import { hotRoutes } from './hot-routes.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
@@ -35,11 +37,17 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   app.set('etag', false);
   app.use(observeRequests(http));
 
-  // The proxy first, the busiest route: a proxied request walks no other route's matcher. It streams
-  // raw bodies (no body parser before it) and shares the process's one refresher with the REST API
-  // and the controller. No public page lives under /proxy, so the secret key is required here too.
-  app.use('/proxy', requireSecretKey(http.keys));
-  app.use(proxyRoutes({ ...http, refresher: refresherFor(ctx) }));
+  const auth = requireSecretKey(http.keys);
+  // The proxy streams raw bodies (no body parser before it) and shares the process's one refresher
+  // with the REST API and the controller. No public page lives under /proxy: the secret key is required.
+  const proxy = proxyHandler({ ...http, refresher: refresherFor(ctx) });
+  const routes = restRoutes(restDeps(ctx, lastFetched));
+  const fetch = routes.find((r) => r.operationId === 'getConnection');
+  if (!fetch) throw new Error('the getConnection route is missing');
+  // The two busiest paths first: a fetch or a proxied request walks no other route's matcher.
+  app.use(hotRoutes({ auth, proxy, fetch: routeHandler(fetch) }));
+  // The same handlers where the router finds them (HEAD, paths the hot routes leave to express).
+  app.use('/proxy', auth, proxy);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -67,10 +75,9 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
 
   // REST API: every route behind the environment's secret key, JSON bodies only.
   const api: Router = express.Router();
-  api.use(requireSecretKey(http.keys));
+  api.use(auth);
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
-  // Route modules register themselves here.
-  registerRestApi(app, api, ctx, lastFetched);
+  registerRestApi(app, api, routes, ctx);
   app.use(api);
 
   app.use(notFoundRoute);
@@ -84,7 +91,7 @@ function observeRequests(ctx: HttpContext): express.RequestHandler {
     const end = histogram.startTimer();
     res.on('finish', () => {
       // The matched route pattern (bounded), never the raw path with its IDs.
-      const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched');
       end({ route, method: req.method, status: String(res.statusCode) });
     });
     next();

@@ -10,6 +10,21 @@ const HASH_LEN = 10;
  * connection) and always a valid DNS label (so it can also be a label value).
  */
 export function connectionObjectName(integration: string, connectionId: string): string {
+  // Every fetch and proxied request looks its connection up by name: the hash and slugs are kept for
+  // the names asked recently (a bounded memo, emptied when full).
+  const key = `${integration.length}:${integration}${connectionId}`;
+  const known = recentNames.get(key);
+  if (known !== undefined) return known;
+  const name = computeName(integration, connectionId);
+  if (recentNames.size >= RECENT_NAMES_MAX) recentNames.clear();
+  recentNames.set(key, name);
+  return name;
+}
+
+const RECENT_NAMES_MAX = 10_000;
+const recentNames = new Map<string, string>();
+
+function computeName(integration: string, connectionId: string): string {
   const hash = createHash('sha256').update(integration).update('\0').update(connectionId).digest('hex').slice(0, HASH_LEN);
   const readable = `${slug(integration)}-${slug(connectionId)}`.replace(/-+/g, '-');
   const trimmed = readable.slice(0, MAX_NAME - HASH_LEN - 1).replace(/^-+|-+$/g, '');

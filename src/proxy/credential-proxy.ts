@@ -23,7 +23,7 @@ import { decoderFor, pipeTo } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
 import { checkProxyPath, targetUrl } from './target-url.js';
-import { createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
+import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
 /**
  * The shared single-flight token refresher (src/auth/refresh.ts), seen through what the proxy needs:
@@ -175,12 +175,12 @@ export class CredentialProxy {
       );
     const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
 
-    const abort = new AbortController();
+    const cancellation = new Cancellation();
     // Only a caller that leaves before the answer is complete cancels the upstream request (and a
     // retry's wait). `writableEnded`, not `writableFinished`: the latter can still be false at 'close'
-    // while the socket drains, and aborting then costs a DOMException per request for nothing.
+    // while the socket drains.
     const onClose = () => {
-      if (!res.writableEnded) abort.abort();
+      if (!res.writableEnded) cancellation.cancel();
     };
     res.once('close', onClose);
 
@@ -210,7 +210,7 @@ export class CredentialProxy {
     const send = (credentials: StoredCredentials) =>
       sendWithRetries(() => build(credentials), this.agents, {
         policy: { ...this.backoff, retries },
-        signal: abort.signal,
+        cancellation,
         headersTimeoutMs: this.headersTimeoutMs,
         now: () => this.deps.clock.now(),
         onRetry: (reason, delayMs, attempt) => {

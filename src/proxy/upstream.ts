@@ -6,7 +6,6 @@
 import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LatchkeyError } from '../domain/errors.js';
 import { GuardedHttpAgent, GuardedHttpsAgent } from '../egress/agents.js';
 import { egressRefusal, type EgressGuard } from '../egress/guard.js';
@@ -45,11 +44,56 @@ export class UpstreamNetworkError extends Error {
   }
 }
 
+/**
+ * Ends the attempts of one proxied request when its caller leaves. A plain list of callbacks: an
+ * AbortController per request, and the abort listener node's client adds to and removes from its
+ * signal, cost more than everything else Latchkey does on the proxy's path.
+ */
+export class Cancellation {
+  private done = false;
+  private readonly callbacks = new Set<() => void>();
+
+  get cancelled(): boolean {
+    return this.done;
+  }
+
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const callback of this.callbacks) callback();
+    this.callbacks.clear();
+  }
+
+  /** Calls `callback` on cancellation (at once if cancelled already); returns what unregisters it. */
+  onCancel(callback: () => void): () => void {
+    if (this.done) {
+      callback();
+      return () => {};
+    }
+    this.callbacks.add(callback);
+    return () => this.callbacks.delete(callback);
+  }
+}
+
+/** A wait that ends early, rejecting, when the request is cancelled. */
+function pause(ms: number, cancellation: Cancellation): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      resolve();
+    }, ms);
+    const off = cancellation.onCancel(() => {
+      clearTimeout(timer);
+      reject(new Error('cancelled'));
+    });
+  });
+}
+
 /** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
 export function sendOnce(
   req: UpstreamRequest,
   agents: UpstreamAgents,
-  signal: AbortSignal,
+  cancellation: Cancellation,
   headersTimeoutMs: number,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
@@ -66,15 +110,18 @@ export function sendOnce(
       method: req.method,
       headers,
       agent: isHttps ? agents.https : agents.http,
-      signal,
     });
     const timer = setTimeout(() => outgoing.destroy(new Error(`no response headers within ${headersTimeoutMs} ms`)), headersTimeoutMs);
+    // Until the response: afterwards the caller's pipe ends it (a body still streaming is destroyed with `res`).
+    const off = cancellation.onCancel(() => outgoing.destroy(new Error('the caller went away')));
     outgoing.once('response', (res) => {
       clearTimeout(timer);
+      off();
       resolve(res);
     });
     outgoing.once('error', (err) => {
       clearTimeout(timer);
+      off();
       const refusal = egressRefusal(err);
       // A policy refusal is the caller's problem (a 4xx), and never retried.
       if (refusal) reject(new LatchkeyError('forbidden', 'egress_refused', `The proxy refused the target: ${refusal.message}`));
@@ -93,7 +140,7 @@ export interface SendResult {
 
 export interface SendOptions {
   policy: RetryPolicy;
-  signal: AbortSignal;
+  cancellation: Cancellation;
   headersTimeoutMs: number;
   now: () => number;
   onRetry?: (reason: string, delayMs: number, attempt: number) => void;
@@ -118,9 +165,9 @@ export async function sendWithRetries(
     let failure: UpstreamNetworkError | undefined;
     if (attempt > 1) req = build();
     try {
-      response = await sendOnce(req, agents, opts.signal, opts.headersTimeoutMs);
+      response = await sendOnce(req, agents, opts.cancellation, opts.headersTimeoutMs);
     } catch (err) {
-      if (opts.signal.aborted) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
+      if (opts.cancellation.cancelled) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
       if (err instanceof LatchkeyError) throw err;
       failure = err as UpstreamNetworkError;
     }
@@ -138,7 +185,7 @@ export async function sendWithRetries(
     }
     opts.onRetry?.(response ? String(response.statusCode) : 'network_error', delay, attempt);
     response?.resume();
-    await sleep(delay, undefined, { signal: opts.signal }).catch(() => {
+    await pause(delay, opts.cancellation).catch(() => {
       throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
     });
   }

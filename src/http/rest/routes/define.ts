@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type { z } from 'zod';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { ConflictRetriesExhausted } from '../../../k8s/errors.js';
@@ -63,22 +63,28 @@ export function defineRoute<P, Q, B>(spec: RouteSpec<P, Q, B>): RouteSpec {
  * a path served with other methods answers 405 with `Allow`.
  */
 export function mountRoutes(router: Router, routes: RouteSpec[]): void {
-  for (const route of routes) {
-    router[route.method](route.path, async (req, res, next) => {
-      try {
-        const env = environmentOf(res);
-        const params = route.params ? parse(route.params, { ...req.params }, 'path') : undefined;
-        const query = route.query ? parse(route.query, { ...(req.query as object) }, 'query') : undefined;
-        const body = route.body ? parse(route.body, req.body, 'body') : undefined;
-        const result = await route.handle({ params, query, body, env, req, res });
-        if (result.headers) res.set(result.headers);
-        sendJson(res, result.status, result.body);
-      } catch (err) {
-        next(fromCluster(err));
-      }
-    });
-  }
+  for (const route of routes) router[route.method](route.path, routeHandler(route));
   router.use(methodNotAllowed(routes));
+}
+
+/**
+ * The express handler of one route (after the secret key's check has put the Environment on
+ * `res.locals`): also what src/http/hot-routes.ts calls for a route it dispatches itself.
+ */
+export function routeHandler(route: RouteSpec): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const env = environmentOf(res);
+      const params = route.params ? parse(route.params, { ...req.params }, 'path') : undefined;
+      const query = route.query ? parse(route.query, { ...(req.query as object) }, 'query') : undefined;
+      const body = route.body ? parse(route.body, req.body, 'body') : undefined;
+      const result = await route.handle({ params, query, body, env, req, res });
+      if (result.headers) res.set(result.headers);
+      sendJson(res, result.status, result.body);
+    } catch (err) {
+      next(fromCluster(err));
+    }
+  };
 }
 
 /**

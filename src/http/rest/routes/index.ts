@@ -41,14 +41,12 @@ export function restDeps(ctx: AppContext, lastFetched?: LastFetchedRecorder): Re
 
 /**
  * Registers the REST API on the secret-key router and the OpenAPI document (public, on the app)
- * at `GET /openapi.json`. Returns the route specs (the document is generated from them).
+ * at `GET /openapi.json`. The document is generated from the same route specs.
  */
-export function registerRestApi(app: Express, api: Router, ctx: AppContext, lastFetched?: LastFetchedRecorder): RouteSpec[] {
-  const routes = restRoutes(restDeps(ctx, lastFetched));
+export function registerRestApi(app: Express, api: Router, routes: RouteSpec[], ctx: AppContext): void {
   mountRoutes(api, routes);
   const document = buildOpenApi(routes, { version: API_VERSION, serverUrl: ctx.config.publicBaseUrl });
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  return routes;
 }

@@ -2,7 +2,7 @@
  * `ANY /proxy/{path}`: the credential-injecting proxy (src/proxy). Registered behind the secret key
  * and before the JSON body parser, because the body is streamed to the provider untouched.
  */
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../../app/context.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
@@ -22,7 +22,12 @@ export interface ProxyRouteContext extends AppContext {
   refresher?: ProxyTokenRefresher;
 }
 
-export function proxyRoutes(ctx: ProxyRouteContext): Router {
+/**
+ * The proxy's express handler, for every method under `/proxy` (after the secret key's check). It
+ * reads the raw path from `req.originalUrl`, so it works mounted at `/proxy` or called for the whole
+ * URL (src/http/hot-routes.ts).
+ */
+export function proxyHandler(ctx: ProxyRouteContext): RequestHandler {
   const proxy = new CredentialProxy({
     store: ctx.store,
     logger: ctx.logger,
@@ -32,8 +37,7 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
     refresher: ctx.refresher,
     statusOf,
   });
-  const router = Router();
-  const handler = async (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const startedAt = ctx.clock.now();
     try {
       // The two headers only: the others are the provider's business (node decodes header values as
@@ -51,7 +55,7 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
         namespace: environmentOf(res).namespace,
         connectionId: headers['connection-id'],
         providerConfigKey: headers['provider-config-key'],
-        rawPath: pathPart.replace(/^\/proxy/, ''),
+        rawPath: pathPart.replace(/^\/proxy/i, ''),
         rawQuery: q === -1 ? '' : raw.slice(q + 1),
       });
     } catch (err) {
@@ -68,10 +72,6 @@ export function proxyRoutes(ctx: ProxyRouteContext): Router {
       next(err);
     }
   };
-  // `use`, not a route with a path parameter: the path is never decoded by the router (a malformed
-  // escape is the proxy's 400 to give), and every method matches.
-  router.use('/proxy', handler);
-  return router;
 }
 
 /** A proxied call that Latchkey could not make (the provider's own error answers pass through and are not entries). */
@@ -87,6 +87,6 @@ function logProxyFailure(ctx: AppContext, req: Request, res: Response, err: Latc
     ...(known ? { integration, connectionId, connection: { name: connectionObjectName(integration, connectionId) } } : {}),
     durationMs,
     // The path only: a query string may carry the caller's own secrets.
-    messages: [`${req.method} ${req.path.replace(/^\/proxy/, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
+    messages: [`${req.method} ${req.path.replace(/^\/proxy/i, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
   });
 }
