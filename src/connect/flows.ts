@@ -320,7 +320,7 @@ export async function startOAuthFlow(
       secrets: [client.clientSecret],
     });
     deps.logger.warn(
-      { namespace: session.namespace, integration: integrationId, err: (err as Error).message },
+      { namespace: session.namespace, integration: integrationId, err: providerAnswer(err, [client.clientSecret]) },
       'could not start the authorization flow',
     );
     throw new LatchkeyError(
@@ -387,16 +387,14 @@ export async function submitForm(
         deps.clock.now(),
       )) as unknown as StoredCredentials;
     } catch (err) {
-      deps.logger.info(
-        { namespace: session.namespace, integration: integrationId, err: providerAnswer(err) },
-        'client credentials rejected',
-      );
+      const answer = providerAnswer(err, [values.clientSecret]);
+      deps.logger.info({ namespace: session.namespace, integration: integrationId, err: answer }, 'client credentials rejected');
       const error = new LatchkeyError(
         'invalid_input',
         'invalid_credentials',
         `${v.providerDisplayName} did not accept this client ID and secret.`,
       );
-      await formFailed(error, `Client credentials rejected: ${providerAnswer(err)}`);
+      await formFailed(error, `Client credentials rejected: ${answer}`);
       throw error;
     }
   }
@@ -496,6 +494,13 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
   const startedAt = deps.clock.now();
   let detail: string | undefined;
   let step: 'callback' | 'token_exchange' = 'callback';
+  // What the callback and the token request carry: never in a log line, even when a provider quotes it back.
+  const sent: Array<string | undefined> = [
+    q.get('code') ?? undefined,
+    q.get('oauth_verifier') ?? undefined,
+    stateValue,
+    state.codeVerifier,
+  ];
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
       throw new LatchkeyError(
@@ -531,6 +536,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     } else {
       try {
         const client = oauthClient(deps, state.namespace, integration);
+        sent.push(client.clientSecret);
         if (state.mode === 'OAUTH2') {
           const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
           credentials = (await exchangeAuthorizationCode(
@@ -541,6 +547,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
           )) as unknown as StoredCredentials;
         } else {
           const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
+          sent.push(temporary?.tokenSecret);
           const verifier = q.get('oauth_verifier');
           if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
             throw new LatchkeyError(
@@ -560,8 +567,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       } catch (err) {
         if (err instanceof LatchkeyError) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
-        detail = `Token exchange failed: ${providerAnswer(err)}`;
-        deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: providerAnswer(err) }, 'token exchange failed');
+        const answer = providerAnswer(err, sent);
+        detail = `Token exchange failed: ${answer}`;
+        deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: answer }, 'token exchange failed');
         throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
       }
     }
@@ -587,12 +595,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     step,
     durationMs: deps.clock.now() - startedAt,
     // INSTALL_PLUGIN: the callback carries the credential itself; it never reaches a log line.
-    secrets: [
-      q.get('code') ?? undefined,
-      q.get('oauth_verifier') ?? undefined,
-      stateValue,
-      ...(isPluginInstallMode(state.mode) ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : []),
-    ],
+    secrets: [...sent, ...(isPluginInstallMode(state.mode) ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : [])],
   };
   if (outcome.error) await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail });
   else logAttempt(deps, { ...attempt, outcome: 'success', messages: [`Authorized (${outcome.result?.operation ?? 'saved'})`] });
