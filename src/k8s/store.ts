@@ -250,12 +250,18 @@ export class KubeStore {
     if (!secret || !isOwnedBy(secret, resource)) return undefined;
     const credentials = decodedOnce(secret);
     if (!credentials) return undefined;
+    // One object per Connection and Secret version, like the decoded credentials: repeated reads
+    // allocate nothing, and what is built from it can be kept per object (the fetch's answer text).
+    const known = stored.get(resource);
+    if (known?.credentials === credentials) return known;
     // Never written since creation: the fields the credentials determine, as the owner will write them.
     const derived =
       this.deriveStatus && !resource.status?.updatedAt
         ? { ...resource, status: { ...this.deriveStatus(resource, credentials), ...resource.status } }
         : resource;
-    return { resource: derived, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+    const connection = { resource: derived, credentials, credentialsVersion: secret.metadata!.resourceVersion! };
+    stored.set(resource, connection);
+    return connection;
   }
 
   /**
@@ -680,6 +686,9 @@ function encode(credentials: StoredCredentials): string {
  * read path (every fetch and proxied request) skips base64 and JSON. Callers never mutate them.
  */
 const decoded = new WeakMap<V1Secret, StoredCredentials | null>();
+
+/** The stored connection last built per cached Connection object (valid while its Secret's credentials are the same object). */
+const stored = new WeakMap<ConnectionResource, StoredConnection>();
 
 function decodedOnce(secret: V1Secret): StoredCredentials | undefined {
   let credentials = decoded.get(secret);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { toPublicCredentials } from '../../../domain/credentials.js';
 import type { ConnectionResource } from '../../../k8s/resources.js';
 import type { StoredConnection } from '../../../k8s/store.js';
@@ -39,6 +40,39 @@ export function connectionView(conn: StoredConnection, opts: { includeRefreshTok
     credentials: toPublicCredentials(conn.credentials, { includeRefreshToken: opts.includeRefreshToken ?? false }),
   };
 }
+
+/**
+ * The fetch's answer as JSON text: `connectionView` serialized once per stored connection object
+ * (one per Connection and Secret version, src/k8s/store.ts) and option, for the connections fetched
+ * most recently, with only the fetch time put in on each answer. Building and serializing the view was the largest share of Latchkey's own work
+ * on the fetch path (docs/benchmarks.md). SIGNATURE credentials, new on every answer, are never reused.
+ */
+export function connectionAnswer(conn: StoredConnection, opts: { includeRefreshToken: boolean; lastFetchedAt: string }): string {
+  let parts = answers.get(conn);
+  const which = opts.includeRefreshToken ? 1 : 0;
+  let split = parts?.[which];
+  if (!split) {
+    const text = JSON.stringify(connectionView(conn, { includeRefreshToken: opts.includeRefreshToken, lastFetchedAt: FETCH_TIME_MARK }));
+    const at = text.indexOf(MARK_JSON);
+    split = [text.slice(0, at), text.slice(at + MARK_JSON.length)];
+    if (conn.credentials.type !== 'SIGNATURE') {
+      if (!parts) {
+        // Bounded (about 1 KiB each): the oldest entry goes first, as would a replaced version's.
+        if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value!);
+        parts = [undefined, undefined];
+        answers.set(conn, parts);
+      }
+      parts[which] = split;
+    }
+  }
+  return split[0] + JSON.stringify(opts.lastFetchedAt) + split[1];
+}
+
+/** Stands for the fetch time in a kept answer: no stored value can contain it (new at every start). */
+const FETCH_TIME_MARK = `fetch-time-${randomUUID()}`;
+const MARK_JSON = JSON.stringify(FETCH_TIME_MARK);
+const KEPT_ANSWERS = 5_000;
+const answers = new Map<StoredConnection, [[string, string] | undefined, [string, string] | undefined]>();
 
 /** A list entry: the Connection without credentials, plus the Nango client's `created` and `tags`. */
 export function connectionSummary(c: ConnectionResource) {

@@ -20,7 +20,7 @@ import {
   IntegrationQuery,
   ListConnectionsQuery,
 } from '../schemas/connections.js';
-import { connectionSummary, connectionView } from './connection-view.js';
+import { connectionAnswer, connectionSummary, connectionView } from './connection-view.js';
 import { defineRoute, type RouteSpec } from './define.js';
 import { integrationAndProvider, type RestDeps } from './deps.js';
 import { storedFromImport } from '../credentials-from-body.js';
@@ -210,7 +210,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         deps.lastFetched.record(env.namespace, conn.resource.metadata.name, now);
         return {
           status: 200,
-          body: connectionView(conn, { includeRefreshToken: query.refresh_token ?? false, lastFetchedAt: new Date(now).toISOString() }),
+          body: undefined,
+          json: connectionAnswer(conn, { includeRefreshToken: query.refresh_token ?? false, lastFetchedAt: new Date(now).toISOString() }),
         };
       },
     }),

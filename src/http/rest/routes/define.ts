@@ -28,6 +28,8 @@ export interface RouteInput<P, Q, B> {
 export interface RouteResult {
   status: number;
   body: unknown;
+  /** The body already serialized (then `body` is ignored): for an answer kept as text. */
+  json?: string;
   headers?: Record<string, string>;
 }
 
@@ -80,7 +82,7 @@ export function routeHandler(route: RouteSpec): RequestHandler {
       const body = route.body ? parse(route.body, req.body, 'body') : undefined;
       const result = await route.handle({ params, query, body, env, req, res });
       if (result.headers) res.set(result.headers);
-      sendJson(res, result.status, result.body);
+      sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
     } catch (err) {
       next(fromCluster(err));
     }
@@ -92,8 +94,7 @@ export function routeHandler(route: RouteSpec): RequestHandler {
  * Content-Length; node leaves the body out for HEAD), written directly: express's `send` parses and
  * formats the Content-Type again on every answer, a visible share of the fetch path's CPU profile.
  */
-function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body) ?? '';
+function sendJson(res: Response, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
