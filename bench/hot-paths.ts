@@ -467,6 +467,15 @@ function profileTable(p: ProfileSummary | undefined, seconds = SECONDS): string 
 ${rows.join('\n')}`;
 }
 
+/**
+ * What the profiles found and what was changed for it, written by hand in bench/hot-paths-notes.md and
+ * put into every rendering of the section, so a re-run keeps it.
+ */
+function notes(): string {
+  const file = join(REPO_ROOT, 'bench/hot-paths-notes.md');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+}
+
 function report(now: Figures, before: Figures | undefined): string {
   const b = before ?? {};
   const cell = (v: number | undefined, unit = '') => (v === undefined || !Number.isFinite(v) ? '—' : `${v}${unit}`);
@@ -529,23 +538,7 @@ ${profileTable(now.profiles?.refresh, r?.phaseSeconds)}
 
 ### Where the time goes (CPU profiles under the fetch and proxy loads)
 
-What the BEFORE profiles said (line numbers are of the compiled JS in \`dist/\`):
-
-- Fetch: a third of the busy time is the socket write itself (\`writev\`, the kernel), a fifth Node's HTTP
-  internals; express and its router about 13 %, path-to-regexp 1 %, prom-client 1 % (the request histogram).
-  Of Latchkey's own 16 %, the visible parts were the secret-key check done afresh on every request (two
-  SHA-256 digests, \`secretKeyWeakness\` and a base64 decode of the stored key: \`Hash\`/\`digest\` ≈ 4.5 %,
-  \`secretKeyWeakness\` 1.3 %), base64 + JSON of the credentials (\`decodeCredentials\` 1.6 %), the query
-  parser (\`addKeyVal\` 1.6 %) and \`JSON.stringify\` of the answer (2 %). zod parsing of the route's params
-  and query and per-request logging did not reach the top entries (no line is logged per successful fetch).
-  Changed: the key's digest and strength are computed when the Environment or its Secret changes
-  (\`src/auth/environment-keys.ts\`), and decoded credentials are cached per cached Secret object, i.e. per
-  resourceVersion (\`src/k8s/store.ts\`); \`last_fetched_at\` is no longer written on the path
-  (\`src/connections/last-fetched.ts\`).
-- Proxy: 40 % is writing strings and buffers to sockets (\`writeLatin1String\`, \`writeUtf8String\`, \`writev\`:
-  two sockets per request, each header block as a string), Node's \`http\` client (\`ClientRequest\`,
-  agent) next; a \`DOMException\` constructor at 4.4 % points at the abort signal wiring of every upstream
-  request (\`src/proxy/credential-proxy.ts\` / \`upstream.ts\`). Latchkey's own code is 12 %. Not changed yet.
+${notes()}
 
 V8's sampling profiler (the one \`node --cpu-prof\` starts, here scoped to the phase through \`node:inspector\`)
 on Latchkey's process during a second ${SECONDS} s load of each path. Raw profiles: \`bench/profiles/\` (not committed).
