@@ -14,6 +14,7 @@ import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { testConfig } from '../support/config.js';
+import { startHttpFaultProxy } from '../support/faults/http-fault-proxy.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
@@ -23,6 +24,9 @@ const PROVIDER = 'rest-refresh-oidc';
 const CC_PROVIDER = 'rest-refresh-oidc-cc';
 const INTEGRATION = 'oidc-app';
 const CC_INTEGRATION = 'oidc-cc';
+/** The token-timeout case's own: a Provider whose token endpoint is a proxy the case holds. */
+const SLOW_PROVIDER = 'rest-refresh-oidc-slow';
+const SLOW_INTEGRATION = 'oidc-slow';
 
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
@@ -42,20 +46,8 @@ beforeAll(async () => {
   });
   await applyProvider(kc, CC_PROVIDER, { displayName: 'Test OIDC CC', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   env = await createEnvironment(kc, ns.name);
-  await createIntegration(
-    kc,
-    ns.name,
-    INTEGRATION,
-    { provider: PROVIDER },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
-  await createIntegration(
-    kc,
-    ns.name,
-    CC_INTEGRATION,
-    { provider: CC_PROVIDER, scopes: ['read'] },
-    { clientId: client.clientId, clientSecret: client.clientSecret },
-  );
+  await createIntegration(kc, ns.name, INTEGRATION, { provider: PROVIDER }, client);
+  await createIntegration(kc, ns.name, CC_INTEGRATION, { provider: CC_PROVIDER, scopes: ['read'] }, client);
   // last_fetched_at is flushed every second here (the default interval is 5 minutes).
   const opts = { namespaces: [ns.name], key: env.secretKey, config: { lastFetchedIntervalSeconds: 1 } };
   [a, b] = await Promise.all([startReplica(kc, opts), startReplica(kc, opts)]);
@@ -68,17 +60,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
   await oidc?.close();
-  await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER)]);
+  await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER), deleteProvider(kc, SLOW_PROVIDER)]);
   await ns?.delete();
 });
 
 /** Imports a connection holding real tokens; `expired` makes its access token already past expiry. */
-async function importOAuth2(connectionId: string, opts: { expired: boolean }) {
+async function importOAuth2(connectionId: string, opts: { expired: boolean; integration?: string }) {
+  const integration = opts.integration ?? INTEGRATION;
   const tokens = await oidc.mintTokens({ clientId: client.clientId });
   const expiresAt = new Date(Date.now() + (opts.expired ? -60_000 : 3_600_000)).toISOString();
   const res = await a.call('POST', '/connections', {
     body: {
-      provider_config_key: INTEGRATION,
+      provider_config_key: integration,
       connection_id: connectionId,
       metadata: { plan: 'pro' },
       end_user: { id: `user-${connectionId}`, email: `${connectionId}@example.test` },
@@ -86,7 +79,7 @@ async function importOAuth2(connectionId: string, opts: { expired: boolean }) {
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => b.ctx.store.getConnection(ns.name, INTEGRATION, connectionId));
+  await eventually(() => b.ctx.store.getConnection(ns.name, integration, connectionId));
   return tokens;
 }
 
@@ -251,42 +244,65 @@ describe('refresh on fetch', () => {
   });
 
   it("classifies a token endpoint timeout as transient (for the controller's back-off)", async () => {
-    await importOAuth2('timeout-1', { expired: true });
-    const refresher = new TokenRefresher({
-      store: a.ctx.store,
-      lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
-      events: new ConnectionEvents(kc, 'test'),
-      config: testConfig([ns.name]),
-      logger: testLogger(),
-      clock: systemClock,
-      fetch,
-      tokenTimeoutSeconds: 1,
-    });
-    oidc.setTokenDelay(2500);
-    let error: unknown;
+    // Its own Provider, whose token endpoint is a proxy in front of oidc-provider that holds the request
+    // until the refresher gave up: the held request is then dropped, never passed on (the provider never
+    // sees it), so nothing of this case is left in flight for a later one.
+    const proxy = await startHttpFaultProxy(oidc.issuer);
     try {
-      await refresher.ensureFresh(ns.name, INTEGRATION, 'timeout-1', { reason: 'schedule' });
-    } catch (err) {
-      error = err;
+      await applyProvider(kc, SLOW_PROVIDER, {
+        displayName: 'Test OIDC behind a slow proxy',
+        authMode: 'OAUTH2',
+        authorizationUrl: oidc.authorizationUrl,
+        tokenUrl: `${proxy.url}/token`,
+        tokenRequestAuthMethod: 'body',
+      });
+      await createIntegration(kc, ns.name, SLOW_INTEGRATION, { provider: SLOW_PROVIDER }, client);
+      for (const r of [a, b])
+        await eventually(() => r.ctx.store.getIntegration(ns.name, SLOW_INTEGRATION) && r.ctx.store.getProvider(SLOW_PROVIDER));
+      await importOAuth2('timeout-1', { expired: true, integration: SLOW_INTEGRATION });
+      const refresher = new TokenRefresher({
+        store: a.ctx.store,
+        lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
+        events: new ConnectionEvents(kc, 'test'),
+        config: testConfig([ns.name]),
+        logger: testLogger(),
+        clock: systemClock,
+        fetch,
+        tokenTimeoutSeconds: 1,
+      });
+      const tokenCallsBefore = oidc.tokenCalls.length;
+      // Held longer than this at the proxy: not passed on once released.
+      proxy.maxWaitMs = 500;
+      const release = proxy.hold();
+      let error: unknown;
+      try {
+        await refresher.ensureFresh(ns.name, SLOW_INTEGRATION, 'timeout-1', { reason: 'schedule' });
+      } catch (err) {
+        error = err;
+      } finally {
+        release();
+      }
+      expect(error).toBeInstanceOf(RefreshError);
+      expect((error as RefreshError).permanent).toBe(false);
+      expect((error as RefreshError).code).toBe('provider_unavailable');
+      expect((error as RefreshError).message).toContain('timed out');
+      expect((error as RefreshError).logId).toEqual(expect.any(String));
+      // The lock was released (the Lease deleted, as after any failure): the next refresh goes through at once.
+      const lease = await kc
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({
+          namespace: ns.name,
+          name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, SLOW_INTEGRATION, 'timeout-1')!.resource.metadata.name),
+        })
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      expect(lease).toBeUndefined();
+      // The token request the refresher gave up on left the proxy without reaching the provider.
+      await eventually(() => proxy.dropped.length === 1, 10_000, 20);
+      expect(proxy.seen).toHaveLength(1);
+      expect(oidc.tokenCalls.length).toBe(tokenCallsBefore);
     } finally {
-      oidc.setTokenDelay(0);
+      await proxy.close();
     }
-    expect(error).toBeInstanceOf(RefreshError);
-    expect((error as RefreshError).permanent).toBe(false);
-    expect((error as RefreshError).code).toBe('provider_unavailable');
-    expect((error as RefreshError).message).toContain('timed out');
-    expect((error as RefreshError).logId).toEqual(expect.any(String));
-    // The lock was released (the Lease deleted, as after any failure): the next refresh goes through at once.
-    const lease = await kc
-      .makeApiClient(CoordinationV1Api)
-      .readNamespacedLease({
-        namespace: ns.name,
-        name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, INTEGRATION, 'timeout-1')!.resource.metadata.name),
-      })
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-    expect(lease).toBeUndefined();
-    // oidc-provider records nothing for the aborted call, so there is no condition to wait for: let it drain.
-    await new Promise((r) => setTimeout(r, 1600));
   });
 
   it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {

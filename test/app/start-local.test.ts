@@ -104,50 +104,41 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-describe('npm start keeps its data', () => {
-  let first: Started;
-  let apiPort: number;
+// One case: each step needs the data the step before it left in the data directory.
+it('npm start keeps its data: the first start imports a connection, Ctrl-C stops everything, the second start has the same key and connection, --reset starts empty', async () => {
+  const first = await startLocal();
+  running.push(first);
+  const providers = await callWhenReady(first, 'GET', '/providers');
+  expect(providers.status).toBe(200);
+  expect(providers.body.data).toHaveLength(catalogSize);
+  const imported = await call(first, 'POST', '/connections', {
+    provider_config_key: 'openai',
+    connection_id: 'user-42',
+    credentials: { type: 'API_KEY', apiKey: 'sk-kept-across-restarts' },
+    end_user: { id: '42', email: 'ada@example.com' },
+  });
+  expect([imported.status, imported.body.connection_id]).toEqual([201, 'user-42']);
+  const apiPort = Number(/control plane ready at https:\/\/127\.0\.0\.1:(\d+)/.exec(first.output())![1]);
 
-  it('the first start serves the whole catalog; a connection is imported', async () => {
-    first = await startLocal();
-    running.push(first);
-    const providers = await callWhenReady(first, 'GET', '/providers');
-    expect(providers.status).toBe(200);
-    expect(providers.body.data).toHaveLength(catalogSize);
-    const imported = await call(first, 'POST', '/connections', {
-      provider_config_key: 'openai',
-      connection_id: 'user-42',
-      credentials: { type: 'API_KEY', apiKey: 'sk-kept-across-restarts' },
-      end_user: { id: '42', email: 'ada@example.com' },
-    });
-    expect([imported.status, imported.body.connection_id]).toEqual([201, 'user-42']);
-    apiPort = Number(/control plane ready at https:\/\/127\.0\.0\.1:(\d+)/.exec(first.output())![1]);
-  }, 300_000);
+  // Ctrl-C stops the launcher and its control plane: nothing is left behind, the API server's port is closed.
+  expect((await ctrlC(first)).code).toBe(0);
+  expect(await portAnswers(apiPort)).toBe(false);
 
-  it('Ctrl-C stops the launcher and its control plane', async () => {
-    const { code } = await ctrlC(first);
-    expect(code).toBe(0);
-    // Nothing is left behind: the API server's port is closed.
-    expect(await portAnswers(apiPort)).toBe(false);
-  }, 60_000);
+  // The second start has the same secret key and the connection made in the first.
+  const second = await startLocal();
+  running.push(second);
+  expect(second.secretKey).toBe(first.secretKey);
+  const fetched = await callWhenReady(second, 'GET', '/connections/user-42?provider_config_key=openai');
+  expect([fetched.status, fetched.body.credentials]).toEqual([200, { type: 'API_KEY', apiKey: 'sk-kept-across-restarts' }]);
+  const list = await call(second, 'GET', '/connections');
+  expect(list.body.connections.map((c: { connection_id: string }) => c.connection_id)).toEqual(['user-42']);
+  expect((await ctrlC(second)).code).toBe(0);
 
-  it('the second start has the same secret key and the connection made in the first', async () => {
-    const second = await startLocal();
-    running.push(second);
-    expect(second.secretKey).toBe(first.secretKey);
-    const fetched = await callWhenReady(second, 'GET', '/connections/user-42?provider_config_key=openai');
-    expect([fetched.status, fetched.body.credentials]).toEqual([200, { type: 'API_KEY', apiKey: 'sk-kept-across-restarts' }]);
-    const list = await call(second, 'GET', '/connections');
-    expect(list.body.connections.map((c: { connection_id: string }) => c.connection_id)).toEqual(['user-42']);
-    expect((await ctrlC(second)).code).toBe(0);
-  }, 300_000);
-
-  it('--reset starts empty, with a new secret key', async () => {
-    const third = await startLocal(['--reset']);
-    running.push(third);
-    expect(third.secretKey).not.toBe(first.secretKey);
-    const list = await callWhenReady(third, 'GET', '/connections');
-    expect([list.status, list.body.connections]).toEqual([200, []]);
-    expect((await ctrlC(third)).code).toBe(0);
-  }, 300_000);
-});
+  // --reset starts empty, with a new secret key.
+  const third = await startLocal(['--reset']);
+  running.push(third);
+  expect(third.secretKey).not.toBe(first.secretKey);
+  const empty = await callWhenReady(third, 'GET', '/connections');
+  expect([empty.status, empty.body.connections]).toEqual([200, []]);
+  expect((await ctrlC(third)).code).toBe(0);
+}, 900_000);

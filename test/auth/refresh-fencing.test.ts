@@ -15,7 +15,7 @@ import { IntegrationReconciler } from '../../src/controller/reconcilers/integrat
 import { systemClock } from '../../src/domain/clock.js';
 import { IntegrationReason } from '../../src/domain/conditions.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
-import { Leases } from '../../src/k8s/leases.js';
+import { Leases, toState } from '../../src/k8s/leases.js';
 import type { KubeStore } from '../../src/k8s/store.js';
 import { eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { createIntegration } from '../../dev/fixtures.js';
@@ -105,10 +105,25 @@ it('keeps the Lease through a token call slower than its TTL: a second replica d
   const a = refresher({ holder: 'replica-a', lockTtlSeconds: 2 });
   const b = refresher({ holder: 'replica-b', lockTtlSeconds: 2 });
   const calls = oidc.refreshCalls();
+  const tokenCallsBefore = oidc.tokenCalls.length;
   oidc.setTokenDelay(4000);
   try {
     const first = a.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
-    await new Promise((r) => setTimeout(r, 2600)); // past the Lease's TTL
+    // B asks once A's Lease, as the API server stores it, has outlived its first term (acquireTime + TTL:
+    // without renewals it would have lapsed) and is still A's, renewed since, while A's call is at the provider.
+    const lease = await eventually(
+      async () => {
+        const l = await new Leases(kc).read(ns.name, RefreshLock.leaseName(conn.resource.metadata.name));
+        if (!l?.spec?.holderIdentity?.startsWith('replica-a/') || !l.spec.acquireTime) return undefined;
+        const { renewedAt, durationSeconds } = toState(l);
+        const acquiredAt = new Date(l.spec.acquireTime as unknown as string | Date).getTime();
+        const inFlight = oidc.tokenCalls.slice(tokenCallsBefore).some((c) => c.status === 0);
+        return Date.now() > acquiredAt + durationSeconds * 1000 && renewedAt > acquiredAt && inFlight ? l : undefined;
+      },
+      10_000,
+      50,
+    );
+    expect(lease.spec!.leaseDurationSeconds).toBe(2);
     const second = b.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
     const [ra, rb] = await Promise.all([first, second]);
     expect(rb.credentials.refresh_token).toBe(ra.credentials.refresh_token);

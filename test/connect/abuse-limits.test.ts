@@ -5,22 +5,40 @@
  * namespace; over a limit the answer is 429 with Retry-After and the error body.
  */
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { SESSION_LABEL } from '../../src/connect/session-quota.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const PROVIDER = `limits-key-${process.pid}`;
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let replica: Replica;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'limits');
   await applyProvider(kc, PROVIDER, { displayName: 'Keyed', authMode: 'API_KEY' });
+});
+
+afterAll(async () => {
+  await deleteProvider(kc, PROVIDER);
+});
+
+interface Tenant {
+  ns: Awaited<ReturnType<typeof createTestNamespace>>;
+  replica: Replica;
+}
+const tenants: Tenant[] = [];
+
+afterEach(async () => {
+  for (const t of tenants.splice(0)) {
+    await t.replica.stop();
+    await t.ns.delete();
+  }
+});
+
+/** A namespace of its own (the limits count per namespace) with its Environment, an API-key Integration and a replica serving it. */
+async function tenant(): Promise<Tenant> {
+  const ns = await createTestNamespace(kc, 'limits');
   await createIntegration(kc, ns.name, 'keyed', { provider: PROVIDER });
-  env = await createEnvironment(kc, ns.name);
-  replica = await startReplica(kc, {
+  const env = await createEnvironment(kc, ns.name);
+  const replica = await startReplica(kc, {
     namespaces: [ns.name],
     key: env.secretKey,
     config: {
@@ -30,23 +48,23 @@ beforeAll(async () => {
       sessionCreateRatePerNamespace: 4,
     },
   });
+  const t = { ns, replica };
+  tenants.push(t);
   await eventually(
-    async () => (await replica.call('GET', '/providers')).status === 200 && replica.ctx.store.getIntegration(ns.name, 'keyed'),
+    async () =>
+      (await replica.call('GET', '/providers')).status === 200 &&
+      replica.ctx.store.getIntegration(ns.name, 'keyed') &&
+      replica.ctx.store.listEnvironments(ns.name).length > 0,
   );
-});
+  return t;
+}
 
-afterAll(async () => {
-  await replica?.stop();
-  await deleteProvider(kc, PROVIDER);
-  await ns?.delete();
-});
-
-async function newSession(): Promise<{ status: number; token?: string; body: any; headers: Headers }> {
+async function newSession({ replica }: Tenant): Promise<{ status: number; token?: string; body: any; headers: Headers }> {
   const res = await replica.call('POST', '/connect/sessions', { body: { end_user: { id: 'abuser' } } });
   return { ...res, token: res.body?.data?.token };
 }
 
-function connectApi(token: string, path: string, body?: unknown) {
+function connectApi({ replica }: Tenant, token: string, path: string, body?: unknown) {
   return fetch(`${replica.url}/connect/api/${path}`, {
     method: body ? 'POST' : 'GET',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -55,42 +73,45 @@ function connectApi(token: string, path: string, body?: unknown) {
 }
 
 it('caps the connections one session creates, and rate-limits its requests', async () => {
-  const first = await newSession();
+  const t = await tenant();
+  const { ns, replica } = t;
+  const first = await newSession(t);
   expect(first.status).toBe(201);
   const token = first.token!;
   for (let i = 0; i < 2; i++) {
-    const res = await connectApi(token, 'forms', { integration: 'keyed', values: { apiKey: `key-${i}-abcdef` } });
+    const res = await connectApi(t, token, 'forms', { integration: 'keyed', values: { apiKey: `key-${i}-abcdef` } });
     expect(res.status).toBe(201);
   }
-  const third = await connectApi(token, 'forms', { integration: 'keyed', values: { apiKey: 'key-3-abcdef' } });
+  const third = await connectApi(t, token, 'forms', { integration: 'keyed', values: { apiKey: 'key-3-abcdef' } });
   expect(third.status).toBe(403);
   expect(((await third.json()) as any).error).toMatchObject({ code: 'session_connection_limit', message: expect.any(String) });
   const mine = replica.ctx.store.listConnections(ns.name).filter((c) => c.metadata.labels?.[SESSION_LABEL]);
   expect(mine).toHaveLength(2);
 
   // 6 requests a minute per session: three were used, three more pass, the next is refused.
-  for (let i = 0; i < 3; i++) expect((await connectApi(token, 'session')).status).toBe(200);
-  const limited = await connectApi(token, 'session');
+  for (let i = 0; i < 3; i++) expect((await connectApi(t, token, 'session')).status).toBe(200);
+  const limited = await connectApi(t, token, 'session');
   expect(limited.status).toBe(429);
   expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(((await limited.json()) as any).error).toMatchObject({ code: 'rate_limited', message: expect.any(String) });
 
   // Another session of the same namespace is not affected by either limit.
-  const other = await newSession();
-  const res = await connectApi(other.token!, 'forms', { integration: 'keyed', values: { apiKey: 'key-other-abcdef' } });
+  const other = await newSession(t);
+  const res = await connectApi(t, other.token!, 'forms', { integration: 'keyed', values: { apiKey: 'key-other-abcdef' } });
   expect(res.status).toBe(201);
   expect(replica.ctx.store.listConnections(ns.name)).toHaveLength(3);
 });
 
 it('rate-limits session creation per namespace with 429 and Retry-After', async () => {
-  // Two sessions were created above; the bucket holds 4 a minute.
+  const t = await tenant();
+  // The bucket holds 4 a minute: the fifth is refused.
   const statuses: number[] = [];
   let last: Awaited<ReturnType<typeof newSession>> | undefined;
-  for (let i = 0; i < 3; i++) {
-    last = await newSession();
+  for (let i = 0; i < 5; i++) {
+    last = await newSession(t);
     statuses.push(last.status);
   }
-  expect(statuses).toEqual([201, 201, 429]);
+  expect(statuses).toEqual([201, 201, 201, 201, 429]);
   expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(last!.body.error).toMatchObject({ code: 'rate_limited' });
 });

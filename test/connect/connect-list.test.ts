@@ -93,18 +93,26 @@ describe('the Connect UI page', () => {
       const [page] = await Promise.all([
         context.waitForEvent('page'),
         app.evaluate((url) => {
-          (window as unknown as { connectWindow: Window | null }).connectWindow = window.open(url, '_blank', 'popup');
+          const w = window as unknown as { connectWindow: Window | null; connectReady?: boolean };
+          // The page says "ready" to its opener once it has started and waits for the token.
+          window.addEventListener('message', (e) => {
+            if (e.source === w.connectWindow && (e.data as { type?: string } | null)?.type === 'ready') w.connectReady = true;
+          });
+          w.connectWindow = window.open(url, '_blank', 'popup');
         }, `${bed.latchkey.url}/connect`),
       ]);
       await page.waitForSelector('#app .loading[role=status]');
-      await page.waitForTimeout(1_000);
+      await app.waitForFunction(() => (window as unknown as { connectReady?: boolean }).connectReady === true);
       expect(await loadingShown(page)).toBe(true);
       expect(await page.textContent('#app')).toContain('Loading');
 
       // The session answer is held back: the indicator stays until it comes.
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
+      let asked!: () => void;
+      const sessionAsked = new Promise<void>((r) => (asked = r));
       await context.route('**/connect/api/session', async (route) => {
+        asked();
         await held;
         await route.continue();
       });
@@ -117,7 +125,8 @@ describe('the Connect UI page', () => {
         },
         [session(['alpha', 'bravo']), bed.latchkey.url],
       );
-      await page.waitForTimeout(500);
+      // The page took the token and asked for its session, whose answer is held.
+      await sessionAsked;
       expect(await loadingShown(page)).toBe(true);
       release();
       await page.waitForSelector('ul.integrations');

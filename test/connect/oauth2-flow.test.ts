@@ -3,14 +3,12 @@
  * list → pick → login → consent → callback → `connect` event → working credentials → signed webhook;
  * the single-integration path, a reconnect, a denied consent, and a replayed callback.
  */
-import type { Page } from 'playwright-core';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { createIntegration } from '../../dev/fixtures.js';
 import { eventsOf, openConnectPopup, waitForEvent } from '../support/browser.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
+import { startOAuth2ConnectBed, type OAuth2ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
 import { signatureValid } from '../support/servers/webhook-receiver.js';
 
@@ -20,22 +18,13 @@ const PROVIDER = `oidc-flow-${process.pid}`;
 const CLIENT = { clientId: 'latchkey-connect-test', clientSecret: 'connect-test-secret-value' };
 const shots = process.env.LATCHKEY_SCREENSHOTS;
 
-let oidc: OidcTestServer;
-let bed: ConnectBed;
+let bed: OAuth2ConnectBed;
 // Filled from the bed in beforeAll; the tests use them by name.
-let { ns, env, latchkey, receiver, app, browser } = {} as ConnectBed;
+let { ns, env, latchkey, receiver, app, browser, oidc, loginAndConsent } = {} as OAuth2ConnectBed;
 
 beforeAll(async () => {
-  bed = await startConnectBed(kc, 'connect-oauth2', 'development');
-  ({ ns, env, latchkey, receiver, app, browser } = bed);
-  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Acme Identity',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    defaultScopes: ['openid'],
-  });
+  bed = await startOAuth2ConnectBed(kc, { prefix: 'connect-oauth2', provider: PROVIDER, client: CLIENT });
+  ({ ns, env, latchkey, receiver, app, browser, oidc, loginAndConsent } = bed);
   await createIntegration(
     kc,
     ns.name,
@@ -64,18 +53,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await oidc?.close();
-  await deleteProvider(kc, PROVIDER);
   await bed?.close();
 });
-
-async function loginAndConsent(popup: Page, login = 'alice'): Promise<void> {
-  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await popup.fill('input[name=login]', login);
-  await popup.fill('input[name=password]', 'any-password');
-  await popup.click('button[type=submit]');
-  await popup.waitForSelector('text=Continue');
-}
 
 async function userinfo(accessToken: string): Promise<{ status: number; sub?: string }> {
   const res = await fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } });
@@ -238,6 +217,8 @@ describe('OAuth 2 through the Connect UI', () => {
       nextRefreshAt: new Date(Date.now() - 60_000).toISOString(),
     }));
     await latchkey.ctx.store.updateCredentials(ns.name, name, (c) => ({ ...c, refresh_token: 'refresh-token-before' }));
+    const acmeConnections = () => latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.integration === 'acme').length;
+    const acmeBefore = acmeConnections();
 
     const context = await browser.newContext();
     const token = await issueSession('/connect/sessions/reconnect', { connection_id: firstConnectionId, integration_id: 'acme' });
@@ -266,9 +247,12 @@ describe('OAuth 2 through the Connect UI', () => {
     expect(nextRefresh).toBeGreaterThan(Date.now() - 5_000);
     expect(nextRefresh).toBeLessThan(Date.parse(after.credentials.expires_at as string));
     expect(await userinfo(after.credentials.access_token as string)).toEqual({ status: 200, sub: 'alice' });
-    expect(latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.integration === 'acme')).toHaveLength(1);
+    // The same connection, not a second one.
+    expect(acmeConnections()).toBe(acmeBefore);
 
-    const hook = await eventually(() => receiver.delivered().find((w) => w.json.operation === 'override'));
+    const hook = await eventually(() =>
+      receiver.delivered().find((w) => w.json.operation === 'override' && w.json.connectionId === firstConnectionId),
+    );
     expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
     expect(hook.json).toMatchObject({
       success: true,

@@ -6,12 +6,10 @@
  * and leaves the stored credentials (still working at the provider), configuration and metadata as
  * they were. A first connect that fails the same way creates nothing.
  */
-import type { Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
+import { startOAuth2ConnectBed, type OAuth2ConnectBed } from '../support/connect-bed.js';
 import { importOAuth2, sealSession } from '../support/fixtures.js';
 
 const kc = testKubeConfig();
@@ -20,22 +18,13 @@ const CC_PROVIDER = `cc-reauth-fail-${process.pid}`;
 const CLIENT = { clientId: 'latchkey-reauth-fail', clientSecret: 'reauth-fail-secret-value-0123456789' };
 const WRONG_SECRET = 'not-the-client-secret-9876543210';
 
-let oidc: OidcTestServer;
-let bed: ConnectBed;
-let { ns, env, latchkey, receiver, app, browser } = {} as ConnectBed;
+let bed: OAuth2ConnectBed;
+let { ns, env, latchkey, receiver, app, browser, oidc, loginAndConsent } = {} as OAuth2ConnectBed;
 
 beforeAll(async () => {
-  bed = await startConnectBed(kc, 'connect-reauth-fail', 'development');
-  ({ ns, env, latchkey, receiver, app, browser } = bed);
   // Tokens that last an hour: no fetch in these cases refreshes them (a refresh would write errors of its own).
-  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }], accessTokenTtl: 3600 });
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Acme Identity',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    defaultScopes: ['openid'],
-  });
+  bed = await startOAuth2ConnectBed(kc, { prefix: 'connect-reauth-fail', provider: PROVIDER, client: CLIENT, accessTokenTtl: 3600 });
+  ({ ns, env, latchkey, receiver, app, browser, oidc, loginAndConsent } = bed);
   await applyProvider(kc, CC_PROVIDER, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
   await createIntegration(kc, ns.name, 'machine', { provider: CC_PROVIDER });
   const spec = { provider: PROVIDER, scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } };
@@ -58,19 +47,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await oidc?.close();
-  await deleteProvider(kc, PROVIDER);
   await deleteProvider(kc, CC_PROVIDER);
   await bed?.close();
 });
-
-async function loginAndConsent(popup: Page): Promise<void> {
-  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await popup.fill('input[name=login]', 'alice');
-  await popup.fill('input[name=password]', 'any-password');
-  await popup.click('button[type=submit]');
-  await popup.waitForSelector('text=Continue');
-}
 
 async function userinfoStatus(accessToken: string): Promise<number> {
   return (await fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } })).status;

@@ -6,20 +6,16 @@
  * connection configuration declared in its object form.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { GROUP, VERSION, type IntegrationResource, type ProviderResource } from '../../src/k8s/resources.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { condition, readCustom } from '../support/kube.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { createIntegration } from '../../dev/fixtures.js';
+import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
-const custom = kc.makeApiClient(CustomObjectsApi);
 const ORIGIN = 'https://github.example.test';
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let replica: Replica;
-const providers: string[] = [];
+let bed: ControllerBed;
+let ns: ControllerBed['ns'];
 
 const privateKeyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const APP_KEYS = { appId: '4242', privateKey: privateKeyPem, appLink: `${ORIGIN}/apps/latchkey-test` };
@@ -41,50 +37,18 @@ function customSpec(userTokenUrl = `${ORIGIN}/login/oauth/access_token`) {
 }
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'app-conditions');
-  replica = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['controller'],
-    identity: 'solo',
-    config: { leaderElection: false },
-  });
+  bed = await startControllerBed(kc, 'app-conditions');
+  ({ ns } = bed);
 });
 
 afterAll(async () => {
-  await replica?.stop();
-  for (const p of providers) await deleteProvider(kc, p);
-  await ns?.delete();
+  await bed?.close();
 });
 
-async function provider(suffix: string, spec: Parameters<typeof applyProvider>[2]): Promise<string> {
-  const name = `${suffix}-${ns.name}`;
-  providers.push(name);
-  await applyProvider(kc, name, spec);
-  return name;
-}
+const provider = (suffix: string, spec: Parameters<ControllerBed['provider']>[1]) => bed.provider(suffix, spec);
+const integrationReady = async (name: string, reason: string) => (await bed.readyOf('integrations', name, reason)).ready;
 
-async function integrationReady(name: string, reason: string) {
-  return eventually(
-    async () => {
-      const ready = condition(await readCustom<IntegrationResource>(kc, 'integrations', ns.name, name), 'Ready');
-      return ready?.reason === reason ? ready : undefined;
-    },
-    20_000,
-    100,
-  );
-}
-
-async function providerReady(name: string) {
-  return eventually(
-    async () =>
-      condition(
-        (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers', name })) as ProviderResource,
-        'Ready',
-      ),
-    20_000,
-    100,
-  );
-}
+const providerReady = (name: string, reason?: string) => bed.providerReady(name, reason);
 
 describe('CUSTOM integrations', () => {
   it("is not Ready while its Secret lacks the OAuth client's secret, and is once it is added", async () => {
@@ -138,10 +102,7 @@ describe('CUSTOM integrations', () => {
 describe('CUSTOM providers', () => {
   it("checks the user authorization's URL templates against the declared configuration", async () => {
     const bad = await provider('custom-bad-url', customSpec(`https://\${connectionConfig.enterpriseHost}/login/oauth/access_token`));
-    const verdict = await eventually(async () => {
-      const ready = await providerReady(bad);
-      return ready?.reason === 'InvalidSpec' ? ready : undefined;
-    });
+    const verdict = await providerReady(bad, 'InvalidSpec');
     expect(verdict.message).toContain('spec.appInstallation.userTokenUrl uses ${connectionConfig.enterpriseHost}');
     // An Integration of it waits for the Provider to be fixed.
     await createIntegration(kc, ns.name, 'on-bad-provider', { provider: bad }, { ...APP_KEYS, ...OAUTH_CLIENT });

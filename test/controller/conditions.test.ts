@@ -6,49 +6,41 @@
  * Each case sets up what it needs, so any one of them runs alone (-t).
  */
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import {
-  GROUP,
-  LABELS,
-  VERSION,
-  type ConnectionResource,
-  type EnvironmentResource,
-  type IntegrationResource,
-} from '../../src/k8s/resources.js';
+import { GROUP, LABELS, VERSION, type ConnectionResource, type EnvironmentResource } from '../../src/k8s/resources.js';
 import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
+import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
 import { condition, readCustom } from '../support/kube.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import type { Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let bed: ControllerBed;
+let ns: ControllerBed['ns'];
 let replica: Replica;
-const providers: string[] = [];
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'conditions');
-  replica = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['controller'],
-    identity: 'solo',
-    config: { leaderElection: false },
-  });
+  bed = await startControllerBed(kc, 'conditions');
+  ({ ns, replica } = bed);
 });
 
 afterAll(async () => {
-  await replica?.stop();
-  for (const p of providers) await deleteProvider(kc, p);
-  await ns?.delete();
+  await bed?.close();
 });
 
-async function provider(suffix: string, spec: Parameters<typeof applyProvider>[2]): Promise<string> {
-  const name = `${suffix}-${ns.name}`;
-  providers.push(name);
-  await applyProvider(kc, name, spec);
-  return name;
-}
+const provider = (suffix: string, spec: Parameters<ControllerBed['provider']>[1]) => bed.provider(suffix, spec);
+const readyOf = (plural: string, name: string, reason?: string) => bed.readyOf(plural, name, reason);
+/** An Integration written as is (no client Secret made for it). */
+const integrationObject = (name: string, spec: Record<string, unknown>) =>
+  custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'integrations',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name }, spec },
+  });
 
 const oauth2Spec = {
   displayName: 'Example',
@@ -56,18 +48,6 @@ const oauth2Spec = {
   authorizationUrl: 'https://auth.example.test/authorize',
   tokenUrl: 'https://auth.example.test/token',
 };
-
-async function readyOf(plural: string, name: string, reason?: string) {
-  return eventually(
-    async () => {
-      const obj = await readCustom<IntegrationResource>(kc, plural, ns.name, name);
-      const ready = condition(obj, 'Ready');
-      return ready && (reason === undefined || ready.reason === reason) ? { obj, ready } : undefined;
-    },
-    20_000,
-    100,
-  );
-}
 
 it('an Integration whose Secret lacks clientSecret is not Ready, and fixing the Secret makes it Ready', async () => {
   const p = await provider('p-secret', oauth2Spec);
@@ -92,30 +72,8 @@ it('tells a missing Secret from one that is not labelled for Latchkey', async ()
     namespace: ns.name,
     body: { metadata: { name: 'unlabelled' }, stringData: { clientId: 'a', clientSecret: 'b' } },
   });
-  await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: ns.name,
-    plural: 'integrations',
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'Integration',
-      metadata: { name: 'unlabelled' },
-      spec: { provider: p, clientSecretRef: { name: 'unlabelled' } },
-    },
-  });
-  await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: ns.name,
-    plural: 'integrations',
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
-      kind: 'Integration',
-      metadata: { name: 'nosecret' },
-      spec: { provider: p, clientSecretRef: { name: 'does-not-exist' } },
-    },
-  });
+  await integrationObject('unlabelled', { provider: p, clientSecretRef: { name: 'unlabelled' } });
+  await integrationObject('nosecret', { provider: p, clientSecretRef: { name: 'does-not-exist' } });
   const unlabelled = await readyOf('integrations', 'unlabelled', 'SecretNotWatched');
   expect(unlabelled.ready.message).toContain(`${LABELS.watch}=true`);
   await readyOf('integrations', 'nosecret', 'SecretNotFound');
@@ -134,30 +92,12 @@ it('reports an invalid Provider and an Integration that points at a missing one'
     authMode: 'API_KEY',
     proxy: { baseUrl: 'https://${connectionConfig.subdomain}.example.test' },
   });
-  const bad = await eventually(
-    async () => {
-      const obj = (await custom.getClusterCustomObject({
-        group: GROUP,
-        version: VERSION,
-        plural: 'providers',
-        name: p,
-      })) as IntegrationResource;
-      return condition(obj, 'Ready');
-    },
-    20_000,
-    100,
-  );
+  const bad = await bed.providerReady(p);
   expect(bad).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
   expect(bad.message).toMatch(/subdomain/);
   expect(bad.message).toMatch(/\$\{apiKey\}/);
 
-  await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: ns.name,
-    plural: 'integrations',
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Integration', metadata: { name: 'orphan' }, spec: { provider: `nope-${ns.name}` } },
-  });
+  await integrationObject('orphan', { provider: `nope-${ns.name}` });
   const orphan = await readyOf('integrations', 'orphan', 'ProviderNotFound');
   expect(orphan.ready.message).toContain(`nope-${ns.name}`);
 });

@@ -9,8 +9,6 @@ import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixt
 import { condition, readCustom } from '../support/kube.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let replica: Replica;
@@ -62,8 +60,21 @@ it('leaves JWT connections to be minted on demand, and calls them Ready', async 
   expect(condition(ready, 'Ready')!.message).toMatch(/minted .* whenever the connection is fetched or proxied/);
   expect(ready.status?.nextRefreshAt).toBeUndefined();
 
-  // Past the token's expiry: the Secret was not rewritten.
-  await sleep(6_000);
+  // Past the token's expiry, the controller looks at the connection again (a spec change: the Ready
+  // condition follows the new generation); it still plans no refresh, and the Secret was not rewritten.
+  const expiresAt = Date.parse(conn.credentials.expires_at as string);
+  await eventually(() => Date.now() > expiresAt, 10_000, 50);
+  const changed = await replica.ctx.store.updateConnection(ns.name, name, (c) => ({
+    ...c,
+    spec: { ...c.spec, metadata: { touched: 'after-expiry' } },
+  }));
+  const generation = changed.metadata.generation!;
+  const seen = await eventually(async () => {
+    const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
+    return condition(c, 'Ready')?.observedGeneration === generation ? c : undefined;
+  });
+  expect(condition(seen, 'Ready')).toMatchObject({ status: 'True' });
+  expect(seen.status?.nextRefreshAt).toBeUndefined();
   const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns.name, name });
   expect(secret.metadata!.resourceVersion).toBe(conn.credentialsVersion);
 });

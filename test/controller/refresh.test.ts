@@ -224,17 +224,21 @@ it('a fetch through the REST API racing the scheduled refresh makes one token-en
     const name = conn.resource.metadata.name;
     const { connectionId } = conn.resource.spec;
     await eventually(() => serverStore.getConnectionByName(ns.name, name) && serverStore.listEnvironments(ns.name).length > 0);
-    const due = Date.parse(await eventually(() => store().connections.get(name, ns.name)?.status?.nextRefreshAt));
+    await eventually(() => store().connections.get(name, ns.name)?.status?.nextRefreshAt);
     oidc.setTokenDelay(800); // the provider is slow: the scheduled refresh and the fetch overlap
     const before = oidc.refreshCalls();
-    await sleep(Math.max(0, due - Date.now() + 50));
+    const tokenCallsBefore = oidc.tokenCalls.length;
+    // The scheduled refresh has reached the (slow) provider: the token is due, and a fetch now races it.
+    await eventually(() => oidc.tokenCalls.length > tokenCallsBefore, 20_000, 20);
     const res = await fetch(`${server.url}/connections/${encodeURIComponent(connectionId)}?provider_config_key=${INTEGRATION}`, {
       headers: { authorization: `Bearer ${env.secretKey}` },
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { credentials: { access_token: string } };
     await eventually(() => tokenOf(name) === body.credentials.access_token, 10_000, 50);
-    await sleep(500);
+    // Both refreshes (the scheduled one, and the fetch's had it made its own) were asked of the provider
+    // before the fetch was answered; a call is counted once the provider has answered it: wait for that.
+    await eventually(() => oidc.tokenCalls.slice(tokenCallsBefore).every((c) => c.status !== 0), 10_000, 20);
     expect(oidc.refreshCalls() - before).toBe(1);
     expect((await userinfo(body.credentials.access_token)).status).toBe(200);
     await removeConnection(name);

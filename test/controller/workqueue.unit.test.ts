@@ -2,8 +2,6 @@
 import { backoffDelay } from '../../src/controller/backoff.js';
 import { WorkQueue } from '../../src/controller/workqueue.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => (resolve = r));
@@ -28,12 +26,12 @@ describe('WorkQueue', () => {
       },
     });
     queue.add('a');
-    await sleep(10);
+    expect(queue.active).toBe(1); // a handler starts as its key is added
     for (let i = 0; i < 5; i++) queue.add('a'); // while the first run is in progress
     expect(queue.depth).toBe(0); // marked dirty, not queued twice
     gate.resolve();
-    await sleep(20);
-    await queue.idle();
+    await queue.idle(); // the first run's end, then the second run's
+
     expect(maxActive).toBe(1);
     expect(runs).toBe(2);
     await queue.stop();
@@ -56,7 +54,6 @@ describe('WorkQueue', () => {
     queue.add('x');
     expect(queue.depth).toBe(1);
     gate.resolve();
-    await sleep(20);
     await queue.idle();
     expect(seen).toEqual(['block', 'x']);
     await queue.stop();
@@ -79,11 +76,9 @@ describe('WorkQueue', () => {
       },
     });
     for (let i = 0; i < 10; i++) queue.add(`k${i}`);
-    await sleep(10);
     expect(queue.active).toBe(3);
     expect(queue.depth).toBe(7);
     gate.resolve();
-    await sleep(20);
     await queue.idle();
     expect(maxActive).toBe(3);
     expect(Math.max(...depths)).toBe(7); // the depth gauge saw the backlog (10 keys, 3 taken at once)
@@ -111,7 +106,7 @@ describe('WorkQueue', () => {
     });
     queue.add('k');
     await done.promise;
-    await sleep(5);
+    await queue.idle(); // the successful run has ended (its failure count reset)
     expect(calls).toBe(4);
     expect(delays).toEqual([5, 10, 20]);
     expect(queue.failuresOf('k')).toBe(0);
@@ -120,11 +115,13 @@ describe('WorkQueue', () => {
 
   it('collapses delayed adds into the soonest and can be rescheduled later or removed', async () => {
     const seen: string[] = [];
+    const ranJ = deferred();
     const queue = new WorkQueue({
       name: 't',
       concurrency: 1,
       handler: async (k) => {
         seen.push(k);
+        if (k === 'j') ranJ.resolve();
       },
     });
     queue.addAfter('k', 60_000);
@@ -136,7 +133,8 @@ describe('WorkQueue', () => {
     queue.remove('k');
     expect(queue.scheduledAt('k')).toBeUndefined();
     queue.addAfter('j', 5);
-    await sleep(40);
+    expect(queue.scheduledAt('j')).toBeDefined();
+    await ranJ.promise; // its timer queued it (Jest's timeout bounds the wait)
     await queue.idle();
     expect(seen).toEqual(['j']);
     await queue.stop();

@@ -5,6 +5,8 @@
  * a refresh, deletes a connection after confirming, searches the logs and opens one by ID. The
  * session is an HttpOnly, SameSite=Strict cookie; requests without the dashboard's header or from
  * another origin are refused. Screenshots of each page go to docs/dashboard/ (shown in docs/dashboard.md).
+ * The denied re-authorization and the clock's move happen in beforeAll; each case signs in with a
+ * browser context of its own, so any one of them runs alone (-t).
  */
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -25,9 +27,10 @@ let env: TestEnvironment;
 let oidc: OidcTestServer;
 let lk: OplogServer;
 let browser: Browser;
-let context: BrowserContext;
-let page: Page;
+/** The failed re-authorization's log entry (made in beforeAll). */
+let logId: string;
 const minted: string[] = [];
+const contexts: BrowserContext[] = [];
 
 async function rest(method: string, path: string, body?: unknown) {
   const res = await lk.call(method, path, { body });
@@ -52,18 +55,35 @@ async function importOAuth(connectionId: string, email: string) {
   });
 }
 
-async function shot(name: string) {
+async function shot(page: Page, name: string) {
   await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 }
 
 /** Waits until the page has rendered after an action (the script counts its renders). */
-async function rendered(after?: string) {
+async function rendered(page: Page, after?: string) {
   await page.waitForFunction(
     (prev) => document.body.dataset.rendered !== undefined && document.body.dataset.rendered !== prev,
     after ?? null,
   );
 }
-const renderCount = () => page.evaluate(() => document.body.dataset.rendered);
+const renderCount = (page: Page) => page.evaluate(() => document.body.dataset.rendered);
+
+/** An operator's browser signed in with the secret key, on the connections page. */
+async function signedIn(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  await page.goto(`${lk.url}/dashboard`);
+  await page.waitForSelector('#sign-in');
+  await page.fill('#secret-key', env.secretKey);
+  await page.click('#sign-in button[type=submit]');
+  await page.waitForSelector('h1:has-text("Connections")');
+  return { context, page };
+}
+
+afterEach(async () => {
+  for (const c of contexts.splice(0)) await c.close();
+});
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -102,7 +122,28 @@ beforeAll(async () => {
   }
   await eventually(() => lk.ctx.store.listConnections(ns.name).length === 32);
   browser = await launchBrowser();
-}, 120_000);
+
+  // An end user denies the re-authorization at the provider; the connection records it, and 3 days pass.
+  const session = await rest('POST', '/connect/sessions/reconnect', { connection_id: 'acme-reauth', integration_id: 'acme' });
+  const endUser = await browser.newContext();
+  const connect = await endUser.newPage();
+  // One integration in a reconnect session: the page goes straight to the provider.
+  await connect.goto(session.data.connect_link);
+  await connect.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
+  await connect.fill('input[name=login]', 'erin');
+  await connect.fill('input[name=password]', 'any-password');
+  await connect.click('button[type=submit]');
+  await connect.click('text=[ Cancel ]');
+  await connect.waitForSelector('text=Could not connect');
+  await endUser.close();
+  const conn = await eventually(() => {
+    const c = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-reauth');
+    return c?.resource.status?.errors?.length ? c : undefined;
+  });
+  logId = conn.resource.status!.errors![0]!.logId;
+  await lk.ctx.oplog!.flush();
+  lk.clock.advance(3 * DAY);
+}, 180_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -113,30 +154,7 @@ afterAll(async () => {
 });
 
 describe('dashboard', () => {
-  let logId: string;
-
-  it('(setup) an end user denies the re-authorization at the provider; the connection records it, and 3 days pass', async () => {
-    const session = await rest('POST', '/connect/sessions/reconnect', { connection_id: 'acme-reauth', integration_id: 'acme' });
-    const endUser = await browser.newContext();
-    const connect = await endUser.newPage();
-    // One integration in a reconnect session: the page goes straight to the provider.
-    await connect.goto(session.data.connect_link);
-    await connect.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-    await connect.fill('input[name=login]', 'erin');
-    await connect.fill('input[name=password]', 'any-password');
-    await connect.click('button[type=submit]');
-    await connect.click('text=[ Cancel ]');
-    await connect.waitForSelector('text=Could not connect');
-    await endUser.close();
-    const conn = await eventually(() => {
-      const c = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-reauth');
-      return c?.resource.status?.errors?.length ? c : undefined;
-    });
-    logId = conn.resource.status!.errors![0]!.logId;
-    await lk.ctx.oplog!.flush();
-    lk.clock.advance(3 * DAY);
-
-    // The REST API has it too, by the same ID.
+  it('an end user denied the re-authorization 3 days ago: the REST API shows the error and its log entry', async () => {
     const list = await rest('GET', '/connections?connectionId=acme-reauth');
     expect(list.connections[0].errors).toEqual([{ type: 'auth', log_id: logId }]);
     const entry = await rest('GET', `/logs/${logId}`);
@@ -148,13 +166,14 @@ describe('dashboard', () => {
   });
 
   it('signs in with the secret key into an HttpOnly SameSite=Strict cookie, never the URL or storage', async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    page = await context.newPage();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    contexts.push(context);
+    const page = await context.newPage();
     const res = await page.goto(`${lk.url}/dashboard`);
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res!.headers()['content-security-policy']).not.toContain('unsafe-inline');
     await page.waitForSelector('#sign-in');
-    await shot('sign-in');
+    await shot(page, 'sign-in');
     await page.fill('#secret-key', 'sk_wrong_key');
     await page.click('#sign-in button[type=submit]');
     await page.waitForSelector('#sign-in-error:has-text("does not belong")');
@@ -174,17 +193,19 @@ describe('dashboard', () => {
   });
 
   it('lists integrations with their connection counts and opens the Connect UI to test one', async () => {
+    const { context, page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/integrations`);
     await page.waitForSelector('tr[data-integration=crm]');
     expect(await page.textContent('tr[data-integration=crm]')).toContain('30');
     expect(await page.textContent('tr[data-integration=acme]')).toContain('Acme workspace');
-    await shot('integrations');
+    await shot(page, 'integrations');
     const [popup] = await Promise.all([context.waitForEvent('page'), page.click('tr[data-integration=crm] button.test-connection')]);
     await popup.waitForSelector('text=Keyed CRM', { timeout: 20_000 });
     await popup.close();
   });
 
   it('searches connections by e-mail and pages through many without loading them all', async () => {
+    const { page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/connections`);
     await page.waitForSelector('#total');
     expect(await page.textContent('#total')).toBe('32 matching');
@@ -199,26 +220,32 @@ describe('dashboard', () => {
     await page.waitForSelector('#total:has-text("1 matching")');
     expect(await page.textContent('tbody')).toContain('acme-reauth');
     expect(await page.textContent('tbody')).toContain('failing');
-    await shot('connections');
+    await shot(page, 'connections');
   });
 
   it('follows the failed re-authorization from the connection to its log entry, 3 days later', async () => {
+    const { page } = await signedIn();
+    await page.waitForSelector('#search');
+    await page.fill('#search', 'ops-team@');
+    await page.click('#search-form button[type=submit]');
+    await page.waitForSelector('#total:has-text("1 matching")');
     await page.click('tr[data-connection=acme-reauth] a');
     await page.waitForSelector('#connection-title');
     const credentials = await page.textContent('#credentials');
     expect(credentials).toContain('•••• ');
     for (const t of minted) expect(await page.content()).not.toContain(t);
     expect(await page.textContent('a.log-id')).toBe(logId);
-    await shot('connection');
+    await shot(page, 'connection');
     await page.click('a.log-id');
     await page.waitForSelector('#log-entry');
     expect(await page.textContent('#log-entry-id')).toBe(logId);
     expect(await page.textContent('#log-messages')).toContain('access_denied');
     expect(await page.textContent('#log-entry')).toContain('failure');
-    await shot('log-entry');
+    await shot(page, 'log-entry');
   });
 
   it('forces a refresh', async () => {
+    const { page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/connection/acme/acme-good`);
     await page.waitForSelector('#force-refresh');
     const before = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
@@ -233,36 +260,47 @@ describe('dashboard', () => {
   });
 
   it('deletes a connection only after confirmation', async () => {
-    await page.goto(`${lk.url}/dashboard#/connection/crm/crm-07`);
+    // A connection of its own to delete (the other cases count the ones made in beforeAll).
+    await rest('POST', '/connections', {
+      provider_config_key: 'crm',
+      connection_id: 'crm-to-delete',
+      end_user: { id: 'crm-user-delete', email: 'delete@example.test' },
+      credentials: { type: 'API_KEY', apiKey: 'crm-api-key-delete-abcdefghijklmnop' },
+    });
+    await eventually(() => lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete'));
+    const { page } = await signedIn();
+    await page.goto(`${lk.url}/dashboard#/connection/crm/crm-to-delete`);
     await page.waitForSelector('#delete');
     page.once('dialog', (d) => void d.dismiss());
     await page.click('#delete');
     await page.waitForSelector('#action-status:has-text("Not deleted.")');
-    expect(lk.ctx.store.getConnection(ns.name, 'crm', 'crm-07')).toBeDefined();
+    expect(lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete')).toBeDefined();
     page.once('dialog', (d) => void d.accept());
     await page.click('#delete');
     await page.waitForSelector('h1:has-text("Connections")');
-    await eventually(() => !lk.ctx.store.getConnection(ns.name, 'crm', 'crm-07'));
+    await eventually(() => !lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete'));
   });
 
   it('searches the logs and opens one by a pasted ID', async () => {
+    const { page } = await signedIn();
     await lk.ctx.oplog!.flush();
     await page.goto(`${lk.url}/dashboard#/logs?operation=authorization&outcome=failure`);
     await page.waitForSelector('tr.log-row');
     expect(await page.textContent('tbody')).toContain(logId);
-    await shot('logs');
+    await shot(page, 'logs');
     await page.goto(`${lk.url}/dashboard#/logs`);
     await page.waitForSelector('#open-log-id');
     await page.fill('#open-log-id', ` ${logId} `);
-    const n = await renderCount();
+    const n = await renderCount(page);
     await page.click('#open-log button[type=submit]');
-    await rendered(n);
+    await rendered(page, n);
     expect(await page.textContent('#log-entry-id')).toBe(logId);
     await page.goto(`${lk.url}/dashboard#/logs/environment.nothing-here`);
     await page.waitForSelector('#log-missing');
   });
 
   it('refuses requests without the dashboard header or from another origin, and signs out', async () => {
+    const { context, page } = await signedIn();
     const cookie = (await context.cookies())[0]!;
     const headers = { cookie: `${cookie.name}=${cookie.value}` };
     expect((await fetch(`${lk.url}/dashboard/api/connections`, { headers })).status).toBe(403);
@@ -282,6 +320,5 @@ describe('dashboard', () => {
     expect(await context.cookies()).toHaveLength(0);
     const after = await fetch(`${lk.url}/dashboard/api/connections`, { headers: { 'x-latchkey-dashboard': '1' } });
     expect(after.status).toBe(401);
-    await context.close();
   });
 });

@@ -72,18 +72,19 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-/** What a failed case may leave behind: the component it stopped, and its polling loops. */
-let down: Restart | undefined;
+/** What a case may leave behind: the component it stopped (if it failed), its polling loops, its processes. */
+let down: Component | undefined;
 let background: Array<{ stop(): Promise<void> }> = [];
 
 afterEach(async () => {
   await Promise.all(background.map((b) => b.stop()));
   background = [];
   receiver.onRequest = undefined;
-  if (down === 'etcd') await cp.startEtcd();
-  if (down === 'kube-apiserver') await cp.startApiServer();
+  if (down) await down.start();
   down = undefined;
   dumpLogs(`control-plane-restart-${expect.getState().currentTestName?.slice(0, 40).replace(/\W+/g, '-')}`, processes);
+  await stopAll(processes);
+  processes = [];
 });
 
 async function startProcesses(): Promise<{ server: LatchkeyProcess; controller: LatchkeyProcess }> {
@@ -263,15 +264,29 @@ const forceRefresh = (server: LatchkeyProcess, connectionId: string) =>
 
 const refreshGrants = () => oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token');
 
-type Restart = 'kube-apiserver' | 'etcd';
+/** A control-plane component the scenario stops and starts again; `prefix` names the connections it imports. */
+interface Component {
+  name: string;
+  prefix: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+const KUBE_APISERVER: Component = {
+  name: 'kube-apiserver',
+  prefix: 'api',
+  stop: () => cp.stopApiServer(),
+  start: () => cp.startApiServer(),
+};
+const ETCD: Component = { name: 'etcd', prefix: 'etcd', stop: () => cp.stopEtcd(), start: () => cp.startEtcd() };
 
 /**
  * One restart under load: imports run throughout; the first webhook delivery of a batch stops the
  * component (so that delivery's bookkeeping meets a dead API server); while it is down a forced refresh
  * is asked; then it starts again and everything refused is retried.
  */
-async function restartUnderLoad(kind: Restart) {
-  const prefix = kind === 'etcd' ? 'etcd' : 'api';
+async function restartUnderLoad(component: Component) {
+  const { prefix } = component;
   const { server, controller } = await startProcesses();
   await importOAuth(server, `${prefix}-oauth`);
   const grantsBefore = refreshGrants().length;
@@ -285,8 +300,8 @@ async function restartUnderLoad(kind: Restart) {
   receiver.onRequest = () => {
     if (stopping) return;
     stoppedAt = Date.now();
-    down = kind;
-    stopping = kind === 'etcd' ? cp.stopEtcd() : cp.stopApiServer();
+    down = component;
+    stopping = component.stop();
   };
   const webhookIds = await enqueueWebhooks(prefix);
   await eventually(() => stoppedAt > 0, 60_000);
@@ -298,7 +313,7 @@ async function restartUnderLoad(kind: Restart) {
   const notReadyAt = await readyz.all(503, stoppedAt, 30_000).catch(() => undefined);
 
   const startedAt = Date.now();
-  await (kind === 'etcd' ? cp.startEtcd() : cp.startApiServer());
+  await component.start();
   down = undefined;
   const upAt = Date.now();
   const readyAgainAt = await readyz.all(200, upAt, 120_000);
@@ -376,49 +391,16 @@ async function storedName(connectionId: string): Promise<string | undefined> {
 const count = (outcomes: Outcome[], pred: (o: Outcome) => boolean) => outcomes.filter(pred).length;
 const codes = (outcomes: Outcome[]) => [...new Set(outcomes.filter((o) => !ok(o)).map((o) => o.code))].join(', ');
 
-it('kube-apiserver restarted during imports, a refresh and webhook deliveries: 2xx or 503, nothing lost, /readyz truthful', async () => {
-  const r = await restartUnderLoad('kube-apiserver');
-  // Down: both replicas said so, and said "ready" again only once kube-apiserver was back.
-  expect(r.notReadyAt).toBeDefined();
-  for (const p of [r.server, r.controller]) {
-    const between = r.readyz.seen.get(p.identity)!.filter((s) => s.at > r.notReadyAt! && s.at < r.upAt);
-    expect(between.filter((s) => s.status === 200)).toEqual([]);
-    expect(between.find((s) => s.status === 503)).toBeDefined();
-  }
+/** The figures of one restart for docs/reliability.md. */
+function writeRestartScenario(
+  component: Component,
+  r: Awaited<ReturnType<typeof restartUnderLoad>>,
+  meta: { scenario: string; faults: Record<string, number> },
+): void {
   writeScenario({
-    scenario: 'control-plane-restart-apiserver',
-    title: 'Control plane: kube-apiserver stopped and started during imports, a refresh and webhooks',
-    faults: { apiServerRestart: 1 },
-    survived: true,
-    counts: {
-      requests: r.outcomes.length,
-      answered2xx: count(r.outcomes, ok),
-      answered503: count(r.outcomes, (o) => o.status === 503),
-      answeredOther: count(r.outcomes, (o) => !acceptable(o)),
-      retriedAccepted: count(r.retried, ok),
-      connectionsStored: r.stored.size,
-      refreshGrantsAtProvider: r.grants.length,
-      webhooksDelivered: r.perId.size,
-    },
-    grantsLost: r.grants.filter((g) => g.status !== 200).length,
-    webhooksLost: r.webhookIds.length - r.perId.size,
-    duplicates: r.duplicates,
-    takeoverMs: r.readyAgainAt - r.upAt,
-    notes: [
-      `503 codes: ${codes(r.outcomes)}; slowest answer ${Math.max(...r.outcomes.map((o) => o.ms))} ms`,
-      `/readyz 503 on both ${r.notReadyAt! - r.stoppedAt} ms after the stop, 200 on both ${r.readyAgainAt - r.upAt} ms after kube-apiserver was ready (the "take-over" column)`,
-      `refresh asked while down: ${r.refreshWhileDown.status} ${r.refreshWhileDown.code ?? ''}`,
-    ],
-  });
-}, 600_000);
-
-it('etcd restarted during imports, a refresh and webhook deliveries: 2xx or 503, nothing lost, /readyz back to 200', async () => {
-  await stopAll(processes);
-  const r = await restartUnderLoad('etcd');
-  writeScenario({
-    scenario: 'control-plane-restart-etcd',
-    title: 'Control plane: etcd stopped and started during imports, a refresh and webhooks',
-    faults: { etcdRestart: 1 },
+    scenario: meta.scenario,
+    title: `Control plane: ${component.name} stopped and started during imports, a refresh and webhooks`,
+    faults: meta.faults,
     survived: true,
     counts: {
       requests: r.outcomes.length,
@@ -437,9 +419,26 @@ it('etcd restarted during imports, a refresh and webhook deliveries: 2xx or 503,
     notes: [
       `503 codes: ${codes(r.outcomes)}; slowest answer ${Math.max(...r.outcomes.map((o) => o.ms))} ms`,
       r.notReadyAt === undefined
-        ? '/readyz stayed 200 while etcd was down: kube-apiserver kept the watches open (served from its watch cache), so the caches did not know they were stale'
-        : `/readyz 503 on both ${r.notReadyAt - r.stoppedAt} ms after the stop`,
+        ? `/readyz stayed 200 while ${component.name} was down: kube-apiserver kept the watches open (served from its watch cache), so the caches did not know they were stale`
+        : `/readyz 503 on both ${r.notReadyAt - r.stoppedAt} ms after the stop, 200 on both ${r.readyAgainAt - r.upAt} ms after ${component.name} was ready (the "take-over" column)`,
       `refresh asked while down: ${r.refreshWhileDown.status} ${r.refreshWhileDown.code ?? ''}`,
     ],
   });
+}
+
+it('kube-apiserver restarted during imports, a refresh and webhook deliveries: 2xx or 503, nothing lost, /readyz truthful', async () => {
+  const r = await restartUnderLoad(KUBE_APISERVER);
+  // Down: both replicas said so, and said "ready" again only once kube-apiserver was back.
+  expect(r.notReadyAt).toBeDefined();
+  for (const p of [r.server, r.controller]) {
+    const between = r.readyz.seen.get(p.identity)!.filter((s) => s.at > r.notReadyAt! && s.at < r.upAt);
+    expect(between.filter((s) => s.status === 200)).toEqual([]);
+    expect(between.find((s) => s.status === 503)).toBeDefined();
+  }
+  writeRestartScenario(KUBE_APISERVER, r, { scenario: 'control-plane-restart-apiserver', faults: { apiServerRestart: 1 } });
+}, 600_000);
+
+it('etcd restarted during imports, a refresh and webhook deliveries: 2xx or 503, nothing lost, /readyz back to 200', async () => {
+  const r = await restartUnderLoad(ETCD);
+  writeRestartScenario(ETCD, r, { scenario: 'control-plane-restart-etcd', faults: { etcdRestart: 1 } });
 }, 600_000);

@@ -1,8 +1,8 @@
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
+import { apiServerBehindProxy } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -21,20 +21,8 @@ const integration = (name: string) => ({
 });
 
 it('recovers when the watch connection breaks and the API server is unreachable for a while', async () => {
-  const target = new URL(kc.getCurrentCluster()!.server);
-  const proxy = await startTcpProxy(target.hostname, Number(target.port));
   // A client that reaches the API server only through the proxy the test can cut.
-  const viaProxy = new KubeConfig();
-  viaProxy.loadFromString(
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'p',
-      clusters: [{ name: 'p', cluster: { server: `https://127.0.0.1:${proxy.port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: kc.getCurrentUser()!.token } }],
-      contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }],
-    }),
-  );
+  const { proxy, kc: viaProxy } = await apiServerBehindProxy(kc);
   const store = new KubeStore(viaProxy, { namespaces: [ns.name], logger: testLogger() });
   await store.start();
   try {

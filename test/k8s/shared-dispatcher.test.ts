@@ -1,41 +1,25 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, testKubeConfig, testLogger } from '../../dev/cluster.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
+import { apiServerBehindProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+/** The API server behind a proxy that counts the connections opened; `shared` reaches it only through the proxy. */
+let proxy: TcpProxy;
+let shared: KubeConfig;
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'shared-dispatcher');
-  const target = new URL(kc.getCurrentCluster()!.server);
-  proxy = await startTcpProxy(target.hostname, Number(target.port));
+  ({ proxy, kc: shared } = await apiServerBehindProxy(kc));
 });
 afterAll(async () => {
-  await proxy.close();
-  await ns.delete();
+  await proxy?.close();
+  await ns?.delete();
 });
-
-/** A KubeConfig that reaches the API server only through the proxy, which counts the connections opened. */
-function viaProxy(): KubeConfig {
-  const out = new KubeConfig();
-  out.loadFromString(
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'p',
-      clusters: [{ name: 'p', cluster: { server: `https://127.0.0.1:${proxy.port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: kc.getCurrentUser()!.token } }],
-      contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }],
-    }),
-  );
-  return out;
-}
 
 // The store is not started: no watch connection, only the calls below go through the proxy.
 it("a store's API calls, and those of other clients of its KubeConfig, reuse their connections", async () => {
-  const shared = viaProxy();
   const store = new KubeStore(shared, { namespaces: [ns.name], logger: testLogger() });
   const other = shared.makeApiClient(CoreV1Api); // as the operation log and the Leases make theirs
   const before = proxy.accepted();

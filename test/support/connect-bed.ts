@@ -4,11 +4,12 @@
  * the frontend client, and a headless Debian chromium.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { Logger } from '../../src/app/log.js';
 import type { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
-import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
+import { applyProvider, createEnvironment, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { launchBrowser } from './browser.js';
 import { startReplica, type Replica } from './replica.js';
 import { appPage } from './servers/app-page.js';
@@ -67,6 +68,56 @@ export async function startConnectBed(
       await latchkey.stop();
       await receiver.close();
       await ns.delete();
+    },
+  };
+}
+
+/** A Connect bed with a real OAuth 2 server in front of the end user. */
+export interface OAuth2ConnectBed extends ConnectBed {
+  /** oidc-provider; its client's redirect URI is this Latchkey's callback. */
+  oidc: OidcTestServer;
+  /** The OAUTH2 Provider at it (asks for `openid` by default). */
+  provider: string;
+  /** In the popup at oidc-provider: signs in as `login` (any password) and stops at the consent page. */
+  loginAndConsent(popup: Page, login?: string): Promise<void>;
+}
+
+/**
+ * {@link startConnectBed} plus oidc-provider and an OAUTH2 Provider named `provider` pointing at it; the
+ * test file adds its Integrations (with `client`), then calls `synced`. `close` also stops the server and
+ * deletes the Provider.
+ */
+export async function startOAuth2ConnectBed(
+  kc: KubeConfig,
+  opts: { prefix: string; provider: string; client: TestClient; accessTokenTtl?: number; displayName?: string },
+): Promise<OAuth2ConnectBed> {
+  const bed = await startConnectBed(kc, opts.prefix, 'development');
+  const oidc = await startOidcServer({
+    clients: [{ ...opts.client, redirectUris: [`${bed.latchkey.url}/oauth/callback`] }],
+    ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
+  });
+  await applyProvider(kc, opts.provider, {
+    displayName: opts.displayName ?? 'Acme Identity',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    defaultScopes: ['openid'],
+  });
+  return {
+    ...bed,
+    oidc,
+    provider: opts.provider,
+    async loginAndConsent(popup, login = 'alice') {
+      await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
+      await popup.fill('input[name=login]', login);
+      await popup.fill('input[name=password]', 'any-password');
+      await popup.click('button[type=submit]');
+      await popup.waitForSelector('text=Continue');
+    },
+    async close() {
+      await oidc.close();
+      await deleteProvider(kc, opts.provider);
+      await bed.close();
     },
   };
 }

@@ -1,4 +1,7 @@
 import { createServer, connect, type Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
 
 /**
  * A loopback TCP proxy a test can cut: `cut()` drops every open connection (breaking watches) and
@@ -10,6 +13,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
   let refusing = false;
   let stalling = false;
   let stalled = 0;
+  const stalledOpen = new Set<Socket>();
   let accepted = 0;
   const server = createServer((client) => {
     accepted++;
@@ -20,7 +24,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     if (stalling) {
       stalled++;
       sockets.add(client);
+      stalledOpen.add(client);
       client.on('error', () => client.destroy());
+      client.on('close', () => stalledOpen.delete(client));
       return;
     }
     const upstream = connect(targetPort, targetHost);
@@ -53,6 +59,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     },
     /** How many connections were accepted (and left hanging) while stalling. */
     stalled: () => stalled,
+    /** Those still open (their client has not given up on them, nor has cut() dropped them), as opaque handles. */
+    openStalled: (): ReadonlySet<object> => new Set<object>(stalledOpen),
     /** How many connections clients opened through the proxy so far. */
     accepted: () => accepted,
     async close() {
@@ -60,4 +68,25 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * The API server of `kc` behind a loopback TCP proxy the test can cut, refuse or stall, and a KubeConfig
+ * (same credentials) that reaches it only through the proxy.
+ */
+export async function apiServerBehindProxy(kc: KubeConfig): Promise<{ proxy: TcpProxy; kc: KubeConfig }> {
+  const target = new URL(kc.getCurrentCluster()!.server);
+  const proxy = await startTcpProxy(target.hostname, Number(target.port));
+  const viaProxy = new KubeConfig();
+  viaProxy.loadFromString(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'p',
+      clusters: [{ name: 'p', cluster: { server: `https://127.0.0.1:${proxy.port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'u', user: { token: kc.getCurrentUser()!.token } }],
+      contexts: [{ name: 'p', context: { cluster: 'p', user: 'u' } }],
+    }),
+  );
+  return { proxy, kc: viaProxy };
 }
