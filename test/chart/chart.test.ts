@@ -113,9 +113,20 @@ describe('default values, with the chart installing the CRDs', () => {
   let uidsBefore: Record<string, string>;
   let rendered: KubernetesObject[];
 
+  // Every case starts from the installed release (each can run alone); the upgrade and uninstall
+  // cases change it, so they come last, in that order, when the whole file runs.
   beforeAll(async () => {
     ns = await createTestNamespace(kc, 'chart');
-  });
+    // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
+    // them over would change the CRDs under the other tests.
+    mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
+    uidsBefore = await crdUids();
+    // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
+    // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
+    await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
+    installed = true;
+    rendered = await helm.manifest(RELEASE, ns.name);
+  }, HELM_TEST_TIMEOUT);
   afterAll(async () => {
     // Never uninstall a release owning the CRDs unless they are kept: other test files use them.
     if (installed && (await crdsKeptOnUninstall())) await helm.run(['uninstall', RELEASE, '-n', ns.name]);
@@ -125,15 +136,6 @@ describe('default values, with the chart installing the CRDs', () => {
   it(
     'helm install takes over the existing CRDs and every rendered object is accepted by the API server',
     async () => {
-      // The chart's CRD copies must equal crds/ (what the other test files run against), or taking
-      // them over would change the CRDs under the other tests.
-      mustSucceed('charts/latchkey/sync-crds.sh --check', await run('bash', [join(CHART, 'sync-crds.sh'), '--check']));
-      uidsBefore = await crdUids();
-      // The global setup applied the CRDs (server-side apply, no Helm metadata); --take-ownership
-      // adopts them, as it would adopt CRDs a platform team applied with kubectl before moving to the chart.
-      await helm.ok(['install', RELEASE, CHART, '-n', ns.name, '--take-ownership', '--set', 'catalog.include={trello,openai}']);
-      installed = true;
-      rendered = await helm.manifest(RELEASE, ns.name);
       expect(kinds(rendered)).toEqual([
         'ClusterRole',
         'ClusterRole',
@@ -264,54 +266,64 @@ describe('default values, with the chart installing the CRDs', () => {
     expect(answers).toEqual(checks.map(([what, , allowed]) => [what, allowed]));
   });
 
-  it('helm upgrade applies a changed value to the Deployment', async () => {
-    await helm.ok([
-      'upgrade',
-      RELEASE,
-      CHART,
-      '-n',
-      ns.name,
-      '--set',
-      'catalog.include={trello}',
-      '--set',
-      'server.replicas=2',
-      '--set',
-      'config.logLevel=debug',
-    ]);
-    const status = JSON.parse(await helm.ok(['status', RELEASE, '-n', ns.name, '-o', 'json'])) as {
-      version: number;
-      info: { status: string };
-    };
-    expect([status.version, status.info.status]).toEqual([2, 'deployed']);
-    const server = await readDeployment(ns.name, 'server');
-    const controller = await readDeployment(ns.name, 'controller');
-    expect(server.spec!.replicas).toBe(2);
-    expect([envOf(controller, 'controller').LATCHKEY_LOG_LEVEL, envOf(server, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
-    // server.replicas > 1 brings the server's PodDisruptionBudget; a provider dropped from the catalog is removed.
-    expect(count(rendered, 'PodDisruptionBudget')).toBe(1);
-    rendered = await helm.manifest(RELEASE, ns.name);
-    expect(
-      rendered
-        .filter((o) => o.kind === 'PodDisruptionBudget')
-        .map((o) => o.metadata!.name)
-        .sort(),
-    ).toEqual([`${RELEASE}-controller`, `${RELEASE}-server`]);
-    await expectAllAccepted(rendered, ns.name);
-    await expectAllGone([{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }], ns.name);
-  });
+  it(
+    'helm upgrade applies a changed value to the Deployment',
+    async () => {
+      await helm.ok([
+        'upgrade',
+        RELEASE,
+        CHART,
+        '-n',
+        ns.name,
+        '--set',
+        'catalog.include={trello}',
+        '--set',
+        'server.replicas=2',
+        '--set',
+        'config.logLevel=debug',
+      ]);
+      const status = JSON.parse(await helm.ok(['status', RELEASE, '-n', ns.name, '-o', 'json'])) as {
+        version: number;
+        info: { status: string };
+      };
+      expect([status.version, status.info.status]).toEqual([2, 'deployed']);
+      const server = await readDeployment(ns.name, 'server');
+      const controller = await readDeployment(ns.name, 'controller');
+      expect(server.spec!.replicas).toBe(2);
+      expect([envOf(controller, 'controller').LATCHKEY_LOG_LEVEL, envOf(server, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
+      // server.replicas > 1 brings the server's PodDisruptionBudget; a provider dropped from the catalog is removed.
+      expect(count(rendered, 'PodDisruptionBudget')).toBe(1);
+      const upgraded = await helm.manifest(RELEASE, ns.name);
+      expect(
+        upgraded
+          .filter((o) => o.kind === 'PodDisruptionBudget')
+          .map((o) => o.metadata!.name)
+          .sort(),
+      ).toEqual([`${RELEASE}-controller`, `${RELEASE}-server`]);
+      await expectAllAccepted(upgraded, ns.name);
+      await expectAllGone([{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }], ns.name);
+    },
+    HELM_TEST_TIMEOUT,
+  );
 
-  it('helm uninstall removes the release objects and keeps the CRDs', async () => {
-    // Guard: with crds.keep the live CRDs carry the keep policy; otherwise stop before deleting them.
-    expect(await crdsKeptOnUninstall()).toBe(true);
-    await helm.ok(['uninstall', RELEASE, '-n', ns.name]);
-    installed = false;
-    await expectAllGone(
-      rendered.filter((o) => o.kind !== 'CustomResourceDefinition'),
-      ns.name,
-    );
-    expect(await crdUids()).toEqual(uidsBefore);
-    expect((await helm.ok(['list', '-n', ns.name, '-q'])).trim()).toBe('');
-  });
+  it(
+    'helm uninstall removes the release objects and keeps the CRDs',
+    async () => {
+      // Guard: with crds.keep the live CRDs carry the keep policy; otherwise stop before deleting them.
+      expect(await crdsKeptOnUninstall()).toBe(true);
+      // What the release holds now (after the upgrade case, when it ran).
+      const current = await helm.manifest(RELEASE, ns.name);
+      await helm.ok(['uninstall', RELEASE, '-n', ns.name]);
+      installed = false;
+      await expectAllGone(
+        current.filter((o) => o.kind !== 'CustomResourceDefinition'),
+        ns.name,
+      );
+      expect(await crdUids()).toEqual(uidsBefore);
+      expect((await helm.ok(['list', '-n', ns.name, '-q'])).trim()).toBe('');
+    },
+    HELM_TEST_TIMEOUT,
+  );
 });
 
 describe('ci/production-values.yaml, limited to two namespaces', () => {
@@ -339,7 +351,23 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       await installCrds(kc, join(REPO_ROOT, 'test/chart/schemas/servicemonitor-subset.crd.yaml'));
       createdServiceMonitorCrd = true;
     }
-  });
+    // Installed here, so that each case can run alone.
+    await helm.ok([
+      'install',
+      RELEASE,
+      CHART,
+      '-n',
+      rel.name,
+      '-f',
+      join(CHART, 'ci/production-values.yaml'),
+      '--set',
+      `rbac.namespaces={${appA.name},${appB.name}}`,
+      '--set',
+      'crds.install=false',
+    ]);
+    installed = true;
+    rendered = await helm.manifest(RELEASE, rel.name);
+  }, HELM_TEST_TIMEOUT);
   afterAll(async () => {
     if (installed) await helm.run(['uninstall', RELEASE, '-n', rel.name]);
     if (createdServiceMonitorCrd) await crdApi.deleteCustomResourceDefinition({ name: SM_CRD }).catch(() => undefined);
@@ -349,21 +377,6 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
   it(
     'helm install: every rendered object, the whole provider catalog included, is accepted',
     async () => {
-      await helm.ok([
-        'install',
-        RELEASE,
-        CHART,
-        '-n',
-        rel.name,
-        '-f',
-        join(CHART, 'ci/production-values.yaml'),
-        '--set',
-        `rbac.namespaces={${appA.name},${appB.name}}`,
-        '--set',
-        'crds.install=false',
-      ]);
-      installed = true;
-      rendered = await helm.manifest(RELEASE, rel.name);
       const catalogProviders = readdirSync(join(CHART, 'catalog'))
         .filter((f) => f.endsWith('.yaml'))
         .reduce((n, f) => n + (readFileSync(join(CHART, 'catalog', f), 'utf8').match(/^kind: Provider$/gm)?.length ?? 0), 0);
