@@ -632,16 +632,29 @@ async function listInPages<T extends KubernetesObject>(
   page: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>,
 ): Promise<KubernetesListObject<T>> {
   const first = await page(LIST_PAGE, undefined);
-  let next = first.metadata?._continue || undefined;
+  let next = continueOf(first);
   while (next) {
     const more = await page(LIST_PAGE, next);
     for (const item of more.items) first.items.push(item);
-    next = more.metadata?._continue || undefined;
+    next = continueOf(more);
     // The snapshot the watch continues from is the one all pages were read at.
     if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;
   }
-  if (first.metadata) delete first.metadata._continue;
+  if (first.metadata) {
+    delete first.metadata._continue;
+    delete (first.metadata as { continue?: string }).continue;
+  }
   return first;
+}
+
+/**
+ * The continue token of a list page: `_continue` once client-node has deserialized a typed list
+ * (Secrets), `continue` as the API server sent it in the raw JSON of a custom object list
+ * (Connections). Reading only the first stopped every custom object list at its first page.
+ */
+function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
+  const metadata = list.metadata as { _continue?: string; continue?: string } | undefined;
+  return metadata?._continue || metadata?.continue || undefined;
 }
 
 function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {
