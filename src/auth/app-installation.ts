@@ -2,6 +2,7 @@ import { createPrivateKey, sign } from 'node:crypto';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS } from '../k8s/resources.js';
 import { parseRetryAfter } from '../domain/retry.js';
+import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
 
 /**
@@ -53,13 +54,14 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
   } catch {
     throw new RefreshError('the App private key is not a valid PEM RSA key', { permanent: true, code: 'integration_misconfigured' });
   }
+  const init: RequestInit = {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}`, accept: 'application/vnd.github+json', 'user-agent': 'latchkey' },
+    signal: AbortSignal.timeout((req.timeoutSeconds ?? 10) * 1000),
+  };
   let res: Response;
   try {
-    res = await req.fetch(req.tokenUrl, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${jwt}`, accept: 'application/vnd.github+json', 'user-agent': 'latchkey' },
-      signal: AbortSignal.timeout((req.timeoutSeconds ?? 10) * 1000),
-    });
+    res = await req.fetch(req.tokenUrl, init);
   } catch (err) {
     const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
     throw new RefreshError(`provider unavailable: installation token request ${timeout ? 'timed out' : 'failed'}`, {
@@ -84,7 +86,9 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
     });
   }
   if (res.status >= 400) {
-    const detail = typeof body.message === 'string' ? `: ${body.message.slice(0, 200)}` : '';
+    // The provider's message may quote the request: not the app's JWT (nor its signature alone), nor the key.
+    const said = typeof body.message === 'string' ? providerText(body.message, [...requestSecrets(init), req.privateKeyPem], 200) : '';
+    const detail = said ? `: ${said}` : '';
     throw new RefreshError(`reauthorization required: installation token endpoint answered ${res.status}${detail}`, {
       permanent: true,
       code: 'reauthorization_required',

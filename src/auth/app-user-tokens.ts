@@ -6,6 +6,7 @@
  * that an `installation_id` in a callback was not typed in by someone else.
  */
 import { parseRetryAfter } from '../domain/retry.js';
+import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError } from './refresh/errors.js';
 
 export interface UserToken {
@@ -39,14 +40,15 @@ export function refreshUserToken(call: TokenCall & { refreshToken: string }): Pr
 }
 
 async function tokenRequest(call: TokenCall, params: Record<string, string>): Promise<UserToken> {
+  const init: RequestInit = {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'latchkey' },
+    body: new URLSearchParams({ client_id: call.clientId, client_secret: call.clientSecret, ...params }),
+    signal: AbortSignal.timeout((call.timeoutSeconds ?? 10) * 1000),
+  };
   let res: Response;
   try {
-    res = await call.fetch(call.tokenUrl, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'latchkey' },
-      body: new URLSearchParams({ client_id: call.clientId, client_secret: call.clientSecret, ...params }),
-      signal: AbortSignal.timeout((call.timeoutSeconds ?? 10) * 1000),
-    });
+    res = await call.fetch(call.tokenUrl, init);
   } catch {
     throw new RefreshError('provider unavailable: user token request failed', { permanent: false, code: 'provider_unavailable' });
   }
@@ -68,11 +70,12 @@ async function tokenRequest(call: TokenCall, params: Record<string, string>): Pr
   }
   // GitHub answers 200 with `error` (bad_verification_code, bad_refresh_token, incorrect_client_credentials).
   if (typeof body.error === 'string' || res.status >= 400 || typeof body.access_token !== 'string' || !body.access_token) {
-    const error = typeof body.error === 'string' ? body.error.slice(0, 100) : `status ${res.status}`;
-    throw new RefreshError(`reauthorization required: user token endpoint answered ${error}`, {
+    // The provider's words, without what the request carried (it may quote it).
+    const said = typeof body.error === 'string' ? providerText(body.error, requestSecrets(init), 100) : undefined;
+    throw new RefreshError(`reauthorization required: user token endpoint answered ${said ?? `status ${res.status}`}`, {
       permanent: true,
       code: 'reauthorization_required',
-      providerError: { status: res.status, error: typeof body.error === 'string' ? body.error.slice(0, 100) : undefined },
+      providerError: { status: res.status, error: said },
     });
   }
   const { access_token, refresh_token, ...raw } = body;

@@ -8,7 +8,6 @@ import { recordFailedReauthorization } from '../connections/service.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { Outcome } from '../oplog/entry.js';
 import type { LatchkeyError } from '../domain/errors.js';
-import { redactMessage } from '../oplog/redact.js';
 
 export interface AttemptInput {
   namespace: string;
@@ -36,23 +35,6 @@ export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): st
     secrets: a.secrets,
     ...(r ? { connectionId: r.connectionId, connection: { name: connectionObjectName(r.integration, r.connectionId) } } : {}),
   });
-}
-
-/**
- * What a provider's token endpoint answered, for the log: its status, OAuth `error` and description
- * (what a support engineer needs) when the error carries them (openid-client's ResponseBodyError
- * does; its message alone does not), else the error's message. The text is the provider's, so it is
- * redacted by the log's rules and cleared of `secrets`, the values the request carried (code, PKCE
- * verifier, client secret, …): some providers quote what they were sent, and it goes to stdout too.
- */
-export function providerAnswer(err: unknown, secrets: ReadonlyArray<string | undefined> = []): string {
-  const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown };
-  let text: string;
-  if (typeof e?.error === 'string' && typeof e.status === 'number') {
-    const description = typeof e.error_description === 'string' ? `: ${e.error_description.slice(0, 300)}` : '';
-    text = `the token endpoint answered ${e.status} ${e.error}${description}`;
-  } else text = typeof e?.message === 'string' ? e.message : String(err);
-  return redactMessage(text, secrets);
 }
 
 /** A failed attempt (as the end user saw it, plus what is behind it); for a reconnect also a connection error. */

@@ -49,7 +49,8 @@ import {
 } from './plugin-install-flow.js';
 import { CONNECT_MODES, credentialFields, fieldLabel } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
-import { logAttempt, logFailedAttempt, providerAnswer } from './flow-log.js';
+import { logAttempt, logFailedAttempt } from './flow-log.js';
+import { providerAnswer, providerText } from '../oplog/redact.js';
 import { environmentWithKey, type OpenSession } from './session.js';
 import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -516,14 +517,17 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
     if (providerError) {
       if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
-      const description = q.get('error_description');
-      detail = `The provider answered error=${providerError}${description ? ` (${description})` : ''}${q.get('error_uri') ? ` see ${q.get('error_uri')}` : ''}`;
+      // The provider's words reach the page, the operation log and (for a reconnect) the connection's status.
+      const error = providerText(providerError, sent, 100);
+      const description = q.get('error_description') ? providerText(q.get('error_description'), sent) : undefined;
+      const uri = q.get('error_uri') ? providerText(q.get('error_uri'), sent) : undefined;
+      detail = `The provider answered error=${error}${description ? ` (${description})` : ''}${uri ? ` see ${uri}` : ''}`;
       throw providerError === 'access_denied'
         ? new LatchkeyError('invalid_input', 'access_denied', `Access to ${name} was not granted.`)
         : new LatchkeyError(
             'invalid_input',
             'provider_error',
-            `${name} reported an error: ${providerError}${description ? ` (${description})` : ''}.`,
+            `${name} reported an error: ${error}${description ? ` (${description})` : ''}.`,
           );
     }
     let credentials: StoredCredentials;

@@ -20,18 +20,15 @@
  * connections store, and the keys of the Environment. No captured line may hold one of them.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { startHttpFaultProxy, type HttpFaultProxy } from '../support/faults/http-fault-proxy.js';
-import { captureLogs, type LogCapture } from '../support/log-capture.js';
+import { captureLogs, needlesOf, writeScanResults, type LogCapture } from '../support/log-capture.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 
 const kc = testKubeConfig();
@@ -547,22 +544,9 @@ describe('secrets in real debug log lines of the Connect flows', () => {
   it('finds no secret value in any captured line (messages, error fields, stack traces)', () => {
     // Each value as it is, URL-encoded and JSON-escaped; a long one also by its last 16 characters (a
     // truncated or partly masked value still leaks its random part).
-    const needles = new Map<string, string>();
-    for (const [value, kind] of secrets) {
-      for (const form of [value, encodeURIComponent(value), JSON.stringify(value).slice(1, -1)]) needles.set(form, kind);
-      if (value.length >= 32) needles.set(value.slice(-16), `${kind} (its last 16 characters)`);
-    }
+    const needles = needlesOf(secrets);
     const leaks = logs.leaks(needles.keys()).map((l) => `${needles.get(l.secret)} ${l.secret.slice(0, 6)}… in ${l.line.slice(0, 600)}`);
-    const byKind: Record<string, number> = {};
-    for (const kind of secrets.values()) byKind[kind] = (byKind[kind] ?? 0) + 1;
-    const dir = join(REPO_ROOT, 'test-results');
-    mkdirSync(dir, { recursive: true });
-    // The lines themselves, to read what was scanned (test values only; test-results/ is not committed).
-    writeFileSync(join(dir, 'secrets-in-connect-logs.lines.jsonl'), logs.lines.join(''));
-    writeFileSync(
-      join(dir, 'secrets-in-connect-logs.json'),
-      JSON.stringify({ at: new Date().toISOString(), lines: logs.lines.length, secretValues: secrets.size, byKind, leaks }, null, 2),
-    );
+    writeScanResults('secrets-in-connect-logs', logs, secrets, { leaks });
     expect(leaks).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
+import { providerText, redactMessage } from '../../oplog/redact.js';
 
 export type RefreshErrorCode = 'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress';
 
@@ -13,7 +14,10 @@ export class RefreshError extends Error {
   readonly permanent: boolean;
   readonly code: RefreshErrorCode;
   readonly retryAfterMs?: number;
-  /** What the token endpoint said (OAuth error code and description, HTTP status). Never a token. */
+  /**
+   * What the token endpoint said (OAuth error code and description, HTTP status), redacted: never a
+   * token or anything else the request carried (see {@link classifyRefreshFailure}).
+   */
   readonly providerError?: { error?: string; description?: string; status?: number };
   /** Name of the Kubernetes Event recording this failure (the connection's `errors[].log_id`). */
   logId?: string;
@@ -57,16 +61,44 @@ const CLIENT_OAUTH_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'u
 const PERMANENT_OAUTH_ERRORS = new Set(['invalid_grant', 'invalid_scope', 'access_denied']);
 const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error', 'slow_down']);
 
-/** Turns whatever a token request threw into a classified {@link RefreshError}. */
-export function classifyRefreshFailure(err: unknown, now: number): RefreshError {
+/**
+ * Turns whatever a token request threw into a classified {@link RefreshError}. The provider's words
+ * in it (error, description, a message a strategy quoted) go through the shared redaction
+ * (`providerText`): the log's rules, and `secrets` removed wherever they appear — the values the
+ * request carried (refresh token, client secret, the app's JWT, a password) and the stored ones, since
+ * a provider may quote what it was sent. What the refresher records (log line, Event, status error,
+ * operation log entry, the Integration's client-fault annotation) and answers comes from it.
+ */
+export function classifyRefreshFailure(err: unknown, now: number, secrets: ReadonlyArray<string | undefined> = []): RefreshError {
+  const failure = classify(err, now, secrets);
+  const p = failure.providerError;
+  // A strategy's own RefreshError may quote the provider too: its text is redacted here as well.
+  return new RefreshError(redactMessage(failure.message, secrets), {
+    permanent: failure.permanent,
+    code: failure.code,
+    retryAfterMs: failure.retryAfterMs,
+    logId: failure.logId,
+    providerError: p && {
+      ...p,
+      ...(p.error !== undefined ? { error: providerText(p.error, secrets, 100) } : {}),
+      ...(p.description !== undefined ? { description: providerText(p.description, secrets) } : {}),
+    },
+  });
+}
+
+function classify(err: unknown, now: number, secrets: ReadonlyArray<string | undefined>): RefreshError {
   if (err instanceof RefreshError) return err;
   if (err instanceof MissingTemplateValueError) {
     return new RefreshError(`cannot build the token URL: ${err.message}`, { permanent: true, code: 'reauthorization_required' });
   }
   if (err instanceof oidc.ResponseBodyError) {
-    const providerError = { error: err.error, description: err.error_description?.slice(0, 300), status: err.status };
+    const providerError = {
+      error: providerText(err.error, secrets, 100),
+      description: err.error_description === undefined ? undefined : providerText(err.error_description, secrets),
+      status: err.status,
+    };
     const transient = isTransientStatus(err.status) || TRANSIENT_OAUTH_ERRORS.has(err.error);
-    const what = `token endpoint answered ${err.status} ${err.error}${providerError.description ? `: ${providerError.description}` : ''}`;
+    const what = `token endpoint answered ${err.status} ${providerError.error}${providerError.description ? `: ${providerError.description}` : ''}`;
     if (transient) {
       return new RefreshError(`provider unavailable: ${what}`, {
         permanent: false,
@@ -117,7 +149,8 @@ export function classifyRefreshFailure(err: unknown, now: number): RefreshError 
     });
   }
   const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
-  const detail = timeout ? 'token request timed out' : `token request failed: ${rootMessage(err)}`;
+  // The root cause's message may hold the provider's text (a JSON parse error quotes the body).
+  const detail = timeout ? 'token request timed out' : `token request failed: ${providerText(rootMessage(err), secrets, 200)}`;
   return new RefreshError(`provider unavailable: ${detail}`, { permanent: false, code: 'provider_unavailable' });
 }
 
@@ -140,7 +173,7 @@ function rootMessage(err: unknown): string {
   const all = causes(err);
   const last = all[all.length - 1];
   const message = (last as { message?: unknown } | null)?.message;
-  return (typeof message === 'string' ? message : String(last)).slice(0, 200);
+  return typeof message === 'string' ? message : String(last);
 }
 
 /**

@@ -8,13 +8,13 @@ import {
 } from '../../domain/connection-state.js';
 import { isAboutToExpire, type RefreshSettings } from '../../domain/refresh-margin.js';
 import type { ConnectionEvents } from '../../k8s/events.js';
-import type { ConnectionError, ConnectionStatus } from '../../k8s/resources.js';
+import { INTEGRATION_SECRET_KEYS, type ConnectionError, type ConnectionStatus } from '../../k8s/resources.js';
 import { NotFoundError, type KubeStore, type StoredConnection, type StoredCredentials } from '../../k8s/store.js';
 import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../app/log.js';
 import { Counter, metric, type Registry } from '../../app/metrics.js';
 import type { OperationLog } from '../../oplog/operation-log.js';
-import { secretValues } from '../../oplog/redact.js';
+import { requestSecrets, secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import type { HeldRefreshLock, RefreshLock } from './lock.js';
@@ -243,6 +243,8 @@ export class TokenRefresher {
     }
     this.unsaved.delete(key);
     const started = clock.now();
+    // What the token requests carried: a provider that quotes them back must not put them in a failure.
+    const sent: string[] = [];
     let next: StoredCredentials;
     try {
       const integration = store.getIntegration(namespace, conn.resource.spec.integration);
@@ -261,13 +263,16 @@ export class TokenRefresher {
           provider,
           store,
           // The token call ends when the lock can no longer be kept: no other replica may overlap it.
-          fetch: (url, init) => this.deps.fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, lost]) : lost }),
+          fetch: (url, init) => {
+            sent.push(...requestSecrets(init));
+            return this.deps.fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, lost]) : lost });
+          },
           timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
           now: clock.now(),
         }),
       );
     } catch (err) {
-      const failure = classifyRefreshFailure(err, clock.now());
+      const failure = classifyRefreshFailure(err, clock.now(), [...sent, ...this.storedSecrets(namespace, conn)]);
       this.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
       if (failure.code === 'integration_misconfigured') await this.recordIntegrationFault(namespace, conn, failure);
       else await this.recordFailure(namespace, conn, failure, reason, clock.now() - started);
@@ -389,6 +394,19 @@ export class TokenRefresher {
       .catch((err: unknown) =>
         this.logger.warn({ namespace, integration: name, err: apiMessage(err) }, 'could not record the integration fault'),
       );
+  }
+
+  /**
+   * Secrets a refresh failure's text must not carry besides what the requests sent: the stored
+   * credentials' secret fields and the Integration's client secret and private key.
+   */
+  private storedSecrets(namespace: string, conn: StoredConnection): string[] {
+    const { store } = this.deps;
+    const ref = store.getIntegration(namespace, conn.resource.spec.integration)?.spec.clientSecretRef?.name;
+    const fromSecret = ref
+      ? [INTEGRATION_SECRET_KEYS.clientSecret, INTEGRATION_SECRET_KEYS.privateKey].map((k) => store.readSecretValue(namespace, ref, k))
+      : [];
+    return [...secretValues(conn.credentials), ...fromSecret.filter((v): v is string => Boolean(v))];
   }
 
   /** One operation log entry about this refresh; the credentials' own values are redacted wherever they appear. */
