@@ -98,6 +98,52 @@ it('retries a Secret write the API server refused once, and keeps the rotated re
   await stillRefreshes(INTEGRATION, connectionId);
 });
 
+it('writes credentials it kept after failed writes on its own, before another replica can spend the stored token', async () => {
+  const { conn, refreshToken } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName);
+  const { connectionId } = conn.resource.spec;
+  // Replica A's Secret writes fail (500) until the test lets them through: its refresh keeps the rotated
+  // credentials in memory. Nobody asks A again (say its shard moved to B), and B is asked to refresh.
+  let failing = true;
+  let refused = 0;
+  const real = store();
+  const faulty: KubeStore = Object.create(real);
+  faulty.updateCredentials = async (...args) => {
+    if (failing) {
+      refused++;
+      throw new ApiException(500, 'injected: etcd unavailable', { message: 'injected' }, {});
+    }
+    return real.updateCredentials(...args);
+  };
+  const a = new TokenRefresher({
+    store: faulty,
+    lock: new RefreshLock(new Leases(kc), 'replica-a', 30),
+    events: new ConnectionEvents(kc, 'test'),
+    config: testConfig([ns.name]),
+    logger: testLogger(),
+    clock: systemClock,
+    fetch,
+    writeAttempts: 2,
+  });
+  const calls = oidc.refreshCalls();
+  await expect(a.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'schedule', force: true })).rejects.toMatchObject({
+    code: 'provider_unavailable',
+  });
+  expect(refused).toBe(2);
+  expect(oidc.refreshCalls() - calls).toBe(1);
+  // B waits for A's Lease (kept with the credentials); A writes them on its own once writes work again.
+  failing = false;
+  const result = await refresher({ holder: 'replica-b' }).ensureFresh(ns.name, INTEGRATION, connectionId, {
+    reason: 'schedule',
+    force: true,
+  });
+  expect(result.credentials.refresh_token).not.toBe(refreshToken);
+  // One rotation in all, and none refused: B found A's credentials instead of spending the stored token.
+  expect(oidc.refreshCalls() - calls).toBe(1);
+  expect(oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 400)).toEqual([]);
+  expect(store().getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(result.credentials.refresh_token);
+  await stillRefreshes(INTEGRATION, connectionId);
+});
+
 it('keeps the Lease through a token call slower than its TTL: a second replica does not spend the same token', async () => {
   const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName);
   const { connectionId } = conn.resource.spec;

@@ -17,8 +17,13 @@
  * before a Secret holds it strands the new token (known limit, docs/reliability.md). The injector kills
  * outside that window, and says so: it holds new token requests at the token proxy, waits until no
  * token request is at the provider and no Secret holds a refresh token the provider already rotated
- * (from oidc-provider's own `grant.success` events), then kills, and drops the victim's held requests.
+ * (from oidc-provider's own `grant.success` events), then kills, and drops the victim's held requests;
+ * a kill whose window does not close within KILL_WAIT_MS is skipped (and counted).
  * Everything else (write failures, delays, ring changes, locks left by the dead) is random.
+ *
+ * Then the accounting: with no more rotations possible and the replicas stopped, every 'token refreshed'
+ * line (the replicas' and the end check's) is one rotation at the provider, and only a few rotations,
+ * each for a reason the test counts, go without one (see the checks at the end).
  *
  * REFRESHES defaults to a count that fits the CI suite; LATCHKEY_FAULTS_REFRESHES=1000 is the
  * issue's figure (docs/reliability.md says which run the table shows). LATCHKEY_FAULTS_SEED replays
@@ -31,6 +36,7 @@ import type { TestClient } from '../../dev/peers/oidc-server.js';
 import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
 import { RefreshError } from '../../src/auth/refresh/token-refresher.js';
 import { importOAuth2 } from '../support/fixtures.js';
+import { captureLogs } from '../support/log-capture.js';
 import { startOAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { seededRandom, startHttpFaultProxy, type HttpFaultProxy, type ProxiedRequest } from '../support/faults/http-fault-proxy.js';
@@ -59,8 +65,13 @@ const TOKEN_TIMEOUT_MS = 10_000;
  */
 const pastLeaseDelayMs = (random: () => number) => LEASE_SECONDS * 1000 + 500 + Math.floor(random() * 1_000);
 const TOKEN_MAX_WAIT_MS = TOKEN_TIMEOUT_MS - 3_000;
-/** A refresh phase on a busy 2-core machine: about a refresh a second, with room. */
-const REFRESH_PHASE_MS = Math.max(600_000, REFRESHES * 3_000);
+/**
+ * The refresh phase's bound on a busy 2-core machine. The merged suite managed about 0.3 refreshes a
+ * second, so a bound of 3 s a refresh was too tight for 1,000: 5 s a refresh, at least 10 minutes.
+ */
+const REFRESH_PHASE_MS = Math.max(600_000, REFRESHES * 5_000);
+/** How long a kill waits for the stranding window to close before it is skipped (and counted as skipped). */
+const KILL_WAIT_MS = 60_000;
 
 /** The injector's random schedule (when the next fault comes), not a wait for a result. */
 const injectorPause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,6 +86,9 @@ const faults = {
   tokenDelayedPastCallTimeout: 0,
   sigkill: 0,
 };
+
+/** A pino line of a replica in this process (the end check's refresher), parsed. */
+const messageOf = (line: string) => (JSON.parse(line) as { msg?: string }).msg;
 
 it(
   `${REFRESHES} refreshes under random Secret-write failures, slow token answers and killed replicas: no grant lost, no reuse`,
@@ -179,10 +193,14 @@ it(
     const unwrittenRotations = async () => [...(await storedRefreshTokens()).values()].filter((t) => spent.has(t)).length;
 
     let importer: Replica | undefined;
+    // The importer's refresher does the end check's forced refreshes: its lines count with the replicas'.
+    const importerLogs = captureLogs();
     const killWaitsMs: number[] = [];
+    let killsSkipped = 0;
+    const startedAt = Date.now();
     try {
       for (const identity of REPLICAS) await startController(identity);
-      importer = await startReplica(kc, { namespaces: [ns.name], components: [] });
+      importer = await startReplica(kc, { namespaces: [ns.name], components: [], logger: importerLogs.logger });
       for (let i = 0; i < CONNECTIONS; i++) {
         // First expiries spread over one lifetime, so refreshes do not come in waves.
         await importOAuth2(importer.ctx.store, oidc, client, ns.name, 'oidc', bed.providerName, {
@@ -190,6 +208,8 @@ it(
         });
       }
 
+      const phaseStarted = Date.now();
+      let refreshPhaseMs = 0;
       // The killer: every 6-14 s, one replica, outside the stranding window (see the header), restarted 0-2 s later.
       let killing = true;
       const killer = (async () => {
@@ -200,15 +220,24 @@ it(
           const victim = live.get(identity)!;
           const release = tokenProxy.hold();
           const waitStarted = Date.now();
+          let killed = false;
           try {
-            await eventually(async () => tokenProxy.inFlight === 0 && (await unwrittenRotations()) === 0, 60_000, 50);
-            const ports = localPortsOf(victim.pid);
-            await victim.kill();
-            tokenProxy.dropFrom(ports);
-            faults.sigkill++;
+            const closed = await eventually(
+              async () => tokenProxy.inFlight === 0 && (await unwrittenRotations()) === 0,
+              KILL_WAIT_MS,
+              50,
+            ).catch(() => false);
+            if (closed) {
+              const ports = localPortsOf(victim.pid);
+              await victim.kill();
+              tokenProxy.dropFrom(ports);
+              faults.sigkill++;
+              killed = true;
+            } else killsSkipped++;
           } finally {
             release();
           }
+          if (!killed) continue;
           killWaitsMs.push(Date.now() - waitStarted);
           await injectorPause(random() * 2_000);
           await startController(identity);
@@ -224,6 +253,7 @@ it(
 
       try {
         await eventually(() => spent.size >= REFRESHES || reuseDetections() > 0, REFRESH_PHASE_MS, 500);
+        refreshPhaseMs = Date.now() - phaseStarted;
       } finally {
         killing = false;
         clearInterval(bursts);
@@ -257,13 +287,34 @@ it(
         if (outcome !== 'refreshed') lost.push(name);
       }
 
-      const lines = (msg: string) => processes.reduce((n, p) => n + p.logged(msg).length, 0);
-      // Every rotation at the provider is recorded as a refresh by the replica that made it, a write
-      // applied although its answer was lost included; only a replica killed between its Secret write
-      // and its log line leaves one out. The line comes after the write: wait for it, bounded.
+      const endCheckRefreshes = importerLogs.lines.filter((l) => messageOf(l) === 'token refreshed').length;
+
+      // The accounting below compares two counts, rotations at the provider and 'token refreshed' lines,
+      // so both are taken when neither can change any more: the token endpoint is closed (503, no more
+      // rotations), every rotation it answered is in a Secret, and the replicas are stopped (SIGTERM: a
+      // refresh in flight finishes; their stdout is read to the end). Counted as before, while the
+      // controllers still refreshed (the rotations first, the lines after waiting for them), the comparison
+      // was not exact: the end check's own refreshes (logged in this process) were in the rotations and not
+      // in the lines, and the wait let the controllers' later refreshes, not in the rotations, fill that gap
+      // and overshoot it (one run of the merged suite: 171 lines for 170 rotations). No refresh was logged twice.
+      tokenProxy.decide = () => ({ status: 503 });
+      await eventually(async () => tokenProxy.inFlight === 0 && (await unwrittenRotations()) === 0, 60_000, 100).catch(() => undefined);
+      const lines = (msg: string) =>
+        processes.reduce((n, p) => n + p.logged(msg).length, 0) + importerLogs.lines.filter((l) => messageOf(l) === msg).length;
+      const recordedNow = () => lines('token refreshed');
+      const supersededNow = () => lines('credentials changed during the refresh; the newer ones are kept');
+      const droppedNow = () => lines('refreshed credentials not written; dropped');
+      // A line follows its Secret write (a write applied although its answer was lost is retried first, kept
+      // credentials are written a few seconds later): wait for the lines the bound below expects, then stop.
+      await eventually(() => recordedNow() >= spent.size - faults.sigkill - supersededNow() - droppedNow(), 30_000, 200).catch(
+        () => undefined,
+      );
+      await stopAll(processes);
       const rotations = spent.size;
-      const recorded = () => lines('token refreshed');
-      await eventually(() => recorded() >= rotations - faults.sigkill, 60_000, 200).catch(() => undefined);
+      const recorded = recordedNow();
+      const kept = lines('refreshed credentials not written; kept for the next attempt');
+      const superseded = supersededNow();
+      const dropped = droppedNow();
       const injectedAt = (applied: boolean) =>
         [...apiProxies.values()].reduce((n, e) => n + e.proxy.injected.filter((i) => i.applied === applied).length, 0);
       writeScenario({
@@ -278,30 +329,41 @@ it(
           tokenRequestsNeverPassedOn: tokenProxy.dropped.length,
           secretWritesFailedAtApiProxies: injectedAt(false),
           secretWritesAppliedAnswerLost: injectedAt(true),
-          tokenRefreshedLines: recorded(),
           rotationsAtProviderInAll: rotations,
-          keptForNextAttemptLines: lines('refreshed credentials not written; kept for the next attempt'),
+          tokenRefreshedLines: recorded,
+          endCheckRefreshes,
+          keptForNextAttemptLines: kept,
+          supersededLines: superseded,
+          keptDroppedLines: dropped,
+          killsSkipped,
           connections: CONNECTIONS,
         },
         grantsLost: lost.length,
         notes: [
           `seed ${SEED}; shard Lease ${LEASE_SECONDS} s, access tokens ${ACCESS_TOKEN_TTL_SECONDS} s; token delays past the Lease ${LEASE_SECONDS + 0.5}-${LEASE_SECONDS + 1.5} s, past the call timeout ${(TOKEN_TIMEOUT_MS + 1500) / 1000} s; no token request passed on after ${TOKEN_MAX_WAIT_MS / 1000} s at the proxy`,
-          `kills wait for the stranding window to close (no token call at the provider, no Secret holding a rotated token): waits ${killWaitsMs.length ? `${Math.min(...killWaitsMs)}-${Math.max(...killWaitsMs)} ms` : 'none'}`,
+          `kills wait for the stranding window to close (no token call at the provider, no Secret holding a rotated token): waits ${killWaitsMs.length ? `${Math.min(...killWaitsMs)}-${Math.max(...killWaitsMs)} ms` : 'none'}${killsSkipped ? `; ${killsSkipped} kills skipped (not closed within ${KILL_WAIT_MS / 1000} s)` : ''}`,
+          `refresh phase ${Math.round(refreshPhaseMs / 1000)} s, whole scenario ${Math.round((Date.now() - startedAt) / 1000)} s; tokenRefreshedLines counts the replicas' lines and the end check's (${endCheckRefreshes} of its ${CONNECTIONS} forced refreshes rotated in this process; the others found a replica's refresh first)`,
         ],
       });
       expect(reuseDetections()).toBe(0);
       expect(lost).toEqual([]);
       expect(rotationsUnderFaults).toBeGreaterThanOrEqual(REFRESHES);
-      expect(rotations - recorded()).toBeLessThanOrEqual(faults.sigkill);
-      // One run of the merged suite logged 171 refreshes for 170 rotations; the extra line is not explained yet
-      // (open in issue #17). Bounded by the writes applied whose answer was lost, the one fault that makes a retry
-      // meet its own write; the grants themselves (reuse, lost) are asserted above without slack.
-      expect(recorded()).toBeLessThanOrEqual(rotations + injectedAt(true));
+      // Counted at rest, the lines are exact: a 'token refreshed' line is one rotation whose credentials
+      // the refresher that received them stored (its own write, or its earlier write applied although the
+      // answer was lost), logged once; so never more lines than rotations.
+      expect(recorded).toBeLessThanOrEqual(rotations);
+      // A rotation goes unrecorded only if the replica holding it was killed after its Secret write was
+      // applied and before it recorded it (about one per kill at most: the killer waits until every rotation
+      // is in a Secret; the victim may not have read the write's answer yet, or, the answer lost, not retried
+      // yet), if newer credentials superseded it, or if credentials kept after failed writes were dropped
+      // (another replica held the Lease since). Kept credentials whose write had been applied after all are
+      // recorded when the refresher writes them again (it finds them stored).
+      expect(rotations - recorded).toBeLessThanOrEqual(faults.sigkill + superseded + dropped);
       expect(faults.sigkill).toBeGreaterThan(0);
     } finally {
       injecting = false;
       await stopAll(processes);
-      dumpLogs('grants-under-faults', processes);
+      dumpLogs('grants-under-faults', processes, { 'end-check': importerLogs.lines });
       await importer?.stop();
       await tokenProxy.close();
       for (const { proxy } of apiProxies.values()) await proxy.close();

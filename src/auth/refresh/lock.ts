@@ -91,6 +91,18 @@ export class RefreshLock {
     return { held: undefined, waitUntil: this.now() + 1000 };
   }
 
+  /**
+   * Whether `later` (an acquisition of this lock) continues the tenure of `earlier`: the same Lease
+   * object, and no other holder since (a take-over counts a transition; a deleted and re-created Lease
+   * is another object). Nobody else can have refreshed the connection in between.
+   */
+  static sameTenure(earlier: HeldRefreshLock, later: HeldRefreshLock): boolean {
+    return (
+      earlier.lease.metadata?.uid === later.lease.metadata?.uid &&
+      (earlier.lease.spec?.leaseTransitions ?? 0) === (later.lease.spec?.leaseTransitions ?? 0)
+    );
+  }
+
   /** Takes the lock if it can be taken now (no version check): for tests and tools. */
   async tryAcquire(namespace: string, connectionName: string, connectionUid?: string): Promise<boolean> {
     return (await this.acquire(namespace, connectionName, '', connectionUid)).held !== undefined;

@@ -17,7 +17,7 @@ import type { OperationLog } from '../../oplog/operation-log.js';
 import { requestSecrets, secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
-import type { HeldRefreshLock, RefreshLock } from './lock.js';
+import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
 import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
 
@@ -27,6 +27,25 @@ export * from '../../domain/refresh-margin.js';
 export * from './strategies.js';
 
 export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
+
+/** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
+interface KeptCredentials {
+  namespace: string;
+  /** The connection as the refresh found it (its credentials hold the refresh token that was spent). */
+  conn: StoredConnection;
+  /** The refresh token they replace: the write is fenced on it. */
+  fence: string;
+  next: StoredCredentials;
+  reason: RefreshReason;
+  /** The refresh Lease they were kept under: they are written only while nobody else has held it since. */
+  held: HeldRefreshLock;
+  /** When the refresher tries to write them again on its own (ms from being kept). */
+  retryInMs: number;
+}
+
+/** The first and the longest wait before kept credentials are written again (well within the refresh Lease's TTL, which each attempt renews). */
+const KEPT_RETRY_FIRST_MS = 2_000;
+const KEPT_RETRY_MAX_MS = 8_000;
 
 export interface EnsureFreshOptions {
   /** Refresh even if the token is not about to expire. */
@@ -68,7 +87,7 @@ export interface TokenRefresherDeps {
 export class TokenRefresher {
   private readonly inflight = new Map<string, Promise<StoredConnection>>();
   /** Credentials a provider issued whose write failed (by namespace/name), with the refresh token they replace. */
-  private readonly unsaved = new Map<string, { fence: string; next: StoredCredentials }>();
+  private readonly unsaved = new Map<string, KeptCredentials>();
   private readonly strategies = new Map<string, RefreshStrategy>([
     ['OAUTH2', oauth2RefreshStrategy],
     ['OAUTH2_CC', clientCredentialsStrategy],
@@ -237,9 +256,11 @@ export class TokenRefresher {
     const providerName = conn.resource.spec.provider;
     const key = `${namespace}/${name}`;
     // Credentials a provider already issued whose write failed last time: persist them, don't spend the grant again.
+    // If the stored ones are already they (a failed attempt had been applied), persisting writes nothing and
+    // records the refresh, which would otherwise go unrecorded.
     const unsaved = this.unsaved.get(key);
-    if (unsaved && unsaved.fence === fenceOf(conn.credentials)) {
-      return lock.hold(held, () => this.persist(namespace, conn, unsaved.next, providerName, reason, held));
+    if (unsaved && (unsaved.fence === fenceOf(conn.credentials) || fenceOf(unsaved.next) === fenceOf(conn.credentials))) {
+      return lock.hold(held, () => this.persist(namespace, unsaved.conn, unsaved.next, providerName, reason, held));
     }
     this.unsaved.delete(key);
     const started = clock.now();
@@ -288,9 +309,10 @@ export class TokenRefresher {
    * no longer it (a reconnect or an import landed meanwhile), the newer credentials win and are
    * returned. The write is a compare-and-swap on the cached Secret's resourceVersion; a conflict
    * re-reads the Secret and checks the fence again. A failed write is retried (the Lease is kept
-   * meanwhile); if it still fails, the credentials are kept in memory and written by the next
-   * refresh of this connection instead of calling the provider again. The status that follows from
-   * the new credentials is returned at once and written off the request path.
+   * meanwhile); if it still fails, the credentials and the Lease are kept, and the credentials are
+   * written a little later by this refresher on its own ({@link writeKept}), or by the next refresh of
+   * this connection here if that comes first, instead of calling the provider again. The status that
+   * follows from the new credentials is returned at once and written off the request path.
    */
   private async persist(
     namespace: string,
@@ -324,7 +346,18 @@ export class TokenRefresher {
         if (err instanceof NotFoundError)
           throw new ConnectionNotFoundError(namespace, conn.resource.spec.integration, conn.resource.spec.connectionId);
         if (attempt >= attempts) {
-          this.unsaved.set(key, { fence, next });
+          const before = this.unsaved.get(key);
+          const kept: KeptCredentials = {
+            namespace,
+            conn,
+            fence,
+            next,
+            reason,
+            held,
+            retryInMs: before?.next === next ? Math.min(before.retryInMs * 2, KEPT_RETRY_MAX_MS) : KEPT_RETRY_FIRST_MS,
+          };
+          this.unsaved.set(key, kept);
+          this.writeKeptLater(key, kept);
           this.logger.error(
             { namespace, connection: name, err: apiMessage(err) },
             'refreshed credentials not written; kept for the next attempt',
@@ -362,6 +395,56 @@ export class TokenRefresher {
     ]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
+  }
+
+  private writeKeptLater(key: string, kept: KeptCredentials): void {
+    setTimeout(() => void this.writeKept(key, kept), kept.retryInMs).unref();
+  }
+
+  /**
+   * Writes credentials kept in memory after their write failed, without waiting for the next refresh of
+   * the connection: that may never come to this process. Its shard may move to another replica (a
+   * replica joined or left), which waits for the refresh Lease this one keeps and then refreshes with the
+   * stored refresh token, already spent: the provider revokes the grant. Each attempt takes the Lease
+   * again (renewing it, so the others keep waiting) and writes as a refresh would, fenced on the spent
+   * token; a failed write keeps them again, retried a little later. They are written only under the
+   * Lease they were kept under: once another replica held it, that one may have spent the stored token
+   * (or written newer credentials), and whatever comes next starts from the stored credentials.
+   */
+  private async writeKept(key: string, kept: KeptCredentials): Promise<void> {
+    if (this.unsaved.get(key) !== kept) return; // written, kept again (with its own retry), or dropped
+    if (this.inflight.has(key)) return this.writeKeptLater(key, kept); // a refresh of it runs: it writes them first
+    const { namespace, conn } = kept;
+    const name = conn.resource.metadata.name;
+    const drop = (why: string) => {
+      if (this.unsaved.get(key) === kept) this.unsaved.delete(key);
+      this.logger.warn({ namespace, connection: name, why }, 'refreshed credentials not written; dropped');
+    };
+    const current = this.deps.store.connections.get(name, namespace);
+    if (!current || current.metadata.uid !== conn.resource.metadata.uid) return drop('the connection was deleted');
+    const strategy = this.strategies.get(conn.credentials.type);
+    if (!strategy) return drop('no refresh strategy');
+    const run = (async () => {
+      const { lock } = this.deps;
+      const taken = await lock.acquire(namespace, name, conn.credentialsVersion, conn.resource.metadata.uid);
+      if (!taken.held || !RefreshLock.sameTenure(kept.held, taken.held)) {
+        if (taken.held) await lock.release(taken.held).catch(() => undefined);
+        drop('another replica has held the refresh lock since');
+        throw new RefreshError('another replica is refreshing this connection; try again', {
+          permanent: false,
+          code: 'refresh_in_progress',
+          retryAfterMs: 1000,
+        });
+      }
+      return this.refreshHeld(namespace, conn, strategy, kept.reason, taken.held);
+    })().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, run);
+    try {
+      await run;
+    } catch {
+      // Kept again (with its own retry), dropped, or the Lease could not be read: in the last case, try again later.
+      if (this.unsaved.get(key) === kept) this.writeKeptLater(key, kept);
+    }
   }
 
   /**

@@ -117,8 +117,9 @@ export async function startLatchkeyProcess(opts: LatchkeyProcessOptions): Promis
   collect(child.stdout!, true);
   collect(child.stderr!, false);
   let exitCode: number | null | undefined;
+  // 'close', not 'exit': stdout and stderr are read to the end first, so no line of a stopped process is missed.
   const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       exitCode = code;
       resolve(code);
     }),
@@ -176,8 +177,11 @@ export async function stopAll(processes: LatchkeyProcess[]): Promise<void> {
 /** Milliseconds since the epoch of a log line. */
 export const lineTime = (l: LogLine): number => Date.parse(l.time);
 
-/** Keeps each process's output under test-results/fault-logs/<scenario>/ (to read after a failure). */
-export function dumpLogs(scenario: string, processes: LatchkeyProcess[]): void {
+/**
+ * Keeps each process's output under test-results/fault-logs/<scenario>/ (to read after a failure), and
+ * `extra` lines (a replica in the test process, by file name) beside them.
+ */
+export function dumpLogs(scenario: string, processes: LatchkeyProcess[], extra: Record<string, string[]> = {}): void {
   const dir = join(REPO_ROOT, 'test-results', 'fault-logs', scenario);
   mkdirSync(dir, { recursive: true });
   // A restarted replica keeps its identity: its earlier lives are <identity>.log, <identity>-1.log, ...
@@ -187,4 +191,6 @@ export function dumpLogs(scenario: string, processes: LatchkeyProcess[]): void {
     lives.set(p.identity, n + 1);
     writeFileSync(join(dir, `${p.identity}${n ? `-${n}` : ''}.log`), p.raw.join('\n') + '\n');
   }
+  for (const [name, lines] of Object.entries(extra))
+    writeFileSync(join(dir, `${name}.log`), lines.map((l) => l.trimEnd()).join('\n') + '\n');
 }
