@@ -200,9 +200,7 @@ async function versus(latchkey: Target, peer: Target, peerPid?: number): Promise
     }
   }
   if (peerPid)
-    log(
-      `CPU per request: ours ${(cpu.ours[0]! / cpu.ours[1]!).toFixed(1)} µs, peer ${(cpu.theirs[0]! / cpu.theirs[1]!).toFixed(1)} µs`,
-    );
+    log(`CPU per request: ours ${(cpu.ours[0]! / cpu.ours[1]!).toFixed(1)} µs, peer ${(cpu.theirs[0]! / cpu.theirs[1]!).toFixed(1)} µs`);
   const roundRatios = ours.map((o, i) => round(o / theirs[i]!));
   return {
     requestsPerSecond: Math.round(median(ours)),
