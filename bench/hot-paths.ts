@@ -140,6 +140,13 @@ async function peer(kind: string, env: Record<string, string> = {}): Promise<{ p
 
 const log = (line: string) => process.stderr.write(`[hot-paths] ${line}\n`);
 
+/** utime + stime of a process, in microseconds (/proc/PID/stat, clock ticks of 10 ms). */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** One measured run; an error or a non-2xx answer fails the benchmark. */
 async function measured(target: Target): Promise<CannonResult> {
   const r = await cannon(target, { connections: CONNECTIONS, seconds: SECONDS });
@@ -160,20 +167,40 @@ interface Versus {
  * BENCH_ROUNDS rounds of one run each, the order alternating. The machine is shared: a burst of
  * someone else's load then falls on both sides of a round's ratio, not on one side of the figure.
  */
-async function versus(latchkey: Target, peer: Target): Promise<Versus> {
+async function versus(latchkey: Target, peer: Target, peerPid?: number): Promise<Versus> {
   await cannon(latchkey, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
   await cannon(peer, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
   const ours: number[] = [];
   const theirs: number[] = [];
+  // CPU time per request of the server process (Latchkey: this process; the peer: its own), which a
+  // shared machine disturbs less than throughput.
+  const cpu = { ours: [0, 0], theirs: [0, 0] };
+  const runOurs = async () => {
+    const before = process.cpuUsage();
+    const r = await measured(latchkey);
+    const used = process.cpuUsage(before);
+    cpu.ours[0]! += used.user + used.system;
+    cpu.ours[1]! += r.requests;
+    ours.push(r.requestsPerSecond);
+  };
+  const runTheirs = async () => {
+    const before = peerPid ? cpuMicros(peerPid) : 0;
+    const r = await measured(peer);
+    cpu.theirs[0]! += peerPid ? cpuMicros(peerPid) - before : 0;
+    cpu.theirs[1]! += r.requests;
+    theirs.push(r.requestsPerSecond);
+  };
   for (let i = 0; i < ROUNDS; i++) {
     if (i % 2 === 0) {
-      ours.push((await measured(latchkey)).requestsPerSecond);
-      theirs.push((await measured(peer)).requestsPerSecond);
+      await runOurs();
+      await runTheirs();
     } else {
-      theirs.push((await measured(peer)).requestsPerSecond);
-      ours.push((await measured(latchkey)).requestsPerSecond);
+      await runTheirs();
+      await runOurs();
     }
   }
+  if (peerPid)
+    log(`CPU per request: ours ${(cpu.ours[0]! / cpu.ours[1]!).toFixed(1)} µs, peer ${(cpu.theirs[0]! / cpu.theirs[1]!).toFixed(1)} µs`);
   const roundRatios = ours.map((o, i) => round(o / theirs[i]!));
   return {
     requestsPerSecond: Math.round(median(ours)),
@@ -306,7 +333,7 @@ async function main(): Promise<void> {
       const viaLatchkey: Target = { url: `${server.url}/proxy/records?limit=20`, headers: proxyHeaders };
       const viaPeer: Target = { url: `http://127.0.0.1:${fwd.port}/proxy/records?limit=20`, headers: proxyHeaders };
       const direct: Target = { url: `http://127.0.0.1:${up.port}/api/records?limit=20`, headers: { 'x-api-key': 'bench-key' } };
-      const vs = await versus(viaLatchkey, viaPeer);
+      const vs = await versus(viaLatchkey, viaPeer, fwd.child.pid);
       const one: Record<'direct' | 'forwarder' | 'latchkey', ProbeResult> = {
         direct: await probe(direct, PROBE_COUNT),
         forwarder: await probe(viaPeer, PROBE_COUNT),

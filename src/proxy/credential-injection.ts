@@ -95,6 +95,36 @@ export function templatedInjection(
   return { headers, query };
 }
 
+/**
+ * templatedInjection's results kept per Provider spec, credentials and connection configuration
+ * objects (it is a pure function of them). The informer cache and the store replace these objects
+ * when they change and never edit them, so a new version is a miss; a SIGNATURE's fresh value is a
+ * new credentials object every time. Failures are not kept (thrown again each time). The results
+ * are frozen: they are shared between requests.
+ */
+export class Injections {
+  private readonly kept = new WeakMap<ProviderSpec, WeakMap<StoredCredentials, WeakMap<object, Injection>>>();
+
+  of(spec: ProviderSpec, credentials: StoredCredentials, connectionConfig: Record<string, unknown> | undefined): Injection {
+    const configKey = connectionConfig ?? NO_CONFIG;
+    let byCredentials = this.kept.get(spec);
+    let byConfig = byCredentials?.get(credentials);
+    const known = byConfig?.get(configKey);
+    if (known) return known;
+    const injection = templatedInjection(spec, credentials, connectionConfig);
+    Object.freeze(injection.headers);
+    for (const pair of injection.query) Object.freeze(pair);
+    Object.freeze(injection.query);
+    Object.freeze(injection);
+    if (!byCredentials) this.kept.set(spec, (byCredentials = new WeakMap()));
+    if (!byConfig) byCredentials.set(credentials, (byConfig = new WeakMap()));
+    byConfig.set(configKey, injection);
+    return injection;
+  }
+}
+
+const NO_CONFIG = {};
+
 /** True when the provider's templates already place this credential somewhere. */
 export function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
   return [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})].some((v) => v.includes(placeholder));

@@ -12,17 +12,17 @@ import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/stor
 import type { Logger } from '../app/log.js';
 import type { Registry } from '../app/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
-import { authorizationHeader, templatedInjection, type OAuth1Consumer } from './credential-injection.js';
+import { authorizationHeader, Injections, type OAuth1Consumer } from './credential-injection.js';
 import { withFreshSignature } from '../auth/request-signature.js';
 import { signatureHeader } from './signature-header.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
-import { DEFAULT_REPLAY_LIMIT, readBody, type RequestBody } from './request-body.js';
+import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './request-body.js';
 import { decoderFor, pipeTo } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
-import { checkProxyPath, targetUrl } from './target-url.js';
+import { checkProxyPath, upstreamTarget } from './target-url.js';
 import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
 /**
@@ -78,6 +78,7 @@ function isFormBody(headers: IncomingMessage['headers']): boolean {
 export class CredentialProxy {
   private readonly agents: UpstreamAgents;
   private readonly baseUrls = new BaseUrls();
+  private readonly injections = new Injections();
   private readonly replayLimit: number;
   private readonly headersTimeoutMs: number;
   private readonly backoff: Omit<RetryPolicy, 'retries'>;
@@ -165,8 +166,10 @@ export class CredentialProxy {
 
     // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
     const needsForm = (mode === 'OAUTH1' || mode === 'TBA') && isFormBody(req.headers);
-    const body: RequestBody =
-      retries > 0 || refreshable || needsForm ? await readBody(req, req.headers, this.replayLimit) : await readBody(req, req.headers, 0);
+    // No body (most calls): no read, and no promise to wait for.
+    const body: RequestBody = !hasBody(req.headers)
+      ? { kind: 'none' }
+      : await readBody(req, req.headers, retries > 0 || refreshable || needsForm ? this.replayLimit : 0);
     if (needsForm && body.kind === 'stream')
       throw new LatchkeyError(
         'too_large',
@@ -188,15 +191,18 @@ export class CredentialProxy {
     const build = (stored: StoredCredentials) => {
       // SIGNATURE: a new value (nonce, time) for every attempt, so a retry is not refused as a replay.
       const credentials = withFreshSignature(provider.spec.signature, stored, this.deps.clock.now());
-      const injection = templatedInjection(provider.spec, credentials, connectionConfig);
-      const url = targetUrl(baseUrl, call.rawPath, call.rawQuery, injection.query);
+      const injection = this.injections.of(provider.spec, credentials, connectionConfig);
+      // The path was checked first thing; no URL object unless a signature needs one (OAuth 1, TBA).
+      const target = upstreamTarget(baseUrl, call.rawPath, call.rawQuery, injection.query);
       const headers: OutgoingHttpHeaders = { ...forwardedRequestHeaders(req.headers), ...injection.headers };
       const authorization = authorizationHeader({
         spec: provider.spec,
         credentials,
         headers: injection.headers,
         method,
-        url,
+        get url() {
+          return target.url();
+        },
         formParams,
         oauth1Consumer: (override) => this.oauth1Consumer(call.namespace, integration, override),
         connectionConfig,
@@ -204,7 +210,7 @@ export class CredentialProxy {
       if (authorization !== undefined) headers.authorization = authorization;
       const signature = signatureHeader(provider.spec, credentials);
       if (signature) headers[signature[0]] = signature[1];
-      return { method, url, headers, body };
+      return { method, url: target, headers, body };
     };
 
     const send = (credentials: StoredCredentials) =>

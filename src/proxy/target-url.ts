@@ -51,10 +51,30 @@ function inspect(path: string, round: number): void {
 /** Query parameters to set on the target URL, replacing any of the caller's with the same name. */
 export type QueryOverrides = Array<[string, string]>;
 
-/** A base URL as targetUrl needs it: origin and path without trailing slashes. */
+/** A base URL as targetUrl needs it: origin and path without trailing slashes, and the parts http.request takes. */
 interface ParsedBase {
   origin: string;
   path: string;
+  protocol: 'http:' | 'https:';
+  /** Without the brackets of an IPv6 address (as node's urlToHttpOptions gives it). */
+  hostname: string;
+  port: number | undefined;
+  /** host[:port], the Host header. */
+  host: string;
+}
+
+/**
+ * Where a proxied request goes, as node's http.request takes it (what it would derive from the URL
+ * object, without parsing one per request). `url()` builds the URL object for who signs it (OAuth 1, TBA).
+ */
+export interface UpstreamTarget {
+  protocol: 'http:' | 'https:';
+  hostname: string;
+  port: number | undefined;
+  host: string;
+  /** Path and query ("/a/b?x=1"). */
+  path: string;
+  url(): URL;
 }
 
 /**
@@ -81,7 +101,14 @@ function parseBase(baseUrl: string): ParsedBase {
     throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must be http(s)');
   if (base.username || base.password)
     throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must not carry user info');
-  const parsed = { origin: base.origin, path: base.pathname.replace(/\/+$/, '') };
+  const parsed: ParsedBase = {
+    origin: base.origin,
+    path: base.pathname.replace(/\/+$/, ''),
+    protocol: base.protocol as ParsedBase['protocol'],
+    hostname: base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname,
+    port: base.port === '' ? undefined : Number(base.port),
+    host: base.host,
+  };
   if (parsedBases.size >= PARSED_BASES_MAX) parsedBases.clear();
   parsedBases.set(baseUrl, parsed);
   return parsed;
@@ -115,4 +142,53 @@ export function targetUrl(baseUrl: string, rawPath: string, rawQuery: string, ov
     throw rejectPath('The proxied path would leave the provider base path');
   }
   return url;
+}
+
+/**
+ * Path and query characters the URL setters leave as they are: with only these (and no leading "?"
+ * left in the query), the joined path and query are the text itself, and no URL object is needed.
+ */
+const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&()*+,;=:@%/]*$/;
+const PLAIN_QUERY = /^[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*$/;
+
+/**
+ * What targetUrl returns, in the form http.request takes, for a path already passed through
+ * checkProxyPath. The same result and the same refusals as targetUrl: a path or query with
+ * characters the URL setters would change goes through targetUrl itself.
+ */
+export function upstreamTarget(baseUrl: string, checkedPath: string, rawQuery: string, overrides: QueryOverrides = []): UpstreamTarget {
+  const base = parseBase(baseUrl);
+  const query = rawQuery.startsWith('?') ? rawQuery.slice(1) : rawQuery;
+  let search: string;
+  if (overrides.length) {
+    const params = new URLSearchParams(query);
+    for (const [name] of overrides) params.delete(name);
+    for (const [name, value] of overrides) params.append(name, value);
+    // Form encoding: only characters the search setter keeps.
+    search = params.toString();
+  } else search = query;
+  if (!PLAIN_PATH.test(checkedPath) || (search !== '' && (search.startsWith('?') || !PLAIN_QUERY.test(search)))) {
+    return fromUrl(base, targetUrl(baseUrl, checkedPath, rawQuery, overrides));
+  }
+  const path = `${base.path}${checkedPath}` || '/';
+  const pathAndQuery = search === '' ? path : `${path}?${search}`;
+  return {
+    protocol: base.protocol,
+    hostname: base.hostname,
+    port: base.port,
+    host: base.host,
+    path: pathAndQuery,
+    url: () => new URL(`${base.origin}${pathAndQuery}`),
+  };
+}
+
+function fromUrl(base: ParsedBase, url: URL): UpstreamTarget {
+  return {
+    protocol: base.protocol,
+    hostname: base.hostname,
+    port: base.port,
+    host: base.host,
+    path: `${url.pathname}${url.search}`,
+    url: () => url,
+  };
 }

@@ -5,6 +5,7 @@
  */
 import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { LatchkeyError } from '../domain/errors.js';
 import { GuardedHttpAgent, GuardedHttpsAgent } from '../egress/agents.js';
@@ -12,10 +13,12 @@ import { egressRefusal, type EgressGuard } from '../egress/guard.js';
 import type { RequestBody } from './request-body.js';
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
+import type { UpstreamTarget } from './target-url.js';
 
 export interface UpstreamRequest {
   method: string;
-  url: URL;
+  /** A URL, or the target already in the form http.request takes (no URL parsed per request). */
+  url: URL | UpstreamTarget;
   headers: OutgoingHttpHeaders;
   body: RequestBody;
 }
@@ -31,10 +34,44 @@ export interface UpstreamAgents {
  * to an address the egress guard checked.
  */
 export function createAgents(guard: EgressGuard): UpstreamAgents {
-  const opts = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, timeout: 120_000 };
-  const http = new GuardedHttpAgent(guard, opts);
-  const https = new GuardedHttpsAgent(guard, opts);
+  // No `timeout` option: with one, node's client adds and removes a socket 'timeout' listener for
+  // every request (re-emitting on the request, where nobody listens: the wait for the answer has its
+  // own timer in sendOnce). What the option does besides, closing pooled sockets idle that long, is
+  // kept by idleTimeoutOnReturn.
+  const opts = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 };
+  const http = idleTimeoutOnReturn(new GuardedHttpAgent(guard, opts), IDLE_SOCKET_MS);
+  const https = idleTimeoutOnReturn(new GuardedHttpsAgent(guard, opts), IDLE_SOCKET_MS);
   return { http, https, destroy: () => (http.destroy(), https.destroy()) };
+}
+
+/** How long a pooled socket to a provider stays open unused (less when the provider's Keep-Alive says so). */
+const IDLE_SOCKET_MS = 120_000;
+
+/**
+ * node's Agent#keepSocketAlive (node 24) as it runs with `timeout: idleMs`: the socket returned to
+ * the pool gets that idle timeout, shortened to a second before the server's `Keep-Alive: timeout=N`
+ * (not kept at all when that leaves nothing); the agent destroys a pooled socket whose timeout fires.
+ */
+function idleTimeoutOnReturn<A extends HttpAgent>(agent: A, idleMs: number): A {
+  const buffer = (agent as unknown as { agentKeepAliveTimeoutBuffer?: number }).agentKeepAliveTimeoutBuffer ?? 1000;
+  agent.keepSocketAlive = (socket: Socket): boolean => {
+    socket.setKeepAlive(true, (agent as unknown as { keepAliveMsecs: number }).keepAliveMsecs);
+    socket.unref();
+    let timeout = idleMs;
+    let keep = true;
+    const hint = (socket as unknown as { _httpMessage?: { res?: IncomingMessage } })._httpMessage?.res?.headers['keep-alive'];
+    if (hint) {
+      const seconds = /^timeout=(\d+)/.exec(String(hint))?.[1];
+      if (seconds) {
+        const serverHint = Math.max(Number.parseInt(seconds, 10) * 1000 - buffer, 0);
+        if (serverHint === 0) keep = false;
+        else if (serverHint < timeout) timeout = serverHint;
+      }
+    }
+    if (socket.timeout !== timeout) socket.setTimeout(timeout);
+    return keep;
+  };
+  return agent;
 }
 
 export class UpstreamNetworkError extends Error {
@@ -89,6 +126,18 @@ function pause(ms: number, cancellation: Cancellation): Promise<void> {
   });
 }
 
+/** What node's urlToHttpOptions takes from a URL, as an {@link UpstreamTarget}. */
+function fromUrl(url: URL): UpstreamTarget {
+  return {
+    protocol: url.protocol as UpstreamTarget['protocol'],
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? undefined : Number(url.port),
+    host: url.host,
+    path: `${url.pathname}${url.search}`,
+    url: () => url,
+  };
+}
+
 /** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
 export function sendOnce(
   req: UpstreamRequest,
@@ -97,8 +146,9 @@ export function sendOnce(
   headersTimeoutMs: number,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const isHttps = req.url.protocol === 'https:';
-    const headers: OutgoingHttpHeaders = { ...req.headers, host: req.url.host };
+    const target = req.url instanceof URL ? fromUrl(req.url) : req.url;
+    const isHttps = target.protocol === 'https:';
+    const headers: OutgoingHttpHeaders = { ...req.headers, host: target.host };
     if (req.body.kind === 'buffered') {
       delete headers['transfer-encoding'];
       headers['content-length'] = String(req.body.data.length);
@@ -106,7 +156,11 @@ export function sendOnce(
       delete headers['content-length'];
       delete headers['transfer-encoding'];
     }
-    const outgoing = (isHttps ? httpsRequest : httpRequest)(req.url, {
+    const outgoing = (isHttps ? httpsRequest : httpRequest)({
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
       method: req.method,
       headers,
       agent: isHttps ? agents.https : agents.http,
