@@ -472,10 +472,19 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
   const reading = [
     '**Reading it:**',
     '',
-    `- Duplicates ${phases.reduce((n, p) => n + p.duplicates, 0)} and reuse refusals ${phases.reduce((n, p) => n + p.reuseRefusals, 0)} over every row: no connection was refreshed twice and no rotated refresh token was sent again${f?.failover ? ', the failover included' : ''}.`,
+    (() => {
+      const duplicates = phases.reduce((n, p) => n + p.duplicates, 0);
+      const reuse = phases.reduce((n, p) => n + p.reuseRefusals, 0);
+      const clean = duplicates === 0 && reuse === 0;
+      return `- Duplicates ${duplicates} and reuse refusals ${reuse} over every row${f?.failover ? ', the failover included' : ''}: ${
+        clean
+          ? 'no connection was refreshed twice and no rotated refresh token was sent again.'
+          : 'a reuse refusal is a refresh token sent again after the provider rotated it (the grant is then lost; see docs/reliability.md, "a cut between the token call and the Secret write").'
+      }`;
+    })(),
     `- 3 replicas against 1: ${three ? `${fixed(three.refreshesPerSecond / one, 2)}×` : 'not run'} (goal ≥ 2.5×).` +
-      (saturated
-        ? " The machine had no idle CPU during the run (other developers' work included), so the controllers got a small share of it and more replicas could not go faster: these rows show correctness, not capacity; docs/operations.md sizes from the per-refresh costs instead."
+      (saturated || (three && three.machineIdle < 0.2)
+        ? ' The machine had little or no idle CPU during the run (the control plane on the same 2 cores took about one of them), so the controllers got a small share of it and more replicas could not go faster: these rows show correctness, not capacity; docs/operations.md sizes from the per-refresh costs instead.'
         : ''),
     '- "rotation stored" below "refreshes" at the end of a row: refreshes answered by the endpoint whose Secret write was still in flight when the row ended.',
   ];
