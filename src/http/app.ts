@@ -44,10 +44,9 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   const routes = restRoutes(restDeps(ctx, lastFetched));
   const fetch = routes.find((r) => r.operationId === 'getConnection');
   if (!fetch) throw new Error('the getConnection route is missing');
-  // The two busiest paths first: a fetch or a proxied request walks no other route's matcher.
+  // The two busiest paths first: a fetch or a proxied request walks no other route's matcher (every
+  // request under /proxy is answered there; a fetch it declines reaches the REST router below).
   app.use(hotRoutes({ auth, proxy, fetch: routeHandler(fetch) }));
-  // The same handlers where the router finds them (HEAD, paths the hot routes leave to express).
-  app.use('/proxy', auth, proxy);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -4,8 +4,8 @@ import type { RequestHandler } from 'express';
  * The two busiest endpoints, dispatched by the first handler of the app instead of after a walk of
  * every route and router of the stack: `GET /connections/:connectionId` (the fetch) and every
  * request under `/proxy`. They run the very handlers the router would find (the secret key's check,
- * the route's zod checks, the same errors through the same error handler), and the router still has
- * them for what this declines (HEAD, a path express must decode itself). Measured in
+ * the route's zod checks, the same errors through the same error handler). Every `/proxy` request is
+ * answered here; a fetch this declines (HEAD, a path express must decode itself) reaches the REST router. Measured in
  * docs/benchmarks.md (hot paths).
  */
 export interface HotRoutes {
