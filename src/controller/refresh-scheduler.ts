@@ -150,7 +150,8 @@ export class RefreshScheduler {
       return plan;
     }
     const at = Math.max(plan.at, this.notBefore.get(key) ?? 0);
-    this.queue.reschedule(key, Math.max(0, at - this.opts.clock.now()));
+    // Overdue keys keep how long they have been due: the longest-waiting refresh runs first.
+    this.queue.reschedule(key, at - this.opts.clock.now());
     return { ...plan, at };
   }
 

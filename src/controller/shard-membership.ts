@@ -35,6 +35,9 @@ export function shardLeaseName(identity: string): string {
   return `latchkey-shard-${identity}`.slice(0, 253);
 }
 
+/** How long after a member's Lease expiry the others read the Leases again (past the expiry, whatever rounding). */
+const PEER_EXPIRY_SLACK_MS = 100;
+
 /** Leases of members dead this long are deleted (pods of a Deployment get new names on every restart). */
 const STALE_LEASE_FACTOR = 20;
 
@@ -64,6 +67,8 @@ export class ShardMembership {
   private timer: NodeJS.Timeout | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private tick: Promise<void> = Promise.resolve();
+  /** When the first other live member's Lease expires unless renewed (ms since epoch), as last read. */
+  private peerExpiry: number | undefined;
 
   constructor(private readonly opts: ShardMembershipOptions) {
     this.renewMs = opts.renewIntervalMs ?? Math.max(200, Math.floor((opts.leaseDurationSeconds * 1000) / 3));
@@ -124,9 +129,20 @@ export class ShardMembership {
   private schedule(delayMs: number): void {
     if (!this.running) return;
     this.timer = setTimeout(() => {
-      this.tick = this.sync().finally(() => this.schedule(this.renewMs));
+      this.tick = this.sync().finally(() => this.schedule(this.nextSyncDelay()));
     }, delayMs);
     this.timer.unref?.();
+  }
+
+  /**
+   * The renew interval, or sooner: just after the first other member's Lease would expire if it is
+   * not renewed by then. A member that died is then out of the ring (and its share taken) one lease
+   * duration after its last renewal, not up to a renew interval later.
+   */
+  private nextSyncDelay(): number {
+    if (this.peerExpiry === undefined) return this.renewMs;
+    const untilExpiry = this.peerExpiry + PEER_EXPIRY_SLACK_MS - this.now();
+    return Math.max(0, Math.min(this.renewMs, untilExpiry));
   }
 
   private async sync(): Promise<void> {
@@ -145,7 +161,10 @@ export class ShardMembership {
       if (this.joinedAt === undefined || startedAt > this.lastSyncedAt + leaseMs - this.renewMs) this.joinedAt = startedAt;
       this.lastSyncedAt = startedAt;
       const now = this.now();
-      const live = all.filter((l) => l.holder && now <= l.renewedAt + l.durationSeconds * 1000).map((l) => l.holder!);
+      const liveLeases = all.filter((l) => l.holder && now <= l.renewedAt + l.durationSeconds * 1000);
+      const live = liveLeases.map((l) => l.holder!);
+      const peerExpiries = liveLeases.filter((l) => l.holder !== identity).map((l) => l.renewedAt + l.durationSeconds * 1000);
+      this.peerExpiry = peerExpiries.length ? Math.min(...peerExpiries) : undefined;
       const ring = new HashRing([...live, identity]);
       const changed = !ring.sameMembers(this.ring);
       if (changed) logger.info({ members: ring.members }, 'shard members changed');

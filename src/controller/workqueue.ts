@@ -20,6 +20,10 @@ export interface WorkQueueOptions {
  * it waits is a no-op), a key is never handled by two workers at once (adding it while it is handled
  * marks it dirty, and it runs once more afterwards), at most `concurrency` handlers run, and a handler
  * that throws puts its key back after an exponential backoff that a success resets.
+ *
+ * Waiting keys run in the order they became due (earliest first; a key added now is due now), not in
+ * the order they were added: when the workers fall behind (a refresh storm, a replica taking over a
+ * dead one's share) the key that has waited longest goes first, wherever it came from.
  */
 export class WorkQueue {
   readonly name: string;
@@ -28,9 +32,10 @@ export class WorkQueue {
   private readonly backoff: BackoffPolicy;
   private readonly logger: Logger | undefined;
   private readonly onDepth: ((depth: number) => void) | undefined;
-  /** Keys ready to run, in order. */
-  private readonly queue: string[] = [];
-  private readonly queued = new Set<string>();
+  /** Keys ready to run, earliest due first. */
+  private readonly queue = new DueHeap();
+  /** Waiting keys and when each became due. */
+  private readonly queued = new Map<string, number>();
   private readonly processing = new Set<string>();
   /** Keys added while they were being processed: run again when done. */
   private readonly dirty = new Set<string>();
@@ -51,39 +56,41 @@ export class WorkQueue {
 
   /** Keys waiting to run (not counting those running or waiting on a timer). */
   get depth(): number {
-    return this.queue.length;
+    return this.queued.size;
   }
 
   get active(): number {
     return this.running;
   }
 
-  /** Queues the key now. */
-  add(key: string): void {
+  /** Queues the key now; `dueAt` (ms since epoch, default now) orders it among the waiting keys. */
+  add(key: string, dueAt: number = Date.now()): void {
     if (this.stopped) return;
     this.cancelTimer(key);
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
     }
-    if (this.queued.has(key)) return;
-    this.queued.add(key);
-    this.queue.push(key);
+    const waiting = this.queued.get(key);
+    if (waiting !== undefined && waiting <= dueAt) return;
+    this.queued.set(key, dueAt);
+    this.queue.push(key, dueAt);
     this.reportDepth();
     this.pump();
   }
 
   /**
-   * Queues the key after `delayMs`. An earlier pending time for the same key wins, so a burst of
-   * schedules collapses into the soonest one.
+   * Queues the key after `delayMs` (a negative delay: it has been due that long, and goes ahead of
+   * keys due later). An earlier pending time for the same key wins, so a burst of schedules collapses
+   * into the soonest one.
    */
   addAfter(key: string, delayMs: number): void {
     if (this.stopped) return;
+    const at = Date.now() + delayMs;
     if (delayMs <= 0) {
-      this.add(key);
+      this.add(key, at);
       return;
     }
-    const at = Date.now() + delayMs;
     const pending = this.timers.get(key);
     if (pending && pending.at <= at) return;
     this.cancelTimer(key);
@@ -91,13 +98,13 @@ export class WorkQueue {
     const timer = setTimeout(() => {
       this.timers.delete(key);
       if (step < delayMs) this.addAfter(key, at - Date.now());
-      else this.add(key);
+      else this.add(key, at);
     }, step);
     timer.unref?.();
     this.timers.set(key, { at, timer });
   }
 
-  /** Replaces any pending time of the key with `delayMs` from now (later or sooner). */
+  /** Replaces any pending time of the key with `delayMs` from now (later or sooner; negative: overdue). */
   reschedule(key: string, delayMs: number): void {
     this.cancelTimer(key);
     this.addAfter(key, delayMs);
@@ -122,11 +129,8 @@ export class WorkQueue {
     this.cancelTimer(key);
     this.dirty.delete(key);
     this.failures.delete(key);
-    if (this.queued.delete(key)) {
-      const i = this.queue.indexOf(key);
-      if (i >= 0) this.queue.splice(i, 1);
-      this.reportDepth();
-    }
+    // Its heap entry stays and is skipped when it comes up (it no longer matches `queued`).
+    if (this.queued.delete(key)) this.reportDepth();
   }
 
   failuresOf(key: string): number {
@@ -143,7 +147,7 @@ export class WorkQueue {
     this.stopped = true;
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    this.queue.length = 0;
+    this.queue.clear();
     this.queued.clear();
     this.dirty.clear();
     this.reportDepth();
@@ -152,7 +156,7 @@ export class WorkQueue {
 
   /** Resolves when nothing runs and nothing waits to run (timers may still be pending). */
   idle(): Promise<void> {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    if (this.running === 0 && this.queued.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -166,16 +170,15 @@ export class WorkQueue {
 
   private pump(): void {
     while (!this.stopped && this.running < this.concurrency) {
-      const index = this.queue.findIndex((k) => !this.processing.has(k));
-      if (index < 0) break;
-      const [key] = this.queue.splice(index, 1) as [string];
+      const key = this.queue.pop((k, dueAt) => this.queued.get(k) === dueAt);
+      if (key === undefined) break;
       this.queued.delete(key);
       this.reportDepth();
       this.processing.add(key);
       this.running++;
       void this.run(key);
     }
-    if (this.running === 0 && (this.queue.length === 0 || this.stopped)) {
+    if (this.running === 0 && (this.queued.size === 0 || this.stopped)) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
@@ -207,6 +210,67 @@ export class WorkQueue {
   }
 
   private reportDepth(): void {
-    this.onDepth?.(this.queue.length);
+    this.onDepth?.(this.queued.size);
   }
+}
+
+interface DueEntry {
+  key: string;
+  dueAt: number;
+  /** Insertion order: keys due at the same time run first in, first out. */
+  seq: number;
+}
+
+/** A binary min-heap of keys by due time; entries no longer current are dropped as they come up. */
+class DueHeap {
+  private readonly items: DueEntry[] = [];
+  private seq = 0;
+
+  push(key: string, dueAt: number): void {
+    const items = this.items;
+    items.push({ key, dueAt, seq: this.seq++ });
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(items[i]!, items[parent]!)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  /** The earliest entry for which `current` holds; entries for which it does not are discarded. */
+  pop(current: (key: string, dueAt: number) => boolean): string | undefined {
+    while (this.items.length > 0) {
+      const top = this.takeTop();
+      if (current(top.key, top.dueAt)) return top.key;
+    }
+    return undefined;
+  }
+
+  clear(): void {
+    this.items.length = 0;
+  }
+
+  private takeTop(): DueEntry {
+    const items = this.items;
+    const top = items[0]!;
+    const last = items.pop()!;
+    if (items.length === 0) return top;
+    items[0] = last;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < items.length && before(items[l]!, items[m]!)) m = l;
+      if (r < items.length && before(items[r]!, items[m]!)) m = r;
+      if (m === i) return top;
+      [items[i], items[m]] = [items[m]!, items[i]!];
+      i = m;
+    }
+  }
+}
+
+function before(a: DueEntry, b: DueEntry): boolean {
+  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
 }

@@ -59,6 +59,35 @@ describe('WorkQueue', () => {
     await queue.stop();
   });
 
+  it('runs waiting keys earliest due first, keys due together in the order they came', async () => {
+    const seen: string[] = [];
+    const gate = deferred();
+    const queue = new WorkQueue({
+      name: 't',
+      concurrency: 1,
+      handler: async (k) => {
+        seen.push(k);
+        if (k === 'block') await gate.promise;
+      },
+    });
+    queue.add('block'); // holds the only worker while the others wait
+    const now = Date.now();
+    queue.add('late', now + 1_000);
+    queue.add('first-of-now', now);
+    queue.addAfter('overdue-most', -60_000); // due a minute ago: a replica taking over a dead one's key
+    queue.add('second-of-now', now);
+    queue.addAfter('overdue', -5_000);
+    queue.add('late', now - 10_000); // due earlier than first said: moves up
+    queue.add('dropped', now - 100_000);
+    queue.remove('dropped');
+    expect(queue.depth).toBe(5);
+    gate.resolve();
+    await queue.idle();
+    expect(seen).toEqual(['block', 'overdue-most', 'late', 'overdue', 'first-of-now', 'second-of-now']);
+    expect(queue.depth).toBe(0);
+    await queue.stop();
+  });
+
   it('keeps the number of handlers running at the concurrency bound', async () => {
     let active = 0;
     let maxActive = 0;
