@@ -27,6 +27,7 @@ import { createTestNamespace } from '../dev/cluster.js';
 import { freePort, REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
+import { apiServerRequests, writesBetween } from './api-server-requests.js';
 import { writeFigures } from './figures.js';
 import { idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
 
@@ -232,16 +233,34 @@ interface PhaseResult {
   stormSeconds: number;
   seedSeconds: number;
   controllerRssMiB: number[];
+  /** Each live controller's V8 heap at the end (MiB): used, reserved (total), and external (buffers). */
+  controllerHeap: Array<{ usedMiB: number; totalMiB: number; externalMiB: number }>;
   controllerCpuCores: number;
   controlPlaneCpuCores: number;
   machineIdle: number;
+  /** Writes the API server served during the phase (controllers started to stopped) per refresh, by call. */
+  apiWritesPerRefresh: number;
+  apiWrites: Array<{ call: string; perRefresh: number }>;
   failover?: {
     killed: string;
     killedAtRefreshes: number;
     orphaned: number;
     orphanedRefreshedByOthers: number;
     takeoverSecondsMax: number;
+    /** The first of the killed replica's connections refreshed by another: when its share had moved. */
+    takeoverSecondsFirst: number;
     leaseDurationSeconds: number;
+  };
+}
+
+/** A controller's V8 heap from its /metrics (prom-client's default process metrics). */
+async function heapOf(healthUrl: string): Promise<{ usedMiB: number; totalMiB: number; externalMiB: number }> {
+  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? NaN);
+  return {
+    usedMiB: value('latchkey_process_nodejs_heap_size_used_bytes') / 2 ** 20,
+    totalMiB: value('latchkey_process_nodejs_heap_size_total_bytes') / 2 ** 20,
+    externalMiB: value('latchkey_process_nodejs_external_memory_bytes') / 2 ** 20,
   };
 }
 
@@ -275,6 +294,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const before = await bed.endpoint.stats();
   log(`phase ${phase}: ${N} connections in ${seedSeconds.toFixed(1)} s; starting ${replicas} controller(s)`);
   const cpu0 = { machine: machineCpu(), cp: processCpuMs(bed.workDir), wall: Date.now() };
+  const requests0 = await apiServerRequests(bed.kc);
   const controllers = await Promise.all(
     Array.from({ length: replicas }, (_, i) =>
       startController(bed.kubeconfigPath, namespace, `${phase}-ctrl-${String.fromCharCode(97 + i)}`),
@@ -325,9 +345,10 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   await new Promise((r) => setTimeout(r, 5_000));
   sampleCpu();
   const wall = Date.now() - cpu0.wall;
-  const controllerRssMiB = controllers
-    .filter((c) => c.proc.exitCode === null && c.proc.signalCode === null)
-    .map((c) => rssBytes(c.pid) / 2 ** 20);
+  const alive = controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
+  const controllerRssMiB = alive.map((c) => rssBytes(c.pid) / 2 ** 20);
+  // Where the RSS is: V8's heap (used and reserved) and memory outside it, from each process's own /metrics.
+  const controllerHeap = await Promise.all(alive.map((c) => heapOf(c.healthUrl)));
   const cpu1 = { machine: machineCpu(), cp: processCpuMs(bed.workDir) };
   const stats = await bed.endpoint.stats();
   const c = phaseCounts(stats, expiresAt);
@@ -340,10 +361,12 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
       orphaned: orphans.length,
       orphanedRefreshedByOthers: takeovers.length,
       takeoverSecondsMax: takeovers.length ? (Math.max(...takeovers) - killAt) / 1000 : NaN,
+      takeoverSecondsFirst: takeovers.length ? (Math.min(...takeovers) - killAt) / 1000 : NaN,
       leaseDurationSeconds: LEASE_SECONDS,
     };
   }
   await Promise.all(controllers.map((ctl) => stopChild(ctl)));
+  const writes = writesBetween(requests0, await apiServerRequests(bed.kc));
   const stormSeconds = (c.last - c.first) / 1000;
   return {
     connections: N,
@@ -358,9 +381,12 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     stormSeconds,
     seedSeconds,
     controllerRssMiB,
+    controllerHeap,
     controllerCpuCores: [...cpuOf.values()].reduce((a, b) => a + b, 0) / wall,
     controlPlaneCpuCores: (cpu1.cp - cpu0.cp) / wall,
     machineIdle: idleBetween(cpu0.machine, cpu1.machine),
+    apiWritesPerRefresh: writes.reduce((n, w) => n + w.count, 0) / Math.max(1, c.refreshes),
+    apiWrites: writes.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) })),
     failover,
   };
 }
@@ -412,9 +438,16 @@ function report(results: Record<string, PhaseResult>, machineLines: string[]): v
       storedLatest: p.storedLatest,
       stormSeconds: round(p.stormSeconds),
       controllerRssMiB: p.controllerRssMiB.map(round),
+      controllerHeap: p.controllerHeap.map((h) => ({
+        usedMiB: round(h.usedMiB),
+        totalMiB: round(h.totalMiB),
+        externalMiB: round(h.externalMiB),
+      })),
       controllerCpuCores: round(p.controllerCpuCores),
       controlPlaneCpuCores: round(p.controlPlaneCpuCores),
       machineIdle: round(p.machineIdle),
+      apiWritesPerRefresh: round(p.apiWritesPerRefresh),
+      apiWrites: p.apiWrites.map((w) => ({ call: w.call, perRefresh: round(w.perRefresh) })),
     };
   }
   const f = results.failover;
@@ -429,6 +462,7 @@ function report(results: Record<string, PhaseResult>, machineLines: string[]): v
           failover: {
             ...f.failover,
             takeoverSecondsMax: round(f.failover!.takeoverSecondsMax),
+            takeoverSecondsFirst: round(f.failover!.takeoverSecondsFirst),
             tokenCalls: f.tokenCalls,
             refreshes: f.refreshes,
             expiredBeforeRefresh: f.expiredBeforeRefresh,
@@ -449,7 +483,7 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
   const one = results['1']?.refreshesPerSecond ?? NaN;
   const fixed = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '—');
   const row = (label: string, p: PhaseResult) =>
-    `| ${label} | ${fixed(p.refreshesPerSecond)} | ${fixed(p.refreshesPerSecond / one, 2)}× | ${p.tokenCalls} | ${p.refreshes} | ${p.duplicates} | ${p.reuseRefusals} | ${p.expiredBeforeRefresh} | ${p.notRefreshed} | ${p.storedLatest} | ${fixed(p.stormSeconds)} s | ${p.controllerRssMiB.map((m) => fixed(m, 0)).join(', ')} | ${fixed(p.controllerCpuCores, 2)} | ${fixed(p.controlPlaneCpuCores, 2)} | ${fixed(p.machineIdle * 100, 0)} % |`;
+    `| ${label} | ${fixed(p.refreshesPerSecond)} | ${fixed(p.refreshesPerSecond / one, 2)}× | ${p.tokenCalls} | ${p.refreshes} | ${p.duplicates} | ${p.reuseRefusals} | ${p.expiredBeforeRefresh} | ${p.notRefreshed} | ${p.storedLatest} | ${fixed(p.stormSeconds)} s | ${p.controllerRssMiB.map((m, i) => `${fixed(m, 0)}${p.controllerHeap[i] ? ` (${fixed(p.controllerHeap[i].usedMiB, 0)}/${fixed(p.controllerHeap[i].totalMiB, 0)})` : ''}`).join(', ')} | ${fixed(p.controllerCpuCores, 2)} | ${fixed(p.controlPlaneCpuCores, 2)} | ${fixed(p.machineIdle * 100, 0)} % |`;
   const rows = ['1', '2', '3'].filter((r) => results[r]).map((r) => row(`${r}`, results[r]!));
   const f = results.failover;
   const failover = f?.failover
@@ -459,11 +493,11 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
         '',
         `${f.failover.killed} was killed after ${f.failover.killedAtRefreshes} of ${N} refreshes; ${f.failover.orphaned} of its connections were not refreshed yet.`,
         '',
-        "| replicas | refreshes/s | vs 1 | token calls | refreshes | duplicates | reuse refusals | expired before refresh | not refreshed | rotation stored | storm | controller RSS MiB (each survivor) | controllers' CPU (cores) | control plane CPU (cores) | machine idle |",
+        "| replicas | refreshes/s | vs 1 | token calls | refreshes | duplicates | reuse refusals | expired before refresh | not refreshed | rotation stored | storm | controller RSS MiB (each survivor; V8 heap used/reserved) | controllers' CPU (cores) | control plane CPU (cores) | machine idle |",
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         row('3, one killed', f),
         '',
-        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned}, the last ${fixed(f.failover.takeoverSecondsMax)} s after the kill (Lease duration ${f.failover.leaseDurationSeconds} s).`,
+        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned}, the first ${fixed(f.failover.takeoverSecondsFirst)} s after the kill (its share had moved: the Lease expires at most ${f.failover.leaseDurationSeconds} s after the kill), the last ${fixed(f.failover.takeoverSecondsMax)} s after it (the survivors were working through their own due refreshes too: waiting refreshes run earliest due first, wherever they came from).`,
       ]
     : [];
   const phases = Object.values(results);
@@ -487,6 +521,17 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
         ? ' The machine had little or no idle CPU during the run (the control plane on the same 2 cores took about one of them), so the controllers got a small share of it and more replicas could not go faster: these rows show correctness, not capacity; docs/operations.md sizes from the per-refresh costs instead.'
         : ''),
     '- "rotation stored" below "refreshes" at the end of a row: refreshes answered by the endpoint whose Secret write was still in flight when the row ended.',
+    ...(() => {
+      const p = results['1'] ?? phases[0];
+      if (!p) return [];
+      const calls = p.apiWrites
+        .filter((w) => w.perRefresh >= 0.05)
+        .map((w) => `${w.call} ${fixed(w.perRefresh, 2)}`)
+        .join(', ');
+      return [
+        `- API writes per refresh (served by the API server from the controllers' start to their stop, start-up included; ${p === results['1'] ? 'one replica' : 'first row'}): ${fixed(p.apiWritesPerRefresh, 2)}, by call: ${calls}.`,
+      ];
+    })(),
   ];
   return [
     '## Refresh storm: sharded controllers (`npm run bench:refresh-storm`, `bench/refresh-storm.ts`)',
@@ -504,7 +549,7 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
     'token\'s expiry; "rotation stored" counts Secrets holding the endpoint\'s latest refresh token at the end. RSS and',
     "CPU are from /proc for the controllers' processes, the control plane and the whole machine over the phase.",
     '',
-    "| replicas | refreshes/s | vs 1 | token calls | refreshes | duplicates | reuse refusals | expired before refresh | not refreshed | rotation stored | storm | controller RSS MiB (each) | controllers' CPU (cores) | control plane CPU (cores) | machine idle |",
+    "| replicas | refreshes/s | vs 1 | token calls | refreshes | duplicates | reuse refusals | expired before refresh | not refreshed | rotation stored | storm | controller RSS MiB (each; V8 heap used/reserved) | controllers' CPU (cores) | control plane CPU (cores) | machine idle |",
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     ...failover,

@@ -254,7 +254,15 @@ export class RefreshScheduler {
     } else {
       this.queue.remove(key);
     }
+    const attemptedAt = this.lastAttempt.get(key) ?? now;
     await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
+      // The refresher has usually written all of it already (a scheduled refresh writes its status before returning).
+      const recorded =
+        (s.refreshAttempts ?? 0) === 0 &&
+        s.expiresAt === status.expiresAt &&
+        s.nextRefreshAt === nextRefreshAt &&
+        (!renewed || (s.lastRefreshedAt !== undefined && Date.parse(s.lastRefreshedAt) >= attemptedAt));
+      if (recorded) return undefined;
       const next: ConnectionStatus = {
         ...s,
         refreshAttempts: 0,

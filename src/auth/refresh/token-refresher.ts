@@ -381,13 +381,16 @@ export class TokenRefresher {
     }
     const now = clock.now();
     const status = (s: ConnectionStatus | undefined) => statusAfterNewCredentials(s, credentials, this.deps.config, now, 'refreshed');
-    afterAnswer(() =>
+    const writeStatus = () =>
       store
         .updateConnectionStatus(namespace, name, (s) => status(s))
         .catch((err: unknown) =>
           this.logger.warn({ namespace, connection: name, err: apiMessage(err) }, 'could not record the refresh in status'),
-        ),
-    );
+        );
+    // A scheduled refresh has nobody waiting: its status is written before the scheduler and the
+    // connection reconciler look, so they find it done and write nothing more (one status write, not three).
+    if (reason === 'schedule') await writeStatus();
+    else afterAnswer(writeStatus);
     const resource = { ...cached, status: status(cached.status) };
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
     this.oplogEntry(conn, reason, 'success', now - startedAt, [

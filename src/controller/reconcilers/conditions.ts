@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject } from '../../k8s/client.js';
 import { secretExists } from '../../k8s/secret-presence.js';
 import { LABELS, type CommonStatus, type Condition, type Kind } from '../../k8s/resources.js';
@@ -10,6 +11,20 @@ export function sameConditions(a: Condition[] | undefined, b: Condition[] | unde
     JSON.stringify((list ?? []).map((c) => ({ t: c.type, s: c.status, r: c.reason, m: c.message, g: c.observedGeneration })));
   return strip(a) === strip(b);
 }
+
+/**
+ * True when two statuses say the same (conditions as {@link sameConditions}). The one read from the
+ * API server has its keys in another order than one built here (it serializes maps sorted), and
+ * fields left undefined are absent there: compared as JSON values, not as strings, or every reconcile
+ * would write a status that changes nothing.
+ */
+export function sameStatus<S extends CommonStatus>(a: S, b: S): boolean {
+  const { conditions: ca, ...ra } = a;
+  const { conditions: cb, ...rb } = b;
+  return sameConditions(ca, cb) && isDeepStrictEqual(asJson(ra), asJson(rb));
+}
+
+const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
 
 /**
  * Writes conditions (and `observedGeneration`) to an object's status, unless they are already what

@@ -10,6 +10,7 @@ import {
   type ConditionInput,
 } from '../../domain/conditions.js';
 import { credentialsExpiry } from '../refresh-timing.js';
+import { sameStatus } from './conditions.js';
 import { needsReauthorization, reauthorizationMessage } from '../../auth/refresh/reauthorization.js';
 import type { Plan } from '../refresh-scheduler.js';
 
@@ -263,12 +264,4 @@ export class ConnectionReconciler {
 function lastAuthError(status: ConnectionStatus | undefined): string | undefined {
   const last = [...(status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
   return last?.message?.slice(0, 600);
-}
-
-function sameStatus(a: ConnectionStatus, b: ConnectionStatus): boolean {
-  const strip = (s: ConnectionStatus) => ({
-    ...s,
-    conditions: (s.conditions ?? []).map((c) => ({ ...c, lastTransitionTime: undefined })),
-  });
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
 }
