@@ -12,7 +12,8 @@
  *
  * Environment: BENCH_STORM_CONNECTIONS (N, default 500), BENCH_STORM_LEASE_SECONDS (default 15, the
  * chart's), BENCH_STORM_PHASES (default "1,2,3,failover"), BENCH_STORM_LOG_DIR (keep each controller's
- * log lines there, at debug level, to see where the time goes).
+ * log lines there, at debug level, to see where the time goes), BENCH_STORM_NODE_OPTIONS (the
+ * controllers' NODE_OPTIONS; default the chart's heap limit for its default memory limit).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
@@ -39,6 +40,8 @@ const TOKEN_LATENCY_MS = 150;
 const EXPIRES_IN_SECONDS = 300;
 const CREATE_IN_FLIGHT = 32;
 const LOG_DIR = process.env.BENCH_STORM_LOG_DIR;
+/** The chart's default for a controller: limits.memory 768Mi, heap limit 75 % of it. */
+const NODE_OPTIONS = process.env.BENCH_STORM_NODE_OPTIONS ?? '--max-old-space-size=576';
 const log = (l: string) => process.stderr.write(`[refresh-storm] ${l}\n`);
 
 interface FamilyStats {
@@ -136,6 +139,8 @@ async function startController(kubeconfigPath: string, namespace: string, identi
       LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
       // Every token expires within 5 minutes: with a 300 s margin all are due the moment the controllers start.
       LATCHKEY_REFRESH_MARGIN_SECONDS: '300',
+      // As the chart runs it (NODE_OPTIONS from the container's memory limit), or as BENCH_STORM_NODE_OPTIONS says.
+      NODE_OPTIONS: NODE_OPTIONS,
     },
     LOG_DIR && join(LOG_DIR, `${identity}.log`),
   );
