@@ -8,6 +8,22 @@ function deferred() {
   return { promise, resolve };
 }
 
+/** One worker, held by the key 'block' until `gate` opens: keys added meanwhile wait, and `seen` tells the order they ran in. */
+function queueHeldByBlock() {
+  const seen: string[] = [];
+  const gate = deferred();
+  const queue = new WorkQueue({
+    name: 't',
+    concurrency: 1,
+    handler: async (k) => {
+      seen.push(k);
+      if (k === 'block') await gate.promise;
+    },
+  });
+  queue.add('block');
+  return { queue, seen, gate };
+}
+
 describe('WorkQueue', () => {
   it('never runs one key twice at once, and runs it once more when it was added while running', async () => {
     let active = 0;
@@ -38,17 +54,7 @@ describe('WorkQueue', () => {
   });
 
   it('runs a key that waits in the queue only once however often it is added', async () => {
-    const seen: string[] = [];
-    const gate = deferred();
-    const queue = new WorkQueue({
-      name: 't',
-      concurrency: 1,
-      handler: async (k) => {
-        seen.push(k);
-        if (k === 'block') await gate.promise;
-      },
-    });
-    queue.add('block');
+    const { queue, seen, gate } = queueHeldByBlock();
     queue.add('x');
     queue.add('x');
     queue.add('x');
@@ -60,17 +66,7 @@ describe('WorkQueue', () => {
   });
 
   it('runs waiting keys earliest due first, keys due together in the order they came', async () => {
-    const seen: string[] = [];
-    const gate = deferred();
-    const queue = new WorkQueue({
-      name: 't',
-      concurrency: 1,
-      handler: async (k) => {
-        seen.push(k);
-        if (k === 'block') await gate.promise;
-      },
-    });
-    queue.add('block'); // holds the only worker while the others wait
+    const { queue, seen, gate } = queueHeldByBlock();
     const now = Date.now();
     queue.add('late', now + 1_000);
     queue.add('first-of-now', now);
