@@ -50,7 +50,7 @@ export class OplogStore implements OplogSink {
       if (!uid) return this.write(namespace, ENVIRONMENT_PREFIX, entries, await this.environmentOwner(namespace));
       const owner: V1OwnerReference = { apiVersion: API_VERSION, kind: CONNECTIONS.kind, name: target.name, uid, controller: true };
       const integration = entries.find((e) => e.integration)?.integration;
-      return this.write(namespace, target.name, entries, owner, integration);
+      return this.write(namespace, target.name, entries, owner, integration, target.created);
     }
     return this.write(namespace, ENVIRONMENT_PREFIX, entries, await this.environmentOwner(namespace));
   }
@@ -124,19 +124,24 @@ export class OplogStore implements OplogSink {
     }
   }
 
-  /** Appends with compare-and-swap (create when missing), trimming to the retention policy. */
+  /**
+   * Appends with compare-and-swap (create when missing), trimming to the retention policy. `absent`:
+   * the object cannot exist yet (a connection's first entries), so the first attempt creates it without
+   * reading first; if it exists after all (409), the next attempts read and replace as usual.
+   */
   private async write(
     namespace: string,
     prefix: string,
     entries: OplogEntry[],
     owner: V1OwnerReference | undefined,
     integration?: string,
+    absent = false,
   ): Promise<void> {
     const policy = prefix === ENVIRONMENT_PREFIX ? this.retention.environment : this.retention.connection;
     const name = oplogObjectName(prefix);
     for (let attempt = 1; attempt <= 10; attempt++) {
       try {
-        const current = await this.read(namespace, prefix);
+        const current = absent && attempt === 1 ? undefined : await this.read(namespace, prefix);
         const kept = retain([...(current?.entries ?? []), ...entries], this.clock.now(), policy);
         const data = { [DATA_KEY]: kept.map((e) => JSON.stringify(e)).join('\n') };
         if (current) {

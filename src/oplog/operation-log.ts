@@ -4,7 +4,8 @@ import { ENVIRONMENT_PREFIX, newEntryId, type Operation, type OplogEntry, type O
 import { redactMessage } from './redact.js';
 
 /** Where entries are stored: one object per connection, one ring per environment. */
-export type OplogTarget = { kind: 'connection'; name: string; uid?: string } | { kind: 'environment' };
+/** `created`: the connection was created by the operation logged, so its log object cannot exist yet. */
+export type OplogTarget = { kind: 'connection'; name: string; uid?: string; created?: boolean } | { kind: 'environment' };
 
 /** The storage behind the log (src/k8s/oplog-store.ts); one call writes a batch to one object. */
 export interface OplogSink {
@@ -19,7 +20,7 @@ export interface RecordInput {
   integration?: string;
   connectionId?: string;
   /** The Connection object the entry belongs to; without it the entry goes to the environment's ring. */
-  connection?: { name: string; uid?: string };
+  connection?: { name: string; uid?: string; created?: boolean };
   endUserId?: string;
   durationMs?: number;
   messages: string[];
@@ -129,7 +130,10 @@ export class OperationLog {
     for (const { target, entry } of batch) {
       const key = `${entry.namespace}/${target.kind === 'connection' ? target.name : ''}`;
       const group = groups.get(key) ?? { namespace: entry.namespace, target, entries: [] };
-      if (target.kind === 'connection' && target.uid && group.target.kind === 'connection') group.target.uid ??= target.uid;
+      if (target.kind === 'connection' && group.target.kind === 'connection') {
+        if (target.uid) group.target.uid ??= target.uid;
+        if (target.created) group.target.created = true;
+      }
       group.entries.push(entry);
       groups.set(key, group);
     }

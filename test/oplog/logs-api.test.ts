@@ -230,6 +230,28 @@ describe('operation log', () => {
     }, 90_000);
   });
 
+  it('an entry said to be of a just-created connection whose log already exists is appended, not lost', async () => {
+    // An import creates the connection's log object without reading first (it cannot exist yet); if it
+    // does exist after all (an entry written before, a re-import), the write falls back to read and replace.
+    await importRevoked('created-twice');
+    await lk.ctx.oplog!.flush();
+    const r = lk.ctx.store.getConnection(ns.name, INTEGRATION, 'created-twice')!.resource;
+    lk.ctx.oplog!.record({
+      namespace: ns.name,
+      operation: 'import',
+      outcome: 'success',
+      integration: INTEGRATION,
+      connectionId: 'created-twice',
+      connection: { name: r.metadata.name, uid: r.metadata.uid, created: true },
+      messages: ['second entry marked as of a created connection'],
+    });
+    await lk.ctx.oplog!.flush();
+    const logs = await lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=created-twice&operation=import`);
+    expect(logs.body.logs).toHaveLength(2);
+    const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName(r.metadata.name) });
+    expect(cm.data!['entries.jsonl']!.split('\n')).toHaveLength(2);
+  });
+
   it('is in the OpenAPI document', async () => {
     const doc = (await fetch(`${lk.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/logs', '/logs/{logId}']));

@@ -256,7 +256,7 @@ function logImport(deps: RestDeps, conn: StoredConnection, created: boolean): vo
     outcome: 'success',
     integration: r.spec.integration,
     connectionId: r.spec.connectionId,
-    connection: { name: r.metadata.name, uid: r.metadata.uid },
+    connection: { name: r.metadata.name, uid: r.metadata.uid, created },
     endUserId: r.spec.endUser?.id,
     messages: [created ? `Connection imported (${conn.credentials.type})` : `Credentials replaced by an import (${conn.credentials.type})`],
   });
