@@ -44,7 +44,7 @@ import { startOidcServer } from '../dev/peers/oidc-server.js';
 import { writeFigures } from './figures.js';
 import { cannon, probe, type CannonResult, type ProbeResult, type Target } from './load.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize, type ProfileSummary } from './profile.js';
-import { expectStatus, httpClient, machine, median, ms, writeSection } from './support.js';
+import { expectStatus, handNotes, httpClient, machine, median, ms, writeSection } from './support.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 10);
@@ -494,15 +494,6 @@ function profileTable(p: ProfileSummary | undefined, seconds = SECONDS): string 
 ${rows.join('\n')}`;
 }
 
-/**
- * What the profiles found and what was changed for it, written by hand in bench/hot-paths-notes.md and
- * put into every rendering of the section, so a re-run keeps it.
- */
-function notes(): string {
-  const file = join(REPO_ROOT, 'bench/hot-paths-notes.md');
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-}
-
 function report(now: Figures, before: Figures | undefined): string {
   const b = before ?? {};
   const cell = (v: number | undefined, unit = '') => (v === undefined || !Number.isFinite(v) ? '—' : `${v}${unit}`);
@@ -565,7 +556,7 @@ ${profileTable(now.profiles?.refresh, r?.phaseSeconds)}
 
 ### Where the time goes (CPU profiles under the fetch and proxy loads)
 
-${notes()}
+${handNotes('hot-paths')}
 
 V8's sampling profiler (the one \`node --cpu-prof\` starts, here scoped to the phase through \`node:inspector\`)
 on Latchkey's process during a second ${SECONDS} s load of each path. Raw profiles: \`bench/profiles/\` (not committed).

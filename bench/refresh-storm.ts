@@ -30,7 +30,7 @@ import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
 import { apiServerRequests, writesBetween } from './api-server-requests.js';
 import { writeFigures } from './figures.js';
-import { idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
+import { handNotes, idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
 
 const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 500);
 const LEASE_SECONDS = Number(process.env.BENCH_STORM_LEASE_SECONDS ?? 15);
@@ -560,6 +560,8 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
     ...failover,
     '',
     ...reading,
+    '',
+    handNotes('refresh-storm'),
     '',
     'Machine:',
     '',

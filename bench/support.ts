@@ -266,3 +266,12 @@ export function writeSection(id: SectionId, markdown: string): void {
     .join('\n\n');
   writeFileSync(REPORT, `${HEADER}\n${body}\n`);
 }
+
+/**
+ * What a benchmark's runs found and what was changed for it, written by hand in bench/<name>-notes.md
+ * and put into every rendering of its section, so a re-run keeps it.
+ */
+export function handNotes(name: string): string {
+  const file = join(REPO_ROOT, `bench/${name}-notes.md`);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+}
