@@ -362,24 +362,7 @@ export class KubeStore {
     name: string,
     mutate: (current: ConnectionResource) => ConnectionResource | undefined,
   ): Promise<ConnectionResource> {
-    const result = await compareAndSwap<ConnectionResource>({
-      what: `connection ${namespace}/${name}`,
-      readCached: () => this.connections.get(name, namespace),
-      readFresh: () => this.readConnection(namespace, name),
-      mutate,
-      write: async (next) =>
-        (await this.custom.replaceNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: CONNECTIONS.plural,
-          name,
-          body: next,
-          fieldManager: this.fieldManager,
-        })) as ConnectionResource,
-    });
-    this.connections.remember(result);
-    return result;
+    return this.casConnection(namespace, name, mutate, false);
   }
 
   /** Compare-and-swap update of a connection's status subresource. */
@@ -388,24 +371,34 @@ export class KubeStore {
     name: string,
     mutate: (current: ConnectionStatus) => ConnectionStatus | undefined,
   ): Promise<ConnectionResource> {
-    const result = await compareAndSwap<ConnectionResource>({
-      what: `connection status ${namespace}/${name}`,
-      readCached: () => this.connections.get(name, namespace),
-      readFresh: () => this.readConnection(namespace, name),
-      mutate: (current) => {
+    return this.casConnection(
+      namespace,
+      name,
+      (current) => {
         const status = mutate(structuredClone(current.status ?? {}));
         return status === undefined ? undefined : { ...current, status };
       },
-      write: async (next) =>
-        (await this.custom.replaceNamespacedCustomObjectStatus({
-          group: GROUP,
-          version: VERSION,
-          namespace,
-          plural: CONNECTIONS.plural,
-          name,
-          body: next,
-          fieldManager: this.fieldManager,
-        })) as ConnectionResource,
+      true,
+    );
+  }
+
+  /** Compare-and-swap write of a Connection (or of its status subresource), remembered by this process's reads. */
+  private async casConnection(
+    namespace: string,
+    name: string,
+    mutate: (current: ConnectionResource) => ConnectionResource | undefined,
+    status: boolean,
+  ): Promise<ConnectionResource> {
+    const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
+    const result = await compareAndSwap<ConnectionResource>({
+      what: `connection ${status ? 'status ' : ''}${namespace}/${name}`,
+      readCached: () => this.connections.get(name, namespace),
+      readFresh: () => this.readConnection(namespace, name),
+      mutate,
+      write: async (body) =>
+        (await (status
+          ? this.custom.replaceNamespacedCustomObjectStatus({ ...request, body })
+          : this.custom.replaceNamespacedCustomObject({ ...request, body }))) as ConnectionResource,
     });
     this.connections.remember(result);
     return result;
