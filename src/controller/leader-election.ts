@@ -1,5 +1,6 @@
 import type { AcquireResult } from '../k8s/leases.js';
 import type { Logger } from '../app/log.js';
+import { errMessage, settleWithin } from './settle.js';
 
 /** What the elector needs of {@link import('../k8s/leases.js').Leases}. */
 export interface LeaseClient {
@@ -145,19 +146,3 @@ export class LeaderElector {
 }
 
 const STOP_WAIT_MS = 3000;
-
-/** Waits for `p` to settle, or `ms`, whichever comes first (the timer does not keep the process alive). */
-function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref?.();
-    void p.then(
-      () => (clearTimeout(timer), resolve()),
-      () => (clearTimeout(timer), resolve()),
-    );
-  });
-}
-
-function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

@@ -2,6 +2,7 @@ import type { AcquireResult, LeaseState } from '../k8s/leases.js';
 import type { Logger } from '../app/log.js';
 import { LABELS } from '../k8s/resources.js';
 import { HashRing } from './hash-ring.js';
+import { errMessage, settleWithin } from './settle.js';
 
 /** What membership needs of {@link import('../k8s/leases.js').Leases}. */
 export interface ShardLeaseClient {
@@ -215,20 +216,4 @@ export class ShardMembership {
       void this.opts.leases.deleteIfUnchanged(this.opts.namespace, l.name, l.resourceVersion).catch(() => undefined);
     }
   }
-}
-
-/** Waits for `p` to settle, or `ms`, whichever comes first. */
-function settleWithin(p: Promise<unknown>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    timer.unref?.();
-    void p.then(
-      () => (clearTimeout(timer), resolve()),
-      () => (clearTimeout(timer), resolve()),
-    );
-  });
-}
-
-function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
