@@ -13,6 +13,7 @@ import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-serve
 import { eventsOf, openConnectPopup, waitForEvent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
+import { listenOnLoopback } from '../support/servers/loopback.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -37,16 +38,11 @@ async function startRelay(target: string): Promise<typeof relay> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     res.writeHead(308, { location: `${target}${url.search}` }).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    url: `http://localhost:${port}/oauth/callback`,
+    url: `http://localhost:${site.port}/oauth/callback`,
     hits,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
+    close: site.close,
   };
 }
 

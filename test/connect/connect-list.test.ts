@@ -9,6 +9,7 @@ import { testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
+import { listenOnLoopback } from '../support/servers/loopback.js';
 
 const kc = testKubeConfig();
 const P = { logo: `list-logo-${process.pid}`, plain: `list-plain-${process.pid}`, oauth: `list-oauth-${process.pid}` };
@@ -26,18 +27,13 @@ async function logoServer(): Promise<typeof logos> {
     if (req.url === '/logo.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
     else res.writeHead(404).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/logo.png`,
+    url: `${site.origin}/logo.png`,
     get hits() {
       return state.hits;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
+    close: site.close,
   };
 }
 

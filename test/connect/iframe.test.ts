@@ -16,6 +16,7 @@ import { applyProvider, createEnvironment, createIntegration, deleteProvider, ty
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { eventsOf, launchBrowser, waitForEvent } from '../support/browser.js';
 import { sealSession } from '../support/fixtures.js';
+import { listenOnLoopback } from '../support/servers/loopback.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
@@ -51,15 +52,10 @@ document.getElementById('modal').addEventListener('click', () => open());
 window.clientReady = true;
 </script></body></html>`;
   const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    origin: site.origin,
+    close: site.close,
   };
 }
 

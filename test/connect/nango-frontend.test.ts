@@ -16,6 +16,7 @@ import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-serve
 import { launchBrowser } from '../support/browser.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
+import { listenOnLoopback } from '../support/servers/loopback.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -57,15 +58,10 @@ window.appReady = true;
       () => res.writeHead(404).end(),
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    origin: site.origin,
+    close: site.close,
   };
 }
 

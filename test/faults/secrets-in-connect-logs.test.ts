@@ -30,6 +30,7 @@ import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { startHttpFaultProxy, type HttpFaultProxy } from '../support/faults/http-fault-proxy.js';
 import { captureLogs, needlesOf, writeScanResults, type LogCapture } from '../support/log-capture.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
+import { listenOnLoopback } from '../support/servers/loopback.js';
 
 const kc = testKubeConfig();
 const suffix = randomBytes(3).toString('hex');
@@ -134,16 +135,11 @@ async function startEchoingTokenEndpoint(): Promise<typeof echo> {
       );
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: site.origin,
     requests,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
+    close: site.close,
   };
 }
 

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { listenOnLoopback } from './loopback.js';
 
 /**
  * The application's page (its own origin): loads the frontend client from Latchkey and opens the
@@ -16,14 +17,9 @@ document.getElementById('open').addEventListener('click', () => {
 window.clientReady = true;
 </script></body></html>`;
   const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
+  const site = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    url: `${site.origin}/`,
+    close: site.close,
   };
 }
