@@ -25,7 +25,7 @@ import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize as summarizeProfile, type ProfileSummary } from './profile.js';
-import { machine, processCpuMs, writeSection } from './support.js';
+import { handNotes, machine, processCpuMs, writeSection } from './support.js';
 
 const run = promisify(execFile);
 const IN_FLIGHT = 16;
@@ -184,7 +184,8 @@ later, in the background, outside the import's round trip).
 CPU time per import: Latchkey's process (server; load generator excluded) ${latchkeyCpuMs.toFixed(2)} ms, the control
 plane's processes (kube-apiserver, etcd, kube-controller-manager) ${controlPlaneCpuMs.toFixed(2)} ms. Other API calls
 during the imports: ${otherCalls}.
-${profileTable}`,
+${profileTable}
+${handNotes('imports')}`,
     );
   } finally {
     await server.close();

@@ -251,6 +251,8 @@ interface PhaseResult {
     killedAtRefreshes: number;
     orphaned: number;
     orphanedRefreshedByOthers: number;
+    /** Of the killed replica's unrefreshed connections, those whose token call it had sent before it died. */
+    answeredToKilledInFlight: number;
     takeoverSecondsMax: number;
     /** The first of the killed replica's connections refreshed by another: when its share had moved. */
     takeoverSecondsFirst: number;
@@ -359,12 +361,17 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const c = phaseCounts(stats, expiresAt);
   const stored = await storedLatest(bed, namespace, stats, phase);
   if (kill) {
-    const takeovers = orphans.map((f) => stats.families[f]?.firstAt).filter((t): t is number => t !== undefined);
+    const answered = orphans.map((f) => stats.families[f]?.firstAt).filter((t): t is number => t !== undefined);
+    // Answered within a second of the kill: the killed replica's own token calls, in flight when it died
+    // (the endpoint answers after 150 ms); not a take-over. Its grant is lost if the replica died before
+    // writing it (a reuse refusal follows).
+    const takeovers = answered.filter((t) => t - killAt >= 1000);
     failover = {
       killed: controllers[controllers.length - 1]!.identity,
       killedAtRefreshes,
       orphaned: orphans.length,
       orphanedRefreshedByOthers: takeovers.length,
+      answeredToKilledInFlight: answered.length - takeovers.length,
       takeoverSecondsMax: takeovers.length ? (Math.max(...takeovers) - killAt) / 1000 : NaN,
       takeoverSecondsFirst: takeovers.length ? (Math.min(...takeovers) - killAt) / 1000 : NaN,
       leaseDurationSeconds: LEASE_SECONDS,
@@ -502,7 +509,7 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         row('3, one killed', f),
         '',
-        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned}, the first ${fixed(f.failover.takeoverSecondsFirst)} s after the kill (its share had moved: the Lease expires at most ${f.failover.leaseDurationSeconds} s after the kill), the last ${fixed(f.failover.takeoverSecondsMax)} s after it (the survivors were working through their own due refreshes too: waiting refreshes run earliest due first, wherever they came from).`,
+        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned} (${f.failover.answeredToKilledInFlight} more were answered to the killed replica itself, its token calls in flight when it died), the first ${fixed(f.failover.takeoverSecondsFirst)} s after the kill (its share had moved: the Lease expires at most ${f.failover.leaseDurationSeconds} s after the kill), the last ${fixed(f.failover.takeoverSecondsMax)} s after it (the survivors were working through their own due refreshes too: waiting refreshes run earliest due first, wherever they came from).`,
       ]
     : [];
   const phases = Object.values(results);
