@@ -45,7 +45,7 @@ import { applyProvider, createEnvironment, createIntegration } from '../dev/fixt
 import { mergeFigures, readFigures } from './figures.js';
 import { cannon } from './load.js';
 import type { MemoryReport, ReplicaCommand, ReplicaKind } from './memory-replica.js';
-import { machine, percentile, writeSection } from './support.js';
+import { handNotes, machine, percentile, writeSection } from './support.js';
 
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
 /** Writes in flight while filling the API server. */
@@ -463,13 +463,12 @@ ${
     ? ''
     : counts.length < 2
       ? `
-Not run: ${missing.map(fmtCount).join(', ')} connections (on this shared 2-core machine the API server took about a
-minute and a half per 1,000 connections to fill, and the controllers longer to reconcile them). One measured point
-gives no slope, so nothing is extrapolated.
+Not run: ${missing.map(fmtCount).join(', ')} connections (not yet in a window when this shared 2-core machine was
+otherwise idle, which they need). One measured point gives no slope, so nothing is extrapolated.
 `
       : `
-Not run: ${missing.map(fmtCount).join(', ')} connections (on this shared 2-core machine the API server took about a
-minute and a half per 1,000 connections to fill, and the controllers longer to reconcile them). Extrapolated
+Not run: ${missing.map(fmtCount).join(', ')} connections (not yet in a window when this shared 2-core machine was
+otherwise idle, which they need). Extrapolated
 linearly from the slope above, **not measured**:
 
 | extrapolated | ${missing.map((n) => `${fmtCount(n)} connections`).join(' | ')} |
@@ -478,7 +477,8 @@ linearly from the slope above, **not measured**:
 | controller RSS, MiB, largest of 3 | ${missing.map((n) => f1(extrapolate((p) => p.controllerRssMiB, n))).join(' | ')} |
 | server ready, s | ${missing.map((n) => f1(extrapolate((p) => p.readySeconds, n))).join(' | ')} |
 `
-}`;
+}
+${handNotes('memory')}`;
 }
 
 async function main(): Promise<void> {
