@@ -104,10 +104,7 @@ function parseBase(baseUrl: string): ParsedBase {
   const parsed: ParsedBase = {
     origin: base.origin,
     path: base.pathname.replace(/\/+$/, ''),
-    protocol: base.protocol as ParsedBase['protocol'],
-    hostname: base.hostname.startsWith('[') ? base.hostname.slice(1, -1) : base.hostname,
-    port: base.port === '' ? undefined : Number(base.port),
-    host: base.host,
+    ...connectionParts(base),
   };
   if (parsedBases.size >= PARSED_BASES_MAX) parsedBases.clear();
   parsedBases.set(baseUrl, parsed);
@@ -168,7 +165,7 @@ export function upstreamTarget(baseUrl: string, checkedPath: string, rawQuery: s
     search = params.toString();
   } else search = query;
   if (!PLAIN_PATH.test(checkedPath) || (search !== '' && (search.startsWith('?') || !PLAIN_QUERY.test(search)))) {
-    return fromUrl(base, targetUrl(baseUrl, checkedPath, rawQuery, overrides));
+    return upstreamTargetOf(targetUrl(baseUrl, checkedPath, rawQuery, overrides));
   }
   const path = `${base.path}${checkedPath}` || '/';
   const pathAndQuery = search === '' ? path : `${path}?${search}`;
@@ -182,13 +179,17 @@ export function upstreamTarget(baseUrl: string, checkedPath: string, rawQuery: s
   };
 }
 
-function fromUrl(base: ParsedBase, url: URL): UpstreamTarget {
+/** What node's urlToHttpOptions takes from a URL, as an {@link UpstreamTarget}. */
+export function upstreamTargetOf(url: URL): UpstreamTarget {
+  return { ...connectionParts(url), path: `${url.pathname}${url.search}`, url: () => url };
+}
+
+/** Protocol, host name (IPv6 without its brackets), port and Host header of a URL. */
+function connectionParts(url: URL): Pick<UpstreamTarget, 'protocol' | 'hostname' | 'port' | 'host'> {
   return {
-    protocol: base.protocol,
-    hostname: base.hostname,
-    port: base.port,
-    host: base.host,
-    path: `${url.pathname}${url.search}`,
-    url: () => url,
+    protocol: url.protocol as UpstreamTarget['protocol'],
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port === '' ? undefined : Number(url.port),
+    host: url.host,
   };
 }

@@ -13,7 +13,7 @@ import { egressRefusal, type EgressGuard } from '../egress/guard.js';
 import type { RequestBody } from './request-body.js';
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
-import type { UpstreamTarget } from './target-url.js';
+import { upstreamTargetOf, type UpstreamTarget } from './target-url.js';
 
 export interface UpstreamRequest {
   method: string;
@@ -126,18 +126,6 @@ function pause(ms: number, cancellation: Cancellation): Promise<void> {
   });
 }
 
-/** What node's urlToHttpOptions takes from a URL, as an {@link UpstreamTarget}. */
-function fromUrl(url: URL): UpstreamTarget {
-  return {
-    protocol: url.protocol as UpstreamTarget['protocol'],
-    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-    port: url.port === '' ? undefined : Number(url.port),
-    host: url.host,
-    path: `${url.pathname}${url.search}`,
-    url: () => url,
-  };
-}
-
 /** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
 export function sendOnce(
   req: UpstreamRequest,
@@ -146,7 +134,7 @@ export function sendOnce(
   headersTimeoutMs: number,
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const target = req.url instanceof URL ? fromUrl(req.url) : req.url;
+    const target = req.url instanceof URL ? upstreamTargetOf(req.url) : req.url;
     const isHttps = target.protocol === 'https:';
     const headers: OutgoingHttpHeaders = { ...req.headers, host: target.host };
     if (req.body.kind === 'buffered') {

@@ -312,7 +312,8 @@ export class TokenRefresher {
    * meanwhile); if it still fails, the credentials and the Lease are kept, and the credentials are
    * written a little later by this refresher on its own ({@link writeKept}), or by the next refresh of
    * this connection here if that comes first, instead of calling the provider again. The status that
-   * follows from the new credentials is returned at once and written off the request path.
+   * follows from the new credentials is returned at once; it is written off the request path, or before
+   * returning for a scheduled refresh (nobody waits, and the scheduler then finds it recorded).
    */
   private async persist(
     namespace: string,

@@ -1,0 +1,26 @@
+/** Unit test: the proxy's fast target (no URL object per request) says what targetUrl says (no cluster needed). */
+import { targetUrl, upstreamTarget, type QueryOverrides } from '../../src/proxy/target-url.js';
+
+const cases: Array<[string, string, string, QueryOverrides]> = [
+  ['https://api.example.test', '/users', '', []],
+  ['https://api.example.test/v2/', '/users/42', '?page=2&per_page=50', []],
+  ['http://127.0.0.1:8080/base', '/a/b', 'x=1', [['api_key', 'k 1&2']]],
+  ['https://[::1]:8443', '/items', '?api_key=caller&z=9', [['api_key', 'ours']]],
+  ['https://api.example.test', '/search', '?q=a b|c"d', []], // characters the URL setters encode
+  ['https://api.example.test', '/files/naïve name.txt', '', []],
+  ['https://api.example.test', '', '', []],
+  ['https://api.example.test', '/p', '??double', []],
+];
+
+describe('upstreamTarget', () => {
+  it.each(cases)('%s %s %s: the same target as targetUrl', (base, path, query, overrides) => {
+    const url = targetUrl(base, path, query, overrides);
+    const target = upstreamTarget(base, path, query, overrides);
+    expect(target.path).toBe(`${url.pathname}${url.search}`);
+    expect(target.url().href).toBe(url.href);
+    expect(target.host).toBe(url.host);
+    expect(target.protocol).toBe(url.protocol);
+    expect(target.hostname).toBe(url.hostname.replace(/^\[|\]$/g, ''));
+    expect(target.port).toBe(url.port === '' ? undefined : Number(url.port));
+  });
+});
