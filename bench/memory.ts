@@ -63,6 +63,15 @@ const SETTLE_SECONDS = Number(process.env.BENCH_MEMORY_SETTLE_SECONDS ?? 600);
  */
 const LEASE_SECONDS = Number(process.env.BENCH_MEMORY_LEASE_SECONDS ?? 60);
 const SECRET_READS = 1000;
+/**
+ * Each replica's heap limit, as the chart passes it (75 % of the container's default memory limit:
+ * controller 768Mi, server 1Gi). Without one, V8 on this 24 GiB machine keeps whatever heap it grew
+ * during the first reconcile, and RSS says more about V8's sizing than about what is held.
+ */
+const HEAP_LIMIT_MIB = {
+  controller: Number(process.env.BENCH_MEMORY_CONTROLLER_HEAP_MIB ?? 576),
+  server: Number(process.env.BENCH_MEMORY_SERVER_HEAP_MIB ?? 768),
+};
 const CONTROLLERS = ['bench-controller-0', 'bench-controller-1', 'bench-controller-2'];
 const INTEGRATION = 'keys';
 const REPLICA = join(dirname(fileURLToPath(import.meta.url)), 'memory-replica.js');
@@ -208,7 +217,11 @@ async function startReplica(bed: Bed, kind: ReplicaKind, identity: string): Prom
     [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
   };
   const t0 = performance.now();
-  const child = fork(REPLICA, [kind], { env, execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = fork(REPLICA, [kind], {
+    env,
+    execArgv: ['--expose-gc', `--max-old-space-size=${controller ? HEAP_LIMIT_MIB.controller : HEAP_LIMIT_MIB.server}`],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
   let exited = false;
@@ -429,7 +442,9 @@ ${machineLines.join('\n')}
 controller) are written straight to the API server, then for each count 3 controller replicas (leader election
 and sharding on; Lease duration ${LEASE_SECONDS} s, since with the default 15 s the shard members of this overloaded
 machine kept losing their Leases and dropping their shares) and one server replica start, each in its own Node.js process (\`bench/memory-replica.ts\`,
-\`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start). Memory is read inside the replica
+\`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start), each with the heap limit the chart
+gives it by default (\`--max-old-space-size\` ${HEAP_LIMIT_MIB.controller} for a controller, ${HEAP_LIMIT_MIB.server} for the server: 75 % of the
+default memory limits). Memory is read inside the replica
 after two forced GCs (RSS and V8's used heap), for the controllers once they have reconciled their shares (or after
 ${SETTLE_SECONDS} s: the row "shares reconciled" says how many they had). Ready
 is the time from the fork to the first \`/readyz\` 200 (all informers listed, page by page). The fetch rows are
