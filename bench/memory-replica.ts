@@ -1,5 +1,5 @@
 /**
- * One Latchkey replica for bench/memory.ts, in its own process (forked with `--expose-gc`): started
+ * One Latchkey replica for bench/memory.ts and bench/soak.ts, in its own process (forked with `--expose-gc`): started
  * as `latchkey server|controller` starts (src/app/run.ts, configured from the environment), plus an
  * IPC hook that reports memory after a forced GC, so the figure is what the replica retains, not
  * garbage that a collection would free.
@@ -9,7 +9,7 @@
  *   credentials cache could reach (it cannot answer fetches; only its memory is measured).
  */
 import { readFileSync } from 'node:fs';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
@@ -20,11 +20,21 @@ import { loadKubeConfig } from '../src/k8s/client.js';
 export type ReplicaKind = 'server' | 'controller' | 'server-without-credentials';
 
 export interface MemoryReport {
+  /** After the forced collections. */
   rssBytes: number;
+  /** As the process ran, before the forced collections. */
+  rssBeforeGcBytes: number;
   /** Highest RSS since the process started (VmHWM): the start-up peak. */
   peakRssBytes: number;
   heapUsedBytes: number;
+  /** V8 heap pages committed and resident (used or not): what the heap adds to RSS. */
+  heapPhysicalBytes: number;
+  /** Memory V8 itself allocated with malloc (outside its heap pages). */
+  mallocedBytes: number;
   externalBytes: number;
+  arrayBuffersBytes: number;
+  /** Per V8 heap space: resident and used bytes (where the resident-but-unused heap is). */
+  spaces: Record<string, { physicalBytes: number; usedBytes: number }>;
 }
 
 /** Messages the parent sends. */
@@ -55,11 +65,25 @@ function peakRss(): number {
 function measure(): MemoryReport {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
+  const rssBeforeGcBytes = process.memoryUsage.rss();
   // Twice: the first collection can leave weakly held objects (WeakMap values) for the second.
   gc();
   gc();
   const usage = process.memoryUsage();
-  return { rssBytes: usage.rss, peakRssBytes: peakRss(), heapUsedBytes: getHeapStatistics().used_heap_size, externalBytes: usage.external };
+  const heap = getHeapStatistics();
+  return {
+    rssBytes: usage.rss,
+    rssBeforeGcBytes,
+    peakRssBytes: peakRss(),
+    heapUsedBytes: heap.used_heap_size,
+    heapPhysicalBytes: heap.total_physical_size,
+    mallocedBytes: heap.malloced_memory,
+    externalBytes: usage.external,
+    arrayBuffersBytes: usage.arrayBuffers,
+    spaces: Object.fromEntries(
+      getHeapSpaceStatistics().map((sp) => [sp.space_name, { physicalBytes: sp.physical_space_size, usedBytes: sp.space_used_size }]),
+    ),
+  };
 }
 
 const kind = process.argv[2] as ReplicaKind;

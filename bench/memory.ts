@@ -20,11 +20,9 @@
  *   BENCH_MEMORY_COUNTS=1000 npm run bench:memory          # a quick run (figures still written)
  *   BENCH_MEMORY_RENDER_ONLY=1 node dist/bench/memory.js   # the Markdown section again from docs/benchmarks.json
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { HashRing } from '../src/controller/hash-ring.js';
 import { connectionObjectName } from '../src/k8s/names.js';
@@ -40,11 +38,12 @@ import {
 } from '../src/k8s/resources.js';
 import { installCrds } from '../dev/apply.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { freePort, REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { mergeFigures, readFigures } from './figures.js';
 import { cannon } from './load.js';
-import type { MemoryReport, ReplicaCommand, ReplicaKind } from './memory-replica.js';
+import type { MemoryReport, ReplicaKind } from './memory-replica.js';
+import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
 import { handNotes, machine, percentile, writeSection } from './support.js';
 
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
@@ -63,18 +62,8 @@ const SETTLE_SECONDS = Number(process.env.BENCH_MEMORY_SETTLE_SECONDS ?? 600);
  */
 const LEASE_SECONDS = Number(process.env.BENCH_MEMORY_LEASE_SECONDS ?? 60);
 const SECRET_READS = 1000;
-/**
- * Each replica's heap limit, as the chart passes it (75 % of the container's default memory limit:
- * controller 768Mi, server 1Gi). Without one, V8 on this 24 GiB machine keeps whatever heap it grew
- * during the first reconcile, and RSS says more about V8's sizing than about what is held.
- */
-const HEAP_LIMIT_MIB = {
-  controller: Number(process.env.BENCH_MEMORY_CONTROLLER_HEAP_MIB ?? 576),
-  server: Number(process.env.BENCH_MEMORY_SERVER_HEAP_MIB ?? 768),
-};
 const CONTROLLERS = ['bench-controller-0', 'bench-controller-1', 'bench-controller-2'];
 const INTEGRATION = 'keys';
-const REPLICA = join(dirname(fileURLToPath(import.meta.url)), 'memory-replica.js');
 const MiB = 2 ** 20;
 
 const log = (l: string) => process.stderr.write(`[memory ${new Date().toISOString().slice(11, 19)}] ${l}\n`);
@@ -192,84 +181,17 @@ async function deleteConnection(bed: Bed, i: number): Promise<void> {
 
 // ---- replicas ----
 
-interface RunningReplica {
-  child: ChildProcess;
-  port: number;
-  /** Seconds from fork to the first /readyz 200. */
-  readySeconds: number;
-  measure(): Promise<MemoryReport>;
-  stop(): Promise<void>;
-}
-
-async function startReplica(bed: Bed, kind: ReplicaKind, identity: string): Promise<RunningReplica> {
-  const port = await freePort();
-  const controller = kind === 'controller';
-  const env = {
-    PATH: process.env.PATH,
-    LATCHKEY_LOG_LEVEL: 'warn',
-    LATCHKEY_KUBECONFIG: bed.kubeconfigPath,
-    LATCHKEY_WATCH_NAMESPACES: bed.namespace,
-    LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    POD_NAME: identity,
-    LATCHKEY_LEASE_NAMESPACE: bed.namespace,
-    LATCHKEY_LEADER_ELECTION: String(controller),
-    LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS),
-    [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
-  };
-  const t0 = performance.now();
-  const child = fork(REPLICA, [kind], {
-    env,
-    execArgv: ['--expose-gc', `--max-old-space-size=${controller ? HEAP_LIMIT_MIB.controller : HEAP_LIMIT_MIB.server}`],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+const startBenchReplica = (bed: Bed, kind: ReplicaKind, identity: string) =>
+  startReplica({
+    kind,
+    identity,
+    kubeconfigPath: bed.kubeconfigPath,
+    namespace: bed.namespace,
+    heapLimitMiB: kind === 'controller' ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server,
+    semiSpaceMiB: CHART_SEMI_SPACE_MIB,
+    waitSeconds: WAIT_SECONDS,
+    env: { LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS) },
   });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
-  let exited = false;
-  child.on('exit', () => (exited = true));
-  const deadline = Date.now() + WAIT_SECONDS * 1000;
-  for (;;) {
-    if (exited) throw new Error(`${identity} exited before it was ready: ${stderr}`);
-    if (Date.now() > deadline) throw new Error(`${identity} not ready after ${WAIT_SECONDS} s`);
-    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const readySeconds = (performance.now() - t0) / 1000;
-  return {
-    child,
-    port,
-    readySeconds,
-    measure: () =>
-      new Promise((resolve) => {
-        child.once('message', (m: { memory: MemoryReport }) => resolve(m.memory));
-        child.send('measure' satisfies ReplicaCommand);
-      }),
-    stop: () =>
-      new Promise((resolve) => {
-        if (exited) return resolve();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-        child.once('exit', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-        child.send('stop' satisfies ReplicaCommand);
-      }),
-  };
-}
-
-/** Sum of one metric's samples (any labels matching `labels`) in a Prometheus text page. */
-function metricSum(page: string, name: string, labels = ''): number {
-  let sum = 0;
-  for (const line of page.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (labels && !line.includes(labels)) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
 
 /**
  * Waits (at most SETTLE_SECONDS) until the controllers have reconciled all `count` connections and
@@ -280,7 +202,7 @@ async function waitReconciled(controllers: RunningReplica[], count: number): Pro
   const deadline = Date.now() + SETTLE_SECONDS * 1000;
   let last = '';
   for (;;) {
-    const pages = await Promise.all(controllers.map((c) => fetch(`http://127.0.0.1:${c.port}/metrics`).then((r) => r.text())));
+    const pages = await Promise.all(controllers.map((c) => c.metrics()));
     const reconciled = pages.reduce((n, p) => n + metricSum(p, 'latchkey_connections', 'condition="Ready"'), 0);
     const depth = pages.reduce((n, p) => n + metricSum(p, 'latchkey_workqueue_depth'), 0);
     const seconds = (performance.now() - t0) / 1000;
@@ -340,7 +262,7 @@ const mb = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
 async function measurePoint(bed: Bed, count: number): Promise<Point> {
   const loadAverageAtStart = loadavg();
   log(`${count}: starting ${CONTROLLERS.length} controllers`);
-  const controllers = await Promise.all(CONTROLLERS.map((id) => startReplica(bed, 'controller', id)));
+  const controllers = await Promise.all(CONTROLLERS.map((id) => startBenchReplica(bed, 'controller', id)));
   let controllerMemory: MemoryReport[];
   let settled: { seconds: number; reconciled: number };
   try {
@@ -352,7 +274,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   log(`${count}: controllers ${controllerMemory.map((m) => `${mb(m.rssBytes)} MiB`).join(', ')}`);
 
   log(`${count}: starting the server`);
-  const server = await startReplica(bed, 'server', 'bench-server');
+  const server = await startBenchReplica(bed, 'server', 'bench-server');
   const headers = { authorization: `Bearer ${bed.secretKey}` };
   let serverMemory: MemoryReport;
   let fetchRow: Awaited<ReturnType<typeof cannon>>;
@@ -371,7 +293,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   }
   log(`${count}: server ${mb(serverMemory.rssBytes)} MiB, ready in ${server.readySeconds.toFixed(1)} s, fetch p99 ${fetchRow.p99Ms} ms`);
 
-  const floor = await startReplica(bed, 'server-without-credentials', 'bench-server-floor');
+  const floor = await startBenchReplica(bed, 'server-without-credentials', 'bench-server-floor');
   let floorMemory: MemoryReport;
   try {
     floorMemory = await floor.measure();
@@ -442,9 +364,9 @@ ${machineLines.join('\n')}
 controller) are written straight to the API server, then for each count 3 controller replicas (leader election
 and sharding on; Lease duration ${LEASE_SECONDS} s, since with the default 15 s the shard members of this overloaded
 machine kept losing their Leases and dropping their shares) and one server replica start, each in its own Node.js process (\`bench/memory-replica.ts\`,
-\`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start), each with the heap limit the chart
-gives it by default (\`--max-old-space-size\` ${HEAP_LIMIT_MIB.controller} for a controller, ${HEAP_LIMIT_MIB.server} for the server: 75 % of the
-default memory limits). Memory is read inside the replica
+\`--expose-gc\`, started as \`latchkey controller\` / \`latchkey server\` start), each with the heap flags the chart
+gives it by default (\`--max-old-space-size\` ${CHART_HEAP_LIMIT_MIB.controller} for a controller, ${CHART_HEAP_LIMIT_MIB.server} for the server: 75 % of the
+default memory limits; \`--max-semi-space-size=${CHART_SEMI_SPACE_MIB}\`). Memory is read inside the replica
 after two forced GCs (RSS and V8's used heap), for the controllers once they have reconciled their shares (or after
 ${SETTLE_SECONDS} s: the row "shares reconciled" says how many they had). Ready
 is the time from the fork to the first \`/readyz\` 200 (all informers listed, page by page). The fetch rows are

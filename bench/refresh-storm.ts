@@ -15,10 +15,8 @@
  * log lines there, at debug level, to see where the time goes), BENCH_STORM_NODE_OPTIONS (the
  * controllers' NODE_OPTIONS; default the chart's heap limit for its default memory limit).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../src/app/log.js';
 import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
@@ -29,7 +27,9 @@ import { freePort, REPO_ROOT, startControlPlane } from '../dev/control-plane.js'
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
 import { apiServerRequests, writesBetween } from './api-server-requests.js';
+import { spawnChild, startTokenEndpoint, stopChild, type Child, type EndpointStats } from './child-processes.js';
 import { writeFigures } from './figures.js';
+import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB } from './replica-process.js';
 import { handNotes, idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
 
 const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 500);
@@ -40,78 +40,16 @@ const TOKEN_LATENCY_MS = 150;
 const EXPIRES_IN_SECONDS = 300;
 const CREATE_IN_FLIGHT = 32;
 const LOG_DIR = process.env.BENCH_STORM_LOG_DIR;
-/** The chart's default for a controller: limits.memory 768Mi, heap limit 75 % of it. */
-const NODE_OPTIONS = process.env.BENCH_STORM_NODE_OPTIONS ?? '--max-old-space-size=576';
+/** The chart's default for a controller: limits.memory 768Mi, heap limit 75 % of it, a small young generation. */
+const NODE_OPTIONS =
+  process.env.BENCH_STORM_NODE_OPTIONS ??
+  `--max-old-space-size=${CHART_HEAP_LIMIT_MIB.controller} --max-semi-space-size=${CHART_SEMI_SPACE_MIB}`;
 const log = (l: string) => process.stderr.write(`[refresh-storm] ${l}\n`);
-
-interface FamilyStats {
-  generation: number;
-  refreshes: number;
-  firstAt?: number;
-}
-interface EndpointStats {
-  calls: number;
-  refreshes: number;
-  reuseRefusals: number;
-  malformed: number;
-  unauthenticated: number;
-  families: Record<string, FamilyStats>;
-}
-
-/** A child process whose first stdout line is JSON (the token endpoint) or whose output is kept for errors. */
-interface Child {
-  proc: ChildProcess;
-  tail: string[];
-  exited: Promise<number | null>;
-}
-
-function spawnChild(args: string[], env: NodeJS.ProcessEnv, logFile?: string): Child {
-  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const tail: string[] = [];
-  const file = logFile ? createWriteStream(logFile) : undefined;
-  for (const stream of [proc.stdout!, proc.stderr!]) {
-    createInterface({ input: stream }).on('line', (line) => {
-      file?.write(`${line}\n`);
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-    });
-  }
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  return { proc, tail, exited };
-}
-
-async function stopChild(c: Child, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
-  c.proc.kill(signal);
-  const timer = setTimeout(() => c.proc.kill('SIGKILL'), 15_000);
-  await c.exited;
-  clearTimeout(timer);
-}
 
 /** Resident set size of a process (bytes), from /proc. */
 function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : NaN;
-}
-
-async function startTokenEndpoint(): Promise<{ url: string; stats(): Promise<EndpointStats>; stop(): Promise<void> }> {
-  const child = spawnChild([join(REPO_ROOT, 'dist/bench/token-endpoint.js')], {
-    PATH: process.env.PATH,
-    TOKEN_LATENCY_MS: String(TOKEN_LATENCY_MS),
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`token endpoint did not start: ${child.tail.join('\n')}`)), 20_000);
-    createInterface({ input: child.proc.stdout! }).once('line', (line) => {
-      clearTimeout(timer);
-      resolve((JSON.parse(line) as { port: number }).port);
-    });
-  });
-  const base = `http://127.0.0.1:${port}`;
-  return {
-    url: `${base}/token`,
-    stats: async () => (await (await fetch(`${base}/stats`)).json()) as EndpointStats,
-    stop: () => stopChild(child),
-  };
 }
 
 interface Controller extends Child {
@@ -409,7 +347,7 @@ async function main(): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfigPath);
   await installCrds(kc, join(REPO_ROOT, 'crds'));
-  const endpoint = await startTokenEndpoint();
+  const endpoint = await startTokenEndpoint({ latencyMs: TOKEN_LATENCY_MS });
   const provider = 'storm-oauth';
   await applyProvider(kc, provider, {
     displayName: 'Refresh storm',

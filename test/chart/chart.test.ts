@@ -187,9 +187,12 @@ describe('default values, with the chart installing the CRDs', () => {
         expect(service.spec!.selector).toEqual(
           Object.fromEntries(Object.entries(selector).filter(([k]) => k !== 'app.kubernetes.io/component')),
         );
-        // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default).
+        // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default), and a small young generation.
         const limitMiB = { controller: 768, server: 1024 }[component];
-        expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([component, `--max-old-space-size=${(limitMiB * 3) / 4}`]);
+        expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([
+          component,
+          `--max-old-space-size=${(limitMiB * 3) / 4} --max-semi-space-size=4`,
+        ]);
         // Watch every namespace: the variable is there, empty (the API server drops an empty value).
         expect(Object.keys(envOf(d, component))).toContain('LATCHKEY_WATCH_NAMESPACES');
         expect(envOf(d, component).LATCHKEY_WATCH_NAMESPACES ?? '').toBe('');

@@ -241,10 +241,12 @@ check "controller Deployment: args [controller], 2 replicas, selects component=c
 check "server Deployment: args [server], 1 replica, selects component=server" eq \
   "$(grep -cE '^  replicas: 1$|args: \["server"\]|^      app.kubernetes.io/component: server$' <<<"$server")" 3
 check "the Service selects both components (no component label in its selector)" eq "$(grep -c 'component' <<<"$(doc_of "$d" Service "$release")")" 0
-# The heap flag follows each container's own memory limit (75 %): 768Mi -> 576, 1Gi -> 768.
-check "controller: NODE_OPTIONS --max-old-space-size=576 (75% of 768Mi)" grep -q 'value: "--max-old-space-size=576"' <<<"$controller"
-check "server: NODE_OPTIONS --max-old-space-size=768 (75% of 1Gi)" grep -q 'value: "--max-old-space-size=768"' <<<"$server"
-check "heap flag per container with --set controller.resources.limits.memory=2Gi" grep -q 'value: "--max-old-space-size=1536"' \
+# The heap flag follows each container's own memory limit (75 %): 768Mi -> 576, 1Gi -> 768; the young generation nodeSemiSpaceSizeMiB.
+check "controller: NODE_OPTIONS --max-old-space-size=576 (75% of 768Mi)" grep -q 'value: "--max-old-space-size=576 --max-semi-space-size=4"' <<<"$controller"
+check "server: NODE_OPTIONS --max-old-space-size=768 (75% of 1Gi)" grep -q 'value: "--max-old-space-size=768 --max-semi-space-size=4"' <<<"$server"
+check "no young-generation flag with --set nodeSemiSpaceSizeMiB=0" grep -q 'value: "--max-old-space-size=576"$' \
+  <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set nodeSemiSpaceSizeMiB=0 -s templates/deployment.yaml)"
+check "heap flag per container with --set controller.resources.limits.memory=2Gi" grep -q 'value: "--max-old-space-size=1536 --max-semi-space-size=4"' \
   <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.resources.limits.memory=2Gi -s templates/deployment.yaml)"
 for deploy in "$controller" "$server"; do
   name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy" | grep -oE '"[a-z]+"' | tr -d '"')"

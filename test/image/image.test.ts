@@ -168,8 +168,8 @@ beforeAll(async () => {
   // The same settings in both Deployments; only the heap limit follows each container's memory limit.
   const withoutHeap = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'NODE_OPTIONS'));
   expect(withoutHeap(controllerEnv)).toEqual(withoutHeap(serverEnv));
-  expect(serverEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+$/);
-  expect(controllerEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+$/);
+  expect(serverEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+ --max-semi-space-size=\d+$/);
+  expect(controllerEnv.NODE_OPTIONS).toMatch(/^--max-old-space-size=\d+ --max-semi-space-size=\d+$/);
   [ports.server, ports.controller] = [await freePort(), await freePort()];
   await startContainer('controller', controllerEnv);
   await startContainer('server', serverEnv);

@@ -1,0 +1,122 @@
+/**
+ * A Latchkey replica in its own Node.js process (bench/memory-replica.ts, forked with `--expose-gc`
+ * and a heap limit), its time to the first `/readyz` 200, and its memory read inside it on request.
+ * Used by the memory and soak benchmarks.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../dev/control-plane.js';
+import type { MemoryReport, ReplicaCommand, ReplicaKind } from './memory-replica.js';
+
+/**
+ * What the chart passes to Node.js by default (charts/latchkey: 75 % of the containers' default memory
+ * limits, controller 768Mi and server 1Gi, and `nodeSemiSpaceSizeMiB`).
+ */
+export const CHART_HEAP_LIMIT_MIB = { controller: 576, server: 768 } as const;
+export const CHART_SEMI_SPACE_MIB = 4;
+
+const REPLICA = join(dirname(fileURLToPath(import.meta.url)), 'memory-replica.js');
+
+export interface ReplicaOptions {
+  kind: ReplicaKind;
+  /** POD_NAME: the shard member's identity for a controller. */
+  identity: string;
+  kubeconfigPath: string;
+  namespace: string;
+  /** `--max-old-space-size`, MiB. */
+  heapLimitMiB: number;
+  /** `--max-semi-space-size`, MiB; 0: V8's default. */
+  semiSpaceMiB: number;
+  /** Bound on fork to /readyz 200, seconds. */
+  waitSeconds: number;
+  /** Extra environment (configuration) on top of the defaults below. */
+  env?: Record<string, string>;
+}
+
+export interface RunningReplica {
+  child: ChildProcess;
+  port: number;
+  /** Seconds from fork to the first /readyz 200. */
+  readySeconds: number;
+  measure(): Promise<MemoryReport>;
+  /** The Prometheus page of the replica. */
+  metrics(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica> {
+  const port = await freePort();
+  const controller = opts.kind === 'controller';
+  const env = {
+    PATH: process.env.PATH,
+    LATCHKEY_LOG_LEVEL: 'warn',
+    LATCHKEY_KUBECONFIG: opts.kubeconfigPath,
+    LATCHKEY_WATCH_NAMESPACES: opts.namespace,
+    LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    POD_NAME: opts.identity,
+    LATCHKEY_LEASE_NAMESPACE: opts.namespace,
+    LATCHKEY_LEADER_ELECTION: String(controller),
+    [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
+    ...opts.env,
+  };
+  const t0 = performance.now();
+  const child = fork(REPLICA, [opts.kind], {
+    env,
+    execArgv: [
+      '--expose-gc',
+      `--max-old-space-size=${opts.heapLimitMiB}`,
+      ...(opts.semiSpaceMiB > 0 ? [`--max-semi-space-size=${opts.semiSpaceMiB}`] : []),
+    ],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const deadline = Date.now() + opts.waitSeconds * 1000;
+  for (;;) {
+    if (exited) throw new Error(`${opts.identity} exited before it was ready: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`${opts.identity} not ready after ${opts.waitSeconds} s`);
+    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const readySeconds = (performance.now() - t0) / 1000;
+  return {
+    child,
+    port,
+    readySeconds,
+    measure: () =>
+      new Promise((resolve, reject) => {
+        if (exited) return reject(new Error(`${opts.identity} exited: ${stderr}`));
+        child.once('message', (m: { memory: MemoryReport }) => resolve(m.memory));
+        child.send('measure' satisfies ReplicaCommand);
+      }),
+    metrics: () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()),
+    stop: () =>
+      new Promise((resolve) => {
+        if (exited) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.send('stop' satisfies ReplicaCommand);
+      }),
+  };
+}
+
+/** Sum of one metric's samples (any labels matching `labels`) in a Prometheus text page. */
+export function metricSum(page: string, name: string, labels = ''): number {
+  let sum = 0;
+  for (const line of page.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (labels && !line.includes(labels)) continue;
+    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
