@@ -37,8 +37,8 @@ export class WorkQueue {
   /** Waiting keys and when each became due. */
   private readonly queued = new Map<string, number>();
   private readonly processing = new Set<string>();
-  /** Keys added while they were being processed: run again when done. */
-  private readonly dirty = new Set<string>();
+  /** Keys added while they were being processed, with the earliest due time asked: run again when done, in that place. */
+  private readonly dirty = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   private running = 0;
@@ -68,7 +68,8 @@ export class WorkQueue {
     if (this.stopped) return;
     this.cancelTimer(key);
     if (this.processing.has(key)) {
-      this.dirty.add(key);
+      const asked = this.dirty.get(key);
+      if (asked === undefined || dueAt < asked) this.dirty.set(key, dueAt);
       return;
     }
     const waiting = this.queued.get(key);
@@ -203,7 +204,11 @@ export class WorkQueue {
         this.addRateLimited(key);
       } else {
         this.failures.delete(key);
-        if (this.dirty.delete(key)) this.add(key);
+        const dueAt = this.dirty.get(key);
+        if (dueAt !== undefined) {
+          this.dirty.delete(key);
+          this.add(key, dueAt);
+        }
       }
     }
     this.pump();
