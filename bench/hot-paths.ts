@@ -35,16 +35,15 @@ import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { REPO_ROOT } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { startOidcServer } from '../dev/peers/oidc-server.js';
 import { writeFigures } from './figures.js';
 import { cannon, probe, type CannonResult, type ProbeResult, type Target } from './load.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize, type ProfileSummary } from './profile.js';
-import { expectStatus, handNotes, httpClient, machine, median, ms, writeSection } from './support.js';
+import { expectStatus, handNotes, httpClient, machine, median, ms, writeSection, startBenchControlPlane } from './support.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 10);
@@ -220,10 +219,7 @@ async function profiled(name: string, target: Target): Promise<ProfileSummary> {
 }
 
 async function main(): Promise<void> {
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new CountingKubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new CountingKubeConfig());
   const ns = await createTestNamespace(kc, 'bench-hot');
   const suffix = randomBytes(3).toString('hex');
   const children: ChildProcess[] = [];

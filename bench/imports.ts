@@ -19,13 +19,12 @@ import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
 import { startHttpServer } from '../src/http/server.js';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { REPO_ROOT } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize as summarizeProfile, type ProfileSummary } from './profile.js';
-import { handNotes, machine, processCpuMs, writeSection } from './support.js';
+import { handNotes, machine, processCpuMs, writeSection, startBenchControlPlane } from './support.js';
 
 const run = promisify(execFile);
 const IN_FLIGHT = 16;
@@ -75,10 +74,7 @@ async function autocannon(url: string, headers: Record<string, string>, post?: s
 
 async function main(): Promise<void> {
   const log = (l: string) => process.stderr.write(`[imports] ${l}\n`);
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new CountingKubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new CountingKubeConfig());
   const ns = await createTestNamespace(kc, 'bench-imports');
   const provider = `bench-imports-keys-${ns.name}`;
   await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });

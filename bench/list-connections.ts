@@ -25,13 +25,11 @@ import { loadConfig } from '../src/app/config.js';
 import { createContext, type AppContext } from '../src/app/context.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
-import { startControlPlane } from '../dev/control-plane.js';
 import { REPO_ROOT } from '../dev/repo-root.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
-import { machine, mib, writeSection } from './support.js';
+import { machine, mib, writeSection, startBenchControlPlane } from './support.js';
 
 const run = promisify(execFile);
 const COUNT = Number(process.env.BENCH_LIST_CONNECTIONS ?? 10_000);
@@ -80,10 +78,7 @@ async function load(name: string, url: string, headers: Record<string, string>):
 }
 
 async function main(): Promise<void> {
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-list');
   const provider = `bench-list-keys-${ns.name}`;
   await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });

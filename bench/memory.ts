@@ -22,7 +22,6 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { HashRing } from '../src/controller/hash-ring.js';
 import { connectionObjectName } from '../src/k8s/names.js';
@@ -36,15 +35,13 @@ import {
   VERSION,
   type ConnectionResource,
 } from '../src/k8s/resources.js';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { mergeFigures, readFigures } from './figures.js';
 import { cannon } from './load.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
-import { handNotes, machine, percentile, writeSection } from './support.js';
+import { handNotes, machine, percentile, writeSection, startBenchControlPlane } from './support.js';
 
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
 /** Writes in flight while filling the API server. */
@@ -187,8 +184,6 @@ const startBenchReplica = (bed: Bed, kind: ReplicaKind, identity: string) =>
     identity,
     kubeconfigPath: bed.kubeconfigPath,
     namespace: bed.namespace,
-    heapLimitMiB: kind === 'controller' ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server,
-    semiSpaceMiB: CHART_SEMI_SPACE_MIB,
     waitSeconds: WAIT_SECONDS,
     env: { LATCHKEY_LEASE_DURATION_SECONDS: String(LEASE_SECONDS) },
   });
@@ -426,10 +421,7 @@ async function main(): Promise<void> {
     writeSection('memory', renderSection(points, [...lines, '- Load average and date: per point, in the table']));
     return;
   }
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-memory');
   const provider = `bench-memory-keys-${ns.name}`;
   await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });

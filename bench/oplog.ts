@@ -10,12 +10,9 @@
  *   BENCH_OPLOG_ENTRIES=20000 BENCH_OPLOG_CONNECTIONS=200 npm run bench:oplog
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { createEnvironment } from '../dev/fixtures.js';
 import { createLogger } from '../src/app/log.js';
 import { loadConfig } from '../src/app/config.js';
@@ -23,7 +20,7 @@ import { createOperationLog, oplogReader } from '../src/app/context.js';
 import { createRegistry } from '../src/app/metrics.js';
 import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION } from '../src/k8s/resources.js';
-import { machine, mib, ms, writeSection } from './support.js';
+import { machine, mib, ms, writeSection, startBenchControlPlane } from './support.js';
 
 const ENTRIES = Math.min(Number(process.env.BENCH_OPLOG_ENTRIES ?? 100_000), 200_000);
 const CONNECTIONS_N = Math.min(Number(process.env.BENCH_OPLOG_CONNECTIONS ?? 1000), 5000);
@@ -52,10 +49,7 @@ function messages(i: number): string[] {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-oplog');
   try {
     await createEnvironment(kc, ns.name);

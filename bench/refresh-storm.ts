@@ -21,16 +21,15 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { createLogger } from '../src/app/log.js';
 import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
 import { KubeStore } from '../src/k8s/store.js';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { freePort, REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
+import { freePort, REPO_ROOT } from '../dev/control-plane.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
 import { apiServerRequests, writesBetween } from './api-server-requests.js';
 import { spawnChild, startTokenEndpoint, stopChild, type Child, type EndpointStats } from './child-processes.js';
 import { writeFigures } from './figures.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB } from './replica-process.js';
-import { handNotes, idleBetween, machine, machineCpu, processCpuMs, writeSection } from './support.js';
+import { handNotes, idleBetween, machine, machineCpu, processCpuMs, writeSection, startBenchControlPlane } from './support.js';
 
 const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 500);
 const LEASE_SECONDS = Number(process.env.BENCH_STORM_LEASE_SECONDS ?? 15);
@@ -343,10 +342,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
 
 async function main(): Promise<void> {
   const machineLines = machine();
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const endpoint = await startTokenEndpoint({ latencyMs: TOKEN_LATENCY_MS });
   const provider = 'storm-oauth';
   await applyProvider(kc, provider, {

@@ -24,10 +24,10 @@ export interface ReplicaOptions {
   identity: string;
   kubeconfigPath: string;
   namespace: string;
-  /** `--max-old-space-size`, MiB. */
-  heapLimitMiB: number;
-  /** `--max-semi-space-size`, MiB; 0: V8's default. */
-  semiSpaceMiB: number;
+  /** `--max-old-space-size`, MiB; default the chart's for the kind. */
+  heapLimitMiB?: number;
+  /** `--max-semi-space-size`, MiB (0: V8's default); default the chart's. */
+  semiSpaceMiB?: number;
   /** Bound on fork to /readyz 200, seconds. */
   waitSeconds: number;
   /** Extra environment (configuration) on top of the defaults below. */
@@ -60,13 +60,15 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
     [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
     ...opts.env,
   };
+  const heapLimitMiB = opts.heapLimitMiB ?? (controller ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server);
+  const semiSpaceMiB = opts.semiSpaceMiB ?? CHART_SEMI_SPACE_MIB;
   const t0 = performance.now();
   const child = fork(REPLICA, [opts.kind], {
     env,
     execArgv: [
       '--expose-gc',
-      `--max-old-space-size=${opts.heapLimitMiB}`,
-      ...(opts.semiSpaceMiB > 0 ? [`--max-semi-space-size=${opts.semiSpaceMiB}`] : []),
+      `--max-old-space-size=${heapLimitMiB}`,
+      ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []),
     ],
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });

@@ -20,9 +20,7 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '../dev/apply.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { startTokenEndpoint, type EndpointStats } from './child-processes.js';
@@ -30,7 +28,7 @@ import { writeFigures } from './figures.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
 import type { SoakLoadCommand, SoakLoadCounts, SoakLoadOptions } from './soak-load.js';
-import { handNotes, machine, writeSection } from './support.js';
+import { handNotes, machine, writeSection, startBenchControlPlane } from './support.js';
 
 const MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 30);
 const WINDOW_MINUTES = Number(process.env.BENCH_SOAK_WINDOW_MINUTES ?? 5);
@@ -137,7 +135,6 @@ const replica = (bed: Bed, kind: ReplicaKind, identity: string) =>
     identity,
     kubeconfigPath: bed.kubeconfigPath,
     namespace: bed.namespace,
-    heapLimitMiB: kind === 'controller' ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server,
     semiSpaceMiB: SEMI_SPACE_MIB,
     waitSeconds: 600,
     env: { LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS },
@@ -158,10 +155,7 @@ async function waitIdle(controller: RunningReplica): Promise<void> {
 
 async function main(): Promise<void> {
   const machineLines = machine();
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const endpoint = await startTokenEndpoint({ latencyMs: TOKEN_LATENCY_MS, expiresInSeconds: TOKEN_EXPIRES_IN_SECONDS });
   const ns = await createTestNamespace(kc, 'bench-soak');
   await applyProvider(kc, `soak-keys-${ns.name}`, { displayName: 'Soak keys', authMode: 'API_KEY' });

@@ -13,14 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '../dev/apply.js';
 import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionStatus } from '../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../src/k8s/store.js';
 import { createLogger } from '../src/app/log.js';
 import { createTestNamespace } from '../dev/cluster.js';
-import { REPO_ROOT, startControlPlane } from '../dev/control-plane.js';
-import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary } from './support.js';
+import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary, startBenchControlPlane } from './support.js';
 import type { SyncResult } from './store-sync.js';
 
 const COUNTS = (process.env.BENCH_STORE_COUNTS ?? '1000,5000')
@@ -125,10 +123,7 @@ async function main(): Promise<void> {
   if (!COUNTS.length || COUNTS[COUNTS.length - 1]! > MAX_COUNT)
     throw new Error(`BENCH_STORE_COUNTS must be positive and at most ${MAX_COUNT}`);
   const logger = createLogger('silent');
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-store');
   const writer = new KubeStore(kc, { namespaces: [ns.name], logger });
   const rows: Row[] = [];

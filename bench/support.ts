@@ -8,7 +8,19 @@ import { Agent, request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../dev/control-plane.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { installCrds } from '../dev/apply.js';
+import { REPO_ROOT, startControlPlane, type ControlPlane } from '../dev/control-plane.js';
+
+// ---- control plane ----
+
+/** A local control plane of the benchmark's own (its log lines on stderr), Latchkey's CRDs installed, `kc` pointed at it. */
+export async function startBenchControlPlane<K extends KubeConfig>(kc: K): Promise<{ cp: ControlPlane; kc: K }> {
+  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
+  kc.loadFromFile(cp.kubeconfigPath);
+  await installCrds(kc, join(REPO_ROOT, 'crds'));
+  return { cp, kc };
+}
 
 // ---- statistics ----
 

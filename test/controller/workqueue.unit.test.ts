@@ -85,24 +85,14 @@ describe('WorkQueue', () => {
   });
 
   it('keeps the due time of a key added while it ran: it runs again in that place, not behind keys due after it', async () => {
-    const seen: string[] = [];
-    const gate = deferred();
-    const queue = new WorkQueue({
-      name: 't',
-      concurrency: 1,
-      handler: async (k) => {
-        seen.push(k);
-        if (k === 'a' && seen.length === 1) await gate.promise;
-      },
-    });
+    const { queue, seen, gate } = queueHeldByBlock(); // 'block' runs
     const now = Date.now();
-    queue.add('a');
-    queue.add('b', now - 30_000); // waits while 'a' runs: due before now, after what 'a' asks next
-    queue.add('a', now - 60_000); // while it runs: due a minute ago
-    queue.add('a', now + 5_000); // a later time does not push it back
+    queue.add('b', now - 30_000); // waits: due before now, after what 'block' asks next
+    queue.add('block', now - 60_000); // while it runs: due a minute ago
+    queue.add('block', now + 5_000); // a later time does not push it back
     gate.resolve();
     await queue.idle();
-    expect(seen).toEqual(['a', 'a', 'b']);
+    expect(seen).toEqual(['block', 'block', 'b']);
     await queue.stop();
   });
 
