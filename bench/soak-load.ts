@@ -6,7 +6,7 @@
  *
  * Phases, told by the parent over IPC: `fill` (imports only, as fast as FILL_IN_FLIGHT allows, until
  * the population is reached), then `steady` (the mix), then `stop`. `counts` answers the counts so
- * far by kind and outcome; each request that is not a 2xx is counted by status (0: no answer).
+ * far by kind and outcome; each request that is not a 2xx is counted by status (0 and why: no answer).
  */
 import { randomInt } from 'node:crypto';
 
@@ -26,7 +26,7 @@ export type Kind = 'import' | 'fetch' | 'delete';
 export interface SoakLoadCounts {
   live: number;
   ok: Record<Kind, number>;
-  /** By kind, then status (0: no answer). */
+  /** By kind, then status ("0 <why>": no answer). */
   failed: Record<Kind, Record<string, number>>;
   /** Ticks that skipped requests because too many were still in flight. */
   skipped: number;
@@ -52,7 +52,7 @@ let timer: NodeJS.Timeout | undefined;
 
 async function call(kind: Kind, method: string, path: string, body?: unknown): Promise<boolean> {
   inFlight++;
-  let status = 0;
+  let status: number | string = 0;
   try {
     const res = await fetch(`${opts.baseUrl}${path}`, {
       method,
@@ -62,12 +62,14 @@ async function call(kind: Kind, method: string, path: string, body?: unknown): P
     });
     status = res.status;
     await res.arrayBuffer();
-  } catch {
-    status = 0;
+  } catch (err) {
+    // No answer: counted as 0 with what failed (a timeout, a reset), e.g. "0 TimeoutError", "0 UND_ERR_SOCKET".
+    const e = err as { name?: string; cause?: { code?: string } };
+    status = `0 ${e.cause?.code ?? e.name ?? 'error'}`;
   } finally {
     inFlight--;
   }
-  if (status >= 200 && status < 300) {
+  if (typeof status === 'number' && status >= 200 && status < 300) {
     counts.ok[kind]++;
     return true;
   }

@@ -24,7 +24,7 @@ import { createTestNamespace } from '../dev/cluster.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { startTokenEndpoint, type EndpointStats } from './child-processes.js';
-import { writeFigures } from './figures.js';
+import { readFigures, writeFigures } from './figures.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
 import type { SoakLoadCommand, SoakLoadCounts, SoakLoadOptions } from './soak-load.js';
@@ -260,7 +260,6 @@ function report(
   const after = samples[samples.length - 1]!;
   const growth = (pick: (s: Sample) => number) => Math.round((pick(last) - pick(warm)) * 10) / 10;
   const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-  const failed = (k: keyof SoakLoadCounts['failed']) => Object.values(counts.failed[k]).reduce((a, b) => a + b, 0);
   const figures = {
     minutes: MINUTES,
     semiSpaceMiB: SEMI_SPACE_MIB,
@@ -282,43 +281,73 @@ function report(
     tokenEndpoint: { calls: stats.calls, refreshes: stats.refreshes, reuseRefusals: stats.reuseRefusals },
   };
   writeFigures('soak', figures);
+  writeSection('soak', render(figures as SoakFigures, machineLines));
+}
+
+type SoakFigures = {
+  minutes: number;
+  semiSpaceMiB: number;
+  windowMinutes: number;
+  connections: number;
+  importsPerSecond: number;
+  fetchesPerSecond: number;
+  samples: Sample[];
+  fresh: { server: Memory; controller: Memory };
+  serverGrowthAfterWarmUpMiB: number;
+  controllerGrowthAfterWarmUpMiB: number;
+  serverHeapGrowthAfterWarmUpMiB: number;
+  controllerHeapGrowthAfterWarmUpMiB: number;
+  serverRssToFresh: number;
+  controllerRssToFresh: number;
+  serverRssAfterGcToFresh: number;
+  controllerRssAfterGcToFresh: number;
+  requests: { ok: SoakLoadCounts['ok']; failed: SoakLoadCounts['failed']; skippedTicks: number };
+  tokenEndpoint: { calls: number; refreshes: number; reuseRefusals: number };
+};
+
+function render(f: SoakFigures, machineLines: string[]): string {
+  const failed = (k: keyof SoakLoadCounts['failed']) => Object.values(f.requests.failed[k]).reduce((a, b) => a + b, 0);
   const f1 = (n: number) => n.toFixed(1);
   const row = (s: Sample) =>
     `| ${s.label} | ${s.counts.live} | ${s.counts.ok.import} / ${s.counts.ok.fetch} / ${s.counts.ok.delete} | ${s.tokenRefreshes} | ` +
     `${f1(s.server.rssMiB)} | ${f1(s.server.rssAfterGcMiB)} | ${f1(s.server.heapMiB)} | ` +
     `${f1(s.controller.rssMiB)} | ${f1(s.controller.rssAfterGcMiB)} | ${f1(s.controller.heapMiB)} | ${s.loadAverage.map((x) => x.toFixed(1)).join(' ')} |`;
-  writeSection(
-    'soak',
-    `## Soak: ${MINUTES} minutes of mixed load (\`npm run bench:soak\`, \`bench/soak.ts\`)
+  return `## Soak: ${f.minutes} minutes of mixed load (\`npm run bench:soak\`, \`bench/soak.ts\`)
 
 ${machineLines.join('\n')}
 
 One server replica and one controller replica, each in its own process with the chart's default heap flags
-(\`--max-old-space-size\` ${CHART_HEAP_LIMIT_MIB.server} / ${CHART_HEAP_LIMIT_MIB.controller}, \`--max-semi-space-size\` ${SEMI_SPACE_MIB || "V8's default"}), against a local control plane. A load generator in its own
-process (\`bench/soak-load.ts\`) first imports ${POPULATION.toLocaleString('en-US')} connections, then for ${MINUTES} minutes imports ${IMPORTS_PER_SECOND}/s, deletes
-the oldest at the same rate (the population stays at ${POPULATION.toLocaleString('en-US')}) and fetches ${FETCHES_PER_SECOND}/s a random live one. Half the
+(\`--max-old-space-size\` ${CHART_HEAP_LIMIT_MIB.server} / ${CHART_HEAP_LIMIT_MIB.controller}, \`--max-semi-space-size\` ${f.semiSpaceMiB || "V8's default"}), against a local control plane. A load generator in its own
+process (\`bench/soak-load.ts\`) first imports ${f.connections.toLocaleString('en-US')} connections, then for ${f.minutes} minutes imports ${f.importsPerSecond}/s, deletes
+the oldest at the same rate (the population stays at ${f.connections.toLocaleString('en-US')}) and fetches ${f.fetchesPerSecond}/s a random live one. Half the
 connections are OAuth 2 with tokens expiring 1–15 minutes after their import, refreshed by the controller (or
 on fetch when due) against a token endpoint in its own process (150 ms, rotating refresh tokens, tokens for
-10 minutes); the other half API keys. Memory is read inside each replica at the end of every ${WINDOW_MINUTES} minutes: RSS as
+10 minutes); the other half API keys. Memory is read inside each replica at the end of every ${f.windowMinutes} minutes: RSS as
 it ran, then RSS and used heap after forced collections. The peer: once the load stopped, both replicas are
 replaced by fresh ones holding the same data, measured the same way.
 
 | sample | live connections | imports / fetches / deletes (total, 2xx) | token refreshes (total) | server RSS, MiB | server RSS after GC | server heap | controller RSS, MiB | controller RSS after GC | controller heap | load average |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
-${samples.map(row).join('\n')}
-| **peer: fresh replicas, same data** | — | — | — | ${f1(fresh.server.rssMiB)} | ${f1(fresh.server.rssAfterGcMiB)} | ${f1(fresh.server.heapMiB)} | ${f1(fresh.controller.rssMiB)} | ${f1(fresh.controller.rssAfterGcMiB)} | ${f1(fresh.controller.heapMiB)} | — |
+${f.samples.map(row).join('\n')}
+| **peer: fresh replicas, same data** | — | — | — | ${f1(f.fresh.server.rssMiB)} | ${f1(f.fresh.server.rssAfterGcMiB)} | ${f1(f.fresh.server.heapMiB)} | ${f1(f.fresh.controller.rssMiB)} | ${f1(f.fresh.controller.rssAfterGcMiB)} | ${f1(f.fresh.controller.heapMiB)} | — |
 
 - **Growth after warm-up** (RSS as it ran, from the end of the first window to the end of the last): server
-  ${figures.serverGrowthAfterWarmUpMiB} MiB, controller ${figures.controllerGrowthAfterWarmUpMiB} MiB; used heap after GC: server ${figures.serverHeapGrowthAfterWarmUpMiB} MiB, controller
-  ${figures.controllerHeapGrowthAfterWarmUpMiB} MiB (goal: flat).
+  ${f.serverGrowthAfterWarmUpMiB} MiB, controller ${f.controllerGrowthAfterWarmUpMiB} MiB; used heap after GC: server ${f.serverHeapGrowthAfterWarmUpMiB} MiB, controller
+  ${f.controllerHeapGrowthAfterWarmUpMiB} MiB (goal: flat).
 - **Against a fresh replica** (goal ≤ 1.5×): RSS at the end of the load ÷ the fresh replica's, server
-  ${figures.serverRssToFresh}×, controller ${figures.controllerRssToFresh}×; after forced collections, server ${figures.serverRssAfterGcToFresh}×, controller ${figures.controllerRssAfterGcToFresh}×.
+  ${f.serverRssToFresh}×, controller ${f.controllerRssToFresh}×; after forced collections, server ${f.serverRssAfterGcToFresh}×, controller ${f.controllerRssAfterGcToFresh}×.
 - Requests that failed: imports ${failed('import')}, fetches ${failed('fetch')}, deletes ${failed('delete')} (by status in docs/benchmarks.json); ticks
-  that skipped requests with ${64} in flight: ${counts.skipped}. Token endpoint: ${stats.calls} calls, ${stats.refreshes} refreshes,
-  ${stats.reuseRefusals} reuse refusals.
+  that skipped requests with ${64} in flight: ${f.requests.skippedTicks}. Token endpoint: ${f.tokenEndpoint.calls} calls, ${f.tokenEndpoint.refreshes} refreshes,
+  ${f.tokenEndpoint.reuseRefusals} reuse refusals.
 
-${handNotes('soak')}`,
-  );
+${handNotes('soak')}`;
+}
+
+if (process.env.BENCH_SOAK_RENDER_ONLY === '1') {
+  // The section again from docs/benchmarks.json (after a change of this text or of the notes), nothing measured.
+  const f = readFigures().soak as SoakFigures;
+  writeSection('soak', render(f, [...machine().filter((l) => !l.includes('Load average')), '- Load average: per sample, in the table']));
+  process.exit(0);
 }
 
 main().then(
