@@ -11,7 +11,8 @@
  *    with the Kubernetes API calls made while the request was in flight (counted on the KubeConfig).
  *
  * Latchkey runs as production wires it (createContext: egress guard on, loopback peers allowed by
- * LATCHKEY_EGRESS_ALLOW; the refresh's Lease and fencing; logging at info to /dev/null) against a real
+ * LATCHKEY_EGRESS_ALLOW; the refresh's Lease and fencing; logging at info to /dev/null; `npm run
+ * bench:hot-paths` passes the chart's `--max-semi-space-size`) against a real
  * control plane. With BENCH_PROFILE=1 (default), the fetch and proxy loads are run once more under V8's
  * CPU profiler and the top self-time entries are reported; raw profiles go to bench/profiles/.
  *
@@ -47,6 +48,8 @@ import { expectStatus, handNotes, httpClient, machine, median, ms, writeSection,
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 10);
+/** This process's --max-semi-space-size (the chart's when run by npm run bench:hot-paths), or V8's default. */
+const youngGenerationMiB = () => /--max-semi-space-size=(\d+)/.exec(process.execArgv.join(' '))?.[1] ?? "V8's default";
 const CONNECTIONS = num('BENCH_CONNECTIONS', 16);
 const ROUNDS = num('BENCH_ROUNDS', 3);
 const FETCH_RATE = num('BENCH_FETCH_RATE', 1000);
@@ -499,7 +502,8 @@ function report(now: Figures, before: Figures | undefined): string {
   return `## Hot paths: fetch, proxy, refresh on fetch (\`npm run bench:hot-paths\`, \`bench/hot-paths.ts\`)
 
 **Set-up:** Latchkey's HTTP server built as in production (\`createContext\`: egress guard on with the
-loopback peers allowed, the refresh Lease and its fencing, logging at \`info\` to /dev/null) against a real
+loopback peers allowed, the refresh Lease and its fencing, logging at \`info\` to /dev/null; young
+generation \`--max-semi-space-size\` ${youngGenerationMiB()}, the chart's being 4) against a real
 control plane on 127.0.0.1. The load generator is autocannon's CLI in its own process (\`--json\`,
 ${CONNECTIONS} keep-alive connections, a ${Math.min(3, SECONDS)} s warm-up of each side, then ${ROUNDS} rounds of ${SECONDS} s per side in alternating
 order; the figures are medians, the ratio the median of the rounds' ratios); every peer runs in its own
