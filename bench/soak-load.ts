@@ -33,6 +33,8 @@ export interface SoakLoadCounts {
 }
 
 const TICK_MS = 100;
+/** Above the server's own bound on a fetch that waits for another replica's refresh (30 s), so that answer is seen. */
+const REQUEST_TIMEOUT_MS = 40_000;
 const MAX_IN_FLIGHT = 64;
 const FILL_IN_FLIGHT = 8;
 const INTEGRATIONS = { keys: 'keys', oauth: 'oauth' } as const;
@@ -58,7 +60,7 @@ async function call(kind: Kind, method: string, path: string, body?: unknown): P
       method,
       headers: { authorization: `Bearer ${opts.secretKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     status = res.status;
     await res.arrayBuffer();
