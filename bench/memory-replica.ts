@@ -32,7 +32,6 @@ export interface MemoryReport {
   /** Memory V8 itself allocated with malloc (outside its heap pages). */
   mallocedBytes: number;
   externalBytes: number;
-  arrayBuffersBytes: number;
   /** Per V8 heap space: resident and used bytes (where the resident-but-unused heap is). */
   spaces: Record<string, { physicalBytes: number; usedBytes: number }>;
 }
@@ -79,7 +78,6 @@ function measure(): MemoryReport {
     heapPhysicalBytes: heap.total_physical_size,
     mallocedBytes: heap.malloced_memory,
     externalBytes: usage.external,
-    arrayBuffersBytes: usage.arrayBuffers,
     spaces: Object.fromEntries(
       getHeapSpaceStatistics().map((sp) => [sp.space_name, { physicalBytes: sp.physical_space_size, usedBytes: sp.space_used_size }]),
     ),

@@ -4,17 +4,30 @@
  * Used by the memory and soak benchmarks.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../dev/control-plane.js';
+import { loadYaml } from '@kubernetes/client-node';
+import { freePort, REPO_ROOT } from '../dev/control-plane.js';
 import type { MemoryReport, ReplicaCommand, ReplicaKind } from './memory-replica.js';
 
+interface ChartValues {
+  nodeSemiSpaceSizeMiB: number;
+  controller: { resources: { limits: { memory: string } } };
+  server: { resources: { limits: { memory: string } } };
+}
+const chartValues = loadYaml<ChartValues>(readFileSync(join(REPO_ROOT, 'charts/latchkey/values.yaml'), 'utf8'));
+const mebibytes = (quantity: string) => Number(quantity.slice(0, -2)) * (quantity.endsWith('Gi') ? 1024 : 1);
+
 /**
- * What the chart passes to Node.js by default (charts/latchkey: 75 % of the containers' default memory
- * limits, controller 768Mi and server 1Gi, and `nodeSemiSpaceSizeMiB`).
+ * What the chart passes to Node.js by default, read from its values.yaml: the heap limit at 75 % of each
+ * container's default memory limit (as templates/deployment.yaml computes it) and `nodeSemiSpaceSizeMiB`.
  */
-export const CHART_HEAP_LIMIT_MIB = { controller: 576, server: 768 } as const;
-export const CHART_SEMI_SPACE_MIB = 4;
+export const CHART_HEAP_LIMIT_MIB = {
+  controller: (mebibytes(chartValues.controller.resources.limits.memory) * 3) / 4,
+  server: (mebibytes(chartValues.server.resources.limits.memory) * 3) / 4,
+} as const;
+export const CHART_SEMI_SPACE_MIB = chartValues.nodeSemiSpaceSizeMiB;
 
 const REPLICA = join(dirname(fileURLToPath(import.meta.url)), 'memory-replica.js');
 

@@ -39,8 +39,7 @@ const MAX_IN_FLIGHT = 64;
 const FILL_IN_FLIGHT = 8;
 const INTEGRATIONS = { keys: 'keys', oauth: 'oauth' } as const;
 
-const counts: SoakLoadCounts = {
-  live: 0,
+const counts: Omit<SoakLoadCounts, 'live'> = {
   ok: { import: 0, fetch: 0, delete: 0 },
   failed: { import: {}, fetch: {}, delete: {} },
   skipped: 0,
@@ -100,7 +99,6 @@ async function importOne(): Promise<void> {
     end_user: { id: `user-${n}` },
   });
   if (ok) live.push([integration, connectionId]);
-  counts.live = live.length;
 }
 
 async function fetchOne(): Promise<void> {
@@ -111,7 +109,6 @@ async function fetchOne(): Promise<void> {
 
 async function deleteOldest(): Promise<void> {
   const oldest = live.shift();
-  counts.live = live.length;
   if (!oldest) return;
   await call('delete', 'DELETE', `/connections/${oldest[1]}?provider_config_key=${oldest[0]}`);
 }
@@ -159,13 +156,13 @@ process.on('message', (command: SoakLoadCommand) => {
   } else if (command === 'steady') {
     timer = setInterval(tick, TICK_MS);
   } else if (command === 'counts') {
-    process.send!({ counts });
+    process.send!({ counts: { ...counts, live: live.length } });
   } else if (command === 'stop') {
     clearInterval(timer);
     const wait = setInterval(() => {
       if (inFlight > 0) return;
       clearInterval(wait);
-      process.send!({ stopped: counts });
+      process.send!({ stopped: { ...counts, live: live.length } });
     }, 50);
   }
 });

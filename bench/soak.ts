@@ -179,12 +179,13 @@ async function main(): Promise<void> {
   let server = await replica(bed, 'server', 'soak-server');
   const load = new LoadGenerator();
   const samples: Sample[] = [];
-  const t0 = { ms: 0 };
-  const sample = async (label: string): Promise<Sample> => {
+  /** When the steady load began (0 before). */
+  let steadySince = 0;
+  const sample = async (label: string): Promise<void> => {
     const [s, c, counts, stats] = await Promise.all([server.measure(), controller.measure(), load.counts(), endpoint.stats()]);
     const row: Sample = {
       label,
-      minutes: t0.ms ? Math.round((Date.now() - t0.ms) / 600) / 100 : 0,
+      minutes: steadySince ? Math.round((Date.now() - steadySince) / 600) / 100 : 0,
       server: memory(s),
       controller: memory(c),
       counts,
@@ -195,7 +196,6 @@ async function main(): Promise<void> {
     log(
       `${label}: server ${described(row.server)}, controller ${described(row.controller)}, ${counts.live} live, ${stats.refreshes} refreshes`,
     );
-    return row;
   };
   let fresh: { server: Memory; controller: Memory; serverReadySeconds: number; controllerReadySeconds: number };
   let stats: EndpointStats;
@@ -214,10 +214,10 @@ async function main(): Promise<void> {
     });
     log(`filled in ${((Date.now() - fillStarted) / 1000).toFixed(0)} s`);
     await sample('filled');
-    t0.ms = Date.now();
+    steadySince = Date.now();
     load.steady();
     for (let w = 1; w * WINDOW_MINUTES <= MINUTES; w++) {
-      await sleep(t0.ms + w * WINDOW_MINUTES * 60_000 - Date.now());
+      await sleep(steadySince + w * WINDOW_MINUTES * 60_000 - Date.now());
       await sample(`${w * WINDOW_MINUTES} min`);
     }
     final = await load.stop();
