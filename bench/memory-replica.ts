@@ -34,6 +34,54 @@ export interface MemoryReport {
   externalBytes: number;
   /** Per V8 heap space: resident and used bytes (where the resident-but-unused heap is). */
   spaces: Record<string, { physicalBytes: number; usedBytes: number }>;
+  /** Where the RSS is, by kind of mapping (/proc/self/smaps). */
+  mappings: ResidentByMapping;
+}
+
+/** Resident bytes by kind of mapping. */
+export interface ResidentByMapping {
+  /** Mapped files: the node binary's pages, shared libraries. */
+  fileBytes: number;
+  /** glibc's main malloc arena (`[heap]`). */
+  brkHeapBytes: number;
+  /** Anonymous mappings of 256 KiB, V8's regular heap pages. */
+  v8PageSizedBytes: number;
+  /** glibc's thread arenas: anonymous mappings starting on a 64 MiB boundary (their reservation size). */
+  arenaBytes: number;
+  /** Every other anonymous mapping: V8's large-object and code pages, stacks, mmapped mallocs. */
+  otherAnonymousBytes: number;
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * V8 reports its own heap, not what malloc holds (sockets' buffers, TLS, zlib, Node's C++ objects);
+ * smaps tells the two apart by mapping.
+ */
+function residentByMapping(): ResidentByMapping {
+  const out: ResidentByMapping = { fileBytes: 0, brkHeapBytes: 0, v8PageSizedBytes: 0, arenaBytes: 0, otherAnonymousBytes: 0 };
+  let start = 0n;
+  let size = 0n;
+  let name = '';
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      start = BigInt(`0x${header[1]!}`);
+      size = BigInt(`0x${header[2]!}`) - start;
+      name = header[3]!;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const bytes = Number(rss[1]) * 1024;
+    if (name.startsWith('/')) out.fileBytes += bytes;
+    else if (name === '[heap]') out.brkHeapBytes += bytes;
+    else if (name !== '') out.otherAnonymousBytes += bytes;
+    else if (size === 256n * 1024n) out.v8PageSizedBytes += bytes;
+    else if (start % BigInt(64 * MiB) === 0n) out.arenaBytes += bytes;
+    else out.otherAnonymousBytes += bytes;
+  }
+  return out;
 }
 
 /** Messages the parent sends. */
@@ -81,6 +129,7 @@ function measure(): MemoryReport {
     spaces: Object.fromEntries(
       getHeapSpaceStatistics().map((sp) => [sp.space_name, { physicalBytes: sp.physical_space_size, usedBytes: sp.space_used_size }]),
     ),
+    mappings: residentByMapping(),
   };
 }
 

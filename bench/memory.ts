@@ -254,6 +254,13 @@ interface Point {
 
 const mb = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
 
+/** Where a replica's RSS is (for the notes: V8's heap against malloc's arenas and the binary). */
+const anatomy = (m: MemoryReport) =>
+  `RSS ${mb(m.rssBytes)} MiB: V8 heap used ${mb(m.heapUsedBytes)} / resident ${mb(m.heapPhysicalBytes)}, external ${mb(m.externalBytes)}, ` +
+  Object.entries(m.mappings)
+    .map(([k, v]) => `${k.replace(/Bytes$/, '')} ${mb(v)}`)
+    .join(', ');
+
 async function measurePoint(bed: Bed, count: number): Promise<Point> {
   const loadAverageAtStart = loadavg();
   log(`${count}: starting ${CONTROLLERS.length} controllers`);
@@ -267,6 +274,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     await Promise.all(controllers.map((c) => c.stop()));
   }
   log(`${count}: controllers ${controllerMemory.map((m) => `${mb(m.rssBytes)} MiB`).join(', ')}`);
+  for (const m of controllerMemory) log(`${count}: controller ${anatomy(m)}`);
 
   log(`${count}: starting the server`);
   const server = await startBenchReplica(bed, 'server', 'bench-server');
@@ -287,6 +295,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     await server.stop();
   }
   log(`${count}: server ${mb(serverMemory.rssBytes)} MiB, ready in ${server.readySeconds.toFixed(1)} s, fetch p99 ${fetchRow.p99Ms} ms`);
+  log(`${count}: server ${anatomy(serverMemory)}`);
 
   const floor = await startBenchReplica(bed, 'server-without-credentials', 'bench-server-floor');
   let floorMemory: MemoryReport;
