@@ -24,7 +24,7 @@ import { REPO_ROOT } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize as summarizeProfile, type ProfileSummary } from './profile.js';
-import { handNotes, machine, processCpuMs, writeSection, startBenchControlPlane } from './support.js';
+import { apiKeyProvider, handNotes, machine, processCpuMs, writeSection, startBenchControlPlane } from './support.js';
 
 const run = promisify(execFile);
 const IN_FLIGHT = 16;
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   const { cp, kc } = await startBenchControlPlane(new CountingKubeConfig());
   const ns = await createTestNamespace(kc, 'bench-imports');
   const provider = `bench-imports-keys-${ns.name}`;
-  await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });
+  await applyProvider(kc, provider, apiKeyProvider('Bench keys'));
   const env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, 'keys', { provider });
 

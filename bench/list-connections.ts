@@ -29,7 +29,7 @@ import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT } from '../dev/repo-root.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { writeFigures } from './figures.js';
-import { machine, mib, writeSection, startBenchControlPlane } from './support.js';
+import { apiKeyProvider, machine, mib, writeSection, startBenchControlPlane } from './support.js';
 
 const run = promisify(execFile);
 const COUNT = Number(process.env.BENCH_LIST_CONNECTIONS ?? 10_000);
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
   const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-list');
   const provider = `bench-list-keys-${ns.name}`;
-  await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });
+  await applyProvider(kc, provider, apiKeyProvider('Bench keys'));
   const env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, 'keys', { provider });
 

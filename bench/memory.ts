@@ -41,7 +41,7 @@ import { mergeFigures, readFigures } from './figures.js';
 import { cannon } from './load.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
-import { handNotes, machine, percentile, writeSection, startBenchControlPlane } from './support.js';
+import { apiKeyProvider, handNotes, machine, percentile, writeSection, startBenchControlPlane } from './support.js';
 
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
 /** Writes in flight while filling the API server. */
@@ -433,7 +433,7 @@ async function main(): Promise<void> {
   const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-memory');
   const provider = `bench-memory-keys-${ns.name}`;
-  await applyProvider(kc, provider, { displayName: 'Bench keys', authMode: 'API_KEY' });
+  await applyProvider(kc, provider, apiKeyProvider('Bench keys'));
   const env = await createEnvironment(kc, ns.name);
   await createIntegration(kc, ns.name, INTEGRATION, { provider });
   const bed: Bed = {

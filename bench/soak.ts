@@ -28,7 +28,7 @@ import { readFigures, writeFigures } from './figures.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
 import type { SoakLoadCommand, SoakLoadCounts, SoakLoadOptions } from './soak-load.js';
-import { handNotes, machine, writeSection, startBenchControlPlane } from './support.js';
+import { apiKeyProvider, handNotes, machine, writeSection, startBenchControlPlane } from './support.js';
 
 const MINUTES = Number(process.env.BENCH_SOAK_MINUTES ?? 30);
 const WINDOW_MINUTES = Number(process.env.BENCH_SOAK_WINDOW_MINUTES ?? 5);
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   const { cp, kc } = await startBenchControlPlane(new KubeConfig());
   const endpoint = await startTokenEndpoint({ latencyMs: TOKEN_LATENCY_MS, expiresInSeconds: TOKEN_EXPIRES_IN_SECONDS });
   const ns = await createTestNamespace(kc, 'bench-soak');
-  await applyProvider(kc, `soak-keys-${ns.name}`, { displayName: 'Soak keys', authMode: 'API_KEY' });
+  await applyProvider(kc, `soak-keys-${ns.name}`, apiKeyProvider('Soak keys'));
   await applyProvider(kc, `soak-oauth-${ns.name}`, {
     displayName: 'Soak OAuth',
     authMode: 'OAUTH2',

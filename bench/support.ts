@@ -24,6 +24,16 @@ export async function startBenchControlPlane<K extends KubeConfig>(kc: K): Promi
 
 // ---- statistics ----
 
+/**
+ * An API-key Provider as a user would write it (it says where the key goes), so the connections of a
+ * benchmark become Ready and carry the status a controller writes for real ones.
+ */
+export const apiKeyProvider = (displayName: string) => ({
+  displayName,
+  authMode: 'API_KEY' as const,
+  proxy: { baseUrl: 'https://api.example.com', headers: { 'x-api-key': '${apiKey}' } },
+});
+
 export interface Summary {
   count: number;
   errors: number;

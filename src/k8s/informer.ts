@@ -7,6 +7,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import type { Logger } from '../app/log.js';
+import { internStrings, type StringPool } from './string-pool.js';
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   kc: KubeConfig;
@@ -14,6 +15,10 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   list: () => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
   logger: Logger;
+  /** Repeated strings of cached objects are shared through this pool (none: kept as parsed). */
+  strings?: StringPool;
+  /** Keys whose values are not pooled (a Secret's `data`). */
+  unpooledKeys?: ReadonlySet<string>;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -47,14 +52,20 @@ export class ResilientInformer<T extends KubernetesObject> {
     // managedFields is field-ownership bookkeeping Latchkey never reads, about a third of a cached
     // connection: dropped from listed objects and (by the first listeners, before anyone else sees
     // the object) from watched ones, since the cache holds the very object the callbacks receive.
+    // The same first listeners share the objects' repeated strings (./string-pool.ts).
+    const { strings, unpooledKeys } = opts;
+    const slim = (obj: KubernetesObject) => {
+      dropManagedFields(obj);
+      if (strings) internStrings(obj, strings, unpooledKeys);
+    };
     const list = async () => {
       const result = await opts.list();
-      for (const item of result.items) dropManagedFields(item);
+      for (const item of result.items) slim(item);
       return result;
     };
     this.informer = makeInformer(opts.kc, opts.path, list, opts.labelSelector);
-    this.informer.on('add', dropManagedFields);
-    this.informer.on('update', dropManagedFields);
+    this.informer.on('add', slim);
+    this.informer.on('update', slim);
     this.minBackoffMs = opts.minBackoffMs ?? 250;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.backoffMs = this.minBackoffMs;

@@ -13,6 +13,7 @@ import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
 import { apiMessage, isConflict, isNotFound } from './errors.js';
 import { ResilientInformer } from './informer.js';
+import { StringPool } from './string-pool.js';
 import { shareConnections } from './shared-dispatcher.js';
 import { connectionObjectName } from './names.js';
 import {
@@ -64,6 +65,9 @@ export interface KubeStoreOptions {
   deriveStatus?: (resource: ConnectionResource, credentials: StoredCredentials) => ConnectionStatus;
 }
 
+/** A Secret's values: credentials, neither repeated nor to be kept in a shared table. */
+const SECRET_VALUES: ReadonlySet<string> = new Set(['data', 'stringData']);
+
 /** Page size of the informers' initial lists: a restart never asks for (or holds one answer of) the whole list. */
 const LIST_PAGE = 500;
 
@@ -108,6 +112,8 @@ export class KubeStore {
   private readonly logger: Logger;
   private readonly fieldManager: string;
   private readonly deriveStatus: KubeStoreOptions['deriveStatus'];
+  /** One copy of each repeated string across every cache of this store. */
+  private readonly strings = new StringPool();
 
   constructor(
     readonly kc: KubeConfig,
@@ -601,7 +607,7 @@ export class KubeStore {
                 _continue,
               })) as KubernetesListObject<T>,
       );
-    return new ResilientInformer<T>({ kc: this.kc, path, list, logger: this.logger });
+    return new ResilientInformer<T>({ kc: this.kc, path, list, logger: this.logger, strings: this.strings });
   }
 
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
@@ -612,7 +618,15 @@ export class KubeStore {
           ? this.core.listNamespacedSecret({ namespace, labelSelector, limit, _continue })
           : this.core.listSecretForAllNamespaces({ labelSelector, limit, _continue }),
       );
-    return new ResilientInformer<V1Secret>({ kc: this.kc, path, list, labelSelector, logger: this.logger });
+    return new ResilientInformer<V1Secret>({
+      kc: this.kc,
+      path,
+      list,
+      labelSelector,
+      logger: this.logger,
+      strings: this.strings,
+      unpooledKeys: SECRET_VALUES,
+    });
   }
 }
 
