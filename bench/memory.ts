@@ -259,7 +259,8 @@ const anatomy = (m: MemoryReport) =>
   `RSS ${mb(m.rssBytes)} MiB: V8 heap used ${mb(m.heapUsedBytes)} / resident ${mb(m.heapPhysicalBytes)}, external ${mb(m.externalBytes)}, ` +
   Object.entries(m.mappings)
     .map(([k, v]) => `${k.replace(/Bytes$/, '')} ${mb(v)}`)
-    .join(', ');
+    .join(', ') +
+  `; after a compacting GC: RSS ${mb(m.compacted.rssBytes)}, heap used ${mb(m.compacted.heapUsedBytes)} / resident ${mb(m.compacted.heapPhysicalBytes)}`;
 
 async function measurePoint(bed: Bed, count: number): Promise<Point> {
   const loadAverageAtStart = loadavg();
