@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { startController, type RunningController } from '../controller/start.js';
 import { startFlowRecordSweeper } from '../connect/flow-sweeper.js';
 import { startWebhookDelivery } from '../webhooks/start.js';
+import { compactHeap } from './compact-heap.js';
 import { createContext, type AppContext } from './context.js';
 import type { Logger } from './log.js';
 
@@ -33,6 +34,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
   await store.start();
+  compactHeap(logger);
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
