@@ -9,7 +9,8 @@
  *   credentials cache could reach (it cannot answer fetches; only its memory is measured).
  */
 import { readFileSync } from 'node:fs';
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { join } from 'node:path';
+import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
@@ -41,6 +42,8 @@ export interface MemoryReport {
   compacted: { rssBytes: number; heapUsedBytes: number; heapPhysicalBytes: number };
   /** Where the RSS is, by kind of mapping (/proc/self/smaps). */
   mappings: ResidentByMapping;
+  /** Path of a heap snapshot taken after the collections (with BENCH_MEMORY_HEAP_SNAPSHOT_DIR set). */
+  heapSnapshot?: string;
 }
 
 /** Resident bytes by kind of mapping. */
@@ -136,6 +139,9 @@ function measure(): MemoryReport {
     ),
     mappings: residentByMapping(),
     compacted: compactedFigures(gc),
+    ...(process.env.BENCH_MEMORY_HEAP_SNAPSHOT_DIR
+      ? { heapSnapshot: writeHeapSnapshot(join(process.env.BENCH_MEMORY_HEAP_SNAPSHOT_DIR, `${kind}-${process.pid}.heapsnapshot`)) }
+      : {}),
   };
 }
 

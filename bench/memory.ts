@@ -19,6 +19,7 @@
  *   npm run bench:memory                                   # 10,000 and 50,000
  *   BENCH_MEMORY_COUNTS=1000 npm run bench:memory          # a quick run (figures still written)
  *   BENCH_MEMORY_RENDER_ONLY=1 node dist/bench/memory.js   # the Markdown section again from docs/benchmarks.json
+ *   BENCH_MEMORY_HEAP_SNAPSHOT_DIR=/tmp/snaps ...          # each replica also writes a heap snapshot when measured
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';

@@ -71,6 +71,8 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
     LATCHKEY_LEASE_NAMESPACE: opts.namespace,
     LATCHKEY_LEADER_ELECTION: String(controller),
     [controller ? 'LATCHKEY_CONTROLLER_PORT' : 'LATCHKEY_HTTP_PORT']: String(port),
+    // Heap snapshots on measure, for finding what a replica retains (bench/memory-replica.ts).
+    ...(process.env.BENCH_MEMORY_HEAP_SNAPSHOT_DIR ? { BENCH_MEMORY_HEAP_SNAPSHOT_DIR: process.env.BENCH_MEMORY_HEAP_SNAPSHOT_DIR } : {}),
     ...opts.env,
   };
   const heapLimitMiB = opts.heapLimitMiB ?? (controller ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server);
