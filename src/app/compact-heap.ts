@@ -7,7 +7,8 @@ type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' })
 let gc: Gc | undefined;
 
 /**
- * One compacting collection, for after the caches' first sync.
+ * One compacting collection, for after a burst of start-up work: the caches' first sync, and in a
+ * controller alone in its process the first reconcile of its share (`reason` says which).
  *
  * The initial lists leave the heap's pages half full: the parsed pages of each list answer, the
  * copies the string pool replaced and the client's deserialized objects die among the cached
@@ -20,7 +21,7 @@ let gc: Gc | undefined;
  * the `gc` function a new context gets once `--expose-gc` is set; nothing else in the process sees
  * a global `gc`.
  */
-export function compactHeap(logger: Logger): void {
+export function compactHeap(logger: Logger, reason: string): void {
   try {
     if (!gc) {
       setFlagsFromString('--expose-gc');
@@ -31,8 +32,8 @@ export function compactHeap(logger: Logger): void {
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
     logger.info(
-      { rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(performance.now() - t0) },
-      'heap compacted after the initial sync',
+      { reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(performance.now() - t0) },
+      'heap compacted',
     );
   } catch (err) {
     // Only memory is at stake: carry on with the heap as it is.

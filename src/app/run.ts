@@ -34,7 +34,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
   await store.start();
-  compactHeap(logger);
+  compactHeap(logger, 'caches synced');
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
@@ -45,7 +45,9 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   }
   let controller: RunningController | undefined;
   if (opts.components.includes('controller')) {
-    controller = await startController(ctx);
+    // Alone in its process, a controller compacts again once its first reconciles are done (no
+    // request waits on the pause); beside a server it leaves the heap as it is.
+    controller = await startController(ctx, shardOnly ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done') } : {});
     stops.push(() => controller!.stop());
   }
   return {

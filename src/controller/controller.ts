@@ -46,7 +46,18 @@ export interface ControllerOptions {
   sweepIntervalMs?: number;
   /** Every object is reconciled again this often (missed events, time-based conditions). */
   resyncIntervalMs?: number;
+  /**
+   * Called when the connection queue empties after a wave of at least `reconcileWave` reconciles
+   * begun at start-up or by a rebalance (not by the periodic resync): the garbage of such a wave is
+   * what a heap compaction frees.
+   */
+  afterReconcileWave?: () => void;
+  /** Reconciles that make a wave; {@link RECONCILE_WAVE} by default. */
+  reconcileWave?: number;
 }
+
+/** Reconciles that make a wave for {@link ControllerOptions.afterReconcileWave}. */
+export const RECONCILE_WAVE = 1000;
 
 /**
  * This replica's share of the connections while its shard membership is active: the connection
@@ -57,6 +68,9 @@ class ShardSession {
   readonly scheduler: RefreshScheduler;
   private readonly sweeper: Sweeper;
   private readonly resync: NodeJS.Timeout;
+  /** A wave (start-up or rebalance, not a periodic resync) is being reconciled; keys handled since it began. */
+  private waveOpen = false;
+  private reconciledInWave = 0;
 
   constructor(
     private readonly controller: Controller,
@@ -96,8 +110,15 @@ class ShardSession {
       name: 'reconcile',
       concurrency: opts.reconcileConcurrency ?? 4,
       logger: logger.child({ component: 'reconcile' }),
-      onDepth: (depth) => metrics.workqueueDepth.set({ queue: 'reconcile' }, depth),
+      onDepth: (depth) => {
+        metrics.workqueueDepth.set({ queue: 'reconcile' }, depth);
+        if (depth === 0 && this.waveOpen && this.reconciledInWave >= (opts.reconcileWave ?? RECONCILE_WAVE)) {
+          this.waveOpen = false;
+          opts.afterReconcileWave?.();
+        }
+      },
       handler: async (key) => {
+        this.reconciledInWave += 1;
         // Ownership may have moved since the key was queued.
         if (!this.controller.owns(key)) {
           this.scheduler.forget(key);
@@ -117,7 +138,7 @@ class ShardSession {
     this.sweeper.start();
     this.resync = setInterval(() => this.enqueueOwned(), opts.resyncIntervalMs ?? 5 * 60_000);
     this.resync.unref?.();
-    this.enqueueOwned();
+    this.enqueueOwned({ wave: true });
   }
 
   /**
@@ -136,8 +157,15 @@ class ShardSession {
     if (!secret && age < SWEEP_AGE_MS) this.reconcile.addAfter(key, 2_000);
   }
 
-  /** Queues every connection this replica owns; forgets the refreshes of those it no longer owns. */
-  enqueueOwned(): void {
+  /**
+   * Queues every connection this replica owns; forgets the refreshes of those it no longer owns.
+   * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave}).
+   */
+  enqueueOwned(opts: { wave?: boolean } = {}): void {
+    if (opts.wave) {
+      this.waveOpen = true;
+      this.reconciledInWave = 0;
+    }
     for (const c of this.controller.ctx.store.listAllConnections()) {
       const key = connectionKey(c);
       if (this.controller.owns(key)) this.reconcile.add(key);
@@ -344,7 +372,7 @@ export class Controller {
         return;
       }
       if (!this.shard) this.shard = new ShardSession(this, this.opts, this.metrics, this.membership?.identity);
-      else this.shard.enqueueOwned();
+      else this.shard.enqueueOwned({ wave: true });
     });
     return this.transition;
   }

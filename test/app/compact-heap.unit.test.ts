@@ -11,8 +11,8 @@ describe('compactHeap', () => {
     const infos: Array<Record<string, unknown>> = [];
     const warnings: unknown[] = [];
     const logger = { info: (o: Record<string, unknown>) => infos.push(o), warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
-    compactHeap(logger);
-    compactHeap(logger);
+    compactHeap(logger, 'test');
+    compactHeap(logger, 'test');
     expect(warnings).toEqual([]);
     expect(infos).toHaveLength(2);
     for (const info of infos) {

@@ -25,6 +25,8 @@ let bed: OAuthBed | undefined;
 let providerName: string;
 const replicas = new Map<string, Replica>();
 const keys: string[] = [];
+/** Replicas whose reconcile queue emptied after a wave (start-up or rebalance), in order. */
+const waves: string[] = [];
 
 async function startController(identity: string): Promise<Replica> {
   const r = await startReplica(kc, {
@@ -32,6 +34,7 @@ async function startController(identity: string): Promise<Replica> {
     components: ['controller'],
     identity,
     config: { leaseDurationSeconds: LEASE_SECONDS },
+    controller: { afterReconcileWave: () => waves.push(identity), reconcileWave: 2 },
   });
   replicas.set(identity, r);
   return r;
@@ -91,6 +94,9 @@ it('with 3 replicas each owns a share, labels it, caches only its Secrets, and n
   // Consistent hashing with virtual nodes: every replica gets a real share of 24 connections.
   for (const n of shares) expect(n).toBeGreaterThanOrEqual(2);
   expect(shares.reduce((a, b) => a + b, 0)).toBe(CONNECTIONS_COUNT);
+  // Each replica's first wave (its share, labelled and reconciled) ended with its queue empty:
+  // where a controller alone in its process compacts its heap (src/app/run.ts).
+  await eventually(() => ids.every((id) => waves.includes(id)), 30_000, 200);
 
   // Each replica's label-selected informer holds exactly the Secrets of its own connections.
   await eventually(

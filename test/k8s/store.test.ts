@@ -50,6 +50,21 @@ describe('connections and their Secrets', () => {
     // The caches keep no field-ownership bookkeeping (a third of each object's size).
     expect(seenByReplica.resource.metadata.managedFields).toBeUndefined();
     expect(replica.credentialSecrets.get(name, ns.name)?.metadata?.managedFields).toBeUndefined();
+    // A replica that lists them (starts after the write) caches them in the shape a watch delivers:
+    // plain JSON (not the typed client's class instances with Dates), without managedFields.
+    const late = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
+    await late.start();
+    try {
+      for (const listed of [late.connections.get(name, ns.name), late.credentialSecrets.get(name, ns.name)]) {
+        expect(Object.getPrototypeOf(listed)).toBe(Object.prototype);
+        expect(Object.getPrototypeOf(listed!.metadata)).toBe(Object.prototype);
+        expect('managedFields' in listed!.metadata!).toBe(false);
+        expect(typeof listed!.metadata!.creationTimestamp).toBe('string');
+      }
+      expect(late.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
+    } finally {
+      await late.stop();
+    }
 
     const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
     expect(secret.type).toBe(CREDENTIALS_SECRET_TYPE);
