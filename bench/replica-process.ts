@@ -113,7 +113,16 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
         child.once('message', (m: { memory: MemoryReport }) => resolve(m.memory));
         child.send('measure' satisfies ReplicaCommand);
       }),
-    metrics: () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()),
+    metrics: () =>
+      fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        (err: unknown) => {
+          // Say whether the replica died (and how) or stopped answering.
+          const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+          const state = exited ? `exited (code ${child.exitCode}, signal ${child.signalCode})` : 'running';
+          throw new Error(`${opts.identity}: /metrics failed (${cause}); the replica is ${state}; stderr: ${stderr.slice(-2000)}`);
+        },
+      ),
     stop: () =>
       new Promise((resolve) => {
         if (exited) return resolve();
