@@ -12,7 +12,13 @@ import { internStrings, type StringPool } from './string-pool.js';
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   kc: KubeConfig;
   path: string;
-  list: () => Promise<KubernetesListObject<T>>;
+  /**
+   * One page of the initial list (`limit`/`continue`, one consistent snapshot). Each page's objects
+   * are put in their cached shape as the page arrives, so a (re)start never holds more than one
+   * page's raw answer besides what the cache keeps: at 100,000 connections, holding every raw page
+   * until the last one had a server peak at twice its settled RSS.
+   */
+  listPage: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
   logger: Logger;
   /** Repeated strings of cached objects are shared through this pool (none: kept as parsed). */
@@ -58,15 +64,12 @@ export class ResilientInformer<T extends KubernetesObject> {
       dropManagedFields(obj);
       if (strings) internStrings(obj, strings, unpooledKeys);
     };
-    const list = async () => {
-      const result = await opts.list();
-      result.items = result.items.map((item) => {
+    const list = () =>
+      listInPages(opts.listPage, (item) => {
         const plain = asWatched(item);
         slim(plain);
         return plain;
       });
-      return result;
-    };
     this.informer = makeInformer(opts.kc, opts.path, list, opts.labelSelector);
     this.informer.on('add', slim);
     this.informer.on('update', slim);
@@ -161,6 +164,44 @@ export class ResilientInformer<T extends KubernetesObject> {
 function errorSummary(err: unknown): string {
   if (err instanceof Error) return `${err.name}: ${err.message}`.slice(0, 300);
   return String(err).slice(0, 300);
+}
+
+/** Page size of the initial lists: a restart never asks for (or holds one answer of) the whole list. */
+const LIST_PAGE = 500;
+
+/**
+ * A list read page by page (limit/continue, one consistent snapshot), each page's objects put in
+ * their cached shape before the next page is asked for; the informer gets them together, as one list.
+ */
+async function listInPages<T extends KubernetesObject>(
+  page: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>,
+  shape: (item: T) => T,
+): Promise<KubernetesListObject<T>> {
+  const first = await page(LIST_PAGE, undefined);
+  first.items = first.items.map(shape);
+  let next = continueOf(first);
+  while (next) {
+    const more = await page(LIST_PAGE, next);
+    for (const item of more.items) first.items.push(shape(item));
+    next = continueOf(more);
+    // The snapshot the watch continues from is the one all pages were read at.
+    if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;
+  }
+  if (first.metadata) {
+    delete first.metadata._continue;
+    delete (first.metadata as { continue?: string }).continue;
+  }
+  return first;
+}
+
+/**
+ * The continue token of a list page: `_continue` once client-node has deserialized a typed list
+ * (Secrets), `continue` as the API server sent it in the raw JSON of a custom object list
+ * (Connections). Reading only the first stopped every custom object list at its first page.
+ */
+function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
+  const metadata = list.metadata as { _continue?: string; continue?: string } | undefined;
+  return metadata?._continue || metadata?.continue || undefined;
 }
 
 /**

@@ -68,9 +68,6 @@ export interface KubeStoreOptions {
 /** A Secret's values: credentials, neither repeated nor to be kept in a shared table. */
 const SECRET_VALUES: ReadonlySet<string> = new Set(['data', 'stringData']);
 
-/** Page size of the informers' initial lists: a restart never asks for (or holds one answer of) the whole list. */
-const LIST_PAGE = 500;
-
 export interface NewConnection {
   namespace: string;
   spec: Omit<ConnectionSpec, 'id'> & { id?: number };
@@ -587,81 +584,42 @@ export class KubeStore {
     const path = namespace
       ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`
       : `/apis/${GROUP}/${VERSION}/${kind.plural}`;
-    const list = () =>
-      listInPages<T>(
-        async (limit, _continue) =>
-          (namespace
-            ? await this.custom.listNamespacedCustomObject({
-                group: GROUP,
-                version: VERSION,
-                namespace,
-                plural: kind.plural,
-                limit,
-                _continue,
-              })
-            : await this.custom.listClusterCustomObject({
-                group: GROUP,
-                version: VERSION,
-                plural: kind.plural,
-                limit,
-                _continue,
-              })) as KubernetesListObject<T>,
-      );
-    return new ResilientInformer<T>({ kc: this.kc, path, list, logger: this.logger, strings: this.strings });
+    const listPage = async (limit: number, _continue: string | undefined) =>
+      (namespace
+        ? await this.custom.listNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace,
+            plural: kind.plural,
+            limit,
+            _continue,
+          })
+        : await this.custom.listClusterCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: kind.plural,
+            limit,
+            _continue,
+          })) as KubernetesListObject<T>;
+    return new ResilientInformer<T>({ kc: this.kc, path, listPage, logger: this.logger, strings: this.strings });
   }
 
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
     const path = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
-    const list = () =>
-      listInPages<V1Secret>((limit, _continue) =>
-        namespace
-          ? this.core.listNamespacedSecret({ namespace, labelSelector, limit, _continue })
-          : this.core.listSecretForAllNamespaces({ labelSelector, limit, _continue }),
-      );
+    const listPage = (limit: number, _continue: string | undefined) =>
+      namespace
+        ? this.core.listNamespacedSecret({ namespace, labelSelector, limit, _continue })
+        : this.core.listSecretForAllNamespaces({ labelSelector, limit, _continue });
     return new ResilientInformer<V1Secret>({
       kc: this.kc,
       path,
-      list,
+      listPage,
       labelSelector,
       logger: this.logger,
       strings: this.strings,
       unpooledKeys: SECRET_VALUES,
     });
   }
-}
-
-/**
- * A list read page by page (limit/continue, one consistent snapshot): each answer stays small, so
- * neither the API server nor this process holds the JSON of the whole list at once; the objects are
- * handed to the informer's cache together, as one list.
- */
-async function listInPages<T extends KubernetesObject>(
-  page: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>,
-): Promise<KubernetesListObject<T>> {
-  const first = await page(LIST_PAGE, undefined);
-  let next = continueOf(first);
-  while (next) {
-    const more = await page(LIST_PAGE, next);
-    for (const item of more.items) first.items.push(item);
-    next = continueOf(more);
-    // The snapshot the watch continues from is the one all pages were read at.
-    if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;
-  }
-  if (first.metadata) {
-    delete first.metadata._continue;
-    delete (first.metadata as { continue?: string }).continue;
-  }
-  return first;
-}
-
-/**
- * The continue token of a list page: `_continue` once client-node has deserialized a typed list
- * (Secrets), `continue` as the API server sent it in the raw JSON of a custom object list
- * (Connections). Reading only the first stopped every custom object list at its first page.
- */
-function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
-  const metadata = list.metadata as { _continue?: string; continue?: string } | undefined;
-  return metadata?._continue || metadata?.continue || undefined;
 }
 
 function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {

@@ -63,10 +63,10 @@ export class WebhookOutbox {
       new ResilientInformer<V1ConfigMap>({
         kc: this.kc,
         path: namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps',
-        list: () =>
+        listPage: (limit, _continue) =>
           namespace
-            ? this.core.listNamespacedConfigMap({ namespace, labelSelector })
-            : this.core.listConfigMapForAllNamespaces({ labelSelector }),
+            ? this.core.listNamespacedConfigMap({ namespace, labelSelector, limit, _continue })
+            : this.core.listConfigMapForAllNamespaces({ labelSelector, limit, _continue }),
         labelSelector,
         logger,
       });
