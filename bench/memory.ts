@@ -348,11 +348,17 @@ function renderSection(points: Record<string, Point>, machineLines = machine()):
     .map(Number)
     .sort((a, b) => a - b);
   const row = (label: string, value: (p: Point) => string) => `| ${label} | ${counts.map((n) => value(points[String(n)]!)).join(' | ')} |`;
+  // A slope only between points of one run (measured within hours of each other): points of
+  // different runs may differ in code.
+  const last = counts[counts.length - 1];
+  const sameRun = counts.filter(
+    (n) => last !== undefined && Math.abs(Date.parse(points[String(n)]!.date) - Date.parse(points[String(last)]!.date)) < 3 * 3600_000,
+  );
   const slope = (pick: (p: Point) => number) => {
-    if (counts.length < 2) return '—';
-    const a = points[String(counts[0])]!;
-    const b = points[String(counts[counts.length - 1])]!;
-    return ((pick(b) - pick(a)) / ((counts[counts.length - 1]! - counts[0]!) / 1000)).toFixed(2);
+    if (sameRun.length < 2) return '—';
+    const a = points[String(sameRun[0])]!;
+    const b = points[String(sameRun[sameRun.length - 1])]!;
+    return ((pick(b) - pick(a)) / ((sameRun[sameRun.length - 1]! - sameRun[0]!) / 1000)).toFixed(2);
   };
   const extrapolate = (pick: (p: Point) => number, to: number) => {
     if (counts.length < 2 || counts.includes(to)) return undefined;
@@ -382,8 +388,9 @@ same server with a credentials-Secret cache that selects no Secret: the floor a 
 reach. "API server Secret read" is ${SECRET_READS} one-in-flight reads of a random credentials Secret from the bench
 process: what each miss of a bounded cache would add to a fetch.
 
-| | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope) |
+| | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope between the columns of one run) |
 |---|${counts.map(() => '---:|').join('')}---:|
+${row('measured (UTC; points of different runs may differ in code, see the notes)', (p) => p.date.slice(0, 16).replace('T', ' '))} |
 ${row('load average at the start of the point', (p) => la(p.loadAverageAtStart))} |
 ${row('**server RSS, MiB** (goal at 100k ≤ 512)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
 ${row('server retained heap, MiB', (p) => f1(p.serverHeapMiB))} ${slope((p) => p.serverHeapMiB)} |
