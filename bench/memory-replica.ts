@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
-import { compactHeap } from '../src/app/compact-heap.js';
+import { compactHeap, LAST_RESORT, type LastResortGc } from '../src/app/compact-heap.js';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
@@ -121,7 +121,7 @@ function peakRss(): number {
 }
 
 function measure(): MemoryReport {
-  const gc = (globalThis as { gc?: ExposedGc }).gc;
+  const gc = (globalThis as { gc?: LastResortGc }).gc;
   if (!gc) throw new Error('run with --expose-gc');
   const rssBeforeGcBytes = process.memoryUsage.rss();
   // Twice: the first collection can leave weakly held objects (WeakMap values) for the second.
@@ -148,10 +148,8 @@ function measure(): MemoryReport {
   };
 }
 
-type ExposedGc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
-
-function compactedFigures(gc: ExposedGc): MemoryReport['compacted'] {
-  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+function compactedFigures(gc: LastResortGc): MemoryReport['compacted'] {
+  gc(LAST_RESORT);
   const heap = getHeapStatistics();
   return { rssBytes: process.memoryUsage.rss(), heapUsedBytes: heap.used_heap_size, heapPhysicalBytes: heap.total_physical_size };
 }

@@ -22,8 +22,6 @@ export async function startBenchControlPlane<K extends KubeConfig>(kc: K): Promi
   return { cp, kc };
 }
 
-// ---- statistics ----
-
 /**
  * An API-key Provider as a user would write it (it says where the key goes), so the connections of a
  * benchmark become Ready and carry the status a controller writes for real ones.
@@ -33,6 +31,8 @@ export const apiKeyProvider = (displayName: string) => ({
   authMode: 'API_KEY' as const,
   proxy: { baseUrl: 'https://api.example.com', headers: { 'x-api-key': '${apiKey}' } },
 });
+
+// ---- statistics ----
 
 export interface Summary {
   count: number;

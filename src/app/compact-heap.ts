@@ -2,9 +2,13 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.js';
 
-type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+/** The `gc` function `--expose-gc` gives, with the options for V8's last-resort collection. */
+export type LastResortGc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
-let gc: Gc | undefined;
+/** The options that make `gc` V8's last-resort (compacting, memory-reducing) collection. */
+export const LAST_RESORT = { type: 'major', execution: 'sync', flavor: 'last-resort' } as const;
+
+let gc: LastResortGc | undefined;
 
 /**
  * One compacting collection, for after a burst of start-up work: the caches' first sync, and in a
@@ -25,11 +29,11 @@ export function compactHeap(logger: Logger, reason: string): void {
   try {
     if (!gc) {
       setFlagsFromString('--expose-gc');
-      gc = runInNewContext('gc') as Gc;
+      gc = runInNewContext('gc') as LastResortGc;
     }
     const rssBefore = process.memoryUsage.rss();
     const t0 = performance.now();
-    gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    gc(LAST_RESORT);
     const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
     logger.info(
       { reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(performance.now() - t0) },

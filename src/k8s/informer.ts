@@ -64,15 +64,22 @@ export class ResilientInformer<T extends KubernetesObject> {
       dropManagedFields(obj);
       if (strings) internStrings(obj, strings, unpooledKeys);
     };
+    // client-node calls the 'add'/'update' listeners for listed objects too, right after the list:
+    // those were shaped page by page already, and are not walked a second time.
+    const shapedByList = new WeakSet<KubernetesObject>();
     const list = () =>
       listInPages(opts.listPage, (item) => {
         const plain = asWatched(item);
         slim(plain);
+        shapedByList.add(plain);
         return plain;
       });
+    const slimWatched = (obj: KubernetesObject) => {
+      if (!shapedByList.delete(obj)) slim(obj);
+    };
     this.informer = makeInformer(opts.kc, opts.path, list, opts.labelSelector);
-    this.informer.on('add', slim);
-    this.informer.on('update', slim);
+    this.informer.on('add', slimWatched);
+    this.informer.on('update', slimWatched);
     this.minBackoffMs = opts.minBackoffMs ?? 250;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
     this.backoffMs = this.minBackoffMs;
