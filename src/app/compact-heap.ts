@@ -22,8 +22,8 @@ let gc: LastResortGc | undefined;
  * "Scale: memory"). It pauses the process once, before it is ready, so no request waits on it.
  *
  * The collection is V8's "last resort" one (what it runs when memory runs out), reached through
- * the `gc` function a new context gets once `--expose-gc` is set; nothing else in the process sees
- * a global `gc`.
+ * the `gc` function a new context gets once `--expose-gc` is set; the main context gets no global
+ * `gc` (contexts made afterwards, e.g. by `vm`, do: V8 installs it when it makes a context).
  */
 export function compactHeap(logger: Logger, reason: string): void {
   try {

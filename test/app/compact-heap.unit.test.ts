@@ -1,13 +1,13 @@
 /**
  * The compaction after the first sync: it runs (V8 takes the options it is given), reports what it
- * did, and gives no global `gc` to the rest of the process. How much it saves is measured in
- * bench/memory.ts.
+ * did, and gives the process's own global no `gc`. How much it saves is measured in bench/memory.ts.
  */
+import { spawnSync } from 'node:child_process';
 import { compactHeap } from '../../src/app/compact-heap.js';
 import type { Logger } from '../../src/app/log.js';
 
 describe('compactHeap', () => {
-  it('collects, logs the RSS before and after, and leaves no global gc behind', () => {
+  it('collects and logs the RSS before and after', () => {
     const infos: Array<Record<string, unknown>> = [];
     const warnings: unknown[] = [];
     const logger = { info: (o: Record<string, unknown>) => infos.push(o), warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
@@ -20,6 +20,17 @@ describe('compactHeap', () => {
       expect(info.rssMiBAfter).toEqual(expect.any(Number));
       expect(info.ms).toEqual(expect.any(Number));
     }
-    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+  });
+
+  // In a process of its own: V8 gives `gc` to every context made after the flag is set, so inside
+  // Jest (a new context per test file) the answer would depend on which file ran first in the worker.
+  it('leaves no global gc in the main context', () => {
+    const module = new URL('../../src/app/compact-heap.js', import.meta.url).href;
+    const script = `const { compactHeap } = await import(${JSON.stringify(module)});
+      compactHeap({ info() {}, warn() {} }, 'test');
+      process.stdout.write(typeof globalThis.gc);`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.stdout).toBe('undefined');
   });
 });
