@@ -40,7 +40,12 @@ export interface ContextOptions {
   metrics?: Registry;
   /** An existing store (tests that share one); otherwise a new one watching config.watchNamespaces. */
   store?: KubeStore;
-  /** A controller replica alone in its process: cache only the credentials Secrets of its shard (this identity). */
+  /**
+   * A controller replica alone in its process (this identity): cache whole only its shard's
+   * Connections and their credentials Secrets, and of the other Connections their identity.
+   */
+  shard?: string;
+  /** Cache only the credentials Secrets of this shard (a benchmark's server without credentials). */
   credentialShard?: string;
 }
 
@@ -69,7 +74,8 @@ export function createContext(opts: ContextOptions): AppContext {
       new KubeStore(kc, {
         namespaces: config.watchNamespaces,
         logger,
-        credentialShard: opts.credentialShard,
+        credentialShard: opts.credentialShard ?? opts.shard,
+        connectionShard: opts.shard,
         deriveStatus: (resource, credentials) => {
           const created = Date.parse(String(resource.metadata.creationTimestamp ?? ''));
           return statusAfterNewCredentials(undefined, credentials, config, Number.isFinite(created) ? created : clock.now(), 'authorized');

@@ -27,9 +27,9 @@ export interface Running {
 /** Wires the components from one context and starts them; `stop()` undoes it in reverse order. */
 export async function runLatchkey(opts: RunOptions): Promise<Running> {
   const { config, logger, kc } = opts;
-  // A controller alone in its process, sharded (leader election on): it caches only its share's Secrets.
+  // A controller alone in its process, sharded (leader election on): it caches whole only its share (Connections and Secrets).
   const shardOnly = opts.components.length === 1 && opts.components[0] === 'controller' && config.leaderElection;
-  const ctx: AppContext = createContext({ config, logger, kc, ...(shardOnly ? { credentialShard: config.identity } : {}) });
+  const ctx: AppContext = createContext({ config, logger, kc, ...(shardOnly ? { shard: config.identity } : {}) });
   const { store } = ctx;
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];

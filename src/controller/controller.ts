@@ -1,6 +1,6 @@
 import type { StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { AppContext } from '../app/context.js';
-import type { ConnectionResource } from '../k8s/resources.js';
+import type { ConnectionIdentity } from '../k8s/resources.js';
 import { ConnectionReconciler } from './reconcilers/connection.js';
 import { EnvironmentReconciler } from './reconcilers/environment.js';
 import { IntegrationReconciler } from './reconcilers/integration.js';
@@ -148,7 +148,7 @@ class ShardSession {
    */
   private async label(key: string, ns: string, name: string, shard: string): Promise<void> {
     const { store } = this.controller.ctx;
-    const c = store.connections.get(name, ns);
+    const c = store.connectionIdentity(ns, name);
     if (!c || c.metadata.deletionTimestamp) return;
     const secretLabel = store.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
     if (c.metadata.labels?.[LABELS.shard] === shard && secretLabel === shard) return;
@@ -328,7 +328,8 @@ export class Controller {
   /** Counts connections by condition for the `latchkey_connections` gauge (this replica's share when sharded). */
   updateConnectionGauge(): void {
     const counts = new Map<string, number>();
-    for (const c of this.ctx.store.listAllConnections()) {
+    // Whole Connections: this replica's share when sharded (the store caches only those whole).
+    for (const c of this.ctx.store.connections.list()) {
       if (this.membership && !this.owns(connectionKey(c))) continue;
       for (const cond of c.status?.conditions ?? []) {
         const k = `${cond.type}\0${cond.status}`;
@@ -393,7 +394,7 @@ export class Controller {
       this.enqueue(`provider:${name}`);
       for (const i of store.integrations.list())
         if (i.spec.provider === name) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-      for (const c of store.listAllConnections()) if (c.spec.provider === name) this.enqueueConnection(connectionKey(c));
+      for (const c of store.connections.list()) if (c.spec.provider === name) this.enqueueConnection(connectionKey(c));
     });
     store.integrations.onChange((i) => {
       const ns = i.metadata!.namespace!;
@@ -407,9 +408,17 @@ export class Controller {
       for (const other of store.environments.list()) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
-    store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c)));
-    store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
-    store.connections.on('delete', (c) => this.onConnectionDeleted(c));
+    // Every Connection's identity: a new one, a change (a shard label too) or a deletion reaches its owner.
+    store.connectionIndex.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+    store.connectionIndex.on('update', (c) => this.enqueueConnection(connectionKey(c)));
+    store.connectionIndex.on('delete', (c) => this.onConnectionDeleted(c));
+    if (store.connectionShard) {
+      // Sharded: whole Connections come in (labelled for this replica) and go (labelled for another)
+      // on their own watch, which can trail the identities': each arrival is reconciled again.
+      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+      store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
+      store.connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
+    }
     // A connection's credentials Secret has the connection's name.
     store.credentialSecrets.onChange((s) => this.enqueueConnection(`${s.metadata!.namespace}/${s.metadata!.name}`));
     // A Secret an Integration or Environment refers to changed: check them again.
@@ -424,7 +433,7 @@ export class Controller {
     });
   }
 
-  private onConnectionDeleted(c: ConnectionResource): void {
+  private onConnectionDeleted(c: ConnectionIdentity): void {
     const key = connectionKey(c);
     this.shard?.scheduler.forget(key);
     // The owner removes the refresh lock (the garbage collector would too, later).

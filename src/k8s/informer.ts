@@ -25,6 +25,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   strings?: StringPool;
   /** Keys whose values are not pooled (a Secret's `data`). */
   unpooledKeys?: ReadonlySet<string>;
+  /** Keeps only what the cache's readers use of an object (in place), before it is cached. */
+  reduce?(obj: T): void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -59,14 +61,15 @@ export class ResilientInformer<T extends KubernetesObject> {
     // ones by its first listeners, before anyone else sees them (the cache holds the very object the
     // callbacks receive). managedFields is field-ownership bookkeeping Latchkey never reads, about a
     // third of a cached connection; repeated strings are shared (./string-pool.ts).
-    const { strings, unpooledKeys } = opts;
-    const slim = (obj: KubernetesObject) => {
+    const { strings, unpooledKeys, reduce } = opts;
+    const slim = (obj: T) => {
+      reduce?.(obj);
       dropManagedFields(obj);
       if (strings) internStrings(obj, strings, unpooledKeys);
     };
     // client-node calls the 'add'/'update' listeners for listed objects too, right after the list:
     // those were shaped page by page already, and are not walked a second time.
-    const shapedByList = new WeakSet<KubernetesObject>();
+    const shapedByList = new WeakSet<T>();
     const list = () =>
       listInPages(opts.listPage, (item) => {
         const plain = asWatched(item);
@@ -74,7 +77,7 @@ export class ResilientInformer<T extends KubernetesObject> {
         shapedByList.add(plain);
         return plain;
       });
-    const slimWatched = (obj: KubernetesObject) => {
+    const slimWatched = (obj: T) => {
       if (!shapedByList.delete(obj)) slim(obj);
     };
     this.informer = makeInformer(opts.kc, opts.path, list, opts.labelSelector);
@@ -185,11 +188,12 @@ async function listInPages<T extends KubernetesObject>(
   shape: (item: T) => T,
 ): Promise<KubernetesListObject<T>> {
   const first = await page(LIST_PAGE, undefined);
-  first.items = first.items.map(shape);
+  // An empty PartialObjectMetadataList (a metadata-only list) has `items: null`.
+  first.items = (first.items ?? []).map(shape);
   let next = continueOf(first);
   while (next) {
     const more = await page(LIST_PAGE, next);
-    for (const item of more.items) first.items.push(shape(item));
+    for (const item of more.items ?? []) first.items.push(shape(item));
     next = continueOf(more);
     // The snapshot the watch continues from is the one all pages were read at.
     if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;

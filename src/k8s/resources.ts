@@ -176,6 +176,17 @@ export interface ConnectionStatus extends CommonStatus {
 }
 export type ConnectionResource = Resource<ConnectionSpec, ConnectionStatus>;
 
+/**
+ * Who a Connection is, without its spec or status: what a sharded controller replica keeps of the
+ * Connections it does not own (it needs their names to hash them, and their shard label).
+ */
+export interface ConnectionIdentity extends KubernetesObject {
+  metadata: Pick<V1ObjectMeta, 'uid' | 'resourceVersion' | 'creationTimestamp' | 'deletionTimestamp' | 'labels'> & {
+    name: string;
+    namespace?: string;
+  };
+}
+
 export interface EnvironmentSpec {
   mode?: 'development' | 'production';
   secretRef: { name: string };

@@ -11,8 +11,9 @@ import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
-import { apiMessage, isConflict, isNotFound } from './errors.js';
+import { apiMessage, isConflict, isNotFound, statusOf } from './errors.js';
 import { ResilientInformer } from './informer.js';
+import { metadataOnly } from './metadata-only.js';
 import { StringPool } from './string-pool.js';
 import { shareConnections } from './shared-dispatcher.js';
 import { connectionObjectName } from './names.js';
@@ -28,6 +29,7 @@ import {
   PROVIDERS,
   VERSION,
   type CommonStatus,
+  type ConnectionIdentity,
   type ConnectionResource,
   type ConnectionSpec,
   type ConnectionStatus,
@@ -58,6 +60,12 @@ export interface KubeStoreOptions {
    * share); undefined: every connection's Secret (server replicas).
    */
   credentialShard?: string;
+  /**
+   * Cache whole Connections only for those labelled `latchkey.dev/shard=<this>` (a controller
+   * replica's share) and of every other one only its identity ({@link KubeStore.connectionIndex});
+   * undefined: every Connection whole.
+   */
+  connectionShard?: string;
   /**
    * The credential fields of a connection whose status was never written (a creation writes the
    * Connection and its Secret only): readers see them as if written; the owning controller writes them.
@@ -101,6 +109,14 @@ export class KubeStore {
   readonly providers: ResourceCache<ProviderResource>;
   readonly integrations: ResourceCache<IntegrationResource>;
   readonly connections: ResourceCache<ConnectionResource>;
+  /**
+   * Every Connection's identity: name, uid, versions, shard label. The same cache as `connections`
+   * unless the store is sharded (`connectionShard`); then a metadata-only list-watch, whose objects
+   * are a fifth of a whole Connection's size.
+   */
+  readonly connectionIndex: ResourceCache<ConnectionIdentity>;
+  /** The shard whose Connections this store caches whole (undefined: all of them). */
+  readonly connectionShard: string | undefined;
   readonly environments: ResourceCache<EnvironmentResource>;
   /** Connection credential Secrets (labelled managed-by=latchkey). */
   readonly credentialSecrets: ResourceCache<V1Secret>;
@@ -130,7 +146,16 @@ export class KubeStore {
       selects?: (obj: KubernetesObject) => boolean,
     ) => new ResourceCache(namespaces.length ? namespaces.map(make) : [make(undefined)], Date.now, selects);
     this.integrations = perNamespace((ns) => this.customInformer(INTEGRATIONS, ns));
-    this.connections = perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
+    const connectionShard = (this.connectionShard = opts.connectionShard);
+    this.connections = connectionShard
+      ? perNamespace(
+          (ns) => this.customInformer(CONNECTIONS, ns, { labelSelector: `${LABELS.shard}=${connectionShard}` }),
+          (c) => c.metadata?.labels?.[LABELS.shard] === connectionShard,
+        )
+      : perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
+    this.connectionIndex = connectionShard
+      ? perNamespace((ns) => this.identityInformer(ns))
+      : (this.connections as unknown as ResourceCache<ConnectionIdentity>);
     this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
     const credentialSelector = `${LABELS.managedBy}=${LABELS.managedByValue}${opts.credentialShard ? `,${LABELS.shard}=${opts.credentialShard}` : ''}`;
     const shard = opts.credentialShard;
@@ -142,7 +167,9 @@ export class KubeStore {
   }
 
   private get caches(): ResourceCache<KubernetesObject>[] {
-    return [this.providers, this.integrations, this.connections, this.environments, this.credentialSecrets, this.referencedSecrets];
+    const caches: ResourceCache<KubernetesObject>[] = [this.providers, this.integrations, this.connections, this.environments];
+    if (this.connectionShard) caches.push(this.connectionIndex);
+    return [...caches, this.credentialSecrets, this.referencedSecrets];
   }
 
   async start(): Promise<void> {
@@ -243,9 +270,14 @@ export class KubeStore {
     return out;
   }
 
-  /** Connections of every watched namespace, complete or not (for the controller). */
-  listAllConnections(): ConnectionResource[] {
-    return this.connections.list();
+  /** The identity of every Connection of every watched namespace, complete or not (for the controller). */
+  listAllConnections(): ConnectionIdentity[] {
+    return this.connectionIndex.list();
+  }
+
+  /** The identity of one Connection, whether this store caches it whole or not. */
+  connectionIdentity(namespace: string, name: string): ConnectionIdentity | undefined {
+    return this.connectionIndex.get(name, namespace);
   }
 
   private withCredentials(resource: ConnectionResource): StoredConnection | undefined {
@@ -277,11 +309,13 @@ export class KubeStore {
       ...obj,
       metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [LABELS.shard]: shard } },
     });
-    if (this.connections.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
+    if (this.connectionIndex.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
       try {
-        await this.updateConnection(namespace, name, (c) =>
-          c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
-        );
+        if (this.connections.get(name, namespace)) {
+          await this.updateConnection(namespace, name, (c) =>
+            c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
+          );
+        } else await this.patchShardLabel(namespace, name, shard);
       } catch (err) {
         if (isNotFound(err) || err instanceof NotFoundError) return { secret: false };
         throw err;
@@ -305,6 +339,30 @@ export class KubeStore {
       if (isConflict(err)) return { secret: true };
       throw err;
     }
+  }
+
+  /**
+   * The shard label of a Connection this store does not cache whole (a sharded controller taking
+   * one over): one JSON Patch, not a read and a write. Unconditional, as the compare-and-swap would
+   * be (it sets the label whatever it was). A Connection without any label (made by hand) has no
+   * map to add to: that one is labelled by compare-and-swap.
+   */
+  private async patchShardLabel(namespace: string, name: string, shard: string): Promise<void> {
+    const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
+    let patched: ConnectionResource;
+    try {
+      patched = (await this.custom.patchNamespacedCustomObject({
+        ...request,
+        body: [{ op: 'add', path: `/metadata/labels/${LABELS.shard.replace('/', '~1')}`, value: shard }],
+      })) as ConnectionResource;
+    } catch (err) {
+      if (statusOf(err) !== 422) throw err;
+      patched = await this.updateConnection(namespace, name, (c) => ({
+        ...c,
+        metadata: { ...c.metadata, labels: { ...c.metadata.labels, [LABELS.shard]: shard } },
+      }));
+    }
+    this.connections.remember(patched);
   }
 
   // ---- connection writes ----
@@ -465,7 +523,7 @@ export class KubeStore {
    */
   async sweepIncompleteConnections(olderThanMs: number, now = Date.now(), owns: (key: string) => boolean = () => true): Promise<string[]> {
     const removed: string[] = [];
-    for (const c of this.connections.list()) {
+    for (const c of this.connectionIndex.list()) {
       const ns = c.metadata.namespace!;
       if (!owns(`${ns}/${c.metadata.name}`)) continue;
       if (await this.removeIfIncomplete(c, olderThanMs, now)) removed.push(`${ns}/${c.metadata.name}`);
@@ -478,11 +536,11 @@ export class KubeStore {
    * server went away between the two writes) clears it instead of waiting for the sweeper. True when removed.
    */
   async removeIncompleteConnection(namespace: string, name: string, olderThanMs: number, now = Date.now()): Promise<boolean> {
-    const c = this.connections.get(name, namespace);
+    const c = this.connectionIndex.get(name, namespace);
     return c ? this.removeIfIncomplete(c, olderThanMs, now) : false;
   }
 
-  private async removeIfIncomplete(c: ConnectionResource, olderThanMs: number, now: number): Promise<boolean> {
+  private async removeIfIncomplete(c: ConnectionIdentity, olderThanMs: number, now: number): Promise<boolean> {
     const ns = c.metadata.namespace!;
     const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
     if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) return false;
@@ -580,28 +638,41 @@ export class KubeStore {
 
   // ---- informers ----
 
-  private customInformer<T extends KubernetesObject>(kind: Kind<T>, namespace: string | undefined): ResilientInformer<T> {
+  private customInformer<T extends KubernetesObject>(
+    kind: Kind<T>,
+    namespace: string | undefined,
+    { labelSelector, kc = this.kc, custom = this.custom, reduce }: CustomInformerOptions<T> = {},
+  ): ResilientInformer<T> {
     const path = namespace
       ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${kind.plural}`
       : `/apis/${GROUP}/${VERSION}/${kind.plural}`;
     const listPage = async (limit: number, _continue: string | undefined) =>
       (namespace
-        ? await this.custom.listNamespacedCustomObject({
+        ? await custom.listNamespacedCustomObject({
             group: GROUP,
             version: VERSION,
             namespace,
             plural: kind.plural,
+            labelSelector,
             limit,
             _continue,
           })
-        : await this.custom.listClusterCustomObject({
+        : await custom.listClusterCustomObject({
             group: GROUP,
             version: VERSION,
             plural: kind.plural,
+            labelSelector,
             limit,
             _continue,
           })) as KubernetesListObject<T>;
-    return new ResilientInformer<T>({ kc: this.kc, path, listPage, logger: this.logger, strings: this.strings });
+    return new ResilientInformer<T>({ kc, path, listPage, labelSelector, reduce, logger: this.logger, strings: this.strings });
+  }
+
+  /** Every Connection's identity: listed and watched as metadata only, and cut down to {@link ConnectionIdentity}. */
+  private identityInformer(namespace: string | undefined): ResilientInformer<ConnectionIdentity> {
+    const kc = metadataOnly(this.kc);
+    const kind = { ...CONNECTIONS } as unknown as Kind<ConnectionIdentity>;
+    return this.customInformer(kind, namespace, { kc, custom: makeBoundedApiClient(kc, CustomObjectsApi), reduce: toIdentity });
   }
 
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
@@ -620,6 +691,32 @@ export class KubeStore {
       unpooledKeys: SECRET_VALUES,
     });
   }
+}
+
+interface CustomInformerOptions<T extends KubernetesObject> {
+  labelSelector?: string;
+  /** The client configuration and API the list-watch goes through (a metadata-only view, say). */
+  kc?: KubeConfig;
+  custom?: CustomObjectsApi;
+  reduce?(obj: T): void;
+}
+
+/**
+ * Cuts a Connection's metadata down to its identity, in place. One shape for every object (absent
+ * fields are undefined, not missing): the index holds one per Connection of the cluster.
+ */
+function toIdentity(obj: ConnectionIdentity): void {
+  const m = obj.metadata;
+  const shard = m.labels?.[LABELS.shard];
+  obj.metadata = {
+    name: m.name,
+    namespace: m.namespace,
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    creationTimestamp: m.creationTimestamp,
+    deletionTimestamp: m.deletionTimestamp,
+    labels: shard === undefined ? undefined : { [LABELS.shard]: shard },
+  };
 }
 
 function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {

@@ -1,8 +1,8 @@
 /**
  * Sharded refresh against the real control plane: controller replicas (each alone in its "process",
  * as the chart runs them: its own store, caches and metrics) hold a shard Lease each; consistent
- * hashing gives every connection one owner, which labels it, caches only its Secrets and refreshes
- * it. Token calls are counted at oidc-provider, which rotates refresh tokens and refuses a reused one.
+ * hashing gives every connection one owner, which labels it, caches it and its Secret whole (of the others
+ * only their identity) and refreshes it. Token calls are counted at oidc-provider, which rotates refresh tokens and refuses a reused one.
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Leases } from '../../src/k8s/leases.js';
@@ -87,7 +87,7 @@ afterAll(async () => {
   await bed?.close();
 });
 
-it('with 3 replicas each owns a share, labels it, caches only its Secrets, and no connection is refreshed twice', async () => {
+it('with 3 replicas each owns a share, labels it, caches only its share whole, and no connection is refreshed twice', async () => {
   const ids = ['shard-a', 'shard-b', 'shard-c'];
   const assignment = await eventually(() => settled(ids), 60_000, 200);
   const shares = ids.map((id) => keys.filter((k) => assignment.get(k) === id).length);
@@ -98,24 +98,32 @@ it('with 3 replicas each owns a share, labels it, caches only its Secrets, and n
   // where a controller alone in its process compacts its heap (src/app/run.ts).
   await eventually(() => ids.every((id) => waves.includes(id)), 30_000, 200);
 
-  // Each replica's label-selected informer holds exactly the Secrets of its own connections.
+  // Each replica's label-selected informers hold exactly its own connections whole, and their Secrets;
+  // of every other connection it keeps only the identity (metadata-only list-watch).
+  const exactly = (cached: Array<{ metadata?: { namespace?: string; name?: string } }>, owned: string[]) => {
+    const names = new Set(cached.map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`));
+    return names.size === owned.length && owned.every((k) => names.has(k));
+  };
   await eventually(
-    () => {
-      for (const id of ids) {
-        const cached = new Set(
-          replicas
-            .get(id)!
-            .ctx.store.credentialSecrets.list()
-            .map((s) => `${s.metadata!.namespace}/${s.metadata!.name}`),
-        );
+    () =>
+      ids.every((id) => {
+        const { store } = replicas.get(id)!.ctx;
         const owned = keys.filter((k) => assignment.get(k) === id);
-        if (cached.size !== owned.length || !owned.every((k) => cached.has(k))) return false;
-      }
-      return true;
-    },
+        return exactly(store.credentialSecrets.list(), owned) && exactly(store.connections.list(), owned) && exactly(store.listAllConnections(), keys);
+      }),
     30_000,
     200,
   );
+  for (const id of ids) {
+    const { store } = replicas.get(id)!.ctx;
+    for (const c of store.connections.list()) expect(c.spec.provider).toBe(providerName);
+    for (const identity of store.listAllConnections()) {
+      expect(identity).not.toHaveProperty('spec');
+      expect(identity).not.toHaveProperty('status');
+      expect(identity.metadata.labels).toEqual({ [LABELS.shard]: assignment.get(`${ns.name}/${identity.metadata.name}`) });
+      expect(identity.metadata.uid).toEqual(expect.any(String));
+    }
+  }
 
   // Tokens live 6-8 s: every connection is refreshed (at least twice) while all three run.
   await eventually(

@@ -186,4 +186,59 @@ describe('connections and their Secrets', () => {
       custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name }),
     ).rejects.toMatchObject({ code: 404 });
   });
+
+  it('a sharded store caches whole only its share and every other Connection by its identity; it labels one it takes over', async () => {
+    const created = await store.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
+    const name = created.resource.metadata.name;
+    // Made by hand, without any label: no labels map for a JSON Patch to add to.
+    const bare = connectionObjectName('github-prod', 'bare');
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: bare }, spec: { ...spec('bare'), id: 43 } },
+    });
+    const sharded = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger(), connectionShard: 'shard-x', credentialShard: 'shard-x' });
+    await sharded.start();
+    try {
+      await eventually(() => sharded.connectionIdentity(ns.name, name) && sharded.connectionIdentity(ns.name, bare));
+      expect(sharded.connections.get(name, ns.name)).toBeUndefined();
+      expect(sharded.credentialSecrets.get(name, ns.name)).toBeUndefined();
+      const identity = sharded.connectionIdentity(ns.name, name)!;
+      // Listed and watched as metadata only, cut down to what a controller reads of it.
+      expect(identity).not.toHaveProperty('spec');
+      expect(identity).not.toHaveProperty('status');
+      expect(identity.metadata).toMatchObject({ name, namespace: ns.name, uid: created.resource.metadata.uid, labels: undefined });
+      expect(Object.keys(identity.metadata).sort()).toEqual(
+        ['creationTimestamp', 'deletionTimestamp', 'labels', 'name', 'namespace', 'resourceVersion', 'uid'].sort(),
+      );
+
+      expect(await sharded.labelShard(ns.name, name, 'shard-x')).toEqual({ secret: true });
+      expect(await sharded.labelShard(ns.name, bare, 'shard-x')).toEqual({ secret: false });
+      for (const n of [name, bare]) {
+        // Read-your-writes: whole at once, before its watch delivers it.
+        expect(sharded.connections.get(n, ns.name)?.spec.integration).toBe('github-prod');
+        const onServer = (await custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns.name,
+          plural: 'connections',
+          name: n,
+        })) as { metadata: { labels?: Record<string, string> }; spec: { connectionId: string } };
+        expect(onServer.metadata.labels?.[LABELS.shard]).toBe('shard-x');
+        // The other labels and the spec are as they were.
+        if (n === name) expect(onServer.metadata.labels?.[LABELS.integration]).toBe('github-prod');
+        expect(onServer.spec.connectionId).toBe(n === name ? 'shard me' : 'bare');
+      }
+      // Its label-selected watches bring the Connection and its Secret; the identity shows the label.
+      await eventually(() => sharded.credentialSecrets.get(name, ns.name) && sharded.connections.list().length === 2);
+      await eventually(() => sharded.connectionIdentity(ns.name, bare)?.metadata.labels?.[LABELS.shard] === 'shard-x');
+      expect(sharded.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s'));
+    } finally {
+      await sharded.stop();
+      await store.deleteConnection(ns.name, name);
+      await store.deleteConnection(ns.name, bare);
+    }
+  });
 });

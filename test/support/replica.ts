@@ -61,9 +61,9 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   const components = opts.components ?? ['server'];
   const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
   const logger = (opts.logger ?? testLogger()).child({ replica: config.identity });
-  // A controller alone (as the chart runs it) with sharding on caches only its share's Secrets, as run.ts builds it.
+  // A controller alone (as the chart runs it) with sharding on caches whole only its share, as run.ts builds it.
   const shardOnly = components.length === 1 && components[0] === 'controller' && (opts.controller?.leaderElection ?? config.leaderElection);
-  const ctx = createContext({ config, logger, kc, egress: opts.egress, ...(shardOnly ? { credentialShard: config.identity } : {}) });
+  const ctx = createContext({ config, logger, kc, egress: opts.egress, ...(shardOnly ? { shard: config.identity } : {}) });
   await ctx.store.start();
   const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
 

@@ -424,7 +424,7 @@ export class TokenRefresher {
       if (this.unsaved.get(key) === kept) this.unsaved.delete(key);
       this.logger.warn({ namespace, connection: name, why }, 'refreshed credentials not written; dropped');
     };
-    const current = this.deps.store.connections.get(name, namespace);
+    const current = this.deps.store.connectionIdentity(namespace, name);
     if (!current || current.metadata.uid !== conn.resource.metadata.uid) return drop('the connection was deleted');
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy) return drop('no refresh strategy');
