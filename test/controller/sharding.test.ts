@@ -109,7 +109,11 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
       ids.every((id) => {
         const { store } = replicas.get(id)!.ctx;
         const owned = keys.filter((k) => assignment.get(k) === id);
-        return exactly(store.credentialSecrets.list(), owned) && exactly(store.connections.list(), owned) && exactly(store.listAllConnections(), keys);
+        return (
+          exactly(store.credentialSecrets.list(), owned) &&
+          exactly(store.connections.list(), owned) &&
+          exactly(store.listAllConnections(), keys)
+        );
       }),
     30_000,
     200,

@@ -199,7 +199,12 @@ describe('connections and their Secrets', () => {
       plural: 'connections',
       body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: bare }, spec: { ...spec('bare'), id: 43 } },
     });
-    const sharded = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger(), connectionShard: 'shard-x', credentialShard: 'shard-x' });
+    const sharded = new KubeStore(kc, {
+      namespaces: [ns.name],
+      logger: testLogger(),
+      connectionShard: 'shard-x',
+      credentialShard: 'shard-x',
+    });
     await sharded.start();
     try {
       await eventually(() => sharded.connectionIdentity(ns.name, name) && sharded.connectionIdentity(ns.name, bare));
