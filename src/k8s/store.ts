@@ -11,7 +11,7 @@ import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
-import { apiMessage, isConflict, isNotFound, statusOf } from './errors.js';
+import { apiMessage, isConflict, isNotFound } from './errors.js';
 import { ResilientInformer } from './informer.js';
 import { metadataOnly } from './metadata-only.js';
 import { StringPool } from './string-pool.js';
@@ -311,11 +311,11 @@ export class KubeStore {
     });
     if (this.connectionIndex.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
       try {
-        if (this.connections.get(name, namespace)) {
-          await this.updateConnection(namespace, name, (c) =>
-            c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
-          );
-        } else await this.patchShardLabel(namespace, name, shard);
+        // A Connection taken over is not cached whole yet: the compare-and-swap reads it first (no
+        // PATCH: every write is an update with a resourceVersion, and the chart grants no patch).
+        await this.updateConnection(namespace, name, (c) =>
+          c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
+        );
       } catch (err) {
         if (isNotFound(err) || err instanceof NotFoundError) return { secret: false };
         throw err;
@@ -339,30 +339,6 @@ export class KubeStore {
       if (isConflict(err)) return { secret: true };
       throw err;
     }
-  }
-
-  /**
-   * The shard label of a Connection this store does not cache whole (a sharded controller taking
-   * one over): one JSON Patch, not a read and a write. Unconditional, as the compare-and-swap would
-   * be (it sets the label whatever it was). A Connection without any label (made by hand) has no
-   * map to add to: that one is labelled by compare-and-swap.
-   */
-  private async patchShardLabel(namespace: string, name: string, shard: string): Promise<void> {
-    const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
-    let patched: ConnectionResource;
-    try {
-      patched = (await this.custom.patchNamespacedCustomObject({
-        ...request,
-        body: [{ op: 'add', path: `/metadata/labels/${LABELS.shard.replace('/', '~1')}`, value: shard }],
-      })) as ConnectionResource;
-    } catch (err) {
-      if (statusOf(err) !== 422) throw err;
-      patched = await this.updateConnection(namespace, name, (c) => ({
-        ...c,
-        metadata: { ...c.metadata, labels: { ...c.metadata.labels, [LABELS.shard]: shard } },
-      }));
-    }
-    this.connections.remember(patched);
   }
 
   // ---- connection writes ----

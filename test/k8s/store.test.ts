@@ -190,7 +190,7 @@ describe('connections and their Secrets', () => {
   it('a sharded store caches whole only its share and every other Connection by its identity; it labels one it takes over', async () => {
     const created = await store.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
     const name = created.resource.metadata.name;
-    // Made by hand, without any label: no labels map for a JSON Patch to add to.
+    // Made by hand, without any label.
     const bare = connectionObjectName('github-prod', 'bare');
     await custom.createNamespacedCustomObject({
       group: GROUP,
