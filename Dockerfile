@@ -16,7 +16,9 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-# Only src/ is in the build context (.dockerignore): the server code, then the browser code.
+COPY dev/build/bundle-kubernetes-client.mjs ./dev/build/
+# Only src/ (and the bundling step) is in the build context (.dockerignore): the server code, the
+# browser code, then the Kubernetes client cut down to what src/ uses.
 RUN npm run build:src
 
 # ---- prod-deps: production dependencies only

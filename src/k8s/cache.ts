@@ -1,4 +1,4 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from './kubernetes-client.js';
 import type { ResilientInformer } from './informer.js';
 
 type Listener<T> = (obj: T) => void;

@@ -1,4 +1,4 @@
-import { createConfiguration, KubeConfig, ServerConfiguration, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import { createConfiguration, KubeConfig, ServerConfiguration, type RequestContext, type ResponseContext } from './kubernetes-client.js';
 
 /**
  * Loads the Kubernetes client configuration: an explicit kubeconfig file when given, otherwise the
@@ -47,4 +47,4 @@ export function makeBoundedApiClient<T>(
   return new apiClientType(config);
 }
 
-export type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+export type { KubeConfig, KubernetesObject } from './kubernetes-client.js';

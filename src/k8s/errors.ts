@@ -1,8 +1,19 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from './kubernetes-client.js';
+
+/**
+ * A failed API call's answer. client-node's ApiException from this process's bundled copy
+ * (./kubernetes-client.ts) or from the package itself (what tests and tools load), recognised by shape.
+ */
+function apiException(err: unknown): ApiException<unknown> | undefined {
+  if (err instanceof ApiException) return err;
+  const e = err as { code?: unknown } | null;
+  return e instanceof Error && typeof e.code === 'number' && 'body' in e && 'headers' in e ? (e as ApiException<unknown>) : undefined;
+}
 
 /** HTTP status of a failed Kubernetes API call, or undefined for network and other errors. */
 export function statusOf(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
+  const api = apiException(err);
+  if (api) return api.code;
   const code = (err as { code?: unknown; statusCode?: unknown } | null)?.statusCode ?? (err as { code?: unknown } | null)?.code;
   return typeof code === 'number' ? code : undefined;
 }
@@ -12,11 +23,12 @@ export const isConflict = (err: unknown): boolean => statusOf(err) === 409;
 
 /** Message the API server gave (for example a CEL rule's message), without the request details. */
 export function apiMessage(err: unknown): string {
-  if (err instanceof ApiException) {
-    const body = typeof err.body === 'string' ? safeJson(err.body) : err.body;
+  const api = apiException(err);
+  if (api) {
+    const body = typeof api.body === 'string' ? safeJson(api.body) : api.body;
     const message = (body as { message?: unknown } | undefined)?.message;
     if (typeof message === 'string') return message;
-    return `Kubernetes API error ${err.code}`;
+    return `Kubernetes API error ${api.code}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -51,9 +63,10 @@ export function isApiUnavailable(err: unknown): boolean {
     if (name === 'TimeoutError' || name === 'AbortError') return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('UND_ERR_'))) return true;
-    if (e instanceof ApiException) {
-      if (e.code === 429 || e.code === 503 || e.code === 504) return true;
-      if (e.code === 500 && /etcdserver|context deadline exceeded|timeout/i.test(apiMessage(e))) return true;
+    const api = apiException(e);
+    if (api) {
+      if (api.code === 429 || api.code === 503 || api.code === 504) return true;
+      if (api.code === 500 && /etcdserver|context deadline exceeded|timeout/i.test(apiMessage(api))) return true;
       return false;
     }
   }

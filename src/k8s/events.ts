@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type CoreV1Event, type KubeConfig } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import { API_VERSION, CONNECTIONS, type ConnectionResource } from './resources.js';
 

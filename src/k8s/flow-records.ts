@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Secret } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Secret } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 

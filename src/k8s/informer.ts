@@ -5,7 +5,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type ObjectCache,
-} from '@kubernetes/client-node';
+} from './kubernetes-client.js';
 import type { Logger } from '../app/log.js';
 import { internStrings, type StringPool } from './string-pool.js';
 

@@ -3,7 +3,7 @@
  * API). Kept apart from store.ts: these are the only writes of Integration specs, and they reuse the
  * store's clients and caches so this process reads its own writes at once.
  */
-import type { V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from './kubernetes-client.js';
 import { compareAndSwap } from './cas.js';
 import { isConflict, isNotFound } from './errors.js';
 import {

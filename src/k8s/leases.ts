@@ -1,4 +1,4 @@
-import { CoordinationV1Api, type KubeConfig, type V1Lease, type V1OwnerReference } from '@kubernetes/client-node';
+import { CoordinationV1Api, type KubeConfig, type V1Lease, type V1OwnerReference } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import { isConflict, isNotFound } from './errors.js';
 

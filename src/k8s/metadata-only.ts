@@ -1,4 +1,4 @@
-import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import type { KubeConfig, RequestContext } from './kubernetes-client.js';
 
 /** What client-go's metadata client asks for: objects' metadata only, as PartialObjectMetadata(List). */
 const LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';

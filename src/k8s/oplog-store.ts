@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from './kubernetes-client.js';
 import type { Clock } from '../domain/clock.js';
 import { ENVIRONMENT_PREFIX, prefixOfId, type OplogEntry } from '../oplog/entry.js';
 import type { OplogSink, OplogTarget } from '../oplog/operation-log.js';

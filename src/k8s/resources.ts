@@ -1,4 +1,4 @@
-import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ObjectMeta } from './kubernetes-client.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Condition } from '../domain/conditions.js';
 import type { StatusErrorEntry } from '../domain/connection-state.js';

@@ -1,4 +1,4 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Api } from './kubernetes-client.js';
 import { isNotFound } from './errors.js';
 
 /**

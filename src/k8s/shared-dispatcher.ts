@@ -1,4 +1,4 @@
-import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import type { KubeConfig, RequestContext } from './kubernetes-client.js';
 import { interceptors } from 'undici';
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;

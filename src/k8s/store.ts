@@ -6,7 +6,7 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type V1Secret,
-} from '@kubernetes/client-node';
+} from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';

@@ -1,4 +1,4 @@
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1ConfigMap } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
 import { ResourceCache } from './cache.js';
