@@ -34,6 +34,18 @@ const spec = (connectionId: string) => ({
   metadata: { plan: 'pro' },
   connectionConfig: {},
 });
+/** A Connection written straight to the API server, without a Secret or any label; its object name. */
+async function createByHand(connectionId: string, id: number): Promise<string> {
+  const name = connectionObjectName('github-prod', connectionId);
+  await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: ns.name,
+    plural: 'connections',
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name }, spec: { ...spec(connectionId), id } },
+  });
+  return name;
+}
 const oauth = (token: string) => ({ type: 'OAUTH2', access_token: token, refresh_token: `r-${token}`, raw: {} });
 
 describe('connections and their Secrets', () => {
@@ -169,14 +181,7 @@ describe('connections and their Secrets', () => {
   });
 
   it('hides and then sweeps a Connection whose Secret was never written', async () => {
-    const name = connectionObjectName('github-prod', 'orphan');
-    await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'connections',
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name }, spec: { ...spec('orphan'), id: 42 } },
-    });
+    const name = await createByHand('orphan', 42);
     await eventually(() => store.listAllConnections().some((c) => c.metadata.name === name));
     expect(store.getConnection(ns.name, 'github-prod', 'orphan')).toBeUndefined();
     expect(store.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
@@ -191,14 +196,7 @@ describe('connections and their Secrets', () => {
     const created = await store.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
     const name = created.resource.metadata.name;
     // Made by hand, without any label.
-    const bare = connectionObjectName('github-prod', 'bare');
-    await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'connections',
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Connection', metadata: { name: bare }, spec: { ...spec('bare'), id: 43 } },
-    });
+    const bare = await createByHand('bare', 43);
     const sharded = new KubeStore(kc, {
       namespaces: [ns.name],
       logger: testLogger(),
