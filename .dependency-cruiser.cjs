@@ -56,6 +56,14 @@ module.exports = {
       to: { path: '@kubernetes/client-node' },
     },
     {
+      // The build bundles that one module down to what it names (dev/build/bundle-kubernetes-client.mjs);
+      // a value imported from the package anywhere else would load the whole package again.
+      name: 'kubernetes-client-through-one-module',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/k8s/kubernetes-client\\.ts$' },
+      to: { path: '@kubernetes/client-node', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'only-http-imports-express',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/http/' },
