@@ -113,16 +113,25 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
         child.once('message', (m: { memory: MemoryReport }) => resolve(m.memory));
         child.send('measure' satisfies ReplicaCommand);
       }),
-    metrics: () =>
-      fetch(`http://127.0.0.1:${port}/metrics`).then(
-        (r) => r.text(),
-        (err: unknown) => {
-          // Say whether the replica died (and how) or stopped answering.
-          const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-          const state = exited ? `exited (code ${child.exitCode}, signal ${child.signalCode})` : 'running';
-          throw new Error(`${opts.identity}: /metrics failed (${cause}); the replica is ${state}; stderr: ${stderr.slice(-2000)}`);
-        },
-      ),
+    metrics: async () => {
+      const page = () => fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+      try {
+        return await page();
+      } catch (first) {
+        // Once more on a new connection: a kept-alive one can be closed by the replica just as a
+        // request goes out (its keep-alive timer fires late after a long pause, such as a controller's
+        // compacting GC at 100,000 connections: "read ECONNRESET" from a replica that was running).
+        if (!exited) {
+          await new Promise((r) => setTimeout(r, 500));
+          const again = await page().catch(() => undefined);
+          if (again !== undefined) return again;
+        }
+        // Say whether the replica died (and how) or stopped answering.
+        const cause = first instanceof Error && first.cause instanceof Error ? first.cause.message : String(first);
+        const state = exited ? `exited (code ${child.exitCode}, signal ${child.signalCode})` : 'running';
+        throw new Error(`${opts.identity}: /metrics failed (${cause}); the replica is ${state}; stderr: ${stderr.slice(-2000)}`);
+      }
+    },
     stop: () =>
       new Promise((resolve) => {
         if (exited) return resolve();
