@@ -125,6 +125,8 @@ export class KubeStore {
   private readonly logger: Logger;
   private readonly fieldManager: string;
   private readonly deriveStatus: KubeStoreOptions['deriveStatus'];
+  /** The metadata-only view of `kc` and its client (sharded stores: the Connection identities). */
+  private metadataClient: { kc: KubeConfig; custom: CustomObjectsApi } | undefined;
   /** One copy of each repeated string across every cache of this store. */
   private readonly strings = new StringPool();
 
@@ -646,9 +648,15 @@ export class KubeStore {
 
   /** Every Connection's identity: listed and watched as metadata only, and cut down to {@link ConnectionIdentity}. */
   private identityInformer(namespace: string | undefined): ResilientInformer<ConnectionIdentity> {
-    const kc = metadataOnly(this.kc);
-    const kind = { ...CONNECTIONS } as unknown as Kind<ConnectionIdentity>;
-    return this.customInformer(kind, namespace, { kc, custom: makeBoundedApiClient(kc, CustomObjectsApi), reduce: toIdentity });
+    // One metadata-only client for every watched namespace's informer.
+    if (!this.metadataClient) {
+      const kc = metadataOnly(this.kc);
+      this.metadataClient = { kc, custom: makeBoundedApiClient(kc, CustomObjectsApi) };
+    }
+    return this.customInformer(CONNECTIONS as unknown as Kind<ConnectionIdentity>, namespace, {
+      ...this.metadataClient,
+      reduce: toIdentity,
+    });
   }
 
   private secretInformer(namespace: string | undefined, labelSelector: string): ResilientInformer<V1Secret> {
