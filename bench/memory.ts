@@ -42,7 +42,7 @@ import { mergeFigures, readFigures } from './figures.js';
 import { cannon } from './load.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
-import { apiKeyProvider, handNotes, machine, percentile, writeSection, startBenchControlPlane } from './support.js';
+import { apiKeyProvider, handNotes, machine, percentile, sourceCommit, writeSection, startBenchControlPlane } from './support.js';
 
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
 /** Writes in flight while filling the API server. */
@@ -250,6 +250,8 @@ interface Point {
   apiServerSecretReadP99Ms: number;
   loadAverageAtStart: number[];
   date: string;
+  /** The code measured (bench/support.ts sourceCommit); absent on points from before it was recorded. */
+  commit?: string;
   loadAverage: number[];
 }
 
@@ -334,6 +336,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     apiServerSecretReadP99Ms: Math.round(secretRead.p99 * 100) / 100,
     loadAverageAtStart,
     date: new Date().toISOString(),
+    commit: sourceCommit(),
     loadAverage: loadavg(),
   };
 }
@@ -348,12 +351,11 @@ function renderSection(points: Record<string, Point>, machineLines = machine()):
     .map(Number)
     .sort((a, b) => a - b);
   const row = (label: string, value: (p: Point) => string) => `| ${label} | ${counts.map((n) => value(points[String(n)]!)).join(' | ')} |`;
-  // A slope only between points of one run (measured within hours of each other): points of
-  // different runs may differ in code.
-  const last = counts[counts.length - 1];
-  const sameRun = counts.filter(
-    (n) => last !== undefined && Math.abs(Date.parse(points[String(n)]!.date) - Date.parse(points[String(last)]!.date)) < 3 * 3600_000,
-  );
+  // A slope only between points of the same code (the largest point's commit); a point that
+  // recorded no commit, or code with uncommitted changes, pairs with nothing.
+  const lastCommit = points[String(counts[counts.length - 1])]?.commit;
+  const sameRun =
+    lastCommit === undefined || lastCommit.endsWith('+changes') ? [] : counts.filter((n) => points[String(n)]!.commit === lastCommit);
   const slope = (pick: (p: Point) => number) => {
     if (sameRun.length < 2) return '—';
     const a = points[String(sameRun[0])]!;
@@ -388,9 +390,10 @@ same server with a credentials-Secret cache that selects no Secret: the floor a 
 reach. "API server Secret read" is ${SECRET_READS} one-in-flight reads of a random credentials Secret from the bench
 process: what each miss of a bounded cache would add to a fetch.
 
-| | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope between the columns of one run) |
+| | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope between the columns of the same commit) |
 |---|${counts.map(() => '---:|').join('')}---:|
-${row('measured (UTC; points of different runs may differ in code, see the notes)', (p) => p.date.slice(0, 16).replace('T', ' '))} |
+${row('measured (UTC)', (p) => p.date.slice(0, 16).replace('T', ' '))} |
+${row('commit measured', (p) => (p.commit === undefined ? 'not recorded' : `\`${p.commit}\``))} |
 ${row('load average at the start of the point', (p) => la(p.loadAverageAtStart))} |
 ${row('**server RSS, MiB** (goal at 100k ≤ 512)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
 ${row('server retained heap, MiB', (p) => f1(p.serverHeapMiB))} ${slope((p) => p.serverHeapMiB)} |

@@ -234,6 +234,15 @@ function sh(cmd: string): string {
 }
 
 /** The machine, as Markdown list items. */
+/**
+ * The commit the measured code is at (short hash), with `+changes` when src/ or bench/ differ from it:
+ * figures of different code must not be compared as one run.
+ */
+export function sourceCommit(): string {
+  const head = sh('git rev-parse --short HEAD');
+  return sh('git status --porcelain -- src bench dev') === '' ? head : `${head}+changes`;
+}
+
 export function machine(): string[] {
   return [
     `- CPU: ${cpus()[0]?.model ?? 'unknown'} (\`nproc\` = ${sh('nproc')})`,
