@@ -10,6 +10,18 @@ import type { Logger } from './log.js';
 
 export type Component = 'server' | 'controller';
 
+/**
+ * The shard a process caches whole, if any: a controller alone in its process with leader election
+ * on (as the chart runs it) keeps whole only its share of Connections and Secrets; a server needs them all.
+ */
+export function shardOf(
+  components: readonly string[],
+  leaderElection: boolean,
+  identity: string,
+): { shard: string } | Record<string, never> {
+  return components.length === 1 && components[0] === 'controller' && leaderElection ? { shard: identity } : {};
+}
+
 export interface RunOptions {
   config: Config;
   logger: Logger;
@@ -27,9 +39,8 @@ export interface Running {
 /** Wires the components from one context and starts them; `stop()` undoes it in reverse order. */
 export async function runLatchkey(opts: RunOptions): Promise<Running> {
   const { config, logger, kc } = opts;
-  // A controller alone in its process, sharded (leader election on): it caches whole only its share (Connections and Secrets).
-  const shardOnly = opts.components.length === 1 && opts.components[0] === 'controller' && config.leaderElection;
-  const ctx: AppContext = createContext({ config, logger, kc, ...(shardOnly ? { shard: config.identity } : {}) });
+  const shard = shardOf(opts.components, config.leaderElection, config.identity);
+  const ctx: AppContext = createContext({ config, logger, kc, ...shard });
   const { store } = ctx;
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
@@ -47,7 +58,10 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   if (opts.components.includes('controller')) {
     // Alone in its process, a controller compacts again once its first reconciles are done (no
     // request waits on the pause); beside a server it leaves the heap as it is.
-    controller = await startController(ctx, shardOnly ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done') } : {});
+    controller = await startController(
+      ctx,
+      shard.shard !== undefined ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done') } : {},
+    );
     stops.push(() => controller!.stop());
   }
   return {

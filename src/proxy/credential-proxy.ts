@@ -19,7 +19,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './request-body.js';
-import { decoderFor, pipeTo } from './response-body.js';
+import { decoderFor, endWithReceived, pipeTo } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
@@ -255,6 +255,7 @@ export class CredentialProxy {
     if (response.readableLength === 0 && !response.complete) res.flushHeaders();
     try {
       if (decoder) await pipeline(response, decoder, res);
+      else if (response.complete) endWithReceived(response, res);
       else await pipeTo(response, res);
     } catch (err) {
       // Headers are gone; the caller sees a truncated response. Say why in the logs only.

@@ -29,6 +29,19 @@ export function decoderFor(response: IncomingMessage, method: string, decompress
 }
 
 /**
+ * Ends `to` with the whole body `from` has already received (`from.complete`: most API answers arrive
+ * in the same read as their headers): headers and body in one write, and none of a pipe's listeners.
+ */
+export function endWithReceived(from: IncomingMessage, to: Writable): void {
+  // Paused, read() hands over everything buffered; 'end' follows, which returns the socket to the
+  // agent's pool (resume() makes sure of it).
+  const body = from.read() as Buffer | null;
+  from.resume();
+  if (body === null) to.end();
+  else to.end(body);
+}
+
+/**
  * Pipes `from` into `to`; resolves once both are done, rejects when either fails or closes early
  * (the caller went away, the provider cut the body), with both destroyed so no socket is reused
  * half-read. What `stream.pipeline` does for two streams, without its per-call cost: pipeline ends

@@ -460,6 +460,26 @@ describe('compression and streaming', () => {
   });
 });
 
+describe('connections to the provider', () => {
+  it('sends one request after another over one kept-alive connection, whole answers and piped ones alike', async () => {
+    up.on('/api/v1/piped', (_req, res) => {
+      // Headers first, the body a moment later: the answer is still arriving when the proxy starts passing it on.
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.flushHeaders();
+      setTimeout(() => res.end('late body'), 20);
+    });
+    const paths = ['/proxy/again-1', '/proxy/piped', '/proxy/again-2', '/proxy/again-3'];
+    for (const path of paths) {
+      const answer = await call('keyheader', path);
+      expect(answer.status).toBe(200);
+      if (path === '/proxy/piped') expect(answer.body.toString()).toBe('late body');
+      else expect(JSON.parse(answer.body.toString()).url).toBe(`/api/v1${path.slice('/proxy'.length)}`);
+    }
+    expect(up.requests).toHaveLength(paths.length);
+    expect(new Set(up.requests.map((r) => r.remotePort)).size).toBe(1);
+  });
+});
+
 describe('errors and metrics', () => {
   it('answers 404 for an unknown connection and 400 without the connection headers, before calling anyone', async () => {
     const unknown = await rawRequest(h.server.port, { path: '/proxy/x', headers: proxyHeaders(h, 'bearer', 'nobody') });

@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../../src/app/config.js';
 import { createContext, type AppContext } from '../../src/app/context.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
+import { shardOf } from '../../src/app/run.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
@@ -61,9 +62,8 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   const components = opts.components ?? ['server'];
   const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
   const logger = (opts.logger ?? testLogger()).child({ replica: config.identity });
-  // A controller alone (as the chart runs it) with sharding on caches whole only its share, as run.ts builds it.
-  const shardOnly = components.length === 1 && components[0] === 'controller' && (opts.controller?.leaderElection ?? config.leaderElection);
-  const ctx = createContext({ config, logger, kc, egress: opts.egress, ...(shardOnly ? { shard: config.identity } : {}) });
+  const shard = shardOf(components, opts.controller?.leaderElection ?? config.leaderElection, config.identity);
+  const ctx = createContext({ config, logger, kc, egress: opts.egress, ...shard });
   await ctx.store.start();
   const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
 

@@ -6,6 +6,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** The client's port: the same for requests sent over one kept-alive connection. */
+  remotePort?: number;
 }
 
 export type UpstreamHandler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>;
@@ -40,7 +42,13 @@ export async function startUpstream(at: { host?: string; port?: number } = {}): 
   const server: Server = createServer((req, res) => {
     const rawHandler = match(raw, req.url ?? '');
     if (rawHandler) {
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.alloc(0) });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.alloc(0),
+        remotePort: req.socket.remotePort,
+      });
       rawHandler(req, res);
       return;
     }
@@ -48,7 +56,7 @@ export async function startUpstream(at: { host?: string; port?: number } = {}): 
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort });
       void Promise.resolve((match(handlers, req.url ?? '') ?? echo)(req, res, body)).catch(() => res.destroy());
     });
   });
