@@ -1,14 +1,16 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Router } from 'express';
 import type { AppContext } from '../app/context.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../app/metrics.js';
-import { requireSecretKey } from './secret-key-auth.js';
-import { errorHandler, notFoundRoute } from './errors.js';
+import { authenticate, requireSecretKey } from './secret-key-auth.js';
+import { answerableError, errorHandler, notFoundRoute, writeError } from './errors.js';
+import type { Registry } from '../app/metrics.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
 import { proxyHandler } from './rest/routes/proxy.js';
 import { registerRestApi, restDeps, restRoutes } from './rest/routes/index.js';
 import { routeHandler } from './rest/routes/define.js';
-import { hotRoutes } from './hot-routes.js';
+import { hotFetch, withDirectProxy, type Listener } from './hot-routes.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
@@ -21,13 +23,37 @@ export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
 }
 
+export interface AppOptions {
+  lastFetched?: LastFetchedRecorder;
+  /** The secret keys' index (one per process: the proxy's listener shares the app's). */
+  keys?: EnvironmentKeys;
+}
+
 /**
- * The sidecar HTTP server's application: health and metrics, the REST API (secret-key
- * authenticated, JSON), and the public pages (Connect UI, OAuth callback).
+ * The sidecar HTTP server's request listener: the proxy, answered before express sees the request
+ * (src/http/hot-routes.ts), and the express app below for everything else.
  */
-export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedRecorder } = {}): Express {
+export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
+  const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
+  const app = createApp(ctx, { ...opts, keys });
+  const timer = requestTimer(ctx.metrics);
+  return withDirectProxy(app, {
+    observe: (req, res, route) => timer(req, res, () => route),
+    authenticate: (authorization) => authenticate(keys, authorization),
+    // The proxy shares the process's one refresher with the REST API and the controller.
+    proxy: proxyHandler({ ...ctx, refresher: refresherFor(ctx) }),
+    answerError: (req, res, err) => writeError(res, answerableError(err, ctx.logger, { method: req.method, path: pathOf(req.url) })),
+  });
+}
+
+/**
+ * The express application: health and metrics, the REST API (secret-key authenticated, JSON), and
+ * the public pages (Connect UI, OAuth callback). Requests under `/proxy` never reach it when it
+ * serves through {@link createRequestListener}.
+ */
+export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   const lastFetched = opts.lastFetched ?? new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
-  const http: HttpContext = { ...ctx, keys: new EnvironmentKeys(ctx.store) };
+  const http: HttpContext = { ...ctx, keys: opts.keys ?? new EnvironmentKeys(ctx.store) };
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
@@ -35,18 +61,14 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   // No ETag: a SHA-1 of every JSON answer (credentials change under it, and no client of this API
   // revalidates); it was a visible share of the fetch path's CPU profile.
   app.set('etag', false);
-  app.use(observeRequests(http));
+  app.use(observeRequests(requestTimer(ctx.metrics)));
 
   const auth = requireSecretKey(http.keys);
-  // The proxy streams raw bodies (no body parser before it) and shares the process's one refresher
-  // with the REST API and the controller. No public page lives under /proxy: the secret key is required.
-  const proxy = proxyHandler({ ...http, refresher: refresherFor(ctx) });
   const routes = restRoutes(restDeps(ctx, lastFetched));
   const fetch = routes.find((r) => r.operationId === 'getConnection');
   if (!fetch) throw new Error('the getConnection route is missing');
-  // The two busiest paths first: a fetch or a proxied request walks no other route's matcher (every
-  // request under /proxy is answered there; a fetch it declines reaches the REST router below).
-  app.use(hotRoutes({ auth, proxy, fetch: routeHandler(fetch) }));
+  // The busiest path first: a fetch walks no other route's matcher (one it declines reaches the REST router below).
+  app.use(hotFetch({ auth, fetch: routeHandler(fetch) }));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -84,17 +106,34 @@ export function createApp(ctx: AppContext, opts: { lastFetched?: LastFetchedReco
   return app;
 }
 
-function observeRequests(ctx: HttpContext): express.RequestHandler {
-  const histogram = httpRequestDuration(ctx.metrics);
-  return (req, res, next) => {
+type RequestTimer = (req: IncomingMessage, res: ServerResponse, route: () => string) => void;
+
+/** Times a request into the HTTP request metric, labelled once answered with the route pattern `route()` names. */
+function requestTimer(metrics: Registry): RequestTimer {
+  const histogram = httpRequestDuration(metrics);
+  return (req, res, route) => {
     const end = histogram.startTimer();
-    res.on('finish', () => {
-      // The matched route pattern (bounded), never the raw path with its IDs.
-      const route = (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched');
-      end({ route, method: req.method, status: String(res.statusCode) });
-    });
+    res.on('finish', () => end({ route: route(), method: req.method, status: String(res.statusCode) }));
+  };
+}
+
+function observeRequests(timer: RequestTimer): express.RequestHandler {
+  return (req, res, next) => {
+    // The matched route pattern (bounded), never the raw path with its IDs.
+    timer(
+      req,
+      res,
+      () => (res.locals.route as string | undefined) ?? (req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched'),
+    );
     next();
   };
+}
+
+/** The path of a request target, without its query (for log lines). */
+function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '../app/log.js';
@@ -69,35 +70,50 @@ export const notFoundRoute: RequestHandler = (req, _res, next) => {
  * with a 500 that says nothing about internals (no stack trace, no message from a library).
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, req, res, _next) => {
-    let error: LatchkeyError;
-    if (err instanceof LatchkeyError) error = err;
-    else if (err instanceof URIError) {
-      // The router could not decode a path parameter (%ZZ, or bytes that are not UTF-8).
-      error = new LatchkeyError('invalid_input', 'invalid_path', 'Invalid path: malformed percent-encoding', {
-        errors: [{ path: 'path', message: 'malformed percent-encoding', code: 'malformed_encoding' }],
-      });
-    } else if (isBodyParserError(err)) {
-      error =
-        err.type === 'entity.too.large'
-          ? new LatchkeyError('too_large', 'payload_too_large', 'Request body is too large')
-          : new LatchkeyError('invalid_input', 'invalid_json', 'Request body is not valid JSON');
-    } else if (isApiUnavailable(err)) {
-      // The API server is down or restarting: nothing was decided, the client may retry.
-      logger.warn({ err: errorSummary(err), method: req.method, path: req.path }, 'Kubernetes API unavailable');
-      error = API_UNAVAILABLE;
-    } else {
-      logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
-      error = new LatchkeyError('internal', 'internal_error', 'Internal error; see the service logs');
-    }
-    if (res.headersSent) {
-      res.end();
-      return;
-    }
-    // Whole seconds, at least 1: a client reading "0" would retry at once.
-    if (error.retryAfterMs !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
-    res.status(statusOf(error)).json(errorBody(error));
-  };
+  return (err: unknown, req, res, _next) => writeError(res, answerableError(err, logger, { method: req.method, path: req.path }));
+}
+
+/**
+ * What an error is answered with: a {@link LatchkeyError} as it is; the router's and the body
+ * parser's errors as the 400 or 413 they are; anything else logged and answered with a 500 (or a
+ * 503 when the Kubernetes API is down) that says nothing about internals.
+ */
+export function answerableError(err: unknown, logger: Logger, where: { method: string | undefined; path: string }): LatchkeyError {
+  if (err instanceof LatchkeyError) return err;
+  if (err instanceof URIError)
+    // The router could not decode a path parameter (%ZZ, or bytes that are not UTF-8).
+    return new LatchkeyError('invalid_input', 'invalid_path', 'Invalid path: malformed percent-encoding', {
+      errors: [{ path: 'path', message: 'malformed percent-encoding', code: 'malformed_encoding' }],
+    });
+  if (isBodyParserError(err))
+    return err.type === 'entity.too.large'
+      ? new LatchkeyError('too_large', 'payload_too_large', 'Request body is too large')
+      : new LatchkeyError('invalid_input', 'invalid_json', 'Request body is not valid JSON');
+  if (isApiUnavailable(err)) {
+    // The API server is down or restarting: nothing was decided, the client may retry.
+    logger.warn({ err: errorSummary(err), ...where }, 'Kubernetes API unavailable');
+    return API_UNAVAILABLE;
+  }
+  logger.error({ err, ...where }, 'unhandled error');
+  return new LatchkeyError('internal', 'internal_error', 'Internal error; see the service logs');
+}
+
+/**
+ * Writes the JSON error answer on node's response (express's, and the proxy's, which express does
+ * not see); once an answer has started, it can only be ended.
+ */
+export function writeError(res: ServerResponse, error: LatchkeyError): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = JSON.stringify(errorBody(error));
+  res.statusCode = statusOf(error);
+  // Whole seconds, at least 1: a client reading "0" would retry at once.
+  if (error.retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 const API_UNAVAILABLE = new LatchkeyError('unavailable', 'api_unavailable', 'The Kubernetes API server is unavailable; try again shortly', {

@@ -8,30 +8,29 @@ import { LatchkeyError } from '../domain/errors.js';
  */
 export function requireSecretKey(keys: EnvironmentKeys): RequestHandler {
   return (req, res, next) => {
-    const header = req.headers.authorization;
-    if (!header) {
-      next(
-        new LatchkeyError(
-          'unauthenticated',
-          'missing_authorization',
-          'Authorization header is required: "Authorization: Bearer <secret key>"',
-        ),
-      );
+    try {
+      res.locals.environment = authenticate(keys, req.headers.authorization);
+    } catch (err) {
+      next(err);
       return;
     }
-    const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header.trim());
-    if (!match) {
-      next(new LatchkeyError('unauthenticated', 'malformed_authorization', 'Authorization header must be "Bearer <secret key>"'));
-      return;
-    }
-    const environment = keys.resolve(match[1]!);
-    if (!environment) {
-      next(new LatchkeyError('unauthenticated', 'unknown_secret_key', 'The secret key does not belong to any environment'));
-      return;
-    }
-    res.locals.environment = environment;
     next();
   };
+}
+
+/** The Environment an `Authorization: Bearer <secret key>` header selects, or a 401 {@link LatchkeyError}. */
+export function authenticate(keys: EnvironmentKeys, header: string | undefined): ResolvedEnvironment {
+  if (!header)
+    throw new LatchkeyError(
+      'unauthenticated',
+      'missing_authorization',
+      'Authorization header is required: "Authorization: Bearer <secret key>"',
+    );
+  const match = /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header.trim());
+  if (!match) throw new LatchkeyError('unauthenticated', 'malformed_authorization', 'Authorization header must be "Bearer <secret key>"');
+  const environment = keys.resolve(match[1]!);
+  if (!environment) throw new LatchkeyError('unauthenticated', 'unknown_secret_key', 'The secret key does not belong to any environment');
+  return environment;
 }
 
 export function environmentOf(res: Response): ResolvedEnvironment {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AppContext } from '../app/context.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
-import { createApp } from './app.js';
+import { createRequestListener } from './app.js';
 
 export interface RunningServer {
   port: number;
@@ -14,8 +14,7 @@ export async function startHttpServer(ctx: AppContext, port = ctx.config.httpPor
   // Fetches record last_fetched_at here; it is written in batches off the request path.
   const lastFetched = new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
   lastFetched.start();
-  const app = createApp(ctx, { lastFetched });
-  const server: Server = createServer(app);
+  const server: Server = createServer(createRequestListener(ctx, { lastFetched }));
   // Slow clients must not hold sockets forever; proxied responses may stream for longer.
   server.headersTimeout = 30_000;
   server.requestTimeout = 300_000;

@@ -1,13 +1,15 @@
 /**
- * `ANY /proxy/{path}`: the credential-injecting proxy (src/proxy). Registered behind the secret key
- * and before the JSON body parser, because the body is streamed to the provider untouched.
+ * `ANY /proxy/{path}`: the credential-injecting proxy (src/proxy). Not an express route: the
+ * server's request listener hands every request under `/proxy` to it before express sees the
+ * request (src/http/hot-routes.ts), after the secret key's check; the body is streamed to the
+ * provider untouched.
  */
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { AppContext } from '../../../app/context.js';
+import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
 import { connectionObjectName } from '../../../k8s/names.js';
-import { environmentOf } from '../../secret-key-auth.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse, statusOf } from '../../errors.js';
 import { ConnectionId, IntegrationId } from '../schemas/common.js';
@@ -23,11 +25,12 @@ export interface ProxyRouteContext extends AppContext {
 }
 
 /**
- * The proxy's express handler, for every method under `/proxy` (after the secret key's check). It
- * reads the raw path from `req.originalUrl`, so it works mounted at `/proxy` or called for the whole
- * URL (src/http/hot-routes.ts).
+ * Proxies one request of an authenticated caller. Rejects with the error to answer when it
+ * answered nothing itself; a caller that went away gets nothing (its socket is destroyed).
  */
-export function proxyHandler(ctx: ProxyRouteContext): RequestHandler {
+export type ProxyRequestHandler = (req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment) => Promise<void>;
+
+export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
   const proxy = new CredentialProxy({
     store: ctx.store,
     logger: ctx.logger,
@@ -37,8 +40,12 @@ export function proxyHandler(ctx: ProxyRouteContext): RequestHandler {
     refresher: ctx.refresher,
     statusOf,
   });
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async (req, res, environment) => {
     const startedAt = ctx.clock.now();
+    // The raw path and query as received: a decoded path would hide encoded tricks.
+    const raw = req.url ?? '/proxy';
+    const q = raw.indexOf('?');
+    const pathPart = q === -1 ? raw : raw.slice(0, q);
     try {
       // The two headers only: the others are the provider's business (node decodes header values as
       // latin1, so there is no lone surrogate for the shape check to find in them anyway).
@@ -47,12 +54,8 @@ export function proxyHandler(ctx: ProxyRouteContext): RequestHandler {
         { 'connection-id': req.headers['connection-id'], 'provider-config-key': req.headers['provider-config-key'] },
         'headers',
       );
-      // The raw path and query as received: express's decoded params would hide encoded tricks.
-      const raw = req.originalUrl;
-      const q = raw.indexOf('?');
-      const pathPart = q === -1 ? raw : raw.slice(0, q);
       await proxy.handle(req, res, {
-        namespace: environmentOf(res).namespace,
+        namespace: environment.namespace,
         connectionId: headers['connection-id'],
         providerConfigKey: headers['provider-config-key'],
         rawPath: pathPart.replace(/^\/proxy/i, ''),
@@ -64,29 +67,32 @@ export function proxyHandler(ctx: ProxyRouteContext): RequestHandler {
         res.destroy();
         return;
       }
-      if (err instanceof LatchkeyError) {
-        logProxyFailure(ctx, req, res, err, ctx.clock.now() - startedAt);
-        next(err);
-        return;
-      }
-      next(err);
+      if (err instanceof LatchkeyError) logProxyFailure(ctx, req, environment, pathPart, err, ctx.clock.now() - startedAt);
+      throw err;
     }
   };
 }
 
 /** A proxied call that Latchkey could not make (the provider's own error answers pass through and are not entries). */
-function logProxyFailure(ctx: AppContext, req: Request, res: Response, err: LatchkeyError, durationMs: number): void {
+function logProxyFailure(
+  ctx: AppContext,
+  req: IncomingMessage,
+  environment: ResolvedEnvironment,
+  pathPart: string,
+  err: LatchkeyError,
+  durationMs: number,
+): void {
   const connectionId = req.headers['connection-id'];
   const integration = req.headers['provider-config-key'];
   const known = typeof connectionId === 'string' && typeof integration === 'string' && connectionId && integration;
   ctx.oplog?.record({
-    namespace: environmentOf(res).namespace,
+    namespace: environment.namespace,
     operation: 'proxy',
     outcome: 'failure',
     step: req.method,
     ...(known ? { integration, connectionId, connection: { name: connectionObjectName(integration, connectionId) } } : {}),
     durationMs,
     // The path only: a query string may carry the caller's own secrets.
-    messages: [`${req.method} ${req.path.replace(/^\/proxy/i, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
+    messages: [`${req.method} ${pathPart.replace(/^\/proxy/i, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
   });
 }
