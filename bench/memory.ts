@@ -229,6 +229,8 @@ interface Point {
   serverRssMiB: number;
   serverPeakRssMiB: number;
   serverHeapMiB: number;
+  /** RSS after one more, compacting, GC (absent on points from before it was recorded). */
+  serverCompactedRssMiB?: number;
   readySeconds: number;
   serverWithoutCredentialsRssMiB: number;
   serverWithoutCredentialsHeapMiB: number;
@@ -236,6 +238,8 @@ interface Point {
   controllerRssMiB: number;
   controllerPeakRssMiB: number;
   controllerHeapMiB: number;
+  /** The largest controller RSS after a compacting GC: what a controller's own compaction at the end of its first wave gives. */
+  controllerCompactedRssMiB?: number;
   controllerReadySeconds: number;
   controllersReconciledSeconds: number;
   /** Connections the controllers had reconciled when measured (all of them unless the settle bound ran out). */
@@ -250,6 +254,8 @@ interface Point {
   apiServerSecretReadP99Ms: number;
   loadAverageAtStart: number[];
   date: string;
+  /** The compacted figures were read from the run's log (points measured before the benchmark stored them). */
+  compactedFromLog?: boolean;
   /** The code measured (bench/support.ts sourceCommit); absent on points from before it was recorded. */
   commit?: string;
   loadAverage: number[];
@@ -316,6 +322,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     serverRssMiB: mb(serverMemory.rssBytes),
     serverPeakRssMiB: mb(serverMemory.peakRssBytes),
     serverHeapMiB: mb(serverMemory.heapUsedBytes),
+    serverCompactedRssMiB: mb(serverMemory.compacted.rssBytes),
     readySeconds: Math.round(server.readySeconds * 10) / 10,
     serverWithoutCredentialsRssMiB: mb(floorMemory.rssBytes),
     serverWithoutCredentialsHeapMiB: mb(floorMemory.heapUsedBytes),
@@ -323,6 +330,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     controllerRssMiB: mb(worst.rssBytes),
     controllerPeakRssMiB: mb(Math.max(...controllerMemory.map((m) => m.peakRssBytes))),
     controllerHeapMiB: mb(Math.max(...controllerMemory.map((m) => m.heapUsedBytes))),
+    controllerCompactedRssMiB: mb(Math.max(...controllerMemory.map((m) => m.compacted.rssBytes))),
     controllerReadySeconds: Math.round(Math.max(...controllers.map((c) => c.readySeconds)) * 10) / 10,
     controllersReconciledSeconds: Math.round(settled.seconds * 10) / 10,
     controllersReconciled: settled.reconciled,
@@ -360,7 +368,8 @@ function renderSection(points: Record<string, Point>, machineLines = machine()):
     if (sameRun.length < 2) return '—';
     const a = points[String(sameRun[0])]!;
     const b = points[String(sameRun[sameRun.length - 1])]!;
-    return ((pick(b) - pick(a)) / ((sameRun[sameRun.length - 1]! - sameRun[0]!) / 1000)).toFixed(2);
+    const perThousand = (pick(b) - pick(a)) / ((sameRun[sameRun.length - 1]! - sameRun[0]!) / 1000);
+    return Number.isFinite(perThousand) ? perThousand.toFixed(2) : '—';
   };
   const extrapolate = (pick: (p: Point) => number, to: number) => {
     if (counts.length < 2 || counts.includes(to)) return undefined;
@@ -397,12 +406,14 @@ ${row('commit measured', (p) => (p.commit === undefined ? 'not recorded' : `\`${
 ${row('load average at the start of the point', (p) => la(p.loadAverageAtStart))} |
 ${row('**server RSS, MiB** (goal at 100k ≤ 512)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
 ${row('server retained heap, MiB', (p) => f1(p.serverHeapMiB))} ${slope((p) => p.serverHeapMiB)} |
+${row('server RSS after a compacting GC, MiB', (p) => f1(p.serverCompactedRssMiB))} ${slope((p) => p.serverCompactedRssMiB ?? NaN)} |
 ${row('server peak RSS (start-up), MiB', (p) => f1(p.serverPeakRssMiB))} ${slope((p) => p.serverPeakRssMiB)} |
 ${row('**server ready, s** (goal at 100k ≤ 60)', (p) => f1(p.readySeconds))} ${slope((p) => p.readySeconds)} |
 ${row('server without credentials: RSS, MiB', (p) => f1(p.serverWithoutCredentialsRssMiB))} ${slope((p) => p.serverWithoutCredentialsRssMiB)} |
 ${row('server without credentials: retained heap, MiB', (p) => f1(p.serverWithoutCredentialsHeapMiB))} ${slope((p) => p.serverWithoutCredentialsHeapMiB)} |
 ${row('**controller RSS, MiB**, largest of 3 (goal at 100k ≤ 256)', (p) => f1(p.controllerRssMiB))} ${slope((p) => p.controllerRssMiB)} |
 ${row('controller retained heap, MiB, largest of 3', (p) => f1(p.controllerHeapMiB))} ${slope((p) => p.controllerHeapMiB)} |
+${row('**controller RSS after a compacting GC, MiB**, largest of 3 (what its own compaction at the end of its first wave gives)', (p) => f1(p.controllerCompactedRssMiB))} ${slope((p) => p.controllerCompactedRssMiB ?? NaN)} |
 ${row('controller peak RSS (start-up), MiB, largest of 3', (p) => f1(p.controllerPeakRssMiB))} ${slope((p) => p.controllerPeakRssMiB)} |
 ${row('controller ready, s, slowest of 3', (p) => f1(p.controllerReadySeconds))} ${slope((p) => p.controllerReadySeconds)} |
 ${row('controllers: shares reconciled (of all) when measured, s after ready', (p) => `${p.controllersReconciled} in ${f1(p.controllersReconciledSeconds)}`)} — |
