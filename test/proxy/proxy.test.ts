@@ -493,6 +493,9 @@ describe('errors and metrics', () => {
       headers: { 'connection-id': 'u1', 'provider-config-key': 'bearer' },
     });
     expect(noKey.status).toBe(401);
+    expect(JSON.parse(noKey.body.toString()).error.code).toBe('missing_authorization');
+    // Answered before express sees the request, as the app's error handler answers.
+    for (const answer of [unknown, missing, noKey]) expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(up.requests).toHaveLength(0);
   });
 
@@ -501,6 +504,9 @@ describe('errors and metrics', () => {
     const text = await (await fetch(`${h.server.url}/metrics`)).text();
     expect(text).toMatch(new RegExp(`latchkey_proxy_requests_total\\{provider="bearer-${h.suffix}",status="200"\\} \\d+`));
     expect(text).toContain('latchkey_proxy_request_duration_seconds_bucket');
+    // The HTTP request metric too, under the route pattern, never the path.
+    expect(text).toMatch(/latchkey_http_request_duration_seconds_count\{route="\/proxy",method="GET",status="200"\} \d+/);
+    expect(text).not.toContain('count-me');
     expect(text).not.toContain('at-bearer-1');
     expect(text).not.toContain('key-in-header');
   });
