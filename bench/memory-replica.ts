@@ -104,7 +104,7 @@ async function start(kind: ReplicaKind): Promise<() => Promise<void>> {
     const ctx = createContext({ config, logger, kc, credentialShard: 'bench-memory-no-such-shard' });
     await ctx.store.start();
     // As runLatchkey does after the first sync, so the two servers differ only in the credentials.
-    compactHeap(logger, 'caches synced');
+    compactHeap(logger, 'caches synced', ctx.metrics);
     const server = await startHttpServer(ctx);
     return async () => {
       await server.close();

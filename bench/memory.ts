@@ -25,6 +25,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { HashRing } from '../src/controller/hash-ring.js';
+import { RECONCILE_WAVE } from '../src/controller/controller.js';
 import { connectionObjectName } from '../src/k8s/names.js';
 import {
   API_VERSION,
@@ -193,7 +194,13 @@ const startBenchReplica = (bed: Bed, kind: ReplicaKind, identity: string) =>
  * Waits (at most SETTLE_SECONDS) until the controllers have reconciled all `count` connections and
  * their queues are empty; returns how long it took, or how far they got.
  */
-async function waitReconciled(controllers: RunningReplica[], count: number): Promise<{ seconds: number; reconciled: number }> {
+const COMPACTION_SUM = 'latchkey_heap_compaction_seconds_sum';
+const WAVE_DONE = 'reason="reconcile wave done"';
+
+async function waitReconciled(
+  controllers: RunningReplica[],
+  count: number,
+): Promise<{ seconds: number; reconciled: number; waveCompactionMs: number }> {
   const t0 = performance.now();
   const deadline = Date.now() + SETTLE_SECONDS * 1000;
   let last = '';
@@ -201,8 +208,16 @@ async function waitReconciled(controllers: RunningReplica[], count: number): Pro
     const pages = await Promise.all(controllers.map((c) => c.metrics()));
     const reconciled = pages.reduce((n, p) => n + metricSum(p, 'latchkey_connections', 'condition="Ready"'), 0);
     const depth = pages.reduce((n, p) => n + metricSum(p, 'latchkey_workqueue_depth'), 0);
+    // Settled: every share reconciled, and each controller's own compaction at the end of its first
+    // wave done (a share smaller than a wave gets none).
+    const compacted = pages.filter(
+      (p) =>
+        metricSum(p, 'latchkey_connections', 'condition="Ready"') < RECONCILE_WAVE ||
+        metricSum(p, 'latchkey_heap_compaction_seconds_count', WAVE_DONE) > 0,
+    ).length;
     const seconds = (performance.now() - t0) / 1000;
-    if ((reconciled === count && depth === 0) || Date.now() > deadline) return { seconds, reconciled };
+    if ((reconciled === count && depth === 0 && compacted === controllers.length) || Date.now() > deadline)
+      return { seconds, reconciled, waveCompactionMs: Math.max(...pages.map((p) => 1000 * metricSum(p, COMPACTION_SUM, WAVE_DONE))) };
     const now = `${reconciled}/${count} reconciled, ${depth} queued`;
     if (now !== last) log(now);
     last = now;
@@ -242,6 +257,10 @@ interface Point {
   controllerCompactedRssMiB?: number;
   controllerReadySeconds: number;
   controllersReconciledSeconds: number;
+  /** The longest pause of a controller's compaction at the end of its first wave, ms (absent before it was recorded). */
+  controllerWaveCompactionMs?: number;
+  /** The server's compaction pause after its caches' first sync, ms (absent before it was recorded). */
+  serverSyncCompactionMs?: number;
   /** Connections the controllers had reconciled when measured (all of them unless the settle bound ran out). */
   controllersReconciled: number;
   fetchPerSecond: number;
@@ -276,7 +295,7 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   log(`${count}: starting ${CONTROLLERS.length} controllers`);
   const controllers = await Promise.all(CONTROLLERS.map((id) => startBenchReplica(bed, 'controller', id)));
   let controllerMemory: MemoryReport[];
-  let settled: { seconds: number; reconciled: number };
+  let settled: Awaited<ReturnType<typeof waitReconciled>>;
   try {
     settled = await waitReconciled(controllers, count);
     controllerMemory = await Promise.all(controllers.map((c) => c.measure()));
@@ -290,10 +309,12 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   const server = await startBenchReplica(bed, 'server', 'bench-server');
   const headers = { authorization: `Bearer ${bed.secretKey}` };
   let serverMemory: MemoryReport;
+  let serverSyncCompactionMs = NaN;
   let fetchRow: Awaited<ReturnType<typeof cannon>>;
   let peer: Awaited<ReturnType<typeof cannon>>;
   try {
     serverMemory = await server.measure();
+    serverSyncCompactionMs = 1000 * metricSum(await server.metrics(), COMPACTION_SUM, 'reason="caches synced"');
     const base = `http://127.0.0.1:${server.port}`;
     const id = `mem-${randomInt(0, count)}`;
     fetchRow = await cannon(
@@ -333,6 +354,8 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     controllerCompactedRssMiB: mb(Math.max(...controllerMemory.map((m) => m.compacted.rssBytes))),
     controllerReadySeconds: Math.round(Math.max(...controllers.map((c) => c.readySeconds)) * 10) / 10,
     controllersReconciledSeconds: Math.round(settled.seconds * 10) / 10,
+    controllerWaveCompactionMs: Math.round(settled.waveCompactionMs),
+    serverSyncCompactionMs: Math.round(serverSyncCompactionMs),
     controllersReconciled: settled.reconciled,
     fetchPerSecond: Math.round(fetchRow.requestsPerSecond),
     fetchP50Ms: fetchRow.p50Ms,
@@ -416,6 +439,7 @@ ${row('controller retained heap, MiB, largest of 3', (p) => f1(p.controllerHeapM
 ${row('**controller RSS after a compacting GC, MiB**, largest of 3 (what its own compaction at the end of its first wave gives)', (p) => f1(p.controllerCompactedRssMiB))} ${slope((p) => p.controllerCompactedRssMiB ?? NaN)} |
 ${row('controller peak RSS (start-up), MiB, largest of 3', (p) => f1(p.controllerPeakRssMiB))} ${slope((p) => p.controllerPeakRssMiB)} |
 ${row('controller ready, s, slowest of 3', (p) => f1(p.controllerReadySeconds))} ${slope((p) => p.controllerReadySeconds)} |
+${row('compaction pauses, ms: server after sync / controller at the end of its first wave, longest of 3', (p) => `${f1(p.serverSyncCompactionMs)} / ${f1(p.controllerWaveCompactionMs)}`)} — |
 ${row('controllers: shares reconciled (of all) when measured, s after ready', (p) => `${p.controllersReconciled} in ${f1(p.controllersReconciledSeconds)}`)} — |
 ${row('**fetch `GET /connections/{id}` p99, ms** (cached; goal ≤ 10)', (p) => f1(p.fetchP99Ms))} — |
 ${row('fetch p50, ms / requests/s / errors', (p) => `${f1(p.fetchP50Ms)} / ${p.fetchPerSecond} / ${p.fetchErrors}`)} — |

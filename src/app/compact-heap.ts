@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.js';
+import { heapCompactionSeconds, type Registry } from './metrics.js';
 
 /** The `gc` function `--expose-gc` gives, with the options for V8's last-resort collection. */
 export type LastResortGc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
@@ -24,8 +25,9 @@ let gc: LastResortGc | undefined;
  * The collection is V8's "last resort" one (what it runs when memory runs out), reached through
  * the `gc` function a new context gets once `--expose-gc` is set; the main context gets no global
  * `gc` (contexts made afterwards, e.g. by `vm`, do: V8 installs it when it makes a context).
+ * The pause is logged and, with a registry, observed in `latchkey_heap_compaction_seconds`.
  */
-export function compactHeap(logger: Logger, reason: string): void {
+export function compactHeap(logger: Logger, reason: 'caches synced' | 'reconcile wave done', metrics?: Registry): void {
   try {
     if (!gc) {
       setFlagsFromString('--expose-gc');
@@ -34,11 +36,10 @@ export function compactHeap(logger: Logger, reason: string): void {
     const rssBefore = process.memoryUsage.rss();
     const t0 = performance.now();
     gc(LAST_RESORT);
+    const ms = performance.now() - t0;
     const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-    logger.info(
-      { reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(performance.now() - t0) },
-      'heap compacted',
-    );
+    logger.info({ reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(ms) }, 'heap compacted');
+    if (metrics) heapCompactionSeconds(metrics).observe({ reason }, ms / 1000);
   } catch (err) {
     // Only memory is at stake: carry on with the heap as it is.
     logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not compact the heap');

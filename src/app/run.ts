@@ -45,7 +45,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
   await store.start();
-  compactHeap(logger, 'caches synced');
+  compactHeap(logger, 'caches synced', ctx.metrics);
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
@@ -60,7 +60,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
     // request waits on the pause); beside a server it leaves the heap as it is.
     controller = await startController(
       ctx,
-      shard.shard !== undefined ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done') } : {},
+      shard.shard !== undefined ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done', ctx.metrics) } : {},
     );
     stops.push(() => controller!.stop());
   }

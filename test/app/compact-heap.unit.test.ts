@@ -5,15 +5,20 @@
 import { spawnSync } from 'node:child_process';
 import { compactHeap } from '../../src/app/compact-heap.js';
 import type { Logger } from '../../src/app/log.js';
+import { createRegistry } from '../../src/app/metrics.js';
 
 describe('compactHeap', () => {
-  it('collects and logs the RSS before and after', () => {
+  it('collects, logs the RSS before and after, and observes the pause by reason', async () => {
     const infos: Array<Record<string, unknown>> = [];
     const warnings: unknown[] = [];
     const logger = { info: (o: Record<string, unknown>) => infos.push(o), warn: (o: unknown) => warnings.push(o) } as unknown as Logger;
-    compactHeap(logger, 'test');
-    compactHeap(logger, 'test');
+    const metrics = createRegistry();
+    compactHeap(logger, 'caches synced', metrics);
+    compactHeap(logger, 'reconcile wave done', metrics);
     expect(warnings).toEqual([]);
+    const page = await metrics.metrics();
+    expect(page).toMatch(/latchkey_heap_compaction_seconds_count\{reason="caches synced"\} 1\n/);
+    expect(page).toMatch(/latchkey_heap_compaction_seconds_count\{reason="reconcile wave done"\} 1\n/);
     expect(infos).toHaveLength(2);
     for (const info of infos) {
       expect(info.rssMiBBefore).toEqual(expect.any(Number));
@@ -27,7 +32,7 @@ describe('compactHeap', () => {
   it('leaves no global gc in the main context', () => {
     const module = new URL('../../src/app/compact-heap.js', import.meta.url).href;
     const script = `const { compactHeap } = await import(${JSON.stringify(module)});
-      compactHeap({ info() {}, warn() {} }, 'test');
+      compactHeap({ info() {}, warn() {} }, 'caches synced');
       process.stdout.write(typeof globalThis.gc);`;
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.stderr).toBe('');
