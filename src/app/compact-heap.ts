@@ -38,7 +38,10 @@ export function compactHeap(logger: Logger, reason: 'caches synced' | 'reconcile
     gc(LAST_RESORT);
     const ms = performance.now() - t0;
     const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-    logger.info({ reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(ms) }, 'heap compacted');
+    logger.info(
+      { reason, rssMiBBefore: mib(rssBefore), rssMiBAfter: mib(process.memoryUsage.rss()), ms: Math.round(ms) },
+      'heap compacted',
+    );
     if (metrics) heapCompactionSeconds(metrics).observe({ reason }, ms / 1000);
   } catch (err) {
     // Only memory is at stake: carry on with the heap as it is.
