@@ -45,7 +45,8 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
     // The raw path and query as received: a decoded path would hide encoded tricks.
     const raw = req.url ?? '/proxy';
     const q = raw.indexOf('?');
-    const pathPart = q === -1 ? raw : raw.slice(0, q);
+    // The path after `/proxy`, still percent-encoded.
+    const rawPath = (q === -1 ? raw : raw.slice(0, q)).replace(/^\/proxy/i, '');
     try {
       // The two headers only: the others are the provider's business (node decodes header values as
       // latin1, so there is no lone surrogate for the shape check to find in them anyway).
@@ -58,7 +59,7 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
         namespace: environment.namespace,
         connectionId: headers['connection-id'],
         providerConfigKey: headers['provider-config-key'],
-        rawPath: pathPart.replace(/^\/proxy/i, ''),
+        rawPath,
         rawQuery: q === -1 ? '' : raw.slice(q + 1),
       });
     } catch (err) {
@@ -67,7 +68,7 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
         res.destroy();
         return;
       }
-      if (err instanceof LatchkeyError) logProxyFailure(ctx, req, environment, pathPart, err, ctx.clock.now() - startedAt);
+      if (err instanceof LatchkeyError) logProxyFailure(ctx, req, environment, rawPath, err, ctx.clock.now() - startedAt);
       throw err;
     }
   };
@@ -78,7 +79,7 @@ function logProxyFailure(
   ctx: AppContext,
   req: IncomingMessage,
   environment: ResolvedEnvironment,
-  pathPart: string,
+  rawPath: string,
   err: LatchkeyError,
   durationMs: number,
 ): void {
@@ -93,6 +94,6 @@ function logProxyFailure(
     ...(known ? { integration, connectionId, connection: { name: connectionObjectName(integration, connectionId) } } : {}),
     durationMs,
     // The path only: a query string may carry the caller's own secrets.
-    messages: [`${req.method} ${pathPart.replace(/^\/proxy/i, '').slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
+    messages: [`${req.method} ${rawPath.slice(0, 200)}: ${statusOf(err)} ${err.code}: ${err.message}`],
   });
 }
