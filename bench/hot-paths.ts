@@ -42,7 +42,7 @@ import { REPO_ROOT } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { startOidcServer } from '../dev/peers/oidc-server.js';
 import { writeFigures } from './figures.js';
-import { cannon, probe, type CannonResult, type ProbeResult, type Target } from './load.js';
+import { cannon, paced, probe, type CannonResult, type ProbeResult, type Target } from './load.js';
 import { PROFILE_DIR, saveProfile, startProfile, summarize, type ProfileSummary } from './profile.js';
 import { expectStatus, handNotes, httpClient, machine, median, ms, writeSection, startBenchControlPlane } from './support.js';
 
@@ -98,8 +98,16 @@ interface Figures {
     peerRequestsPerSecond: number;
     ratio: number;
     roundRatios?: number[];
+    /** p99 at `rate` requests/s spread over each second (bench/paced-load.ts): the goal's figure. */
     p99Ms: number;
-    p99MsAtRate: number;
+    peerP99Ms?: number;
+    p999Ms?: number;
+    peerP999Ms?: number;
+    /** p99 under autocannon's `-R rate`: each connection's share of a second sent back to back. */
+    burstP99Ms?: number;
+    peerBurstP99Ms?: number;
+    /** Earlier runs' names for the burst figures. */
+    p99MsAtRate?: number;
     peerP99MsAtRate?: number;
     rate: number;
   };
@@ -304,12 +312,27 @@ async function main(): Promise<void> {
       const ours: Target = { url: `${server.url}${path}`, headers: auth };
       const bare: Target = { url: `http://127.0.0.1:${express.port}${path}`, headers: auth };
       const vs = await versus(ours, bare);
-      const atRate = await cannon(ours, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
-      const peerAtRate = await cannon(bare, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
+      const pacing = { rate: FETCH_RATE, seconds: SECONDS, connections: CONNECTIONS, warmupSeconds: 2 };
+      const atRate = await paced(ours, pacing);
+      const peerAtRate = await paced(bare, pacing);
+      for (const [who, r] of Object.entries({ latchkey: atRate, peer: peerAtRate }))
+        if (r.errors || r.count < FETCH_RATE * SECONDS * 0.99)
+          throw new Error(`paced fetch (${who}): ${r.errors} errors, ${r.count} answers`);
+      const burst = await cannon(ours, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
+      const peerBurst = await cannon(bare, { connections: CONNECTIONS, seconds: SECONDS, rate: FETCH_RATE });
       log(
-        `fetch: ${vs.requestsPerSecond}/s vs bare express ${vs.peerRequestsPerSecond}/s (ratios ${vs.roundRatios.join(', ')}); p99 at ${FETCH_RATE}/s ${atRate.p99Ms} ms (bare express ${peerAtRate.p99Ms} ms)`,
+        `fetch: ${vs.requestsPerSecond}/s vs bare express ${vs.peerRequestsPerSecond}/s (ratios ${vs.roundRatios.join(', ')}); p99 at ${FETCH_RATE}/s paced ${atRate.p99Ms} ms (bare express ${peerAtRate.p99Ms} ms), autocannon -R ${burst.p99Ms} ms (bare express ${peerBurst.p99Ms} ms)`,
       );
-      figures.fetch = { ...vs, p99Ms: atRate.p99Ms, p99MsAtRate: atRate.p99Ms, peerP99MsAtRate: peerAtRate.p99Ms, rate: FETCH_RATE };
+      figures.fetch = {
+        ...vs,
+        p99Ms: atRate.p99Ms,
+        peerP99Ms: peerAtRate.p99Ms,
+        p999Ms: atRate.p999Ms,
+        peerP999Ms: peerAtRate.p999Ms,
+        burstP99Ms: burst.p99Ms,
+        peerBurstP99Ms: peerBurst.p99Ms,
+        rate: FETCH_RATE,
+      };
       if (PROFILE) figures.profiles!.fetch = await profiled('fetch', { url: `${server.url}${path}`, headers: auth });
     }
 
@@ -371,70 +394,87 @@ async function main(): Promise<void> {
         if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}`);
         tokenMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
-      const ids = Array.from({ length: REFRESHES }, (_, i) => `expired-${i}`);
       const old = new Map<string, string>();
-      for (const id of ids) {
-        const t = await oidc.mintTokens({ clientId: client.clientId });
-        old.set(id, t.accessToken);
-        const res = await http.call(
-          'POST',
-          '/connections',
-          auth,
-          JSON.stringify({
-            provider_config_key: 'bench-oauth',
-            connection_id: id,
-            credentials: {
-              type: 'OAUTH2',
-              access_token: t.accessToken,
-              refresh_token: t.refreshToken,
-              expires_at: new Date(Date.now() - 60_000).toISOString(),
-            },
-          }),
-        );
-        expectStatus(res, 201, `import ${id}`);
-        await eventually(() => store.getConnection(ns.name, 'bench-oauth', id));
-      }
-      // Let the imports' own watch events settle, so the calls counted are the fetch's.
-      await new Promise((r) => setTimeout(r, 1000));
+      /** Connections with an expired access token, imported through the API (the imports' watch events settled). */
+      const importExpired = async (prefix: string) => {
+        const ids = Array.from({ length: REFRESHES }, (_, i) => `${prefix}-${i}`);
+        for (const id of ids) {
+          const t = await oidc.mintTokens({ clientId: client.clientId });
+          old.set(id, t.accessToken);
+          const res = await http.call(
+            'POST',
+            '/connections',
+            auth,
+            JSON.stringify({
+              provider_config_key: 'bench-oauth',
+              connection_id: id,
+              credentials: {
+                type: 'OAUTH2',
+                access_token: t.accessToken,
+                refresh_token: t.refreshToken,
+                expires_at: new Date(Date.now() - 60_000).toISOString(),
+              },
+            }),
+          );
+          expectStatus(res, 201, `import ${id}`);
+          await eventually(() => store.getConnection(ns.name, 'bench-oauth', id));
+        }
+        // Let the imports' own watch events settle, so the calls counted are the fetch's.
+        await new Promise((r) => setTimeout(r, 1000));
+        return ids;
+      };
       const refreshMs: number[] = [];
       const apiCalls: number[] = [];
       const afterAnswer: number[] = [];
       const paths = new Map<string, number>();
-      const before = oidc.refreshCalls();
-      const stopProfile = PROFILE ? await startProfile() : undefined;
-      const phaseStart = Date.now();
-      for (const id of ids) {
-        const path = `/connections/${id}?provider_config_key=bench-oauth`;
-        const from = kc.started.length;
-        const t0 = process.hrtime.bigint();
-        const res = await http.call('GET', path, auth);
-        refreshMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
-        expectStatus(res, 200, `refreshing fetch ${id}`);
-        if ((JSON.parse(res.body) as { credentials: { access_token: string } }).credentials.access_token === old.get(id))
-          throw new Error(`${id}: the expired token came back`);
-        // What the refresh does after the answer (status write, Lease release) follows within moments;
-        // its operation log entry is written in a batch (250 ms later): written now, so that it does
-        // not land in the next request's count.
-        const answered = written.get(path)!;
-        const after = () => kc.started.slice(from).filter((c) => c.at >= answered);
-        await eventually(() => after().length >= 2, 10_000, 5);
-        await ctx.oplog?.flush();
-        const onPath = kc.started.slice(from).filter((c) => c.at >= t0 && c.at < answered);
-        apiCalls.push(onPath.length);
-        afterAnswer.push(after().length);
-        for (const [label, calls] of [
-          ['before the answer', onPath],
-          ['after', after()],
-        ] as const) {
-          const shape = `${label}: ${calls.map((c) => c.what.replace(/^(\w+) .*\/(leases|secrets|connections|configmaps)(\/.*)?$/, '$1 $2$3').replace(/\/[^/]*(\/status)?$/, '$1')).join(' → ')}`;
-          paths.set(shape, (paths.get(shape) ?? 0) + 1);
+      /** Refreshes each by its first fetch, one after the other; records the figures when `record`. */
+      const refreshEach = async (ids: string[], record: boolean) => {
+        for (const id of ids) {
+          const path = `/connections/${id}?provider_config_key=bench-oauth`;
+          const from = kc.started.length;
+          const t0 = process.hrtime.bigint();
+          const res = await http.call('GET', path, auth);
+          const tookMs = Number(process.hrtime.bigint() - t0) / 1e6;
+          expectStatus(res, 200, `refreshing fetch ${id}`);
+          if ((JSON.parse(res.body) as { credentials: { access_token: string } }).credentials.access_token === old.get(id))
+            throw new Error(`${id}: the expired token came back`);
+          // What the refresh does after the answer (status write, Lease release) follows within moments;
+          // its operation log entry is written in a batch (250 ms later): written now, so that it does
+          // not land in the next request's count.
+          const answered = written.get(path)!;
+          const after = () => kc.started.slice(from).filter((c) => c.at >= answered);
+          await eventually(() => after().length >= 2, 10_000, 5);
+          await ctx.oplog?.flush();
+          if (!record) continue;
+          refreshMs.push(tookMs);
+          const onPath = kc.started.slice(from).filter((c) => c.at >= t0 && c.at < answered);
+          apiCalls.push(onPath.length);
+          afterAnswer.push(after().length);
+          for (const [label, calls] of [
+            ['before the answer', onPath],
+            ['after', after()],
+          ] as const) {
+            const shape = `${label}: ${calls.map((c) => c.what.replace(/^(\w+) .*\/(leases|secrets|connections|configmaps)(\/.*)?$/, '$1 $2$3').replace(/\/[^/]*(\/status)?$/, '$1')).join(' → ')}`;
+            paths.set(shape, (paths.get(shape) ?? 0) + 1);
+          }
         }
-      }
-      const profile = await stopProfile?.();
-      if (profile) {
+      };
+      const ids = await importExpired('expired');
+      const before = oidc.refreshCalls();
+      const phaseStart = Date.now();
+      await refreshEach(ids, true);
+      const phaseSeconds = round((Date.now() - phaseStart) / 1000, 1);
+      const load = loadavg();
+      // The profile comes from a second batch: the sampler's own cost stays out of the timed one.
+      if (PROFILE) {
+        const profiledIds = await importExpired('profiled');
+        const stopProfile = await startProfile();
+        await refreshEach(profiledIds, false);
+        const profile = await stopProfile();
         mkdirSync(PROFILE_DIR, { recursive: true });
         saveProfile(profile, join(PROFILE_DIR, `refresh-${Date.now()}.cpuprofile`));
         figures.profiles!.refresh = summarize(profile);
+        ids.push(...profiledIds);
       }
       if (oidc.refreshCalls() - before !== ids.length)
         throw new Error(`${oidc.refreshCalls() - before} token calls for ${ids.length} refreshes`);
@@ -445,11 +485,11 @@ async function main(): Promise<void> {
         apiRoundTrips: median(apiCalls),
         apiCallsAfterAnswer: median(afterAnswer),
         p99Ms: round(sorted[Math.ceil(sorted.length * 0.99) - 1]!),
-        loadAverage: loadavg().map((l) => round(l)),
-        phaseSeconds: round((Date.now() - phaseStart) / 1000, 1),
+        loadAverage: load.map((l) => round(l)),
+        phaseSeconds,
       };
       log(
-        `refresh on fetch: p50 ${ms(median(refreshMs))} (token endpoint ${ms(median(tokenMs))}), API calls before the answer ${apiCalls.join(',')}, after ${afterAnswer.join(',')}; load ${loadavg()
+        `refresh on fetch: p50 ${ms(median(refreshMs))} (token endpoint ${ms(median(tokenMs))}), API calls before the answer ${apiCalls.join(',')}, after ${afterAnswer.join(',')}; load ${load
           .map((l) => l.toFixed(1))
           .join(' ')}`,
       );
@@ -514,13 +554,19 @@ absolute figures. "Before" is the same benchmark on the code before issue #13 (\
 
 ### Fetch: \`GET /connections/:id\`, API-key connection (nothing to refresh)
 
-| what | requests/s | ratio to peer | p99 at ${f?.rate ?? FETCH_RATE} requests/s |
-|---|---:|---:|---:|
-| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | ${cell(f?.peerP99MsAtRate, ' ms')} |
-| Latchkey before | ${cell(b.fetch?.requestsPerSecond)} (peer ${cell(b.fetch?.peerRequestsPerSecond)}) | ${cell(b.fetch?.ratio)} | ${cell(b.fetch?.p99Ms, ' ms')} |
-| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** (rounds ${f?.roundRatios?.join(', ') ?? '—'}) | **${cell(f?.p99Ms, ' ms')}** |
+| what | requests/s | ratio to peer | p99 at ${f?.rate ?? FETCH_RATE} requests/s (p99.9) | p99, autocannon \`-R ${f?.rate ?? FETCH_RATE}\` (bursts) |
+|---|---:|---:|---:|---:|
+| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | ${cell(f?.peerP99Ms, ' ms')} (${cell(f?.peerP999Ms, ' ms')}) | ${cell(f?.peerBurstP99Ms ?? f?.peerP99MsAtRate, ' ms')} |
+| Latchkey before | ${cell(b.fetch?.requestsPerSecond)} (peer ${cell(b.fetch?.peerRequestsPerSecond)}) | ${cell(b.fetch?.ratio)} | — | ${cell(b.fetch?.p99Ms, ' ms')} |
+| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** (rounds ${f?.roundRatios?.join(', ') ?? '—'}) | **${cell(f?.p99Ms, ' ms')}** (${cell(f?.p999Ms, ' ms')}) | ${cell(f?.burstP99Ms ?? f?.p99MsAtRate, ' ms')} |
 
-Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on the path.
+Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on the path. The p99 at
+${f?.rate ?? FETCH_RATE} requests/s comes from \`bench/paced-load.ts\` (its own process, ${CONNECTIONS} keep-alive connections): requests
+started at even intervals over each second whatever the answers before them, each latency timed from
+its scheduled start (a stall delays, and counts, every request scheduled during it). autocannon's \`-R\`
+does not spread them: each connection sends its share of a second back to back, then waits for the
+next second, so its "1,000 requests/s" is a burst of ${CONNECTIONS} connections at full speed at the start of each
+second (the before row was measured that way only).
 
 ### Proxy: \`GET /proxy/records\` to a loopback upstream (860-byte JSON)
 

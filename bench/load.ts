@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'latency-probe.js');
+const PACED = join(dirname(fileURLToPath(import.meta.url)), 'paced-load.js');
 
 export interface Target {
   url: string;
@@ -22,7 +23,10 @@ export interface Target {
 export interface CannonOptions {
   connections: number;
   seconds: number;
-  /** Fixed overall request rate (autocannon `-R`, latencies corrected for coordinated omission); absent: as fast as it goes. */
+  /**
+   * Overall request rate (autocannon `-R`): each connection sends its share of a second back to back,
+   * then waits for the next second (bursts; see bench/paced-load.ts for requests spread over the second).
+   */
   rate?: number;
 }
 
@@ -74,6 +78,28 @@ export interface ProbeResult {
 export async function probe(target: Target, count: number): Promise<ProbeResult> {
   const out = await run(process.execPath, [PROBE], JSON.stringify({ ...target, count }));
   return JSON.parse(out) as ProbeResult;
+}
+
+export interface PacedResult {
+  count: number;
+  errors: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+}
+
+/**
+ * GET requests at a fixed rate spread over each second (open loop, latencies from each request's
+ * scheduled start), from bench/paced-load.ts in its own process: what "p99 at N requests/s" means.
+ */
+export async function paced(
+  target: Target,
+  opts: { rate: number; seconds: number; connections: number; warmupSeconds?: number },
+): Promise<PacedResult> {
+  const out = await run(process.execPath, [PACED], JSON.stringify({ url: target.url, headers: target.headers, ...opts }));
+  return JSON.parse(out) as PacedResult;
 }
 
 function run(cmd: string, args: string[], stdin?: string): Promise<string> {

@@ -3,7 +3,8 @@
 // module source, which V8 keeps on the heap of every process for lazy compilation); the bundle keeps
 // the few clients imported, with the package's own dependencies left as imports. Measured: heap
 // after import 28.5 -> 15.2 MiB, RSS 122.9 -> 94.4 MiB (bench/memory-notes.md).
-// Run by `npm run build:src` (and so by the image's build): node dev/build/bundle-kubernetes-client.mjs
+// Run by `npm run build:src` (and so by the image's build) and last by `npm run build` (the test compile emits
+// src again): node dev/build/bundle-kubernetes-client.mjs
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';

@@ -9,8 +9,8 @@ import type { Registry } from '../app/metrics.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
 import { proxyHandler } from './rest/routes/proxy.js';
 import { registerRestApi, restDeps, restRoutes } from './rest/routes/index.js';
-import { routeHandler } from './rest/routes/define.js';
-import { hotFetch, withDirectProxy, type Listener } from './hot-routes.js';
+import { answerRoute, type RouteSpec } from './rest/routes/define.js';
+import { withDirectRoutes, type Listener } from './hot-routes.js';
 import { refresherFor } from '../auth/refresh/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
@@ -25,23 +25,30 @@ export interface HttpContext extends AppContext {
 
 export interface AppOptions {
   lastFetched?: LastFetchedRecorder;
-  /** The secret keys' index (one per process: the proxy's listener shares the app's). */
+  /** The secret keys' index (one per process: the direct routes' listener shares the app's). */
   keys?: EnvironmentKeys;
+  /** The REST routes (one set per process: the direct fetch runs the router's own `getConnection`). */
+  routes?: RouteSpec[];
 }
 
 /**
- * The sidecar HTTP server's request listener: the proxy, answered before express sees the request
- * (src/http/hot-routes.ts), and the express app below for everything else.
+ * The sidecar HTTP server's request listener: the proxy and the fetch, answered before express sees
+ * the request (src/http/hot-routes.ts), and the express app below for everything else.
  */
 export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
   const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
-  const app = createApp(ctx, { ...opts, keys });
+  const routes = opts.routes ?? restRoutes(restDeps(ctx, lastFetchedOf(ctx, opts)));
+  const fetch = routes.find((r) => r.operationId === 'getConnection');
+  if (!fetch) throw new Error('the getConnection route is missing');
+  const app = createApp(ctx, { ...opts, keys, routes });
   const timer = requestTimer(ctx.metrics);
-  return withDirectProxy(app, {
+  return withDirectRoutes(app, {
     observe: (req, res, route) => timer(req, res, () => route),
     authenticate: (authorization) => authenticate(keys, authorization),
     // The proxy shares the process's one refresher with the REST API and the controller.
     proxy: proxyHandler({ ...ctx, refresher: refresherFor(ctx) }),
+    fetch: (req, res, env, call) =>
+      answerRoute(fetch, { params: { connectionId: call.connectionId }, rawQuery: call.rawQuery, body: undefined, env, req }, res),
     answerError: (req, res, err) => writeError(res, answerableError(err, ctx.logger, { method: req.method, path: pathOf(req.url) })),
   });
 }
@@ -49,10 +56,10 @@ export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): L
 /**
  * The express application: health and metrics, the REST API (secret-key authenticated, JSON), and
  * the public pages (Connect UI, OAuth callback). Requests under `/proxy` never reach it when it
- * serves through {@link createRequestListener}.
+ * serves through {@link createRequestListener}, nor do fetches (`GET /connections/:connectionId`) it
+ * can read without express's help: the REST router below answers the others (HEAD among them).
  */
 export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
-  const lastFetched = opts.lastFetched ?? new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
   const http: HttpContext = { ...ctx, keys: opts.keys ?? new EnvironmentKeys(ctx.store) };
   const app = express();
   app.disable('x-powered-by');
@@ -64,11 +71,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.use(observeRequests(requestTimer(ctx.metrics)));
 
   const auth = requireSecretKey(http.keys);
-  const routes = restRoutes(restDeps(ctx, lastFetched));
-  const fetch = routes.find((r) => r.operationId === 'getConnection');
-  if (!fetch) throw new Error('the getConnection route is missing');
-  // The busiest path first: a fetch walks no other route's matcher (one it declines reaches the REST router below).
-  app.use(hotFetch({ auth, fetch: routeHandler(fetch) }));
+  const routes = opts.routes ?? restRoutes(restDeps(ctx, lastFetchedOf(ctx, opts)));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -104,6 +107,10 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.use(notFoundRoute);
   app.use(errorHandler(ctx.logger));
   return app;
+}
+
+function lastFetchedOf(ctx: AppContext, opts: AppOptions): LastFetchedRecorder {
+  return opts.lastFetched ?? new LastFetchedRecorder({ ...ctx, intervalMs: ctx.config.lastFetchedIntervalSeconds * 1000 });
 }
 
 type RequestTimer = (req: IncomingMessage, res: ServerResponse, route: () => string) => void;

@@ -1,21 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import { parse as parseQuery } from 'node:querystring';
 import type { ResolvedEnvironment } from '../auth/environment-keys.js';
 import type { ProxyRequestHandler } from './rest/routes/proxy.js';
 
 /**
- * The two busiest endpoints, taken out of the walk of every route and router of the stack:
+ * The two busiest endpoints, answered by the server's request listener before express sees the
+ * request: express's own work per request (its request and response prototypes, the router's walk
+ * of every route, the final handler) was, measured, as large a share of these paths' CPU as
+ * Latchkey's own work.
  *
- * - every request under `/proxy` is answered by the server's request listener before express sees
- *   it (`withDirectProxy`): express's own work per request (its request and response prototypes,
- *   the router's walk) was, measured, a large share of the proxy's CPU; the proxy works on node's
- *   messages anyway;
- * - `GET /connections/:connectionId` (the fetch) is dispatched by the app's first handler
- *   (`hotFetch`), running the very handlers the router would find (the secret key's check, the
- *   route's zod checks, the same errors through the same error handler); a fetch it declines (HEAD,
- *   a path express must decode itself) reaches the REST router.
+ * - every request under `/proxy` goes to the proxy, which works on node's messages anyway;
+ * - `GET /connections/:connectionId` (the fetch) runs the very route the REST router mounts (its zod
+ *   checks and handler, `answerRoute`), after the same secret-key check; a fetch it declines (HEAD,
+ *   a path it cannot decode) reaches express, which answers it as before.
  *
- * Measured in docs/benchmarks.md (hot paths).
+ * Both are timed into the HTTP request metric under their route pattern and answer errors with the
+ * app's JSON error body. Measured in docs/benchmarks.md (hot paths).
  */
 
 /** The route patterns the request metric labels these with (as the router would). */
@@ -29,53 +29,61 @@ const FETCH_PATH = /^\/connections\/([^/?]+)\/?(?:\?|$)/i;
 
 export type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
-export interface DirectProxy {
+/** A fetch as read from the request line: the path's connection ID decoded, the query parsed as express's "simple" parser does. */
+export interface FetchCall {
+  connectionId: string;
+  rawQuery: Record<string, unknown>;
+}
+
+export interface DirectRoutes {
   /** Times the request into the HTTP request metric under `route`. */
   observe(req: IncomingMessage, res: ServerResponse, route: string): void;
   /** The secret key's check: the Environment, or throws the 401 to answer. */
   authenticate(authorization: string | undefined): ResolvedEnvironment;
   proxy: ProxyRequestHandler;
+  /** The fetch route (`getConnection`), answered on `res`; throws what the error handler answers. */
+  fetch(req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment, call: FetchCall): Promise<void>;
   /** Answers an error as the error handler of the app does. */
   answerError(req: IncomingMessage, res: ServerResponse, err: unknown): void;
 }
 
-/** The server's request listener: `/proxy` answered by `direct`, everything else by `app`. */
-export function withDirectProxy(app: Listener, direct: DirectProxy): Listener {
+/** The server's request listener: the proxy and the fetch answered by `direct`, everything else by `app`. */
+export function withDirectRoutes(app: Listener, direct: DirectRoutes): Listener {
   return (req, res) => {
-    if (!PROXY_PATH.test(req.url ?? '')) return app(req, res);
-    direct.observe(req, res, PROXY_ROUTE);
-    let environment: ResolvedEnvironment;
-    try {
-      environment = direct.authenticate(req.headers.authorization);
-    } catch (err) {
-      direct.answerError(req, res, err);
+    const url = req.url ?? '';
+    if (PROXY_PATH.test(url)) {
+      const environment = authenticated(req, res, PROXY_ROUTE, direct);
+      if (environment) direct.proxy(req, res, environment).catch((err: unknown) => direct.answerError(req, res, err));
       return;
     }
-    direct.proxy(req, res, environment).catch((err: unknown) => direct.answerError(req, res, err));
+    const call = req.method === 'GET' ? fetchCall(url) : undefined;
+    if (!call) return app(req, res);
+    const environment = authenticated(req, res, FETCH_ROUTE, direct);
+    if (environment) direct.fetch(req, res, environment, call).catch((err: unknown) => direct.answerError(req, res, err));
   };
 }
 
-export interface HotFetch {
-  /** `requireSecretKey`: puts the Environment on `res.locals` or fails with a 401. */
-  auth: RequestHandler;
-  /** The fetch route's handler (`routeHandler` of `getConnection`), reading `req.params.connectionId`. */
-  fetch: RequestHandler;
+/** Starts the request's timer, then the secret key's check: the Environment, or undefined once the 401 is answered. */
+function authenticated(req: IncomingMessage, res: ServerResponse, route: string, direct: DirectRoutes): ResolvedEnvironment | undefined {
+  direct.observe(req, res, route);
+  try {
+    return direct.authenticate(req.headers.authorization);
+  } catch (err) {
+    direct.answerError(req, res, err);
+    return undefined;
+  }
 }
 
-export function hotFetch(routes: HotFetch): RequestHandler {
-  return (req, res, next) => {
-    if (req.method !== 'GET') return next();
-    const match = FETCH_PATH.exec(req.url);
-    if (!match) return next();
-    let connectionId: string;
-    try {
-      connectionId = decodeURIComponent(match[1]!);
-    } catch {
-      // A malformed escape: the router answers it as it answers any other path.
-      return next();
-    }
-    req.params = { connectionId };
-    res.locals.route = FETCH_ROUTE;
-    routes.auth(req, res, (err?: unknown) => (err ? next(err) : void routes.fetch(req, res, next)));
-  };
+/** The fetch a request target names, or undefined for any other path (and for a malformed escape, which express answers as it answers any other). */
+export function fetchCall(url: string): FetchCall | undefined {
+  const match = FETCH_PATH.exec(url);
+  if (!match) return undefined;
+  let connectionId: string;
+  try {
+    connectionId = decodeURIComponent(match[1]!);
+  } catch {
+    return undefined;
+  }
+  const q = url.indexOf('?');
+  return { connectionId, rawQuery: q === -1 ? {} : parseQuery(url.slice(q + 1)) };
 }

@@ -341,6 +341,40 @@ describe('get, list, delete', () => {
     expectError(await api.call('GET', `/connections/${'y'.repeat(300)}?provider_config_key=keys`), 400, 'invalid_path');
   });
 
+  it('answers a fetch before express exactly as the REST router answers it (paths, query, HEAD, errors, metric)', async () => {
+    await importKey('get-direct');
+    const direct = await api.call('GET', '/connections/get-direct?provider_config_key=keys');
+    expect(direct.status).toBe(200);
+    expect(direct.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    // The paths express's non-strict, case-insensitive route matched, and an escaped ID.
+    for (const path of [
+      '/connections/get-direct/?provider_config_key=keys',
+      '/CONNECTIONS/get-direct?provider_config_key=keys',
+      '/connections/get%2Ddirect?provider_config_key=keys',
+    ])
+      expect((await api.call('GET', path)).body.connection_id).toBe('get-direct');
+    // HEAD is left to express: the same headers, no body.
+    const head = await api.call('HEAD', '/connections/get-direct?provider_config_key=keys');
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(direct.headers.get('content-type'));
+    expect(head.body).toBeUndefined();
+    // The query parsed as express's "simple" parser does: a repeated key is an array, which the schema refuses.
+    expectError(await api.call('GET', '/connections/get-direct?provider_config_key=keys&provider_config_key=keys'), 400, 'invalid_query');
+    expectError(
+      await api.call('GET', '/connections/get-direct?provider_config_key=keys', { key: 'sk-unknown' }),
+      401,
+      'unknown_secret_key',
+    );
+    expectError(await api.call('GET', '/connections/get-direct?provider_config_key=keys', { key: '' }), 401, 'missing_authorization');
+    const metrics = await (await fetch(`${api.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /latchkey_http_request_duration_seconds_count\{route="\/connections\/:connectionId",method="GET",status="200"\} \d+/,
+    );
+    expect(metrics).toMatch(
+      /latchkey_http_request_duration_seconds_count\{route="\/connections\/:connectionId",method="GET",status="401"\} \d+/,
+    );
+  });
+
   it("keeps environments apart: another environment's key cannot see a connection (404)", async () => {
     await importKey('mine-1');
     expectError(

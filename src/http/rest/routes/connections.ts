@@ -146,7 +146,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       query: ListConnectionsQuery,
       responses: { 200: { description: 'A page of connections', schema: ConnectionsList } },
       errors: [400, 401],
-      handle({ query, req, env }) {
+      handle({ query, rawQuery, env }) {
         const { connections, nextCursor } = listConnections(
           deps.store,
           env.namespace,
@@ -160,7 +160,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
             endUserEmail: query.endUserEmail ?? query.end_user_email,
             endUserOrganizationId: query.endUserOrganizationId,
             search: query.search,
-            tags: Object.entries(req.query)
+            tags: Object.entries(rawQuery)
               .map(([k, v]) => [/^tags\[(.+)\]$/.exec(k)?.[1], v] as const)
               .filter((e): e is readonly [string, string] => e[0] !== undefined && typeof e[1] === 'string'),
           },

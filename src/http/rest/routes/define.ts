@@ -1,4 +1,5 @@
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { ConflictRetriesExhausted } from '../../../k8s/errors.js';
@@ -21,8 +22,10 @@ export interface RouteInput<P, Q, B> {
   query: Q;
   body: B;
   env: ResolvedEnvironment;
-  req: Request;
-  res: Response;
+  /** The query as parsed before validation (`tags[...]` filters are read from it). */
+  rawQuery: Record<string, unknown>;
+  /** A request header's value (node joins repeated ones). */
+  header(name: string): string | undefined;
 }
 
 export interface RouteResult {
@@ -69,24 +72,58 @@ export function mountRoutes(router: Router, routes: RouteSpec[]): void {
   router.use(methodNotAllowed(routes));
 }
 
-/**
- * The express handler of one route (after the secret key's check has put the Environment on
- * `res.locals`): also what src/http/hot-routes.ts calls for a route it dispatches itself.
- */
+/** What a route is called with, as read from the request by express's router or by src/http/hot-routes.ts. */
+export interface RouteCall {
+  params: Record<string, unknown>;
+  rawQuery: Record<string, unknown>;
+  body: unknown;
+  env: ResolvedEnvironment;
+  req: IncomingMessage;
+}
+
+/** The express handler of one route (after the secret key's check has put the Environment on `res.locals`). */
 export function routeHandler(route: RouteSpec): RequestHandler {
   return async (req, res, next) => {
     try {
-      const env = environmentOf(res);
-      const params = route.params ? parse(route.params, { ...req.params }, 'path') : undefined;
-      const query = route.query ? parse(route.query, { ...(req.query as object) }, 'query') : undefined;
-      const body = route.body ? parse(route.body, req.body, 'body') : undefined;
-      const result = await route.handle({ params, query, body, env, req, res });
-      if (result.headers) res.set(result.headers);
-      sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
+      await answerRoute(
+        route,
+        { params: req.params, rawQuery: req.query as Record<string, unknown>, body: req.body, env: environmentOf(res), req },
+        res,
+      );
     } catch (err) {
-      next(fromCluster(err));
+      next(err);
     }
   };
+}
+
+/**
+ * Validates params, query and body with zod, runs the route and writes its JSON answer; throws what
+ * the error handler answers (the cluster's errors a request can cause already turned into 4xx/503).
+ */
+export async function answerRoute(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> {
+  try {
+    const params = route.params ? parse(route.params, { ...call.params }, 'path') : undefined;
+    const query = route.query ? parse(route.query, { ...call.rawQuery }, 'query') : undefined;
+    const body = route.body ? parse(route.body, call.body, 'body') : undefined;
+    const { req } = call;
+    const result = await route.handle({
+      params,
+      query,
+      body,
+      env: call.env,
+      rawQuery: call.rawQuery,
+      header: (name) => headerOf(req, name),
+    });
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
+  } catch (err) {
+    throw fromCluster(err);
+  }
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /**
@@ -94,7 +131,7 @@ export function routeHandler(route: RouteSpec): RequestHandler {
  * Content-Length; node leaves the body out for HEAD), written directly: express's `send` parses and
  * formats the Content-Type again on every answer, a visible share of the fetch path's CPU profile.
  */
-function sendJson(res: Response, status: number, text: string): void {
+function sendJson(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -82,8 +82,8 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
       body: JsonObject,
       responses: { 200: { description: 'Updated', schema: MetadataResponse } },
       errors: [400, 401, 404],
-      async handle({ params, query, body, env, req }) {
-        const header = req.get('provider-config-key');
+      async handle({ params, query, body, env, header: headerOf }) {
+        const header = headerOf('provider-config-key');
         const integrationId =
           query.provider_config_key ??
           (header !== undefined ? parse(LegacyMetadataQuery.shape.provider_config_key.unwrap(), header, 'headers') : undefined);
