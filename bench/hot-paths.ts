@@ -22,7 +22,7 @@
  *   BENCH_ONLY=fetch,proxy npm run bench:hot-paths     # phases named: figures printed, docs untouched
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { subscribe } from 'node:diagnostics_channel';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, openSync } from 'node:fs';
@@ -77,19 +77,21 @@ class CountingKubeConfig extends KubeConfig {
 /**
  * When the server wrote each answer (hrtime ns of `res.end`), by request URL: API calls started
  * before it are on the request's path; those started after (the refresh's status write and Lease
- * release) are not, whatever the client sees first.
+ * release) are not, whatever the client sees first. Subscribed for the refresh phase only: the
+ * wrapper costs every request, which the fetch and proxy loads (and their peers) must not pay.
  */
-function answersWritten(): Map<string, bigint> {
+function answersWritten(): { at: Map<string, bigint>; stop(): void } {
   const at = new Map<string, bigint>();
-  subscribe('http.server.request.start', (message) => {
+  const onRequest = (message: unknown) => {
     const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
     const end = response.end.bind(response) as (...args: unknown[]) => ServerResponse;
     response.end = ((...args: unknown[]) => {
       at.set(request.url ?? '', process.hrtime.bigint());
       return end(...args);
     }) as ServerResponse['end'];
-  });
-  return at;
+  };
+  subscribe('http.server.request.start', onRequest);
+  return { at, stop: () => unsubscribe('http.server.request.start', onRequest) };
 }
 
 interface Figures {
@@ -272,7 +274,6 @@ async function main(): Promise<void> {
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const figures: Figures = { profiles: {} };
-  const written = answersWritten();
 
   try {
     await eventually(
@@ -311,7 +312,7 @@ async function main(): Promise<void> {
       children.push(express.child);
       const ours: Target = { url: `${server.url}${path}`, headers: auth };
       const bare: Target = { url: `http://127.0.0.1:${express.port}${path}`, headers: auth };
-      const vs = await versus(ours, bare);
+      const vs = await versus(ours, bare, express.child.pid);
       const pacing = { rate: FETCH_RATE, seconds: SECONDS, connections: CONNECTIONS, warmupSeconds: 2 };
       const atRate = await paced(ours, pacing);
       const peerAtRate = await paced(bare, pacing);
@@ -441,7 +442,7 @@ async function main(): Promise<void> {
           // What the refresh does after the answer (status write, Lease release) follows within moments;
           // its operation log entry is written in a batch (250 ms later): written now, so that it does
           // not land in the next request's count.
-          const answered = written.get(path)!;
+          const answered = written.at.get(path)!;
           const after = () => kc.started.slice(from).filter((c) => c.at >= answered);
           await eventually(() => after().length >= 2, 10_000, 5);
           await ctx.oplog?.flush();
@@ -459,6 +460,7 @@ async function main(): Promise<void> {
           }
         }
       };
+      const written = answersWritten();
       const ids = await importExpired('expired');
       const before = oidc.refreshCalls();
       const phaseStart = Date.now();
@@ -476,6 +478,7 @@ async function main(): Promise<void> {
         figures.profiles!.refresh = summarize(profile);
         ids.push(...profiledIds);
       }
+      written.stop();
       if (oidc.refreshCalls() - before !== ids.length)
         throw new Error(`${oidc.refreshCalls() - before} token calls for ${ids.length} refreshes`);
       const sorted = [...refreshMs].sort((a, b) => a - b);
