@@ -109,9 +109,6 @@ interface Figures {
     /** p99 under autocannon's `-R rate`: each connection's share of a second sent back to back. */
     burstP99Ms?: number;
     peerBurstP99Ms?: number;
-    /** Earlier runs' names for the burst figures. */
-    p99MsAtRate?: number;
-    peerP99MsAtRate?: number;
     rate: number;
   };
   proxy?: {
@@ -593,9 +590,9 @@ absolute figures. "Before" is the same benchmark on the code before issue #13 (\
 
 | what | requests/s | ratio to peer | p99 at ${f?.rate ?? FETCH_RATE} requests/s (p99.9) | p99, autocannon \`-R ${f?.rate ?? FETCH_RATE}\` (bursts) |
 |---|---:|---:|---:|---:|
-| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | ${cell(f?.peerP99Ms, ' ms')} (${cell(f?.peerP999Ms, ' ms')}) | ${cell(f?.peerBurstP99Ms ?? f?.peerP99MsAtRate, ' ms')} |
+| peer: bare express 5 route, same JSON, bearer check | ${cell(f?.peerRequestsPerSecond)} | 1 | ${cell(f?.peerP99Ms, ' ms')} (${cell(f?.peerP999Ms, ' ms')}) | ${cell(f?.peerBurstP99Ms, ' ms')} |
 | Latchkey before | ${cell(b.fetch?.requestsPerSecond)} (peer ${cell(b.fetch?.peerRequestsPerSecond)}) | ${cell(b.fetch?.ratio)} | — | ${cell(b.fetch?.p99Ms, ' ms')} |
-| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** (rounds ${f?.roundRatios?.join(', ') ?? '—'}) | **${cell(f?.p99Ms, ' ms')}** (${cell(f?.p999Ms, ' ms')}) | ${cell(f?.burstP99Ms ?? f?.p99MsAtRate, ' ms')} |
+| Latchkey after | ${cell(f?.requestsPerSecond)} | **${cell(f?.ratio)}** (rounds ${f?.roundRatios?.join(', ') ?? '—'}) | **${cell(f?.p99Ms, ' ms')}** (${cell(f?.p999Ms, ' ms')}) | ${cell(f?.burstP99Ms, ' ms')} |
 
 Goal: ratio ≥ 0.7, p99 ≤ 10 ms at 1,000 requests/s, no API server call on the path. The p99 at
 ${f?.rate ?? FETCH_RATE} requests/s comes from \`bench/paced-load.ts\` (its own process, ${CONNECTIONS} keep-alive connections): requests
