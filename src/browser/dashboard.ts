@@ -64,6 +64,15 @@ const logHref = (id: string) => `#/logs/${encodeURIComponent(id)}`;
 
 let signedIn: Json | undefined;
 let renders = 0;
+let routing = 0;
+
+/** Renders only while the route that asked is still the newest: a slow page must not replace a newer one. */
+function renderer(): (...content: Child[]) => void {
+  const mine = routing;
+  return (...content) => {
+    if (mine === routing) render(...content);
+  };
+}
 
 function render(...content: Child[]): void {
   const route = location.hash.split(/[/?]/)[1] ?? 'connections';
@@ -132,6 +141,7 @@ async function signOutNow(): Promise<void> {
 // ---- pages ----
 
 async function integrationsPage(): Promise<void> {
+  const show = renderer();
   const { integrations } = await call('GET', '/integrations');
   const rows = (integrations as Json[]).map((i) =>
     h(
@@ -144,7 +154,7 @@ async function integrationsPage(): Promise<void> {
       h('td', {}, h('button', { class: 'test-connection', onclick: () => void testConnection(i.id) }, 'Test connection')),
     ),
   );
-  render(
+  show(
     h(
       'div',
       { class: 'card' },
@@ -169,6 +179,7 @@ function table(head: string[], rows: HTMLElement[], empty: string): HTMLElement 
 }
 
 async function connectionsPage(params: URLSearchParams): Promise<void> {
+  const show = renderer();
   const search = params.get('search') ?? '';
   const state = params.get('state') ?? '';
   const integration = params.get('integration') ?? '';
@@ -207,7 +218,7 @@ async function connectionsPage(params: URLSearchParams): Promise<void> {
       h('td', {}, c.errors.length ? h('span', { class: 'error' }, String(c.errors.length)) : '0'),
     ),
   );
-  render(
+  show(
     h(
       'div',
       { class: 'card' },
@@ -235,6 +246,7 @@ function dl(entries: Array<[string, Child]>): HTMLElement {
 }
 
 async function connectionPage(integration: string, connectionId: string, notice?: Child): Promise<void> {
+  const show = renderer();
   const c = await call('GET', `/connection${q({ integration, connection_id: connectionId })}`);
   const logs = await call('GET', `/logs${q({ integration, connection_id: connectionId, limit: '20' })}`);
   const status = h('p', { id: 'action-status', role: 'status' }, notice ?? '');
@@ -258,7 +270,7 @@ async function connectionPage(integration: string, connectionId: string, notice?
       label,
     );
   const reconnectOut = h('div', { id: 'reconnect-link' });
-  render(
+  show(
     h(
       'div',
       { class: 'card' },
@@ -371,6 +383,7 @@ function logTable(entries: Json[]): HTMLElement {
 }
 
 async function logsPage(params: URLSearchParams): Promise<void> {
+  const show = renderer();
   const f = (name: string) => params.get(name) ?? '';
   const input = (name: string, label: string, attrs: Record<string, string> = {}) =>
     h(
@@ -419,7 +432,7 @@ async function logsPage(params: URLSearchParams): Promise<void> {
     select('outcome', 'Outcome', ['success', 'failure']),
     h('button', { class: 'primary', type: 'submit' }, 'Search'),
   );
-  render(
+  show(
     h(
       'div',
       { class: 'card' },
@@ -446,9 +459,10 @@ async function logsPage(params: URLSearchParams): Promise<void> {
 }
 
 async function logPage(id: string): Promise<void> {
+  const show = renderer();
   try {
     const e = await call('GET', `/logs/${encodeURIComponent(id)}`);
-    render(
+    show(
       h(
         'div',
         { class: 'card', id: 'log-entry' },
@@ -471,7 +485,7 @@ async function logPage(id: string): Promise<void> {
     );
   } catch (err) {
     if (!(err instanceof ApiFailure) || err.status === 401) throw err;
-    render(
+    show(
       h(
         'div',
         { class: 'card' },
@@ -484,6 +498,7 @@ async function logPage(id: string): Promise<void> {
 }
 
 async function route(): Promise<void> {
+  const mine = ++routing;
   if (!signedIn) {
     try {
       signedIn = await call('GET', '/session');
@@ -501,9 +516,9 @@ async function route(): Promise<void> {
     else if (parts[0] === 'logs' && parts[1]) await logPage(parts.slice(1).join('/'));
     else if (parts[0] === 'logs') await logsPage(params);
     else await connectionsPage(params);
-    document.body.dataset.rendered = String(++renders);
+    if (mine === routing) document.body.dataset.rendered = String(++renders);
   } catch (err) {
-    if (err instanceof ApiFailure && err.status === 401) return;
+    if ((err instanceof ApiFailure && err.status === 401) || mine !== routing) return;
     render(h('div', { class: 'card' }, h('p', { class: 'error' }, (err as Error).message)));
   }
 }

@@ -291,8 +291,10 @@ describe('dashboard', () => {
     await page.waitForSelector('tr.log-row');
     expect(await page.textContent('tbody')).toContain(logId);
     await shot(page, 'logs');
+    // Only the hash changes: the filtered list stays on screen until the new one renders, and would take the form with it.
+    const listed = await renderCount(page);
     await page.goto(`${lk.url}/dashboard#/logs`);
-    await page.waitForSelector('#open-log-id');
+    await rendered(page, listed);
     await page.fill('#open-log-id', ` ${logId} `);
     const n = await renderCount(page);
     await page.click('#open-log button[type=submit]');
@@ -300,6 +302,33 @@ describe('dashboard', () => {
     expect(await page.textContent('#log-entry-id')).toBe(logId);
     await page.goto(`${lk.url}/dashboard#/logs/environment.nothing-here`);
     await page.waitForSelector('#log-missing');
+  });
+
+  it('keeps the newest page when an older one answers late', async () => {
+    const { page } = await signedIn();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let listAsked = false;
+    // Holds the logs list's answer until the log entry opened after it has rendered.
+    // A function, not a RegExp: jest's realm makes a RegExp literal fail playwright's instanceof check.
+    const isList = (url: URL) => url.pathname === '/dashboard/api/logs';
+    await page.route(isList, async (r) => {
+      listAsked = true;
+      await held;
+      await r.continue();
+    });
+    const n = await renderCount(page);
+    await page.evaluate(() => (location.hash = '#/logs'));
+    await eventually(() => listAsked);
+    await page.evaluate((id) => (location.hash = `#/logs/${encodeURIComponent(id)}`), logId);
+    await rendered(page, n);
+    expect(await page.textContent('#log-entry-id')).toBe(logId);
+    const answered = page.waitForResponse((r) => isList(new URL(r.url())));
+    release();
+    await answered;
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(await page.textContent('#log-entry-id')).toBe(logId);
+    expect(await page.$('#open-log-id')).toBeNull();
   });
 
   it('refuses requests without the dashboard header or from another origin, and signs out', async () => {
