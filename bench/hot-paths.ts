@@ -177,6 +177,12 @@ interface Versus {
  * BENCH_ROUNDS rounds of one run each, the order alternating. The machine is shared: a burst of
  * someone else's load then falls on both sides of a round's ratio, not on one side of the figure.
  */
+/** The server's collection counts so far, from prom-client's default metrics on its /metrics page. */
+function gcCounts(metrics: string): { major: number; minor: number } {
+  const count = (kind: string) => Number(new RegExp(`gc_duration_seconds_count\\{kind="${kind}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
+  return { major: count('major'), minor: count('minor') };
+}
+
 async function versus(latchkey: Target, peer: Target, peerPid?: number, latchkeyPid?: number): Promise<Versus> {
   await cannon(latchkey, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
   await cannon(peer, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
@@ -305,6 +311,7 @@ async function main(): Promise<void> {
             kubeconfigPath: cp.kubeconfigPath,
             namespace: ns.name,
             waitSeconds: 120,
+            ...(process.env.BENCH_SEMI_SPACE_MIB ? { semiSpaceMiB: Number(process.env.BENCH_SEMI_SPACE_MIB) } : {}),
             env: { LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS, LATCHKEY_LOG_LEVEL: 'info' },
           })
         : undefined;
@@ -383,7 +390,12 @@ async function main(): Promise<void> {
       const viaLatchkey: Target = { url: `${served}/proxy/records?limit=20`, headers: proxyHeaders };
       const viaPeer: Target = { url: `http://127.0.0.1:${fwd.port}/proxy/records?limit=20`, headers: proxyHeaders };
       const direct: Target = { url: `http://127.0.0.1:${up.port}/api/records?limit=20`, headers: { 'x-api-key': 'bench-key' } };
+      const gcBefore = own ? gcCounts(await own.metrics()) : undefined;
       const vs = await versus(viaLatchkey, viaPeer, fwd.child.pid, own?.child.pid);
+      if (own && gcBefore) {
+        const gcAfter = gcCounts(await own.metrics());
+        log(`server's GCs during the proxy loads: ${gcAfter.major - gcBefore.major} major, ${gcAfter.minor - gcBefore.minor} minor`);
+      }
       const one: Record<'direct' | 'forwarder' | 'latchkey', ProbeResult> = {
         direct: await probe(direct, PROBE_COUNT),
         forwarder: await probe(viaPeer, PROBE_COUNT),
