@@ -21,7 +21,7 @@
  *   BENCH_SECONDS=5 BENCH_ONLY=proxy npm run bench:hot-paths
  *   BENCH_ONLY=fetch,proxy npm run bench:hot-paths     # phases named: figures printed, docs untouched
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -467,14 +467,25 @@ async function main(): Promise<void> {
       const apiCalls: number[] = [];
       const afterAnswer: number[] = [];
       const paths = new Map<string, number>();
+      /** Per step of a refreshing fetch (an API call started, the token call, the answer), its offsets from the request's start, ms. */
+      const timeline = new Map<string, number[]>();
+      // The refreshing fetches come from a client in its own process (the server's work after its
+      // answer must not delay the client's reading of it, as it would on a shared event loop).
+      const caller = fork(join(HERE, 'timed-client.js'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      children.push(caller);
+      const timed = (url: string, headers: Record<string, string>) =>
+        new Promise<{ status: number; body: string; ms: number }>((resolve) => {
+          caller.once('message', (m) => resolve(m as { status: number; body: string; ms: number }));
+          caller.send({ url, headers });
+        });
       /** Refreshes each by its first fetch, one after the other; records the figures when `record`. */
       const refreshEach = async (ids: string[], record: boolean) => {
         for (const id of ids) {
           const path = `/connections/${id}?provider_config_key=bench-oauth`;
           const from = kc.started.length;
           const t0 = process.hrtime.bigint();
-          const res = await http.call('GET', path, auth);
-          const tookMs = Number(process.hrtime.bigint() - t0) / 1e6;
+          const res = await timed(`${server.url}${path}`, auth);
+          const tookMs = res.ms;
           expectStatus(res, 200, `refreshing fetch ${id}`);
           if ((JSON.parse(res.body) as { credentials: { access_token: string } }).credentials.access_token === old.get(id))
             throw new Error(`${id}: the expired token came back`);
@@ -489,6 +500,16 @@ async function main(): Promise<void> {
           refreshMs.push(tookMs);
           const onPath = kc.started.slice(from).filter((c) => c.at >= t0 && c.at < answered);
           apiCalls.push(onPath.length);
+          // Where the request's time went: when each call on its path started, from the request's start.
+          const token = oidc.tokenCalls.at(-1)!;
+          const at = (ns: bigint | undefined) => (ns === undefined ? NaN : Number(ns - t0) / 1e6);
+          const steps = [
+            ...onPath.map((c) => [c.what.replace(/^(\w+) .*\/(leases|secrets|connections)(\/.*)?$/, '$1 $2'), at(c.at)] as const),
+            ['token arrived', at(token.arrivedNs)] as const,
+            ['token answered', at(token.answeredNs)] as const,
+            ['answer written', at(answered)] as const,
+          ].sort((a, b) => a[1] - b[1]);
+          for (const [step, offset] of steps) (timeline.get(step) ?? timeline.set(step, []).get(step)!).push(offset);
           afterAnswer.push(after().length);
           for (const [label, calls] of [
             ['before the answer', onPath],
@@ -536,6 +557,13 @@ async function main(): Promise<void> {
           .join(' ')}`,
       );
       for (const [shape, n] of paths) log(`  ${n}× ${shape}`);
+      log(
+        `  timeline (median ms from the request's start): ${[...timeline]
+          .map(([step, offsets]) => [step, median(offsets)] as const)
+          .sort((a, b) => a[1] - b[1])
+          .map(([step, offset]) => `${step} +${offset.toFixed(2)}`)
+          .join(', ')}`,
+      );
     }
     http.close();
   } finally {

@@ -3,8 +3,9 @@
  * `{ url, method?, headers?, body?, count }` on stdin, sends the requests one after the other on
  * one keep-alive connection, prints `{ count, errors, p50Ms, p99Ms }` (fractions of a millisecond).
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { percentile } from './support.js';
+import { timedOk } from './timed-request.js';
 
 interface ProbeInput {
   url: string;
@@ -20,28 +21,7 @@ async function main(): Promise<void> {
   const input = JSON.parse(raw) as ProbeInput;
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const url = new URL(input.url);
-  const one = () =>
-    new Promise<number>((resolve, reject) => {
-      const t0 = process.hrtime.bigint();
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname + url.search,
-          method: input.method ?? 'GET',
-          headers: input.headers,
-          agent,
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e6) : reject(new Error(`status ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(input.body);
-    });
+  const one = () => timedOk({ url, method: input.method, headers: input.headers, body: input.body, agent });
   // Warm-up: connection set up, caches and JIT.
   for (let i = 0; i < Math.min(200, input.count); i++) await one().catch(() => undefined);
   const latencies: number[] = [];

@@ -12,8 +12,9 @@
  * sent: a stall of the server (or of this process) delays every request scheduled during it, and
  * each counts (no coordinated omission).
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { percentile } from './support.js';
+import { timedOk } from './timed-request.js';
 
 interface PacedInput {
   url: string;
@@ -31,22 +32,7 @@ async function main(): Promise<void> {
   const input = JSON.parse(raw) as PacedInput;
   const agent = new Agent({ keepAlive: true, maxSockets: input.connections });
   const url = new URL(input.url);
-  const send = (scheduledNs: bigint) =>
-    new Promise<number>((resolve, reject) => {
-      const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'GET', headers: input.headers, agent },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            res.statusCode === 200
-              ? resolve(Number(process.hrtime.bigint() - scheduledNs) / 1e6)
-              : reject(new Error(`status ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
+  const send = (scheduledNs: bigint) => timedOk({ url, headers: input.headers, agent, fromNs: scheduledNs });
 
   const run = async (seconds: number) => {
     const latencies: number[] = [];

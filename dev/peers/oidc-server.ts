@@ -26,6 +26,9 @@ export interface TokenCall {
   grantType: string;
   at: number;
   status: number;
+  /** process.hrtime.bigint() when the request arrived and when its answer was written (timelines in benchmarks). */
+  arrivedNs: bigint;
+  answeredNs?: bigint;
 }
 
 export interface OidcTestServer {
@@ -119,7 +122,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
   provider.on('grant.error', noteGrant);
 
   async function handleToken(req: IncomingMessage, res: ServerResponse) {
-    const call: TokenCall = { grantType: 'unknown', at: Date.now(), status: 0 };
+    const call: TokenCall = { grantType: 'unknown', at: Date.now(), status: 0, arrivedNs: process.hrtime.bigint() };
     tokenCalls.push(call);
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
     const failure = failures.shift();
@@ -133,6 +136,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
     }
     pending.set(req, call);
     res.on('finish', () => {
+      call.answeredNs = process.hrtime.bigint();
       call.status = res.statusCode;
       pending.delete(req);
     });

@@ -141,7 +141,8 @@ export interface AuthorizationInput {
   /** Headers already decided (templated ones); an `authorization` among them wins. */
   headers: Record<string, string>;
   method: string;
-  url: URL;
+  /** The target URL, made only when a signature covers it (OAuth 1, TBA). */
+  url: () => URL;
   /** Parameters of a form-encoded body (OAuth 1 signs them). */
   formParams?: URLSearchParams;
   /** The integration's consumer key and secret (OAUTH1, TBA), a connection's override first. */
@@ -189,7 +190,7 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
         throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no OAuth 1.0a token');
       return signRequest({
         method: input.method,
-        url: input.url.toString(),
+        url: input.url().toString(),
         consumerKey: consumer.consumerKey,
         consumerSecret: consumer.consumerSecret,
         token,
@@ -204,7 +205,7 @@ export function authorizationHeader(input: AuthorizationInput): string | undefin
         connectionConfig: input.connectionConfig,
         consumer: input.oauth1Consumer?.(credentials.config_override as { client_id?: string; client_secret?: string } | undefined),
         method: input.method,
-        url: input.url,
+        url: input.url(),
         formParams: input.formParams,
       });
     default:
