@@ -60,6 +60,12 @@ const SETTLE_SECONDS = Number(process.env.BENCH_MEMORY_SETTLE_SECONDS ?? 600);
  * members kept dropping their shares (measured: the reconciled count fell back to 0 again and again).
  */
 const LEASE_SECONDS = Number(process.env.BENCH_MEMORY_LEASE_SECONDS ?? 60);
+/**
+ * After the controllers settled, how long the benchmark waits for the ones that grew since their wave's
+ * compaction to compact again once quiet (src/app/idle-compaction.ts: checked every 15 s, at least 2
+ * minutes after the last compaction), seconds.
+ */
+const IDLE_SECONDS = Number(process.env.BENCH_MEMORY_IDLE_SECONDS ?? 180);
 const SECRET_READS = 1000;
 const CONTROLLERS = ['bench-controller-0', 'bench-controller-1', 'bench-controller-2'];
 const INTEGRATION = 'keys';
@@ -196,6 +202,30 @@ const startBenchReplica = (bed: Bed, kind: ReplicaKind, identity: string) =>
  */
 const COMPACTION_SUM = 'latchkey_heap_compaction_seconds_sum';
 const WAVE_DONE = 'reason="reconcile wave done"';
+const IDLE = 'reason="idle after growth"';
+
+/**
+ * Waits until every controller has compacted once quiet, at most IDLE_SECONDS (one that did not grow
+ * past the threshold does not compact); returns the idle compactions, their longest pause and the wait.
+ */
+async function waitIdleCompacted(controllers: RunningReplica[]): Promise<{ count: number; longestMs: number; seconds: number }> {
+  const t0 = performance.now();
+  const deadline = Date.now() + IDLE_SECONDS * 1000;
+  const read = async () => {
+    const pages = await Promise.all(controllers.map((c) => c.metrics()));
+    return {
+      count: pages.reduce((n, p) => n + metricSum(p, 'latchkey_heap_compaction_seconds_count', IDLE), 0),
+      longestMs: Math.max(...pages.map((p) => 1000 * metricSum(p, COMPACTION_SUM, IDLE))),
+      compacted: pages.filter((p) => metricSum(p, 'latchkey_heap_compaction_seconds_count', IDLE) > 0).length,
+    };
+  };
+  for (;;) {
+    const now = await read();
+    if (now.compacted === controllers.length || Date.now() > deadline)
+      return { count: now.count, longestMs: now.longestMs, seconds: (performance.now() - t0) / 1000 };
+    await new Promise((r) => setTimeout(r, 5000));
+  }
+}
 
 async function waitReconciled(
   controllers: RunningReplica[],
@@ -261,6 +291,10 @@ interface Point {
   controllerWaveCompactionMs?: number;
   /** The server's compaction pause after its caches' first sync, ms (absent before it was recorded). */
   serverSyncCompactionMs?: number;
+  /** Compactions of the controllers once quiet after settling (idle-compaction.ts), their longest pause, and the wait for them (absent before they existed). */
+  controllerIdleCompactions?: number;
+  controllerIdleCompactionMs?: number;
+  controllerIdleWaitSeconds?: number;
   /** Connections the controllers had reconciled when measured (all of them unless the settle bound ran out). */
   controllersReconciled: number;
   fetchPerSecond: number;
@@ -296,8 +330,13 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
   const controllers = await Promise.all(CONTROLLERS.map((id) => startBenchReplica(bed, 'controller', id)));
   let controllerMemory: MemoryReport[];
   let settled: Awaited<ReturnType<typeof waitReconciled>>;
+  let idle: Awaited<ReturnType<typeof waitIdleCompacted>>;
   try {
     settled = await waitReconciled(controllers, count);
+    idle = await waitIdleCompacted(controllers);
+    log(
+      `${count}: ${idle.count} idle compactions within ${idle.seconds.toFixed(0)} s after settling (longest ${idle.longestMs.toFixed(0)} ms)`,
+    );
     controllerMemory = await Promise.all(controllers.map((c) => c.measure()));
   } finally {
     await Promise.all(controllers.map((c) => c.stop()));
@@ -355,6 +394,9 @@ async function measurePoint(bed: Bed, count: number): Promise<Point> {
     controllerReadySeconds: Math.round(Math.max(...controllers.map((c) => c.readySeconds)) * 10) / 10,
     controllersReconciledSeconds: Math.round(settled.seconds * 10) / 10,
     controllerWaveCompactionMs: Math.round(settled.waveCompactionMs),
+    controllerIdleCompactions: idle.count,
+    controllerIdleCompactionMs: Math.round(idle.longestMs),
+    controllerIdleWaitSeconds: Math.round(idle.seconds),
     serverSyncCompactionMs: Math.round(serverSyncCompactionMs),
     controllersReconciled: settled.reconciled,
     fetchPerSecond: Math.round(fetchRow.requestsPerSecond),
@@ -440,6 +482,7 @@ ${row('**controller RSS after a compacting GC, MiB**, largest of 3 (what its own
 ${row('controller peak RSS (start-up), MiB, largest of 3', (p) => f1(p.controllerPeakRssMiB))} ${slope((p) => p.controllerPeakRssMiB)} |
 ${row('controller ready, s, slowest of 3', (p) => f1(p.controllerReadySeconds))} ${slope((p) => p.controllerReadySeconds)} |
 ${row('compaction pauses, ms: server after sync / controller at the end of its first wave, longest of 3', (p) => `${f1(p.serverSyncCompactionMs)} / ${f1(p.controllerWaveCompactionMs)}`)} — |
+${row('controller compactions once quiet after settling: count / longest pause, ms / measured s after settling', (p) => (p.controllerIdleCompactions === undefined ? 'not built yet' : `${p.controllerIdleCompactions} / ${f1(p.controllerIdleCompactionMs)} / ${p.controllerIdleWaitSeconds}`))} — |
 ${row('controllers: shares reconciled (of all) when measured, s after ready', (p) => `${p.controllersReconciled} in ${f1(p.controllersReconciledSeconds)}`)} — |
 ${row('**fetch `GET /connections/{id}` p99, ms** (cached; goal ≤ 10)', (p) => f1(p.fetchP99Ms))} — |
 ${row('fetch p50, ms / requests/s / errors', (p) => `${f1(p.fetchP50Ms)} / ${p.fetchPerSecond} / ${p.fetchErrors}`)} — |

@@ -13,7 +13,8 @@ let gc: LastResortGc | undefined;
 
 /**
  * One compacting collection, for after a burst of start-up work: the caches' first sync, and in a
- * controller alone in its process the first reconcile of its share (`reason` says which).
+ * controller alone in its process the first reconcile of its share, and later when that controller
+ * goes quiet after its heap grew (idle-compaction.ts) (`reason` says which).
  *
  * The initial lists leave the heap's pages half full: the parsed pages of each list answer, the
  * copies the string pool replaced and the client's deserialized objects die among the cached
@@ -27,7 +28,11 @@ let gc: LastResortGc | undefined;
  * `gc` (contexts made afterwards, e.g. by `vm`, do: V8 installs it when it makes a context).
  * The pause is logged and, with a registry, observed in `latchkey_heap_compaction_seconds`.
  */
-export function compactHeap(logger: Logger, reason: 'caches synced' | 'reconcile wave done', metrics?: Registry): void {
+export function compactHeap(
+  logger: Logger,
+  reason: 'caches synced' | 'reconcile wave done' | 'idle after growth',
+  metrics?: Registry,
+): void {
   try {
     if (!gc) {
       setFlagsFromString('--expose-gc');

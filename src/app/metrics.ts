@@ -37,7 +37,7 @@ export const heapCompactionSeconds = (registry: Registry) =>
     (registers) =>
       new Histogram({
         name: 'latchkey_heap_compaction_seconds',
-        help: 'Pauses of the compacting collections run after start-up work, by reason (caches synced, reconcile wave done).',
+        help: 'Pauses of the compacting collections run after start-up work, by reason (caches synced, reconcile wave done, idle after growth).',
         labelNames: ['reason'] as const,
         buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         registers,

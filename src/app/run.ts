@@ -5,6 +5,7 @@ import { startController, type RunningController } from '../controller/start.js'
 import { startFlowRecordSweeper } from '../connect/flow-sweeper.js';
 import { startWebhookDelivery } from '../webhooks/start.js';
 import { compactHeap } from './compact-heap.js';
+import { startIdleCompaction } from './idle-compaction.js';
 import { createContext, type AppContext } from './context.js';
 import type { Logger } from './log.js';
 
@@ -56,13 +57,26 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   }
   let controller: RunningController | undefined;
   if (opts.components.includes('controller')) {
-    // Alone in its process, a controller compacts again once its first reconciles are done (no
-    // request waits on the pause); beside a server it leaves the heap as it is.
+    // Alone in its process, a controller compacts again once its first reconciles are done, and when it
+    // goes quiet after its heap grew (idle-compaction.ts): no request waits on the pause. Beside a
+    // server it leaves the heap as it is.
+    const idle =
+      shard.shard !== undefined ? startIdleCompaction({ compact: () => compactHeap(logger, 'idle after growth', ctx.metrics) }) : undefined;
     controller = await startController(
       ctx,
-      shard.shard !== undefined ? { afterReconcileWave: () => compactHeap(logger, 'reconcile wave done', ctx.metrics) } : {},
+      idle
+        ? {
+            afterReconcileWave: () => {
+              compactHeap(logger, 'reconcile wave done', ctx.metrics);
+              idle.compacted();
+            },
+          }
+        : {},
     );
-    stops.push(() => controller!.stop());
+    stops.push(
+      async () => idle?.stop(),
+      () => controller!.stop(),
+    );
   }
   return {
     ctx,
