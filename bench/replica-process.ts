@@ -4,7 +4,7 @@
  * Used by the memory and soak benchmarks.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadYaml } from '@kubernetes/client-node';
@@ -63,7 +63,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
   const controller = opts.kind === 'controller';
   const env = {
     PATH: process.env.PATH,
-    LATCHKEY_LOG_LEVEL: 'warn',
+    LATCHKEY_LOG_LEVEL: process.env.BENCH_REPLICA_LOG_LEVEL ?? 'warn',
     LATCHKEY_KUBECONFIG: opts.kubeconfigPath,
     LATCHKEY_WATCH_NAMESPACES: opts.namespace,
     LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
@@ -77,6 +77,8 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
   };
   const heapLimitMiB = opts.heapLimitMiB ?? (controller ? CHART_HEAP_LIMIT_MIB.controller : CHART_HEAP_LIMIT_MIB.server);
   const semiSpaceMiB = opts.semiSpaceMiB ?? CHART_SEMI_SPACE_MIB;
+  // BENCH_REPLICA_LOG_DIR keeps each replica's whole log (BENCH_REPLICA_LOG_LEVEL, default warn) in <dir>/<identity>.log.
+  const logDir = process.env.BENCH_REPLICA_LOG_DIR;
   const t0 = performance.now();
   const child = fork(REPLICA, [opts.kind], {
     env,
@@ -85,10 +87,15 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
       `--max-old-space-size=${heapLimitMiB}`,
       ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []),
     ],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', logDir ? 'pipe' : 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4000)));
+  if (logDir) {
+    const keep = (c: Buffer) => appendFileSync(join(logDir, `${opts.identity}.log`), c);
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+  }
   let exited = false;
   child.on('exit', () => (exited = true));
   const deadline = Date.now() + opts.waitSeconds * 1000;

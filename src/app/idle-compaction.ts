@@ -18,6 +18,8 @@ import { performance } from 'node:perf_hooks';
 export interface IdleCompactionOptions {
   /** One compacting collection (compactHeap with its reason). */
   compact: () => void;
+  /** Told what each check saw (run.ts logs it at debug). */
+  onCheck?: (seen: { busy: number; rssMiB: number; baselineMiB: number; sinceLastSeconds: number; compacts: boolean }) => void;
   /** The process's RSS, bytes. */
   rss?: () => number;
   /** The event loop's utilization (0–1) since the previous call. */
@@ -57,9 +59,11 @@ export function startIdleCompaction(opts: IdleCompactionOptions): IdleCompaction
   const check = () => {
     // Sampled every time, so that each check sees the utilization since the one before.
     const busy = utilization();
-    if (busy >= idleBelow || now() - lastAt < minGapMs) return false;
     const current = rss();
-    if (current - baseline < Math.max(growthBytes, baseline * growthRatio)) return false;
+    const since = now() - lastAt;
+    const compacts = busy < idleBelow && since >= minGapMs && current - baseline >= Math.max(growthBytes, baseline * growthRatio);
+    opts.onCheck?.({ busy, rssMiB: current / MiB, baselineMiB: baseline / MiB, sinceLastSeconds: since / 1000, compacts });
+    if (!compacts) return false;
     opts.compact();
     compacted();
     return true;

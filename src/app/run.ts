@@ -61,7 +61,12 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
     // goes quiet after its heap grew (idle-compaction.ts): no request waits on the pause. Beside a
     // server it leaves the heap as it is.
     const idle =
-      shard.shard !== undefined ? startIdleCompaction({ compact: () => compactHeap(logger, 'idle after growth', ctx.metrics) }) : undefined;
+      shard.shard !== undefined
+        ? startIdleCompaction({
+            compact: () => compactHeap(logger, 'idle after growth', ctx.metrics),
+            onCheck: (seen) => logger.debug(seen, 'idle compaction check'),
+          })
+        : undefined;
     controller = await startController(
       ctx,
       idle

@@ -200,8 +200,9 @@ export class CredentialProxy {
         credentials,
         headers: injection.headers,
         method,
-        // A function, not a getter: with `get url()` in this literal, every proxied request's objects
-        // outlived the young generation (44 full GCs in a benchmark run against 5; docs/benchmarks.md, "Hot paths").
+        // A function, not a getter: V8 allocates a literal's getter pair in the old generation, which then
+        // held the getter's closure, and through it the whole request, until the next full GC (44 full
+        // GCs in a benchmark run against 4; docs/benchmarks.md, "Hot paths").
         url: target.url,
         formParams,
         oauth1Consumer: (override) => this.oauth1Consumer(call.namespace, integration, override),

@@ -9,7 +9,7 @@ const started: Array<{ stop(): void }> = [];
 afterEach(() => started.splice(0).forEach((s) => s.stop()));
 
 function bed(start: { rss: number }) {
-  const state = { rss: start.rss, busy: 0, now: 0, compactions: 0 };
+  const state = { rss: start.rss, busy: 0, now: 0, compactions: 0, seen: [] as Array<{ busy: number; compacts: boolean }> };
   const idle = startIdleCompaction({
     compact: () => {
       state.compactions++;
@@ -18,6 +18,7 @@ function bed(start: { rss: number }) {
     rss: () => state.rss,
     utilization: () => state.busy,
     now: () => state.now,
+    onCheck: (seen) => state.seen.push(seen),
     intervalMs: 3_600_000,
     minGapMs: 120_000,
   });
@@ -37,6 +38,9 @@ describe('startIdleCompaction', () => {
     state.busy = 0.01;
     expect(idle.check()).toBe(true);
     expect(state.compactions).toBe(1);
+    // Each check says what it saw (the controller logs it at debug).
+    expect(state.seen.map((c) => c.compacts)).toEqual([false, false, true]);
+    expect(state.seen[1]).toMatchObject({ busy: 0.4, rssMiB: 240, baselineMiB: 200, sinceLastSeconds: 130 });
     // Growth now counts from after this compaction (210 MiB).
     state.now = 400_000;
     state.rss += 15 * MiB;
