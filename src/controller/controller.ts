@@ -15,6 +15,7 @@ import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
 import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
+import { PeriodicResync } from './periodic-resync.js';
 
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
@@ -67,7 +68,7 @@ class ShardSession {
   readonly reconcile: WorkQueue;
   readonly scheduler: RefreshScheduler;
   private readonly sweeper: Sweeper;
-  private readonly resync: NodeJS.Timeout;
+  private readonly resync: PeriodicResync;
   /** A wave (start-up or rebalance, not a periodic resync) is being reconciled; keys handled since it began. */
   private waveOpen = false;
   private reconciledInWave = 0;
@@ -136,8 +137,11 @@ class ShardSession {
       now: () => clock.now(),
     });
     this.sweeper.start();
-    this.resync = setInterval(() => this.enqueueOwned(), opts.resyncIntervalMs ?? 5 * 60_000);
-    this.resync.unref?.();
+    this.resync = new PeriodicResync({
+      intervalMs: opts.resyncIntervalMs ?? 5 * 60_000,
+      queued: () => this.reconcile.depth,
+      resync: () => this.enqueueOwned(),
+    });
     this.enqueueOwned({ wave: true });
   }
 
@@ -177,7 +181,7 @@ class ShardSession {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.resync);
+    this.resync.stop();
     await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop()]);
   }
 }
