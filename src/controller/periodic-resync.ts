@@ -1,9 +1,8 @@
 /**
  * The controller's periodic resync (missed events, time-based conditions): every owned connection
  * queued again each interval, but only once the queue has emptied. A resync while keys are still
- * queued (a start-up wave longer than the interval, the last resync) would reconcile again those
- * already done: at 100,000 connections, a 5-minute resync kept the first wave's queues full for 11
- * minutes (docs/benchmarks.md, "Scale: memory and start-up", notes of 2026-11-26, morning).
+ * queued (a start-up wave longer than the interval, a slow last resync) would reconcile again those
+ * the queue has already done, behind the ones it has not reached.
  */
 export interface PeriodicResyncOptions {
   intervalMs: number;
