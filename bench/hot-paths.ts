@@ -38,7 +38,7 @@ import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
-import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, startReplica } from './replica-process.js';
+import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica } from './replica-process.js';
 import { REPO_ROOT } from '../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
 import { startOidcServer } from '../dev/peers/oidc-server.js';
@@ -172,17 +172,17 @@ interface Versus {
   roundRatios: number[];
 }
 
+/** The server's collection counts so far, from prom-client's default metrics on its /metrics page. */
+function gcCounts(page: string): { major: number; minor: number } {
+  const count = (kind: string) => metricSum(page, 'latchkey_process_nodejs_gc_duration_seconds_count', `kind="${kind}"`);
+  return { major: count('major'), minor: count('minor') };
+}
+
 /**
  * Latchkey against its peer: a short unmeasured run of each first (sockets, JIT, caches), then
  * BENCH_ROUNDS rounds of one run each, the order alternating. The machine is shared: a burst of
  * someone else's load then falls on both sides of a round's ratio, not on one side of the figure.
  */
-/** The server's collection counts so far, from prom-client's default metrics on its /metrics page. */
-function gcCounts(metrics: string): { major: number; minor: number } {
-  const count = (kind: string) => Number(new RegExp(`gc_duration_seconds_count\\{kind="${kind}"\\} (\\d+)`).exec(metrics)?.[1] ?? 0);
-  return { major: count('major'), minor: count('minor') };
-}
-
 async function versus(latchkey: Target, peer: Target, peerPid?: number, latchkeyPid?: number): Promise<Versus> {
   await cannon(latchkey, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });
   await cannon(peer, { connections: CONNECTIONS, seconds: Math.min(3, SECONDS) });

@@ -201,6 +201,7 @@ const startBenchReplica = (bed: Bed, kind: ReplicaKind, identity: string) =>
  * their queues are empty; returns how long it took, or how far they got.
  */
 const COMPACTION_SUM = 'latchkey_heap_compaction_seconds_sum';
+const COMPACTION_COUNT = 'latchkey_heap_compaction_seconds_count';
 const WAVE_DONE = 'reason="reconcile wave done"';
 const IDLE = 'reason="idle after growth"';
 
@@ -213,10 +214,11 @@ async function waitIdleCompacted(controllers: RunningReplica[]): Promise<{ count
   const deadline = Date.now() + IDLE_SECONDS * 1000;
   const read = async () => {
     const pages = await Promise.all(controllers.map((c) => c.metrics()));
+    const counts = pages.map((p) => metricSum(p, COMPACTION_COUNT, IDLE));
     return {
-      count: pages.reduce((n, p) => n + metricSum(p, 'latchkey_heap_compaction_seconds_count', IDLE), 0),
+      count: counts.reduce((a, b) => a + b, 0),
       longestMs: Math.max(...pages.map((p) => 1000 * metricSum(p, COMPACTION_SUM, IDLE))),
-      compacted: pages.filter((p) => metricSum(p, 'latchkey_heap_compaction_seconds_count', IDLE) > 0).length,
+      compacted: counts.filter((n) => n > 0).length,
     };
   };
   for (;;) {
@@ -241,9 +243,7 @@ async function waitReconciled(
     // Settled: every share reconciled, and each controller's own compaction at the end of its first
     // wave done (a share smaller than a wave gets none).
     const compacted = pages.filter(
-      (p) =>
-        metricSum(p, 'latchkey_connections', 'condition="Ready"') < RECONCILE_WAVE ||
-        metricSum(p, 'latchkey_heap_compaction_seconds_count', WAVE_DONE) > 0,
+      (p) => metricSum(p, 'latchkey_connections', 'condition="Ready"') < RECONCILE_WAVE || metricSum(p, COMPACTION_COUNT, WAVE_DONE) > 0,
     ).length;
     const seconds = (performance.now() - t0) / 1000;
     if ((reconciled === count && depth === 0 && compacted === controllers.length) || Date.now() > deadline)
