@@ -136,7 +136,9 @@ interface Figures {
 }
 
 async function peer(kind: string, env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(HERE, 'peer-servers.js'), kind], {
+  // BENCH_PEER_NODE_OPTIONS adds flags (as BENCH_REPLICA_NODE_OPTIONS does for the measured server), e.g. `--perf-basic-prof`.
+  const flags = process.env.BENCH_PEER_NODE_OPTIONS?.split(/\s+/).filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, join(HERE, 'peer-servers.js'), kind], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -390,6 +392,12 @@ async function main(): Promise<void> {
       const viaLatchkey: Target = { url: `${served}/proxy/records?limit=20`, headers: proxyHeaders };
       const viaPeer: Target = { url: `http://127.0.0.1:${fwd.port}/proxy/records?limit=20`, headers: proxyHeaders };
       const direct: Target = { url: `http://127.0.0.1:${up.port}/api/records?limit=20`, headers: { 'x-api-key': 'bench-key' } };
+      const hold = num('BENCH_HOLD_SECONDS', 0);
+      if (hold > 0) {
+        // For experiments by hand (strace, perf) on both servers under the same load: the targets, then a pause.
+        log(`holding ${hold} s: ${JSON.stringify({ ours: viaLatchkey, oursPid: own?.child.pid, peer: viaPeer, peerPid: fwd.child.pid })}`);
+        await new Promise((r) => setTimeout(r, hold * 1000));
+      }
       const gcBefore = own ? gcCounts(await own.metrics()) : undefined;
       const vs = await versus(viaLatchkey, viaPeer, fwd.child.pid, own?.child.pid);
       if (own && gcBefore) {

@@ -86,6 +86,8 @@ export async function startReplica(opts: ReplicaOptions): Promise<RunningReplica
       '--expose-gc',
       `--max-old-space-size=${heapLimitMiB}`,
       ...(semiSpaceMiB > 0 ? [`--max-semi-space-size=${semiSpaceMiB}`] : []),
+      // BENCH_REPLICA_NODE_OPTIONS adds flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p` for a profile of the replica itself.
+      ...(process.env.BENCH_REPLICA_NODE_OPTIONS?.split(/\s+/).filter(Boolean) ?? []),
     ],
     stdio: ['ignore', logDir ? 'pipe' : 'ignore', 'pipe', 'ipc'],
   });

@@ -11,24 +11,48 @@ export type InputPart = 'body' | 'query' | 'path' | 'headers';
 /** Deeper than metadata, connection configuration or any request body needs. */
 export const MAX_INPUT_DEPTH = 32;
 
+/** Where a value sits: its key and its parent's place, so a path is joined only for a problem found. */
+interface Place {
+  key: string;
+  parent: Place | undefined;
+}
+
+function pathOf(place: Place | undefined, where: InputPart): string {
+  const keys: string[] = [];
+  for (let p = place; p; p = p.parent) keys.push(p.key);
+  keys.push(where);
+  return keys.reverse().join('.');
+}
+
+/** Keys are echoed in messages: a hostile 1 MB key is shortened. */
+const shortKey = (k: string) => (k.length > 64 ? `${k.slice(0, 61)}...` : k);
+
 /** The first problem with the shape of a request part, or undefined. */
 export function inputShapeProblem(value: unknown, where: InputPart): ErrorDetail | undefined {
-  // Iterative, so a hostile depth cannot overflow this check either.
-  const stack: Array<{ value: unknown; path: string[] }> = [{ value, path: [where] }];
+  if (typeof value === 'string')
+    return value.isWellFormed() ? undefined : { path: where, message: 'contains a lone UTF-16 surrogate', code: 'malformed_string' };
+  if (typeof value !== 'object' || value === null) return undefined;
+  // Iterative, so a hostile depth cannot overflow this check either. Strings are checked where they
+  // are found and nothing is built per value (this runs on every request, the proxy's included).
+  const stack: Array<{ value: object; place: Place | undefined; depth: number }> = [{ value, place: undefined, depth: 1 }];
   while (stack.length) {
-    const { value: v, path } = stack.pop()!;
-    if (typeof v === 'string') {
-      if (!v.isWellFormed()) return { path: path.join('.'), message: 'contains a lone UTF-16 surrogate', code: 'malformed_string' };
-      continue;
-    }
-    if (typeof v !== 'object' || v === null) continue;
-    if (path.length > MAX_INPUT_DEPTH) {
-      return { path: path.join('.'), message: `nested deeper than ${MAX_INPUT_DEPTH} levels`, code: 'too_deep' };
-    }
-    for (const [k, child] of Object.entries(v)) {
-      if (!k.isWellFormed()) return { path: path.join('.'), message: 'a key contains a lone UTF-16 surrogate', code: 'malformed_string' };
-      // Keys are echoed in messages: a hostile 1 MB key is shortened.
-      stack.push({ value: child, path: [...path, k.length > 64 ? `${k.slice(0, 61)}...` : k] });
+    const { value: v, place, depth } = stack.pop()!;
+    if (depth > MAX_INPUT_DEPTH)
+      return { path: pathOf(place, where), message: `nested deeper than ${MAX_INPUT_DEPTH} levels`, code: 'too_deep' };
+    for (const k of Object.keys(v)) {
+      if (!k.isWellFormed())
+        return { path: pathOf(place, where), message: 'a key contains a lone UTF-16 surrogate', code: 'malformed_string' };
+      const child = (v as Record<string, unknown>)[k];
+      if (typeof child === 'string') {
+        if (!child.isWellFormed())
+          return {
+            path: pathOf({ key: shortKey(k), parent: place }, where),
+            message: 'contains a lone UTF-16 surrogate',
+            code: 'malformed_string',
+          };
+      } else if (typeof child === 'object' && child !== null) {
+        stack.push({ value: child, place: { key: shortKey(k), parent: place }, depth: depth + 1 });
+      }
     }
   }
   return undefined;

@@ -4,7 +4,7 @@
  * sends the request with the caller's method, headers and body, and streams the provider's answer
  * back. Works on node:http messages; the HTTP framework only authenticates and routes.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
 import type { Clock } from '../domain/clock.js';
@@ -194,7 +194,7 @@ export class CredentialProxy {
       const injection = this.injections.of(provider.spec, credentials, connectionConfig);
       // The path was checked first thing; no URL object unless a signature needs one (OAuth 1, TBA).
       const target = upstreamTarget(baseUrl, call.rawPath, call.rawQuery, injection.query);
-      const headers: OutgoingHttpHeaders = { ...forwardedRequestHeaders(req.headers), ...injection.headers };
+      const headers = forwardedRequestHeaders(req.headers, injection.headers);
       const authorization = authorizationHeader({
         spec: provider.spec,
         credentials,
@@ -250,7 +250,11 @@ export class CredentialProxy {
     const { response } = result;
     const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
     const statusCode = response.statusCode ?? 502;
-    res.writeHead(statusCode, response.statusMessage, returnedResponseHeaders(response.headers, { decompressed: decoder !== undefined }));
+    res.writeHead(
+      statusCode,
+      response.statusMessage,
+      returnedResponseHeaders(response.rawHeaders, { decompressed: decoder !== undefined }),
+    );
     // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
     // events); otherwise node sends them with the first body bytes, in one write instead of two.
     if (response.readableLength === 0 && !response.complete) res.flushHeaders();

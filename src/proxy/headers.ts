@@ -55,19 +55,24 @@ function staysBehind(n: string, dropped: Set<string>): boolean {
 /**
  * The caller's headers that are forwarded to the provider. `Nango-Proxy-<name>` goes out as
  * `<name>` (replacing an unprefixed header of that name, as with Nango), under the same rules as a
- * header sent as is; other `Nango-*` headers and Nango's proxy options stay behind.
+ * header sent as is; other `Nango-*` headers and Nango's proxy options stay behind. `added` (the
+ * credentials' headers) goes in last, replacing the caller's header of the same name: one object
+ * built per request, not a copy merged into another.
  */
-export function forwardedRequestHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+export function forwardedRequestHeaders(headers: IncomingHttpHeaders, added?: Readonly<Record<string, string>>): OutgoingHttpHeaders {
   const dropped = listedInConnection(headers);
   const out: OutgoingHttpHeaders = {};
-  const prefixed: Array<[string, string | string[]]> = [];
-  for (const [name, value] of Object.entries(headers)) {
+  let prefixed: Array<[string, string | string[]]> | undefined;
+  for (const name in headers) {
+    const value = headers[name];
     if (value === undefined) continue;
+    // node's names are lower-case already; a plain object passed by a caller may not be.
     const n = name.toLowerCase();
-    if (n.startsWith(NANGO_PROXY_PREFIX)) prefixed.push([n.slice(NANGO_PROXY_PREFIX.length), value]);
+    if (n.startsWith(NANGO_PROXY_PREFIX)) (prefixed ??= []).push([n.slice(NANGO_PROXY_PREFIX.length), value]);
     else if (!staysBehind(n, dropped) && !NANGO_OPTION_HEADERS.has(n)) out[n] = value;
   }
-  for (const [n, value] of prefixed) if (n && !staysBehind(n, dropped)) out[n] = value;
+  if (prefixed) for (const [n, value] of prefixed) if (n && !staysBehind(n, dropped)) out[n] = value;
+  if (added) for (const n in added) out[n] = added[n];
   return out;
 }
 
@@ -87,18 +92,34 @@ export function checkBaseUrlOverride(headers: IncomingHttpHeaders): void {
     );
 }
 
-/** The provider's response headers that are returned to the caller. */
-export function returnedResponseHeaders(headers: IncomingHttpHeaders, opts: { decompressed: boolean }): OutgoingHttpHeaders {
-  const dropped = listedInConnection(headers);
-  const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const n = name.toLowerCase();
-    if (HOP_BY_HOP.has(n) || dropped.has(n)) continue;
+/**
+ * The provider's response headers that are returned to the caller, as node's flat list of names and
+ * values (`IncomingMessage.rawHeaders` in, `writeHead`'s array form out): names as the provider sent
+ * them and repeated headers line by line, and no headers object built on the way (node builds
+ * `IncomingMessage.headers` only when it is read).
+ */
+export function returnedResponseHeaders(rawHeaders: readonly string[], opts: { decompressed: boolean }): string[] {
+  let dropped: Set<string> | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length !== 10 || rawHeaders[i]!.toLowerCase() !== 'connection') continue;
+    for (const n of rawHeaders[i + 1]!.split(',')) if (n.trim()) (dropped ??= new Set()).add(n.trim().toLowerCase());
+  }
+  const out: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const n = rawHeaders[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(n) || dropped?.has(n)) continue;
     if (opts.decompressed && (n === 'content-encoding' || n === 'content-length')) continue;
-    out[n] = value;
+    out.push(rawHeaders[i]!, rawHeaders[i + 1]!);
   }
   return out;
+}
+
+/** The value of a header in node's flat list of raw names and values (the first, names compared without case). */
+export function rawHeaderValue(rawHeaders: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toLowerCase() === name) return rawHeaders[i + 1];
+  }
+  return undefined;
 }
 
 /** A header value Node would refuse to send (CR, LF, NUL and other control characters). */

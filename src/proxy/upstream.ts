@@ -14,11 +14,13 @@ import type { RequestBody } from './request-body.js';
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { retryDelayMs, type RetryPolicy } from './retry-policy.js';
 import { upstreamTargetOf, type UpstreamTarget } from './target-url.js';
+import { rawHeaderValue } from './headers.js';
 
 export interface UpstreamRequest {
   method: string;
   /** A URL, or the target already in the form http.request takes (no URL parsed per request). */
   url: URL | UpstreamTarget;
+  /** Names in lower case (each name once, as node would merge them). */
   headers: OutgoingHttpHeaders;
   body: RequestBody;
 }
@@ -59,7 +61,9 @@ function idleTimeoutOnReturn<A extends HttpAgent>(agent: A, idleMs: number): A {
     socket.unref();
     let timeout = idleMs;
     let keep = true;
-    const hint = (socket as unknown as { _httpMessage?: { res?: IncomingMessage } })._httpMessage?.res?.headers['keep-alive'];
+    // From the raw list: reading `res.headers` would make node build the headers object for this alone.
+    const raw = (socket as unknown as { _httpMessage?: { res?: IncomingMessage } })._httpMessage?.res?.rawHeaders;
+    const hint = raw && rawHeaderValue(raw, 'keep-alive');
     if (hint) {
       const seconds = /^timeout=(\d+)/.exec(String(hint))?.[1];
       if (seconds) {
@@ -126,6 +130,27 @@ function pause(ms: number, cancellation: Cancellation): Promise<void> {
   });
 }
 
+/**
+ * The request's headers as the flat list of names and values `http.request` also takes: node then
+ * writes the header block straight from it, without a `setHeader` (and its checks and copies) per
+ * header. `Host` is the target's; the body's framing is the one this attempt sends.
+ */
+function headerList(req: UpstreamRequest, host: string): string[] {
+  const list = ['host', host];
+  const { headers, body } = req;
+  for (const key in headers) {
+    const value = headers[key];
+    // Names are lower-case, so each is there once (node's setHeader would have merged them by lower-case name).
+    const name = key.toLowerCase();
+    if (value === undefined || name === 'host') continue;
+    if (body.kind !== 'stream' && (name === 'content-length' || name === 'transfer-encoding')) continue;
+    if (Array.isArray(value)) for (const v of value) list.push(name, v);
+    else list.push(name, String(value));
+  }
+  if (body.kind === 'buffered') list.push('content-length', String(body.data.length));
+  return list;
+}
+
 /** One attempt. Resolves with the response (body unread) or rejects with {@link UpstreamNetworkError}. */
 export function sendOnce(
   req: UpstreamRequest,
@@ -136,21 +161,13 @@ export function sendOnce(
   return new Promise((resolve, reject) => {
     const target = req.url instanceof URL ? upstreamTargetOf(req.url) : req.url;
     const isHttps = target.protocol === 'https:';
-    const headers: OutgoingHttpHeaders = { ...req.headers, host: target.host };
-    if (req.body.kind === 'buffered') {
-      delete headers['transfer-encoding'];
-      headers['content-length'] = String(req.body.data.length);
-    } else if (req.body.kind === 'none') {
-      delete headers['content-length'];
-      delete headers['transfer-encoding'];
-    }
     const outgoing = (isHttps ? httpsRequest : httpRequest)({
       protocol: target.protocol,
       hostname: target.hostname,
       port: target.port,
       path: target.path,
       method: req.method,
-      headers,
+      headers: headerList(req, target.host),
       agent: isHttps ? agents.https : agents.http,
     });
     const timer = setTimeout(() => outgoing.destroy(new Error(`no response headers within ${headersTimeoutMs} ms`)), headersTimeoutMs);

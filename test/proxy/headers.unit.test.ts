@@ -2,7 +2,7 @@
  * Which caller headers the proxy forwards, including the ones Nango's SDK sends: its
  * `Nango-Proxy-<name>` wrapping of the caller's headers and its proxy options (docs/proxy.md).
  */
-import { checkBaseUrlOverride, forwardedRequestHeaders } from '../../src/proxy/headers.js';
+import { checkBaseUrlOverride, forwardedRequestHeaders, rawHeaderValue, returnedResponseHeaders } from '../../src/proxy/headers.js';
 
 describe('forwardedRequestHeaders', () => {
   it('forwards ordinary headers and keeps Latchkey, Nango and hop-by-hop headers behind', () => {
@@ -46,6 +46,62 @@ describe('forwardedRequestHeaders', () => {
       'nango-proxy-': 'empty name',
     });
     expect(out).toEqual({});
+  });
+});
+
+describe('forwardedRequestHeaders with added headers', () => {
+  it("puts the credentials' headers in last, replacing the caller's header of that name", () => {
+    const out = forwardedRequestHeaders(
+      { 'x-api-key': 'the caller’s own', 'nango-proxy-x-api-key': 'wrapped', accept: 'application/json' },
+      { 'x-api-key': 'stored key' },
+    );
+    expect(out).toEqual({ 'x-api-key': 'stored key', accept: 'application/json' });
+  });
+});
+
+describe('returnedResponseHeaders', () => {
+  it('returns the raw list without hop-by-hop headers and those Connection names, names as sent and repeats kept', () => {
+    const raw = [
+      'Content-Type',
+      'application/json',
+      'Connection',
+      'keep-alive, X-Hop',
+      'Keep-Alive',
+      'timeout=5',
+      'X-Hop',
+      'dropped',
+      'Transfer-Encoding',
+      'chunked',
+      'Set-Cookie',
+      'a=1',
+      'Set-Cookie',
+      'b=2',
+      'X-RateLimit-Remaining',
+      '10',
+    ];
+    expect(returnedResponseHeaders(raw, { decompressed: false })).toEqual([
+      'Content-Type',
+      'application/json',
+      'Set-Cookie',
+      'a=1',
+      'Set-Cookie',
+      'b=2',
+      'X-RateLimit-Remaining',
+      '10',
+    ]);
+  });
+
+  it('drops the coding and length of a body it decompresses', () => {
+    const raw = ['Content-Encoding', 'gzip', 'Content-Length', '120', 'ETag', '"x"'];
+    expect(returnedResponseHeaders(raw, { decompressed: true })).toEqual(['ETag', '"x"']);
+    expect(returnedResponseHeaders(raw, { decompressed: false })).toEqual(raw);
+  });
+});
+
+describe('rawHeaderValue', () => {
+  it('finds the first value of a name whatever its case', () => {
+    expect(rawHeaderValue(['Date', 'x', 'KEEP-ALIVE', 'timeout=5', 'keep-alive', 'timeout=9'], 'keep-alive')).toBe('timeout=5');
+    expect(rawHeaderValue(['Date', 'x'], 'keep-alive')).toBeUndefined();
   });
 });
 
