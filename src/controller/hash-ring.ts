@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Points each member puts on the ring: enough that shares stay within a few percent of 1/N. */
 const DEFAULT_VIRTUAL_NODES = 128;
@@ -44,6 +44,7 @@ export class HashRing {
   }
 }
 
+/** The first 32 bits of the SHA-1 (the same bits as before, so no connection moves on an upgrade); one-shot, no Hash object per call. */
 function hash32(s: string): number {
-  return createHash('sha1').update(s).digest().readUInt32BE(0);
+  return hash('sha1', s, 'buffer').readUInt32BE(0);
 }

@@ -429,17 +429,20 @@ export class KubeStore {
     status: boolean,
   ): Promise<ConnectionResource> {
     const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
+    let written: ConnectionResource | undefined;
     const result = await compareAndSwap<ConnectionResource>({
       what: `connection ${status ? 'status ' : ''}${namespace}/${name}`,
       readCached: () => this.connections.get(name, namespace),
       readFresh: () => this.readConnection(namespace, name),
       mutate,
       write: async (body) =>
-        (await (status
+        (written = (await (status
           ? this.custom.replaceNamespacedCustomObjectStatus({ ...request, body })
-          : this.custom.replaceNamespacedCustomObject({ ...request, body }))) as ConnectionResource,
+          : this.custom.replaceNamespacedCustomObject({ ...request, body }))) as ConnectionResource),
     });
-    this.connections.remember(result);
+    // Only a write is remembered: a change found unneeded (every reconcile of an unchanged connection)
+    // left an overlay entry per connection that outlived the reconcile (a resync: one per owned connection).
+    if (written) this.connections.remember(result);
     return result;
   }
 
