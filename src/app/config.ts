@@ -35,6 +35,7 @@ const ConfigSchema = z.object({
   LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES: z.coerce.number().int().min(1).default(500),
   LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
   LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS: z.coerce.number().min(1).default(300),
+  LATCHKEY_RESYNC_SECONDS: z.coerce.number().min(10).default(1800),
 });
 
 export interface Config {
@@ -84,6 +85,8 @@ export interface Config {
   oplogQueueSize: number;
   /** `last_fetched_at` is written at most once per connection per this many seconds, in batches off the request path. */
   lastFetchedIntervalSeconds: number;
+  /** The controller reconciles everything it owns again at this interval (missed events; a time-based condition has its own revisit). */
+  resyncSeconds: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -127,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oplogEnvironmentEntries: e.LATCHKEY_OPLOG_ENVIRONMENT_ENTRIES,
     oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
     lastFetchedIntervalSeconds: e.LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS,
+    resyncSeconds: e.LATCHKEY_RESYNC_SECONDS,
   };
 }
 

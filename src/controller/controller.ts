@@ -106,6 +106,7 @@ class ShardSession {
       forget: (key) => this.scheduler.forget(key),
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
       renewsAhead: (c) => opts.refresher.renewsAhead(c),
+      revisitAt: (key, at) => this.reconcile.addAfter(key, at - clock.now()),
     });
     this.reconcile = new WorkQueue({
       name: 'reconcile',
@@ -138,7 +139,9 @@ class ShardSession {
     });
     this.sweeper.start();
     this.resync = new PeriodicResync({
-      intervalMs: opts.resyncIntervalMs ?? 5 * 60_000,
+      // 30 minutes by default: at 33,000 connections a replica, a resync is minutes of no-op reconciles
+      // (every 5 minutes it kept a replica busy and growing after its wave; docs/benchmarks.md).
+      intervalMs: opts.resyncIntervalMs ?? ctx.config.resyncSeconds * 1000,
       queued: () => this.reconcile.depth,
       resync: () => this.enqueueOwned(),
     });
@@ -221,7 +224,7 @@ class LeaderSession {
         if (kind === 'environment') return environments.reconcile(ns, name);
       },
     });
-    this.resync = setInterval(() => this.enqueueAll(), opts.resyncIntervalMs ?? 5 * 60_000);
+    this.resync = setInterval(() => this.enqueueAll(), opts.resyncIntervalMs ?? opts.ctx.config.resyncSeconds * 1000);
     this.resync.unref?.();
     this.enqueueAll();
   }

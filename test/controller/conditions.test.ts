@@ -146,6 +146,27 @@ it('deleting an Integration or a Provider that connections use shows in their co
   await readyOf('connections', c2, 'Ready');
 });
 
+it('a token nothing renews turns the connection TokenExpired when it expires, without waiting for a resync', async () => {
+  const p = await provider('p-expiring', oauth2Spec);
+  await createIntegration(kc, ns.name, 'expiring', { provider: p }, { clientId: 'a', clientSecret: 'b' });
+  await readyOf('integrations', 'expiring', 'Ready');
+  const expiresAt = new Date(Date.now() + 6_000).toISOString();
+  const created = await replica.ctx.store.createConnection({
+    namespace: ns.name,
+    spec: { integration: 'expiring', provider: p, connectionId: 'no-refresh-token', authMode: 'OAUTH2' },
+    // No refresh token: nothing can renew it.
+    credentials: { type: 'OAUTH2', access_token: 'short-lived', expires_at: expiresAt, raw: {} },
+  });
+  const name = created.resource.metadata.name;
+  const valid = await readyOf('connections', name, 'Ready');
+  expect(valid.ready.message).toMatch(/cannot be renewed automatically/);
+  // The periodic resync is 30 minutes away: only the revisit at the expiry can make this happen.
+  const expired = await readyOf('connections', name, 'TokenExpired');
+  expect(expired.ready.status).toBe('False');
+  expect(expired.ready.message).toContain(expiresAt);
+  expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
+});
+
 it('derives re-authorization from the refused credentials version alone, and lifts it when new credentials are stored', async () => {
   const p = await provider('p-refused', oauth2Spec);
   await createIntegration(kc, ns.name, 'refused', { provider: p }, { clientId: 'a', clientSecret: 'b' });

@@ -172,4 +172,6 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.operationLog.environmentEntries | quote }}
 - name: LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS
   value: {{ .Values.config.lastFetchedIntervalSeconds | quote }}
+- name: LATCHKEY_RESYNC_SECONDS
+  value: {{ .Values.config.resyncSeconds | quote }}
 {{- end -}}

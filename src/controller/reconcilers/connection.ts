@@ -31,6 +31,8 @@ export interface ConnectionReconcilerOptions {
   isRefreshable: (credentials: StoredCredentials) => boolean;
   /** False for credentials renewed only when used (tokens minted locally on fetch and proxy). */
   renewsAhead: (credentials: StoredCredentials) => boolean;
+  /** Reconciles the connection again at `at` (epoch ms): a condition that changes with time alone. */
+  revisitAt: (key: string, at: number) => void;
 }
 
 /**
@@ -86,6 +88,10 @@ export class ConnectionReconciler {
     });
     // A lifted re-authorization changes what the scheduler sees: arm it again from the written status.
     if (lifted) this.opts.schedule(key);
+    // A token nothing renews turns the connection TokenExpired when it expires: come back then (the
+    // periodic resync is far too rare for this, and no event marks the moment).
+    if (stored && expiry !== undefined && expiry > now && !this.opts.isRefreshable(stored.credentials))
+      this.opts.revisitAt(key, expiry + 1000);
   }
 
   private integrationCondition(resource: ConnectionResource): Input {
