@@ -19,7 +19,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './request-body.js';
-import { decoderFor, endWithReceived, pipeTo } from './response-body.js';
+import { decoderFor } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
@@ -239,7 +239,7 @@ export class CredentialProxy {
         );
       }
       if (refreshed) {
-        result.response.resume();
+        result.response.drain();
         this.retries.inc({ provider: provider.metadata.name, reason: 'unauthorized_refresh' });
         connection = refreshed;
         const again = await send(refreshed.credentials);
@@ -249,7 +249,7 @@ export class CredentialProxy {
 
     const { response } = result;
     const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
-    const statusCode = response.statusCode ?? 502;
+    const statusCode = response.statusCode;
     res.writeHead(
       statusCode,
       response.statusMessage,
@@ -257,11 +257,12 @@ export class CredentialProxy {
     );
     // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
     // events); otherwise node sends them with the first body bytes, in one write instead of two.
-    if (response.readableLength === 0 && !response.complete) res.flushHeaders();
+    if (response.nothingYet) res.flushHeaders();
     try {
-      if (decoder) await pipeline(response, decoder, res);
-      else if (response.complete) endWithReceived(response, res);
-      else await pipeTo(response, res);
+      if (decoder) await pipeline(response.stream(), decoder, res);
+      // Most API answers arrived whole with their headers: one write of headers and body.
+      else if (response.complete) res.end(response.receivedBody() ?? undefined);
+      else await response.sendTo(res);
     } catch (err) {
       // Headers are gone; the caller sees a truncated response. Say why in the logs only.
       this.logger.warn(

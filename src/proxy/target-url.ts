@@ -69,6 +69,8 @@ interface ParsedBase {
  */
 export interface UpstreamTarget {
   protocol: 'http:' | 'https:';
+  /** Scheme, host and port ("https://api.example.test"). */
+  origin: string;
   hostname: string;
   port: number | undefined;
   host: string;
@@ -102,7 +104,6 @@ function parseBase(baseUrl: string): ParsedBase {
   if (base.username || base.password)
     throw new LatchkeyError('invalid_input', 'invalid_base_url', 'The provider base URL must not carry user info');
   const parsed: ParsedBase = {
-    origin: base.origin,
     path: base.pathname.replace(/\/+$/, ''),
     ...connectionParts(base),
   };
@@ -171,6 +172,7 @@ export function upstreamTarget(baseUrl: string, checkedPath: string, rawQuery: s
   const pathAndQuery = search === '' ? path : `${path}?${search}`;
   return {
     protocol: base.protocol,
+    origin: base.origin,
     hostname: base.hostname,
     port: base.port,
     host: base.host,
@@ -185,9 +187,10 @@ export function upstreamTargetOf(url: URL): UpstreamTarget {
 }
 
 /** Protocol, host name (IPv6 without its brackets), port and Host header of a URL. */
-function connectionParts(url: URL): Pick<UpstreamTarget, 'protocol' | 'hostname' | 'port' | 'host'> {
+function connectionParts(url: URL): Pick<UpstreamTarget, 'protocol' | 'origin' | 'hostname' | 'port' | 'host'> {
   return {
     protocol: url.protocol as UpstreamTarget['protocol'],
+    origin: url.origin,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
     port: url.port === '' ? undefined : Number(url.port),
     host: url.host,

@@ -3,16 +3,16 @@
  * "upstream" on 127.0.0.2 (the allowlist lets it through, standing in for a public address) and a
  * "victim" on 127.0.0.1 on the same port (refused). The resolver is injected, so a name can answer
  * differently on each lookup (DNS rebinding). Both the guarded fetch (token calls, webhooks) and
- * the guarded node:http agents (the proxy) are exercised.
+ * the proxy's guarded dispatcher are exercised.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
-import { createServer as createTlsServer, request as tlsRequest } from 'node:https';
+import { createServer, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { GuardedHttpAgent, GuardedHttpsAgent } from '../../src/egress/agents.js';
+import { Cancellation, createAgents, sendOnce, UpstreamNetworkError, type UpstreamAgents } from '../../src/proxy/upstream.js';
 import { createGuardedFetch, type GuardedFetch } from '../../src/egress/fetch.js';
 import { EgressGuard, EgressRefusedError, type Resolver } from '../../src/egress/guard.js';
 
@@ -149,37 +149,44 @@ describe('guarded fetch', () => {
   });
 });
 
-describe('guarded node:http agent (the proxy)', () => {
-  const get = (agent: GuardedHttpAgent, host: string, path = '/') =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host, port, path, agent }, (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
+/** One GET through the proxy's dispatcher, the body read whole. */
+async function viaProxy(agents: UpstreamAgents, url: string): Promise<{ status: number; body: string }> {
+  const response = await sendOnce(
+    { method: 'GET', url: new URL(url), headers: {}, body: { kind: 'none' } },
+    agents,
+    new Cancellation(),
+    5_000,
+  );
+  let body = '';
+  for await (const chunk of response.stream()) body += (chunk as Buffer).toString();
+  return { status: response.statusCode, body };
+}
+
+describe("the proxy's dispatcher", () => {
+  const refused = { code: 'egress_refused' };
 
   it('refuses loopback and metadata targets before connecting', async () => {
-    const agent = new GuardedHttpAgent(guard);
+    const agents = createAgents(guard);
     answers['loopback.test'] = ['127.0.0.1'];
-    for (const host of ['127.0.0.1', '::ffff:127.0.0.1', 'loopback.test', '169.254.169.254']) {
-      await expect(get(agent, host)).rejects.toBeInstanceOf(EgressRefusedError);
+    for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', 'loopback.test', '169.254.169.254']) {
+      await expect(viaProxy(agents, `http://${host}:${port}/`)).rejects.toMatchObject(refused);
     }
     expect(victim.hits).toEqual([]);
-    agent.destroy();
+    agents.destroy();
   });
 
   it('connects to the checked address, not to what a second lookup would say', async () => {
-    const agent = new GuardedHttpAgent(guard, { keepAlive: false });
     answers['rebind.test'] = ['127.0.0.2', '127.0.0.1'];
-    await expect(get(agent, 'rebind.test', '/agent')).resolves.toEqual({ status: 200, body: 'from 127.0.0.2' });
+    const first = createAgents(guard);
+    await expect(viaProxy(first, `http://rebind.test:${port}/agent`)).resolves.toEqual({ status: 200, body: 'from 127.0.0.2' });
     expect(resolverCalls).toEqual(['rebind.test']);
-    await expect(get(agent, 'rebind.test', '/agent-again')).rejects.toBeInstanceOf(EgressRefusedError);
+    first.destroy();
+    // A new connection looks the name up again, and this time the answer is refused.
+    const second = createAgents(guard);
+    await expect(viaProxy(second, `http://rebind.test:${port}/agent-again`)).rejects.toMatchObject(refused);
     expect(upstream.hits).toEqual(['/agent']);
     expect(victim.hits).toEqual([]);
-    agent.destroy();
+    second.destroy();
   });
 });
 
@@ -224,7 +231,7 @@ describe('TLS to the checked address', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('verifies the certificate against the name with fetch and with the proxy agent', async () => {
+  it("verifies the certificate against the name with fetch and with the proxy's dispatcher", async () => {
     answers['tls.test'] = ['127.0.0.2'];
     const tlsFetch = createGuardedFetch(guard, { ca: cert });
     try {
@@ -235,17 +242,9 @@ describe('TLS to the checked address', () => {
     } finally {
       await tlsFetch.close();
     }
-    const agent = new GuardedHttpsAgent(guard, { ca: cert });
-    const body = await new Promise<string>((resolve, reject) => {
-      tlsRequest({ host: 'tls.test', port: tlsPort, path: '/', agent }, (res) => {
-        let b = '';
-        res.on('data', (d: Buffer) => (b += d.toString()));
-        res.on('end', () => resolve(b));
-      })
-        .on('error', reject)
-        .end();
-    });
-    expect(body).toBe(`tls tls.test:${tlsPort}`);
-    agent.destroy();
+    const agents = createAgents(guard, { ca: cert });
+    await expect(viaProxy(agents, `https://tls.test:${tlsPort}/`)).resolves.toEqual({ status: 200, body: `tls tls.test:${tlsPort}` });
+    await expect(viaProxy(agents, `https://127.0.0.2:${tlsPort}/`)).rejects.toBeInstanceOf(UpstreamNetworkError);
+    agents.destroy();
   });
 });
