@@ -250,11 +250,23 @@ export class CredentialProxy {
     const { response } = result;
     const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
     const statusCode = response.statusCode;
-    res.writeHead(
-      statusCode,
-      response.statusMessage,
-      returnedResponseHeaders(response.rawHeaders, { decompressed: decoder !== undefined }),
-    );
+    try {
+      res.writeHead(
+        statusCode,
+        response.statusMessage,
+        returnedResponseHeaders(response.rawHeaders, { decompressed: decoder !== undefined }),
+      );
+    } catch {
+      // A status line or header node will not send (the provider's parser let it through): nothing has
+      // gone out yet. The refused reason stays on `res` and would fail the error's own writeHead.
+      res.statusMessage = '';
+      response.drain();
+      throw new LatchkeyError(
+        'upstream',
+        'provider_invalid_response',
+        'The provider answered with a status line or header that cannot be passed on',
+      );
+    }
     // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
     // events); otherwise node sends them with the first body bytes, in one write instead of two.
     if (response.nothingYet) res.flushHeaders();

@@ -278,6 +278,20 @@ describe('pass-through', () => {
     expect(res.headers['x-request-id']).toBe('abc');
     expect(res.body.toString()).toBe('{"detail":"nope"}');
   });
+
+  it("answers 502 when the provider's status line cannot be passed on, and the server stays up", async () => {
+    // A control character in the reason phrase: undici's parser lets it through, node's writeHead refuses it.
+    up.onRaw('/api/v1/odd-status', (req, res) => {
+      req.resume();
+      res.socket!.end('HTTP/1.1 200 O\x01K\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok');
+    });
+    const res = await call('bearer', '/proxy/odd-status');
+    expect(res.status).toBe(502);
+    expect(JSON.parse(res.body.toString())).toMatchObject({ error: { code: 'provider_invalid_response' } });
+    up.on('/api/v1/after', (_req, r) => void r.end('fine'));
+    const after = await call('bearer', '/proxy/after');
+    expect(after.status).toBe(200);
+  });
 });
 
 describe('retries', () => {
