@@ -4,7 +4,8 @@
  * certificate against the host name). Redirects, when a caller follows them, open their
  * connections through the same connector, so every hop is checked.
  */
-import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { guardedConnector } from './connector.js';
 import { egressRefusal, type EgressGuard } from './guard.js';
 
 export interface GuardedFetch {
@@ -14,19 +15,7 @@ export interface GuardedFetch {
 
 /** `ca`: extra trusted certificates (tests with their own CA); the system's CAs otherwise. */
 export function createGuardedFetch(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): GuardedFetch {
-  const connectTo = buildConnector(tls.ca ? { ca: tls.ca } : {});
-  const agent = new Agent({
-    connect(opts, callback) {
-      guard.resolve(opts.hostname).then(
-        (checked) =>
-          connectTo(
-            { ...opts, hostname: checked.address, servername: opts.servername ?? (checked.isName ? checked.host : undefined) },
-            callback,
-          ),
-        (err: Error) => callback(err, null),
-      );
-    },
-  });
+  const agent = new Agent({ connect: guardedConnector(guard, tls) });
   const guarded = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let res: Awaited<ReturnType<typeof undiciFetch>>;
     try {

@@ -8,7 +8,8 @@
  * request of the same forwarder on node:http with a keep-alive agent (docs/benchmarks.md, "Hot paths").
  */
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { guardedConnector } from '../egress/connector.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { egressRefusal, type EgressGuard } from '../egress/guard.js';
 import type { RequestBody } from './request-body.js';
@@ -43,23 +44,13 @@ const IDLE_SOCKET_MS = 120_000;
  * certificates (tests with their own CA).
  */
 export function createAgents(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): UpstreamAgents {
-  const connectTo = buildConnector(tls.ca ? { ca: tls.ca } : {});
   const agent = new Agent({
     connections: 256,
     keepAliveTimeout: IDLE_SOCKET_MS,
     keepAliveMaxTimeout: IDLE_SOCKET_MS,
     // No timeout between body chunks: a provider may stream (server-sent events) as slowly as it likes.
     bodyTimeout: 0,
-    connect(opts, callback) {
-      guard.resolve(opts.hostname).then(
-        (checked) =>
-          connectTo(
-            { ...opts, hostname: checked.address, servername: opts.servername ?? (checked.isName ? checked.host : undefined) },
-            callback,
-          ),
-        (err: Error) => callback(err, null),
-      );
-    },
+    connect: guardedConnector(guard, tls),
   });
   return { dispatcher: agent, destroy: () => void agent.destroy().catch(() => {}) };
 }
