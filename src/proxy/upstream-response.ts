@@ -146,6 +146,11 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
         else resolve();
       };
       res.once('close', onClose);
+      // Gone already (between the headers' arrival and now): 'close' will not come again.
+      if (res.destroyed) {
+        onClose();
+        return;
+      }
       const held = this.receivedBody();
       this.sink = { kind: 'caller', res, done };
       if (held && !res.write(held)) {
