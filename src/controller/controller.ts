@@ -198,7 +198,7 @@ const SWEEP_AGE_MS = 5 * 60_000;
  */
 class LeaderSession {
   readonly reconcile: WorkQueue;
-  private readonly resync: NodeJS.Timeout;
+  private readonly resync: PeriodicResync;
 
   constructor(
     private readonly controller: Controller,
@@ -224,8 +224,11 @@ class LeaderSession {
         if (kind === 'environment') return environments.reconcile(ns, name);
       },
     });
-    this.resync = setInterval(() => this.enqueueAll(), opts.resyncIntervalMs ?? opts.ctx.config.resyncSeconds * 1000);
-    this.resync.unref?.();
+    this.resync = new PeriodicResync({
+      intervalMs: opts.resyncIntervalMs ?? opts.ctx.config.resyncSeconds * 1000,
+      queued: () => this.reconcile.depth,
+      resync: () => this.enqueueAll(),
+    });
     this.enqueueAll();
   }
 
@@ -237,7 +240,7 @@ class LeaderSession {
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.resync);
+    this.resync.stop();
     await this.reconcile.stop();
   }
 }

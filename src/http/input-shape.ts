@@ -27,10 +27,11 @@ function pathOf(place: Place | undefined, where: InputPart): string {
 /** Keys are echoed in messages: a hostile 1 MB key is shortened. */
 const shortKey = (k: string) => (k.length > 64 ? `${k.slice(0, 61)}...` : k);
 
+const malformed = (path: string): ErrorDetail => ({ path, message: 'contains a lone UTF-16 surrogate', code: 'malformed_string' });
+
 /** The first problem with the shape of a request part, or undefined. */
 export function inputShapeProblem(value: unknown, where: InputPart): ErrorDetail | undefined {
-  if (typeof value === 'string')
-    return value.isWellFormed() ? undefined : { path: where, message: 'contains a lone UTF-16 surrogate', code: 'malformed_string' };
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : malformed(where);
   if (typeof value !== 'object' || value === null) return undefined;
   // Iterative, so a hostile depth cannot overflow this check either. Strings are checked where they
   // are found and nothing is built per value (this runs on every request, the proxy's included).
@@ -44,12 +45,7 @@ export function inputShapeProblem(value: unknown, where: InputPart): ErrorDetail
         return { path: pathOf(place, where), message: 'a key contains a lone UTF-16 surrogate', code: 'malformed_string' };
       const child = (v as Record<string, unknown>)[k];
       if (typeof child === 'string') {
-        if (!child.isWellFormed())
-          return {
-            path: pathOf({ key: shortKey(k), parent: place }, where),
-            message: 'contains a lone UTF-16 surrogate',
-            code: 'malformed_string',
-          };
+        if (!child.isWellFormed()) return malformed(pathOf({ key: shortKey(k), parent: place }, where));
       } else if (typeof child === 'object' && child !== null) {
         stack.push({ value: child, place: { key: shortKey(k), parent: place }, depth: depth + 1 });
       }

@@ -38,12 +38,16 @@ const HOP_BY_HOP = new Set([
 /** Request headers that are Latchkey's or describe the connection to Latchkey, not to the provider. */
 const OWN_REQUEST_HEADERS = new Set(['authorization', 'host', CONNECTION_ID_HEADER, PROVIDER_CONFIG_KEY_HEADER, RETRIES_HEADER]);
 
+/** Adds the header names a `Connection` value lists (lower-cased) to `names`. */
+function addConnectionNames(value: string, names: Set<string>): Set<string> {
+  for (const n of value.split(',')) if (n.trim()) names.add(n.trim().toLowerCase());
+  return names;
+}
+
 function listedInConnection(headers: IncomingHttpHeaders): Set<string> {
   const value = headers.connection;
   const names = new Set<string>();
-  for (const v of Array.isArray(value) ? value : value ? [value] : []) {
-    for (const n of v.split(',')) if (n.trim()) names.add(n.trim().toLowerCase());
-  }
+  for (const v of Array.isArray(value) ? value : value ? [value] : []) addConnectionNames(v, names);
   return names;
 }
 
@@ -101,8 +105,8 @@ export function checkBaseUrlOverride(headers: IncomingHttpHeaders): void {
 export function returnedResponseHeaders(rawHeaders: readonly string[], opts: { decompressed: boolean }): string[] {
   let dropped: Set<string> | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.length !== 10 || rawHeaders[i]!.toLowerCase() !== 'connection') continue;
-    for (const n of rawHeaders[i + 1]!.split(',')) if (n.trim()) (dropped ??= new Set()).add(n.trim().toLowerCase());
+    if (rawHeaders[i]!.length === 10 && rawHeaders[i]!.toLowerCase() === 'connection')
+      dropped = addConnectionNames(rawHeaders[i + 1]!, dropped ?? new Set());
   }
   const out: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {

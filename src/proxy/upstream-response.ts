@@ -80,12 +80,8 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   onResponseData(controller: Controller, chunk: Buffer): void {
     const sink = this.sink;
     if (sink.kind === 'held') this.chunks.push(chunk);
-    else if (sink.kind === 'caller') {
-      if (!sink.res.write(chunk)) {
-        controller.pause();
-        sink.res.once('drain', () => controller.resume());
-      }
-    } else if (sink.kind === 'stream') {
+    else if (sink.kind === 'caller') this.writeTo(sink.res, chunk);
+    else if (sink.kind === 'stream') {
       if (!sink.stream.push(chunk)) controller.pause();
     }
   }
@@ -153,15 +149,19 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
       }
       const held = this.receivedBody();
       this.sink = { kind: 'caller', res, done };
-      if (held && !res.write(held)) {
-        this.controller?.pause();
-        res.once('drain', () => this.controller?.resume());
-      }
+      if (held) this.writeTo(res, held);
       if (this.complete) {
         res.end();
         done();
       }
     });
+  }
+
+  /** Writes a chunk to the caller; the provider's side waits while the caller's is full. */
+  private writeTo(res: ServerResponse, chunk: Buffer): void {
+    if (res.write(chunk)) return;
+    this.controller?.pause();
+    res.once('drain', () => this.controller?.resume());
   }
 
   /** The body as a stream (for a decoder), from its first byte, with backpressure on the provider. */

@@ -167,7 +167,6 @@ export function sendOnce(
         headers: headerList(req, target.host),
         body: body.kind === 'buffered' ? body.data : body.kind === 'stream' ? body.stream : null,
         headersTimeout: headersTimeoutMs,
-        bodyTimeout: 0,
       },
       response,
     );
@@ -213,7 +212,7 @@ export async function sendWithRetries(
       failure = err as UpstreamNetworkError;
     }
     const canRetry = attempt <= retries;
-    if (response && !(canRetry && isRetryableStatus(response.statusCode ?? 0))) return { response, attempts: attempt };
+    if (response && !(canRetry && isRetryableStatus(response.statusCode))) return { response, attempts: attempt };
     const retryAfter = response ? parseRetryAfter(response.header('retry-after'), opts.now()) : undefined;
     const delay = canRetry ? retryDelayMs(opts.policy, attempt, retryAfter) : undefined;
     if (delay === undefined) {
