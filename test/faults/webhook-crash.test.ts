@@ -78,7 +78,9 @@ it('a replica killed while it holds a claim (receiver hanging): another delivers
   receiver.hanging = false;
   const killedAt = Date.now();
   await a.kill();
-  const delivered = await eventually(() => receiver.delivered().find((w) => webhookIdOf(w) === id), 120_000, 200);
+  // The answered delivery (status 200), not A's hung one: the receiver keeps that too, with status 0,
+  // and delivered() counts it, which left only the 30 s wait below for B (claims last 30 s: a race).
+  const delivered = await eventually(() => receiver.received.find((w) => webhookIdOf(w) === id && w.status === 200), 120_000, 200);
   const deliveredAt = Date.now();
   expect(signatureValid(env.webhookSigningKey, delivered)).toBe(true);
   // Not before the claim's expiry (the clocks are this machine's): B waited for the dead replica's claim.
