@@ -107,6 +107,9 @@ class ShardSession {
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
       renewsAhead: (c) => opts.refresher.renewsAhead(c),
       revisitAt: (key, at) => this.reconcile.addAfter(key, at - clock.now()),
+      settings: ctx.config,
+      refreshed: (key) => this.scheduler.refreshed(key),
+      recorded: (key, done) => this.scheduler.recorded(key, done),
     });
     this.reconcile = new WorkQueue({
       name: 'reconcile',
@@ -126,6 +129,9 @@ class ShardSession {
           this.scheduler.forget(key);
           return;
         }
+        // Its refresh is under way and asks for a reconcile once its outcome is known (onStateChanged):
+        // a reconcile now (its Secret just changed) would write a status that one would write again.
+        if (this.scheduler.isRefreshing(key)) return;
         const [ns, name] = splitKey(key);
         if (this.shard) await this.label(key, ns, name, this.shard);
         return connections.reconcile(ns, name);
@@ -168,15 +174,23 @@ class ShardSession {
    * Queues every connection this replica owns; forgets the refreshes of those it no longer owns.
    * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave}).
    */
-  enqueueOwned(opts: { wave?: boolean } = {}): void {
+  enqueueOwned(opts: { wave?: boolean; rebalance?: boolean } = {}): void {
     if (opts.wave) {
       this.waveOpen = true;
       this.reconciledInWave = 0;
     }
+    const now = Date.now();
     for (const c of this.controller.ctx.store.listAllConnections()) {
       const key = connectionKey(c);
-      if (this.controller.owns(key)) this.reconcile.add(key);
-      else {
+      if (this.controller.owns(key)) {
+        const labelled = this.shard === undefined || c.metadata.labels?.[LABELS.shard] === this.shard;
+        // After a rebalance, a connection this replica kept (labelled for it, its refresh still
+        // tracked) has nothing new to reconcile: its no-op reconcile would only delay the share taken over.
+        if (opts.rebalance && labelled && this.scheduler.queue.holds(key)) continue;
+        // Connections taken over go first: a dead replica's tokens may be due, and each needs its label
+        // (and its Secret in this replica's cache) before it can be refreshed.
+        this.reconcile.add(key, labelled ? now : now - TAKEOVER_AHEAD_MS);
+      } else {
         this.scheduler.forget(key);
         this.reconcile.remove(key);
       }
@@ -188,6 +202,9 @@ class ShardSession {
     await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop()]);
   }
 }
+
+/** How far ahead of other reconciles a connection taken over is queued (as if due this much earlier). */
+const TAKEOVER_AHEAD_MS = 60 * 60_000;
 
 /** Connections younger than this may still be getting their Secret written (the sweeper's age). */
 const SWEEP_AGE_MS = 5 * 60_000;
@@ -393,7 +410,7 @@ export class Controller {
         return;
       }
       if (!this.shard) this.shard = new ShardSession(this, this.opts, this.metrics, this.membership?.identity);
-      else this.shard.enqueueOwned({ wave: true });
+      else this.shard.enqueueOwned({ wave: true, rebalance: true });
     });
     return this.transition;
   }
@@ -402,8 +419,9 @@ export class Controller {
     this.leader?.reconcile.add(key);
   }
 
-  private enqueueConnection(key: string): void {
-    if (this.shard && this.owns(key)) this.shard.reconcile.add(key);
+  /** Queues a reconcile of an owned connection; `aheadMs` puts it before others queued up to that long ago. */
+  private enqueueConnection(key: string, aheadMs = 0): void {
+    if (this.shard && this.owns(key)) this.shard.reconcile.add(key, Date.now() - aheadMs);
   }
 
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */
@@ -440,8 +458,12 @@ export class Controller {
       store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
       store.connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
     }
-    // A connection's credentials Secret has the connection's name.
-    store.credentialSecrets.onChange((s) => this.enqueueConnection(`${s.metadata!.namespace}/${s.metadata!.name}`));
+    // A connection's credentials Secret has the connection's name. One arriving in a sharded cache was
+    // just labelled for this replica (taken over): it goes ahead, its refresh may be due.
+    const secretKey = (s: { metadata?: { namespace?: string; name?: string } }) => `${s.metadata!.namespace}/${s.metadata!.name}`;
+    store.credentialSecrets.on('add', (s) => this.enqueueConnection(secretKey(s), store.connectionShard ? TAKEOVER_AHEAD_MS : 0));
+    store.credentialSecrets.on('update', (s) => this.enqueueConnection(secretKey(s)));
+    store.credentialSecrets.on('delete', (s) => this.enqueueConnection(secretKey(s)));
     // A Secret an Integration or Environment refers to changed: check them again.
     store.referencedSecrets.onChange((s) => {
       const ns = s.metadata!.namespace!;

@@ -72,15 +72,24 @@ export interface RefreshSchedulerOptions {
 
 export type Plan = { kind: 'none'; why: string } | { kind: 'at'; at: number; retry: boolean };
 
+/** A successful scheduled refresh whose status is still to be written (see {@link RefreshScheduler.refreshed}). */
+export interface RefreshDone {
+  at: number;
+  credentialsVersion: string;
+  /** False when the shared refresh found the token already renewed (by a fetch elsewhere): only the attempts are cleared. */
+  renewed: boolean;
+}
+
 /**
  * Schedules each expiring connection's refresh at its next refresh time, runs it through the shared
  * refresh, and handles the outcome: success reschedules from the new expiry; a transient failure
  * retries with exponential backoff (at least the provider's Retry-After); a permanent failure stops,
  * records one Event and one `errors` entry, and marks the credentials as refused
  * ({@link REAUTH_VERSION_ANNOTATION}) until they change. One timer per connection, one refresh at a
- * time per connection. It writes refresh fields only (nextRefreshAt, refreshAttempts, lastRefreshedAt,
- * expiresAt, errors) and asks for a reconcile (`onStateChanged`): the connection reconciler alone
- * writes a Connection's conditions.
+ * time per connection. After a failure it writes refresh fields only (nextRefreshAt, refreshAttempts,
+ * errors); after a success it writes nothing and hands the refresh to the connection reconciler
+ * ({@link refreshed}), which writes it with the conditions. Either way it asks for a reconcile
+ * (`onStateChanged`): the connection reconciler alone writes a Connection's conditions.
  */
 export class RefreshScheduler {
   readonly queue: WorkQueue;
@@ -94,6 +103,10 @@ export class RefreshScheduler {
   private readonly failedVersion = new Map<string, string>();
   /** Keys held back because their Integration was unusable (its resourceVersion then): a change lifts it. */
   private readonly integrationHold = new Map<string, string>();
+  /** Keys whose token call and credentials write are under way (their outcome asks for a reconcile). */
+  private readonly refreshing = new Set<string>();
+  /** Successful refreshes whose status the connection reconciler has not written yet. */
+  private readonly done = new Map<string, RefreshDone>();
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
@@ -157,6 +170,7 @@ export class RefreshScheduler {
 
   forget(key: string): void {
     this.queue.remove(key);
+    this.done.delete(key);
     this.lastAttempt.delete(key);
     this.notBefore.delete(key);
     this.failedVersion.delete(key);
@@ -195,15 +209,19 @@ export class RefreshScheduler {
     const log = this.opts.logger.child({ namespace, name, integration: spec.integration, provider });
     this.opts.metrics.refreshAttempts.inc({ provider, reason: plan.retry ? 'retry' : 'schedule' });
     const end = this.opts.metrics.refreshDuration.startTimer({ provider });
+    this.refreshing.add(key);
     try {
       await this.opts.refresh(namespace, spec.integration, spec.connectionId, { reason: 'schedule' });
     } catch (err) {
+      this.refreshing.delete(key);
       end();
       if ((err as { name?: unknown })?.name === 'ConnectionNotFoundError') {
         this.forget(key);
         return;
       }
       const failure = asRefreshFailure(err);
+      // An earlier success not yet written must not clear the attempts this failure counts.
+      this.done.delete(key);
       // Decide at once, before any await: the refresher's own status write may already be
       // re-planning this key through the reconciler, and must find it held back.
       if (failure.code === 'integration_misconfigured') {
@@ -222,58 +240,56 @@ export class RefreshScheduler {
       this.opts.onStateChanged?.(key);
       return;
     }
+    this.refreshing.delete(key);
     end();
     await this.onSuccess(key, conn, log);
     this.opts.onStateChanged?.(key);
   }
 
+  /**
+   * A refresh succeeded: re-arms the timer from the new expiry and leaves the status to the connection
+   * reconciler (asked by `onStateChanged`), which writes the refresh fields with the conditions in one
+   * write ({@link refreshed}): the refresher does not write the status of a scheduled refresh.
+   */
   private async onSuccess(key: string, before: StoredConnection, log: Logger): Promise<void> {
     const [namespace, name] = splitKey(key);
     const fresh = this.opts.store.getConnectionByName(namespace, name);
     if (!fresh) return;
     const now = this.opts.clock.now();
-    const expiry = credentialsExpiry(fresh.credentials);
-    const renewed = expiry !== credentialsExpiry(before.credentials) || fresh.credentialsVersion !== before.credentialsVersion;
-    const status: ConnectionStatus = {
-      ...fresh.resource.status,
-      refreshAttempts: 0,
-      ...(renewed || !fresh.resource.status?.lastRefreshedAt ? { lastRefreshedAt: new Date(now).toISOString() } : {}),
-      ...(expiry !== undefined ? { expiresAt: new Date(expiry).toISOString() } : {}),
-    };
-    const plan = this.plan({ ...fresh, resource: { ...fresh.resource, status } });
-    let nextRefreshAt: string | undefined;
+    const renewed =
+      credentialsExpiry(fresh.credentials) !== credentialsExpiry(before.credentials) || fresh.credentialsVersion !== before.credentialsVersion;
+    this.done.set(key, { at: now, credentialsVersion: fresh.credentialsVersion, renewed });
+    // Planned with the attempts already cleared (the reconciler writes that).
+    const plan = this.plan({ ...fresh, resource: { ...fresh.resource, status: { ...fresh.resource.status, refreshAttempts: 0 } } });
     if (plan.kind === 'at') {
       // A "success" that left the token as it was (the shared refresh found nothing to do) must not
       // turn into a loop: never sooner than the minimum interval.
-      const floor = now + this.minIntervalMs;
-      const at = Math.max(plan.at, floor);
+      const at = Math.max(plan.at, now + this.minIntervalMs);
       if (at > plan.at) this.notBefore.set(key, at);
       else this.notBefore.delete(key);
       this.queue.reschedule(key, at - now);
-      nextRefreshAt = new Date(at).toISOString();
     } else {
       this.queue.remove(key);
     }
-    const attemptedAt = this.lastAttempt.get(key) ?? now;
-    await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
-      // The refresher has usually written all of it already (a scheduled refresh writes its status before returning).
-      const recorded =
-        (s.refreshAttempts ?? 0) === 0 &&
-        s.expiresAt === status.expiresAt &&
-        s.nextRefreshAt === nextRefreshAt &&
-        (!renewed || (s.lastRefreshedAt !== undefined && Date.parse(s.lastRefreshedAt) >= attemptedAt));
-      if (recorded) return undefined;
-      const next: ConnectionStatus = {
-        ...s,
-        refreshAttempts: 0,
-        ...(status.lastRefreshedAt ? { lastRefreshedAt: status.lastRefreshedAt } : {}),
-        ...(status.expiresAt ? { expiresAt: status.expiresAt } : {}),
-      };
-      if (nextRefreshAt) next.nextRefreshAt = nextRefreshAt;
-      else delete next.nextRefreshAt;
-      return next;
-    });
-    log.debug({ renewed, nextRefreshAt }, 'scheduled refresh done');
+    log.debug({ renewed }, 'scheduled refresh done');
+  }
+
+  /** Whether the key's refresh is under way: its outcome asks for a reconcile (`onStateChanged`) when it is known. */
+  isRefreshing(key: string): boolean {
+    return this.refreshing.has(key);
+  }
+
+  /**
+   * The last successful refresh of the key whose status is not written yet (its time, the credentials
+   * version it wrote, and whether it renewed them), for the connection reconciler to write.
+   */
+  refreshed(key: string): RefreshDone | undefined {
+    return this.done.get(key);
+  }
+
+  /** The reconciler wrote (or found written) the status of that refresh. */
+  recorded(key: string, done: RefreshDone): void {
+    if (this.done.get(key) === done) this.done.delete(key);
   }
 
   /** Backoff of the next attempt: exponential in the attempts so far, and never before Retry-After. */

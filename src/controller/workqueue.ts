@@ -138,6 +138,11 @@ export class WorkQueue {
     return this.failures.get(key) ?? 0;
   }
 
+  /** Whether the key is anywhere in the queue: running, waiting to run, or waiting on a timer. */
+  holds(key: string): boolean {
+    return this.processing.has(key) || this.queued.has(key) || this.timers.has(key);
+  }
+
   /** Pending time of a key (ms since epoch), if it waits on a timer. */
   scheduledAt(key: string): number | undefined {
     return this.timers.get(key)?.at;

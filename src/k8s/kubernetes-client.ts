@@ -13,5 +13,7 @@ export {
   ServerConfiguration,
   createConfiguration,
   makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 export type * from '@kubernetes/client-node';

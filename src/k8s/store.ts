@@ -6,6 +6,8 @@ import {
   type KubernetesListObject,
   type KubernetesObject,
   type V1Secret,
+  PatchStrategy,
+  setHeaderOptions,
 } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../app/log.js';
@@ -72,6 +74,9 @@ export interface KubeStoreOptions {
    */
   deriveStatus?: (resource: ConnectionResource, credentials: StoredCredentials) => ConnectionStatus;
 }
+
+/** Request options of a JSON merge patch (the generated clients send JSON Patch otherwise). */
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /** A Secret's values: credentials, neither repeated nor to be kept in a shared table. */
 const SECRET_VALUES: ReadonlySet<string> = new Set(['data', 'stringData']);
@@ -303,44 +308,53 @@ export class KubeStore {
 
   /**
    * Writes the shard label (the controller replica that owns the connection) on a Connection and
-   * its credentials Secret (compare-and-swap; the Secret is read from the API server: it may not be in this replica's
-   * label-selected cache yet). Returns whether the Secret exists (a creation may still be writing it).
+   * its credentials Secret, both at once, each in one request: a JSON merge patch of the label alone
+   * (a taken-over Connection is not cached whole and its Secret is not in this replica's
+   * label-selected cache: a read-then-update cost two round trips each, on the path of a take-over).
+   * The Connection's patch carries the resourceVersion of its cached identity, so it is still a
+   * compare-and-swap (a conflict falls back to read-and-update); the Secret's touches nothing but the
+   * label. Returns whether the Secret exists (a creation may still be writing it).
    */
   async labelShard(namespace: string, name: string, shard: string): Promise<{ secret: boolean }> {
-    const label = (obj: KubernetesObject) => ({
-      ...obj,
-      metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, [LABELS.shard]: shard } },
-    });
-    if (this.connectionIndex.get(name, namespace)?.metadata.labels?.[LABELS.shard] !== shard) {
+    const identity = this.connectionIndex.get(name, namespace);
+    const labelConnection = async (): Promise<boolean> => {
+      if (identity?.metadata.labels?.[LABELS.shard] === shard) return true;
       try {
-        // A Connection taken over is not cached whole yet: the compare-and-swap reads it first (no
-        // PATCH: every write is an update with a resourceVersion, and the chart grants no patch).
-        await this.updateConnection(namespace, name, (c) =>
-          c.metadata.labels?.[LABELS.shard] === shard ? undefined : (label(c) as unknown as ConnectionResource),
-        );
+        const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
+        const body = { metadata: { labels: { [LABELS.shard]: shard }, resourceVersion: identity?.metadata.resourceVersion } };
+        try {
+          if (!identity?.metadata.resourceVersion) throw new Error('no cached version');
+          const patched = await this.custom.patchNamespacedCustomObject({ ...request, body }, MERGE_PATCH);
+          this.connections.remember(patched as ConnectionResource);
+        } catch (err) {
+          if (isNotFound(err)) throw err;
+          // Changed since the cached identity (or none cached): read and update.
+          await this.updateConnection(namespace, name, (c) =>
+            c.metadata.labels?.[LABELS.shard] === shard
+              ? undefined
+              : { ...c, metadata: { ...c.metadata, labels: { ...c.metadata.labels, [LABELS.shard]: shard } } },
+          );
+        }
+        return true;
       } catch (err) {
-        if (isNotFound(err) || err instanceof NotFoundError) return { secret: false };
+        if (isNotFound(err) || err instanceof NotFoundError) return false;
         throw err;
       }
-    }
-    try {
-      // Read from the API server: the Secret is not in this replica's label-selected cache yet.
-      const current = await this.core.readNamespacedSecret({ namespace, name });
-      if (current.metadata?.labels?.[LABELS.shard] === shard) return { secret: true };
-      const secret = await this.core.replaceNamespacedSecret({
-        namespace,
-        name,
-        body: label(current) as unknown as V1Secret,
-        fieldManager: this.fieldManager,
-      });
-      this.credentialSecrets.remember(secret);
-      return { secret: true };
-    } catch (err) {
-      if (isNotFound(err)) return { secret: false };
-      // Changed meanwhile (a refresh or an import): the next reconcile labels it.
-      if (isConflict(err)) return { secret: true };
-      throw err;
-    }
+    };
+    const labelSecret = async (): Promise<boolean> => {
+      if (this.credentialSecrets.get(name, namespace)?.metadata?.labels?.[LABELS.shard] === shard) return true;
+      try {
+        const body = { metadata: { labels: { [LABELS.shard]: shard } } };
+        const secret = await this.core.patchNamespacedSecret({ namespace, name, body, fieldManager: this.fieldManager }, MERGE_PATCH);
+        this.credentialSecrets.remember(secret);
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
+    };
+    const [connection, secret] = await Promise.all([labelConnection(), labelSecret()]);
+    return { secret: connection && secret };
   }
 
   // ---- connection writes ----

@@ -312,8 +312,8 @@ export class TokenRefresher {
    * meanwhile); if it still fails, the credentials and the Lease are kept, and the credentials are
    * written a little later by this refresher on its own ({@link writeKept}), or by the next refresh of
    * this connection here if that comes first, instead of calling the provider again. The status that
-   * follows from the new credentials is returned at once; it is written off the request path, or before
-   * returning for a scheduled refresh (nobody waits, and the scheduler then finds it recorded).
+   * follows from the new credentials is returned at once; it is written off the request path, or, for a
+   * scheduled refresh, by the controller's connection reconciler together with the conditions.
    */
   private async persist(
     namespace: string,
@@ -388,15 +388,17 @@ export class TokenRefresher {
         .catch((err: unknown) =>
           this.logger.warn({ namespace, connection: name, err: apiMessage(err) }, 'could not record the refresh in status'),
         );
-    // A scheduled refresh has nobody waiting: its status is written before the scheduler and the
-    // connection reconciler look, so they find it done and write nothing more (one status write, not three).
-    if (reason === 'schedule') await writeStatus();
-    else afterAnswer(writeStatus);
+    // A scheduled refresh's status is written by the controller's connection reconciler, with the
+    // conditions in the same write (the scheduler hands it the refresh): one status write per refresh.
+    if (reason !== 'schedule') afterAnswer(writeStatus);
     const resource = { ...cached, status: status(cached.status) };
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
-    this.oplogEntry(conn, reason, 'success', now - startedAt, [
-      `Token refreshed (${reason}); expires ${resource.status.expiresAt ?? 'never'}`,
-    ]);
+    // A scheduled refresh that succeeded is not an operation log entry: it is the routine (24 a day per
+    // hourly token), recorded in status.lastRefreshedAt and the refreshes metric, and its entry cost two
+    // API calls (read and write the log's ConfigMap) of the six a refresh makes. Failures, and refreshes
+    // a request caused (fetch, proxy, a provider's 401), are logged.
+    if (reason !== 'schedule')
+      this.oplogEntry(conn, reason, 'success', now - startedAt, [`Token refreshed (${reason}); expires ${resource.status.expiresAt ?? 'never'}`]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
   }

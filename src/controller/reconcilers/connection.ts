@@ -12,7 +12,9 @@ import {
 import { credentialsExpiry } from '../refresh-timing.js';
 import { sameStatus } from './conditions.js';
 import { needsReauthorization, reauthorizationMessage } from '../../auth/refresh/reauthorization.js';
-import type { Plan } from '../refresh-scheduler.js';
+import type { Plan, RefreshDone } from '../refresh-scheduler.js';
+import { statusAfterNewCredentials } from '../../domain/connection-state.js';
+import type { RefreshSettings } from '../../domain/refresh-margin.js';
 
 type Input = ConditionInput<ConnectionCondition, ConnectionReason>;
 type Reauth = { condition: Input; active: boolean; lifted: boolean };
@@ -33,6 +35,12 @@ export interface ConnectionReconcilerOptions {
   renewsAhead: (credentials: StoredCredentials) => boolean;
   /** Reconciles the connection again at `at` (epoch ms): a condition that changes with time alone. */
   revisitAt: (key: string, at: number) => void;
+  /** The refresh margin settings (the status of a refresh records when the next one is due). */
+  settings: RefreshSettings;
+  /** A successful scheduled refresh whose status is to be written with this reconcile's (the refresh scheduler's). */
+  refreshed?: (key: string) => RefreshDone | undefined;
+  /** That refresh's status is written (or was found written). */
+  recorded?: (key: string, done: RefreshDone) => void;
 }
 
 /**
@@ -61,11 +69,24 @@ export class ConnectionReconciler {
     const integrationCond = this.integrationCondition(resource);
     const plan = stored ? this.opts.schedule(key) : ({ kind: 'none', why: 'no credentials' } as Plan);
     const expiry = stored ? credentialsExpiry(stored.credentials) : undefined;
+    // A refresh the scheduler finished: its fields go into this write (the credentials it wrote are these).
+    const done = this.opts.refreshed?.(key);
+    const refresh = done && stored?.credentialsVersion === done.credentialsVersion ? done : undefined;
+    // Never reconciled, and its token due now: the refresh runs next and asks for a reconcile that
+    // writes the conditions with the refresh's fields (one status write, not two; readers of the API
+    // see the derived status meanwhile).
+    const refreshFirst = stored && plan.kind === 'at' && plan.at <= now && !plan.retry && !refresh;
     let lifted = false;
 
     // Conditions that depend on the status (whose refresh fields the refresh scheduler and the
     // refresher write) are computed inside the compare-and-swap, from the status as it is on the server.
-    await store.updateConnectionStatus(namespace, name, (s) => {
+    await store.updateConnectionStatus(namespace, name, (current) => {
+      if (refreshFirst && !current.conditions?.length) return undefined;
+      const s = !refresh
+        ? current
+        : refresh.renewed
+          ? statusAfterNewCredentials(current, stored!.credentials, this.opts.settings, refresh.at, 'refreshed')
+          : { ...current, refreshAttempts: 0 };
       const view: ConnectionResource = { ...resource, status: s };
       const reauth = this.reauthCondition(view, stored);
       lifted = reauth.lifted;
@@ -84,8 +105,9 @@ export class ConnectionReconciler {
       else if (stored) delete next.expiresAt;
       if (plan.kind === 'at' && !reauth.active) next.nextRefreshAt = new Date(plan.at).toISOString();
       else if (plan.kind === 'none') delete next.nextRefreshAt;
-      return sameStatus(s, next) ? undefined : next;
+      return sameStatus(current, next) ? undefined : next;
     });
+    if (done) this.opts.recorded?.(key, done);
     // A lifted re-authorization changes what the scheduler sees: arm it again from the written status.
     if (lifted) this.opts.schedule(key);
     // A token nothing renews turns the connection TokenExpired when it expires: come back then (the
