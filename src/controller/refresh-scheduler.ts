@@ -257,7 +257,8 @@ export class RefreshScheduler {
     if (!fresh) return;
     const now = this.opts.clock.now();
     const renewed =
-      credentialsExpiry(fresh.credentials) !== credentialsExpiry(before.credentials) || fresh.credentialsVersion !== before.credentialsVersion;
+      credentialsExpiry(fresh.credentials) !== credentialsExpiry(before.credentials) ||
+      fresh.credentialsVersion !== before.credentialsVersion;
     this.done.set(key, { at: now, credentialsVersion: fresh.credentialsVersion, renewed });
     // Planned with the attempts already cleared (the reconciler writes that).
     const plan = this.plan({ ...fresh, resource: { ...fresh.resource, status: { ...fresh.resource.status, refreshAttempts: 0 } } });

@@ -5,13 +5,16 @@
  * (refresh-token rotation with reuse detection: a spent refresh token used again revokes the grant,
  * so a stale read that spends one shows up as a 424).
  *
+ * The last test counts a scheduled refresh's requests at its controller the same way.
+ *
  * Watches (`watch=true`) are the informers' long-lived streams, not round trips, and are left out;
  * so are the operation log's ConfigMap and the Events (batched, written off the path): the
  * requests looked at are those on the connection's own objects (its Lease, Secret and Connection).
  */
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { RefreshLock, WRITTEN_VERSION_ANNOTATION } from '../../src/auth/refresh/lock.js';
 import { loadKubeConfig } from '../../src/k8s/client.js';
+import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 import type { TestClient } from '../../dev/peers/oidc-server.js';
@@ -200,4 +203,50 @@ it('does not spend a spent refresh token when its watch lags: the released Lease
   const forced = await b.call('GET', getPath(connectionId, '&force_refresh=true'));
   expect(forced.status).toBe(200);
   expect(bed.oidc.refreshCalls() - calls).toBe(2);
+});
+
+it('a scheduled refresh writes the Connection status once: the refresh fields and the first conditions together', async () => {
+  // A controller of its own behind its own proxy; imported connections carry no status, so its first
+  // reconcile would write the conditions and the refresh its fields: one write has both.
+  const proxyC = await startHttpFaultProxy(kc.getCurrentCluster()!.server);
+  const from = proxyC.seen.length;
+  const c = await startReplica(loadKubeConfig(kubeconfigFile(kc, proxyC.url)), {
+    namespaces: [bed.ns.name],
+    components: ['controller'],
+    identity: 'round-trips-controller',
+  });
+  try {
+    const calls = bed.oidc.refreshCalls();
+    const { name, accessToken } = await expiredConnection();
+    const written = await eventually(
+      async () => {
+        const conn = await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: bed.ns.name,
+          plural: CONNECTIONS.plural,
+          name,
+        });
+        const status = (conn as ConnectionResource).status;
+        return status?.lastRefreshedAt && status.conditions?.length ? status : undefined;
+      },
+      30_000,
+      100,
+    );
+    expect(c.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
+    expect(bed.oidc.refreshCalls() - calls).toBeGreaterThanOrEqual(1);
+    expect(written.refreshAttempts).toBe(0);
+    expect(written.conditions!.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True' });
+    expect(Date.parse(written.nextRefreshAt!)).toBeLessThan(Date.parse(written.expiresAt!));
+    // Whatever else the controller did for it (the Lease's release, a reconcile of its own write), one status write.
+    await new Promise((r) => setTimeout(r, 1000));
+    const onC = requestsOn(proxyC, name, from).map(kind);
+    expect(onC.filter((k) => k === 'PUT connections/status')).toHaveLength(1);
+    // One refresh of it (the controller's Lease creates of other connections are counted too: their bodies name them).
+    expect(onC.filter((k) => k === 'PUT secrets')).toHaveLength(1);
+    expect(onC.filter((k) => k === 'PUT connections')).toHaveLength(0);
+  } finally {
+    await c.stop();
+    await proxyC.close();
+  }
 });

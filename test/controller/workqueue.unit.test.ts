@@ -176,6 +176,18 @@ describe('WorkQueue', () => {
     expect(seen).toEqual(['j']);
     await queue.stop();
   });
+
+  it('holds a key while it runs, waits to run or waits on a timer, and not after', async () => {
+    const { queue, gate } = queueHeldByBlock();
+    queue.add('waiting');
+    queue.addAfter('timer', 60_000);
+    expect(['block', 'waiting', 'timer', 'other'].map((k) => queue.holds(k))).toEqual([true, true, true, false]);
+    queue.remove('timer');
+    gate.resolve();
+    await queue.idle();
+    expect(['block', 'waiting', 'timer'].map((k) => queue.holds(k))).toEqual([false, false, false]);
+    await queue.stop();
+  });
 });
 
 describe('backoffDelay', () => {

@@ -398,7 +398,9 @@ export class TokenRefresher {
     // API calls (read and write the log's ConfigMap) of the six a refresh makes. Failures, and refreshes
     // a request caused (fetch, proxy, a provider's 401), are logged.
     if (reason !== 'schedule')
-      this.oplogEntry(conn, reason, 'success', now - startedAt, [`Token refreshed (${reason}); expires ${resource.status.expiresAt ?? 'never'}`]);
+      this.oplogEntry(conn, reason, 'success', now - startedAt, [
+        `Token refreshed (${reason}); expires ${resource.status.expiresAt ?? 'never'}`,
+      ]);
     this.logger.info({ namespace, connection: name, provider: providerName, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
   }
