@@ -453,8 +453,9 @@ export class Controller {
     store.connectionIndex.on('delete', (c) => this.onConnectionDeleted(c));
     if (store.connectionShard) {
       // Sharded: whole Connections come in (labelled for this replica) and go (labelled for another)
-      // on their own watch, which can trail the identities': each arrival is reconciled again.
-      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+      // on their own watch, which can trail the identities': each arrival is reconciled again, ahead
+      // of other work (it was just labelled for this replica: taken over, its refresh may be due).
+      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c), TAKEOVER_AHEAD_MS));
       store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
       store.connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
     }

@@ -37,7 +37,7 @@ export interface AppOptions {
  */
 export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
   const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
-  const routes = opts.routes ?? restRoutes(restDeps(ctx, lastFetchedOf(ctx, opts)));
+  const routes = routesOf(ctx, opts);
   const fetch = routes.find((r) => r.operationId === 'getConnection');
   if (!fetch) throw new Error('the getConnection route is missing');
   const app = createApp(ctx, { ...opts, keys, routes });
@@ -51,6 +51,11 @@ export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): L
       answerRoute(fetch, { params: { connectionId: call.connectionId }, rawQuery: call.rawQuery, body: undefined, env, req }, res),
     answerError: (req, res, err) => writeError(res, answerableError(err, ctx.logger, { method: req.method, path: pathOf(req.url) })),
   });
+}
+
+/** The REST routes given, or a new set (createRequestListener builds one and hands it to createApp: both share it). */
+function routesOf(ctx: AppContext, opts: AppOptions): RouteSpec[] {
+  return opts.routes ?? restRoutes(restDeps(ctx, lastFetchedOf(ctx, opts)));
 }
 
 /**
@@ -71,7 +76,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.use(observeRequests(requestTimer(ctx.metrics)));
 
   const auth = requireSecretKey(http.keys);
-  const routes = opts.routes ?? restRoutes(restDeps(ctx, lastFetchedOf(ctx, opts)));
+  const routes = routesOf(ctx, opts);
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
