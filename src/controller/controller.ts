@@ -172,7 +172,8 @@ class ShardSession {
 
   /**
    * Queues every connection this replica owns; forgets the refreshes of those it no longer owns.
-   * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave}).
+   * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave});
+   * `rebalance`: the ring changed, and connections this replica kept need no reconcile for it.
    */
   enqueueOwned(opts: { wave?: boolean; rebalance?: boolean } = {}): void {
     if (opts.wave) {
