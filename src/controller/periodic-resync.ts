@@ -1,9 +1,9 @@
 /**
  * The controller's periodic resync (missed events): everything a session owns (its connections, or
  * the leader's Providers, Integrations and Environments) queued again each interval, but only once
- * its queue has emptied. A resync while keys are still
- * queued (a start-up wave longer than the interval, a slow last resync) would reconcile again those
- * the queue has already done, behind the ones it has not reached.
+ * its queue has emptied. A resync while keys are still queued (a start-up wave longer than the
+ * interval, a slow last resync) would reconcile again those the queue has already done, behind the
+ * ones it has not reached.
  */
 export interface PeriodicResyncOptions {
   intervalMs: number;

@@ -242,7 +242,7 @@ export class RefreshScheduler {
     }
     this.refreshing.delete(key);
     end();
-    await this.onSuccess(key, conn, log);
+    this.onSuccess(key, conn, log);
     this.opts.onStateChanged?.(key);
   }
 
@@ -251,7 +251,7 @@ export class RefreshScheduler {
    * reconciler (asked by `onStateChanged`), which writes the refresh fields with the conditions in one
    * write ({@link refreshed}): the refresher does not write the status of a scheduled refresh.
    */
-  private async onSuccess(key: string, before: StoredConnection, log: Logger): Promise<void> {
+  private onSuccess(key: string, before: StoredConnection, log: Logger): void {
     const [namespace, name] = splitKey(key);
     const fresh = this.opts.store.getConnectionByName(namespace, name);
     if (!fresh) return;

@@ -319,22 +319,24 @@ export class KubeStore {
     const identity = this.connectionIndex.get(name, namespace);
     const labelConnection = async (): Promise<boolean> => {
       if (identity?.metadata.labels?.[LABELS.shard] === shard) return true;
+      const version = identity?.metadata.resourceVersion;
+      const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
+      const body = { metadata: { labels: { [LABELS.shard]: shard }, resourceVersion: version } };
       try {
-        const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
-        const body = { metadata: { labels: { [LABELS.shard]: shard }, resourceVersion: identity?.metadata.resourceVersion } };
-        try {
-          if (!identity?.metadata.resourceVersion) throw new Error('no cached version');
-          const patched = await this.custom.patchNamespacedCustomObject({ ...request, body }, MERGE_PATCH);
-          this.connections.remember(patched as ConnectionResource);
-        } catch (err) {
-          if (isNotFound(err)) throw err;
-          // Changed since the cached identity (or none cached): read and update.
+        // Changed since the cached identity (a conflict), or none cached: read and update instead.
+        const patched = version
+          ? await this.custom.patchNamespacedCustomObject({ ...request, body }, MERGE_PATCH).catch((err: unknown) => {
+              if (isConflict(err)) return undefined;
+              throw err;
+            })
+          : undefined;
+        if (patched) this.connections.remember(patched as ConnectionResource);
+        else
           await this.updateConnection(namespace, name, (c) =>
             c.metadata.labels?.[LABELS.shard] === shard
               ? undefined
               : { ...c, metadata: { ...c.metadata, labels: { ...c.metadata.labels, [LABELS.shard]: shard } } },
           );
-        }
         return true;
       } catch (err) {
         if (isNotFound(err) || err instanceof NotFoundError) return false;
