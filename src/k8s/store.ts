@@ -489,6 +489,25 @@ export class KubeStore {
     return { credentials: decodeCredentials(secret)!, credentialsVersion: secret.metadata!.resourceVersion! };
   }
 
+  /**
+   * Reads a connection's credentials Secret from the API server (not the cache) and keeps it in the
+   * cache when it is newer there: what a refresh holding the connection's lock starts from, since this
+   * process's watch may not have brought the last refresh's write yet. Returns the resourceVersion read,
+   * or undefined when the Secret is gone.
+   */
+  async readCredentialsVersion(namespace: string, name: string): Promise<string | undefined> {
+    let secret: V1Secret;
+    try {
+      secret = await this.core.readNamespacedSecret({ namespace, name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    const cached = this.credentialSecrets.get(name, namespace);
+    if (Number(secret.metadata?.resourceVersion) > Number(cached?.metadata?.resourceVersion ?? 0)) this.credentialSecrets.remember(secret);
+    return secret.metadata?.resourceVersion;
+  }
+
   /** Deletes a Connection; the garbage collector deletes its Secret and anything else it owns. */
   async deleteConnection(namespace: string, name: string): Promise<void> {
     const current = this.connections.get(name, namespace);

@@ -12,7 +12,7 @@
  * requests looked at are those on the connection's own objects (its Lease, Secret and Connection).
  */
 import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { RefreshLock, WRITTEN_VERSION_ANNOTATION } from '../../src/auth/refresh/lock.js';
+import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { loadKubeConfig } from '../../src/k8s/client.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -99,7 +99,7 @@ function sequentialDepth(requests: ProxiedRequest[]): number {
 
 const getPath = (id: string, extra = '') => `/connections/${encodeURIComponent(id)}?provider_config_key=${INTEGRATION}${extra}`;
 
-it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret write, then status and release off the path', async () => {
+it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret read, Secret write, then status and release off the path', async () => {
   const { connectionId, name, accessToken } = await expiredConnection();
   const from = proxyA.seen.length;
   const calls = bed.oidc.refreshCalls();
@@ -114,29 +114,25 @@ it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret w
   const all = await eventually(() => {
     const seen = requestsOn(proxyA, name, from);
     const done = seen.filter((r) => r.doneAt !== undefined).map(kind);
-    return done.includes('PUT connections/status') && done.filter((k) => k === 'PUT leases').length === 1 ? seen : undefined;
+    return done.includes('PUT connections/status') && done.includes('DELETE leases') ? seen : undefined;
   });
-  // No read at all: the Connection and its Secret come from the cache, the Lease is taken by creating it.
+  // The Connection comes from the cache, the Lease is taken by creating it; the Secret is read once under
+  // the lock (the cache may trail another replica's last refresh), then written; the Lease is deleted.
   expect(all.map(kind)).toEqual([
     'POST leases',
+    'GET secrets',
     'PUT secrets',
-    ...(kind(all[2]!) === 'PUT leases' ? ['PUT leases', 'PUT connections/status'] : ['PUT connections/status', 'PUT leases']),
+    ...(kind(all[3]!) === 'DELETE leases' ? ['DELETE leases', 'PUT connections/status'] : ['PUT connections/status', 'DELETE leases']),
   ]);
-  expect(all.map((r) => r.status)).toEqual([201, 200, 200, 200]);
-  expect(sequentialDepth(all)).toBeLessThanOrEqual(3);
-  // The two the answer waited for: the Secret write began after the Lease was created.
+  expect(all.map((r) => r.status)).toEqual([201, 200, 200, 200, 200]);
+  expect(sequentialDepth(all)).toBeLessThanOrEqual(4);
+  // The three the answer waited for, in order: Lease created, then the Secret read, then written.
   expect(all[1]!.at).toBeGreaterThanOrEqual(all[0]!.doneAt!);
-
-  // The released Lease says which Secret version the refresh wrote (for replicas whose watch lags).
-  const lease = await kc
-    .makeApiClient(CoordinationV1Api)
-    .readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) });
-  expect(lease.spec?.holderIdentity ?? undefined).toBeUndefined();
-  const stored = await eventually(() => {
-    const c = a.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId);
-    return c?.resource.status?.lastRefreshedAt ? c : undefined;
-  });
-  expect(lease.metadata?.annotations?.[WRITTEN_VERSION_ANNOTATION]).toBe(stored.credentialsVersion);
+  expect(all[2]!.at).toBeGreaterThanOrEqual(all[1]!.doneAt!);
+  // Released by deleting it: the next refresh creates it again.
+  await expect(
+    kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) }),
+  ).rejects.toMatchObject({ code: 404 });
 });
 
 it('lets a fetch on another replica wait for the refresh through its watch: one Lease read, no polling', async () => {
@@ -168,7 +164,7 @@ it('lets a fetch on another replica wait for the refresh through its watch: one 
   expect(b.ctx.store.credentialSecrets.waiting + b.ctx.store.connections.waiting).toBe(0);
 });
 
-it('does not spend a spent refresh token when its watch lags: the released Lease makes it wait for the written version', async () => {
+it('does not spend a spent refresh token when its watch lags: the Secret read under the lock brings the written version', async () => {
   const { connectionId, name } = await expiredConnection();
   // B's cache stops following the credentials Secrets: its watch is cut, and its list and watch of them are held back.
   const secretsOfNs = `/api/v1/namespaces/${bed.ns.name}/secrets?`;
@@ -179,13 +175,16 @@ it('does not spend a spent refresh token when its watch lags: the released Lease
   try {
     const byA = await a.call('GET', getPath(connectionId));
     expect(byA.status).toBe(200);
-    // A's release (with the written version) is on the API server; B still holds the old tokens.
-    await eventually(async () => {
-      const lease = await kc
+    // A released the Lease (deleted it): B can take it at once; B still holds the old tokens.
+    await eventually(() =>
+      kc
         .makeApiClient(CoordinationV1Api)
-        .readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) });
-      return lease.metadata?.annotations?.[WRITTEN_VERSION_ANNOTATION];
-    });
+        .readNamespacedLease({ namespace: bed.ns.name, name: RefreshLock.leaseName(name) })
+        .then(
+          () => undefined,
+          (err: { code?: number }) => err.code === 404,
+        ),
+    );
     expect(b.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
       byA.body.credentials.access_token,
     );

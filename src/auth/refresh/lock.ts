@@ -3,8 +3,8 @@ import { microTime, toState, type LeaseObject, type Leases } from '../../k8s/lea
 import { API_VERSION, CONNECTIONS, LABELS } from '../../k8s/resources.js';
 
 /**
- * On a released refresh Lease: the resourceVersion of the credentials Secret its last holder wrote.
- * A replica whose cache has not seen that version yet would spend a refresh token already spent.
+ * On a refresh Lease released by an earlier version of Latchkey (which kept released Leases for a
+ * TTL): the resourceVersion of the credentials Secret its last holder wrote. Cleared on take-over.
  */
 export const WRITTEN_VERSION_ANNOTATION = 'latchkey.dev/credentials-written';
 
@@ -26,10 +26,10 @@ export type Acquisition = { held: HeldRefreshLock } | { held: undefined; waitUnt
  * behind is taken over with compare-and-swap once it is free or expired. It has a TTL so a holder
  * that crashed mid-refresh blocks the others for at most `ttlSeconds`.
  *
- * After a successful refresh the Lease is released, not deleted: it says which Secret version the
- * refresh wrote, so that a replica whose watch has not delivered that version yet waits for it
- * instead of spending the old refresh token again. It is deleted one TTL later, so the next refresh
- * (usually an access token's lifetime later) takes it by create again.
+ * Released by deleting it (conditionally on its version, so a take-over is never undone): the next
+ * refresh takes it by create again. Holding it does not say the holder's cache has the last refresh's
+ * Secret (a watch can trail), so the refresher reads the Secret once it holds the lock: two writes and
+ * a read per refresh, where keeping a released Lease with the written version for a TTL cost three writes.
  */
 export class RefreshLock {
   /** Unique per lock owner (process and instance), so two replicas in one process are told apart. */
@@ -53,7 +53,7 @@ export class RefreshLock {
    * (the Secret's resourceVersion). With the connection's UID, a newly created Lease is owned by the
    * Connection, so the garbage collector deletes it with the connection (no blockOwnerDeletion).
    */
-  async acquire(namespace: string, connectionName: string, cachedVersion: string, connectionUid?: string): Promise<Acquisition> {
+  async acquire(namespace: string, connectionName: string, connectionUid?: string): Promise<Acquisition> {
     const name = RefreshLock.leaseName(connectionName);
     const ownerReferences = connectionUid
       ? [{ apiVersion: API_VERSION, kind: CONNECTIONS.kind, name: connectionName, uid: connectionUid }]
@@ -69,9 +69,7 @@ export class RefreshLock {
       const expiry = state.renewedAt + state.durationSeconds * 1000;
       const mine = state.holder === this.holder;
       if (!mine && state.holder && this.now() <= expiry) return { held: undefined, waitUntil: expiry };
-      const written = Number(state.annotations[WRITTEN_VERSION_ANNOTATION] ?? 0);
-      // The last refresh wrote a version this cache has not seen: its refresh token is spent.
-      if (written > Number(cachedVersion || 0)) return { held: undefined, waitUntil: this.now() + this.ttlSeconds * 1000 };
+      // An earlier version's note of the Secret version written: the refresher's read under the lock sees it anyway.
       const annotations = { ...current.metadata?.annotations };
       delete annotations[WRITTEN_VERSION_ANNOTATION];
       const nowIso = microTime(this.now());
@@ -105,7 +103,7 @@ export class RefreshLock {
 
   /** Takes the lock if it can be taken now (no version check): for tests and tools. */
   async tryAcquire(namespace: string, connectionName: string, connectionUid?: string): Promise<boolean> {
-    return (await this.acquire(namespace, connectionName, '', connectionUid)).held !== undefined;
+    return (await this.acquire(namespace, connectionName, connectionUid)).held !== undefined;
   }
 
   private held(namespace: string, connectionName: string, lease: LeaseObject): HeldRefreshLock {
@@ -158,31 +156,7 @@ export class RefreshLock {
     return !held.lost && this.now() < held.renewedAt + this.ttlSeconds * 1000 * 0.8;
   }
 
-  /**
-   * Releases after a refresh that wrote the credentials Secret at `writtenVersion`: the holder is
-   * cleared and the version recorded (see {@link WRITTEN_VERSION_ANNOTATION}); the Lease is deleted
-   * one TTL later unless someone took it meanwhile. Not awaited on the request path.
-   */
-  async releaseWritten(held: HeldRefreshLock, writtenVersion: string): Promise<void> {
-    const released = await this.leases.replace(held.namespace, {
-      ...held.lease,
-      metadata: {
-        ...held.lease.metadata,
-        annotations: { ...held.lease.metadata?.annotations, [WRITTEN_VERSION_ANNOTATION]: writtenVersion },
-      },
-      spec: { ...held.lease.spec, holderIdentity: undefined, renewTime: microTime(this.now()) },
-    });
-    held.lost = true;
-    if (!released) return;
-    const timer = setTimeout(() => {
-      void this.leases
-        .deleteIfUnchanged(held.namespace, released.metadata!.name!, released.metadata!.resourceVersion!)
-        .catch(() => undefined);
-    }, this.ttlSeconds * 1000);
-    timer.unref();
-  }
-
-  /** Releases after a refresh that wrote nothing (it failed): the Lease is deleted, unless someone took it meanwhile. */
+  /** Releases: the Lease is deleted, unless someone took it meanwhile (it expired, and they hold it now). */
   async release(held: HeldRefreshLock): Promise<void> {
     held.lost = true;
     await this.leases.deleteIfUnchanged(held.namespace, held.lease.metadata!.name!, held.lease.metadata!.resourceVersion!);

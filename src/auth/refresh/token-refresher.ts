@@ -182,17 +182,29 @@ export class TokenRefresher {
     const deadline = clock.now() + (this.deps.waitTimeoutMs ?? 30_000);
 
     for (;;) {
-      // The informer cache, not the API server: the Lease below tells whether it may be behind.
+      // The informer cache first; once the lock is held, the Secret is read to see whether it is behind.
       const current = store.getConnection(namespace, integration, connectionId);
       if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
       if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
       const failure = newRefreshFailure(current.resource.status, knownErrors);
       if (failure) throw failedElsewhere(failure);
       if (!strategy.canRefresh(current.credentials)) return current;
-      const taken = await lock.acquire(namespace, name, current.credentialsVersion, current.resource.metadata.uid);
-      if (taken.held) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held);
-      // Another replica holds the lock (or wrote credentials this cache has not seen yet): the watch
-      // brings its result. Wait for a change of the Connection or its Secret, at most until the Lease
+      const taken = await lock.acquire(namespace, name, current.resource.metadata.uid);
+      if (taken.held) {
+        // The last holder may have written credentials this cache has not seen yet (its watch trails):
+        // their refresh token is the only live one. One read tells; a newer Secret goes into the cache
+        // and the loop looks again (usually it is fresh now: no refresh).
+        const version = await store.readCredentialsVersion(namespace, name).catch(async (err: unknown) => {
+          await lock.release(taken.held).catch(() => undefined);
+          throw err;
+        });
+        if (version === current.credentialsVersion) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held);
+        await lock.release(taken.held);
+        if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+        if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
+      }
+      // Another replica holds the lock, or wrote credentials this cache would not take (the Secret is
+      // labelled for another shard now): the watch brings the result. Wait for a change of the Connection or its Secret, at most until the Lease
       // could expire; then try again.
       if (clock.now() >= deadline) {
         throw new RefreshError('another replica is refreshing this connection and has not finished; try again', {
@@ -201,7 +213,7 @@ export class TokenRefresher {
           retryAfterMs: 1000,
         });
       }
-      const until = Math.min(deadline, Math.max(taken.waitUntil, clock.now() + 50));
+      const until = Math.min(deadline, Math.max(taken.held ? clock.now() + 1000 : taken.waitUntil, clock.now() + 50));
       for (;;) {
         await store.whenConnectionChanges(namespace, name, until - clock.now());
         const now = store.getConnection(namespace, integration, connectionId);
@@ -238,7 +250,7 @@ export class TokenRefresher {
       const warn = (err: unknown) => this.logger.warn({ namespace, name, err: apiMessage(err) }, 'could not release refresh lock');
       // Off the request path after a success; awaited after a failure, so a retry right after finds the Lease gone.
       const version = written;
-      if (version !== undefined) afterAnswer(() => lock.releaseWritten(held, version).catch(warn));
+      if (version !== undefined) afterAnswer(() => lock.release(held).catch(warn));
       else if (!keepLock) await lock.release(held).catch(warn);
     }
   }
@@ -434,7 +446,7 @@ export class TokenRefresher {
     if (!strategy) return drop('no refresh strategy');
     const run = (async () => {
       const { lock } = this.deps;
-      const taken = await lock.acquire(namespace, name, conn.credentialsVersion, conn.resource.metadata.uid);
+      const taken = await lock.acquire(namespace, name, conn.resource.metadata.uid);
       if (!taken.held || !RefreshLock.sameTenure(kept.held, taken.held)) {
         if (taken.held) await lock.release(taken.held).catch(() => undefined);
         drop('another replica has held the refresh lock since');
