@@ -46,9 +46,22 @@ export async function apiServerRequests(kc: KubeConfig): Promise<RequestCounts> 
 
 /** What was served between two readings, writes only, most first. */
 export function writesBetween(before: RequestCounts, after: RequestCounts): Array<{ call: string; count: number }> {
+  return callsBetween(before, after, (verb) => WRITE_VERBS.has(verb));
+}
+
+/** Reads of single objects (GET; lists and watches apart) served between two readings, most first. */
+export function getsBetween(before: RequestCounts, after: RequestCounts): Array<{ call: string; count: number }> {
+  return callsBetween(before, after, (verb) => verb === 'GET');
+}
+
+function callsBetween(
+  before: RequestCounts,
+  after: RequestCounts,
+  verbs: (verb: string) => boolean,
+): Array<{ call: string; count: number }> {
   const out: Array<{ call: string; count: number }> = [];
   for (const [key, n] of after) {
-    if (!WRITE_VERBS.has(key.split(' ')[0]!)) continue;
+    if (!verbs(key.split(' ')[0]!)) continue;
     const d = n - (before.get(key) ?? 0);
     if (d > 0) out.push({ call: key, count: d });
   }

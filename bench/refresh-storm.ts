@@ -29,7 +29,7 @@ import { createTestNamespace } from '../dev/cluster.js';
 import { freePort, REPO_ROOT } from '../dev/control-plane.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
-import { apiServerRequests, writesBetween } from './api-server-requests.js';
+import { apiServerRequests, getsBetween, writesBetween } from './api-server-requests.js';
 import { spawnChild, startTokenEndpoint, stopChild, type Child, type EndpointStats } from './child-processes.js';
 import { writeFigures } from './figures.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB } from './replica-process.js';
@@ -197,6 +197,8 @@ interface PhaseResult {
   /** Writes the API server served during the storm (its start to the controllers' stop) per refresh, by call. */
   apiWritesPerRefresh: number;
   apiWrites: Array<{ call: string; perRefresh: number }>;
+  /** Single-object reads (GET) the API server served during the storm, per refresh, by call. */
+  apiGets: Array<{ call: string; perRefresh: number }>;
   failover?: {
     killed: string;
     killedAtRefreshes: number;
@@ -375,7 +377,9 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     };
   }
   await Promise.all(controllers.map((ctl) => stopChild(ctl)));
-  const writes = writesBetween(requestsStorm, await apiServerRequests(bed.kc));
+  const requestsEnd = await apiServerRequests(bed.kc);
+  const writes = writesBetween(requestsStorm, requestsEnd);
+  const gets = getsBetween(requestsStorm, requestsEnd);
   const stormSeconds = (c.last - c.first) / 1000;
   return {
     connections: N,
@@ -399,6 +403,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     machineIdle: idleBetween(cpu0.machine, cpu1.machine),
     apiWritesPerRefresh: writes.reduce((n, w) => n + w.count, 0) / Math.max(1, c.refreshes),
     apiWrites: writes.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) })),
+    apiGets: gets.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) })),
     failover,
   };
 }
@@ -460,6 +465,7 @@ function report(results: Record<string, PhaseResult>, machineLines: string[]): v
       machineIdle: round(p.machineIdle),
       apiWritesPerRefresh: round(p.apiWritesPerRefresh),
       apiWrites: p.apiWrites.map((w) => ({ call: w.call, perRefresh: round(w.perRefresh) })),
+      apiGets: p.apiGets.map((w) => ({ call: w.call, perRefresh: round(w.perRefresh) })),
     };
   }
   const f = results.failover;
@@ -537,12 +543,13 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
     ...(() => {
       const p = results['1'] ?? phases[0];
       if (!p) return [];
-      const calls = p.apiWrites
-        .filter((w) => w.perRefresh >= 0.05)
-        .map((w) => `${w.call} ${fixed(w.perRefresh, 2)}`)
-        .join(', ');
+      const byCall = (calls: PhaseResult['apiWrites']) =>
+        calls
+          .filter((w) => w.perRefresh >= 0.05)
+          .map((w) => `${w.call} ${fixed(w.perRefresh, 2)}`)
+          .join(', ') || 'none';
       return [
-        `- API writes per refresh (served by the API server from the storm's start to the controllers' stop; ${p === results['1'] ? 'one replica' : 'first row'}): ${fixed(p.apiWritesPerRefresh, 2)}, by call: ${calls}.`,
+        `- API writes per refresh (served by the API server from the storm's start to the controllers' stop; ${p === results['1'] ? 'one replica' : 'first row'}): ${fixed(p.apiWritesPerRefresh, 2)}, by call: ${byCall(p.apiWrites)}; reads of one object: ${byCall(p.apiGets)}.`,
       ];
     })(),
     ...(() => {

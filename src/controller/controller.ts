@@ -9,7 +9,14 @@ import { ShardMembership, type ShardLeaseClient } from './shard-membership.js';
 import { LABELS } from '../k8s/resources.js';
 import { controllerMetrics, type ControllerMetrics } from './metrics.js';
 import { ProviderReconciler } from './reconcilers/provider.js';
-import { connectionKey, RefreshScheduler, splitKey, type RefreshFn, type RefreshSchedulerOptions } from './refresh-scheduler.js';
+import {
+  connectionKey,
+  RefreshScheduler,
+  splitKey,
+  TAKEOVER_AHEAD_MS,
+  type RefreshFn,
+  type RefreshSchedulerOptions,
+} from './refresh-scheduler.js';
 import { refreshTime } from './refresh-timing.js';
 import { Sweeper } from './sweeper.js';
 import { WorkQueue } from './workqueue.js';
@@ -189,7 +196,8 @@ class ShardSession {
         // tracked) has nothing new to reconcile: its no-op reconcile would only delay the share taken over.
         if (opts.rebalance && labelled && this.scheduler.queue.holds(key)) continue;
         // Connections taken over go first: a dead replica's tokens may be due, and each needs its label
-        // (and its Secret in this replica's cache) before it can be refreshed.
+        // (and its Secret in this replica's cache) before it can be refreshed; so does its refresh.
+        if (!labelled) this.scheduler.takenOver(key);
         this.reconcile.add(key, labelled ? now : now - TAKEOVER_AHEAD_MS);
       } else {
         this.scheduler.forget(key);
@@ -203,9 +211,6 @@ class ShardSession {
     await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop()]);
   }
 }
-
-/** How far ahead of other reconciles a connection taken over is queued (as if due this much earlier). */
-const TAKEOVER_AHEAD_MS = 60 * 60_000;
 
 /** Connections younger than this may still be getting their Secret written (the sweeper's age). */
 const SWEEP_AGE_MS = 5 * 60_000;
@@ -422,7 +427,9 @@ export class Controller {
 
   /** Queues a reconcile of an owned connection; `aheadMs` puts it before others queued up to that long ago. */
   private enqueueConnection(key: string, aheadMs = 0): void {
-    if (this.shard && this.owns(key)) this.shard.reconcile.add(key, Date.now() - aheadMs);
+    if (!this.shard || !this.owns(key)) return;
+    if (aheadMs > 0) this.shard.scheduler.takenOver(key);
+    this.shard.reconcile.add(key, Date.now() - aheadMs);
   }
 
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */

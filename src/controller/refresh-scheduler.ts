@@ -7,6 +7,9 @@ import { ConnectionReason, findCondition, IntegrationCondition } from '../domain
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
+
+/** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
+export const TAKEOVER_AHEAD_MS = 60 * 60_000;
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
@@ -107,6 +110,8 @@ export class RefreshScheduler {
   private readonly refreshing = new Set<string>();
   /** Successful refreshes whose status the connection reconciler has not written yet. */
   private readonly done = new Map<string, RefreshDone>();
+  /** Keys just taken over from another replica, not scheduled since (see {@link takenOver}). */
+  private readonly takeovers = new Set<string>();
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
@@ -154,22 +159,36 @@ export class RefreshScheduler {
     return { kind: 'at', at: due, retry: attempts > 0 };
   }
 
+  /**
+   * The key was just taken over (its owner left the ring): if its refresh is overdue when it is next
+   * scheduled, it goes ahead of this replica's own overdue refreshes. In a storm every token is due at
+   * about the same time, and earliest-due-first alone would leave a dead replica's share behind the
+   * survivors' whole backlog, though nobody has been working on it.
+   */
+  takenOver(key: string): void {
+    this.takeovers.add(key);
+  }
+
   /** (Re)arms the connection's timer from its current state. */
   schedule(key: string): Plan {
     const [namespace, name] = splitKey(key);
     const plan = this.plan(this.opts.store.getConnectionByName(namespace, name));
     if (plan.kind === 'none') {
       this.queue.remove(key);
+      this.takeovers.delete(key);
       return plan;
     }
     const at = Math.max(plan.at, this.notBefore.get(key) ?? 0);
+    const now = this.opts.clock.now();
+    const ahead = this.takeovers.delete(key) && at <= now ? TAKEOVER_AHEAD_MS : 0;
     // Overdue keys keep how long they have been due: the longest-waiting refresh runs first.
-    this.queue.reschedule(key, at - this.opts.clock.now());
+    this.queue.reschedule(key, at - now - ahead);
     return { ...plan, at };
   }
 
   forget(key: string): void {
     this.queue.remove(key);
+    this.takeovers.delete(key);
     this.done.delete(key);
     this.lastAttempt.delete(key);
     this.notBefore.delete(key);

@@ -136,3 +136,52 @@ describe('RefreshScheduler.plan', () => {
     integration.status.conditions = [];
   });
 });
+
+describe('RefreshScheduler order', () => {
+  it('runs an overdue connection just taken over ahead of its own overdue ones (all due at the same time)', async () => {
+    const now = T0;
+    const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] } };
+    // Every token expired together, a minute ago: earliest-due-first alone has no order among them.
+    const stored = (name: string): StoredConnection => ({
+      resource: {
+        apiVersion: 'latchkey.dev/v1alpha1',
+        kind: 'Connection',
+        metadata: { name, namespace: 'ns', generation: 1 },
+        spec: { integration: 'int', provider: 'p', connectionId: name, id: 1, authMode: 'OAUTH2' },
+        status: {},
+      },
+      credentials: oauth2(undefined, now - 60_000),
+      credentialsVersion: '1',
+    });
+    const ran: string[] = [];
+    let unblock!: () => void;
+    const blocked = new Promise<void>((r) => (unblock = r));
+    const scheduler = new RefreshScheduler({
+      store: { getIntegration: () => integration, getConnectionByName: (_ns: string, name: string) => stored(name) } as never,
+      // The first refresh holds the only slot until the others are queued.
+      refresh: async (_ns, _integration, connectionId) => {
+        ran.push(connectionId);
+        if (ran.length === 1) await blocked;
+      },
+      nextRefreshAt: (c) => refreshTime(c.credentials, settings),
+      isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',
+      events: { record: async () => 'event' },
+      clock: { now: () => now },
+      metrics: controllerMetrics(new Registry()),
+      logger: createLogger('silent'),
+      concurrency: 1,
+    });
+    try {
+      scheduler.schedule('ns/first');
+      await new Promise((r) => setImmediate(r));
+      for (const own of ['own-1', 'own-2', 'own-3']) scheduler.schedule(`ns/${own}`);
+      scheduler.takenOver('ns/orphan');
+      scheduler.schedule('ns/orphan');
+      unblock();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(ran).toEqual(['first', 'orphan', 'own-1', 'own-2', 'own-3']);
+    } finally {
+      await scheduler.stop();
+    }
+  });
+});
