@@ -516,7 +516,7 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
         '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
         row('3, one killed', f),
         '',
-        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned} (${f.failover.answeredToKilledInFlight} more were answered to the killed replica itself, its token calls in flight when it died), the first ${fixed(f.failover.takeoverSecondsFirst)} s after the kill (its share had moved: the Lease expires at most ${f.failover.leaseDurationSeconds} s after the kill), the last ${fixed(f.failover.takeoverSecondsMax)} s after it (the survivors were working through their own due refreshes too: waiting refreshes run earliest due first, wherever they came from).`,
+        `- The killed replica's unrefreshed connections refreshed by the others: ${f.failover.orphanedRefreshedByOthers} of ${f.failover.orphaned} (${f.failover.answeredToKilledInFlight} more were answered to the killed replica itself, its token calls in flight when it died), the first ${fixed(f.failover.takeoverSecondsFirst)} s after the kill (its share had moved: the Lease expires at most ${f.failover.leaseDurationSeconds} s after the kill), the last ${fixed(f.failover.takeoverSecondsMax)} s after it (the survivors were working through their own due refreshes too: a connection taken over goes ahead of their overdue ones, then earliest due first).`,
       ]
     : [];
   const phases = Object.values(results);
