@@ -7,10 +7,10 @@ import { ConnectionReason, findCondition, IntegrationCondition } from '../domain
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
 import { WorkQueue } from './workqueue.js';
+import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
 
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
 export const TAKEOVER_AHEAD_MS = 60 * 60_000;
-import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
 
 /** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
 export type RefreshFn = (

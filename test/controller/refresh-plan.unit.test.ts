@@ -38,6 +38,21 @@ describe('refresh margin', () => {
   });
 });
 
+/** A scheduler of OAuth 2 tokens with the margins above, at the clock `now()`, over a stand-in store (no cluster). */
+function schedulerOver(store: object, now: () => number, opts: Partial<ConstructorParameters<typeof RefreshScheduler>[0]> = {}) {
+  return new RefreshScheduler({
+    store: store as never,
+    refresh: async () => undefined,
+    nextRefreshAt: (c) => refreshTime(c.credentials, settings),
+    isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',
+    events: { record: async () => 'event' },
+    clock: { now },
+    metrics: controllerMetrics(new Registry()),
+    logger: createLogger('silent'),
+    ...opts,
+  });
+}
+
 describe('RefreshScheduler.plan', () => {
   let now = T0;
   const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] as unknown[] } };
@@ -51,16 +66,7 @@ describe('RefreshScheduler.plan', () => {
       throw new Error('not in unit tests');
     },
   };
-  const scheduler = new RefreshScheduler({
-    store: store as never,
-    refresh: async () => undefined,
-    nextRefreshAt: (c) => refreshTime(c.credentials, settings),
-    isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',
-    events: { record: async () => 'event' },
-    clock: { now: () => now },
-    metrics: controllerMetrics(new Registry()),
-    logger: createLogger('silent'),
-  });
+  const scheduler = schedulerOver(store, () => now);
   afterAll(() => scheduler.stop());
 
   const conn = (
@@ -156,19 +162,13 @@ describe('RefreshScheduler order', () => {
     const ran: string[] = [];
     let unblock!: () => void;
     const blocked = new Promise<void>((r) => (unblock = r));
-    const scheduler = new RefreshScheduler({
-      store: { getIntegration: () => integration, getConnectionByName: (_ns: string, name: string) => stored(name) } as never,
+    const store = { getIntegration: () => integration, getConnectionByName: (_ns: string, name: string) => stored(name) };
+    const scheduler = schedulerOver(store, () => now, {
       // The first refresh holds the only slot until the others are queued.
       refresh: async (_ns, _integration, connectionId) => {
         ran.push(connectionId);
         if (ran.length === 1) await blocked;
       },
-      nextRefreshAt: (c) => refreshTime(c.credentials, settings),
-      isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',
-      events: { record: async () => 'event' },
-      clock: { now: () => now },
-      metrics: controllerMetrics(new Registry()),
-      logger: createLogger('silent'),
       concurrency: 1,
     });
     try {

@@ -49,9 +49,8 @@ export class RefreshLock {
   }
 
   /**
-   * Takes the lock for a refresh of the credentials this process has cached at `cachedVersion`
-   * (the Secret's resourceVersion). With the connection's UID, a newly created Lease is owned by the
-   * Connection, so the garbage collector deletes it with the connection (no blockOwnerDeletion).
+   * Takes the lock of a connection's refresh. With the connection's UID, a newly created Lease is owned
+   * by the Connection, so the garbage collector deletes it with the connection (no blockOwnerDeletion).
    */
   async acquire(namespace: string, connectionName: string, connectionUid?: string): Promise<Acquisition> {
     const name = RefreshLock.leaseName(connectionName);

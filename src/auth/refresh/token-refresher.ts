@@ -204,8 +204,9 @@ export class TokenRefresher {
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
       }
       // Another replica holds the lock, or wrote credentials this cache would not take (the Secret is
-      // labelled for another shard now): the watch brings the result. Wait for a change of the Connection or its Secret, at most until the Lease
-      // could expire; then try again.
+      // labelled for another shard now): the watch brings the result. Wait for a change of the
+      // Connection or its Secret, at most until the Lease could expire (a second, after a read); then
+      // try again.
       if (clock.now() >= deadline) {
         throw new RefreshError('another replica is refreshing this connection and has not finished; try again', {
           permanent: false,
