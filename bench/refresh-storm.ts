@@ -381,6 +381,8 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const writes = writesBetween(requestsStorm, requestsEnd);
   const gets = getsBetween(requestsStorm, requestsEnd);
   const stormSeconds = (c.last - c.first) / 1000;
+  const perRefresh = (calls: Array<{ call: string; count: number }>) =>
+    calls.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) }));
   return {
     connections: N,
     refreshes: c.refreshes,
@@ -402,8 +404,8 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     controlPlaneCpuCores: (cpu1.cp - cpu0.cp) / wall,
     machineIdle: idleBetween(cpu0.machine, cpu1.machine),
     apiWritesPerRefresh: writes.reduce((n, w) => n + w.count, 0) / Math.max(1, c.refreshes),
-    apiWrites: writes.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) })),
-    apiGets: gets.map((w) => ({ call: w.call, perRefresh: w.count / Math.max(1, c.refreshes) })),
+    apiWrites: perRefresh(writes),
+    apiGets: perRefresh(gets),
     failover,
   };
 }

@@ -195,15 +195,23 @@ class ShardSession {
         // After a rebalance, a connection this replica kept (labelled for it, its refresh still
         // tracked) has nothing new to reconcile: its no-op reconcile would only delay the share taken over.
         if (opts.rebalance && labelled && this.scheduler.queue.holds(key)) continue;
-        // Connections taken over go first: a dead replica's tokens may be due, and each needs its label
-        // (and its Secret in this replica's cache) before it can be refreshed; so does its refresh.
-        if (!labelled) this.scheduler.takenOver(key);
-        this.reconcile.add(key, labelled ? now : now - TAKEOVER_AHEAD_MS);
+        if (labelled) this.reconcile.add(key, now);
+        else this.enqueueTakenOver(key);
       } else {
         this.scheduler.forget(key);
         this.reconcile.remove(key);
       }
     }
+  }
+
+  /**
+   * Queues a connection just taken over ahead of other work: a dead replica's tokens may be due, and
+   * each needs its label (and its Secret in this replica's cache) before it can be refreshed; its
+   * refresh then goes ahead of this replica's own overdue ones too.
+   */
+  enqueueTakenOver(key: string): void {
+    this.scheduler.takenOver(key);
+    this.reconcile.add(key, Date.now() - TAKEOVER_AHEAD_MS);
   }
 
   async stop(): Promise<void> {
@@ -425,11 +433,11 @@ export class Controller {
     this.leader?.reconcile.add(key);
   }
 
-  /** Queues a reconcile of an owned connection; `aheadMs` puts it before others queued up to that long ago. */
-  private enqueueConnection(key: string, aheadMs = 0): void {
+  /** Queues a reconcile of an owned connection; `takenOver`: ahead of other work ({@link ShardSession.enqueueTakenOver}). */
+  private enqueueConnection(key: string, takenOver = false): void {
     if (!this.shard || !this.owns(key)) return;
-    if (aheadMs > 0) this.shard.scheduler.takenOver(key);
-    this.shard.reconcile.add(key, Date.now() - aheadMs);
+    if (takenOver) this.shard.enqueueTakenOver(key);
+    else this.shard.reconcile.add(key);
   }
 
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */
@@ -463,14 +471,14 @@ export class Controller {
       // Sharded: whole Connections come in (labelled for this replica) and go (labelled for another)
       // on their own watch, which can trail the identities': each arrival is reconciled again, ahead
       // of other work (it was just labelled for this replica: taken over, its refresh may be due).
-      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c), TAKEOVER_AHEAD_MS));
+      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c), true));
       store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
       store.connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
     }
     // A connection's credentials Secret has the connection's name. One arriving in a sharded cache was
     // just labelled for this replica (taken over): it goes ahead, its refresh may be due.
     const secretKey = (s: { metadata?: { namespace?: string; name?: string } }) => `${s.metadata!.namespace}/${s.metadata!.name}`;
-    store.credentialSecrets.on('add', (s) => this.enqueueConnection(secretKey(s), store.connectionShard ? TAKEOVER_AHEAD_MS : 0));
+    store.credentialSecrets.on('add', (s) => this.enqueueConnection(secretKey(s), store.connectionShard !== undefined));
     store.credentialSecrets.on('update', (s) => this.enqueueConnection(secretKey(s)));
     store.credentialSecrets.on('delete', (s) => this.enqueueConnection(secretKey(s)));
     // A Secret an Integration or Environment refers to changed: check them again.

@@ -147,11 +147,16 @@ export class ResourceCache<T extends KubernetesObject> {
     return [...out.values()];
   }
 
-  /** Records an object this process just wrote (the API server's answer). */
+  /**
+   * Records an object this process just wrote (the API server's answer) or read from the API server.
+   * An older version than the one already recorded is ignored (a read answered before a write of ours).
+   */
   remember(obj: T): void {
     if (!this.selects(obj)) return;
     const name = obj.metadata!.name!;
     const k = key(name, obj.metadata!.namespace);
+    const recorded = this.overlay.get(k);
+    if (recorded && recorded.resourceVersion > rv(obj)) return;
     this.put(k, { obj, resourceVersion: rv(obj), expiresAt: this.now() + OVERLAY_TTL_MS });
     this.wake(k);
   }

@@ -503,8 +503,8 @@ export class KubeStore {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const cached = this.credentialSecrets.get(name, namespace);
-    if (Number(secret.metadata?.resourceVersion) > Number(cached?.metadata?.resourceVersion ?? 0)) this.credentialSecrets.remember(secret);
+    // Older than the cache's copy it is not (the read came after any write this cache holds).
+    this.credentialSecrets.remember(secret);
     return secret.metadata?.resourceVersion;
   }
 

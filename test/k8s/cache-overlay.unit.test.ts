@@ -61,6 +61,15 @@ it('keeps the overlay entry while the watch still shows an older version', () =>
   expect(cache.get('a', 'ns')?.metadata?.resourceVersion).toBe('7');
 });
 
+it('ignores an older version remembered after a newer one (a read answered before a write of ours)', () => {
+  const { cache } = cacheWith();
+  cache.remember(obj('a', 9));
+  cache.remember(obj('a', 6));
+  expect(cache.get('a', 'ns')?.metadata?.resourceVersion).toBe('9');
+  cache.remember(obj('a', 12));
+  expect(cache.get('a', 'ns')?.metadata?.resourceVersion).toBe('12');
+});
+
 it('drops a deletion tombstone when the watch delivers the deletion, even if never read', () => {
   const { informer, cache } = cacheWith();
   informer.event('add', obj('a', 3));
