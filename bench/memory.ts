@@ -5,8 +5,8 @@
  *
  * The connections are written straight to the API server in parallel (not through Latchkey: the
  * point is the replicas' start, not the import path), shaped as an import writes them: a Connection
- * and its credentials Secret owned by it, both carrying the shard label of the controller the hash
- * ring gives them (so the controllers start without relabelling anything).
+ * and its credentials Secret owned by it, both carrying the shard label of the controller the
+ * rendezvous hashing gives them (so the controllers start without relabelling anything).
  *
  * Per N: the 3 controllers start together; each one's time to /readyz 200, then, once they have
  * reconciled their shares (every connection carries a Ready condition and the work queues are empty),
@@ -24,7 +24,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { HashRing } from '../src/controller/hash-ring.js';
+import { RendezvousHash } from '../src/controller/rendezvous-hash.js';
 import { RECONCILE_WAVE } from '../src/controller/controller.js';
 import { connectionObjectName } from '../src/k8s/names.js';
 import {
@@ -81,7 +81,7 @@ interface Bed {
   secretKey: string;
   custom: CustomObjectsApi;
   core: CoreV1Api;
-  ring: HashRing;
+  ring: RendezvousHash;
 }
 
 // ---- filling the API server ----
@@ -534,7 +534,7 @@ async function main(): Promise<void> {
     secretKey: env.secretKey,
     custom: kc.makeApiClient(CustomObjectsApi),
     core: kc.makeApiClient(CoreV1Api),
-    ring: new HashRing(CONTROLLERS),
+    ring: new RendezvousHash(CONTROLLERS),
   };
   try {
     let created = 0;

@@ -29,7 +29,7 @@ import { createTestNamespace } from '../dev/cluster.js';
 import { freePort, REPO_ROOT } from '../dev/control-plane.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
-import { apiServerRequests, getsBetween, writesBetween } from './api-server-requests.js';
+import { apiServerRequests, getsBetween, meanMsBetween, writesBetween } from './api-server-requests.js';
 import { spawnChild, startTokenEndpoint, stopChild, type Child, type EndpointStats } from './child-processes.js';
 import { writeFigures } from './figures.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB } from './replica-process.js';
@@ -199,6 +199,10 @@ interface PhaseResult {
   apiWrites: Array<{ call: string; perRefresh: number }>;
   /** Single-object reads (GET) the API server served during the storm, per refresh, by call. */
   apiGets: Array<{ call: string; perRefresh: number }>;
+  /** The API server's own mean time (ms) per request during the storm, for calls served at least once per 10 refreshes. */
+  apiServerMeanMs: Array<{ call: string; meanMs: number }>;
+  /** Mean refresh as the live controllers' schedulers timed it during the storm (ms; lock, reads, token call, write). */
+  refreshMeanMs: number;
   failover?: {
     killed: string;
     killedAtRefreshes: number;
@@ -222,6 +226,17 @@ async function heapOf(healthUrl: string): Promise<{ usedMiB: number; totalMiB: n
     totalMiB: value('latchkey_process_nodejs_heap_size_total_bytes') / 2 ** 20,
     externalMiB: value('latchkey_process_nodejs_external_memory_bytes') / 2 ** 20,
   };
+}
+
+/** A controller's refresh duration histogram from its /metrics: seconds summed and refreshes counted. */
+async function refreshSecondsOf(healthUrl: string): Promise<{ sum: number; count: number }> {
+  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+  const total = (suffix: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`latchkey_refresh_duration_seconds_${suffix}{`))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return { sum: total('sum'), count: total('count') };
 }
 
 /** Sums one phase's endpoint counts (families of other phases are ignored). */
@@ -320,6 +335,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   sampleCpu();
   const cpuAtStorm = new Map(cpuOf);
   const cpu0 = { machine: machineCpu(), cp: processCpuMs(bed.workDir), wall: Date.now() };
+  const refreshSecondsAtStorm = new Map(await Promise.all(controllers.map(async (c) => [c.healthUrl, await refreshSecondsOf(c.healthUrl)] as const)));
   let failover: PhaseResult['failover'];
   const deadline = Math.max(...expiresAt.values()) + 30_000;
   let killAt = 0;
@@ -355,6 +371,10 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const controllerRssMiB = alive.map((c) => rssBytes(c.pid) / 2 ** 20);
   // Where the RSS is: V8's heap (used and reserved) and memory outside it, from each process's own /metrics.
   const controllerHeap = await Promise.all(alive.map((c) => heapOf(c.healthUrl)));
+  const refreshSeconds = (await Promise.all(alive.map((c) => refreshSecondsOf(c.healthUrl)))).map((end, i) => {
+    const start = refreshSecondsAtStorm.get(alive[i]!.healthUrl) ?? { sum: 0, count: 0 };
+    return { sum: end.sum - start.sum, count: end.count - start.count };
+  });
   const cpu1 = { machine: machineCpu(), cp: processCpuMs(bed.workDir) };
   const stats = await bed.endpoint.stats();
   const c = phaseCounts(stats, expiresAt);
@@ -406,6 +426,8 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     apiWritesPerRefresh: writes.reduce((n, w) => n + w.count, 0) / Math.max(1, c.refreshes),
     apiWrites: perRefresh(writes),
     apiGets: perRefresh(gets),
+    apiServerMeanMs: meanMsBetween(requestsStorm, requestsEnd, c.refreshes / 10).map(({ call, meanMs }) => ({ call, meanMs })),
+    refreshMeanMs: (refreshSeconds.reduce((n, r) => n + r.sum, 0) / Math.max(1, refreshSeconds.reduce((n, r) => n + r.count, 0))) * 1000,
     failover,
   };
 }
@@ -468,6 +490,8 @@ function report(results: Record<string, PhaseResult>, machineLines: string[]): v
       apiWritesPerRefresh: round(p.apiWritesPerRefresh),
       apiWrites: p.apiWrites.map((w) => ({ call: w.call, perRefresh: round(w.perRefresh) })),
       apiGets: p.apiGets.map((w) => ({ call: w.call, perRefresh: round(w.perRefresh) })),
+      apiServerMeanMs: p.apiServerMeanMs.map((w) => ({ call: w.call, meanMs: round(w.meanMs) })),
+      refreshMeanMs: round(p.refreshMeanMs),
     };
   }
   const f = results.failover;
@@ -552,6 +576,14 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
           .join(', ') || 'none';
       return [
         `- API writes per refresh (served by the API server from the storm's start to the controllers' stop; ${p === results['1'] ? 'one replica' : 'first row'}): ${fixed(p.apiWritesPerRefresh, 2)}, by call: ${byCall(p.apiWrites)}; reads of one object: ${byCall(p.apiGets)}.`,
+      ];
+    })(),
+    ...(() => {
+      const rows = ['1', '2', '3'].filter((r) => results[r]);
+      if (!rows.length) return [];
+      const served = (p: PhaseResult) => p.apiServerMeanMs.map((w) => `${w.call} ${fixed(w.meanMs, 1)}`).join(', ');
+      return [
+        `- Time per refresh during the storm, as the controllers' schedulers timed it (lock, read, token call, write): ${rows.map((r) => `${fixed(results[r]!.refreshMeanMs, 0)} ms (${r})`).join(', ')}. The API server's own mean time per request (ms, not the client's round trip): ${rows.map((r) => `${r} replica${r === '1' ? '' : 's'}: ${served(results[r]!)}`).join('; ')}.`,
       ];
     })(),
     ...(() => {

@@ -180,7 +180,7 @@ class ShardSession {
   /**
    * Queues every connection this replica owns; forgets the refreshes of those it no longer owns.
    * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave});
-   * `rebalance`: the ring changed, and connections this replica kept need no reconcile for it.
+   * `rebalance`: the members changed, and connections this replica kept need no reconcile for it.
    */
   enqueueOwned(opts: { wave?: boolean; rebalance?: boolean } = {}): void {
     if (opts.wave) {
@@ -292,7 +292,7 @@ export class Controller {
   private shard: ShardSession | undefined;
   private started = false;
   private transition: Promise<void> = Promise.resolve();
-  /** A Connection or the ring changed since the gauge was last counted. */
+  /** A Connection or the members changed since the gauge was last counted. */
   private gaugeStale = true;
 
   constructor(private readonly opts: ControllerOptions) {
@@ -370,7 +370,7 @@ export class Controller {
 
   /**
    * Counts connections by condition for the `latchkey_connections` gauge (this replica's share when
-   * sharded), before each scrape, but only when a Connection or the ring changed since the last count:
+   * sharded), before each scrape, but only when a Connection or the members changed since the last count:
    * counting walks every cached Connection, which at 33,000 per replica cost a full pass (and its
    * garbage) per scrape of a replica that had nothing to do.
    */

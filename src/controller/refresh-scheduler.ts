@@ -160,7 +160,7 @@ export class RefreshScheduler {
   }
 
   /**
-   * The key was just taken over (its owner left the ring): if its refresh is overdue when it is next
+   * The key was just taken over (its owner left the members): if its refresh is overdue when it is next
    * scheduled, it goes ahead of this replica's own overdue refreshes. In a storm every token is due at
    * about the same time, and earliest-due-first alone would leave a dead replica's share behind the
    * survivors' whole backlog, though nobody has been working on it.

@@ -1,7 +1,7 @@
 import type { AcquireResult, LeaseState } from '../k8s/leases.js';
 import type { Logger } from '../app/log.js';
 import { LABELS } from '../k8s/resources.js';
-import { HashRing } from './hash-ring.js';
+import { RendezvousHash } from './rendezvous-hash.js';
 import { errMessage, settleWithin } from './settle.js';
 
 /** What membership needs of {@link import('../k8s/leases.js').Leases}. */
@@ -27,7 +27,7 @@ export interface ShardMembershipOptions {
   renewIntervalMs?: number;
   now?: () => number;
   logger: Logger;
-  /** The ring changed or this member became active or inactive: re-check what it owns. */
+  /** The members changed or this member became active or inactive: re-check what it owns. */
   onChange: () => void;
 }
 
@@ -46,7 +46,7 @@ const STALE_LEASE_FACTOR = 20;
  * Shard membership on coordination.k8s.io Leases, one per controller replica
  * (`latchkey-shard-<identity>`, labelled `latchkey.dev/shard-member`): a member renews its own Lease
  * and reads everyone's every renew interval; the live members (held and not expired) form a
- * {@link HashRing}, and a member owns the connections the ring gives it.
+ * {@link RendezvousHash} gives each connection to one of them, and a member owns the connections it gets.
  *
  * No connection has two owners at once:
  * - A joining member owns nothing for one lease duration after its Lease was written. Every other
@@ -60,7 +60,7 @@ const STALE_LEASE_FACTOR = 20;
 export class ShardMembership {
   private readonly renewMs: number;
   private readonly now: () => number;
-  private ring = new HashRing([]);
+  private assignment = new RendezvousHash([]);
   private joinedAt: number | undefined;
   private lastSyncedAt = 0;
   private activeNow = false;
@@ -91,17 +91,17 @@ export class ShardMembership {
 
   /** Live members as last read (sorted). */
   get members(): readonly string[] {
-    return this.ring.members;
+    return this.assignment.members;
   }
 
   /** Whether this member owns `key` (namespace/name of a connection) and may act on it now. */
   owns(key: string): boolean {
-    return this.active && this.ring.ownerOf(key) === this.opts.identity;
+    return this.active && this.assignment.ownerOf(key) === this.opts.identity;
   }
 
-  /** The member the ring gives `key` to (whether or not that member is active yet). */
+  /** The member the hashing gives `key` to (whether or not that member is active yet). */
   ownerOf(key: string): string | undefined {
-    return this.ring.ownerOf(key);
+    return this.assignment.ownerOf(key);
   }
 
   start(): void {
@@ -137,7 +137,7 @@ export class ShardMembership {
 
   /**
    * The renew interval, or sooner: just after the first other member's Lease would expire if it is
-   * not renewed by then. A member that died is then out of the ring (and its share taken) one lease
+   * not renewed by then. A member that died is then out of the members (and its share taken) one lease
    * duration after its last renewal, not up to a renew interval later.
    */
   private nextSyncDelay(): number {
@@ -166,10 +166,10 @@ export class ShardMembership {
       const live = liveLeases.map((l) => l.holder!);
       const peerExpiries = liveLeases.filter((l) => l.holder !== identity).map((l) => l.renewedAt + l.durationSeconds * 1000);
       this.peerExpiry = peerExpiries.length ? Math.min(...peerExpiries) : undefined;
-      const ring = new HashRing([...live, identity]);
-      const changed = !ring.sameMembers(this.ring);
-      if (changed) logger.info({ members: ring.members }, 'shard members changed');
-      this.ring = ring;
+      const assignment = new RendezvousHash([...live, identity]);
+      const changed = !assignment.sameMembers(this.assignment);
+      if (changed) logger.info({ members: assignment.members }, 'shard members changed');
+      this.assignment = assignment;
       this.collectStale(all, now);
       this.evaluate(changed);
     } catch (err) {
@@ -179,7 +179,7 @@ export class ShardMembership {
   }
 
   /** Active from one lease duration after joining, until the last sync is about to go stale. */
-  private evaluate(ringChanged: boolean): void {
+  private evaluate(membersChanged: boolean): void {
     const leaseMs = this.opts.leaseDurationSeconds * 1000;
     const now = this.now();
     const from = this.joinedAt === undefined ? Infinity : this.joinedAt + leaseMs;
@@ -193,7 +193,7 @@ export class ShardMembership {
     const flipped = active !== this.activeNow;
     if (flipped) this.opts.logger[active ? 'info' : 'warn']({ identity: this.opts.identity }, active ? 'shard active' : 'shard inactive');
     this.activeNow = active;
-    if (flipped || (ringChanged && active)) this.notify();
+    if (flipped || (membersChanged && active)) this.notify();
   }
 
   private setActive(active: boolean): void {
