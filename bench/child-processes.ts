@@ -54,7 +54,7 @@ export async function startTokenEndpoint(opts: {
   latencyMs: number;
   /** expires_in of the tokens it issues (its default: 3600). */
   expiresInSeconds?: number;
-}): Promise<{ url: string; stats(): Promise<EndpointStats>; stop(): Promise<void> }> {
+}): Promise<{ url: string; stats(familyPrefix?: string): Promise<EndpointStats>; stop(): Promise<void> }> {
   const child = spawnChild([join(REPO_ROOT, 'dist/bench/token-endpoint.js')], {
     PATH: process.env.PATH,
     TOKEN_LATENCY_MS: String(opts.latencyMs),
@@ -70,7 +70,8 @@ export async function startTokenEndpoint(opts: {
   const base = `http://127.0.0.1:${port}`;
   return {
     url: `${base}/token`,
-    stats: async () => (await (await fetch(`${base}/stats`)).json()) as EndpointStats,
+    stats: async (familyPrefix = '') =>
+      (await (await fetch(`${base}/stats?prefix=${encodeURIComponent(familyPrefix)}`)).json()) as EndpointStats,
     stop: () => stopChild(child),
   };
 }
