@@ -67,7 +67,11 @@ export async function apiServerRequests(kc: KubeConfig): Promise<ApiServerReadin
 }
 
 /** The API server's mean time per request (ms) between two readings, for calls served at least `min` times, most served first. */
-export function meanMsBetween(before: ApiServerReading, after: ApiServerReading, min = 1): Array<{ call: string; count: number; meanMs: number }> {
+export function meanMsBetween(
+  before: ApiServerReading,
+  after: ApiServerReading,
+  min = 1,
+): Array<{ call: string; count: number; meanMs: number }> {
   const out: Array<{ call: string; count: number; meanMs: number }> = [];
   for (const [call, a] of after.seconds) {
     const b = before.seconds.get(call) ?? { sum: 0, count: 0 };

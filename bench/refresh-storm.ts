@@ -335,7 +335,9 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   sampleCpu();
   const cpuAtStorm = new Map(cpuOf);
   const cpu0 = { machine: machineCpu(), cp: processCpuMs(bed.workDir), wall: Date.now() };
-  const refreshSecondsAtStorm = new Map(await Promise.all(controllers.map(async (c) => [c.healthUrl, await refreshSecondsOf(c.healthUrl)] as const)));
+  const refreshSecondsAtStorm = new Map(
+    await Promise.all(controllers.map(async (c) => [c.healthUrl, await refreshSecondsOf(c.healthUrl)] as const)),
+  );
   let failover: PhaseResult['failover'];
   const deadline = Math.max(...expiresAt.values()) + 30_000;
   let killAt = 0;
@@ -428,7 +430,13 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     apiWrites: perRefresh(writes),
     apiGets: perRefresh(gets),
     apiServerMeanMs: meanMsBetween(requestsStorm, requestsEnd, c.refreshes / 10).map(({ call, meanMs }) => ({ call, meanMs })),
-    refreshMeanMs: (refreshSeconds.reduce((n, r) => n + r.sum, 0) / Math.max(1, refreshSeconds.reduce((n, r) => n + r.count, 0))) * 1000,
+    refreshMeanMs:
+      (refreshSeconds.reduce((n, r) => n + r.sum, 0) /
+        Math.max(
+          1,
+          refreshSeconds.reduce((n, r) => n + r.count, 0),
+        )) *
+      1000,
     failover,
   };
 }

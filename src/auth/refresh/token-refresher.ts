@@ -190,6 +190,7 @@ export class TokenRefresher {
       if (failure) throw failedElsewhere(failure);
       if (!strategy.canRefresh(current.credentials)) return current;
       const taken = await lock.acquire(namespace, name, current.resource.metadata.uid);
+      let waitUntil: number;
       if (taken.held) {
         // The last holder may have written credentials this cache has not seen yet (its watch trails):
         // their refresh token is the only live one. One read tells; a newer Secret goes into the cache
@@ -202,7 +203,8 @@ export class TokenRefresher {
         await lock.release(taken.held);
         if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
-      }
+        waitUntil = clock.now() + 1000; // a second for the watch to bring it
+      } else waitUntil = taken.waitUntil; // until the holder's Lease could expire
       // Another replica holds the lock, or wrote credentials this cache would not take (the Secret is
       // labelled for another shard now): the watch brings the result. Wait for a change of the
       // Connection or its Secret, at most until the Lease could expire (a second, after a read); then
@@ -214,7 +216,7 @@ export class TokenRefresher {
           retryAfterMs: 1000,
         });
       }
-      const until = Math.min(deadline, Math.max(taken.held ? clock.now() + 1000 : taken.waitUntil, clock.now() + 50));
+      const until = Math.min(deadline, Math.max(waitUntil, clock.now() + 50));
       for (;;) {
         await store.whenConnectionChanges(namespace, name, until - clock.now());
         const now = store.getConnection(namespace, integration, connectionId);
