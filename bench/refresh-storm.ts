@@ -374,10 +374,13 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const controllerRssMiB = alive.map((c) => rssBytes(c.pid) / 2 ** 20);
   // Where the RSS is: V8's heap (used and reserved) and memory outside it, from each process's own /metrics.
   const controllerHeap = await Promise.all(alive.map((c) => heapOf(c.healthUrl)));
-  const refreshSeconds = (await Promise.all(alive.map((c) => refreshSecondsOf(c.healthUrl)))).map((end, i) => {
-    const start = refreshSecondsAtStorm.get(alive[i]!.healthUrl) ?? { sum: 0, count: 0 };
-    return { sum: end.sum - start.sum, count: end.count - start.count };
-  });
+  // The storm's refreshes as the live controllers timed them (the killed one's are lost with it).
+  const refreshTotal = { sum: 0, count: 0 };
+  for (const c of alive) {
+    const [start, end] = [refreshSecondsAtStorm.get(c.healthUrl) ?? { sum: 0, count: 0 }, await refreshSecondsOf(c.healthUrl)];
+    refreshTotal.sum += end.sum - start.sum;
+    refreshTotal.count += end.count - start.count;
+  }
   const cpu1 = { machine: machineCpu(), cp: processCpuMs(bed.workDir) };
   const stats = await bed.endpoint.stats(`${phase}-`);
   const c = phaseCounts(stats, expiresAt);
@@ -430,13 +433,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     apiWrites: perRefresh(writes),
     apiGets: perRefresh(gets),
     apiServerMeanMs: meanMsBetween(requestsStorm, requestsEnd, c.refreshes / 10).map(({ call, meanMs }) => ({ call, meanMs })),
-    refreshMeanMs:
-      (refreshSeconds.reduce((n, r) => n + r.sum, 0) /
-        Math.max(
-          1,
-          refreshSeconds.reduce((n, r) => n + r.count, 0),
-        )) *
-      1000,
+    refreshMeanMs: (refreshTotal.sum / Math.max(1, refreshTotal.count)) * 1000,
     failover,
   };
 }
