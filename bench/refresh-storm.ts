@@ -217,9 +217,13 @@ interface PhaseResult {
   };
 }
 
-/** A controller's V8 heap from its /metrics (prom-client's default process metrics). */
-async function heapOf(healthUrl: string): Promise<{ usedMiB: number; totalMiB: number; externalMiB: number }> {
-  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+/** A controller's own /metrics (prom-client's text format). */
+async function metricsOf(healthUrl: string): Promise<string> {
+  return (await fetch(`${healthUrl}/metrics`)).text();
+}
+
+/** A controller's V8 heap from its metrics (prom-client's default process metrics). */
+function heapIn(text: string): { usedMiB: number; totalMiB: number; externalMiB: number } {
   const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? NaN);
   return {
     usedMiB: value('latchkey_process_nodejs_heap_size_used_bytes') / 2 ** 20,
@@ -228,9 +232,8 @@ async function heapOf(healthUrl: string): Promise<{ usedMiB: number; totalMiB: n
   };
 }
 
-/** A controller's refresh duration histogram from its /metrics: seconds summed and refreshes counted. */
-async function refreshSecondsOf(healthUrl: string): Promise<{ sum: number; count: number }> {
-  const text = await (await fetch(`${healthUrl}/metrics`)).text();
+/** A controller's refresh duration histogram from its metrics: seconds summed and refreshes counted. */
+function refreshSecondsIn(text: string): { sum: number; count: number } {
   const total = (suffix: string) =>
     text
       .split('\n')
@@ -336,7 +339,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const cpuAtStorm = new Map(cpuOf);
   const cpu0 = { machine: machineCpu(), cp: processCpuMs(bed.workDir), wall: Date.now() };
   const refreshSecondsAtStorm = new Map(
-    await Promise.all(controllers.map(async (c) => [c.healthUrl, await refreshSecondsOf(c.healthUrl)] as const)),
+    await Promise.all(controllers.map(async (c) => [c.healthUrl, refreshSecondsIn(await metricsOf(c.healthUrl))] as const)),
   );
   let failover: PhaseResult['failover'];
   const deadline = Math.max(...expiresAt.values()) + 30_000;
@@ -373,11 +376,12 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   const alive = controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
   const controllerRssMiB = alive.map((c) => rssBytes(c.pid) / 2 ** 20);
   // Where the RSS is: V8's heap (used and reserved) and memory outside it, from each process's own /metrics.
-  const controllerHeap = await Promise.all(alive.map((c) => heapOf(c.healthUrl)));
+  const metricsAtEnd = await Promise.all(alive.map((c) => metricsOf(c.healthUrl)));
+  const controllerHeap = metricsAtEnd.map(heapIn);
   // The storm's refreshes as the live controllers timed them (the killed one's are lost with it).
   const refreshTotal = { sum: 0, count: 0 };
-  for (const c of alive) {
-    const [start, end] = [refreshSecondsAtStorm.get(c.healthUrl) ?? { sum: 0, count: 0 }, await refreshSecondsOf(c.healthUrl)];
+  for (const [i, c] of alive.entries()) {
+    const [start, end] = [refreshSecondsAtStorm.get(c.healthUrl) ?? { sum: 0, count: 0 }, refreshSecondsIn(metricsAtEnd[i]!)];
     refreshTotal.sum += end.sum - start.sum;
     refreshTotal.count += end.count - start.count;
   }

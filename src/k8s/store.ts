@@ -503,7 +503,7 @@ export class KubeStore {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    // Older than the cache's copy it is not (the read came after any write this cache holds).
+    // Into the cache unless a write of ours answered meanwhile is newer (remember() keeps the newer).
     this.credentialSecrets.remember(secret);
     return secret.metadata?.resourceVersion;
   }
