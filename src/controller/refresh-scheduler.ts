@@ -17,7 +17,7 @@ export type RefreshFn = (
   namespace: string,
   integration: string,
   connectionId: string,
-  opts: { reason: 'schedule'; force?: boolean },
+  opts: { reason: 'schedule'; force?: boolean; onAnswered?: () => void },
 ) => Promise<unknown>;
 
 /** When the token of a stored connection should be refreshed next (ms since epoch). */
@@ -61,6 +61,7 @@ export interface RefreshSchedulerOptions {
   backoff?: BackoffPolicy;
   /** Never refresh one connection more often than this, whatever the token's lifetime. */
   minIntervalMs?: number;
+  /** Token calls at a time (default 4); as many refreshes again may be writing their credentials. */
   concurrency?: number;
   /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
   onStateChanged?: (key: string) => void;
@@ -118,8 +119,11 @@ export class RefreshScheduler {
     this.minIntervalMs = opts.minIntervalMs ?? 1_000;
     this.queue = new WorkQueue({
       name: 'refresh',
-      handler: (key) => this.handle(key),
+      handler: (key, release) => this.handle(key, release),
       concurrency: opts.concurrency ?? 4,
+      // The token call holds a slot; the credentials write after it does not (see handle), but as many
+      // again at most may be writing, so a slow API server holds back the next token calls.
+      released: opts.concurrency ?? 4,
       backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.1 },
       logger: opts.logger,
       onDepth: (depth) => opts.metrics.workqueueDepth.set({ queue: 'refresh' }, depth),
@@ -200,7 +204,7 @@ export class RefreshScheduler {
     await this.queue.stop();
   }
 
-  private async handle(key: string): Promise<void> {
+  private async handle(key: string, release: () => void): Promise<void> {
     const [namespace, name] = splitKey(key);
     const conn = this.opts.store.getConnectionByName(namespace, name);
     const plan = this.plan(conn);
@@ -230,7 +234,10 @@ export class RefreshScheduler {
     const end = this.opts.metrics.refreshDuration.startTimer({ provider });
     this.refreshing.add(key);
     try {
-      await this.opts.refresh(namespace, spec.integration, spec.connectionId, { reason: 'schedule' });
+      // The slot bounds the token calls to providers: it is given back once the provider has answered,
+      // and the credentials write (an API round trip that slows as replicas share the API server)
+      // runs outside it. The key stays in hand until the write is done.
+      await this.opts.refresh(namespace, spec.integration, spec.connectionId, { reason: 'schedule', onAnswered: release });
     } catch (err) {
       this.refreshing.delete(key);
       end();

@@ -1,13 +1,23 @@
 import type { Logger } from '../app/log.js';
 import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
 
-export type Handler = (key: string) => Promise<void>;
+/**
+ * Handles a key. `release` gives its worker slot back before the handler ends (the key stays in
+ * hand: not handled again until the handler ends); see {@link WorkQueueOptions.released}.
+ */
+export type Handler = (key: string, release: () => void) => Promise<void>;
 
 export interface WorkQueueOptions {
   name: string;
   handler: Handler;
-  /** Keys handled at the same time, at most. */
+  /** Keys handled at the same time, at most (a handler that called `release` no longer counts). */
   concurrency: number;
+  /**
+   * Keys in hand at once may exceed `concurrency` by this many, counting handlers that gave their slot
+   * back with `release` and still run (default 0: a released slot is taken again only as those end).
+   * Bounds what piles up when the work after the release is slower than the work before it.
+   */
+  released?: number;
   /** Backoff of a key whose handler failed; reset by a success. */
   backoff?: BackoffPolicy;
   logger?: Logger;
@@ -29,6 +39,7 @@ export class WorkQueue {
   readonly name: string;
   private readonly handler: Handler;
   private readonly concurrency: number;
+  private readonly maxReleased: number;
   private readonly backoff: BackoffPolicy;
   private readonly logger: Logger | undefined;
   private readonly onDepth: ((depth: number) => void) | undefined;
@@ -41,6 +52,7 @@ export class WorkQueue {
   private readonly dirty = new Map<string, number>();
   private readonly failures = new Map<string, number>();
   private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  /** Handlers holding a slot (started and not released). */
   private running = 0;
   private stopped = false;
   private readonly idleWaiters: Array<() => void> = [];
@@ -49,6 +61,7 @@ export class WorkQueue {
     this.name = opts.name;
     this.handler = opts.handler;
     this.concurrency = Math.max(1, opts.concurrency);
+    this.maxReleased = Math.max(0, opts.released ?? 0);
     this.backoff = opts.backoff ?? { baseMs: 100, maxMs: 5 * 60_000, jitter: 0.1 };
     this.logger = opts.logger;
     this.onDepth = opts.onDepth;
@@ -160,9 +173,9 @@ export class WorkQueue {
     await this.idle();
   }
 
-  /** Resolves when nothing runs and nothing waits to run (timers may still be pending). */
+  /** Resolves when nothing runs (released handlers included) and nothing waits to run (timers may still be pending). */
   idle(): Promise<void> {
-    if (this.running === 0 && this.queued.size === 0) return Promise.resolve();
+    if (this.processing.size === 0 && this.queued.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -175,7 +188,7 @@ export class WorkQueue {
   }
 
   private pump(): void {
-    while (!this.stopped && this.running < this.concurrency) {
+    while (!this.stopped && this.running < this.concurrency && this.processing.size < this.concurrency + this.maxReleased) {
       const key = this.queue.pop((k, dueAt) => this.queued.get(k) === dueAt);
       if (key === undefined) break;
       this.queued.delete(key);
@@ -184,15 +197,22 @@ export class WorkQueue {
       this.running++;
       void this.run(key);
     }
-    if (this.running === 0 && (this.queued.size === 0 || this.stopped)) {
+    if (this.processing.size === 0 && (this.queued.size === 0 || this.stopped)) {
       for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 
   private async run(key: string): Promise<void> {
     let failed = false;
+    let holdsSlot = true;
+    const release = () => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.running--;
+      this.pump();
+    };
     try {
-      await this.handler(key);
+      await this.handler(key, release);
     } catch (err) {
       failed = true;
       this.logger?.warn(
@@ -201,7 +221,8 @@ export class WorkQueue {
       );
     } finally {
       this.processing.delete(key);
-      this.running--;
+      if (holdsSlot) this.running--;
+      holdsSlot = false;
     }
     if (!this.stopped) {
       if (failed) {

@@ -123,6 +123,52 @@ describe('WorkQueue', () => {
     await queue.stop();
   });
 
+  it('takes a released slot again for another key, bounds the keys in hand, and waits for released handlers when stopping', async () => {
+    const writing = deferred();
+    const started: string[] = [];
+    let holdingSlot = 0;
+    let maxHoldingSlot = 0;
+    let inHand = 0;
+    let maxInHand = 0;
+    const queue = new WorkQueue({
+      name: 't',
+      concurrency: 2,
+      released: 3,
+      handler: async (k, release) => {
+        started.push(k);
+        inHand++;
+        holdingSlot++;
+        maxInHand = Math.max(maxInHand, inHand);
+        maxHoldingSlot = Math.max(maxHoldingSlot, holdingSlot);
+        await Promise.resolve(); // the "token call"
+        holdingSlot--;
+        release();
+        release(); // twice: gives back one slot, not two
+        await writing.promise; // the "write", outside the slot
+        inHand--;
+      },
+    });
+    for (let i = 0; i < 8; i++) queue.add(`k${i}`);
+    await new Promise((r) => setImmediate(r));
+    // Slots were given back and taken again, up to 2 + 3 keys in hand; the other 3 wait.
+    expect(started).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    expect(queue.active).toBe(0);
+    expect(queue.depth).toBe(3);
+    queue.add('k0'); // in hand though released: not run again meanwhile, but once more afterwards
+    expect(started.filter((k) => k === 'k0')).toHaveLength(1);
+
+    let stopped = false;
+    const stopping = queue.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false); // five handlers still writing
+    writing.resolve();
+    await stopping;
+    expect(inHand).toBe(0);
+    expect(maxHoldingSlot).toBe(2);
+    expect(maxInHand).toBe(5);
+    expect(started).toHaveLength(5); // stopping dropped the waiting keys and the dirty k0
+  });
+
   it('retries a failing key with exponentially growing delays and resets after a success', async () => {
     let calls = 0;
     const delays: number[] = [];

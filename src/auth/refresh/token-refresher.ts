@@ -53,6 +53,12 @@ export interface EnsureFreshOptions {
   /** Overrides config.refreshMarginSeconds for deciding "about to expire". */
   marginSeconds?: number;
   reason: RefreshReason;
+  /**
+   * Called once the provider has answered this caller's refresh (or when the credentials to write need
+   * no token call), before the credentials are written: the controller's scheduler gives its token-call
+   * slot back then. Not called when the refresh joins one under way or finds nothing to do.
+   */
+  onAnswered?: () => void;
 }
 
 export interface TokenRefresherDeps {
@@ -199,7 +205,7 @@ export class TokenRefresher {
           await lock.release(taken.held).catch(() => undefined);
           throw err;
         });
-        if (version === current.credentialsVersion) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held);
+        if (version === current.credentialsVersion) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, opts.onAnswered);
         await lock.release(taken.held);
         if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
@@ -236,12 +242,13 @@ export class TokenRefresher {
     strategy: RefreshStrategy,
     reason: RefreshReason,
     held: HeldRefreshLock,
+    onAnswered?: () => void,
   ): Promise<StoredConnection> {
     const { lock } = this.deps;
     let written: string | undefined;
     let keepLock = false;
     try {
-      const result = await this.refreshLocked(namespace, conn, strategy, reason, held);
+      const result = await this.refreshLocked(namespace, conn, strategy, reason, held, onAnswered);
       written = result.credentialsVersion;
       return result;
     } catch (err) {
@@ -265,6 +272,7 @@ export class TokenRefresher {
     strategy: RefreshStrategy,
     reason: RefreshReason,
     held: HeldRefreshLock,
+    onAnswered: () => void = () => undefined,
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
@@ -275,6 +283,7 @@ export class TokenRefresher {
     // records the refresh, which would otherwise go unrecorded.
     const unsaved = this.unsaved.get(key);
     if (unsaved && (unsaved.fence === fenceOf(conn.credentials) || fenceOf(unsaved.next) === fenceOf(conn.credentials))) {
+      onAnswered();
       return lock.hold(held, () => this.persist(namespace, unsaved.conn, unsaved.next, providerName, reason, held));
     }
     this.unsaved.delete(key);
@@ -308,12 +317,14 @@ export class TokenRefresher {
         }),
       );
     } catch (err) {
+      onAnswered();
       const failure = classifyRefreshFailure(err, clock.now(), [...sent, ...this.storedSecrets(namespace, conn)]);
       this.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
       if (failure.code === 'integration_misconfigured') await this.recordIntegrationFault(namespace, conn, failure);
       else await this.recordFailure(namespace, conn, failure, reason, clock.now() - started);
       throw failure;
     }
+    onAnswered();
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
     return lock.hold(held, () => this.persist(namespace, conn, next, providerName, reason, held, started));
