@@ -249,3 +249,40 @@ it('a scheduled refresh writes the Connection status once: the refresh fields an
     await proxyC.close();
   }
 });
+
+it('a scheduled refresh gives its token-call slot back once the provider answered: the next token call does not wait for the Secret write', async () => {
+  // One token call at a time, and every credentials write of the two connections held back 2 s at the proxy.
+  const proxyD = await startHttpFaultProxy(kc.getCurrentCluster()!.server);
+  const first = await expiredConnection();
+  const second = await expiredConnection();
+  const names = [first.name, second.name];
+  const isWriteOfOne = (r: ProxiedRequest) => r.method === 'PUT' && /\/secrets\//.test(r.path) && names.some((n) => r.path.includes(n));
+  proxyD.decide = (r) => (isWriteOfOne(r) ? { delayMs: 2000 } : {});
+  const d = await startReplica(loadKubeConfig(kubeconfigFile(kc, proxyD.url)), {
+    namespaces: [bed.ns.name],
+    components: ['controller'],
+    identity: 'round-trips-slots',
+    controller: { refreshConcurrency: 1 },
+  });
+  try {
+    const writes = await eventually(
+      () => {
+        const done = proxyD.seen.filter((r) => isWriteOfOne(r) && r.doneAt !== undefined);
+        return done.length === 2 ? done : undefined;
+      },
+      30_000,
+      50,
+    );
+    for (const { name, accessToken } of [first, second]) {
+      expect(d.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
+    }
+    const [earlier, later] = [...writes].sort((x, y) => x.at - y.at);
+    // The later connection's Lease, Secret read and token call all came while the earlier one's write was held.
+    expect(later!.at).toBeLessThan(earlier!.doneAt!);
+    expect(earlier!.doneAt! - earlier!.at).toBeGreaterThanOrEqual(1900);
+  } finally {
+    proxyD.decide = () => ({});
+    await d.stop();
+    await proxyD.close();
+  }
+});

@@ -205,7 +205,8 @@ export class TokenRefresher {
           await lock.release(taken.held).catch(() => undefined);
           throw err;
         });
-        if (version === current.credentialsVersion) return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, opts.onAnswered);
+        if (version === current.credentialsVersion)
+          return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, opts.onAnswered);
         await lock.release(taken.held);
         if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
