@@ -131,6 +131,7 @@ it('writes credentials it kept after failed writes on its own, before another re
   expect(refused).toBe(2);
   expect(oidc.refreshCalls() - calls).toBe(1);
   // B waits for A's Lease (kept with the credentials); A writes them on its own once writes work again.
+  const writesWork = Date.now();
   failing = false;
   const result = await refresher({ holder: 'replica-b' }).ensureFresh(ns.name, INTEGRATION, connectionId, {
     reason: 'schedule',
@@ -141,6 +142,13 @@ it('writes credentials it kept after failed writes on its own, before another re
   expect(oidc.refreshCalls() - calls).toBe(1);
   expect(oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 400)).toEqual([]);
   expect(store().getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(result.credentials.refresh_token);
+  // A's write on its own records the refresh in status too: no scheduler is there to hand it on.
+  const status = await eventually(() => {
+    const s = store().getConnection(ns.name, INTEGRATION, connectionId)?.resource.status;
+    return s?.lastRefreshedAt && Date.parse(s.lastRefreshedAt) >= writesWork ? s : undefined;
+  });
+  expect(status.refreshAttempts).toBe(0);
+  expect(Date.parse(status.expiresAt!)).toBe(Date.parse(String(result.credentials.expires_at)));
   await stillRefreshes(INTEGRATION, connectionId);
 });
 

@@ -61,6 +61,12 @@ export interface EnsureFreshOptions {
   onAnswered?: () => void;
 }
 
+/** How a refresh under the lock is reported: see {@link EnsureFreshOptions.onAnswered}; `recordStatus` writes the status even for a scheduled refresh. */
+interface HeldRefreshOptions {
+  onAnswered?: () => void;
+  recordStatus?: boolean;
+}
+
 export interface TokenRefresherDeps {
   store: KubeStore;
   lock: RefreshLock;
@@ -206,7 +212,7 @@ export class TokenRefresher {
           throw err;
         });
         if (version === current.credentialsVersion)
-          return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, opts.onAnswered);
+          return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, { onAnswered: opts.onAnswered });
         await lock.release(taken.held);
         if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
@@ -243,13 +249,13 @@ export class TokenRefresher {
     strategy: RefreshStrategy,
     reason: RefreshReason,
     held: HeldRefreshLock,
-    onAnswered?: () => void,
+    how: HeldRefreshOptions = {},
   ): Promise<StoredConnection> {
     const { lock } = this.deps;
     let written: string | undefined;
     let keepLock = false;
     try {
-      const result = await this.refreshLocked(namespace, conn, strategy, reason, held, onAnswered);
+      const result = await this.refreshLocked(namespace, conn, strategy, reason, held, how);
       written = result.credentialsVersion;
       return result;
     } catch (err) {
@@ -273,7 +279,7 @@ export class TokenRefresher {
     strategy: RefreshStrategy,
     reason: RefreshReason,
     held: HeldRefreshLock,
-    onAnswered: () => void = () => undefined,
+    { onAnswered = () => undefined, recordStatus = false }: HeldRefreshOptions = {},
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
@@ -285,7 +291,7 @@ export class TokenRefresher {
     const unsaved = this.unsaved.get(key);
     if (unsaved && (unsaved.fence === fenceOf(conn.credentials) || fenceOf(unsaved.next) === fenceOf(conn.credentials))) {
       onAnswered();
-      return lock.hold(held, () => this.persist(namespace, unsaved.conn, unsaved.next, providerName, reason, held));
+      return lock.hold(held, () => this.persist(namespace, unsaved.conn, unsaved.next, providerName, reason, held, { recordStatus }));
     }
     this.unsaved.delete(key);
     const started = clock.now();
@@ -328,7 +334,7 @@ export class TokenRefresher {
     onAnswered();
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
-    return lock.hold(held, () => this.persist(namespace, conn, next, providerName, reason, held, started));
+    return lock.hold(held, () => this.persist(namespace, conn, next, providerName, reason, held, { recordStatus, startedAt: started }));
   }
 
   /**
@@ -349,7 +355,7 @@ export class TokenRefresher {
     providerName: string,
     reason: RefreshReason,
     held: HeldRefreshLock,
-    startedAt = this.deps.clock.now(),
+    { recordStatus = false, startedAt = this.deps.clock.now() }: { recordStatus?: boolean; startedAt?: number } = {},
   ): Promise<StoredConnection> {
     const { store, clock, lock } = this.deps;
     const name = conn.resource.metadata.name;
@@ -417,7 +423,8 @@ export class TokenRefresher {
         );
     // A scheduled refresh's status is written by the controller's connection reconciler, with the
     // conditions in the same write (the scheduler hands it the refresh): one status write per refresh.
-    if (reason !== 'schedule') afterAnswer(writeStatus);
+    // Kept credentials written on their own have no scheduler to hand it to.
+    if (reason !== 'schedule' || recordStatus) afterAnswer(writeStatus);
     const resource = { ...cached, status: status(cached.status) };
     this.counter?.inc({ provider: providerName, reason, result: 'success' });
     // A scheduled refresh that succeeded is not an operation log entry: it is the routine (24 a day per
@@ -471,7 +478,7 @@ export class TokenRefresher {
           retryAfterMs: 1000,
         });
       }
-      return this.refreshHeld(namespace, conn, strategy, kept.reason, taken.held);
+      return this.refreshHeld(namespace, conn, strategy, kept.reason, taken.held, { recordStatus: true });
     })().finally(() => this.inflight.delete(key));
     this.inflight.set(key, run);
     try {
