@@ -117,13 +117,14 @@ export class RefreshScheduler {
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
     this.minIntervalMs = opts.minIntervalMs ?? 1_000;
+    const tokenCalls = opts.concurrency ?? 4;
     this.queue = new WorkQueue({
       name: 'refresh',
       handler: (key, release) => this.handle(key, release),
-      concurrency: opts.concurrency ?? 4,
+      concurrency: tokenCalls,
       // The token call holds a slot; the credentials write after it does not (see handle), but as many
       // again at most may be writing, so a slow API server holds back the next token calls.
-      released: opts.concurrency ?? 4,
+      released: tokenCalls,
       backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.1 },
       logger: opts.logger,
       onDepth: (depth) => opts.metrics.workqueueDepth.set({ queue: 'refresh' }, depth),

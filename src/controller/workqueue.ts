@@ -222,7 +222,7 @@ export class WorkQueue {
     } finally {
       this.processing.delete(key);
       if (holdsSlot) this.running--;
-      holdsSlot = false;
+      holdsSlot = false; // a release() called after the handler ended must not give back a slot twice
     }
     if (!this.stopped) {
       if (failed) {
