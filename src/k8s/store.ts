@@ -18,6 +18,7 @@ import { ResilientInformer } from './informer.js';
 import { metadataOnly } from './metadata-only.js';
 import { StringPool } from './string-pool.js';
 import { shareConnections } from './shared-dispatcher.js';
+import { apiPath, KubeJsonApi } from './json-api.js';
 import { connectionObjectName } from './names.js';
 import {
   API_VERSION,
@@ -111,6 +112,8 @@ export class NotFoundError extends Error {
 export class KubeStore {
   readonly custom: CustomObjectsApi;
   readonly core: CoreV1Api;
+  /** The calls of every refresh (the Secret's read and write, the Connection's writes), as plain JSON: see ./json-api.ts. */
+  private readonly json: KubeJsonApi;
   readonly providers: ResourceCache<ProviderResource>;
   readonly integrations: ResourceCache<IntegrationResource>;
   readonly connections: ResourceCache<ConnectionResource>;
@@ -146,6 +149,7 @@ export class KubeStore {
     shareConnections(kc);
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
+    this.json = new KubeJsonApi(kc);
     const namespaces = opts.namespaces ?? [];
     this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
     const perNamespace = <T extends KubernetesObject>(
@@ -186,6 +190,7 @@ export class KubeStore {
 
   async stop(): Promise<void> {
     await Promise.all(this.caches.map((c) => c.stop()));
+    await this.json.close();
   }
 
   get hasSynced(): boolean {
@@ -444,7 +449,6 @@ export class KubeStore {
     mutate: (current: ConnectionResource) => ConnectionResource | undefined,
     status: boolean,
   ): Promise<ConnectionResource> {
-    const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
     let written: ConnectionResource | undefined;
     const result = await compareAndSwap<ConnectionResource>({
       what: `connection ${status ? 'status ' : ''}${namespace}/${name}`,
@@ -452,9 +456,10 @@ export class KubeStore {
       readFresh: () => this.readConnection(namespace, name),
       mutate,
       write: async (body) =>
-        (written = (await (status
-          ? this.custom.replaceNamespacedCustomObjectStatus({ ...request, body })
-          : this.custom.replaceNamespacedCustomObject({ ...request, body }))) as ConnectionResource),
+        (written = await this.json.put<ConnectionResource>(
+          `${connectionPath(namespace, name)}${status ? '/status' : ''}?fieldManager=${encodeURIComponent(this.fieldManager)}`,
+          body,
+        )),
     });
     // Only a write is remembered: a change found unneeded (every reconcile of an unchanged connection)
     // left an overlay entry per connection that outlived the reconcile (a resync: one per owned connection).
@@ -475,7 +480,7 @@ export class KubeStore {
     const secret = await compareAndSwap<V1Secret>({
       what: `credentials ${namespace}/${name}`,
       readCached: () => this.credentialSecrets.get(name, namespace),
-      readFresh: () => this.core.readNamespacedSecret({ namespace, name }),
+      readFresh: () => this.json.get<V1Secret>(secretPath(namespace, name)),
       mutate: (current) => {
         const existing = decodeCredentials(current);
         if (!existing) throw new NotFoundError(`credentials of ${namespace}/${name}`);
@@ -483,7 +488,12 @@ export class KubeStore {
         if (next === undefined) return undefined;
         return { ...current, data: { ...current.data, [CREDENTIALS_KEY]: encode(next) } };
       },
-      write: (next) => this.core.replaceNamespacedSecret({ namespace, name, body: next, fieldManager: this.fieldManager }),
+      write: (next) =>
+        this.json.put<V1Secret>(`${secretPath(namespace, name)}?fieldManager=${encodeURIComponent(this.fieldManager)}`, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          ...next,
+        }),
     });
     this.credentialSecrets.remember(secret);
     return { credentials: decodeCredentials(secret)!, credentialsVersion: secret.metadata!.resourceVersion! };
@@ -498,7 +508,7 @@ export class KubeStore {
   async readCredentialsVersion(namespace: string, name: string): Promise<string | undefined> {
     let secret: V1Secret;
     try {
-      secret = await this.core.readNamespacedSecret({ namespace, name });
+      secret = await this.json.get<V1Secret>(secretPath(namespace, name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -573,13 +583,7 @@ export class KubeStore {
   }
 
   private async readConnection(namespace: string, name: string): Promise<ConnectionResource> {
-    return (await this.custom.getNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: CONNECTIONS.plural,
-      name,
-    })) as ConnectionResource;
+    return this.json.get<ConnectionResource>(connectionPath(namespace, name));
   }
 
   /**
@@ -809,3 +813,7 @@ function decodeCredentials(secret: V1Secret): StoredCredentials | undefined {
   }
   return undefined;
 }
+
+const connectionPath = (namespace: string, name: string) =>
+  apiPath(`/apis/${GROUP}/${VERSION}/namespaces`, namespace, CONNECTIONS.plural, name);
+const secretPath = (namespace: string, name: string) => apiPath('/api/v1/namespaces', namespace, 'secrets', name);
