@@ -145,7 +145,7 @@ export class KubeStore {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
     this.deriveStatus = opts.deriveStatus;
-    // Every client of this KubeConfig (the store's, the operation log's, the Leases') reuses its connections.
+    // Every typed client of this KubeConfig (the store's, the operation log's, the Events') reuses its connections.
     shareConnections(kc);
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
