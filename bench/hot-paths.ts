@@ -36,6 +36,7 @@ import { startHttpServer } from '../src/http/server.js';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
+import { observeJsonCalls } from '../src/k8s/json-api.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { LOOPBACK_PEERS } from '../dev/egress.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica } from './replica-process.js';
@@ -68,10 +69,18 @@ class CountingKubeConfig extends KubeConfig {
   calls = 0;
   /** When each call started (hrtime ns) and what it was, e.g. `POST /apis/coordination.k8s.io/.../leases`. */
   readonly started: Array<{ at: bigint; what: string }> = [];
+  constructor() {
+    super();
+    // The calls of a refresh go as plain JSON (src/k8s/json-api.ts), not through the typed clients.
+    observeJsonCalls(this, (method, path) => this.count(method, path));
+  }
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    this.calls++;
-    this.started.push({ at: process.hrtime.bigint(), what: `${context.getHttpMethod()} ${new URL(context.getUrl()).pathname}` });
+    this.count(context.getHttpMethod(), new URL(context.getUrl()).pathname);
     return super.applySecurityAuthentication(context);
+  }
+  private count(method: string, pathname: string): void {
+    this.calls++;
+    this.started.push({ at: process.hrtime.bigint(), what: `${method} ${pathname.split('?')[0]}` });
   }
 }
 

@@ -18,6 +18,7 @@ import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { loadConfig } from '../src/app/config.js';
 import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/app/log.js';
+import { observeJsonCalls } from '../src/k8s/json-api.js';
 import { startHttpServer } from '../src/http/server.js';
 import { createTestNamespace, eventually } from '../dev/cluster.js';
 import { REPO_ROOT } from '../dev/control-plane.js';
@@ -39,11 +40,19 @@ const PROFILE = process.env.BENCH_PROFILE !== '0';
  */
 class CountingKubeConfig extends KubeConfig {
   readonly calls = new Map<string, number>();
+  constructor() {
+    super();
+    // Some calls go as plain JSON (src/k8s/json-api.ts), not through the typed clients.
+    observeJsonCalls(this, (method, path) => this.record(method, path));
+  }
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    const resource = /\/(connections|secrets|configmaps|leases|events)(\/|\?|$)/.exec(new URL(context.getUrl()).pathname)?.[1] ?? 'other';
-    const key = `${context.getHttpMethod()} ${resource}`;
-    this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
+    this.record(context.getHttpMethod(), new URL(context.getUrl()).pathname);
     return super.applySecurityAuthentication(context);
+  }
+  private record(method: string, pathname: string): void {
+    const resource = /\/(connections|secrets|configmaps|leases|events)(\/|\?|$)/.exec(pathname)?.[1] ?? 'other';
+    const key = `${method} ${resource}`;
+    this.calls.set(key, (this.calls.get(key) ?? 0) + 1);
   }
   count(method: string, resource: string): number {
     return this.calls.get(`${method} ${resource}`) ?? 0;

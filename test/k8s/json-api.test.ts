@@ -1,5 +1,5 @@
 import { apiMessage, isApiUnavailable, isConflict, isNotFound, statusOf } from '../../src/k8s/errors.js';
-import { KubeJsonApi } from '../../src/k8s/json-api.js';
+import { KubeJsonApi, observeJsonCalls } from '../../src/k8s/json-api.js';
 import { createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
 import { apiServerBehindProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -22,6 +22,8 @@ const configMaps = () => `/api/v1/namespaces/${ns.name}/configmaps`;
 
 it('answers the API server sent, and failures the error helpers read as they read the typed client', async () => {
   const api = new KubeJsonApi(kc);
+  const seen: string[] = [];
+  observeJsonCalls(kc, (method, path) => seen.push(`${method} ${path}`));
   try {
     const created = await api.post<{ metadata: { name: string; creationTimestamp: unknown } }>(configMaps(), {
       apiVersion: 'v1',
@@ -43,6 +45,8 @@ it('answers the API server sent, and failures the error helpers read as they rea
       query: { limit: 1, labelSelector: undefined },
     });
     expect(listed.items).toHaveLength(1);
+    // What benchmarks that count API calls are told.
+    expect(seen).toEqual([`POST ${configMaps()}`, `POST ${configMaps()}`, `GET ${configMaps()}/absent`, `GET ${configMaps()}`]);
   } finally {
     await api.close();
   }
