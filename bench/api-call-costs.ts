@@ -81,7 +81,14 @@ async function main(): Promise<void> {
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
             if ((res.statusCode ?? 0) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 300)}`));
-            else resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+            else {
+              // Parsed here, not thrown from the event handler: an uncaught error would leave the control plane running.
+              try {
+                resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+              } catch (err) {
+                reject(err instanceof Error ? err : new Error(String(err)));
+              }
+            }
           });
           res.on('error', reject);
         });
