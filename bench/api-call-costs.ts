@@ -6,10 +6,15 @@
  * (src/k8s/json-api.ts, what Latchkey uses for them), and a bare `GET /version` as the peer. A profiling aid for the refresh storm (see
  * bench/refresh-storm-notes.md): it prints its figures and writes no docs.
  *
- * Environment: BENCH_CALLS (calls per kind, default 2000), BENCH_CALLS_IN_FLIGHT (default 8).
+ * Each kind is measured alone, then with BENCH_CALLS_WATCHERS metadata-only watches open on the
+ * namespace's Connections (default 3, one per controller replica). The control plane's CPU is split
+ * into kube-apiserver, etcd and kube-controller-manager (its garbage collector watches every object).
+ *
+ * Environment: BENCH_CALLS (calls per kind, default 2000), BENCH_CALLS_IN_FLIGHT (default 8),
+ * BENCH_CALLS_WATCHERS (default 3).
  */
 import { Agent, request } from 'node:https';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../src/app/log.js';
 import { Leases } from '../src/k8s/leases.js';
 import { makeBoundedApiClient } from '../src/k8s/client.js';
@@ -22,6 +27,7 @@ import { processCpuMs, startBenchControlPlane } from './support.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const IN_FLIGHT = Number(process.env.BENCH_CALLS_IN_FLIGHT ?? 8);
+const WATCHERS = Number(process.env.BENCH_CALLS_WATCHERS ?? 3);
 
 async function main(): Promise<void> {
   const { cp, kc } = await startBenchControlPlane(new KubeConfig());
@@ -102,8 +108,8 @@ async function main(): Promise<void> {
     const typedCustom = makeBoundedApiClient(kc, CustomObjectsApi);
     const typedCore = makeBoundedApiClient(kc, CoreV1Api);
     const json = new KubeJsonApi(kc);
-    const secrets = await Promise.all(names.map((name) => typedCore.readNamespacedSecret({ namespace: ns, name })));
-    const connections = await Promise.all(
+    const secrets: V1Secret[] = await Promise.all(names.map((name) => typedCore.readNamespacedSecret({ namespace: ns, name })));
+    const connections: ConnectionResource[] = await Promise.all(
       names.map(
         async (name) =>
           (await typedCustom.getNamespacedCustomObject({
@@ -189,23 +195,61 @@ async function main(): Promise<void> {
           ),
       ],
     ];
-    const rows: string[] = [];
-    for (const [kind, call] of kinds) {
-      for (let i = 0; i < 50; i++) await call(i % IN_FLIGHT, -1 - i); // warm-up
-      const cpBefore = processCpuMs(cp.workDir);
-      const ownBefore = process.cpuUsage();
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async (_, w) => {
-          for (let i = w; i < CALLS; i += IN_FLIGHT) await call(w, i);
-        }),
+    // Each kind twice: alone, and with the watches three controller replicas keep open on the
+    // namespace's Connections (metadata only), so a write's delivery to watchers shows.
+    const watch = (): (() => void) => {
+      const req = request(
+        `${server}/apis/${GROUP}/${VERSION}/namespaces/${ns}/${CONNECTIONS.plural}?watch=true`,
+        {
+          agent: new Agent({ rejectUnauthorized: false }),
+          headers: { authorization: `Bearer ${token}`, accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' },
+        },
+        (res) => res.resume(),
       );
-      const wall = performance.now() - started;
-      const own = process.cpuUsage(ownBefore);
-      const cpMs = processCpuMs(cp.workDir) - cpBefore;
-      const row = `| ${kind} | ${(cpMs / CALLS).toFixed(2)} | ${((own.user + own.system) / 1000 / CALLS).toFixed(2)} | ${(wall / CALLS).toFixed(2)} |`;
-      rows.push(row);
-      process.stderr.write(`${row}\n`);
+      req.on('error', () => undefined);
+      req.end();
+      return () => req.destroy();
+    };
+    const rows: string[] = [];
+    for (const watchers of [0, WATCHERS]) {
+      const stops = Array.from({ length: watchers }, watch);
+      // The typed PUTs write what they read last: read again what the pass before changed.
+      for (const [w, name] of names.entries()) {
+        secrets[w] = await typedCore.readNamespacedSecret({ namespace: ns, name });
+        connections[w] = (await typedCustom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: CONNECTIONS.plural,
+          name,
+        })) as ConnectionResource;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      for (const [kind, call] of kinds) {
+        for (let i = 0; i < 50; i++) await call(i % IN_FLIGHT, -1 - i); // warm-up
+        const before = {
+          all: processCpuMs(cp.workDir),
+          etcd: processCpuMs(`--data-dir=${cp.workDir}`),
+          kcm: processCpuMs(`--kubeconfig=${cp.workDir}`),
+        };
+        const ownBefore = process.cpuUsage();
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: IN_FLIGHT }, async (_, w) => {
+            for (let i = w; i < CALLS; i += IN_FLIGHT) await call(w, i);
+          }),
+        );
+        const wall = performance.now() - started;
+        const own = process.cpuUsage(ownBefore);
+        const all = processCpuMs(cp.workDir) - before.all;
+        const etcd = processCpuMs(`--data-dir=${cp.workDir}`) - before.etcd;
+        const kcm = processCpuMs(`--kubeconfig=${cp.workDir}`) - before.kcm;
+        const per = (ms: number) => (ms / CALLS).toFixed(2);
+        const row = `| ${kind} | ${watchers} | ${per(all)} | ${per(all - etcd - kcm)} | ${per(etcd)} | ${per(kcm)} | ${per((own.user + own.system) / 1000)} | ${per(wall)} |`;
+        rows.push(row);
+        process.stderr.write(`${row}\n`);
+      }
+      for (const stop of stops) stop();
     }
     await store.stop();
     await json.close();
@@ -213,8 +257,8 @@ async function main(): Promise<void> {
       [
         `${CALLS} calls per kind, ${IN_FLIGHT} in flight`,
         '',
-        '| call | control plane CPU ms per call | client CPU ms per call | wall ms per call |',
-        '|---|---:|---:|---:|',
+        '| call | metadata watches open | control plane CPU ms per call | of it kube-apiserver | etcd | kube-controller-manager | client CPU ms per call | wall ms per call |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|',
         ...rows,
         '',
       ].join('\n'),
