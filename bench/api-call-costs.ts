@@ -16,7 +16,7 @@
 import { Agent, request } from 'node:https';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { createLogger } from '../src/app/log.js';
-import { Leases } from '../src/k8s/leases.js';
+import { Leases, microTime } from '../src/k8s/leases.js';
 import { makeBoundedApiClient } from '../src/k8s/client.js';
 import { KubeJsonApi } from '../src/k8s/json-api.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
@@ -108,25 +108,15 @@ async function main(): Promise<void> {
     const typedCustom = makeBoundedApiClient(kc, CustomObjectsApi);
     const typedCore = makeBoundedApiClient(kc, CoreV1Api);
     const json = new KubeJsonApi(kc);
-    const secrets: V1Secret[] = await Promise.all(names.map((name) => typedCore.readNamespacedSecret({ namespace: ns, name })));
-    const connections: ConnectionResource[] = await Promise.all(
-      names.map(
-        async (name) =>
-          (await typedCustom.getNamespacedCustomObject({
-            group: GROUP,
-            version: VERSION,
-            namespace: ns,
-            plural: CONNECTIONS.plural,
-            name,
-          })) as ConnectionResource,
-      ),
-    );
+    // What the typed PUTs write next: read at the start of each pass (below).
+    const secrets: V1Secret[] = [];
+    const connections: ConnectionResource[] = [];
     const kinds: Array<[string, (worker: number, i: number) => Promise<unknown>]> = [
       ['GET /version (bare HTTPS; the peer)', () => raw('GET', '/version')],
       [
         'Lease create + delete (typed client)',
         async (w, i) => {
-          const now = new Date().toISOString().replace(/Z$/, '000Z') as unknown as Date;
+          const now = microTime(Date.now());
           const lease = await typedLeases.createNamespacedLease({
             namespace: ns,
             body: {

@@ -18,11 +18,15 @@ export interface JsonRequest {
 const observers = new WeakMap<KubeConfig, (method: string, path: string) => void>();
 
 /**
- * Tells `observer` of every plain-JSON call made with `kc` (its method and path, before it is sent).
+ * Tells `observer` of every plain-JSON call made with `kc` (its method and path, before it is sent),
+ * until the returned function is called.
  * The typed clients' calls are seen in `kc.applySecurityAuthentication`; these do not pass there.
  */
-export function observeJsonCalls(kc: KubeConfig, observer: (method: string, path: string) => void): void {
+export function observeJsonCalls(kc: KubeConfig, observer: (method: string, path: string) => void): () => void {
   observers.set(kc, observer);
+  return () => {
+    if (observers.get(kc) === observer) observers.delete(kc);
+  };
 }
 
 interface Settings {
@@ -66,8 +70,8 @@ export class KubeJsonApi {
     return this.call<T>('POST', path, { body });
   }
 
-  async put<T>(path: string, body: unknown): Promise<T> {
-    return this.call<T>('PUT', path, { body });
+  async put<T>(path: string, body: unknown, query?: JsonRequest['query']): Promise<T> {
+    return this.call<T>('PUT', path, { body, query });
   }
 
   async delete<T>(path: string, body?: unknown): Promise<T> {

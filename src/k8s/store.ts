@@ -456,10 +456,9 @@ export class KubeStore {
       readFresh: () => this.readConnection(namespace, name),
       mutate,
       write: async (body) =>
-        (written = await this.json.put<ConnectionResource>(
-          `${connectionPath(namespace, name)}${status ? '/status' : ''}?fieldManager=${encodeURIComponent(this.fieldManager)}`,
-          body,
-        )),
+        (written = await this.json.put<ConnectionResource>(`${connectionPath(namespace, name)}${status ? '/status' : ''}`, body, {
+          fieldManager: this.fieldManager,
+        })),
     });
     // Only a write is remembered: a change found unneeded (every reconcile of an unchanged connection)
     // left an overlay entry per connection that outlived the reconcile (a resync: one per owned connection).
@@ -489,11 +488,11 @@ export class KubeStore {
         return { ...current, data: { ...current.data, [CREDENTIALS_KEY]: encode(next) } };
       },
       write: (next) =>
-        this.json.put<V1Secret>(`${secretPath(namespace, name)}?fieldManager=${encodeURIComponent(this.fieldManager)}`, {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          ...next,
-        }),
+        this.json.put<V1Secret>(
+          secretPath(namespace, name),
+          { apiVersion: 'v1', kind: 'Secret', ...next },
+          { fieldManager: this.fieldManager },
+        ),
     });
     this.credentialSecrets.remember(secret);
     return { credentials: decodeCredentials(secret)!, credentialsVersion: secret.metadata!.resourceVersion! };

@@ -273,7 +273,13 @@ it('a scheduled refresh gives its token-call slot back once the provider answere
       30_000,
       50,
     );
+    // The proxy marks a write done once it has passed the answer on; the replica takes it into its cache just after.
     for (const { name, accessToken } of [first, second]) {
+      await eventually(
+        () => d.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token !== accessToken || undefined,
+        5_000,
+        20,
+      );
       expect(d.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
     }
     const [earlier, later] = [...writes].sort((x, y) => x.at - y.at);

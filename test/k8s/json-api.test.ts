@@ -23,7 +23,7 @@ const configMaps = () => `/api/v1/namespaces/${ns.name}/configmaps`;
 it('answers the API server sent, and failures the error helpers read as they read the typed client', async () => {
   const api = new KubeJsonApi(kc);
   const seen: string[] = [];
-  observeJsonCalls(kc, (method, path) => seen.push(`${method} ${path}`));
+  const unobserve = observeJsonCalls(kc, (method, path) => seen.push(`${method} ${path}`));
   try {
     const created = await api.post<{ metadata: { name: string; creationTimestamp: unknown } }>(configMaps(), {
       apiVersion: 'v1',
@@ -48,6 +48,7 @@ it('answers the API server sent, and failures the error helpers read as they rea
     // What benchmarks that count API calls are told.
     expect(seen).toEqual([`POST ${configMaps()}`, `POST ${configMaps()}`, `GET ${configMaps()}/absent`, `GET ${configMaps()}`]);
   } finally {
+    unobserve();
     await api.close();
   }
 });
