@@ -34,6 +34,7 @@ import { spawnChild, startTokenEndpoint, stopChild, type Child, type EndpointSta
 import { writeFigures } from './figures.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB } from './replica-process.js';
 import { handNotes, idleBetween, machine, machineCpu, processCpuMs, writeSection, startBenchControlPlane } from './support.js';
+import { DEFERRED_STATUS_MAX_MS } from '../src/controller/deferred-status.js';
 
 const N = Number(process.env.BENCH_STORM_CONNECTIONS ?? 500);
 const LEASE_SECONDS = Number(process.env.BENCH_STORM_LEASE_SECONDS ?? 15);
@@ -188,6 +189,11 @@ interface PhaseResult {
   settleSeconds: number;
   /** API writes from the controllers' start to the storm, per connection (labels, first conditions, Leases). */
   startupWritesPerConnection: number;
+  /**
+   * From the storm's last token answer until the live controllers had written every status write they
+   * held back while refreshes waited (src/controller/deferred-status.ts); NaN: not within the wait.
+   */
+  statusCatchUpSeconds: number;
   controllerRssMiB: number[];
   /** Each live controller's V8 heap at the end (MiB): used, reserved (total), and external (buffers). */
   controllerHeap: Array<{ usedMiB: number; totalMiB: number; externalMiB: number }>;
@@ -230,6 +236,25 @@ function heapIn(text: string): { usedMiB: number; totalMiB: number; externalMiB:
     totalMiB: value('latchkey_process_nodejs_heap_size_total_bytes') / 2 ** 20,
     externalMiB: value('latchkey_process_nodejs_external_memory_bytes') / 2 ** 20,
   };
+}
+
+/**
+ * Waits (at most the bound of a held status write, plus a minute) until no live controller holds a
+ * status write back or has a reconcile waiting; seconds from `lastRefreshAt` (ms), NaN if not.
+ */
+async function statusCaughtUp(controllers: Array<{ healthUrl: string }>, lastRefreshAt: number): Promise<number> {
+  const waiting = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('latchkey_workqueue_depth{') && /queue="(deferred-status|reconcile)"/.test(l))
+      .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const until = Date.now() + DEFERRED_STATUS_MAX_MS + 60_000;
+  while (Date.now() < until) {
+    const held = (await Promise.all(controllers.map(async (c) => waiting(await metricsOf(c.healthUrl))))).reduce((a, b) => a + b, 0);
+    if (held === 0) return (Date.now() - lastRefreshAt) / 1000;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return NaN;
 }
 
 /** A controller's refresh duration histogram from its metrics: seconds summed and refreshes counted. */
@@ -371,6 +396,12 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   }
   // A few seconds more: a duplicate refresh or a reused token would show up now.
   await new Promise((r) => setTimeout(r, 5_000));
+  // The status writes held back while refreshes waited: the phase ends once the live controllers have
+  // written them (they count in its API writes and CPU).
+  const statusCatchUpSeconds = await statusCaughtUp(
+    controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null),
+    phaseCounts(await bed.endpoint.stats(`${phase}-`), expiresAt).last,
+  );
   sampleCpu();
   const wall = Date.now() - cpu0.wall;
   const alive = controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
@@ -428,6 +459,7 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
     readySeconds,
     settleSeconds,
     startupWritesPerConnection: startupWrites.reduce((n, w) => n + w.count, 0) / N,
+    statusCatchUpSeconds,
     controllerRssMiB,
     controllerHeap,
     controllerCpuCores: [...cpuOf].reduce((a, [pid, ms]) => a + ms - (cpuAtStorm.get(pid) ?? 0), 0) / wall,
@@ -493,6 +525,7 @@ function report(results: Record<string, PhaseResult>, machineLines: string[]): v
       readySeconds: round(p.readySeconds),
       settleSeconds: round(p.settleSeconds),
       startupWritesPerConnection: round(p.startupWritesPerConnection),
+      statusCatchUpSeconds: round(p.statusCatchUpSeconds),
       controllerRssMiB: p.controllerRssMiB.map(round),
       controllerHeap: p.controllerHeap.map((h) => ({
         usedMiB: round(h.usedMiB),
@@ -605,6 +638,7 @@ function markdown(results: Record<string, PhaseResult>, machineLines: string[]):
       const all = ['1', '2', '3', 'failover'].filter((r) => results[r]);
       const at = (r: string) => (r === 'failover' ? 'failover' : `${r} replica${r === '1' ? '' : 's'}`);
       return [
+        `- Status writes held back while refreshes waited for a slot (src/controller/deferred-status.ts), all written by ${all.map((r) => `${Number.isFinite(results[r]!.statusCatchUpSeconds) ? `${fixed(results[r]!.statusCatchUpSeconds)} s` : '**not within the wait**'} (${at(r)})`).join(', ')} after the storm's last token answer (counted in the API writes and CPU above).`,
         `- Start-up before the storm (from the controllers' start): ready (caches synced) in ${all.map((r) => `${fixed(results[r]!.readySeconds)} s (${at(r)})`).join(', ')}; settled (every connection labelled, writes quiet) in ${all.map((r) => `${Number.isFinite(results[r]!.settleSeconds) ? `${fixed(results[r]!.settleSeconds)} s` : '**not before the storm**'} (${at(r)})`).join(', ')}; API writes per connection meanwhile ${all.map((r) => `${fixed(results[r]!.startupWritesPerConnection, 2)} (${at(r)})`).join(', ')}.`,
       ];
     })(),

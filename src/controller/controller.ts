@@ -136,9 +136,10 @@ class ShardSession {
           this.scheduler.forget(key);
           return;
         }
-        // Its refresh is under way and asks for a reconcile once its outcome is known (onStateChanged):
-        // a reconcile now (its Secret just changed) would write a status that one would write again.
-        if (this.scheduler.isRefreshing(key)) return;
+        // Its refresh is under way (or its status write held back) and asks for a reconcile once its
+        // outcome is known (onStateChanged): a reconcile now (its Secret just changed) would write a
+        // status that one would write again.
+        if (this.scheduler.isRefreshing(key) || this.scheduler.isStatusDeferred(key)) return;
         const [ns, name] = splitKey(key);
         if (this.shard) await this.label(key, ns, name, this.shard);
         return connections.reconcile(ns, name);

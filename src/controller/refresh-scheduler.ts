@@ -6,6 +6,7 @@ import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry } from './refresh-timing.js';
+import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
 
@@ -65,6 +66,8 @@ export interface RefreshSchedulerOptions {
   concurrency?: number;
   /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
   onStateChanged?: (key: string) => void;
+  /** Longest a successful refresh's status write waits while other refreshes wait for a slot (src/controller/deferred-status.ts). */
+  statusDeferMaxMs?: number;
   /**
    * Whether this replica may refresh right now (it holds a refresh Lease nobody else can have taken);
    * when not, a due refresh waits a second and asks again. Always true by default.
@@ -113,11 +116,18 @@ export class RefreshScheduler {
   private readonly done = new Map<string, RefreshDone>();
   /** Keys just taken over from another replica, not scheduled since (see {@link takenOver}). */
   private readonly takeovers = new Set<string>();
+  /** Successful refreshes whose status write waits for the refreshes waiting for a slot. */
+  private readonly deferred: DeferredStatus;
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
     this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
     this.minIntervalMs = opts.minIntervalMs ?? 1_000;
     const tokenCalls = opts.concurrency ?? 4;
+    this.deferred = new DeferredStatus({
+      flush: (key) => opts.onStateChanged?.(key),
+      maxDelayMs: opts.statusDeferMaxMs,
+      onSize: (size) => opts.metrics.workqueueDepth.set({ queue: 'deferred-status' }, size),
+    });
     this.queue = new WorkQueue({
       name: 'refresh',
       handler: (key, release) => this.handle(key, release),
@@ -127,7 +137,10 @@ export class RefreshScheduler {
       released: tokenCalls,
       backoff: { baseMs: 1_000, maxMs: 60_000, jitter: 0.1 },
       logger: opts.logger,
-      onDepth: (depth) => opts.metrics.workqueueDepth.set({ queue: 'refresh' }, depth),
+      onDepth: (depth) => {
+        opts.metrics.workqueueDepth.set({ queue: 'refresh' }, depth);
+        if (depth === 0) this.deferred.release();
+      },
     });
   }
 
@@ -195,6 +208,7 @@ export class RefreshScheduler {
     this.queue.remove(key);
     this.takeovers.delete(key);
     this.done.delete(key);
+    this.deferred.delete(key);
     this.lastAttempt.delete(key);
     this.notBefore.delete(key);
     this.failedVersion.delete(key);
@@ -202,6 +216,7 @@ export class RefreshScheduler {
   }
 
   async stop(): Promise<void> {
+    this.deferred.stop();
     await this.queue.stop();
   }
 
@@ -249,6 +264,7 @@ export class RefreshScheduler {
       const failure = asRefreshFailure(err);
       // An earlier success not yet written must not clear the attempts this failure counts.
       this.done.delete(key);
+      this.deferred.delete(key);
       // Decide at once, before any await: the refresher's own status write may already be
       // re-planning this key through the reconciler, and must find it held back.
       if (failure.code === 'integration_misconfigured') {
@@ -270,7 +286,13 @@ export class RefreshScheduler {
     this.refreshing.delete(key);
     end();
     this.onSuccess(key, conn, log);
-    this.opts.onStateChanged?.(key);
+    // While refreshes wait for a slot, theirs go first: this one's status write waits for them
+    // (its credentials are stored already; src/controller/deferred-status.ts).
+    if (this.queue.depth > 0 && this.done.has(key)) this.deferred.hold(key);
+    else {
+      this.deferred.delete(key);
+      this.opts.onStateChanged?.(key);
+    }
   }
 
   /**
@@ -305,6 +327,16 @@ export class RefreshScheduler {
   /** Whether the key's refresh is under way: its outcome asks for a reconcile (`onStateChanged`) when it is known. */
   isRefreshing(key: string): boolean {
     return this.refreshing.has(key);
+  }
+
+  /** Whether the status write of the key's refresh is held back: it asks for a reconcile (`onStateChanged`) when released. */
+  isStatusDeferred(key: string): boolean {
+    return this.deferred.has(key);
+  }
+
+  /** Successful refreshes whose status write is held back. */
+  get deferredStatusWrites(): number {
+    return this.deferred.size;
   }
 
   /**

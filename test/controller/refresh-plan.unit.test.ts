@@ -185,3 +185,61 @@ describe('RefreshScheduler order', () => {
     }
   });
 });
+
+describe('RefreshScheduler status writes', () => {
+  it('holds back the status write of a refresh while others wait for a slot, then asks for all', async () => {
+    const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] } };
+    // Expired a minute ago until refreshed, then valid for an hour (another Secret version).
+    const refreshed = new Set<string>();
+    const stored = (name: string): StoredConnection => ({
+      resource: {
+        apiVersion: 'latchkey.dev/v1alpha1',
+        kind: 'Connection',
+        metadata: { name, namespace: 'ns', generation: 1 },
+        spec: { integration: 'int', provider: 'p', connectionId: name, id: 1, authMode: 'OAUTH2' },
+        status: {},
+      },
+      credentials: oauth2(3600, refreshed.has(name) ? Date.now() + 3_600_000 : Date.now() - 60_000),
+      credentialsVersion: refreshed.has(name) ? '2' : '1',
+    });
+    const gates = new Map<string, () => void>();
+    const asked: string[] = [];
+    const store = { getIntegration: () => integration, getConnectionByName: (_ns: string, name: string) => stored(name) };
+    const scheduler = schedulerOver(store, Date.now, {
+      refresh: async (_ns, _integration, connectionId) => {
+        await new Promise<void>((r) => gates.set(connectionId, r));
+        refreshed.add(connectionId);
+      },
+      concurrency: 1,
+      onStateChanged: (key) => asked.push(key),
+    });
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(what()).toBe(true);
+    };
+    try {
+      scheduler.schedule('ns/first');
+      await until(() => gates.has('first'));
+      scheduler.schedule('ns/second');
+      scheduler.schedule('ns/third');
+      gates.get('first')!();
+      // Two refreshes wait: the first one's status write waits for them.
+      await until(() => gates.has('second'));
+      expect(scheduler.isStatusDeferred('ns/first')).toBe(true);
+      expect(scheduler.deferredStatusWrites).toBe(1);
+      expect(asked).toEqual([]);
+      gates.get('second')!();
+      // The last waiting refresh took the slot: nothing waits, so both held writes are asked for.
+      await until(() => gates.has('third'));
+      expect(asked).toEqual(['ns/first', 'ns/second']);
+      expect(scheduler.isStatusDeferred('ns/first')).toBe(false);
+      gates.get('third')!();
+      // Nothing waits behind the last one: its write is asked for at once.
+      await until(() => asked.length === 3);
+      expect(asked[2]).toBe('ns/third');
+      expect(scheduler.deferredStatusWrites).toBe(0);
+    } finally {
+      await scheduler.stop();
+    }
+  });
+});
