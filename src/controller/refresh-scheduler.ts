@@ -66,8 +66,6 @@ export interface RefreshSchedulerOptions {
   concurrency?: number;
   /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
   onStateChanged?: (key: string) => void;
-  /** Longest a successful refresh's status write waits while other refreshes wait for a slot (src/controller/deferred-status.ts). */
-  statusDeferMaxMs?: number;
   /**
    * Whether this replica may refresh right now (it holds a refresh Lease nobody else can have taken);
    * when not, a due refresh waits a second and asks again. Always true by default.
@@ -125,7 +123,6 @@ export class RefreshScheduler {
     const tokenCalls = opts.concurrency ?? 4;
     this.deferred = new DeferredStatus({
       flush: (key) => opts.onStateChanged?.(key),
-      maxDelayMs: opts.statusDeferMaxMs,
       onSize: (size) => opts.metrics.workqueueDepth.set({ queue: 'deferred-status' }, size),
     });
     this.queue = new WorkQueue({
