@@ -203,11 +203,12 @@ describe('RefreshScheduler status writes', () => {
       credentialsVersion: refreshed.has(name) ? '2' : '1',
     });
     const gates = new Map<string, () => void>();
+    let ended = false;
     const asked: string[] = [];
     const store = { getIntegration: () => integration, getConnectionByName: (_ns: string, name: string) => stored(name) };
     const scheduler = schedulerOver(store, Date.now, {
       refresh: async (_ns, _integration, connectionId) => {
-        await new Promise<void>((r) => gates.set(connectionId, r));
+        if (!ended) await new Promise<void>((r) => gates.set(connectionId, r));
         refreshed.add(connectionId);
       },
       concurrency: 1,
@@ -239,6 +240,9 @@ describe('RefreshScheduler status writes', () => {
       expect(asked[2]).toBe('ns/third');
       expect(scheduler.deferredStatusWrites).toBe(0);
     } finally {
+      // A failed expectation must not leave stop() waiting on a refresh.
+      ended = true;
+      for (const open of gates.values()) open();
       await scheduler.stop();
     }
   });
