@@ -143,22 +143,29 @@ describe('RefreshScheduler.plan', () => {
   });
 });
 
+/** The Integration the scheduler tests' connections use (Ready: no conditions against it). */
+const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] } };
+
+/** An OAuth 2 connection of that integration with these credentials (Secret version `version`). */
+function oauth2Connection(name: string, credentials: StoredConnection['credentials'], version: string): StoredConnection {
+  return {
+    resource: {
+      apiVersion: 'latchkey.dev/v1alpha1',
+      kind: 'Connection',
+      metadata: { name, namespace: 'ns', generation: 1 },
+      spec: { integration: 'int', provider: 'p', connectionId: name, id: 1, authMode: 'OAUTH2' },
+      status: {},
+    },
+    credentials,
+    credentialsVersion: version,
+  };
+}
+
 describe('RefreshScheduler order', () => {
   it('runs an overdue connection just taken over ahead of its own overdue ones (all due at the same time)', async () => {
     const now = T0;
-    const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] } };
     // Every token expired together, a minute ago: earliest-due-first alone has no order among them.
-    const stored = (name: string): StoredConnection => ({
-      resource: {
-        apiVersion: 'latchkey.dev/v1alpha1',
-        kind: 'Connection',
-        metadata: { name, namespace: 'ns', generation: 1 },
-        spec: { integration: 'int', provider: 'p', connectionId: name, id: 1, authMode: 'OAUTH2' },
-        status: {},
-      },
-      credentials: oauth2(undefined, now - 60_000),
-      credentialsVersion: '1',
-    });
+    const stored = (name: string) => oauth2Connection(name, oauth2(undefined, now - 60_000), '1');
     const ran: string[] = [];
     let unblock!: () => void;
     const blocked = new Promise<void>((r) => (unblock = r));
@@ -188,20 +195,12 @@ describe('RefreshScheduler order', () => {
 
 describe('RefreshScheduler status writes', () => {
   it('holds back the status write of a refresh while others wait for a slot, then asks for all', async () => {
-    const integration = { metadata: { name: 'int', namespace: 'ns' }, spec: { provider: 'p' }, status: { conditions: [] } };
     // Expired a minute ago until refreshed, then valid for an hour (another Secret version).
     const refreshed = new Set<string>();
-    const stored = (name: string): StoredConnection => ({
-      resource: {
-        apiVersion: 'latchkey.dev/v1alpha1',
-        kind: 'Connection',
-        metadata: { name, namespace: 'ns', generation: 1 },
-        spec: { integration: 'int', provider: 'p', connectionId: name, id: 1, authMode: 'OAUTH2' },
-        status: {},
-      },
-      credentials: oauth2(3600, refreshed.has(name) ? Date.now() + 3_600_000 : Date.now() - 60_000),
-      credentialsVersion: refreshed.has(name) ? '2' : '1',
-    });
+    const stored = (name: string) =>
+      refreshed.has(name)
+        ? oauth2Connection(name, oauth2(3600, Date.now() + 3_600_000), '2')
+        : oauth2Connection(name, oauth2(3600, Date.now() - 60_000), '1');
     const gates = new Map<string, () => void>();
     let ended = false;
     const asked: string[] = [];
