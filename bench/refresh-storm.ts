@@ -398,13 +398,10 @@ async function runPhase(bed: Bed, phase: string, replicas: number, kill: boolean
   await new Promise((r) => setTimeout(r, 5_000));
   // The status writes held back while refreshes waited: the phase ends once the live controllers have
   // written them (they count in its API writes and CPU).
-  const statusCatchUpSeconds = await statusCaughtUp(
-    controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null),
-    phaseCounts(await bed.endpoint.stats(`${phase}-`), expiresAt).last,
-  );
+  const alive = controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
+  const statusCatchUpSeconds = await statusCaughtUp(alive, phaseCounts(await bed.endpoint.stats(`${phase}-`), expiresAt).last);
   sampleCpu();
   const wall = Date.now() - cpu0.wall;
-  const alive = controllers.filter((c) => c.proc.exitCode === null && c.proc.signalCode === null);
   const controllerRssMiB = alive.map((c) => rssBytes(c.pid) / 2 ** 20);
   // Where the RSS is: V8's heap (used and reserved) and memory outside it, from each process's own /metrics.
   const metricsAtEnd = await Promise.all(alive.map((c) => metricsOf(c.healthUrl)));

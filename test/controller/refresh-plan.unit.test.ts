@@ -7,6 +7,7 @@ import type { ConnectionResource } from '../../src/k8s/resources.js';
 import type { StoredConnection } from '../../src/k8s/store.js';
 import { createLogger } from '../../src/app/log.js';
 import { Registry } from '../../src/app/metrics.js';
+import { eventually } from '../../dev/cluster.js';
 
 const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
 const T0 = Date.parse('2030-01-01T00:00:00Z');
@@ -213,10 +214,7 @@ describe('RefreshScheduler status writes', () => {
       concurrency: 1,
       onStateChanged: (key) => asked.push(key),
     });
-    const until = async (what: () => boolean) => {
-      for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
-      expect(what()).toBe(true);
-    };
+    const until = (what: () => boolean) => eventually(what, 500, 5);
     try {
       scheduler.schedule('ns/first');
       await until(() => gates.has('first'));
