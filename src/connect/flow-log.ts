@@ -46,6 +46,8 @@ export async function logFailedAttempt(
   const logId = logAttempt(deps, { ...a, outcome: 'failure', messages });
   const r = a.reconnect;
   if (!logId || !r) return;
+  // The ID goes into the connection's errors[]: stored first, so a client that follows it at once finds it.
+  await deps.oplog?.whenStored(logId);
   await recordFailedReauthorization(deps, a.namespace, r.integration, r.connectionId, {
     logId,
     message: `Re-authorization failed: ${a.error.message}`,

@@ -52,6 +52,9 @@ export class OperationLog {
   private queue: Array<{ target: OplogTarget; entry: OplogEntry }> = [];
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
+  /** IDs of the batch being written, and who waits for a queued entry (see `whenStored`). */
+  private writing = new Set<string>();
+  private waiters?: Array<() => void>;
   private readonly logger: Logger;
   private readonly maxQueue: number;
   private readonly interval: number;
@@ -107,13 +110,35 @@ export class OperationLog {
     return id;
   }
 
+  /**
+   * Resolves once the entry `id` is stored (or given up on); at once if it is not waiting. Whoever
+   * publishes a `log_id` (a connection's `errors[]`, an error answer) waits for it first, so a client
+   * that follows it at once, on any replica, finds the entry. Never rejects.
+   */
+  async whenStored(id: string): Promise<void> {
+    if (this.queue.some((q) => q.entry.id === id)) {
+      // Written with the batch it is in, at the next flush (no earlier: batching is the point).
+      await new Promise<void>((resolve) => (this.waiters ??= []).push(resolve));
+      return this.whenStored(id);
+    }
+    if (this.writing.has(id)) await this.flushing;
+  }
+
   /** Writes everything queued so far; resolves when it is stored (or given up on). Never rejects. */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
     if (!this.queue.length) return;
     const batch = this.queue;
     this.queue = [];
-    this.flushing = this.write(batch).finally(() => (this.flushing = undefined));
+    this.writing = new Set(batch.map((b) => b.entry.id));
+    const waiters = this.waiters ?? [];
+    this.waiters = undefined;
+    this.flushing = this.write(batch).finally(() => {
+      this.flushing = undefined;
+      this.writing = new Set();
+    });
+    // Waiters look again: their entry is in the batch being written now.
+    for (const w of waiters) w();
     await this.flushing;
   }
 

@@ -205,4 +205,30 @@ describe('OperationLog', () => {
     ]);
     await log.stop();
   });
+
+  test('whenStored resolves once the batch holding the entry is written, not before', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const stored: string[] = [];
+    const sink: OplogSink = {
+      async append(_ns, _target, entries) {
+        await gate;
+        stored.push(...entries.map((e) => e.id));
+      },
+    };
+    const log = new OperationLog({ sink, clock: { now: () => Date.now() }, logger: createLogger('silent'), flushIntervalMs: 20 });
+    const id = log.record({ namespace: 'ns', operation: 'authorization', outcome: 'failure', messages: ['denied'] });
+    let done = false;
+    const waited = log.whenStored(id).then(() => (done = true));
+    // The flush timer fires and the write starts, but the sink has not finished it.
+    await new Promise((r) => setTimeout(r, 60));
+    expect(done).toBe(false);
+    release();
+    await waited;
+    expect(stored).toContain(id);
+    // Unknown or already stored: at once.
+    await log.whenStored(id);
+    await log.whenStored('nothing-waiting');
+    await log.stop();
+  });
 });

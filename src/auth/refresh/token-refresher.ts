@@ -98,6 +98,8 @@ export interface TokenRefresherDeps {
  */
 export class TokenRefresher {
   private readonly inflight = new Map<string, Promise<StoredConnection>>();
+  /** Keys of `inflight` refreshes that were forced: only those satisfy another forced caller that joins. */
+  private readonly forcedInflight = new Set<string>();
   /** Credentials a provider issued whose write failed (by namespace/name), with the refresh token they replace. */
   private readonly unsaved = new Map<string, KeptCredentials>();
   private readonly strategies = new Map<string, RefreshStrategy>([
@@ -166,9 +168,19 @@ export class TokenRefresher {
     }
     const key = `${namespace}/${conn.resource.metadata.name}`;
     const running = this.inflight.get(key);
-    if (running) return running;
-    const promise = this.refreshOnce(namespace, conn, strategy, opts).finally(() => this.inflight.delete(key));
+    if (running) {
+      if (!opts.force || this.forcedInflight.has(key)) return running;
+      // An unforced refresh may end without a token call (fresh after all): then this one makes its own.
+      const joined = await running.catch(() => undefined);
+      if (joined && JSON.stringify(joined.credentials) !== JSON.stringify(conn.credentials)) return joined;
+      return this.ensureFresh(namespace, integration, connectionId, opts);
+    }
+    const promise = this.refreshOnce(namespace, conn, strategy, opts).finally(() => {
+      this.inflight.delete(key);
+      this.forcedInflight.delete(key);
+    });
     this.inflight.set(key, promise);
+    if (opts.force) this.forcedInflight.add(key);
     return promise;
   }
 
@@ -176,9 +188,16 @@ export class TokenRefresher {
     return isAboutToExpire(credentials, this.deps.clock.now(), this.deps.config, marginSeconds);
   }
 
-  /** Done by someone else: the credentials changed since `observed` and (unless forced) are fresh. */
-  private satisfied(current: StoredConnection, observedVersion: string, opts: EnsureFreshOptions): boolean {
-    return current.credentialsVersion !== observedVersion && (opts.force || !this.isStale(current.credentials, opts.marginSeconds));
+  /**
+   * Done by someone else. Unforced: the credentials Secret changed since `baseline` and they are fresh.
+   * Forced: the credentials themselves changed (a refresh that answered after this request arrived, or
+   * newer credentials imported meanwhile); a new Secret version alone is no refresh (the controller
+   * labels a new Secret for its shard right after it is created).
+   */
+  private satisfied(current: StoredConnection, baseline: StoredConnection, opts: EnsureFreshOptions): boolean {
+    if (current.credentialsVersion === baseline.credentialsVersion) return false;
+    if (opts.force) return JSON.stringify(current.credentials) !== JSON.stringify(baseline.credentials);
+    return !this.isStale(current.credentials, opts.marginSeconds);
   }
 
   private async refreshOnce(
@@ -192,12 +211,17 @@ export class TokenRefresher {
     const { integration, connectionId } = observed.resource.spec;
     const knownErrors = new Set((observed.resource.status?.errors ?? []).map((e) => e.logId));
     const deadline = clock.now() + (this.deps.waitTimeoutMs ?? 30_000);
+    // What a refresh by someone else must have changed (see `satisfied`); a forced refresh moves it to a
+    // Secret version the cache had not seen when the Lease was free (`behind`), once the cache has it.
+    let baseline = observed;
+    let behind: string | undefined;
 
     for (;;) {
       // The informer cache first; once the lock is held, the Secret is read to see whether it is behind.
       const current = store.getConnection(namespace, integration, connectionId);
       if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
-      if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
+      if (behind !== undefined && current.credentialsVersion === behind) [baseline, behind] = [current, undefined];
+      if (behind === undefined && this.satisfied(current, baseline, opts)) return current;
       const failure = newRefreshFailure(current.resource.status, knownErrors);
       if (failure) throw failedElsewhere(failure);
       if (!strategy.canRefresh(current.credentials)) return current;
@@ -215,6 +239,9 @@ export class TokenRefresher {
           return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, { onAnswered: opts.onAnswered });
         await lock.release(taken.held);
         if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+        // Nobody held the Lease: what this cache has not seen was written by no refresh this forced
+        // request may count as its own (the controller's label, or one that ended before it arrived).
+        if (opts.force) behind = version;
         if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
         waitUntil = clock.now() + 1000; // a second for the watch to bring it
       } else waitUntil = taken.waitUntil; // until the holder's Lease could expire
@@ -573,6 +600,8 @@ export class TokenRefresher {
       ? `Provider answered${p.status ? ` HTTP ${p.status}` : ''}: ${[p.error, p.description].filter(Boolean).join(' - ')}`
       : undefined;
     const oplogId = this.oplogEntry(conn, reason, 'failure', durationMs, [message, ...(answer ? [answer] : [])]);
+    // The ID goes into status and the answer: stored first, so whoever follows it at once finds it.
+    if (oplogId) await this.deps.oplog?.whenStored(oplogId);
     this.logger.warn(
       { namespace, connection: name, code: failure.code, permanent: failure.permanent, providerError: failure.providerError },
       'token refresh failed',

@@ -221,7 +221,9 @@ const connectionCommon = {
   connection_config: JsonObject,
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
-  last_fetched_at: IsoTimestamp.nullable(),
+  last_fetched_at: IsoTimestamp.nullable().describe(
+    'When the credentials were last fetched (GET /connections/{id}); null until the first fetch, so the creation and import answers carry null, as Nango answers',
+  ),
 };
 
 export const Connection = z.object({ ...connectionCommon, credentials: PublicCredentials });
