@@ -16,6 +16,7 @@ const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const KEY_PROVIDER = `single-use-key-${process.pid}`;
 const OAUTH_PROVIDER = `single-use-oauth-${process.pid}`;
+const CC_PROVIDER = `single-use-cc-${process.pid}`;
 const CLIENT = { clientId: 'single-use-client', clientSecret: 'single-use-client-secret-0123456789' };
 
 let ns: { name: string; delete(): Promise<void> };
@@ -49,6 +50,8 @@ beforeAll(async () => {
     authorizationUrl: `${provider.origin}/authorize`,
     tokenUrl: `${provider.origin}/token`,
   });
+  await applyProvider(kc, CC_PROVIDER, { displayName: 'Machine API', authMode: 'OAUTH2_CC', tokenUrl: `${provider.origin}/token` });
+  await createIntegration(kc, ns.name, 'machine', { provider: CC_PROVIDER });
   await createIntegration(kc, ns.name, 'keyed', { provider: KEY_PROVIDER });
   await createIntegration(kc, ns.name, 'keyed-too', { provider: KEY_PROVIDER });
   await createIntegration(kc, ns.name, 'acme', { provider: OAUTH_PROVIDER }, CLIENT);
@@ -62,6 +65,7 @@ beforeAll(async () => {
         r.ctx.store.listEnvironments(ns.name).length > 0 &&
         r.ctx.store.getIntegration(ns.name, 'keyed-too') &&
         r.ctx.store.getProvider(OAUTH_PROVIDER) &&
+        r.ctx.store.getIntegration(ns.name, 'machine') &&
         r.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientSecret'),
     );
   }
@@ -69,7 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
-  await Promise.all([deleteProvider(kc, KEY_PROVIDER), deleteProvider(kc, OAUTH_PROVIDER)]);
+  await Promise.all([KEY_PROVIDER, OAUTH_PROVIDER, CC_PROVIDER].map((p) => deleteProvider(kc, p)));
   await provider?.close();
   await ns?.delete();
 });
@@ -86,11 +90,11 @@ async function reconnectSession(integration: string, connectionId: string): Prom
   return res.body.data.token as string;
 }
 
-async function submitForm(replica: Replica, token: string, integration: string, apiKey: string) {
+async function submitForm(replica: Replica, token: string, integration: string, apiKey: string | Record<string, string>) {
   const res = await fetch(`${replica.url}/connect/api/forms`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration, values: { apiKey } }),
+    body: JSON.stringify({ integration, values: typeof apiKey === 'string' ? { apiKey } : apiKey }),
   });
   return { status: res.status, body: (await res.json()) as any };
 }
@@ -172,6 +176,8 @@ describe('reconnect tokens', () => {
     expect(connectionId).toBeDefined();
     const token = await reconnectSession('acme', connectionId!);
 
+    // A second popup opened before the end user finished: its callback comes after the reconnect.
+    const late = (await startOAuth(a, token)) as { state: string; cookie: string };
     tokenAnswers.push(400);
     const refused = await callback(a, (await startOAuth(a, token)) as { state: string; cookie: string }, 'code-re-1');
     expect(refused.status).toBe(502);
@@ -179,10 +185,17 @@ describe('reconnect tokens', () => {
     expect(saved.status).toBe(200);
     const credentials = await storedCredentials('acme', connectionId!);
     expect(credentials).toMatchObject({ type: 'OAUTH2', access_token: expect.stringMatching(/^at-\d+$/) });
+    // The reconnect cleared the refused attempt's error.
+    await eventually(() => (a.ctx.store.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? ['x']).length === 0);
 
     const replay = await startOAuth(a, token);
     expect([replay.status, replay.body.error?.code]).toEqual([409, 'session_already_used']);
+    const lateCallback = await callback(a, late, 'code-re-3');
+    expect(lateCallback.status).toBe(409);
+    expect(lateCallback.page).toContain('session_already_used');
     expect(await storedCredentials('acme', connectionId!)).toEqual(credentials);
+    // Not a failed re-authorization: the connection shows no error for it (replica a's own writes are in its cache at once).
+    expect(a.ctx.store.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? []).toEqual([]);
   });
 });
 
@@ -226,5 +239,20 @@ describe('connect session tokens', () => {
     expect(await storedCredentials('acme', connectionId!)).toEqual(credentials);
     await eventually(() => a.ctx.store.listConnections(ns.name).some((c) => c.spec.endUser?.id === 'end-user-two-flows'));
     expect(a.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-two-flows')).toHaveLength(1);
+  });
+
+  it('stays usable after a form the provider refused (client credentials), then connects once', async () => {
+    const token = await connectSession(['machine'], 'end-user-cc');
+    const values = { clientId: 'machine-client', clientSecret: 'machine-secret-0301' };
+    tokenAnswers.push(400);
+    const refused = await submitForm(a, token, 'machine', values);
+    expect([refused.status, refused.body.error?.code]).toEqual([400, 'invalid_credentials']);
+    const saved = await submitForm(b, token, 'machine', values);
+    expect(saved.status).toBe(201);
+    const again = await submitForm(a, token, 'machine', values);
+    expect([again.status, again.body.error?.code]).toEqual([409, 'session_already_used']);
+    const mine = () => a.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-cc');
+    await eventually(() => mine().length === 1);
+    expect(mine()).toHaveLength(1);
   });
 });
