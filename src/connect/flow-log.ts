@@ -40,12 +40,17 @@ export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): st
 /** A failed attempt (as the end user saw it, plus what is behind it); for a reconnect also a connection error. */
 export async function logFailedAttempt(
   deps: Pick<AppContext, 'oplog' | 'store' | 'logger' | 'clock'>,
-  a: Omit<AttemptInput, 'outcome' | 'messages'> & { error: LatchkeyError; detail?: string },
+  a: Omit<AttemptInput, 'outcome' | 'messages'> & {
+    error: LatchkeyError;
+    detail?: string;
+    /** false: a refusal that says nothing about the connection (it stays out of the connection's errors). */
+    onConnection?: boolean;
+  },
 ): Promise<void> {
   const messages = [`${a.error.code}: ${a.error.message}`, ...(a.detail ? [a.detail] : [])];
   const logId = logAttempt(deps, { ...a, outcome: 'failure', messages });
   const r = a.reconnect;
-  if (!logId || !r) return;
+  if (!logId || !r || a.onConnection === false) return;
   // The ID goes into the connection's errors[]: stored first, so a client that follows it at once finds it.
   await deps.oplog?.whenStored(logId);
   await recordFailedReauthorization(deps, a.namespace, r.integration, r.connectionId, {

@@ -49,6 +49,7 @@ import {
 } from './plugin-install-flow.js';
 import { CONNECT_MODES, credentialFields, fieldLabel } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
+import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { providerAnswer, providerText } from '../oplog/redact.js';
 import { environmentWithKey, type OpenSession } from './session.js';
@@ -216,6 +217,16 @@ function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: 
   }
 }
 
+function sessionUse(session: OpenSession, integrationId: string): SessionUse {
+  return {
+    namespace: session.namespace,
+    sid: session.claims.sid,
+    integration: integrationId,
+    reconnect: Boolean(session.claims.reconnect),
+    expiresAtMs: session.claims.exp * 1000,
+  };
+}
+
 export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec: { callbackUrl?: string } } }): string {
   return session.environment.spec.callbackUrl ?? `${deps.config.publicBaseUrl}/oauth/callback`;
 }
@@ -237,6 +248,8 @@ export async function startOAuthFlow(
   checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
+  // Starting again before completing is fine; once completed, the session would be refused at the callback.
+  await refuseUsedSession(deps.flows, sessionUse(session, integrationId));
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
   if (isAppInstallMode(v.authMode) || isPluginInstallMode(v.authMode)) {
@@ -348,6 +361,26 @@ export async function submitForm(
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
   const connectionConfig = flowConfig(deps, session, provider, rawConfig);
+  // Once per session and integration: a used session sends the provider nothing and changes nothing.
+  return completeOnce(deps, sessionUse(session, integrationId), () =>
+    saveForm(deps, session, { integration, provider, v, values, connectionConfig }),
+  );
+}
+
+/** Checks a validated form's credentials (with the provider where the mode needs it) and saves them. */
+async function saveForm(
+  deps: ConnectDeps,
+  session: OpenSession,
+  form: {
+    integration: IntegrationResource;
+    provider: ProviderResource;
+    v: IntegrationView;
+    values: Record<string, string>;
+    connectionConfig: Record<string, string>;
+  },
+): Promise<ConnectResult> {
+  const { integration, provider, v, values, connectionConfig } = form;
+  const integrationId = integration.metadata.name;
   // The provider refused what was typed: logged, and on a reconnect also an error of the connection.
   const formFailed = (error: LatchkeyError, detail?: string) =>
     logFailedAttempt(deps, {
@@ -502,6 +535,15 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     stateValue,
     state.codeVerifier,
   ];
+  // Once per session and integration: another flow of this session that completed it first wins.
+  const use: SessionUse = {
+    namespace: state.namespace,
+    sid: state.sid,
+    integration: state.integration,
+    reconnect: Boolean(state.reconnect),
+    expiresAtMs: state.exp * 1000,
+  };
+  let claimed = false;
   try {
     if (!(await deps.flows.markUsed(state.namespace, state.fid, state.exp * 1000))) {
       throw new LatchkeyError(
@@ -530,6 +572,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
             `${name} reported an error: ${error}${description ? ` (${description})` : ''}.`,
           );
     }
+    await claimSession(deps.flows, use);
+    claimed = true;
     let credentials: StoredCredentials;
     let connectionConfig = state.connectionConfig;
     step = 'token_exchange';
@@ -588,6 +632,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       sid: state.sid,
     });
   } catch (err) {
+    // Nothing was saved: the session may complete this integration with another flow.
+    if (claimed) await releaseSession(deps, use);
     if (!(err instanceof LatchkeyError)) throw err;
     outcome.error = err;
   }
@@ -601,7 +647,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     // INSTALL_PLUGIN: the callback carries the credential itself; it never reaches a log line.
     secrets: [...sent, ...(isPluginInstallMode(state.mode) ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : [])],
   };
-  if (outcome.error) await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail });
+  // A used session's refusal says nothing about the connection (just authorized): not put on it.
+  if (outcome.error)
+    await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail, onConnection: outcome.error.code !== 'session_already_used' });
   else logAttempt(deps, { ...attempt, outcome: 'success', messages: [`Authorized (${outcome.result?.operation ?? 'saved'})`] });
   return outcome;
 }

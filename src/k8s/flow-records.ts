@@ -12,8 +12,9 @@ const EXPIRES_AT = 'latchkey.dev/expires-at';
 /**
  * Cluster-side records of end-user authorization flows, so a flow can finish on any replica:
  *
- * - a *marker* ConfigMap created when a callback consumes a flow's state. Its name is derived from the
- *   flow ID, so the API server's AlreadyExists answer makes a second use (a replay) fail;
+ * - a *marker* ConfigMap created when a callback consumes a flow's state, or when a Connect session
+ *   completes a connection (src/connect/session-use.ts). Its name is derived from the flow ID (or the
+ *   session's key), so the API server's AlreadyExists answer makes a second use (a replay) fail;
  * - an OAuth 1.0a request token secret, kept in a Secret from the redirect to the callback and deleted
  *   when the callback takes it.
  *
@@ -45,6 +46,26 @@ export class FlowRecords {
     } catch (err) {
       if (isConflict(err)) return false;
       throw err;
+    }
+  }
+
+  /** Whether `flowId` was marked used (and its marker not swept yet). */
+  async isUsed(namespace: string, flowId: string): Promise<boolean> {
+    try {
+      await this.core.readNamespacedConfigMap({ namespace, name: objectName('latchkey-flow', flowId) });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Takes back a mark whose use did not happen after all (nothing was saved), so it can be used again. */
+  async unmarkUsed(namespace: string, flowId: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedConfigMap({ namespace, name: objectName('latchkey-flow', flowId) });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
   }
 

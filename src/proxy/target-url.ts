@@ -12,7 +12,8 @@ const DECODE_ROUNDS = 4;
 
 /**
  * Validates the caller's raw path (as it arrived, still percent-encoded, starting with "/") and
- * returns it unchanged. Refused: "." and ".." segments (also percent-encoded, repeatedly), "\",
+ * returns it unchanged. Refused: "." and ".." segments (also percent-encoded, repeatedly, and with ";"
+ * path parameters: "..;", "%2e%2e%3b", ".;x"), "\",
  * empty segments ("//"), control characters (CR, LF, NUL...), a literal "@", and scheme-like first
  * segments ("http:", "https:", "javascript:") that make the path look like an absolute URL.
  */
@@ -36,6 +37,9 @@ export function checkProxyPath(rawPath: string): string {
   return rawPath;
 }
 
+/** A "." or ".." segment, with or without ";" path parameters ("..;", ".;x"). */
+const DOT_SEGMENT = /(^|\/)\.{1,2}(;[^/]*)?(\/|$)/;
+
 function inspect(path: string, round: number): void {
   const how = round === 0 ? '' : ' (after percent-decoding)';
 
@@ -43,7 +47,8 @@ function inspect(path: string, round: number): void {
   if (path.includes('\\')) throw rejectPath(`The proxied path contains a backslash${how}`);
   // A literal "@" could be read as user info by a sloppy URL join; "%40" stays data and is allowed.
   if (round === 0 && path.includes('@')) throw rejectPath('The proxied path contains "@"; send it percent-encoded as %40');
-  if (/(^|\/)\.{1,2}(\/|$)/.test(path)) throw rejectPath(`The proxied path contains a "." or ".." segment${how}`);
+  // Tomcat, Jetty and Spring drop ";" path parameters before resolving dot segments: "..;x" is "..".
+  if (DOT_SEGMENT.test(path)) throw rejectPath(`The proxied path contains a "." or ".." segment (with or without ";" parameters)${how}`);
   if (path.includes('//')) throw rejectPath(`The proxied path contains an empty segment ("//")${how}`);
   if (/^\/?[A-Za-z][A-Za-z0-9+.-]*:/.test(path)) throw rejectPath(`The proxied path looks like an absolute URL${how}`);
 }

@@ -36,7 +36,8 @@ afterEach(async () => {
 /** A namespace of its own (the limits count per namespace) with its Environment, an API-key Integration and a replica serving it. */
 async function tenant(): Promise<Tenant> {
   const ns = await createTestNamespace(kc, 'limits');
-  await createIntegration(kc, ns.name, 'keyed', { provider: PROVIDER });
+  // A session connects each integration once (test/connect/session-single-use.test.ts): three to reach the cap.
+  for (const id of ['keyed', 'keyed-2', 'keyed-3']) await createIntegration(kc, ns.name, id, { provider: PROVIDER });
   const env = await createEnvironment(kc, ns.name);
   const replica = await startReplica(kc, {
     namespaces: [ns.name],
@@ -53,7 +54,7 @@ async function tenant(): Promise<Tenant> {
   await eventually(
     async () =>
       (await replica.call('GET', '/providers')).status === 200 &&
-      replica.ctx.store.getIntegration(ns.name, 'keyed') &&
+      replica.ctx.store.getIntegration(ns.name, 'keyed-3') &&
       replica.ctx.store.listEnvironments(ns.name).length > 0,
   );
   return t;
@@ -78,11 +79,11 @@ it('caps the connections one session creates, and rate-limits its requests', asy
   const first = await newSession(t);
   expect(first.status).toBe(201);
   const token = first.token!;
-  for (let i = 0; i < 2; i++) {
-    const res = await connectApi(t, token, 'forms', { integration: 'keyed', values: { apiKey: `key-${i}-abcdef` } });
+  for (const integration of ['keyed', 'keyed-2']) {
+    const res = await connectApi(t, token, 'forms', { integration, values: { apiKey: `key-${integration}-abcdef` } });
     expect(res.status).toBe(201);
   }
-  const third = await connectApi(t, token, 'forms', { integration: 'keyed', values: { apiKey: 'key-3-abcdef' } });
+  const third = await connectApi(t, token, 'forms', { integration: 'keyed-3', values: { apiKey: 'key-3-abcdef' } });
   expect(third.status).toBe(403);
   expect(((await third.json()) as any).error).toMatchObject({ code: 'session_connection_limit', message: expect.any(String) });
   const mine = replica.ctx.store.listConnections(ns.name).filter((c) => c.metadata.labels?.[SESSION_LABEL]);

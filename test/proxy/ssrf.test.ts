@@ -5,6 +5,7 @@
  */
 import { connect } from 'node:net';
 import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { semicolonDotSegments, semicolonPathsKept } from '../support/proxy-paths.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 
 let h: ProxyBed;
@@ -110,6 +111,8 @@ const attempts = () => [
   '/proxy/./x',
   '/proxy/%c0%ae%c0%ae/x',
   '/proxy/%e0%80%ae/x',
+  // Read as ".." or "." by Tomcat, Jetty and Spring, which drop ";" path parameters first.
+  ...semicolonDotSegments.map((p) => `/proxy${p}`),
 ];
 
 describe('path escapes', () => {
@@ -165,5 +168,16 @@ describe('path escapes', () => {
     expect(up.requests.map((r) => r.url)).toEqual(['/acme/api/v1/users/a%40b.com/files/x%2Fy%20z..txt?q=..%2F']);
     expect(up.requests[0]!.headers['x-api-key']).toBe('do-not-leak');
     expect(victim.requests).toHaveLength(0);
+  });
+
+  it('proxies paths with ";" outside dot segments unchanged (matrix parameters)', async () => {
+    up.requests.length = 0;
+    for (const path of semicolonPathsKept) {
+      const res = await rawRequest(h.server.port, { path: `/proxy${path}`, headers: proxyHeaders(h, 'ssrf', 'u1') });
+      expect([path, res.status]).toEqual([path, 200]);
+    }
+    expect(up.requests.map((r) => r.url)).toEqual(semicolonPathsKept.map((p) => `/acme/api/v1${p}`));
+    expect(victim.requests).toHaveLength(0);
+    up.requests.length = 0;
   });
 });

@@ -1,5 +1,7 @@
-/** Unit test: the proxy's fast target (no URL object per request) says what targetUrl says (no cluster needed). */
-import { targetUrl, upstreamTarget, type QueryOverrides } from '../../src/proxy/target-url.js';
+/** Unit test: the proxy's fast target (no URL object per request) says what targetUrl says, and the path check (no cluster needed). */
+import { LatchkeyError } from '../../src/domain/errors.js';
+import { checkProxyPath, targetUrl, upstreamTarget, type QueryOverrides } from '../../src/proxy/target-url.js';
+import { semicolonDotSegments, semicolonPathsKept } from '../support/proxy-paths.js';
 
 const cases: Array<[string, string, string, QueryOverrides]> = [
   ['https://api.example.test', '/users', '', []],
@@ -22,5 +24,23 @@ describe('upstreamTarget', () => {
     expect(target.protocol).toBe(url.protocol);
     expect(target.hostname).toBe(url.hostname.replace(/^\[|\]$/g, ''));
     expect(target.port).toBe(url.port === '' ? undefined : Number(url.port));
+  });
+});
+
+describe('checkProxyPath', () => {
+  it.each(semicolonDotSegments)('refuses %s (a dot segment once ";" parameters are dropped)', (path) => {
+    let thrown: unknown;
+    try {
+      checkProxyPath(path);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(LatchkeyError);
+    expect([(thrown as LatchkeyError).kind, (thrown as LatchkeyError).code]).toEqual(['invalid_input', 'invalid_proxy_path']);
+  });
+
+  it.each(semicolonPathsKept)('keeps %s unchanged (";" outside a dot segment)', (path) => {
+    expect(checkProxyPath(path)).toBe(path);
+    expect(targetUrl('https://api.example.test/base', path, '').pathname).toBe(`/base${path}`);
   });
 });
