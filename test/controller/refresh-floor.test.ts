@@ -3,9 +3,10 @@
  * `expires_in: 0` (and 1) gets at most one token call per floor per connection (3 s in the test
  * configuration), from the scheduler and from fetches alike; the provider is flagged on the
  * Integration (ProviderTokensShortLived and a Warning Event), never on the end users' connections,
- * and the flag is lifted once it answers normal lifetimes again.
+ * and the flag is lifted once it answers normal lifetimes again. The condition's type and reasons are
+ * spelled out: they are what operators and their alerts read.
  */
-import { IntegrationCondition, ConnectionCondition, TokenLifetimeReason } from '../../src/domain/conditions.js';
+import { ConnectionCondition } from '../../src/domain/conditions.js';
 import type { ConnectionResource, IntegrationResource } from '../../src/k8s/resources.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
@@ -92,7 +93,7 @@ async function connectionWithLifetime(connectionId: string, expiresIn: number): 
 }
 
 const integrationCondition = async () =>
-  condition(await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION), IntegrationCondition.ProviderTokensShortLived);
+  condition(await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION), 'ProviderTokensShortLived');
 
 it('refreshes tokens shorter than the floor at most once per floor, fetched or not, and flags the provider on the Integration', async () => {
   const ids = ['zero', 'one'];
@@ -130,7 +131,7 @@ it('refreshes tokens shorter than the floor at most once per floor, fetched or n
     20_000,
     200,
   );
-  expect(flagged.reason).toBe(TokenLifetimeReason.ShortLivedTokens);
+  expect(flagged.reason).toBe('ShortLivedTokens');
   expect(flagged.message).toMatch(/refresh floor of 3 s/);
   const events = await eventsOf(kc, ns.name, INTEGRATION);
   const warning = events.find((e) => e.reason === 'ProviderTokensShortLived');
@@ -157,7 +158,7 @@ it('refreshes tokens shorter than the floor at most once per floor, fetched or n
     20_000,
     200,
   );
-  expect(lifted.reason).toBe(TokenLifetimeReason.NormalLifetimes);
+  expect(lifted.reason).toBe('NormalLifetimes');
   const integration = await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION);
   expect(integration.metadata.annotations?.['latchkey.dev/short-lived-tokens']).toBeUndefined();
   for (const name of names) await replica.ctx.store.deleteConnection(ns.name, name);
