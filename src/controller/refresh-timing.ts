@@ -27,7 +27,12 @@ export function refreshTime(credentials: StoredCredentials, settings: MarginSett
  * unless the token has lived shorter than the floor since its last refresh (`lastRefreshAt`): then no
  * sooner than a floor after that refresh.
  */
-export function flooredRefreshTime(due: number, credentials: StoredCredentials, lastRefreshAt: number | undefined, floorMs: number): number {
+export function flooredRefreshTime(
+  due: number,
+  credentials: StoredCredentials,
+  lastRefreshAt: number | undefined,
+  floorMs: number,
+): number {
   const until = floorUntil(credentialsExpiry(credentials), lastRefreshAt, floorMs);
   return until !== undefined && until > due ? until : due;
 }

@@ -103,7 +103,10 @@ export class ShortLivedTokens {
     try {
       return await this.opts.store.annotateIntegration(namespace, name, SHORT_LIVED_TOKENS_ANNOTATION, value);
     } catch (err) {
-      this.opts.logger.warn({ namespace, integration: name, err: apiMessage(err) }, 'could not record short-lived tokens on the integration');
+      this.opts.logger.warn(
+        { namespace, integration: name, err: apiMessage(err) },
+        'could not record short-lived tokens on the integration',
+      );
       return undefined;
     }
   }

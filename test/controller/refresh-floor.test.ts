@@ -56,7 +56,13 @@ beforeAll(async () => {
     authorizationUrl: `${tokenEndpoint.origin}/authorize`,
     tokenUrl: `${tokenEndpoint.origin}/token`,
   });
-  await createIntegration(kc, ns.name, INTEGRATION, { provider: providerName }, { clientId: 'floor-client', clientSecret: 'floor-secret-0123456789' });
+  await createIntegration(
+    kc,
+    ns.name,
+    INTEGRATION,
+    { provider: providerName },
+    { clientId: 'floor-client', clientSecret: 'floor-secret-0123456789' },
+  );
   env = await createEnvironment(kc, ns.name);
   replica = await startReplica(kc, {
     namespaces: [ns.name],

@@ -170,7 +170,13 @@ describe('ShortLivedTokens', () => {
     expect(tokenLifetimes(integration())).toBeUndefined();
     const before = {
       conditions: [
-        { type: 'ProviderTokensShortLived', status: 'True' as const, reason: 'ShortLivedTokens', message: 'm', lastTransitionTime: iso(T0) },
+        {
+          type: 'ProviderTokensShortLived',
+          status: 'True' as const,
+          reason: 'ShortLivedTokens',
+          message: 'm',
+          lastTransitionTime: iso(T0),
+        },
       ],
     };
     expect(tokenLifetimes(integration(undefined, before))).toMatchObject({ status: 'False', reason: 'NormalLifetimes' });
