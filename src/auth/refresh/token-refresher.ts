@@ -169,9 +169,9 @@ export class TokenRefresher {
         logId: last?.logId,
       });
     }
-    // A token shorter than the floor, refreshed less than a floor ago: answered as it is (not forced:
-    // a forced refresh is the caller's to pay, one token call per request, and counts for the floor).
-    if (!opts.force && this.underFloor(conn)) return conn;
+    // A provider's token shorter than the floor, refreshed less than a floor ago: answered as it is (not
+    // forced: a forced refresh is the caller's to pay, one token call per request, and counts for the floor).
+    if (!opts.force && this.underFloor(conn, strategy)) return conn;
     const key = `${namespace}/${conn.resource.metadata.name}`;
     const running = this.inflight.get(key);
     if (running) return running;
@@ -180,8 +180,13 @@ export class TokenRefresher {
     return promise;
   }
 
-  /** Whether the refresh floor holds the connection's next refresh back now (src/domain/refresh-floor.ts). */
-  private underFloor(conn: StoredConnection): boolean {
+  /**
+   * Whether the refresh floor holds the connection's next refresh back now (src/domain/refresh-floor.ts).
+   * Not for tokens minted here when used (JWT, APP_STORE): their lifetime is the Provider's own setting,
+   * and minting one calls no provider.
+   */
+  private underFloor(conn: StoredConnection, strategy: RefreshStrategy): boolean {
+    if (strategy.renewAhead === false) return false;
     const key = `${conn.resource.metadata.namespace}/${conn.resource.metadata.name}`;
     const last = lastRefreshOf(conn.resource.status, conn.credentialsVersion, this.shortLived.get(key));
     const until = floorUntil(expiresAtOf(conn.credentials)?.getTime(), last, this.floorMs);
@@ -219,7 +224,7 @@ export class TokenRefresher {
       if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
       if (this.satisfied(current, observed.credentialsVersion, opts)) return current;
       // Refreshed elsewhere meanwhile into a token shorter than the floor: it is the one to use.
-      if (!opts.force && this.underFloor(current)) return current;
+      if (!opts.force && this.underFloor(current, strategy)) return current;
       const failure = newRefreshFailure(current.resource.status, knownErrors);
       if (failure) throw failedElsewhere(failure);
       if (!strategy.canRefresh(current.credentials)) return current;
