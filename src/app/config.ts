@@ -10,6 +10,7 @@ const ConfigSchema = z.object({
   LATCHKEY_WATCH_NAMESPACES: z.string().default(''),
   LATCHKEY_REFRESH_MARGIN_SECONDS: z.coerce.number().min(0).default(300),
   LATCHKEY_REFRESH_MARGIN_RATIO: z.coerce.number().min(0).max(0.9).default(0.25),
+  LATCHKEY_REFRESH_FLOOR_SECONDS: z.coerce.number().min(0).default(60),
   LATCHKEY_LEADER_ELECTION: z.stringbool().default(true),
   LATCHKEY_LEASE_NAME: z.string().default('latchkey-controller'),
   LATCHKEY_LEASE_NAMESPACE: z.string().optional(),
@@ -47,6 +48,8 @@ export interface Config {
   watchNamespaces: string[];
   refreshMarginSeconds: number;
   refreshMarginRatio: number;
+  /** A token living shorter than this is refreshed at most once per this many seconds per connection (0: off). */
+  refreshFloorSeconds: number;
   leaderElection: boolean;
   leaseName: string;
   leaseNamespace: string;
@@ -106,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     refreshMarginSeconds: e.LATCHKEY_REFRESH_MARGIN_SECONDS,
     refreshMarginRatio: e.LATCHKEY_REFRESH_MARGIN_RATIO,
+    refreshFloorSeconds: e.LATCHKEY_REFRESH_FLOOR_SECONDS,
     leaderElection: e.LATCHKEY_LEADER_ELECTION,
     leaseName: e.LATCHKEY_LEASE_NAME,
     leaseNamespace: e.LATCHKEY_LEASE_NAMESPACE ?? e.POD_NAMESPACE ?? 'default',

@@ -23,6 +23,7 @@ import { WorkQueue } from './workqueue.js';
 import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { PeriodicResync } from './periodic-resync.js';
+import { ShortLivedTokens, type ShortLivedTokensEvents } from './short-lived-tokens.js';
 
 /** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
 export interface Refresher {
@@ -34,7 +35,8 @@ export interface Refresher {
 export interface ControllerOptions {
   ctx: AppContext;
   refresher: Refresher;
-  events: RefreshSchedulerOptions['events'];
+  /** Events on Connections, and on Integrations when it can record those (a provider answering short-lived tokens). */
+  events: RefreshSchedulerOptions['events'] & { recordIntegration?: ShortLivedTokensEvents['recordIntegration'] };
   /** Leases (src/k8s/leases.ts) for leader election; required unless leader election is off. */
   leases?: LeaseClient & ShardLeaseClient;
   /** Defaults: config.leaderElection, leaseName, leaseNamespace, identity, leaseDurationSeconds. */
@@ -89,6 +91,15 @@ class ShardSession {
   ) {
     const { ctx } = opts;
     const { store, clock, logger } = ctx;
+    const floorMs = ctx.config.refreshFloorSeconds * 1000;
+    const recordIntegration = opts.events.recordIntegration?.bind(opts.events);
+    const shortLived = new ShortLivedTokens({
+      store,
+      events: recordIntegration ? { recordIntegration } : undefined,
+      floorMs,
+      now: () => clock.now(),
+      logger: logger.child({ component: 'refresh-scheduler' }),
+    });
     this.scheduler = new RefreshScheduler({
       store,
       refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
@@ -100,6 +111,8 @@ class ShardSession {
       metrics,
       logger: logger.child({ component: 'refresh-scheduler' }),
       backoff: opts.refreshBackoff,
+      floorMs,
+      onRenewed: (key, connection, lifetimeMs) => shortLived.observe(key, connection, lifetimeMs),
       concurrency: opts.refreshConcurrency,
       onStateChanged: (key) => this.reconcile.add(key),
       mayRefresh: (key) => this.controller.owns(key),

@@ -5,7 +5,8 @@ import type { Logger } from '../app/log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
-import { credentialsExpiry } from './refresh-timing.js';
+import { credentialsExpiry, flooredRefreshTime } from './refresh-timing.js';
+import { lastRefreshOf, type RefreshRecord } from '../domain/refresh-floor.js';
 import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
@@ -62,6 +63,13 @@ export interface RefreshSchedulerOptions {
   backoff?: BackoffPolicy;
   /** Never refresh one connection more often than this, whatever the token's lifetime. */
   minIntervalMs?: number;
+  /**
+   * The refresh floor (ms; 0: off): a token that lived shorter than this since its last refresh is
+   * refreshed again no sooner than this after it (src/domain/refresh-floor.ts).
+   */
+  floorMs?: number;
+  /** Told the lifetime of each token a scheduled refresh stored (ms), e.g. to flag short-lived tokens (short-lived-tokens.ts). */
+  onRenewed?: (key: string, connection: ConnectionResource, lifetimeMs: number) => Promise<unknown>;
   /** Token calls at a time (default 4); as many refreshes again may be writing their credentials. */
   concurrency?: number;
   /** Told when a connection's refresh state changed, so that the connection reconciler recomputes its conditions. */
@@ -102,6 +110,8 @@ export class RefreshScheduler {
   private readonly minIntervalMs: number;
   /** When this instance last refreshed each key (guards against a refresh loop). */
   private readonly lastAttempt = new Map<string, number>();
+  /** This instance's last successful refresh of each key, for the floor until the status says it. */
+  private readonly refreshedAt = new Map<string, RefreshRecord>();
   /** Earliest time of the next refresh of a key, after a refresh that renewed nothing. */
   private readonly notBefore = new Map<string, number>();
   /** Keys whose credentials (this Secret version) failed for good, known before the status says so. */
@@ -164,8 +174,11 @@ export class RefreshScheduler {
     if (findCondition(integration.status?.conditions, IntegrationCondition.Ready)?.status === 'False') {
       return { kind: 'none', why: 'integration not ready' };
     }
-    const due = this.opts.nextRefreshAt(conn);
-    if (due === undefined) return { kind: 'none', why: 'never expires' };
+    const margin = this.opts.nextRefreshAt(conn);
+    if (margin === undefined) return { kind: 'none', why: 'never expires' };
+    // Under the floor, a refresh forced by a caller (fetch, proxy) counts too: it is in lastRefreshedAt.
+    const lastRefresh = lastRefreshOf(resource.status, conn.credentialsVersion, this.refreshedAt.get(key));
+    const due = flooredRefreshTime(margin, credentials, lastRefresh, this.opts.floorMs ?? 0);
     const now = this.opts.clock.now();
     const attempts = resource.status?.refreshAttempts ?? 0;
     const retryAt = resource.status?.nextRefreshAt ? Date.parse(resource.status.nextRefreshAt) : NaN;
@@ -207,6 +220,7 @@ export class RefreshScheduler {
     this.done.delete(key);
     this.deferred.delete(key);
     this.lastAttempt.delete(key);
+    this.refreshedAt.delete(key);
     this.notBefore.delete(key);
     this.failedVersion.delete(key);
     this.integrationHold.delete(key);
@@ -306,6 +320,14 @@ export class RefreshScheduler {
       credentialsExpiry(fresh.credentials) !== credentialsExpiry(before.credentials) ||
       fresh.credentialsVersion !== before.credentialsVersion;
     this.done.set(key, { at: now, credentialsVersion: fresh.credentialsVersion, renewed });
+    const expiry = credentialsExpiry(fresh.credentials);
+    if (renewed) {
+      this.refreshedAt.set(key, { at: now, credentialsVersion: fresh.credentialsVersion });
+      if (expiry !== undefined)
+        void this.opts
+          .onRenewed?.(key, fresh.resource, expiry - now)
+          .catch((err: unknown) => log.warn({ err: String(err) }, 'could not report the token lifetime'));
+    }
     // Planned with the attempts already cleared (the reconciler writes that).
     const plan = this.plan({ ...fresh, resource: { ...fresh.resource, status: { ...fresh.resource.status, refreshAttempts: 0 } } });
     if (plan.kind === 'at') {

@@ -1,6 +1,7 @@
 import { nextRefreshAt } from '../auth/refresh/token-refresher.js';
 import type { Config } from '../app/config.js';
 import { expiresAtOf, lifetimeSecondsOf } from '../domain/credentials.js';
+import { floorUntil } from '../domain/refresh-floor.js';
 import type { StoredCredentials } from '../k8s/store.js';
 
 export type MarginSettings = Pick<Config, 'refreshMarginSeconds' | 'refreshMarginRatio'>;
@@ -19,4 +20,19 @@ export function refreshTime(credentials: StoredCredentials, settings: MarginSett
   const expiresAt = expiresAtOf(credentials);
   if (!expiresAt) return undefined;
   return nextRefreshAt(expiresAt, lifetimeSecondsOf(credentials), settings).getTime();
+}
+
+/**
+ * The refresh floor applied to a planned refresh time (src/domain/refresh-floor.ts): `due` itself,
+ * unless the token has lived shorter than the floor since its last refresh (`lastRefreshAt`): then no
+ * sooner than a floor after that refresh.
+ */
+export function flooredRefreshTime(
+  due: number,
+  credentials: StoredCredentials,
+  lastRefreshAt: number | undefined,
+  floorMs: number,
+): number {
+  const until = floorUntil(credentialsExpiry(credentials), lastRefreshAt, floorMs);
+  return until !== undefined && until > due ? until : due;
 }

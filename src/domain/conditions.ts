@@ -56,6 +56,14 @@ export const IntegrationCondition = {
    * needs. Owner: the Integration reconciler (controller/reconcilers/integration.ts).
    */
   Ready: 'Ready',
+  /**
+   * The provider keeps answering refreshes with tokens that live shorter than the refresh floor
+   * (src/domain/refresh-floor.ts): they are refreshed once per floor and may be used expired. Present
+   * once it was True. Owner: the Integration reconciler, from the `latchkey.dev/short-lived-tokens`
+   * annotation the refresh scheduler writes (src/controller/short-lived-tokens.ts). Not the end
+   * users' fault: nothing is recorded on the connections.
+   */
+  ProviderTokensShortLived: 'ProviderTokensShortLived',
 } as const;
 export const IntegrationReason = {
   Ready: 'Ready',
@@ -69,6 +77,15 @@ export const IntegrationReason = {
   ...SecretReason,
 } as const;
 export type IntegrationReason = ValueOf<typeof IntegrationReason>;
+
+/** Reasons of ProviderTokensShortLived. */
+export const TokenLifetimeReason = {
+  /** True: refreshes in a row answered tokens shorter than the floor. */
+  ShortLivedTokens: 'ShortLivedTokens',
+  /** False: a refresh answered a token that lives at least the floor again. */
+  NormalLifetimes: 'NormalLifetimes',
+} as const;
+export type TokenLifetimeReason = ValueOf<typeof TokenLifetimeReason>;
 
 /** Condition types of an Environment. */
 export const EnvironmentCondition = {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
-import { API_VERSION, CONNECTIONS, type ConnectionResource } from './resources.js';
+import { API_VERSION, CONNECTIONS, INTEGRATIONS, type ConnectionResource, type IntegrationResource } from './resources.js';
 
 export interface EventInput {
   type: 'Normal' | 'Warning';
@@ -17,7 +17,8 @@ const MAX_MESSAGE = 1024;
 
 /**
  * Kubernetes Events about Connections: the log records that a connection's `errors[].log_id`
- * points to (`kubectl get event <log_id> -n <namespace>`, or `kubectl describe connection`).
+ * points to (`kubectl get event <log_id> -n <namespace>`, or `kubectl describe connection`); and
+ * about Integrations, for what their connections' refreshes tell of the provider.
  */
 export class ConnectionEvents {
   private readonly core: CoreV1Api;
@@ -32,18 +33,27 @@ export class ConnectionEvents {
 
   /** Records an Event on the Connection and returns the Event's name (used as `log_id`). */
   async record(connection: ConnectionResource, input: EventInput): Promise<string> {
-    const namespace = connection.metadata.namespace!;
-    const name = `${connection.metadata.name}.${randomBytes(8).toString('hex')}`;
+    return this.create(CONNECTIONS.kind, connection, input);
+  }
+
+  /** Records an Event on the Integration and returns the Event's name. */
+  async recordIntegration(integration: IntegrationResource, input: EventInput): Promise<string> {
+    return this.create(INTEGRATIONS.kind, integration, input);
+  }
+
+  private async create(kind: string, object: ConnectionResource | IntegrationResource, input: EventInput): Promise<string> {
+    const namespace = object.metadata.namespace!;
+    const name = `${object.metadata.name}.${randomBytes(8).toString('hex')}`;
     const at = new Date(this.now()).toISOString();
     const body: CoreV1Event = {
       metadata: { name, namespace },
       involvedObject: {
         apiVersion: API_VERSION,
-        kind: CONNECTIONS.kind,
-        name: connection.metadata.name,
+        kind,
+        name: object.metadata.name,
         namespace,
-        uid: connection.metadata.uid,
-        resourceVersion: connection.metadata.resourceVersion,
+        uid: object.metadata.uid,
+        resourceVersion: object.metadata.resourceVersion,
       },
       type: input.type,
       reason: input.reason,

@@ -136,6 +136,8 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.refreshMarginSeconds | quote }}
 - name: LATCHKEY_REFRESH_MARGIN_RATIO
   value: {{ .Values.config.refreshMarginRatio | quote }}
+- name: LATCHKEY_REFRESH_FLOOR_SECONDS
+  value: {{ .Values.config.refreshFloorSeconds | quote }}
 - name: LATCHKEY_LEADER_ELECTION
   value: {{ .Values.config.leaderElection.enabled | quote }}
 - name: LATCHKEY_LEASE_NAME

@@ -7,6 +7,8 @@ import {
   statusAfterRefreshFailure,
 } from '../../domain/connection-state.js';
 import { isAboutToExpire, type RefreshSettings } from '../../domain/refresh-margin.js';
+import { floorUntil, isShortLived, lastRefreshOf, type FloorSettings, type RefreshRecord } from '../../domain/refresh-floor.js';
+import { expiresAtOf } from '../../domain/credentials.js';
 import type { ConnectionEvents } from '../../k8s/events.js';
 import { INTEGRATION_SECRET_KEYS, type ConnectionError, type ConnectionStatus } from '../../k8s/resources.js';
 import { NotFoundError, type KubeStore, type StoredConnection, type StoredCredentials } from '../../k8s/store.js';
@@ -73,7 +75,8 @@ export interface TokenRefresherDeps {
   events: ConnectionEvents;
   /** The durable operation log; its entry ID becomes the failure's `log_id` (the Event is still recorded). */
   oplog?: OperationLog;
-  config: RefreshSettings;
+  /** The margin, and the refresh floor (none without `refreshFloorSeconds`). */
+  config: RefreshSettings & Partial<FloorSettings>;
   logger: Logger;
   clock: Clock;
   fetch: typeof fetch;
@@ -102,6 +105,8 @@ export class TokenRefresher {
   private readonly forcedInflight = new Set<string>();
   /** Credentials a provider issued whose write failed (by namespace/name), with the refresh token they replace. */
   private readonly unsaved = new Map<string, KeptCredentials>();
+  /** This process's last refresh of each connection whose token lives shorter than the floor (the status trails it). */
+  private readonly shortLived = new Map<string, RefreshRecord>();
   private readonly strategies = new Map<string, RefreshStrategy>([
     ['OAUTH2', oauth2RefreshStrategy],
     ['OAUTH2_CC', clientCredentialsStrategy],
@@ -166,6 +171,9 @@ export class TokenRefresher {
         logId: last?.logId,
       });
     }
+    // A provider's token shorter than the floor, refreshed less than a floor ago: answered as it is (not
+    // forced: a forced refresh is the caller's to pay, one token call per request, and counts for the floor).
+    if (!opts.force && this.underFloor(conn, strategy)) return conn;
     const key = `${namespace}/${conn.resource.metadata.name}`;
     const running = this.inflight.get(key);
     if (running) {
@@ -182,6 +190,23 @@ export class TokenRefresher {
     this.inflight.set(key, promise);
     if (opts.force) this.forcedInflight.add(key);
     return promise;
+  }
+
+  /**
+   * Whether the refresh floor holds the connection's next refresh back now (src/domain/refresh-floor.ts).
+   * Not for tokens minted here when used (JWT, APP_STORE): their lifetime is the Provider's own setting,
+   * and minting one calls no provider.
+   */
+  private underFloor(conn: StoredConnection, strategy: RefreshStrategy): boolean {
+    if (strategy.renewAhead === false) return false;
+    const key = `${conn.resource.metadata.namespace}/${conn.resource.metadata.name}`;
+    const last = lastRefreshOf(conn.resource.status, conn.credentialsVersion, this.shortLived.get(key));
+    const until = floorUntil(expiresAtOf(conn.credentials)?.getTime(), last, this.floorMs);
+    return until !== undefined && this.deps.clock.now() < until;
+  }
+
+  private get floorMs(): number {
+    return (this.deps.config.refreshFloorSeconds ?? 0) * 1000;
   }
 
   private isStale(credentials: StoredCredentials, marginSeconds?: number): boolean {
@@ -222,6 +247,8 @@ export class TokenRefresher {
       if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
       if (behind !== undefined && current.credentialsVersion === behind) [baseline, behind] = [current, undefined];
       if (behind === undefined && this.satisfied(current, baseline, opts)) return current;
+      // Refreshed elsewhere meanwhile into a token shorter than the floor: it is the one to use.
+      if (!opts.force && this.underFloor(current, strategy)) return current;
       const failure = newRefreshFailure(current.resource.status, knownErrors);
       if (failure) throw failedElsewhere(failure);
       if (!strategy.canRefresh(current.credentials)) return current;
@@ -441,6 +468,9 @@ export class TokenRefresher {
       return { resource: cached, credentials, credentialsVersion };
     }
     const now = clock.now();
+    const expiresAt = expiresAtOf(credentials)?.getTime();
+    if (expiresAt !== undefined && isShortLived(expiresAt, now, this.floorMs)) this.shortLived.set(key, { at: now, credentialsVersion });
+    else this.shortLived.delete(key);
     const status = (s: ConnectionStatus | undefined) => statusAfterNewCredentials(s, credentials, this.deps.config, now, 'refreshed');
     const writeStatus = () =>
       store

@@ -1,11 +1,20 @@
 import { createPrivateKey } from 'node:crypto';
 import type { AuthMode } from '../../domain/auth-modes.js';
 import type { Clock } from '../../domain/clock.js';
-import { findCondition, IntegrationCondition, IntegrationReason, ProviderCondition, type Verdict } from '../../domain/conditions.js';
+import {
+  findCondition,
+  IntegrationCondition,
+  IntegrationReason,
+  ProviderCondition,
+  TokenLifetimeReason,
+  type ConditionInput,
+  type Verdict,
+} from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
+import { shortLivedReport } from '../short-lived-tokens.js';
 
 /** A key the Integration's Secret must hold; `or`: another key the same value may be under; `pem`: a PEM private key. */
 interface NeededKey {
@@ -58,7 +67,8 @@ export class IntegrationReconciler {
     const integration = this.store.getIntegration(namespace, name);
     if (!integration || integration.metadata.deletionTimestamp) return;
     const ready = { type: IntegrationCondition.Ready, ...(await this.check(integration)) };
-    await writeConditions(this.store, INTEGRATIONS, integration, [ready], this.clock.now());
+    const lifetimes = tokenLifetimes(integration);
+    await writeConditions(this.store, INTEGRATIONS, integration, lifetimes ? [ready, lifetimes] : [ready], this.clock.now());
   }
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
@@ -151,6 +161,34 @@ export class IntegrationReconciler {
       message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has ${needed.why}.`,
     };
   }
+}
+
+/**
+ * ProviderTokensShortLived from the refresh scheduler's annotation: True while it is there; False once
+ * it is gone, if the condition was ever set (Integrations whose provider never did this carry none).
+ */
+export function tokenLifetimes(integration: IntegrationResource): ConditionInput | undefined {
+  const type = IntegrationCondition.ProviderTokensShortLived;
+  const report = shortLivedReport(integration);
+  if (report) {
+    return {
+      type,
+      status: 'True',
+      reason: TokenLifetimeReason.ShortLivedTokens,
+      message:
+        `The provider keeps answering refreshes with tokens living ${report.lifetimeSeconds} s, less than the refresh ` +
+        `floor of ${report.floorSeconds} s (LATCHKEY_REFRESH_FLOOR_SECONDS): each connection is refreshed at most ` +
+        'once per floor, and its token may be used expired meanwhile. Check the provider or its app settings; ' +
+        'the end users need do nothing.',
+    };
+  }
+  if (!findCondition(integration.status?.conditions, type)) return undefined;
+  return {
+    type,
+    status: 'False',
+    reason: TokenLifetimeReason.NormalLifetimes,
+    message: 'The provider answers refreshes with tokens that live at least the refresh floor.',
+  };
 }
 
 function describeKeys(mode: AuthMode): string {

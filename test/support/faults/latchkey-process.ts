@@ -87,6 +87,8 @@ export async function startLatchkeyProcess(opts: LatchkeyProcessOptions): Promis
     LATCHKEY_HTTP_PORT: String(opts.command === 'server' ? port : await freePort()),
     LATCHKEY_CONTROLLER_PORT: String(opts.command === 'controller' ? port : await freePort()),
     LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    // As testConfig: the fault tests' 8- and 10-second tokens live longer than this floor.
+    LATCHKEY_REFRESH_FLOOR_SECONDS: '3',
     ...opts.env,
   };
   const child: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, 'dist/src/app/cli.js'), opts.command], {
