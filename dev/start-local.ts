@@ -4,7 +4,8 @@
  * control plane keeps its data in ~/.local/share/latchkey/ (or $LATCHKEY_DATA_DIR), so connections,
  * keys and settings survive a restart; `npm start -- --reset` wipes it first. Installs the CRDs, the
  * whole provider catalog (config/providers/) and config/samples/, and prints the sample Environment's
- * secret key. Ctrl-C stops everything it started.
+ * secret key. Ctrl-C stops everything it started. One launcher per data directory: a second one exits
+ * at once, naming the process that holds it (`dev/data-dir-lock.ts`).
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import { isNotFound } from '../src/k8s/errors.js';
 import { createLogger } from '../src/app/log.js';
 import { runLatchkey } from '../src/app/run.js';
 import { REPO_ROOT, startControlPlane, type ControlPlane } from './control-plane.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 const SAMPLE_NAMESPACE = 'latchkey-samples';
 const SAMPLE_KEYS_SECRET = 'latchkey-sample-keys';
@@ -87,6 +89,9 @@ async function main(): Promise<void> {
   }
   if (!(await reachable(kc))) {
     if (config.kubeconfig) throw new Error(`the cluster in LATCHKEY_KUBECONFIG (${config.kubeconfig}) is not reachable`);
+    // Before anything in the directory is read or written (--reset included): a second launcher
+    // stops here, naming the first, and leaves its control plane alone. Released on exit.
+    lockDataDir(dataDir());
     if (!hasGo()) {
       throw new Error(
         'No Kubernetes cluster is reachable and Go is not installed, so no local control plane can be built.\n' +

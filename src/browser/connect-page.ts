@@ -10,9 +10,10 @@
  * step runs in a popup the frame opens from the end user's click; the callback page in that popup
  * reports back to the frame (Latchkey's own origin), which reports to the application and closes it.
  *
- * On `/connect/` (framed by Nango's frontend SDK, `openConnectUI`) the same frame speaks that SDK's
- * protocol: `{type:'ready'}`, then `{type:'session_token', sessionToken}` from the parent, and events
- * in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`).
+ * On `/connect/?session_token=…` (framed by Nango's frontend SDK, `openConnectUI`, whose `baseURL`
+ * carries the token so the server knows which Environment may frame it) the same frame speaks that
+ * SDK's protocol: `{type:'ready'}`, then `{type:'session_token', sessionToken}` from the parent, and
+ * events in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`).
  */
 
 import type { ApiErrorBody, EmbedSettings, FormField, IntegrationView, NangoUiMessage, SessionView, UiEvent } from '../connect/wire.js';
@@ -524,6 +525,14 @@ function mainEmbedded(settings: EmbedSettings): void {
     return;
   }
   const nango = settings.protocol === 'nango';
+  // A Nango-protocol page is addressed with the session token (it chose the frame-ancestors): keep it
+  // out of the frame's history. The token itself still comes from the parent, as the SDK sends it.
+  const params = new URLSearchParams(window.location.search);
+  if (params.has('session_token')) {
+    params.delete('session_token');
+    const query = params.toString();
+    history.replaceState(null, '', `${window.location.pathname}${query ? `?${query}` : ''}`);
+  }
   window.addEventListener('message', (event: MessageEvent) => {
     if (event.source !== window.parent) {
       onSignInResult(event);
@@ -532,12 +541,11 @@ function mainEmbedded(settings: EmbedSettings): void {
     const received = tokenIn(event.data, nango);
     if (!settings.allowedOrigins.includes(event.origin) || received === undefined || token) return;
     peerOrigin = event.origin;
-    if (settings.namespace ? tokenNamespace(received) !== settings.namespace : !tokenNamespace(received)) {
+    if (!settings.namespace || tokenNamespace(received) !== settings.namespace) {
       showError('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
       return;
     }
-    if (settings.namespace) void begin(received);
-    else void beginForParent(received, event.origin);
+    void begin(received);
   });
   // Only a parent on an allowed origin receives this (postMessage drops the others).
   const ready = nango ? { type: 'ready' } : { source: SOURCE, type: 'ready' };
@@ -549,22 +557,6 @@ function tokenIn(data: unknown, nango: boolean): string | undefined {
   const d = data as { source?: string; type?: string; token?: unknown; sessionToken?: unknown } | null;
   if (nango) return d?.type === 'session_token' && typeof d.sessionToken === 'string' ? d.sessionToken : undefined;
   return d?.source === CLIENT_SOURCE && d.type === 'session' && typeof d.token === 'string' ? d.token : undefined;
-}
-
-/**
- * A page framed by any Environment's allowed origins learns its namespace from the token: the parent
- * must be one of that Environment's origins, or the page stops and tells it nothing.
- */
-async function beginForParent(sessionToken: string, parentOrigin: string): Promise<void> {
-  token = sessionToken;
-  const r = await call<{ allowedOrigins: string[] }>('GET', 'embedding');
-  if (r.ok && !r.data.allowedOrigins.includes(parentOrigin)) {
-    peerOrigin = null;
-    token = '';
-    showError('origin_not_allowed', 'This application may not show this Connect UI. Ask it to allow its address first.');
-    return;
-  }
-  await begin(sessionToken);
 }
 
 /**

@@ -49,7 +49,7 @@ export type UiEvent =
 
 /** Settings of the embeddable page (`/connect/embed`), rendered into it as JSON. */
 export interface EmbedSettings {
-  /** Empty on the Nango-protocol page without `?namespace=`: the token names it. */
+  /** Empty on the Nango-protocol page reached without a session token (then no origin may frame it). */
   namespace: string;
   allowedOrigins: string[];
   /** 'nango': the page speaks the protocol of Nango's frontend SDK (`openConnectUI`). */

@@ -3,7 +3,8 @@ import express, { type Express, type Router } from 'express';
 import type { AppContext } from '../app/context.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../app/metrics.js';
-import { authenticate, requireSecretKey } from './secret-key-auth.js';
+import { authenticateRequest, requireSecretKey } from './secret-key-auth.js';
+import { FailedAuthThrottle } from './failed-auth-throttle.js';
 import { answerableError, errorHandler, notFoundRoute, writeError } from './errors.js';
 import type { Registry } from '../app/metrics.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
@@ -21,6 +22,7 @@ import { readiness } from '../k8s/readiness.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
+  authThrottle: FailedAuthThrottle;
 }
 
 export interface AppOptions {
@@ -29,6 +31,8 @@ export interface AppOptions {
   keys?: EnvironmentKeys;
   /** The REST routes (one set per process: the direct fetch runs the router's own `getConnection`). */
   routes?: RouteSpec[];
+  /** Failed secret-key checks by source address (one per process: the direct routes share the app's). */
+  authThrottle?: FailedAuthThrottle;
 }
 
 /**
@@ -37,14 +41,15 @@ export interface AppOptions {
  */
 export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
   const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
+  const authThrottle = opts.authThrottle ?? newAuthThrottle(ctx);
   const routes = routesOf(ctx, opts);
   const fetch = routes.find((r) => r.operationId === 'getConnection');
   if (!fetch) throw new Error('the getConnection route is missing');
-  const app = createApp(ctx, { ...opts, keys, routes });
+  const app = createApp(ctx, { ...opts, keys, routes, authThrottle });
   const timer = requestTimer(ctx.metrics);
   return withDirectRoutes(app, {
     observe: (req, res, route) => timer(req, res, () => route),
-    authenticate: (authorization) => authenticate(keys, authorization),
+    authenticate: (req) => authenticateRequest(keys, authThrottle, req),
     // The proxy shares the process's one refresher with the REST API and the controller.
     proxy: proxyHandler({ ...ctx, refresher: refresherFor(ctx) }),
     fetch: (req, res, env, call) =>
@@ -65,7 +70,11 @@ function routesOf(ctx: AppContext, opts: AppOptions): RouteSpec[] {
  * can read without express's help: the REST router below answers the others (HEAD among them).
  */
 export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
-  const http: HttpContext = { ...ctx, keys: opts.keys ?? new EnvironmentKeys(ctx.store) };
+  const http: HttpContext = {
+    ...ctx,
+    keys: opts.keys ?? new EnvironmentKeys(ctx.store),
+    authThrottle: opts.authThrottle ?? newAuthThrottle(ctx),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', true);
@@ -75,7 +84,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.set('etag', false);
   app.use(observeRequests(requestTimer(ctx.metrics)));
 
-  const auth = requireSecretKey(http.keys);
+  const auth = requireSecretKey(http.keys, http.authThrottle);
   const routes = routesOf(ctx, opts);
 
   app.get('/healthz', (_req, res) => {
@@ -112,6 +121,10 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.use(notFoundRoute);
   app.use(errorHandler(ctx.logger));
   return app;
+}
+
+function newAuthThrottle(ctx: AppContext): FailedAuthThrottle {
+  return new FailedAuthThrottle(ctx.metrics, () => ctx.clock.now());
 }
 
 function lastFetchedOf(ctx: AppContext, opts: AppOptions): LastFetchedRecorder {

@@ -38,8 +38,8 @@ export interface FetchCall {
 export interface DirectRoutes {
   /** Times the request into the HTTP request metric under `route`. */
   observe(req: IncomingMessage, res: ServerResponse, route: string): void;
-  /** The secret key's check: the Environment, or throws the 401 to answer. */
-  authenticate(authorization: string | undefined): ResolvedEnvironment;
+  /** The secret key's check: the Environment, or throws the 401 (or the failed checks' 429) to answer. */
+  authenticate(req: IncomingMessage): ResolvedEnvironment;
   proxy: ProxyRequestHandler;
   /** The fetch route (`getConnection`), answered on `res`; throws what the error handler answers. */
   fetch(req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment, call: FetchCall): Promise<void>;
@@ -67,7 +67,7 @@ export function withDirectRoutes(app: Listener, direct: DirectRoutes): Listener 
 function authenticated(req: IncomingMessage, res: ServerResponse, route: string, direct: DirectRoutes): ResolvedEnvironment | undefined {
   direct.observe(req, res, route);
   try {
-    return direct.authenticate(req.headers.authorization);
+    return direct.authenticate(req);
   } catch (err) {
     direct.answerError(req, res, err);
     return undefined;

@@ -9,7 +9,8 @@ import { TokenBuckets } from '../domain/token-bucket.js';
 /**
  * Request rates an untrusted client may use, per replica (token buckets in memory): the Connect
  * API per session and per namespace, and session creation per namespace. Over the limit: 429 with
- * Retry-After and the error body.
+ * Retry-After and the error body. A session's budget (default 60 a minute) is a small share of its
+ * namespace's (1200): one session alone can never empty the namespace's bucket.
  */
 export class RateLimits {
   readonly connectPerSession: TokenBuckets;
@@ -37,7 +38,7 @@ function tooMany(retryAfterMs: number, message: string): LatchkeyError {
 }
 
 /**
- * Middleware for /connect/api/*: the namespace's bucket, then the session's (by its `sid`). A token
+ * Middleware for /connect/api/*: the session's bucket (by its `sid`), then the namespace's. A token
  * that does not open is not limited here: the route answers 401 without doing any work.
  */
 export function connectApiRateLimit(ctx: Pick<AppContext, 'store' | 'clock'>, limits: RateLimits): RequestHandler {
@@ -51,10 +52,16 @@ export function connectApiRateLimit(ctx: Pick<AppContext, 'store' | 'clock'>, li
     } catch {
       return next();
     }
-    const nsWait = limits.connectPerNamespace.take(namespace);
-    if (nsWait > 0) return next(tooMany(nsWait, 'Too many requests for this environment; try again later.'));
-    const sessionWait = limits.connectPerSession.take(`${namespace}/${sid}`);
+    // The session's own bucket first: a session over its budget is refused without touching the
+    // environment's, so one end user cannot use up what the environment's other end users share.
+    const sessionKey = `${namespace}/${sid}`;
+    const sessionWait = limits.connectPerSession.take(sessionKey);
     if (sessionWait > 0) return next(tooMany(sessionWait, 'Too many requests from this connect session; try again later.'));
+    const nsWait = limits.connectPerNamespace.take(namespace);
+    if (nsWait > 0) {
+      limits.connectPerSession.giveBack(sessionKey); // refused: the session did not use its token
+      return next(tooMany(nsWait, 'Too many requests for this environment; try again later.'));
+    }
     next();
   };
 }

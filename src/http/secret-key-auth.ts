@@ -1,21 +1,31 @@
+import type { IncomingMessage } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { EnvironmentKeys, ResolvedEnvironment } from '../auth/environment-keys.js';
 import { LatchkeyError } from '../domain/errors.js';
+import { throttled, type FailedAuthThrottle } from './failed-auth-throttle.js';
 
 /**
  * Requires `Authorization: Bearer <secret key>` and puts the Environment it selects on
  * `res.locals.environment`; every handler after it works in that Environment's namespace only.
  */
-export function requireSecretKey(keys: EnvironmentKeys): RequestHandler {
+export function requireSecretKey(keys: EnvironmentKeys, throttle: FailedAuthThrottle): RequestHandler {
   return (req, res, next) => {
     try {
-      res.locals.environment = authenticate(keys, req.headers.authorization);
+      res.locals.environment = authenticateRequest(keys, throttle, req);
     } catch (err) {
       next(err);
       return;
     }
     next();
   };
+}
+
+/**
+ * The Environment a request's secret key selects; a 401 {@link LatchkeyError}, or a 429 when its
+ * source address failed the check too often (then the key is not looked at).
+ */
+export function authenticateRequest(keys: EnvironmentKeys, throttle: FailedAuthThrottle, req: IncomingMessage): ResolvedEnvironment {
+  return throttled(throttle, 'rest', req, () => authenticate(keys, req.headers.authorization));
 }
 
 /** The Environment an `Authorization: Bearer <secret key>` header selects, or a 401 {@link LatchkeyError}. */

@@ -88,12 +88,15 @@ async function call(s: Started, method: string, path: string, body?: unknown) {
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
-/** The key index follows the Environment's Secret through a watch: retry a 401 for a moment. */
+/**
+ * The key index follows the Environment's Secret through a watch: retry a 401 for a moment (and a 429:
+ * many 401s in a row throttle this address for a few seconds).
+ */
 async function callWhenReady(s: Started, method: string, path: string, body?: unknown) {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const r = await call(s, method, path, body);
-    if (r.status !== 401 || Date.now() > deadline) return r;
+    if ((r.status !== 401 && r.status !== 429) || Date.now() > deadline) return r;
     await new Promise((res) => setTimeout(res, 200));
   }
 }

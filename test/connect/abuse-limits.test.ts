@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 /** A namespace of its own (the limits count per namespace) with its Environment, an API-key Integration and a replica serving it. */
-async function tenant(): Promise<Tenant> {
+async function tenant(limits: Partial<Record<'connectApiRatePerSession' | 'connectApiRatePerNamespace', number>> = {}): Promise<Tenant> {
   const ns = await createTestNamespace(kc, 'limits');
   // A session connects each integration once (test/connect/session-single-use.test.ts): three to reach the cap.
   for (const id of ['keyed', 'keyed-2', 'keyed-3']) await createIntegration(kc, ns.name, id, { provider: PROVIDER });
@@ -47,6 +47,7 @@ async function tenant(): Promise<Tenant> {
       connectApiRatePerSession: 6,
       connectApiRatePerNamespace: 1000,
       sessionCreateRatePerNamespace: 4,
+      ...limits,
     },
   });
   const t = { ns, replica };
@@ -115,4 +116,31 @@ it('rate-limits session creation per namespace with 429 and Retry-After', async 
   expect(statuses).toEqual([201, 201, 201, 201, 429]);
   expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect(last!.body.error).toMatchObject({ code: 'rate_limited' });
+});
+
+it("answers a session's other end users while one session floods the Connect API: its own budget runs out, not the environment's", async () => {
+  // The defaults: 60 a minute per session, 1200 per namespace.
+  const t = await tenant({ connectApiRatePerSession: 60, connectApiRatePerNamespace: 1200 });
+  const [a, b] = [(await newSession(t)).token!, (await newSession(t)).token!];
+  const status = async (token: string) => {
+    const res = await connectApi(t, token, 'session');
+    await res.arrayBuffer();
+    return res.status;
+  };
+  // Session A sends 1,500 requests, 50 at a time; session B sends one after each 100 of A's, and 5 after.
+  const fromA: number[] = [];
+  const fromB: number[] = [];
+  for (let sent = 0; sent < 1500; sent += 50) {
+    fromA.push(...(await Promise.all(Array.from({ length: 50 }, () => status(a)))));
+    if ((sent + 50) % 100 === 0) fromB.push(await status(b));
+  }
+  for (let i = 0; i < 5; i++) fromB.push(await status(b));
+
+  expect(fromB).toHaveLength(20);
+  expect(fromB.filter((s) => s === 429)).toHaveLength(0);
+  expect(fromB.every((s) => s === 200)).toBe(true);
+  // A had its own burst (60) and what refilled meanwhile; the rest were refused.
+  expect(fromA.filter((s) => s === 200).length).toBeLessThan(200);
+  expect(fromA.filter((s) => s === 429).length).toBeGreaterThan(1300);
+  expect(fromA.every((s) => s === 200 || s === 429)).toBe(true);
 });

@@ -43,7 +43,8 @@ import Nango from '/sdk/index.js';
 window.nangoEvents = [];
 document.getElementById('open').addEventListener('click', () => {
   const nango = new Nango({ connectSessionToken: window.sessionToken });
-  nango.openConnectUI({ baseURL: '${latchkeyUrl}/connect', apiURL: '${latchkeyUrl}', onEvent: (e) => window.nangoEvents.push(e) });
+  const baseURL = '${latchkeyUrl}/connect?session_token=' + encodeURIComponent(window.sessionToken);
+  nango.openConnectUI({ baseURL, apiURL: '${latchkeyUrl}', onEvent: (e) => window.nangoEvents.push(e) });
 });
 window.appReady = true;
 </script></body></html>`;
@@ -143,10 +144,16 @@ function session(endUser: string, allowedIntegrations = ['keyed', 'acme']): stri
 }
 
 describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
-  it('frames /connect/ with the allowed origins as frame-ancestors, and the token never in the URL', async () => {
-    const res = await fetch(`${latchkey.url}/connect/?apiURL=${encodeURIComponent(latchkey.url)}&lang=en`);
+  it("frames /connect/ with the session token's Environment's allowed origins as frame-ancestors, and none without a token", async () => {
+    const res = await fetch(
+      `${latchkey.url}/connect/?session_token=${session('nango-fe-csp')}&apiURL=${encodeURIComponent(latchkey.url)}&lang=en`,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-security-policy')).toContain(`frame-ancestors ${app.origin}`);
+    const anonymous = await fetch(`${latchkey.url}/connect/?apiURL=${encodeURIComponent(latchkey.url)}&lang=en`);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await anonymous.text()).not.toContain(app.origin);
     const bad = await fetch(`${latchkey.url}/connect/?namespace=UPPER`);
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -156,9 +163,10 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
     const context = await browser.newContext();
     const token = session('nango-fe-key-user');
     const { page, frame } = await open(context, token);
+    await frame.waitForSelector('button[data-integration=acme]');
+    // The page takes the token out of its own address once loaded.
     expect(frame.url()).toMatch(new RegExp(`^${latchkey.url}/connect/\\?apiURL=`));
     expect(frame.url()).not.toContain(token);
-    await frame.waitForSelector('button[data-integration=acme]');
     await frame.click('button[data-integration=keyed]');
     await frame.fill('#f-values-apiKey', 'nango-fe-key-1');
     await frame.click('button[type=submit]');
@@ -200,7 +208,7 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
     await context.close();
   });
 
-  it("closes on the frame's close button; an invalid token is an error event in Nango's shape", async () => {
+  it("closes on the frame's close button", async () => {
     const context = await browser.newContext();
     const { page, frame } = await open(context, session('nango-fe-close'));
     await frame.waitForSelector('button[data-integration=keyed]');
@@ -208,16 +216,21 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
     await waitForEvent(page, 'close');
     expect(await frameCount(page)).toBe(0);
     expect((await eventsOf(page)).map((e) => e.type)).toEqual(['ready', 'close']);
+    await context.close();
+  });
 
+  it('refuses to be framed for a token that does not open: no Environment chose the frame-ancestors', async () => {
     const other = sealSession('sk_not_this_environment_key_0123456789', {
       namespace: ns.name,
       endUser: { id: 'x' },
       allowedIntegrations: ['keyed'],
     });
-    const bad = await open(context, other);
-    const error = await waitForEvent(bad.page, 'error');
-    expect(error.payload).toEqual({ errorType: 'invalid_session', errorMessage: expect.any(String) });
-    await context.close();
+    const res = await fetch(`${latchkey.url}/connect/?session_token=${encodeURIComponent(other)}`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const body = await res.text();
+    expect(body).toContain('invalid_session');
+    expect(body).not.toContain(app.origin);
   });
 
   it('keeps the connection ID from the frontend in production mode', async () => {

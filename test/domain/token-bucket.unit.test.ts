@@ -22,4 +22,19 @@ describe('TokenBuckets', () => {
     buckets.take('fresh');
     expect(buckets.size).toBe(1);
   });
+
+  it('peeks without taking, and takes back a token given back', () => {
+    let now = 0;
+    const buckets = new TokenBuckets(60, 2, () => now);
+    expect(buckets.peek('a')).toBe(0); // an unknown key has a full bucket
+    expect([buckets.take('a'), buckets.take('a')]).toEqual([0, 0]);
+    expect(buckets.peek('a')).toBe(1000);
+    expect(buckets.peek('a')).toBe(1000); // peeking took nothing
+    buckets.giveBack('a');
+    expect(buckets.peek('a')).toBe(0);
+    expect(buckets.take('a')).toBe(0);
+    expect(buckets.take('a')).toBe(1000);
+    now += 500;
+    expect(buckets.peek('a')).toBe(500);
+  });
 });

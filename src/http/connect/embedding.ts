@@ -24,12 +24,6 @@ export function frameOrigins(store: KubeStore, namespace: string): string[] {
   return [...new Set(origins.filter((o) => typeof o === 'string' && isAllowedOriginValue(o)))];
 }
 
-/** The origins any watched Environment lets frame the Connect UI (for a page that learns its namespace later). */
-export function allFrameOrigins(store: KubeStore): string[] {
-  const namespaces = new Set(store.listEnvironments().map((e) => e.metadata.namespace!));
-  return [...new Set([...namespaces].flatMap((ns) => frameOrigins(store, ns)))].sort();
-}
-
 /** The `frame-ancestors` source list: the origins, or `'none'` when there are none. */
 export function frameAncestors(origins: readonly string[]): string {
   return origins.length ? origins.join(' ') : "'none'";

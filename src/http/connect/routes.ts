@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import { parse, statusOf } from '../errors.js';
 import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
-import { allFrameOrigins, frameAncestors, frameOrigins } from './embedding.js';
+import { frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
 import { newBrowserBinding } from '../../auth/flow-state.js';
@@ -50,9 +50,13 @@ const EmbedQuery = z.strictObject({
     .max(63)
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name'),
 });
-/** Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: accepted, not used (the UI calls its own origin). */
+/**
+ * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: accepted, not used (the UI calls its
+ * own origin). `session_token` (in the application's `baseURL`) says which Environment may frame the page.
+ */
 const NangoQuery = z.strictObject({
   namespace: EmbedQuery.shape.namespace.optional(),
+  session_token: z.string().max(8192).optional(),
   apiURL: z.string().max(2048).optional(),
   detectClosedAuthWindow: z.string().max(8).optional(),
   lang: z.string().max(16).optional(),
@@ -103,8 +107,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
   });
   /**
    * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage.
-   * Without a namespace in the query the page may be framed by any Environment's allowed origins;
-   * once the token names the namespace, the page checks its parent against that Environment's list.
+   * The application's `baseURL` carries the session token (`?session_token=`): only then may the
+   * page be framed, by that token's Environment's allowed origins. Without it the page names no
+   * tenant's origins and no page may frame it (it once listed every Environment's).
    */
   function nangoPage(req: Request, res: Response): void {
     const query = NangoQuery.safeParse(req.query);
@@ -117,11 +122,35 @@ export function connectRoutes(deps: ConnectDeps): Router {
         );
       return;
     }
-    const namespace = query.data.namespace;
-    const origins = namespace ? frameOrigins(deps.store, namespace) : allFrameOrigins(deps.store);
+    const { session_token: token, namespace: asked } = query.data;
+    let namespace = '';
+    if (token !== undefined) {
+      let session: OpenSession;
+      try {
+        session = openSession(deps.store, token, deps.clock.now());
+      } catch (err) {
+        const e = err as LatchkeyError;
+        res
+          .status(statusOf(e))
+          .set(HTML_HEADERS)
+          .send(resultPage(basePath, { type: 'error', error: { code: e.code, message: e.message } }));
+        return;
+      }
+      if (asked !== undefined && asked !== session.namespace) {
+        res
+          .status(400)
+          .set(HTML_HEADERS)
+          .send(
+            resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
+          );
+        return;
+      }
+      namespace = session.namespace;
+    }
+    const origins = namespace ? frameOrigins(deps.store, namespace) : [];
     res
       .set(htmlHeaders(frameAncestors(origins)))
-      .send(embeddedConnectPage(basePath, { namespace: namespace ?? '', allowedOrigins: origins, protocol: 'nango' }));
+      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins, protocol: 'nango' }));
   }
   // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
   // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
@@ -171,14 +200,6 @@ export function connectRoutes(deps: ConnectDeps): Router {
     wrap((req, res) => {
       const session = sessionOf(deps, req);
       res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
-    }),
-  );
-  // The origins the token's Environment lets frame the UI: the Nango-protocol page checks its parent with them.
-  router.get(
-    '/connect/api/embedding',
-    wrap((req, res) => {
-      const session = sessionOf(deps, req);
-      res.set('cache-control', 'no-store').json({ data: { allowedOrigins: frameOrigins(deps.store, session.namespace) } });
     }),
   );
   router.post(

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { EnvironmentKeys } from '../../auth/environment-keys.js';
+import { throttled, type FailedAuthThrottle } from '../failed-auth-throttle.js';
 import { ConnectionNotFoundError, RefreshError } from '../../auth/refresh/token-refresher.js';
 import type { AppContext } from '../../app/context.js';
 import { environmentWithKey } from '../../connect/session.js';
@@ -50,7 +51,7 @@ function asset(relative: string): () => string {
 }
 const script = asset('../../browser/dashboard.js');
 
-export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys }): Router {
+export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authThrottle: FailedAuthThrottle }): Router {
   const router = express.Router();
   const base = new URL(ctx.config.publicBaseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
@@ -82,8 +83,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys }): Ro
   api.use(sameOriginOnly());
   api.post('/session', json, (req, res, next) => {
     try {
-      const body = parse(SignInBody, req.body, 'body');
-      const env = signIn(session, res, body.secret_key);
+      const env = throttled(ctx.authThrottle, 'dashboard', req, () => signIn(session, res, parse(SignInBody, req.body, 'body').secret_key));
       res.status(201).json({ namespace: env.namespace, environment: env.name });
     } catch (err) {
       next(err);

@@ -1,0 +1,109 @@
+/**
+ * Throttles secret-key guessing: a source address that failed the secret-key check too often (REST
+ * API and dashboard sign-in together) is answered 429 before its key is checked, with Retry-After.
+ */
+import { isIPv6 } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { Counter, metric, type Registry } from '../app/metrics.js';
+import { LatchkeyError } from '../domain/errors.js';
+import { TokenBuckets } from '../domain/token-bucket.js';
+
+export type AuthSurface = 'rest' | 'dashboard';
+
+export interface FailedAuthLimits {
+  /** Failures an address may make in a row before it is throttled. */
+  burst: number;
+  /** Failures a minute it regains afterwards. */
+  perMinute: number;
+  /** Addresses remembered at most (the least recently failed are forgotten first). */
+  maxAddresses: number;
+}
+
+/** 20 wrong keys in a row, then one every 3 s: a person mistyping never sees it, guessing is slowed to a crawl. */
+export const DEFAULT_FAILED_AUTH_LIMITS: FailedAuthLimits = { burst: 20, perMinute: 20, maxAddresses: 10_000 };
+
+const authFailures = (registry: Registry) =>
+  metric(
+    registry,
+    'latchkey_auth_failures_total',
+    (registers) =>
+      new Counter({
+        name: 'latchkey_auth_failures_total',
+        help: 'Secret-key checks that failed (rejected: 401) and attempts refused before the check because their address failed too often (throttled: 429), by surface (rest, dashboard).',
+        labelNames: ['surface', 'result'] as const,
+        registers,
+      }),
+  );
+
+/**
+ * The address a request is throttled by: the socket's peer. X-Forwarded-For is not read: the REST API
+ * and the dashboard are not behind the Ingress (docs/security.md), so any such header comes from the
+ * caller itself. IPv6 addresses count by their /64 (one host usually holds a whole /64).
+ */
+export function sourceAddress(req: IncomingMessage): string {
+  const raw = req.socket.remoteAddress ?? 'unknown';
+  const address = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice(7) : raw;
+  if (!isIPv6(address)) return address;
+  return `${expandIPv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+function expandIPv6(address: string): string[] {
+  const [head = '', tail = ''] = address.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = address.includes('::') && tail ? tail.split(':') : [];
+  const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
+  return groups.map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
+}
+
+/**
+ * One per process, shared by both surfaces (alternating them gains nothing). A success does not
+ * reset an address: a caller holding one Environment's key could otherwise interleave it to keep
+ * guessing another's. Counts are per replica, in memory.
+ */
+export class FailedAuthThrottle {
+  private readonly failures: TokenBuckets;
+  private readonly counter: ReturnType<typeof authFailures>;
+
+  constructor(metrics: Registry, now: () => number, limits: FailedAuthLimits = DEFAULT_FAILED_AUTH_LIMITS) {
+    this.failures = new TokenBuckets(limits.perMinute, limits.burst, now, limits.maxAddresses);
+    this.counter = authFailures(metrics);
+  }
+
+  /** Throws the 429 when `address` failed too often, before any key is looked at. */
+  check(surface: AuthSurface, address: string): void {
+    const wait = this.failures.peek(address);
+    if (wait <= 0) return;
+    this.counter.inc({ surface, result: 'throttled' });
+    throw new LatchkeyError(
+      'rate_limited',
+      'too_many_failed_authentications',
+      'Too many failed secret-key checks from this address; try again later.',
+      { retryAfterMs: wait },
+    );
+  }
+
+  /** Counts a failed key check against `address`. */
+  failed(surface: AuthSurface, address: string): void {
+    this.failures.take(address);
+    this.counter.inc({ surface, result: 'rejected' });
+  }
+
+  get addresses(): number {
+    return this.failures.size;
+  }
+}
+
+/** Codes of a wrong or mangled key (a missing header is not a guess and is not counted). */
+export const FAILED_KEY_CODES: ReadonlySet<string> = new Set(['unknown_secret_key', 'malformed_authorization']);
+
+/** Runs `check` (a secret-key check) under the throttle: refused early when throttled, counted when it fails. */
+export function throttled<T>(throttle: FailedAuthThrottle, surface: AuthSurface, req: IncomingMessage, check: () => T): T {
+  const address = sourceAddress(req);
+  throttle.check(surface, address);
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof LatchkeyError && FAILED_KEY_CODES.has(err.code)) throttle.failed(surface, address);
+    throw err;
+  }
+}
