@@ -5,11 +5,7 @@ import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { providerText, redactMessage } from '../../oplog/redact.js';
 
 export type RefreshErrorCode =
-  | 'reauthorization_required'
-  | 'provider_unavailable'
-  | 'integration_misconfigured'
-  | 'refresh_in_progress'
-  | 'provider_answer_too_large';
+  'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress' | 'provider_answer_too_large';
 
 /**
  * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
