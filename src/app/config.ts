@@ -37,6 +37,11 @@ const ConfigSchema = z.object({
   LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
   LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS: z.coerce.number().min(1).default(300),
   LATCHKEY_RESYNC_SECONDS: z.coerce.number().min(10).default(1800),
+  LATCHKEY_PROVIDER_ANSWER_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
 });
 
 export interface Config {
@@ -90,6 +95,8 @@ export interface Config {
   lastFetchedIntervalSeconds: number;
   /** The controller reconciles everything it owns again at this interval (missed events; a time-based condition has its own revisit). */
   resyncSeconds: number;
+  /** The most bytes read of any answer from a provider or receiver; beyond it the call fails with `provider_answer_too_large`. */
+  providerAnswerMaxBytes: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -135,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
     lastFetchedIntervalSeconds: e.LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS,
     resyncSeconds: e.LATCHKEY_RESYNC_SECONDS,
+    providerAnswerMaxBytes: e.LATCHKEY_PROVIDER_ANSWER_MAX_BYTES,
   };
 }
 

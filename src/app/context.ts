@@ -2,6 +2,7 @@ import type { KubeConfig } from '../k8s/client.js';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { statusAfterNewCredentials } from '../domain/connection-state.js';
+import { boundedFetch } from '../egress/bounded-body.js';
 import { createGuardedFetch } from '../egress/fetch.js';
 import { EgressGuard } from '../egress/guard.js';
 import { KubeStore } from '../k8s/store.js';
@@ -19,7 +20,7 @@ export interface AppContext {
   store: KubeStore;
   clock: Clock;
   metrics: Registry;
-  /** Outbound HTTP (token endpoints, webhooks, app installation tokens), through {@link egress}. */
+  /** Outbound HTTP (token endpoints, webhooks, app installation tokens), through {@link egress}; answers bounded by `providerAnswerMaxBytes`. */
   fetch: typeof fetch;
   /** Checks every address an outbound call connects to (the proxy's agents use it directly). */
   egress: EgressGuard;
@@ -83,7 +84,8 @@ export function createContext(opts: ContextOptions): AppContext {
       }),
     clock,
     metrics,
-    fetch: createGuardedFetch(egress).fetch,
+    // Every answer read through it is bounded, whoever reads it (openid-client included).
+    fetch: boundedFetch(createGuardedFetch(egress).fetch, config.providerAnswerMaxBytes),
     egress,
     oplog: createOperationLog({ config, logger, kc, clock, metrics }),
   };

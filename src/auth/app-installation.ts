@@ -2,6 +2,7 @@ import { createPrivateKey, sign } from 'node:crypto';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS } from '../k8s/resources.js';
 import { parseRetryAfter } from '../domain/retry.js';
+import { readAnswerText } from '../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError, type RefreshStrategy, type StrategyInput } from './refresh/token-refresher.js';
 
@@ -69,7 +70,7 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
       code: 'provider_unavailable',
     });
   }
-  const text = await res.text();
+  const text = await readAnswerText(res);
   let body: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(text) as unknown;
@@ -199,7 +200,7 @@ export async function getInstallation(
   } catch {
     throw new RefreshError('provider unavailable: installation lookup failed', { permanent: false, code: 'provider_unavailable' });
   }
-  const text = await res.text();
+  const text = await readAnswerText(res);
   if ([401, 403, 404, 422].includes(res.status)) return undefined;
   if (!res.ok) {
     throw new RefreshError(`provider unavailable: installation lookup answered ${res.status}`, {

@@ -5,7 +5,9 @@
  * are single use), and the check that the installation is one the user can access — the only proof
  * that an `installation_id` in a callback was not typed in by someone else.
  */
+import { findAnswerTooLarge } from '../domain/errors.js';
 import { parseRetryAfter } from '../domain/retry.js';
+import { readAnswerJson, readAnswerText } from '../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError } from './refresh/errors.js';
 
@@ -52,7 +54,7 @@ async function tokenRequest(call: TokenCall, params: Record<string, string>): Pr
   } catch {
     throw new RefreshError('provider unavailable: user token request failed', { permanent: false, code: 'provider_unavailable' });
   }
-  const text = await res.text();
+  const text = await readAnswerText(res);
   if (res.status >= 500 || res.status === 429 || res.status === 408) {
     throw new RefreshError(`provider unavailable: user token endpoint answered ${res.status}`, {
       permanent: false,
@@ -121,7 +123,11 @@ export async function userCanAccessInstallation(req: {
         });
       return false;
     }
-    const body = (await res.json().catch(() => ({}))) as { installations?: Array<{ id?: unknown }> };
+    const body = (await readAnswerJson(res).catch((err: unknown) => {
+      const tooLarge = findAnswerTooLarge(err);
+      if (tooLarge) throw tooLarge;
+      return {};
+    })) as { installations?: Array<{ id?: unknown }> };
     if (body.installations?.some((i) => String(i.id) === req.installationId)) return true;
     next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
     if (next && new URL(next).origin !== new URL(req.userInstallationsUrl).origin) return false;

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import type { BillCredentials } from '../domain/credentials.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { CredentialExchangeError, exchangeRefreshError, postForJson } from './credential-exchange.js';
@@ -119,6 +119,8 @@ export const billSessionStrategy: RefreshStrategy = {
       });
     } catch (err) {
       if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
+      // The provider's oversized answer is its fault, not the stored sign-in's: classified by the refresher.
+      if (findAnswerTooLarge(err)) throw err;
       if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
       throw err;
     }

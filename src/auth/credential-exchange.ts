@@ -7,7 +7,8 @@
  */
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { RefreshError } from './refresh/errors.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { readAnswerText } from '../egress/bounded-body.js';
 
 /**
  * `rejected`: the provider refused these credentials (400, 401, 403, 422) — the end user must give
@@ -57,7 +58,12 @@ export async function postForJson(req: ExchangeRequest): Promise<Record<string, 
     const detail = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${(err as Error).message.slice(0, 200)})`;
     throw new CredentialExchangeError('unavailable', `${req.what} ${detail}`);
   }
-  const text = await res.text().catch(() => '');
+  // Bounded: an answer past the limit fails the exchange with provider_answer_too_large; other read errors leave it empty.
+  const text = await readAnswerText(res).catch((err: unknown) => {
+    const tooLarge = findAnswerTooLarge(err);
+    if (tooLarge) throw tooLarge;
+    return '';
+  });
   if (res.status === 429 || isRetryableStatus(res.status) || res.status >= 500) {
     throw new CredentialExchangeError(
       'unavailable',

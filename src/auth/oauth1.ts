@@ -4,6 +4,7 @@
  * proxy uses to sign calls made with an OAUTH1 connection.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { readAnswerForm } from '../egress/bounded-body.js';
 
 export interface OAuth1SignInput {
   method: string;
@@ -104,9 +105,12 @@ async function postSigned(
     body: '',
     signal: AbortSignal.timeout(15_000),
   });
-  const text = await res.text();
-  if (!res.ok) throw new OAuth1Error(`provider answered ${res.status} at ${new URL(url).pathname}`, res.status);
-  return new URLSearchParams(text);
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new OAuth1Error(`provider answered ${res.status} at ${new URL(url).pathname}`, res.status);
+  }
+  // Bounded: past the limit an AnswerTooLargeError, and nothing is kept.
+  return readAnswerForm(res);
 }
 
 /** Step 1: temporary credentials (request token), with the callback the provider will send the user to. */

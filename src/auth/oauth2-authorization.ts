@@ -12,6 +12,7 @@ import {
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
+import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { oauth2Configuration, type ClientCredentials } from './oauth2-client.js';
 
@@ -89,11 +90,13 @@ export async function exchangeAuthorizationCode(
   const url = new URL(opts.redirectUri);
   url.search = callbackUrl.search;
   if (url.searchParams.has('iss') && url.searchParams.get('iss') !== config.serverMetadata().issuer) url.searchParams.delete('iss');
-  const tokens = await authorizationCodeGrant(
-    config,
-    url,
-    { expectedState: opts.expectedState, ...(opts.codeVerifier ? { pkceCodeVerifier: opts.codeVerifier } : {}) },
-    { redirect_uri: opts.redirectUri, ...(input.provider.spec.tokenParams ?? {}) },
+  const tokens = await unwrapTooLarge(
+    authorizationCodeGrant(
+      config,
+      url,
+      { expectedState: opts.expectedState, ...(opts.codeVerifier ? { pkceCodeVerifier: opts.codeVerifier } : {}) },
+      { redirect_uri: opts.redirectUri, ...(input.provider.spec.tokenParams ?? {}) },
+    ),
   );
   return {
     type: 'OAUTH2',
@@ -118,7 +121,9 @@ export async function clientCredentialsToken(
     onTokenResponse: (body) => (raw = body),
   });
   const scope = scopesOf(input);
-  const tokens = await clientCredentialsGrant(config, { ...(input.provider.spec.tokenParams ?? {}), ...(scope ? { scope } : {}) });
+  const tokens = await unwrapTooLarge(
+    clientCredentialsGrant(config, { ...(input.provider.spec.tokenParams ?? {}), ...(scope ? { scope } : {}) }),
+  );
   return {
     type: 'OAUTH2_CC',
     token: tokens.access_token,
@@ -127,6 +132,15 @@ export async function clientCredentialsToken(
     client_secret: input.client.clientSecret,
     raw: raw ?? rawOf(tokens),
   };
+}
+
+/** openid-client wraps what its fetch threw: an oversized answer comes out as itself (a clear 502), not as "something went wrong". */
+async function unwrapTooLarge<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    throw findAnswerTooLarge(err) ?? err;
+  }
 }
 
 function rawOf(tokens: TokenEndpointResponse): Record<string, unknown> {

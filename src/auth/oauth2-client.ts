@@ -1,4 +1,5 @@
 import * as oidc from 'openid-client';
+import { readAnswerText } from '../egress/bounded-body.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
@@ -99,17 +100,25 @@ export function isLoopback(url: string): boolean {
  * Real providers bend RFC 6749: no `token_type`, `expires_in` as a string, an `id_token` whose
  * issuer is not the token URL's. Latchkey does not use ID tokens from token requests, so a successful
  * JSON response is rewritten into the strict shape openid-client checks; the untouched body goes
- * to `onBody` (it becomes the credentials' `raw`).
+ * to `onBody` (it becomes the credentials' `raw`). Every answer is read here, bounded, once
+ * ({@link readAnswerText}: {@link AnswerTooLargeError} past the limit), and handed to openid-client
+ * as a new Response, so it never reads a provider's body itself.
  */
 async function normalizeTokenResponse(res: Response, onBody?: (body: Record<string, unknown>) => void): Promise<Response> {
-  if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return res;
+  const text = await readAnswerText(res);
+  const headers = new Headers(res.headers);
+  headers.delete('content-length');
+  headers.delete('content-encoding');
+  const answer = (body: string | null) => new Response(body, { status: res.status, statusText: res.statusText, headers });
+  const noBody = res.status === 204 || res.status === 304;
+  if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return answer(noBody ? null : text);
   let body: unknown;
   try {
-    body = await res.clone().json();
+    body = JSON.parse(text);
   } catch {
-    return res;
+    return answer(text);
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return res;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return answer(text);
   const original = body as Record<string, unknown>;
   onBody?.(original);
   const fixed: Record<string, unknown> = { ...original };
@@ -117,8 +126,5 @@ async function normalizeTokenResponse(res: Response, onBody?: (body: Record<stri
   if (typeof fixed.token_type !== 'string') fixed.token_type = 'bearer';
   if (typeof fixed.expires_in === 'string' && /^\d+$/.test(fixed.expires_in)) fixed.expires_in = Number(fixed.expires_in);
   if (fixed.expires_in !== undefined && typeof fixed.expires_in !== 'number') delete fixed.expires_in;
-  const headers = new Headers(res.headers);
-  headers.delete('content-length');
-  headers.delete('content-encoding');
-  return new Response(JSON.stringify(fixed), { status: res.status, statusText: res.statusText, headers });
+  return answer(JSON.stringify(fixed));
 }

@@ -32,7 +32,7 @@ import { EXCHANGED_MODES, exchangeGivenCredentials } from '../connections/exchan
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { MissingTemplateValueError } from '../catalog/template.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
@@ -325,6 +325,12 @@ export async function startOAuthFlow(
         .href,
     );
   } catch (err) {
+    const tooLarge = findAnswerTooLarge(err);
+    if (tooLarge) {
+      // The provider's fault, recorded like any failed start; nothing was kept of its answer.
+      logAttempt(deps, { ...attempt, outcome: 'failure', messages: [`Could not start the authorization: ${tooLarge.message}`] });
+      throw tooLarge;
+    }
     if (err instanceof LatchkeyError) throw err;
     if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
     logAttempt(deps, {
@@ -421,6 +427,11 @@ async function saveForm(
         deps.clock.now(),
       )) as unknown as StoredCredentials;
     } catch (err) {
+      const tooLarge = findAnswerTooLarge(err);
+      if (tooLarge) {
+        await formFailed(tooLarge);
+        throw tooLarge;
+      }
       const answer = providerAnswer(err, [values.clientSecret]);
       deps.logger.info({ namespace: session.namespace, integration: integrationId, err: answer }, 'client credentials rejected');
       const error = new LatchkeyError(

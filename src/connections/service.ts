@@ -3,6 +3,7 @@
  * follows from them (rules in src/domain/connection-state.ts, which the token refresher applies
  * too). The REST API and the Connect flows validate input, call this, and shape the answer.
  */
+import { fitCredentials } from '../domain/credentials.js';
 import { randomUUID } from 'node:crypto';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Clock } from '../domain/clock.js';
@@ -41,6 +42,8 @@ const HALF_MADE_AFTER_MS = 30_000;
 export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
   // Every value follows the Provider's rules and every required key is there (400 otherwise).
   const connectionConfig = checkConnectionConfig(input.provider.spec, input.connectionConfig);
+  // Before the first write: credentials too large for their Secret create nothing.
+  const credentials = fitCredentials(input.credentials);
   return deps.store.createConnection({
     namespace: input.namespace,
     spec: {
@@ -52,8 +55,8 @@ export async function createConnection(deps: ConnectionServiceDeps, input: NewCo
       metadata: input.metadata ?? {},
       connectionConfig,
     },
-    credentials: input.credentials,
-    status: statusAfterNewCredentials(undefined, input.credentials, deps.config, deps.clock.now(), 'authorized'),
+    credentials,
+    status: statusAfterNewCredentials(undefined, credentials, deps.config, deps.clock.now(), 'authorized'),
     ...(input.labels ? { labels: input.labels } : {}),
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { answerTooLargeError } from './errors.js';
 
 /**
  * Credentials as stored in a connection's Secret (`credentials.json`). The stored JSON is the shape
@@ -225,4 +226,45 @@ function jwtLifetimeSeconds(token: unknown): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The most bytes the provider's answer kept in `raw` may take, serialized. */
+export const RAW_MAX_BYTES = 64 * 1024;
+/**
+ * The most bytes a connection's credentials may take, serialized: a Secret holds at most 1 MiB (base64
+ * takes a third more), and an API server asked to take near that much at once reset our connection.
+ */
+export const CREDENTIALS_MAX_BYTES = 256 * 1024;
+/** Fields of `raw` that Latchkey reads (the token's lifetime): dropped last. */
+const RAW_FIELDS_USED = new Set(['expires_in', 'token_type', 'scope', 'refresh_token_expires_in']);
+
+const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v) ?? '', 'utf8');
+
+/**
+ * Credentials that fit their Secret. `raw` over {@link RAW_MAX_BYTES} loses whole top-level fields,
+ * the largest first and the ones Latchkey reads last, until it fits: never cut inside a value (a cut
+ * JSON text or token is worse than none), and the rest of the provider's answer stays as it was. Then
+ * credentials over {@link CREDENTIALS_MAX_BYTES} (a 900 KiB access token) are refused with
+ * `provider_answer_too_large`: nothing is stored, and the message names no value.
+ */
+export function fitCredentials<T extends object>(credentials: T): T {
+  const c = credentials as T & { raw?: unknown };
+  let out = credentials;
+  if (c.raw && typeof c.raw === 'object' && !Array.isArray(c.raw) && jsonBytes(c.raw) > RAW_MAX_BYTES) {
+    const raw: Record<string, unknown> = { ...(c.raw as Record<string, unknown>) };
+    const order = Object.keys(raw)
+      .map((k) => ({ k, used: RAW_FIELDS_USED.has(k), size: jsonBytes({ [k]: raw[k] }) }))
+      .sort((a, b) => Number(a.used) - Number(b.used) || b.size - a.size);
+    let size = jsonBytes(raw);
+    for (const { k, size: entry } of order) {
+      if (size <= RAW_MAX_BYTES) break;
+      delete raw[k];
+      size -= entry;
+    }
+    out = { ...credentials, raw };
+  }
+  if (jsonBytes(out) > CREDENTIALS_MAX_BYTES) {
+    throw answerTooLargeError(`The provider's credentials are larger than ${CREDENTIALS_MAX_BYTES} bytes; they were not stored.`);
+  }
+  return out;
 }

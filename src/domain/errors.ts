@@ -59,3 +59,17 @@ export class LatchkeyError extends Error {
 export const invalidInput = (code: string, message: string, errors?: ErrorDetail[]) =>
   new LatchkeyError('invalid_input', code, message, { errors });
 export const notFound = (code: string, message: string) => new LatchkeyError('not_found', code, message);
+
+/** The code of a provider's answer (or a value in it) larger than Latchkey reads or keeps. */
+export const ANSWER_TOO_LARGE = 'provider_answer_too_large';
+
+/** Such an answer: the provider's fault (502); nothing from it is stored. */
+export const answerTooLargeError = (message: string) => new LatchkeyError('upstream', ANSWER_TOO_LARGE, message);
+
+/** The answer-too-large error an error is or was caused by (libraries wrap what a fetch threw). */
+export function findAnswerTooLarge(err: unknown): LatchkeyError | undefined {
+  for (let e = err, i = 0; e && i < 8; e = (e as { cause?: unknown }).cause, i++) {
+    if (e instanceof LatchkeyError && e.code === ANSWER_TOO_LARGE) return e;
+  }
+  return undefined;
+}

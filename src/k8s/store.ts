@@ -1,3 +1,4 @@
+import { fitCredentials } from '../domain/credentials.js';
 import { randomInt } from 'node:crypto';
 import {
   CoreV1Api,
@@ -776,8 +777,9 @@ function isOwnedBy(secret: V1Secret, owner: ConnectionResource): boolean {
   return (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
 }
 
+/** The Secret's value: never more than a Secret holds (`fitCredentials`: `raw` trimmed, oversized refused). */
 function encode(credentials: StoredCredentials): string {
-  return Buffer.from(JSON.stringify(credentials), 'utf8').toString('base64');
+  return Buffer.from(JSON.stringify(fitCredentials(credentials)), 'utf8').toString('base64');
 }
 
 /**

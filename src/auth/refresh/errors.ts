@@ -1,9 +1,11 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
+import { findAnswerTooLarge } from '../../domain/errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { providerText, redactMessage } from '../../oplog/redact.js';
 
-export type RefreshErrorCode = 'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress';
+export type RefreshErrorCode =
+  'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress' | 'provider_answer_too_large';
 
 /**
  * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
@@ -88,6 +90,11 @@ export function classifyRefreshFailure(err: unknown, now: number, secrets: Reado
 
 function classify(err: unknown, now: number, secrets: ReadonlyArray<string | undefined>): RefreshError {
   if (err instanceof RefreshError) return err;
+  const tooLarge = findAnswerTooLarge(err);
+  if (tooLarge) {
+    // The provider's fault, not the end user's: transient (backed off), credentials kept, nothing stored.
+    return new RefreshError(`provider unavailable: ${tooLarge.message}`, { permanent: false, code: 'provider_answer_too_large' });
+  }
   if (err instanceof MissingTemplateValueError) {
     return new RefreshError(`cannot build the token URL: ${err.message}`, { permanent: true, code: 'reauthorization_required' });
   }

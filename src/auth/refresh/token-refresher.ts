@@ -1,3 +1,4 @@
+import { fitCredentials } from '../../domain/credentials.js';
 import type { Clock } from '../../domain/clock.js';
 import {
   CREDENTIALS_ERROR,
@@ -361,21 +362,24 @@ export class TokenRefresher {
           code: 'integration_misconfigured',
         });
       }
-      next = await lock.hold(held, (lost) =>
-        strategy.refresh({
-          namespace,
-          connection: conn,
-          integration,
-          provider,
-          store,
-          // The token call ends when the lock can no longer be kept: no other replica may overlap it.
-          fetch: (url, init) => {
-            sent.push(...requestSecrets(init));
-            return this.deps.fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, lost]) : lost });
-          },
-          timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
-          now: clock.now(),
-        }),
+      next = await lock.hold(held, async (lost) =>
+        // Fitted before the write: credentials too large for their Secret fail here, classified, the stored ones kept.
+        fitCredentials(
+          await strategy.refresh({
+            namespace,
+            connection: conn,
+            integration,
+            provider,
+            store,
+            // The token call ends when the lock can no longer be kept: no other replica may overlap it.
+            fetch: (url, init) => {
+              sent.push(...requestSecrets(init));
+              return this.deps.fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, lost]) : lost });
+            },
+            timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
+            now: clock.now(),
+          }),
+        ),
       );
     } catch (err) {
       onAnswered();

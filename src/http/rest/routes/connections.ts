@@ -299,6 +299,9 @@ export function refreshFailure(err: RefreshError): LatchkeyError {
   if (err.code === 'integration_misconfigured') {
     return new LatchkeyError('unavailable', 'integration_misconfigured', `${err.message}${log}`);
   }
+  if (err.code === 'provider_answer_too_large') {
+    return new LatchkeyError('upstream', 'provider_answer_too_large', `The token could not be refreshed: ${err.message}${log}`);
+  }
   // The provider failing (5xx) is an upstream error; a timeout, a rate limit or a refresh elsewhere is "later".
   const upstreamFailed = err.providerError?.status !== undefined && err.providerError.status >= 500;
   return new LatchkeyError(
