@@ -67,6 +67,7 @@ export function parseMayImport(cell) {
  * @returns {string[]}
  */
 export function layerTableDifferences(layers, markdown, options = {}) {
+  /** @type {string[]} */
   const differences = [];
   const rows = layerTableRows(markdown);
   if (rows.length === 0) return ['docs/architecture.md: no `| folder | job | may import |` table with `src/...` rows'];

@@ -2,44 +2,29 @@
 // Part of `npm run lint`: the docs and comments agree with the code. docs/architecture.md's layer
 // table lists what .dependency-cruiser.cjs's LAYERS allow, and every path of a source file named in
 // the sources, docs and root files exists. Plain JavaScript (lint runs before the build):
-// node dev/lint/check-docs.mjs
+// node dev/lint/check-docs.mjs [repository root, by default this one]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, extname, join, relative } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { layerTableDifferences } from './architecture-table.mjs';
 import { missingNamedPaths } from './named-paths.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const root = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '../..'));
 const SCANNED = ['src', 'dev', 'test', 'bench', 'docs', 'charts', 'README.md', 'Dockerfile', 'package.json', '.dependency-cruiser.cjs'];
-const TEXT = new Set([
-  '.ts',
-  '.mts',
-  '.cts',
-  '.js',
-  '.mjs',
-  '.cjs',
-  '.md',
-  '.json',
-  '.yaml',
-  '.yml',
-  '.sh',
-  '.py',
-  '.go',
-  '.html',
-  '.css',
-  '',
-]);
 const SKIPPED = new Set(['node_modules', 'dist', 'coverage', 'profiles']);
 
-/** @param {string} path @returns {string[]} the text files at or under path (relative to the root) */
+/** @param {string} path @returns {Array<{ file: string; text: string }>} the text files at or under path (relative to the root) */
 function textFiles(path) {
   const full = join(root, path);
   if (!existsSync(full)) return [];
-  if (!statSync(full).isDirectory()) return TEXT.has(extname(path)) ? [path] : [];
-  return readdirSync(full)
-    .filter((name) => !SKIPPED.has(name))
-    .flatMap((name) => textFiles(join(path, name)));
+  if (statSync(full).isDirectory()) {
+    return readdirSync(full)
+      .filter((name) => !SKIPPED.has(name))
+      .flatMap((name) => textFiles(join(path, name)));
+  }
+  const text = readFileSync(full, 'utf8');
+  return text.includes('\0') ? [] : [{ file: path, text }];
 }
 
 const config = createRequire(import.meta.url)(join(root, '.dependency-cruiser.cjs'));
@@ -56,10 +41,7 @@ const tableDifferences = layerTableDifferences(config.LAYERS, readFileSync(join(
   fileExempt,
   folders: srcFolders,
 });
-const files = SCANNED.flatMap(textFiles).map((file) => ({
-  file: relative(root, join(root, file)),
-  text: readFileSync(join(root, file), 'utf8'),
-}));
+const files = SCANNED.flatMap(textFiles);
 const missing = missingNamedPaths(files, (path) => existsSync(join(root, path)));
 
 if (tableDifferences.length > 0) {

@@ -13,6 +13,7 @@ const NAMED_PATH = /(?<![\w/.@$-])((?:src|dev|test|bench)\/[\w/.-]*[\w-]\.(?:ts|
  * @returns {Array<{ path: string; line: number }>}
  */
 export function namedSourcePaths(text) {
+  /** @type {Array<{ path: string; line: number }>} */
   const found = [];
   text.split('\n').forEach((content, index) => {
     for (const match of content.matchAll(NAMED_PATH)) found.push({ path: match[1], line: index + 1 });
@@ -27,6 +28,7 @@ export function namedSourcePaths(text) {
  * @returns {string[]}
  */
 export function missingNamedPaths(files, exists) {
+  /** @type {string[]} */
   const missing = [];
   for (const { file, text } of files) {
     for (const { path, line } of namedSourcePaths(text)) {
