@@ -1,6 +1,6 @@
 /**
  * REST API core paths, through a real Latchkey HTTP server (the production wiring: startHttpServer
- * on an AppContext like src/run.ts builds) against a real control plane and a real OAuth 2 server
+ * on an AppContext like src/app/run.ts builds) against a real control plane and a real OAuth 2 server
  * (oidc-provider in process, dev/peers/oidc-server.ts), all on 127.0.0.1:
  *
  * 1. import throughput: POST /connections (Connection, Secret, status: three API writes each);

@@ -25,7 +25,7 @@ import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { PeriodicResync } from './periodic-resync.js';
 import { ShortLivedTokens, type ShortLivedTokensEvents } from './short-lived-tokens.js';
 
-/** The parts of the shared refresher (src/auth/refresh.ts TokenRefresher) the controller uses. */
+/** The parts of the shared refresher (TokenRefresher of src/auth/refresh/token-refresher.ts) the controller uses. */
 export interface Refresher {
   ensureFresh: RefreshFn;
   isRefreshable(credentials: StoredCredentials): boolean;

@@ -95,7 +95,7 @@ const OAUTH_ERRORS = new Set([
   'temporarily_unavailable',
   'server_error',
   'slow_down',
-  // the shared refresher's own classes (src/auth/refresh.ts)
+  // the shared refresher's own classes (RefreshErrorCode, src/auth/refresh/errors.ts)
   'integration_misconfigured',
   'refresh_in_progress',
 ]);

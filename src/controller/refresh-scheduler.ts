@@ -14,7 +14,7 @@ import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
 export const TAKEOVER_AHEAD_MS = 60 * 60_000;
 
-/** The shared, cluster-wide single-flight refresh (src/auth/refresh.ts), as the scheduler calls it. */
+/** The shared, cluster-wide single-flight refresh (src/auth/refresh/token-refresher.ts), as the scheduler calls it. */
 export type RefreshFn = (
   namespace: string,
   integration: string,
@@ -28,7 +28,7 @@ export type NextRefreshFn = (connection: StoredConnection) => number | undefined
 /** Whether credentials can be renewed at all (the refresher has a strategy and, for OAUTH2, a refresh token). */
 export type IsRefreshableFn = (credentials: StoredCredentials) => boolean;
 
-/** What a refresh failure tells the scheduler (duck-typed: RefreshError of src/auth/refresh.ts). */
+/** What a refresh failure tells the scheduler (duck-typed: RefreshError of src/auth/refresh/errors.ts). */
 export interface RefreshFailure {
   permanent: boolean;
   retryAfterMs?: number;
@@ -459,7 +459,7 @@ export class RefreshScheduler {
 export function asRefreshFailure(err: unknown): RefreshFailure {
   const e = (err ?? {}) as Record<string, unknown>;
   const message = err instanceof Error ? err.message : String(err);
-  // RefreshError of src/auth/refresh.ts: code (reauthorization_required, provider_unavailable,
+  // RefreshError of src/auth/refresh/errors.ts: code (reauthorization_required, provider_unavailable,
   // integration_misconfigured, refresh_in_progress) and providerError { error, status }.
   const providerError = (e.providerError ?? {}) as { error?: unknown; status?: unknown };
   const status = typeof providerError.status === 'number' ? providerError.status : typeof e.status === 'number' ? e.status : undefined;

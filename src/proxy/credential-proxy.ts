@@ -26,7 +26,7 @@ import { checkProxyPath, upstreamTarget } from './target-url.js';
 import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
 /**
- * The shared single-flight token refresher (src/auth/refresh.ts), seen through what the proxy needs:
+ * The shared single-flight token refresher (src/auth/refresh/token-refresher.ts), seen through what the proxy needs:
  * the stored connection with a fresh access token (a new one with `force`).
  */
 export interface ProxyTokenRefresher {

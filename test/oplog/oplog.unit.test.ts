@@ -3,7 +3,7 @@
  * JWT, random tokens, a client secret, in the shapes providers answer with), retention by count and
  * age, paging, and the recorder's queue (never throws, bounded, same ID on stdout and in storage).
  * The sink here is a hand-written in-memory one (the real one, src/k8s/oplog-store.ts, is tested
- * against the API server in oplog-store.test.ts).
+ * against the API server in logs-api.test.ts).
  */
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { Writable } from 'node:stream';

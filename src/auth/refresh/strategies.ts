@@ -19,7 +19,8 @@ export interface StrategyInput {
 
 /**
  * How one kind of credentials is renewed. Register one per auth mode with
- * {@link TokenRefresher.registerStrategy} (the controller adds APP / JWT minting this way).
+ * {@link TokenRefresher.registerStrategy}: OAUTH2 and OAUTH2_CC are built in, the other modes are registered
+ * by `refresherFor` (shared-refresher.ts), which the REST API, the proxy and the controller share.
  */
 export interface RefreshStrategy {
   /** Whether these credentials can be renewed at all (e.g. OAUTH2 needs a refresh token). */
