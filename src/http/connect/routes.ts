@@ -111,16 +111,17 @@ export function connectRoutes(deps: ConnectDeps): Router {
    * page be framed, by that token's Environment's allowed origins. Without it the page names no
    * tenant's origins and no page may frame it (it once listed every Environment's).
    */
+  function invalidAddress(res: Response): void {
+    res
+      .status(400)
+      .set(HTML_HEADERS)
+      .send(resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+  }
+
   function nangoPage(req: Request, res: Response): void {
     const query = NangoQuery.safeParse(req.query);
     if (!query.success) {
-      res
-        .status(400)
-        .set(HTML_HEADERS)
-        .send(
-          resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
-        );
-      return;
+      return invalidAddress(res);
     }
     const { session_token: token, namespace: asked } = query.data;
     let namespace = '';
@@ -137,13 +138,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
         return;
       }
       if (asked !== undefined && asked !== session.namespace) {
-        res
-          .status(400)
-          .set(HTML_HEADERS)
-          .send(
-            resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
-          );
-        return;
+        return invalidAddress(res);
       }
       namespace = session.namespace;
     }
@@ -157,13 +152,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
   router.get('/connect/embed', (req, res) => {
     const query = EmbedQuery.safeParse(req.query);
     if (!query.success) {
-      res
-        .status(400)
-        .set(HTML_HEADERS)
-        .send(
-          resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }),
-        );
-      return;
+      return invalidAddress(res);
     }
     const { namespace } = query.data;
     const origins = frameOrigins(deps.store, namespace);
