@@ -4,7 +4,8 @@
  * headers; those are written back with one `end()`. A body still arriving is passed on chunk by
  * chunk with backpressure (the provider's socket is paused while the caller's is full), or through
  * a stream when it must be decoded. A response nobody wants (a retry, a 401 refreshed) is drained so
- * its connection is reused.
+ * its connection is reused. While the proxy has not decided (a 401 waiting for a token refresh), at
+ * most {@link HELD_BODY_MAX_BYTES} are kept; then the provider's socket waits.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
@@ -12,6 +13,13 @@ import type { Dispatcher } from 'undici';
 import { rawHeaderValue } from './headers.js';
 
 type Controller = Dispatcher.DispatchController;
+
+/**
+ * Most body bytes kept in memory before the proxy knows where they go: a provider answering a 401 with
+ * a huge or endless body must not grow memory for as long as the refresh takes. Past it the provider's
+ * socket is paused until the body is sent on, streamed or thrown away.
+ */
+export const HELD_BODY_MAX_BYTES = 256 * 1024;
 
 /** Where the body goes once the proxy has decided: nowhere yet (chunks kept), a caller, a stream, or away. */
 type Sink =
@@ -29,6 +37,8 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   complete = false;
   private controller: Controller | undefined;
   private chunks: Buffer[] = [];
+  /** Bytes in `chunks`, compared with the cap while the body is held. */
+  private heldBytes = 0;
   private sink: Sink = { kind: 'held' };
   private failure: Error | undefined;
 
@@ -79,8 +89,10 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Controller, chunk: Buffer): void {
     const sink = this.sink;
-    if (sink.kind === 'held') this.chunks.push(chunk);
-    else if (sink.kind === 'caller') this.writeTo(sink.res, chunk);
+    if (sink.kind === 'held') {
+      this.chunks.push(chunk);
+      if ((this.heldBytes += chunk.length) > HELD_BODY_MAX_BYTES) controller.pause();
+    } else if (sink.kind === 'caller') this.writeTo(sink.res, chunk);
     else if (sink.kind === 'stream') {
       if (!sink.stream.push(chunk)) controller.pause();
     }
@@ -112,6 +124,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
   receivedBody(): Buffer | null {
     const { chunks } = this;
     this.chunks = [];
+    this.heldBytes = 0;
     if (chunks.length === 0) return null;
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   }
@@ -149,19 +162,25 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
       }
       const held = this.receivedBody();
       this.sink = { kind: 'caller', res, done };
-      if (held) this.writeTo(res, held);
+      const taken = held === null || this.writeTo(res, held);
       if (this.complete) {
         res.end();
         done();
-      }
+      } else if (taken) this.resumeHeld();
     });
   }
 
-  /** Writes a chunk to the caller; the provider's side waits while the caller's is full. */
-  private writeTo(res: ServerResponse, chunk: Buffer): void {
-    if (res.write(chunk)) return;
+  /** Writes a chunk to the caller; the provider's side waits while the caller's is full (then false). */
+  private writeTo(res: ServerResponse, chunk: Buffer): boolean {
+    if (res.write(chunk)) return true;
     this.controller?.pause();
     res.once('drain', () => this.controller?.resume());
+    return false;
+  }
+
+  /** Reads on from a provider paused at the held cap. */
+  private resumeHeld(): void {
+    if (this.controller?.paused) this.controller.resume();
   }
 
   /** The body as a stream (for a decoder), from its first byte, with backpressure on the provider. */
@@ -175,6 +194,7 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
     });
     const held = this.chunks;
     this.chunks = [];
+    this.heldBytes = 0;
     for (const chunk of held) stream.push(chunk);
     if (this.failure) stream.destroy(this.failure);
     else if (this.complete) stream.push(null);
@@ -182,10 +202,16 @@ export class UpstreamResponse implements Dispatcher.DispatchHandler {
     return stream;
   }
 
-  /** Reads the rest of the body and throws it away, so the connection goes back to the pool. */
+  /**
+   * Reads the rest of the body and throws it away, so the connection goes back to the pool. A body
+   * that filled the held cap may be endless: that request is stopped (its connection closed) instead.
+   */
   drain(): void {
+    const overCap = this.heldBytes > HELD_BODY_MAX_BYTES;
     this.chunks = [];
+    this.heldBytes = 0;
     this.sink = { kind: 'drain' };
-    if (this.controller?.paused) this.controller.resume();
+    if (overCap && !this.complete) this.controller?.abort(new Error('a held body past the cap was not wanted'));
+    else this.resumeHeld();
   }
 }

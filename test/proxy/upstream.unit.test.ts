@@ -1,13 +1,14 @@
 /**
  * The proxy's requests to a provider (undici's dispatcher under src/proxy/upstream.ts), against real
  * HTTP servers on loopback: the wait for headers is bounded, a caller that leaves stops the request
- * (before the answer and in the middle of its body), and an answer drained rather than passed on
- * leaves its connection in the pool. No cluster needed.
+ * (before the answer and in the middle of its body), an answer drained rather than passed on
+ * leaves its connection in the pool, and a body not yet taken is held only up to a cap. No cluster needed.
  */
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { EgressGuard } from '../../src/egress/guard.js';
 import { Cancellation, createAgents, sendOnce, UpstreamNetworkError, type UpstreamAgents } from '../../src/proxy/upstream.js';
+import { endlessAnswer } from '../support/servers/endless-answer.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -125,4 +126,20 @@ it('a caller that leaves in the middle of the body stops the provider’s body t
     front.closeAllConnections();
     await new Promise((r) => front.close(r));
   }
+});
+
+it('a body nobody has taken yet is held up to the cap, the provider waiting; streamed afterwards, it comes whole', async () => {
+  const total = 48 * 1024 * 1024;
+  const huge = endlessAnswer({ total, head: 'x' });
+  handler = huge.handler;
+  const answer = await get('/huge');
+  // Held as long as a refresh might take: unread, the provider has written only what socket buffers take.
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(huge.last()!.written).toBeLessThan(16 * 1024 * 1024);
+  expect(huge.last()!.finished).toBe(false);
+
+  let bytes = 0;
+  for await (const chunk of answer.stream()) bytes += (chunk as Buffer).length;
+  expect(bytes).toBe(total);
+  expect(huge.last()!.finished).toBe(true);
 });
