@@ -52,6 +52,19 @@ export interface PaginateSpec {
   responsePath?: string;
 }
 
+/** What the Connect UI shows under a form field: what it is, an example, where to find it, in the end user's language. */
+export interface FieldHelp {
+  description?: string;
+  /** Shown as the field's placeholder: never a real secret. */
+  example?: string;
+  /** The provider's own page that says where to find the value (https). */
+  docsUrl?: string;
+  /** The label in other languages (`fr`, `de`, `es`, `pt`, `en`); the default label otherwise. */
+  labels?: Record<string, string>;
+  /** The description in other languages. */
+  descriptions?: Record<string, string>;
+}
+
 export interface ProviderSpec {
   displayName: string;
   /** Logo shown in the Connect UI (https, or http on a loopback host for local use). */
@@ -71,6 +84,8 @@ export interface ProviderSpec {
   /** Plain strings are the old form (read for one release): `x` is `{ name: x, required: true }`. */
   connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
+  /** Connect UI help per form field (credential field or configuration key). */
+  fieldHelp?: Record<string, FieldHelp>;
   modeOptions?: Record<string, unknown>;
   /** TWO_STEP: the token exchange (checked by src/auth/two-step.ts). */
   twoStep?: Record<string, unknown>;
@@ -209,6 +224,12 @@ export interface EnvironmentSpec {
      * also the only target origins of the embedded UI's postMessage events. Empty: no framing.
      */
     allowedOrigins?: string[];
+    /** The application's name in the Connect UI ("Acme wants access to your Salesforce account"). */
+    appName?: string;
+    /** The application's logo (https). */
+    appLogoUrl?: string;
+    /** The application's brand colour, `#RRGGBB`; adjusted for contrast where it is shown (src/domain/colour-contrast.ts). */
+    brandColor?: string;
   };
 }
 export type EnvironmentResource = Resource<EnvironmentSpec, CommonStatus>;

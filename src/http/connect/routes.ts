@@ -15,6 +15,7 @@ import { openSession, type OpenSession } from '../../connect/session.js';
 import { newBrowserBinding } from '../../auth/flow-state.js';
 import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
 import { imageSources } from './logo-sources.js';
+import { providerLogoSvg } from '../../catalog/provider-logos.js';
 
 /**
  * Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page; `imgSrc`
@@ -163,6 +164,25 @@ export function connectRoutes(deps: ConnectDeps): Router {
   // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
   router.get('/connect/redirect', (_req, res) => {
     res.set(HTML_HEADERS).send(redirectPage(basePath));
+  });
+  // Shipped providers' logos: served here, so the end user's browser asks no third party for them.
+  router.get('/connect/logos/:file', (req, res) => {
+    const name = /^([a-z0-9][a-z0-9-]{0,62})\.svg$/.exec(String(req.params.file))?.[1];
+    const svg = name ? providerLogoSvg(name) : undefined;
+    if (!svg) {
+      res.status(404).json({ error: { code: 'not_found', message: 'No such logo.' } });
+      return;
+    }
+    res
+      .set({
+        'content-type': 'image/svg+xml',
+        'cache-control': 'public, max-age=86400',
+        'x-content-type-options': 'nosniff',
+        // The application's own pages may show GET /providers' logo_url.
+        'cross-origin-resource-policy': 'cross-origin',
+        'content-security-policy': "default-src 'none'",
+      })
+      .send(svg);
   });
   router.get('/connect/ui.js', (_req, res) => {
     res
