@@ -1,4 +1,4 @@
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../../context/app-context.js';
 import { ConnectionEvents } from '../../k8s/events.js';
 import { Leases } from '../../k8s/leases.js';
 import type { KubeStore } from '../../k8s/store.js';
