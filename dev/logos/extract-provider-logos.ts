@@ -52,5 +52,5 @@ ${rows.join('\n')}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   writeFileSync(LOGO_DATA_FILE, logoDataSource());
-  console.log(`wrote ${LOGO_DATA_FILE}`);
+  process.stderr.write(`wrote ${LOGO_DATA_FILE}\n`);
 }

@@ -142,7 +142,11 @@ function openPopup(options: OpenConnectUIOptions): ConnectUI {
   const height = options.height ?? 680;
   const left = Math.max(0, Math.round(window.screenX + (window.outerWidth - width) / 2));
   const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
-  const popup = window.open(`${base}/connect${lookQuery(options, '?')}`, 'latchkey-connect', `popup,width=${width},height=${height},left=${left},top=${top}`);
+  const popup = window.open(
+    `${base}/connect${lookQuery(options, '?')}`,
+    'latchkey-connect',
+    `popup,width=${width},height=${height},left=${left},top=${top}`,
+  );
   let done = false;
   const emit = emitter(options);
   if (!popup) {

@@ -373,12 +373,7 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
   // Embedded: open the provider's popup now, while the end user's click still counts (popup blockers).
   const popup = embed ? openSignInWindow() : null;
   if (embed && !popup) {
-    showError(
-      'popup_blocked',
-      tr('popupBlocked'),
-      i.id,
-      () => void pick(i, true),
-    );
+    showError('popup_blocked', tr('popupBlocked'), i.id, () => void pick(i, true));
     return;
   }
   const previous = [...app.childNodes];
@@ -407,11 +402,7 @@ function openSignInWindow(): Window | null {
   const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
   const url = new URL('redirect', import.meta.url);
   url.search = new URLSearchParams({ lang: look.lang, theme: look.theme }).toString();
-  return window.open(
-    url.href,
-    'latchkey-sign-in',
-    `popup,width=${width},height=${height},left=${left},top=${top}`,
-  );
+  return window.open(url.href, 'latchkey-sign-in', `popup,width=${width},height=${height},left=${left},top=${top}`);
 }
 
 /** What the sign-in popup needs to bind this browser to the flow and go to the provider. */

@@ -181,7 +181,8 @@ const TEXT: Record<UiLanguage, UiText> = {
     nothingToConnect: 'No hay nada que conectar en esta sesión.',
     notReadyTitle: 'Aún no disponible',
     notReady: 'Los servicios ofrecidos aquí aún no están listos. Inténtelo más tarde o contacte con el soporte de la aplicación.',
-    popupBlocked: 'El navegador bloqueó la ventana de inicio de sesión. Permita las ventanas emergentes para esta página e inténtelo de nuevo.',
+    popupBlocked:
+      'El navegador bloqueó la ventana de inicio de sesión. Permita las ventanas emergentes para esta página e inténtelo de nuevo.',
     networkError: 'No se pudo contactar con el servicio de conexión. Compruebe su conexión e inténtelo de nuevo.',
     somethingWrong: 'Algo salió mal.',
     closeAndRetry: 'Puede cerrar esta ventana e intentarlo de nuevo desde la aplicación.',
@@ -269,7 +270,13 @@ export function pickLanguage(lang: string | undefined, acceptLanguage: string | 
 
 /** Names of the catalog's common categories; others are shown as written, dashes as spaces. */
 const CATEGORIES: Record<string, Record<UiLanguage, string>> = {
-  'dev-tools': { en: 'Developer tools', fr: 'Outils de développement', de: 'Entwicklerwerkzeuge', es: 'Herramientas de desarrollo', pt: 'Ferramentas de desenvolvimento' },
+  'dev-tools': {
+    en: 'Developer tools',
+    fr: 'Outils de développement',
+    de: 'Entwicklerwerkzeuge',
+    es: 'Herramientas de desarrollo',
+    pt: 'Ferramentas de desenvolvimento',
+  },
   marketing: { en: 'Marketing', fr: 'Marketing', de: 'Marketing', es: 'Marketing', pt: 'Marketing' },
   productivity: { en: 'Productivity', fr: 'Productivité', de: 'Produktivität', es: 'Productividad', pt: 'Produtividade' },
   ai: { en: 'AI', fr: 'IA', de: 'KI', es: 'IA', pt: 'IA' },

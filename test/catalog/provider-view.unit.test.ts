@@ -139,7 +139,7 @@ describe('provider view', () => {
     expect(problems).toEqual([]);
   });
 
-  it("points logo_url at the shipped logo Latchkey serves, unless the Provider has its own; none for a provider without one", () => {
+  it('points logo_url at the shipped logo Latchkey serves, unless the Provider has its own; none for a provider without one', () => {
     const github = { metadata: { name: 'github' }, spec: { displayName: 'GitHub', authMode: 'OAUTH2' as const } };
     expect(providerView(github, BASE).logo_url).toBe(`${BASE}/connect/logos/github.svg`);
     expect(providerView(github, `${BASE}/`).logo_url).toBe(`${BASE}/connect/logos/github.svg`);

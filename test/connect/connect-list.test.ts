@@ -108,11 +108,14 @@ describe('the Connect UI page', () => {
       const held = new Promise<void>((r) => (release = r));
       let asked!: () => void;
       const sessionAsked = new Promise<void>((r) => (asked = r));
-      await context.route((url) => url.pathname.endsWith('/connect/api/session'), async (route) => {
-        asked();
-        await held;
-        await route.continue();
-      });
+      await context.route(
+        (url) => url.pathname.endsWith('/connect/api/session'),
+        async (route) => {
+          asked();
+          await held;
+          await route.continue();
+        },
+      );
       await app.evaluate(
         ([token, origin]) => {
           (window as unknown as { connectWindow: Window }).connectWindow.postMessage(

@@ -124,17 +124,20 @@ describe('the Connect UI in the end user’s language', () => {
   } as const;
 
   it.each(Object.entries(TITLES))('shows the list in %s when the SDK asks for it, and passes axe', async (lang, [title, category]) => {
-    await withPage(async (page) => {
-      // The browser prefers another language: the SDK's lang wins.
-      await page.goto(connectUrl({ lang }));
-      await page.waitForSelector('ul.integrations');
-      expect(await page.getAttribute('html', 'lang')).toBe(lang);
-      expect(await page.textContent('h1')).toBe(title);
-      // The subtitle is the category, not the name again.
-      expect(await page.textContent('button[data-integration=wakatime] .names .muted')).toBe(category);
-      await expectAccessible(page, `list (${lang})`);
-      if (lang === 'fr') await shoot(page, 'list-fr');
-    }, { locale: 'ja-JP' });
+    await withPage(
+      async (page) => {
+        // The browser prefers another language: the SDK's lang wins.
+        await page.goto(connectUrl({ lang }));
+        await page.waitForSelector('ul.integrations');
+        expect(await page.getAttribute('html', 'lang')).toBe(lang);
+        expect(await page.textContent('h1')).toBe(title);
+        // The subtitle is the category, not the name again.
+        expect(await page.textContent('button[data-integration=wakatime] .names .muted')).toBe(category);
+        await expectAccessible(page, `list (${lang})`);
+        if (lang === 'fr') await shoot(page, 'list-fr');
+      },
+      { locale: 'ja-JP' },
+    );
   });
 
   it('falls back to the browser’s Accept-Language, then English', async () => {
@@ -330,7 +333,11 @@ describe('the application’s branding', () => {
         ...current,
         spec: {
           ...current.spec,
-          connectUI: { appName: 'Acme', appLogoUrl: `${bed.latchkey.url}/connect/logos/wakatime.svg`, brandColor: `#${brand.toUpperCase()}` },
+          connectUI: {
+            appName: 'Acme',
+            appLogoUrl: `${bed.latchkey.url}/connect/logos/wakatime.svg`,
+            brandColor: `#${brand.toUpperCase()}`,
+          },
         },
       },
     });

@@ -10,10 +10,7 @@ const LOOPBACK_HTTP = /^http:\/\/(localhost|127\.0\.0\.1)(:[0-9]{1,5})?$/;
 
 export function imageSources(store: KubeStore): string {
   const origins = new Set<string>();
-  const logos = [
-    ...store.listProviders().map((p) => p.spec.logoUrl),
-    ...store.listEnvironments().map((e) => e.spec.connectUI?.appLogoUrl),
-  ];
+  const logos = [...store.listProviders().map((p) => p.spec.logoUrl), ...store.listEnvironments().map((e) => e.spec.connectUI?.appLogoUrl)];
   for (const logo of logos) {
     if (!logo?.startsWith('http://')) continue;
     try {

@@ -133,7 +133,12 @@ export function connectRoutes(deps: ConnectDeps): Router {
     res
       .status(400)
       .set(HTML_HEADERS)
-      .send(resultPage(basePath, lookOf(req), { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+      .send(
+        resultPage(basePath, lookOf(req), {
+          type: 'error',
+          error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' },
+        }),
+      );
   }
 
   function nangoPage(req: Request, res: Response): void {
@@ -311,7 +316,10 @@ export function connectRoutes(deps: ConnectDeps): Router {
         const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
         const provider = integration && deps.store.getProvider(integration.spec.provider);
         const name = integration?.spec.displayName ?? provider?.spec.displayName ?? providerConfigKey;
-        sendPage(200, resultPage(basePath, lookOf(req), { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name));
+        sendPage(
+          200,
+          resultPage(basePath, lookOf(req), { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name),
+        );
         return;
       }
       const e = outcome.error ?? new LatchkeyError('invalid_input', 'invalid_state', 'This authorization response is not valid.');
