@@ -4,7 +4,8 @@
  * the Provider's help under a field, shipped logos served by Latchkey, and the keyboard-only path.
  * axe-core runs on every page of the flow (list, form, the OAuth sign-in popup's page, success,
  * error, not-ready) and fails the test on any serious or critical violation. Screenshots go to
- * docs/connect-ui/ (shown in docs/connect-ui.md).
+ * docs/connect-ui/ (shown in docs/connect-ui.md). Also: what the API server accepts in the
+ * Provider's `fieldHelp` and the Environment's `connectUI` look (CEL rules and patterns).
  */
 import { mkdirSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
@@ -13,6 +14,7 @@ import type { BrowserContextOptions, Page } from 'playwright-core';
 import { testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { contrast } from '../../src/domain/colour-contrast.js';
+import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
@@ -363,6 +365,83 @@ describe('the application’s branding', () => {
         await expectAccessible(page, `branded form (${theme})`);
         if (theme === 'light') await shoot(page, 'form-brand');
       });
+    }
+  });
+});
+
+describe('what the CRDs accept for the look', () => {
+  const custom = () => kc.makeApiClient(CustomObjectsApi);
+  /** A dry-run create: the status and message the API server answers (undefined status: accepted). */
+  async function refusal(create: () => Promise<unknown>): Promise<{ status?: number; message: string }> {
+    try {
+      await create();
+      return { message: '' };
+    } catch (err) {
+      return { status: statusOf(err), message: apiMessage(err) };
+    }
+  }
+  const environment = (connectUI: Record<string, unknown>) =>
+    refusal(() =>
+      custom().createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: bed.ns.name,
+        plural: 'environments',
+        dryRun: 'All',
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'Environment',
+          metadata: { name: 'look-check' },
+          spec: { secretRef: { name: 'x' }, connectUI },
+        },
+      }),
+    );
+  const provider = (fieldHelp: Record<string, unknown>) =>
+    refusal(() =>
+      custom().createClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'providers',
+        dryRun: 'All',
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'Provider',
+          metadata: { name: `look-check-${process.pid}` },
+          spec: { displayName: 'Check', authMode: 'API_KEY', fieldHelp },
+        },
+      }),
+    );
+
+  it('accepts an application name, an https logo and a #RRGGBB brand colour; refuses anything else', async () => {
+    expect(await environment({ appName: 'Acme', appLogoUrl: 'https://acme.example.com/logo.svg', brandColor: '#FF5A1f' })).toEqual({
+      message: '',
+    });
+    for (const [connectUI, says] of [
+      [{ brandColor: 'red' }, 'brandColor'],
+      [{ brandColor: '#ff5a1f; background:url(x)' }, 'brandColor'],
+      [{ appLogoUrl: 'javascript:alert(1)' }, 'appLogoUrl must be an https URL'],
+      [{ appLogoUrl: 'http://acme.example.com/logo.svg' }, 'appLogoUrl must be an https URL'],
+      [{ appName: 'x'.repeat(65) }, 'appName'],
+    ] as const) {
+      const r = await environment(connectUI);
+      expect([r.status, r.message]).toEqual([422, expect.stringContaining(says)]);
+    }
+  });
+
+  it('accepts field help with an https docs page and per-language labels; refuses other pages and languages', async () => {
+    expect(
+      await provider({
+        apiKey: { description: 'd', example: 'e', docsUrl: 'https://example.com/keys', labels: { fr: 'Clé' }, descriptions: { de: 'x' } },
+      }),
+    ).toEqual({ message: '' });
+    for (const [help, says] of [
+      [{ apiKey: { docsUrl: 'http://example.com/keys' } }, 'docsUrl must be an https URL'],
+      [{ apiKey: { docsUrl: 'javascript:alert(1)' } }, 'docsUrl must be an https URL'],
+      [{ apiKey: { labels: { xx: 'label' } } }, 'languages are en, fr, de, es and pt'],
+      [{ apiKey: { descriptions: { 'fr-FR': 'x' } } }, 'languages are en, fr, de, es and pt'],
+    ] as const) {
+      const r = await provider(help);
+      expect([r.status, r.message]).toEqual([422, expect.stringContaining(says)]);
     }
   });
 });
