@@ -80,7 +80,8 @@ async function main(): Promise<void> {
         res.body().then(
           (body) => {
             const type = res.headers()['content-type'] ?? '';
-            const part = (kind: Part['kind'], bytes: Buffer) => parts.push({ kind, bytes: bytes.length, gzipBytes: gzipSync(bytes).length });
+            const part = (kind: Part['kind'], bytes: Buffer) =>
+              parts.push({ kind, bytes: bytes.length, gzipBytes: gzipSync(bytes).length });
             if (type.startsWith('text/html')) {
               // The CSS is inline: counted on its own, the rest as HTML.
               const html = body.toString('utf8');
@@ -117,7 +118,13 @@ async function main(): Promise<void> {
       goalBytes: GOAL_BYTES,
     });
     const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
-    const label = { html: 'HTML (without its CSS)', css: 'CSS (inline in the HTML)', js: 'script (`/connect/ui.js`)', json: 'session (`/connect/api/session`)', logos: `logos (${logoCount} SVGs from \`/connect/logos/\`)` };
+    const label = {
+      html: 'HTML (without its CSS)',
+      css: 'CSS (inline in the HTML)',
+      js: 'script (`/connect/ui.js`)',
+      json: 'session (`/connect/api/session`)',
+      logos: `logos (${logoCount} SVGs from \`/connect/logos/\`)`,
+    };
     writeSection(
       'connect-ui',
       `## Connect UI page weight (\`npm run bench:connect-ui\`, \`bench/connect-ui-weight.ts\`)

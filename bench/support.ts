@@ -257,7 +257,18 @@ export const ms = (n: number) => (Number.isFinite(n) ? `${n < 10 ? n.toFixed(2) 
 export const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** Section ids in the order they appear in docs/benchmarks.md. */
-const SECTIONS = ['hot-paths', 'store', 'api', 'oplog', 'list-connections', 'imports', 'memory', 'refresh-storm', 'soak', 'connect-ui'] as const;
+const SECTIONS = [
+  'hot-paths',
+  'store',
+  'api',
+  'oplog',
+  'list-connections',
+  'imports',
+  'memory',
+  'refresh-storm',
+  'soak',
+  'connect-ui',
+] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
 const REPORT = join(REPO_ROOT, 'docs/benchmarks.md');
