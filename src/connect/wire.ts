@@ -31,7 +31,7 @@ export interface IntegrationView {
   configFields: FormField[];
   /** The Provider's logo (its `spec.logoUrl`, or the shipped one Latchkey serves), when it has one. */
   logoUrl?: string;
-  /** Why this integration cannot be connected now (shown disabled with it); absent when it can. */
+  /** Why this integration cannot be connected now (src/connect/session-view.ts leaves such integrations out); absent when it can. */
   unavailable?: string;
   /** What the row's subtitle says: the Provider's first category, in the page's language. */
   category?: string;
