@@ -229,6 +229,28 @@ describe('list, form with help, success, and the keyboard alone', () => {
     });
   });
 
+  it('serves a shipped logo as an inert SVG, and a clear 404 for anything else', async () => {
+    const res = await fetch(`${bed.latchkey.url}/connect/logos/wakatime.svg`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'");
+    expect(await res.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"[^]*<path [^]*<\/svg>$/);
+    for (const path of [
+      'openai.svg',
+      'wakatime.png',
+      '..%2F..%2Fpackage.json',
+      '%2e%2e%2fwakatime.svg',
+      'WakaTime.svg',
+      '__proto__.svg',
+      'x'.repeat(300) + '.svg',
+    ]) {
+      const miss = await fetch(`${bed.latchkey.url}/connect/logos/${path}`);
+      expect([path, miss.status]).toEqual([path, 404]);
+      expect(((await miss.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    }
+  });
+
   it('goes from the list through the form to success with the keyboard alone, with help and errors announced', async () => {
     await withPage(async (page) => {
       await page.goto(connectUrl());
