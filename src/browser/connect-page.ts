@@ -54,7 +54,7 @@ function stored(key: string): string | null {
 }
 
 /** The page's language, theme and own text, chosen by the server (the SDK's `lang`, Accept-Language). */
-const look = jsonData<{ lang: UiLanguage; theme: UiTheme; text: UiText }>('latchkey-look')!;
+const look = jsonData<{ lang: UiLanguage; theme: UiTheme; text: UiText; errors: Record<string, string> }>('latchkey-look')!;
 
 /** The page's text for `key`, its `{placeholders}` filled. */
 function tr(key: keyof UiText, values: Record<string, string> = {}): string {
@@ -118,8 +118,10 @@ function nangoMessage(event: UiEvent): NangoUiMessage {
   return { type: 'close' };
 }
 
-function showError(code: string, message: string, providerConfigKey?: string, retry?: () => void): void {
-  notify({ type: 'error', error: { code, message }, ...(providerConfigKey ? { providerConfigKey } : {}) });
+function showError(code: string, serverMessage: string, providerConfigKey?: string, retry?: () => void): void {
+  notify({ type: 'error', error: { code, message: serverMessage }, ...(providerConfigKey ? { providerConfigKey } : {}) });
+  // The end user reads it in the page's language where we have it; the application gets the server's message.
+  const message = Object.hasOwn(look.errors, code) ? look.errors[code]! : serverMessage;
   const actions = el('div', { class: 'actions' });
   if (retry) {
     const again = el('button', { type: 'button', class: 'secondary' }, tr('tryAgain'));

@@ -328,3 +328,66 @@ export function defaultFieldLabel(name: string, label: string, lang: UiLanguage)
   const known = Object.hasOwn(FIELD_LABELS, name) ? FIELD_LABELS[name]! : undefined;
   return known && known.en === label ? known[lang] : label;
 }
+
+/**
+ * The end-user errors' messages in the other languages, by error code. English pages keep the
+ * server's own message (it may name the provider); the others show these, or the English message
+ * for a code not listed.
+ */
+const ERROR_TEXT: Record<Exclude<UiLanguage, 'en'>, Record<string, string>> = {
+  fr: {
+    not_embedded: 'Cette page s’affiche dans l’application. Ouvrez-la depuis l’application.',
+    session_expired: 'La session de connexion a expiré. Revenez à l’application et recommencez.',
+    invalid_session: 'La session de connexion n’est pas valide. Demandez un nouveau lien à l’application.',
+    missing_session: 'Cette page a besoin d’une session de connexion. Ouvrez-la depuis l’application.',
+    session_already_used: 'Ce lien a déjà servi. Demandez un nouveau lien à l’application.',
+    access_denied: 'L’accès n’a pas été accordé.',
+    invalid_callback: 'Cette réponse d’autorisation n’est pas valide.',
+    invalid_state: 'Cette réponse d’autorisation n’est pas valide.',
+    temporarily_unavailable: 'La connexion n’a pas pu être enregistrée pour l’instant. Réessayez dans un moment.',
+  },
+  de: {
+    not_embedded: 'Diese Seite wird in der Anwendung angezeigt. Öffnen Sie sie dort.',
+    session_expired: 'Die Verbindungssitzung ist abgelaufen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
+    invalid_session: 'Die Verbindungssitzung ist ungültig. Fordern Sie in der Anwendung einen neuen Link an.',
+    missing_session: 'Diese Seite benötigt eine Verbindungssitzung. Öffnen Sie sie aus der Anwendung.',
+    session_already_used: 'Dieser Link wurde bereits verwendet. Fordern Sie in der Anwendung einen neuen Link an.',
+    access_denied: 'Der Zugriff wurde nicht gewährt.',
+    invalid_callback: 'Diese Autorisierungsantwort ist ungültig.',
+    invalid_state: 'Diese Autorisierungsantwort ist ungültig.',
+    temporarily_unavailable: 'Die Verbindung konnte gerade nicht gespeichert werden. Versuchen Sie es gleich noch einmal.',
+  },
+  es: {
+    not_embedded: 'Esta página se muestra dentro de la aplicación. Ábrala desde allí.',
+    session_expired: 'La sesión de conexión ha caducado. Vuelva a la aplicación y empiece de nuevo.',
+    invalid_session: 'La sesión de conexión no es válida. Pida un enlace nuevo a la aplicación.',
+    missing_session: 'Esta página necesita una sesión de conexión. Ábrala desde la aplicación.',
+    session_already_used: 'Este enlace ya se usó. Pida un enlace nuevo a la aplicación.',
+    access_denied: 'No se concedió el acceso.',
+    invalid_callback: 'Esta respuesta de autorización no es válida.',
+    invalid_state: 'Esta respuesta de autorización no es válida.',
+    temporarily_unavailable: 'No se pudo guardar la conexión en este momento. Inténtelo de nuevo en un momento.',
+  },
+  pt: {
+    not_embedded: 'Esta página é exibida dentro do aplicativo. Abra-a por lá.',
+    session_expired: 'A sessão de conexão expirou. Volte ao aplicativo e comece de novo.',
+    invalid_session: 'A sessão de conexão não é válida. Peça um novo link ao aplicativo.',
+    missing_session: 'Esta página precisa de uma sessão de conexão. Abra-a pelo aplicativo.',
+    session_already_used: 'Este link já foi usado. Peça um novo link ao aplicativo.',
+    access_denied: 'O acesso não foi concedido.',
+    invalid_callback: 'Esta resposta de autorização não é válida.',
+    invalid_state: 'Esta resposta de autorização não é válida.',
+    temporarily_unavailable: 'Não foi possível salvar a conexão agora. Tente novamente em instantes.',
+  },
+};
+
+/** The messages of end-user error codes in `lang` (none for English: the server's own are shown). */
+export function errorTexts(lang: UiLanguage): Record<string, string> {
+  return lang === 'en' ? {} : ERROR_TEXT[lang];
+}
+
+/** An error's message in `lang`: ours for a code we translate, else the server's. */
+export function errorMessage(lang: UiLanguage, code: string, message: string): string {
+  const texts = errorTexts(lang);
+  return Object.hasOwn(texts, code) ? texts[code]! : message;
+}

@@ -324,11 +324,14 @@ describe('pages outside the list', () => {
     });
   });
 
-  it('the callback’s error page is in the browser’s language', async () => {
+  it('the callback’s error page is in the browser’s language, its message too', async () => {
     await withPage(
       async (page) => {
         await page.goto(`${bed.latchkey.url}/oauth/callback?state=not-a-flow&code=x`);
         expect(await page.textContent('h1')).toBe('Connexion impossible');
+        // The end user's message too (the code stays as the server gave it).
+        expect(await page.textContent('.card.error')).toContain('Cette réponse d’autorisation n’est pas valide.');
+        expect(await page.textContent('.card.error .code')).toMatch(/^Code d’erreur : invalid_/);
       },
       { locale: 'fr-FR' },
     );

@@ -6,7 +6,16 @@
  */
 import { brandingOf, CARD_BACKGROUND } from '../../src/connect/session-view.js';
 import type { OpenSession } from '../../src/connect/session.js';
-import { categoryLabel, defaultFieldLabel, fill, pickLanguage, uiText, UI_LANGUAGES } from '../../src/connect/ui-text.js';
+import {
+  categoryLabel,
+  defaultFieldLabel,
+  errorMessage,
+  errorTexts,
+  fill,
+  pickLanguage,
+  uiText,
+  UI_LANGUAGES,
+} from '../../src/connect/ui-text.js';
 import { contrast } from '../../src/domain/colour-contrast.js';
 
 describe('the Connect UI language', () => {
@@ -36,6 +45,15 @@ describe('the Connect UI language', () => {
       }
     }
     expect(fill(uiText('fr').wantsAccess, { app: 'Acme', provider: 'Salesforce' })).toBe('Acme demande l’accès à votre compte Salesforce.');
+  });
+
+  it('translates the same end-user error codes in every language, and keeps the server’s message in English or for other codes', () => {
+    const codes = Object.keys(errorTexts('fr')).sort();
+    for (const lang of ['de', 'es', 'pt'] as const) expect(Object.keys(errorTexts(lang)).sort()).toEqual(codes);
+    expect(errorMessage('fr', 'session_expired', 'The connect session has expired.')).toContain('a expiré');
+    expect(errorMessage('en', 'session_expired', 'The connect session has expired.')).toBe('The connect session has expired.');
+    expect(errorMessage('de', 'some_new_code', 'Server says so.')).toBe('Server says so.');
+    expect(errorMessage('de', 'constructor', 'Server says so.')).toBe('Server says so.');
   });
 
   it('translates categories it knows and Latchkey’s own field labels, never a Provider’s label', () => {

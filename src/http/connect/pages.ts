@@ -2,7 +2,7 @@
  * HTML of the Connect UI: the page shell (filled by the script) and the callback's result page, in
  * the end user's language and theme (`Look`): the page's own text goes in as JSON for the script.
  */
-import { fill, uiText } from '../../connect/ui-text.js';
+import { errorMessage, errorTexts, fill, uiText } from '../../connect/ui-text.js';
 import type { EmbedSettings, UiLanguage, UiTheme } from '../../connect/wire.js';
 
 /** The language and theme a page is rendered in. */
@@ -76,7 +76,7 @@ function layout(look: Look, title: string, body: string, scriptPath: string): st
   return `<!doctype html>
 <html lang="${look.lang}" data-theme="${look.theme}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><main id="app">${body}</main>${jsonScript('latchkey-look', { ...look, text: uiText(look.lang) })}<script type="module" src="${scriptPath}"></script></body></html>`;
+<body><main id="app">${body}</main>${jsonScript('latchkey-look', { ...look, text: uiText(look.lang), errors: errorTexts(look.lang) })}<script type="module" src="${scriptPath}"></script></body></html>`;
 }
 
 function loading(text: string): string {
@@ -123,7 +123,7 @@ export function resultPage(basePath: string, look: Look, event: ResultEvent, nam
   const body =
     event.type === 'connect'
       ? `<div class="card success" role="status"><div class="check" aria-hidden="true">✓</div><h1>${escapeHtml(connected)}</h1><p>${escapeHtml(t.canClose)}</p></div>`
-      : `<div class="card error" role="alert"><h1>${escapeHtml(t.couldNotConnect)}</h1><p>${escapeHtml(event.error.message)}</p><p class="code">${escapeHtml(fill(t.errorCode, { code: event.error.code }))}</p><p class="muted">${escapeHtml(t.closeAndRetry)}</p></div>`;
+      : `<div class="card error" role="alert"><h1>${escapeHtml(t.couldNotConnect)}</h1><p>${escapeHtml(errorMessage(look.lang, event.error.code, event.error.message))}</p><p class="code">${escapeHtml(fill(t.errorCode, { code: event.error.code }))}</p><p class="muted">${escapeHtml(t.closeAndRetry)}</p></div>`;
   return layout(
     look,
     event.type === 'connect' ? connected : t.couldNotConnect,
