@@ -44,13 +44,15 @@ export function integrationView(
   provider: ProviderResource | undefined,
   include: ReadonlySet<IntegrationInclude>,
   readSecret: SecretReader,
+  /** The Provider's logo (its own, or the shipped one Latchkey serves), when it has one. */
+  logo?: string,
 ): IntegrationView {
   const created = isoOf(integration.metadata.creationTimestamp) ?? new Date(0).toISOString();
   const view: IntegrationView = {
     unique_key: integration.metadata.name,
     provider: integration.spec.provider,
     display_name: integration.spec.displayName ?? provider?.spec.displayName ?? integration.spec.provider,
-    ...(provider?.spec.logoUrl ? { logo: provider.spec.logoUrl } : {}),
+    ...(logo ? { logo } : {}),
     // Latchkey does not receive providers' webhooks, so it forwards none.
     forward_webhooks: false,
     created_at: created,

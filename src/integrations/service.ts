@@ -3,6 +3,7 @@
  * and deletes them (with their client Secret) when the Environment allows writes
  * (`spec.api.integrationWrites`). kubectl and the API see the same objects.
  */
+import { providerLogoUrl } from '../catalog/provider-logos.js';
 import type { Clock } from '../domain/clock.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import {
@@ -21,6 +22,8 @@ import { APP_LINK_KEY, integrationView, type IntegrationInclude, type Integratio
 export interface IntegrationsDeps {
   store: KubeStore;
   clock: Clock;
+  /** Where shipped providers' logos are served (`logo`). */
+  config: { publicBaseUrl: string };
 }
 
 /** Client credentials as Nango's API takes them (`ApiPublicIntegrationCredentials`). */
@@ -193,8 +196,13 @@ export class IntegrationsService {
   private view(integration: IntegrationResource, include: ReadonlySet<IntegrationInclude>): IntegrationView {
     const namespace = integration.metadata.namespace!;
     const ref = integration.spec.clientSecretRef;
-    return integrationView(integration, this.deps.store.getProvider(integration.spec.provider), include, (k) =>
-      ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined,
+    const provider = this.deps.store.getProvider(integration.spec.provider);
+    return integrationView(
+      integration,
+      provider,
+      include,
+      (k) => (ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined),
+      provider && providerLogoUrl(provider, this.deps.config.publicBaseUrl),
     );
   }
 }

@@ -229,6 +229,18 @@ describe('list, form with help, success, and the keyboard alone', () => {
     });
   });
 
+  it('points GET /providers’ logo_url and GET /integrations’ logo at the shipped logo', async () => {
+    const rest = async (path: string) =>
+      (await (await fetch(`${bed.latchkey.url}${path}`, { headers: { authorization: `Bearer ${bed.env.secretKey}` } })).json()) as {
+        data: Record<string, unknown>;
+      };
+    const logo = `${bed.latchkey.url}/connect/logos/wakatime.svg`;
+    expect((await rest('/providers/wakatime')).data.logo_url).toBe(logo);
+    expect((await rest(`/providers/${P.basic}`)).data).not.toHaveProperty('logo_url');
+    expect((await rest('/integrations/wakatime')).data.logo).toBe(logo);
+    expect((await rest('/integrations/ledger')).data).not.toHaveProperty('logo');
+  });
+
   it('serves a shipped logo as an inert SVG, and a clear 404 for anything else', async () => {
     const res = await fetch(`${bed.latchkey.url}/connect/logos/wakatime.svg`);
     expect(res.status).toBe(200);
