@@ -36,6 +36,8 @@ const ORIGIN_KEY = 'latchkey.openerOrigin';
 const CLOSE_AFTER_SUCCESS_MS = 1500;
 const app = document.getElementById('app')!;
 const apiUrl = (path: string) => new URL(`api/${path}`, import.meta.url).href;
+/** `?lang=…&theme=…` of this page, for the calls whose answer sets the look the OAuth callback's page keeps. */
+const lookQuery = () => `?${new URLSearchParams({ lang: look.lang, theme: look.theme })}`;
 let token = '';
 let integrations: IntegrationView[] = [];
 
@@ -380,7 +382,10 @@ async function startOAuth(i: IntegrationView, config: Record<string, string>): P
   }
   const previous = [...app.childNodes];
   loading(embed ? tr('opening', { provider: i.providerDisplayName }) : tr('redirecting', { provider: i.providerDisplayName }));
-  const r = await call<{ url: string; binding: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
+  const r = await call<{ url: string; binding: string }>('POST', `oauth/start${lookQuery()}`, {
+    integration: i.id,
+    connectionConfig: config,
+  });
   if (!r.ok) {
     popup?.close();
     if (r.status === 400 && r.error.errors && i.configFields.length) {
@@ -553,7 +558,7 @@ async function pick(i: IntegrationView, byClick = false): Promise<void> {
 
 async function begin(sessionToken: string): Promise<void> {
   token = sessionToken;
-  const r = await call<SessionView>('GET', `session?lang=${look.lang}`);
+  const r = await call<SessionView>('GET', `session${lookQuery()}`);
   if (!r.ok) {
     showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
     return;
@@ -651,7 +656,7 @@ function mainSignInPopup(): void {
     started = true;
     token = data.token;
     const url = data.url;
-    void call<{ bound: boolean }>('POST', 'oauth/bind', { binding: data.binding }).then((r) => {
+    void call<{ bound: boolean }>('POST', `oauth/bind${lookQuery()}`, { binding: data.binding }).then((r) => {
       if (r.ok) window.location.replace(url);
       else showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
     });

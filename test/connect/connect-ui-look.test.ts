@@ -16,18 +16,27 @@ import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixt
 import { contrast } from '../../src/domain/colour-contrast.js';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
 
 const kc = testKubeConfig();
 const SHOTS = new URL('../../../docs/connect-ui/', import.meta.url).pathname;
 // WakaTime has a shipped logo (simple-icons); no other test file uses the name.
-const P = { logo: 'wakatime', basic: `look-basic-${process.pid}`, plain: `look-plain-${process.pid}`, oauth: `look-oauth-${process.pid}` };
+const P = {
+  logo: 'wakatime',
+  basic: `look-basic-${process.pid}`,
+  plain: `look-plain-${process.pid}`,
+  oauth: `look-oauth-${process.pid}`,
+  idp: `look-idp-${process.pid}`,
+};
+const CLIENT = { clientId: 'latchkey-look-test', clientSecret: 'look-test-secret-value-0123456789' };
 const PLAIN = ['Atlas', 'Beacon', 'Cobalt', 'Dune', 'Ember', 'Fjord', 'Garnet', 'Harbor'];
 const VIEWPORT = { width: 480, height: 720 };
 const DOCS_URL = 'https://wakatime.com/settings/api-key';
 
 let bed: ConnectBed;
+let oidc: OidcTestServer;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
@@ -57,6 +66,15 @@ beforeAll(async () => {
   await createIntegration(kc, bed.ns.name, 'wakatime', { provider: P.logo });
   await createIntegration(kc, bed.ns.name, 'ledger', { provider: P.basic });
   for (const n of PLAIN) await createIntegration(kc, bed.ns.name, n.toLowerCase(), { provider: P.plain, displayName: n });
+  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${bed.latchkey.url}/oauth/callback`] }] });
+  await applyProvider(kc, P.idp, {
+    displayName: 'Acme Identity',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    defaultScopes: ['openid'],
+  });
+  await createIntegration(kc, bed.ns.name, 'idp', { provider: P.idp, authorizationParams: { prompt: 'consent' } }, CLIENT);
   // No client Secret: it cannot work, and is the operator's to fix.
   await createIntegration(kc, bed.ns.name, 'unfinished', { provider: P.oauth });
   await bed.synced(
@@ -64,12 +82,15 @@ beforeAll(async () => {
       store.getProvider(P.logo)?.spec.fieldHelp &&
       store.getProvider(P.basic) &&
       store.getProvider(P.oauth) &&
+      store.getProvider(P.idp) &&
+      store.readSecretValue(bed.ns.name, 'idp-client', 'clientId') &&
       ['wakatime', 'ledger', 'unfinished', ...PLAIN.map((n) => n.toLowerCase())].every((i) => store.getIntegration(bed.ns.name, i)),
   );
 });
 
 afterAll(async () => {
   await bed?.close();
+  await oidc?.close();
   for (const p of Object.values(P)) await deleteProvider(kc, p);
 });
 
@@ -334,6 +355,29 @@ describe('pages outside the list', () => {
       expect(await notReady.textContent()).toContain('Not available yet');
       await expectAccessible(page, 'not ready');
     });
+  });
+
+  it('the OAuth callback’s success page keeps the language and theme the flow started in, and passes axe', async () => {
+    await withPage(
+      async (page) => {
+        // One integration: straight to the provider.
+        await page.goto(connectUrl({ lang: 'es', theme: 'dark' }, ['idp']));
+        await page.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
+        await page.fill('input[name=login]', 'ana');
+        await page.fill('input[name=password]', 'any-password');
+        await page.click('button[type=submit]');
+        await page.click('text=Continue');
+        const done = await page.waitForSelector('.card.success[role=status]', { timeout: 20_000 });
+        expect(page.url()).toMatch(new RegExp(`^${bed.latchkey.url}/oauth/callback`));
+        expect(await done.textContent()).toContain('está conectado');
+        expect(await page.getAttribute('html', 'lang')).toBe('es');
+        expect(await page.getAttribute('html', 'data-theme')).toBe('dark');
+        expect(await bodyBackground(page)).toBe(DARK_BG);
+        await expectAccessible(page, 'OAuth callback success');
+      },
+      // The browser says otherwise: the flow's choice wins.
+      { locale: 'de-DE', colorScheme: 'light' },
+    );
   });
 
   it('the callback’s error page is in the browser’s language, its message too', async () => {

@@ -10,10 +10,9 @@ import { LatchkeyError } from '../../domain/errors.js';
 import { parse, statusOf } from '../errors.js';
 import { completeCallback, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
 import { frameAncestors, frameOrigins } from './embedding.js';
-import { connectPage, embeddedConnectPage, redirectPage, resultPage, type Look } from './pages.js';
-import { pickLanguage } from '../../connect/ui-text.js';
+import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { describeSessionForUi } from '../../connect/session-view.js';
-import type { UiTheme } from '../../connect/wire.js';
+import { lookCookieHeader, lookCookieName, lookOf as lookWithCookie } from './look.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
 import { newBrowserBinding } from '../../auth/flow-state.js';
 import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
@@ -69,18 +68,6 @@ const NangoQuery = z.strictObject({
   theme: z.string().max(16).optional(),
 });
 
-const THEMES: readonly UiTheme[] = ['light', 'dark', 'system'];
-
-/**
- * The page's language (`?lang=`, as Nango's SDK sends it, then Accept-Language, then English) and
- * theme (`?theme=` light, dark or system; system otherwise). Values we do not have are ignored.
- */
-function lookOf(req: Request): Look {
-  const lang = typeof req.query.lang === 'string' ? req.query.lang.slice(0, 16) : undefined;
-  const theme = THEMES.find((t) => t === req.query.theme) ?? 'system';
-  return { lang: pickLanguage(lang, req.headers['accept-language']), theme };
-}
-
 /** Compiled browser assets, read once from dist (they sit next to this module's output). */
 function asset(relative: string): () => string {
   let cached: string | undefined;
@@ -112,6 +99,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
   // Read per request: the public URL decides Secure and the `__Host-` prefix.
   const cookieOf = () => flowCookie(deps.config.publicBaseUrl);
+  const lookOf = (req: Request) => lookWithCookie(req, lookCookieName(deps.config.publicBaseUrl));
+  // The callback's page is rendered in the look the end user had when the flow left for the provider.
+  const keepLook = (req: Request, res: Response) => res.append('set-cookie', lookCookieHeader(lookOf(req), deps.config.publicBaseUrl));
   const setBinding = (res: Response, session: OpenSession, binding: string) =>
     res.append('set-cookie', bindingCookieHeader(cookieOf(), binding, session.claims.exp - deps.clock.now() / 1000));
 
@@ -244,6 +234,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const binding = readBinding(cookieOf(), req) ?? newBrowserBinding();
       const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {}, binding);
       setBinding(res, session, binding);
+      keepLook(req, res);
       res.set('cache-control', 'no-store').json({ data: { url, binding } });
     }),
   );
@@ -256,6 +247,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const session = sessionOf(deps, req);
       const body = parse(BindBody, req.body, 'body');
       setBinding(res, session, body.binding);
+      keepLook(req, res);
       res.set('cache-control', 'no-store').json({ data: { bound: true } });
     }),
   );
