@@ -57,7 +57,8 @@ const EmbedQuery = z.strictObject({
 });
 /**
  * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: lang and theme choose the page's
- * language and theme (`lookOf`), the others are accepted, not used (the UI calls its own origin). `session_token` (in the application's `baseURL`) says which Environment may frame the page.
+ * language and theme (`lookOf`); the others are accepted, not used (the UI calls its own origin).
+ * `session_token` (in the application's `baseURL`) says which Environment may frame the page.
  */
 const NangoQuery = z.strictObject({
   namespace: EmbedQuery.shape.namespace.optional(),
