@@ -1,5 +1,8 @@
 import type { Logger } from '../platform/log.js';
-import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../domain/backoff.js';
+
+/** The longest delay setTimeout accepts (about 24.8 days); longer waits are done in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Handles a key. `release` gives its worker slot back before the handler ends (the key stays in

@@ -1,5 +1,5 @@
 /** Unit tests of the controller's work queue (no cluster needed). */
-import { backoffDelay } from '../../src/controller/backoff.js';
+import { backoffDelay } from '../../src/domain/backoff.js';
 import { WorkQueue } from '../../src/controller/workqueue.js';
 
 function deferred() {
