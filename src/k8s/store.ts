@@ -1,4 +1,5 @@
 import { fitCredentials } from '../domain/credentials.js';
+import { LatchkeyError } from '../domain/errors.js';
 import { randomInt } from 'node:crypto';
 import {
   CoreV1Api,
@@ -92,16 +93,18 @@ export interface NewConnection {
   labels?: Record<string, string>;
 }
 
-export class AlreadyExistsError extends Error {
+/** A create found the object there already (the services turn it into their own answer). */
+export class AlreadyExistsError extends LatchkeyError {
   constructor(what: string) {
-    super(`${what} already exists`);
+    super('conflict', 'already_exists', `${what} already exists`);
     this.name = 'AlreadyExistsError';
   }
 }
 
-export class NotFoundError extends Error {
+/** A write found no object to write to (the services turn it into their own answer). */
+export class NotFoundError extends LatchkeyError {
   constructor(what: string) {
-    super(`${what} not found`);
+    super('not_found', 'not_found', `${what} not found`);
     this.name = 'NotFoundError';
   }
 }
