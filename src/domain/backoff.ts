@@ -1,5 +1,5 @@
 /**
- * The one backoff rule: the work queue, the refresh scheduler, webhook delivery and the proxy's
+ * The one backoff rule: the work queue, the refresh scheduler, compare-and-swap writes, webhook delivery and the proxy's
  * retries each pass their own parameters. Exponential (base × 2^(attempt−1)), capped, and spread by
  * jitter so that a crowd failing together does not retry in lockstep.
  */
