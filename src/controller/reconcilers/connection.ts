@@ -16,6 +16,7 @@ import { needsReauthorization, reauthorizationMessage } from '../../auth/refresh
 import type { Plan, RefreshDone } from '../refresh-scheduler.js';
 import { statusAfterNewCredentials } from '../../domain/connection-state.js';
 import type { RefreshSettings } from '../../domain/refresh-margin.js';
+import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
 
 type Input = ConditionInput<ConnectionCondition, ConnectionReason>;
 type Reauth = { condition: Input; active: boolean; lifted: boolean };
@@ -81,7 +82,7 @@ export class ConnectionReconciler {
 
     // Conditions that depend on the status (whose refresh fields the refresh scheduler and the
     // refresher write) are computed inside the compare-and-swap, from the status as it is on the server.
-    const written = store.updateConnectionStatus(namespace, name, (current) => {
+    const written = store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Reconciler, (current) => {
       if (refreshFirst && !current.conditions?.length) return undefined;
       const s = !refresh
         ? current
