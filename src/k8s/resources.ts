@@ -2,6 +2,7 @@ import type { KubernetesObject, V1ObjectMeta } from './kubernetes-client.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Condition } from '../domain/conditions.js';
 import type { StatusErrorEntry } from '../domain/connection-state.js';
+import type { ConnectionStatusField } from '../domain/connection-status-writers.js';
 
 /** API group and version of Latchkey's custom resources. */
 export const GROUP = 'latchkey.dev';
@@ -190,6 +191,11 @@ export interface ConnectionStatus extends CommonStatus {
   errors?: ConnectionError[];
 }
 export type ConnectionResource = Resource<ConnectionSpec, ConnectionStatus>;
+/** Fails to compile when a status field has no writers listed in src/domain/connection-status-writers.ts. */
+export type ConnectionStatusFieldsOwned = AssertTrue<
+  [Exclude<keyof ConnectionStatus, ConnectionStatusField>] extends [never] ? true : false
+>;
+type AssertTrue<T extends true> = T;
 
 /**
  * Who a Connection is, without its spec or status: what a sharded controller replica keeps of the
