@@ -94,9 +94,8 @@ export function checkBillSignIn(given: Record<string, unknown>, pathPrefix: stri
   );
 }
 
-/** The headers Bill.com wants on every API call, or none when the credentials are not a Bill session. */
+/** The headers Bill.com wants on every API call (BILL credentials). */
 export function billProxyHeaders(credentials: StoredCredentials): Record<string, string> {
-  if (credentials.type !== 'BILL') return {};
   const { dev_key, session_id } = credentials;
   if (typeof dev_key !== 'string' || typeof session_id !== 'string' || !session_id) {
     throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no Bill.com session');

@@ -1,7 +1,7 @@
 /**
- * OAuth 2 authorization code flow with PKCE and `state`, through openid-client (configured by
- * ./oauth2-client.ts): the URL the end user's browser is sent to, and the code exchange at the
- * callback. Also the client credentials grant used to check an OAUTH2_CC form.
+ * OAuth 2 through openid-client (configured by ./oauth2-client.ts): the authorization code flow with
+ * PKCE and `state` (the URL the end user's browser is sent to, the code exchange at the callback), the
+ * refresh token grant, and the one client credentials grant (an OAUTH2_CC form's check and its renewal).
  */
 import {
   authorizationCodeGrant,
@@ -9,6 +9,7 @@ import {
   calculatePKCECodeChallenge,
   clientCredentialsGrant,
   randomPKCECodeVerifier,
+  refreshTokenGrant,
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
@@ -21,7 +22,7 @@ export interface OAuth2FlowInput {
   integration: IntegrationResource;
   client: ClientCredentials;
   /** Values for `${connectionConfig.KEY}` placeholders in the provider's URLs. */
-  connectionConfig: Record<string, string>;
+  connectionConfig: Record<string, unknown>;
   fetch: typeof fetch;
 }
 
@@ -107,10 +108,15 @@ export async function exchangeAuthorizationCode(
   };
 }
 
-/** Client credentials grant with the end user's client ID and secret (checks an OAUTH2_CC form). */
+/**
+ * The client credentials grant: the provider's token parameters (its `grant_type` is the grant's own)
+ * and the scopes (the Integration's, else the provider's defaults). `current`: stored credentials
+ * whose other fields are kept (a renewal).
+ */
 export async function clientCredentialsToken(
-  input: OAuth2FlowInput & { client: { clientId: string; clientSecret: string } },
+  input: OAuth2FlowInput & { client: { clientId: string; clientSecret?: string }; timeoutSeconds?: number },
   nowMs: number,
+  current: Record<string, unknown> = {},
 ): Promise<OAuth2ClientCredentials> {
   let raw: Record<string, unknown> | undefined;
   const config = oauth2Configuration({
@@ -118,24 +124,60 @@ export async function clientCredentialsToken(
     client: input.client,
     connectionConfig: input.connectionConfig,
     fetch: input.fetch,
+    timeoutSeconds: input.timeoutSeconds,
     onTokenResponse: (body) => (raw = body),
   });
+  const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
+  delete params.grant_type;
   const scope = scopesOf(input);
-  const tokens = await unwrapTooLarge(
-    clientCredentialsGrant(config, { ...(input.provider.spec.tokenParams ?? {}), ...(scope ? { scope } : {}) }),
-  );
-  return {
+  if (scope) params.scope = scope;
+  const tokens = await clientCredentialsGrant(config, params);
+  const expiresIn = tokens.expiresIn();
+  const next: Record<string, unknown> = {
+    ...current,
     type: 'OAUTH2_CC',
     token: tokens.access_token,
-    ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
     client_id: input.client.clientId,
-    client_secret: input.client.clientSecret,
+    client_secret: input.client.clientSecret ?? '',
     raw: raw ?? rawOf(tokens),
   };
+  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  else delete next.expires_at;
+  return next as OAuth2ClientCredentials;
+}
+
+/** The refresh token grant; an answer without a new refresh token keeps the old one, and the other stored fields are kept. */
+export async function refreshOAuth2Tokens(
+  input: Omit<OAuth2FlowInput, 'integration' | 'connectionConfig'> & { connectionConfig?: Record<string, unknown>; timeoutSeconds: number },
+  current: OAuth2Credentials,
+  nowMs: number,
+): Promise<OAuth2Credentials> {
+  let raw: Record<string, unknown> | undefined;
+  const config = oauth2Configuration({
+    provider: input.provider,
+    client: input.client,
+    connectionConfig: input.connectionConfig,
+    purpose: 'refresh',
+    fetch: input.fetch,
+    timeoutSeconds: input.timeoutSeconds,
+    onTokenResponse: (body) => (raw = body),
+  });
+  const tokens = await refreshTokenGrant(config, current.refresh_token!);
+  const expiresIn = tokens.expiresIn();
+  const next: Record<string, unknown> = {
+    ...current,
+    type: 'OAUTH2',
+    access_token: tokens.access_token,
+    refresh_token: tokens.refresh_token ?? current.refresh_token,
+    raw: raw ?? { ...tokens },
+  };
+  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  else delete next.expires_at;
+  return next as OAuth2Credentials;
 }
 
 /** openid-client wraps what its fetch threw: an oversized answer comes out as itself (a clear 502), not as "something went wrong". */
-async function unwrapTooLarge<T>(call: Promise<T>): Promise<T> {
+export async function unwrapTooLarge<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {

@@ -257,7 +257,7 @@ export function checkTwoStepFields(spec: ProviderSpec, given: Record<string, unk
 
 /** TWO_STEP: the stored fields exchanged again. */
 export const twoStepStrategy: RefreshStrategy = {
-  canRefresh: (c) => c.type === 'TWO_STEP',
+  canRefresh: () => true,
   async refresh(input) {
     const current = input.connection.credentials;
     try {

@@ -18,7 +18,8 @@ import { sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { IntegrationResource, PluginInstallSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { IntegrationResource, PluginInstallSpec, ProviderResource } from '../k8s/resources.js';
+import { pluginSuppliedKeys } from '../modes/install-plugin.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
 import { installUserConfig, userFacingSpec } from './install-config.js';
@@ -29,15 +30,6 @@ const DEFAULT_MAX_AGE_S = 300;
 /** A provider's clock may run a little ahead of ours. */
 const FUTURE_SKEW_S = 60;
 const MAX_CREDENTIAL_LENGTH = 4096;
-
-export function isPluginInstallMode(mode: string): mode is 'INSTALL_PLUGIN' {
-  return mode === 'INSTALL_PLUGIN';
-}
-
-/** Connection configuration keys the callback fills: never asked from the end user. */
-export function pluginSuppliedKeys(spec: ProviderSpec): ReadonlySet<string> {
-  return new Set(spec.pluginInstall?.configParams ?? []);
-}
 
 function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
