@@ -5,6 +5,7 @@
  */
 import type { ApiPublicIntegration } from '@nangohq/types';
 import { ANNOTATIONS, INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+import { findAuthModeModule } from '../modes/registry.js';
 
 export type IntegrationInclude = 'webhook' | 'credentials';
 
@@ -66,9 +67,9 @@ function credentialsView(
   provider: ProviderResource | undefined,
   read: SecretReader,
 ): IntegrationCredentialsView {
-  const mode = provider?.spec.authMode;
+  const type = provider ? findAuthModeModule(provider.spec.authMode)?.integration.shownAs : undefined;
   const value = (key: string) => (integration.spec.clientSecretRef ? (read(key) ?? null) : null);
-  if (mode === 'APP') {
+  if (type === 'APP') {
     return {
       type: 'APP',
       app_id: value(INTEGRATION_SECRET_KEYS.appId) ?? value(INTEGRATION_SECRET_KEYS.clientId),
@@ -76,7 +77,6 @@ function credentialsView(
       app_link: value(APP_LINK_KEY),
     };
   }
-  const type = mode === 'OAUTH1' ? 'OAUTH1' : mode === 'TBA' ? 'TBA' : mode === 'OAUTH2' || mode === 'OAUTH2_CC' ? 'OAUTH2' : undefined;
   if (!type) return null;
   return {
     type,

@@ -46,9 +46,14 @@ export function authModeModule(mode: AuthMode): AuthModeModule {
   return AUTH_MODE_MODULES[mode];
 }
 
+/** The module of a mode named by data not checked against the enum, if it names one. */
+export function findAuthModeModule(name: string): AuthModeModule | undefined {
+  return Object.hasOwn(AUTH_MODE_MODULES, name) ? AUTH_MODE_MODULES[name as AuthMode] : undefined;
+}
+
 /** The module of stored credentials' type, if it names a mode (stored data is not trusted to). */
 export function moduleOfCredentials(credentials: Pick<StoredCredentials, 'type'>): AuthModeModule | undefined {
-  return Object.hasOwn(AUTH_MODE_MODULES, credentials.type) ? AUTH_MODE_MODULES[credentials.type as AuthMode] : undefined;
+  return findAuthModeModule(credentials.type);
 }
 
 /** The refresher's strategies: one per mode whose credentials are renewed. */
