@@ -6,14 +6,14 @@
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { ConnectFlow, CredentialField } from '../modes/auth-mode.js';
-import { AUTH_MODE_MODULES, authModeModule } from '../modes/registry.js';
+import { authModeModule } from '../modes/registry.js';
 
 export type { CredentialField } from '../modes/auth-mode.js';
 
-/** The Connect flow of every auth mode, as the page names it (`oauth`: a redirect). */
-export const CONNECT_MODES: Readonly<Record<AuthMode, { flow: 'oauth' | 'form' }>> = Object.fromEntries(
-  Object.values(AUTH_MODE_MODULES).map((m) => [m.mode, { flow: m.connect.flow === 'redirect' ? 'oauth' : 'form' }]),
-) as Record<AuthMode, { flow: 'oauth' | 'form' }>;
+/** The Connect flow of an auth mode as the page names it (`oauth`: a redirect). */
+export function connectFlowOf(mode: AuthMode): 'oauth' | 'form' {
+  return authModeModule(mode).connect.flow === 'redirect' ? 'oauth' : 'form';
+}
 
 /** The redirect flow of a mode, or undefined for a form. */
 export function redirectFlow(mode: AuthMode): Extract<ConnectFlow, { flow: 'redirect' }> | undefined {

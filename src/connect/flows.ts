@@ -34,7 +34,7 @@ import { createConnection, reauthorize } from '../connections/service.js';
 import { authModeModule } from '../modes/registry.js';
 import { completeAppInstall, startAppInstall } from './app-install-flow.js';
 import { completePluginInstall, pluginCallbackSecrets, startPluginInstall } from './plugin-install-flow.js';
-import { CONNECT_MODES, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
+import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
 import { logAttempt, logFailedAttempt } from './flow-log.js';
@@ -72,7 +72,7 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
     provider: provider.metadata.name,
     providerDisplayName: provider.spec.displayName,
     authMode: mode,
-    flow: CONNECT_MODES[mode].flow,
+    flow: connectFlowOf(mode),
     fields: credentialFields(provider).map((f) => ({
       name: f.name,
       label: fieldLabel(provider, f.name, f.label),
