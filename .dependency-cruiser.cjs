@@ -11,13 +11,15 @@ const LAYERS = {
   // The egress guard (SSRF): checked addresses for every outbound connection; no I/O but DNS.
   egress: ['domain'],
   auth: ['domain', 'oplog', 'k8s', 'catalog', 'egress'],
+  // One module per auth mode and their registry: what each mode decides (src/k8s for types only, below).
+  modes: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
   webhooks: ['domain', 'oplog', 'k8s', 'auth', 'egress'],
-  connections: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
-  integrations: ['domain', 'k8s', 'catalog'],
-  connect: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  proxy: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
-  controller: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  http: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'integrations', 'connect', 'proxy', 'egress'],
+  connections: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'egress'],
+  integrations: ['domain', 'k8s', 'catalog', 'modes'],
+  connect: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
+  proxy: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'egress'],
+  controller: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
+  http: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'integrations', 'connect', 'proxy', 'egress'],
   browser: [],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];
@@ -62,6 +64,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/k8s/kubernetes-client\\.ts$' },
       to: { path: '@kubernetes/client-node', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      // A mode module decides; what it reads of the cluster comes through the store it is handed.
+      name: 'modes-import-k8s-types-only',
+      severity: 'error',
+      from: { path: '^src/modes/' },
+      to: { path: '^src/k8s/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'only-http-imports-express',

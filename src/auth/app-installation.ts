@@ -129,7 +129,7 @@ export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace
   return { appId, privateKeyPem };
 }
 
-/** APP: a new installation token each time, from the app's keys. Register with `TokenRefresher.registerStrategy('APP', ...)`. */
+/** APP: a new installation token each time, from the app's keys (the APP mode's strategy, src/modes/app.ts). */
 export const appInstallationStrategy: RefreshStrategy = {
   canRefresh: () => true,
   async refresh(input) {
