@@ -20,7 +20,12 @@ import {
   requestTokenCredentials,
   type OAuth1Consumer,
 } from '../auth/oauth1.js';
-import { buildAuthorizationRedirect, exchangeAuthorizationCode, newCodeVerifier, type OAuth2FlowInput } from '../auth/oauth2-authorization.js';
+import {
+  buildAuthorizationRedirect,
+  exchangeAuthorizationCode,
+  newCodeVerifier,
+  type OAuth2FlowInput,
+} from '../auth/oauth2-authorization.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { MissingTemplateValueError } from '../catalog/template.js';

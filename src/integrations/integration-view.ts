@@ -87,7 +87,10 @@ const clientView =
   });
 
 /** The credentials of an Integration in each of the integrations API's shapes. */
-const CREDENTIALS_VIEWS: Record<IntegrationCredentialsShape, (value: Value, integration: IntegrationResource) => IntegrationCredentialsView> = {
+const CREDENTIALS_VIEWS: Record<
+  IntegrationCredentialsShape,
+  (value: Value, integration: IntegrationResource) => IntegrationCredentialsView
+> = {
   OAUTH2: clientView('OAUTH2'),
   OAUTH1: clientView('OAUTH1'),
   TBA: clientView('TBA'),

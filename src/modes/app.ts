@@ -4,7 +4,13 @@
  * imports an existing installation by its ID. Installation tokens are minted from the app's keys (the
  * Integration's) and renewed ahead; sent as a bearer token.
  */
-import { appCredentialsOf, appInstallationStrategy, getInstallation, installationUrlOf, requestInstallationToken } from '../auth/app-installation.js';
+import {
+  appCredentialsOf,
+  appInstallationStrategy,
+  getInstallation,
+  installationUrlOf,
+  requestInstallationToken,
+} from '../auth/app-installation.js';
 import { RefreshError } from '../auth/refresh/errors.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';

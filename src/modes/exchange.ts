@@ -14,7 +14,11 @@ import type { FormOutcome, ImportInput } from './auth-mode.js';
 export const EXCHANGE_TIMEOUT_SECONDS = 10;
 
 /** Runs an exchange; a failed one becomes the 4xx/5xx the caller answers (`path`: where the credentials were sent). */
-export async function exchanged(provider: ProviderResource, path: string, run: () => Promise<StoredCredentials>): Promise<StoredCredentials> {
+export async function exchanged(
+  provider: ProviderResource,
+  path: string,
+  run: () => Promise<StoredCredentials>,
+): Promise<StoredCredentials> {
   try {
     return await run();
   } catch (err) {

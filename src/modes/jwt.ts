@@ -83,7 +83,9 @@ export const jwt: AuthModeModule = {
   proxy: bearerInjection('token'),
   providerProblems(spec) {
     const alg = (spec.modeOptions as { algorithm?: unknown } | undefined)?.algorithm;
-    return typeof alg === 'string' && ALGORITHM.test(alg) ? [] : ['JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)'];
+    return typeof alg === 'string' && ALGORITHM.test(alg)
+      ? []
+      : ['JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)'];
   },
   integration: { clientBeforeConnect: false, accepts: [] },
 };

@@ -38,7 +38,9 @@ const refresh: RefreshStrategy = {
 export const oauth2ClientCredentials: AuthModeModule = {
   mode: 'OAUTH2_CC',
   fromImport: (_deps, { given }) =>
-    Promise.resolve({ credentials: compact({ ...given, expires_at: isoOrUndefined(given.expires_at), raw: { access_token: given.token } }) }),
+    Promise.resolve({
+      credentials: compact({ ...given, expires_at: isoOrUndefined(given.expires_at), raw: { access_token: given.token } }),
+    }),
   fromFlatImport: (_deps, input) => notFlatImportable(input),
   connect: {
     flow: 'form',

@@ -52,7 +52,15 @@ export const oauth2: AuthModeModule = {
   fromFlatImport(deps, input) {
     const body = flatFields(
       input,
-      ['access_token', 'refresh_token', 'expires_at', 'expires_in', 'no_expiration', 'oauth_client_id_override', 'oauth_client_secret_override'],
+      [
+        'access_token',
+        'refresh_token',
+        'expires_at',
+        'expires_in',
+        'no_expiration',
+        'oauth_client_id_override',
+        'oauth_client_secret_override',
+      ],
       ['access_token'],
     );
     const expiresAt =
@@ -67,7 +75,9 @@ export const oauth2: AuthModeModule = {
         'missing_expiration',
         "OAuth 2 import needs expires_at (preferred) or expires_in, or no_expiration: true when the provider's tokens never expire",
         {
-          errors: [{ path: 'body.expires_at', message: 'required unless expires_in or no_expiration is given', code: 'missing_expiration' }],
+          errors: [
+            { path: 'body.expires_at', message: 'required unless expires_in or no_expiration is given', code: 'missing_expiration' },
+          ],
         },
       );
     }
@@ -86,7 +96,8 @@ export const oauth2: AuthModeModule = {
   connect: { flow: 'redirect', via: 'oauth2', suppliedKeys: () => NO_KEYS },
   refresh,
   proxy: bearerInjection('access_token'),
-  providerProblems: (spec) => (!spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : []),
+  providerProblems: (spec) =>
+    !spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : [],
   integration: {
     secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },
     clientBeforeConnect: true,

@@ -12,7 +12,9 @@ export const tba: AuthModeModule = {
   mode: 'TBA',
   fromImport(_deps, { given }) {
     const override = given.config_override as object | undefined;
-    return Promise.resolve({ credentials: compact({ ...given, config_override: override && Object.keys(override).length ? override : undefined }) });
+    return Promise.resolve({
+      credentials: compact({ ...given, config_override: override && Object.keys(override).length ? override : undefined }),
+    });
   },
   // The consumer key and secret are the Integration's unless overridden, as for OAuth 2.
   fromFlatImport(_deps, input) {

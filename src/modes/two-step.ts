@@ -61,7 +61,9 @@ export const twoStep: AuthModeModule = {
     const parsed = TwoStepOptions.safeParse(spec.twoStep);
     if (parsed.success) return [];
     const first = parsed.error.issues[0];
-    return [`TWO_STEP providers need a usable spec.twoStep (${first ? `${first.path.map(String).join('.')}: ${first.message}` : 'missing'})`];
+    return [
+      `TWO_STEP providers need a usable spec.twoStep (${first ? `${first.path.map(String).join('.')}: ${first.message}` : 'missing'})`,
+    ];
   },
   integration: { clientBeforeConnect: false, accepts: [] },
 };
