@@ -18,7 +18,7 @@
  */
 import { Agent, request } from 'node:https';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import { createLogger } from '../src/app/log.js';
+import { createLogger } from '../src/platform/log.js';
 import { Leases, microTime } from '../src/k8s/leases.js';
 import { makeBoundedApiClient } from '../src/k8s/client.js';
 import { KubeJsonApi } from '../src/k8s/json-api.js';

@@ -22,7 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { createLogger } from '../src/app/log.js';
+import { createLogger } from '../src/platform/log.js';
 import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
 import { KubeStore } from '../src/k8s/store.js';
 import { createTestNamespace } from '../dev/cluster.js';

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeStore } from '../src/k8s/store.js';
-import { createLogger } from '../src/app/log.js';
+import { createLogger } from '../src/platform/log.js';
 
 export interface SyncResult {
   connections: number;

@@ -16,7 +16,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionStatus } from '../src/k8s/resources.js';
 import { KubeStore, type StoredCredentials } from '../src/k8s/store.js';
-import { createLogger } from '../src/app/log.js';
+import { createLogger } from '../src/platform/log.js';
 import { createTestNamespace } from '../dev/cluster.js';
 import { machine, median, mib, ms, processCpuMs, runLoad, writeSection, type Summary, startBenchControlPlane } from './support.js';
 import type { SyncResult } from './store-sync.js';

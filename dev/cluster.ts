@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { createLogger, type Logger } from '../src/app/log.js';
+import { createLogger, type Logger } from '../src/platform/log.js';
 
 /** Kubeconfig of the run's control plane (set by the Jest global setup). */
 export function testKubeConfig(): KubeConfig {

@@ -4,9 +4,9 @@
  * webhooks, proxy) or `latchkey controller` (reconcilers, refresh before expiry), or `all` for both
  * in one process (local runs).
  */
-import { loadConfig } from './config.js';
+import { loadConfig } from '../platform/config.js';
 import { loadKubeConfig } from '../k8s/client.js';
-import { createLogger } from './log.js';
+import { createLogger } from '../platform/log.js';
 import { runLatchkey, type Component } from './run.js';
 
 const USAGE = 'usage: latchkey <server|controller|all>';

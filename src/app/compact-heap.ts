@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Logger } from './log.js';
-import { heapCompactionSeconds, type Registry } from './metrics.js';
+import type { Logger } from '../platform/log.js';
+import { heapCompactionSeconds, type Registry } from '../platform/metrics.js';
 
 /** The `gc` function `--expose-gc` gives, with the options for V8's last-resort collection. */
 export type LastResortGc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;

@@ -8,28 +8,10 @@ import { EgressGuard } from '../egress/guard.js';
 import { KubeStore } from '../k8s/store.js';
 import { OplogStore } from '../k8s/oplog-store.js';
 import { OperationLog } from '../oplog/operation-log.js';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { Counter, createRegistry, metric } from './metrics.js';
-
-/** What the controller and the HTTP server are built from; passed in, never imported as singletons. */
-export interface AppContext {
-  config: Config;
-  logger: Logger;
-  kc: KubeConfig;
-  store: KubeStore;
-  clock: Clock;
-  metrics: Registry;
-  /** Outbound HTTP (token endpoints, webhooks, app installation tokens), through {@link egress}; answers bounded by `providerAnswerMaxBytes`. */
-  fetch: typeof fetch;
-  /** Checks every address an outbound call connects to (the proxy's agents use it directly). */
-  egress: EgressGuard;
-  /**
-   * The durable operation log (what `errors[].log_id` points at). Optional so that contexts built
-   * by hand still compile; createContext always sets it, and producers record only when it is there.
-   */
-  oplog?: OperationLog;
-}
+import type { Config } from '../platform/config.js';
+import type { Logger } from '../platform/log.js';
+import type { AppContext } from '../context/app-context.js';
+import { Counter, createRegistry, metric } from '../platform/metrics.js';
 
 export interface ContextOptions {
   config: Config;
@@ -128,9 +110,4 @@ export function createOperationLog(ctx: Pick<AppContext, 'config' | 'logger' | '
     maxQueue: config.oplogQueueSize,
     onDropped: (n, why) => dropped.inc({ reason: why }, n),
   });
-}
-
-/** The store behind a context's operation log, for reads (REST API, dashboard). */
-export function oplogReader(ctx: Pick<AppContext, 'oplog'>): OplogStore | undefined {
-  return ctx.oplog?.sink instanceof OplogStore ? ctx.oplog.sink : undefined;
 }

@@ -1,13 +1,14 @@
 import type { KubeConfig } from '../k8s/client.js';
 import { startHttpServer, type RunningServer } from '../http/server.js';
-import type { Config } from './config.js';
+import type { Config } from '../platform/config.js';
 import { startController, type RunningController } from '../controller/start.js';
 import { startFlowRecordSweeper } from '../connect/flow-sweeper.js';
 import { startWebhookDelivery } from '../webhooks/start.js';
 import { compactHeap } from './compact-heap.js';
 import { startIdleCompaction } from './idle-compaction.js';
-import { createContext, type AppContext } from './context.js';
-import type { Logger } from './log.js';
+import { createContext } from './context.js';
+import type { AppContext } from '../context/app-context.js';
+import type { Logger } from '../platform/log.js';
 
 export type Component = 'server' | 'controller';
 

@@ -26,7 +26,7 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
 import { installUserConfig, userFacingSpec } from './install-config.js';
 import type { OpenSession } from './session.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import { flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 

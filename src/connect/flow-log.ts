@@ -3,7 +3,7 @@
  * token exchange). A re-authorization that fails is also put in the connection's `errors` with the
  * entry's ID as `log_id`, so whoever looks at the connection finds why.
  */
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { recordFailedReauthorization } from '../connections/service.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { Outcome } from '../oplog/entry.js';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 
 /**

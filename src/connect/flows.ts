@@ -4,7 +4,7 @@
  * callback, and saving the result as a new connection or a re-authorization of an existing one.
  */
 import { z } from 'zod';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import {
   browserBindingHash,
   browserBindingMatches,

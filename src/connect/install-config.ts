@@ -5,7 +5,7 @@
  */
 import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
 import type { ProviderSpec } from '../k8s/resources.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import type { OpenSession } from './session.js';
 
 /** The Provider's rules without the keys the flow fills. */

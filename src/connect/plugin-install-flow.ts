@@ -24,7 +24,7 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
 import { installUserConfig, userFacingSpec } from './install-config.js';
 import type { OpenSession } from './session.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 
 const DEFAULT_MAX_AGE_S = 300;
 /** A provider's clock may run a little ahead of ours. */

@@ -5,7 +5,7 @@
  * the API server's AlreadyExists answer makes it once-only across replicas. It expires with the
  * session and is swept with the other flow records.
  */
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 

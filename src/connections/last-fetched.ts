@@ -1,4 +1,4 @@
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore } from '../k8s/store.js';
 

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { RefreshLock } from '../auth/refresh/lock.js';
 import { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import { ConnectionEvents } from '../k8s/events.js';

@@ -1,5 +1,5 @@
 import type { StoredConnection, StoredCredentials } from '../k8s/store.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import type { ConnectionIdentity } from '../k8s/resources.js';
 import { ConnectionReconciler } from './reconcilers/connection.js';
 import { EnvironmentReconciler } from './reconcilers/environment.js';

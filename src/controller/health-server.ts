@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import type { Readiness } from '../k8s/readiness.js';
 
 export interface HealthServerOptions {

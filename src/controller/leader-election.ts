@@ -1,5 +1,5 @@
 import type { AcquireResult } from '../k8s/leases.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { errMessage, settleWithin } from './settle.js';
 
 /** What the elector needs of {@link import('../k8s/leases.js').Leases}. */

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, metric, type Registry } from '../app/metrics.js';
+import { Counter, Gauge, Histogram, metric, type Registry } from '../platform/metrics.js';
 
 /**
  * The controller's Prometheus metrics. Labels are bounded: provider names (the catalog), a fixed set

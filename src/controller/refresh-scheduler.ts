@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { backoffDelay, type BackoffPolicy } from './backoff.js';
 import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';

@@ -1,5 +1,5 @@
 import { nextRefreshAt } from '../auth/refresh/token-refresher.js';
-import type { Config } from '../app/config.js';
+import type { Config } from '../platform/config.js';
 import { expiresAtOf, lifetimeSecondsOf } from '../domain/credentials.js';
 import { floorUntil } from '../domain/refresh-floor.js';
 import type { StoredCredentials } from '../k8s/store.js';

@@ -1,5 +1,5 @@
 import type { AcquireResult, LeaseState } from '../k8s/leases.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { LABELS } from '../k8s/resources.js';
 import { RendezvousHash } from './rendezvous-hash.js';
 import { errMessage, settleWithin } from './settle.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import type { ConnectionResource, IntegrationResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
 import { apiMessage } from '../k8s/errors.js';

@@ -1,7 +1,7 @@
 import { RefreshLock } from '../auth/refresh/lock.js';
 import { refresherFor } from '../connections/shared-refresher.js';
 import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
 import { readiness } from '../k8s/readiness.js';

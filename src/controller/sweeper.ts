@@ -1,5 +1,5 @@
 import type { KubeStore } from '../k8s/store.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 
 export interface SweeperOptions {
   store: Pick<KubeStore, 'sweepIncompleteConnections'>;

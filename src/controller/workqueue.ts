@@ -1,4 +1,4 @@
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
 
 /**

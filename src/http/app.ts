@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Router } from 'express';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
-import { httpRequestDuration } from '../app/metrics.js';
+import { httpRequestDuration } from '../platform/metrics.js';
 import { authenticateRequest, requireSecretKey } from './secret-key-auth.js';
 import { FailedAuthThrottle } from './failed-auth-throttle.js';
 import { answerableError, errorHandler, notFoundRoute, writeError } from './errors.js';
-import type { Registry } from '../app/metrics.js';
+import type { Registry } from '../platform/metrics.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
 import { proxyHandler } from './rest/routes/proxy.js';
 import { registerRestApi, restDeps, restRoutes } from './rest/routes/index.js';

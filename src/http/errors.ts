@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { z } from 'zod';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { LatchkeyError, type ErrorDetail, type ErrorKind } from '../domain/errors.js';
 import { assertInputShape, type InputPart } from './input-shape.js';
 import { isApiUnavailable } from '../k8s/errors.js';

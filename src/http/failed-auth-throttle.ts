@@ -4,7 +4,7 @@
  */
 import { isIPv6 } from 'node:net';
 import type { IncomingMessage } from 'node:http';
-import { Counter, metric, type Registry } from '../app/metrics.js';
+import { Counter, metric, type Registry } from '../platform/metrics.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { TokenBuckets } from '../domain/token-bucket.js';
 

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
-import type { Config } from '../app/config.js';
+import type { Config } from '../platform/config.js';
 import { sessionTokenNamespace } from '../auth/session-tokens.js';
 import { openSession } from '../connect/session.js';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { TokenBuckets } from '../domain/token-bucket.js';
 

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
 import { createRequestListener } from './app.js';
 

@@ -6,7 +6,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
 } from './kubernetes-client.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { internStrings, type StringPool } from './string-pool.js';
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {

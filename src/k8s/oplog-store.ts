@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from './kubernetes-client.js';
 import type { Clock } from '../domain/clock.js';
 import { ENVIRONMENT_PREFIX, prefixOfId, type OplogEntry } from '../oplog/entry.js';
-import type { OplogSink, OplogTarget } from '../oplog/operation-log.js';
+import type { OperationLog, OplogSink, OplogTarget } from '../oplog/operation-log.js';
 import { page, type OplogPage, type OplogQuery } from '../oplog/query.js';
 import { retain, type RetentionPolicy } from '../oplog/retention.js';
 import { ConflictRetriesExhausted, isConflict, isNotFound, statusOf } from './errors.js';
@@ -219,4 +219,9 @@ function parse(text: string | undefined): OplogEntry[] {
     }
   }
   return out;
+}
+
+/** The store behind a context's operation log, for reads (REST API, dashboard). */
+export function oplogReader(ctx: { oplog?: OperationLog }): OplogStore | undefined {
+  return ctx.oplog?.sink instanceof OplogStore ? ctx.oplog.sink : undefined;
 }

@@ -11,7 +11,7 @@ import {
   setHeaderOptions,
 } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
 import { apiMessage, isConflict, isNotFound } from './errors.js';

@@ -1,6 +1,6 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
 import { isConflict, isNotFound } from './errors.js';
 import { ResilientInformer } from './informer.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.js';
-import type { Logger } from '../app/log.js';
+import type { Logger } from '../platform/log.js';
 import { ENVIRONMENT_PREFIX, newEntryId, type Operation, type OplogEntry, type Outcome } from './entry.js';
 import { redactMessage } from './redact.js';
 

@@ -1,4 +1,4 @@
-import { SECRET_KEYS } from '../app/log.js';
+import { SECRET_KEYS } from '../platform/log.js';
 
 const CENSOR = '[redacted]';
 /** Longest message kept; the rest is cut (an answer body can be long). */

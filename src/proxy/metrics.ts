@@ -1,4 +1,4 @@
-import { Counter, Histogram, metric, type Registry } from '../app/metrics.js';
+import { Counter, Histogram, metric, type Registry } from '../platform/metrics.js';
 
 /** Proxied requests by provider and the status returned to the caller. */
 export const proxyRequests = (registry: Registry) =>

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { primaryOf } from '../auth/environment-keys.js';
 import type { ConnectionResource, EnvironmentResource } from '../k8s/resources.js';
 import { WebhookOutbox } from '../k8s/webhook-outbox.js';

@@ -1,4 +1,4 @@
-import type { AppContext } from '../app/context.js';
+import type { AppContext } from '../context/app-context.js';
 import { WebhookOutbox } from '../k8s/webhook-outbox.js';
 import { WebhookDispatcher } from './dispatcher.js';
 

@@ -4,8 +4,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { compactHeap } from '../../src/app/compact-heap.js';
-import type { Logger } from '../../src/app/log.js';
-import { createRegistry } from '../../src/app/metrics.js';
+import type { Logger } from '../../src/platform/log.js';
+import { createRegistry } from '../../src/platform/metrics.js';
 
 describe('compactHeap', () => {
   it('collects, logs the RSS before and after, and observes the pause by reason', async () => {

@@ -4,8 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { loadConfig } from '../../src/app/config.js';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { createContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import { startController, type RunningController } from '../../src/controller/start.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { GROUP, LABELS, VERSION, type EnvironmentResource } from '../../src/k8s/resources.js';

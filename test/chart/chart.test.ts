@@ -22,14 +22,14 @@ import {
   type KubernetesObject,
   type V1Deployment,
 } from '@kubernetes/client-node';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/platform/config.js';
 import { statusOf } from '../../src/k8s/errors.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { FlowRecords } from '../../src/k8s/flow-records.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { GROUP, LABELS, VERSION, type CommonStatus } from '../../src/k8s/resources.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { createLogger } from '../../src/app/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { runLatchkey, type Running } from '../../src/app/run.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';

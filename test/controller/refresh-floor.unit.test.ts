@@ -7,8 +7,8 @@ import { tokenLifetimes } from '../../src/controller/reconcilers/integration.js'
 import { lastRefreshOf } from '../../src/domain/refresh-floor.js';
 import type { ConnectionResource, IntegrationResource } from '../../src/k8s/resources.js';
 import type { StoredConnection } from '../../src/k8s/store.js';
-import { createLogger } from '../../src/app/log.js';
-import { Registry } from '../../src/app/metrics.js';
+import { createLogger } from '../../src/platform/log.js';
+import { Registry } from '../../src/platform/metrics.js';
 
 const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };
 const T0 = Date.parse('2030-01-01T00:00:00Z');

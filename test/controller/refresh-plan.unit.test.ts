@@ -5,8 +5,8 @@ import { ConnectionCondition } from '../../src/domain/conditions.js';
 import { refreshTime } from '../../src/controller/refresh-timing.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import type { StoredConnection } from '../../src/k8s/store.js';
-import { createLogger } from '../../src/app/log.js';
-import { Registry } from '../../src/app/metrics.js';
+import { createLogger } from '../../src/platform/log.js';
+import { Registry } from '../../src/platform/metrics.js';
 import { eventually } from '../../dev/cluster.js';
 
 const settings = { refreshMarginSeconds: 300, refreshMarginRatio: 0.25 };

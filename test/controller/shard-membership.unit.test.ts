@@ -5,7 +5,7 @@
  */
 import { jest } from '@jest/globals';
 import type { AcquireResult, LeaseState } from '../../src/k8s/leases.js';
-import { createLogger } from '../../src/app/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { ShardMembership, type ShardLeaseClient } from '../../src/controller/shard-membership.js';
 
 class MemoryLeases implements ShardLeaseClient {

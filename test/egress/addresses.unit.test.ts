@@ -4,7 +4,7 @@
  */
 import { classify, formatIp, parseIp } from '../../src/egress/addresses.js';
 import { EgressAllowlist } from '../../src/egress/allowlist.js';
-import { loadConfig } from '../../src/app/config.js';
+import { loadConfig } from '../../src/platform/config.js';
 
 const cls = (host: string) => {
   const ip = parseIp(host);

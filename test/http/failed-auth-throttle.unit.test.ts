@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { LatchkeyError } from '../../src/domain/errors.js';
-import { createRegistry } from '../../src/app/metrics.js';
+import { createRegistry } from '../../src/platform/metrics.js';
 import { FailedAuthThrottle, sourceAddress, throttled } from '../../src/http/failed-auth-throttle.js';
 
 const from = (remoteAddress: string) => ({ socket: { remoteAddress } }) as unknown as IncomingMessage;

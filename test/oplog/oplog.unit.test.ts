@@ -7,7 +7,7 @@
  */
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/app/log.js';
+import { createLogger } from '../../src/platform/log.js';
 import { newEntryId, prefixOfId, type OplogEntry } from '../../src/oplog/entry.js';
 import { OperationLog, type OplogSink, type OplogTarget } from '../../src/oplog/operation-log.js';
 import { page } from '../../src/oplog/query.js';

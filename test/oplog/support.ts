@@ -2,8 +2,9 @@
 import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
-import { loadConfig } from '../../src/app/config.js';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import { loadConfig } from '../../src/platform/config.js';
+import { createContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import { testLogger } from '../../dev/cluster.js';
 
 export interface MovableClock {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig, type Config } from '../../src/app/config.js';
+import { loadConfig, type Config } from '../../src/platform/config.js';
 import { LOOPBACK_PEERS } from '../../dev/egress.js';
 
 /**

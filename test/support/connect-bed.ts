@@ -5,7 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Browser, Page } from 'playwright-core';
-import type { Logger } from '../../src/app/log.js';
+import type { Logger } from '../../src/platform/log.js';
 import type { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger, type Logger } from '../../src/app/log.js';
+import { createLogger, type Logger } from '../../src/platform/log.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
 
 export interface LogCapture {

@@ -4,10 +4,10 @@
  * connections; upstreams come from servers/upstream.ts.
  */
 import type { EgressGuard } from '../../src/egress/guard.js';
-import type { Logger } from '../../src/app/log.js';
+import type { Logger } from '../../src/platform/log.js';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import type { RunningServer } from '../../src/http/server.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
 import type { KubeStore, StoredCredentials } from '../../src/k8s/store.js';

@@ -3,8 +3,9 @@
  * `createContext`, its store started, then the components the test asks for.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Config } from '../../src/app/config.js';
-import { createContext, type AppContext } from '../../src/app/context.js';
+import type { Config } from '../../src/platform/config.js';
+import { createContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
 import { shardOf } from '../../src/app/run.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
@@ -12,7 +13,7 @@ import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { testLogger } from '../../dev/cluster.js';
 import type { EgressGuard } from '../../src/egress/guard.js';
-import type { Logger } from '../../src/app/log.js';
+import type { Logger } from '../../src/platform/log.js';
 import { testConfig } from './config.js';
 
 /** server: the HTTP server; controller: the controller with its health server; webhooks: a dispatcher. */

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';
 import { WEBHOOK_DELIVERY_LABEL, WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { enqueueAuthWebhook, enqueueRefreshFailedWebhook } from '../../src/webhooks/auth-webhooks.js';

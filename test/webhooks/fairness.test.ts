@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/context/app-context.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { enqueueAuthWebhook } from '../../src/webhooks/auth-webhooks.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { EnvironmentKeys } from '../../auth/environment-keys.js';
 import { throttled, type FailedAuthThrottle } from '../failed-auth-throttle.js';
 import { ConnectionNotFoundError, RefreshError } from '../../auth/refresh/token-refresher.js';
-import type { AppContext } from '../../app/context.js';
+import type { AppContext } from '../../context/app-context.js';
 import { environmentWithKey } from '../../connect/session.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import { parse } from '../errors.js';

@@ -1,6 +1,6 @@
 import type { TokenRefresher } from '../../../auth/refresh/token-refresher.js';
 import type { RefreshLock } from '../../../auth/refresh/lock.js';
-import type { AppContext } from '../../../app/context.js';
+import type { AppContext } from '../../../context/app-context.js';
 import type { IntegrationResource, ProviderResource } from '../../../k8s/resources.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import type { RateLimits } from '../../rate-limits.js';

@@ -1,6 +1,6 @@
 import type { Express, Router } from 'express';
 import { refresherFor } from '../../../connections/shared-refresher.js';
-import type { AppContext } from '../../../app/context.js';
+import type { AppContext } from '../../../context/app-context.js';
 import { buildOpenApi } from '../../openapi.js';
 import { connectSessionRoutes } from './connect-sessions.js';
 import { connectionRoutes } from './connections.js';

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../../app/context.js';
-import { oplogReader } from '../../../app/context.js';
+import type { AppContext } from '../../../context/app-context.js';
+import { oplogReader } from '../../../k8s/oplog-store.js';
 import type { OplogStore } from '../../../k8s/oplog-store.js';
 import { isEntryId, type OplogEntry } from '../../../oplog/entry.js';
 import { decodeCursor } from '../../../oplog/query.js';

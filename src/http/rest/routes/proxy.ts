@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { AppContext } from '../../../app/context.js';
+import type { AppContext } from '../../../context/app-context.js';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
 import { connectionObjectName } from '../../../k8s/names.js';

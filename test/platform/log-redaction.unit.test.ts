@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/app/log.js';
+import { createLogger } from '../../src/platform/log.js';
 
 function capture() {
   const lines: string[] = [];

@@ -1,0 +1,30 @@
+import type { KubeConfig } from '../k8s/client.js';
+import type { KubeStore } from '../k8s/store.js';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../domain/clock.js';
+import type { EgressGuard } from '../egress/guard.js';
+import type { OperationLog } from '../oplog/operation-log.js';
+import type { Config } from '../platform/config.js';
+import type { Logger } from '../platform/log.js';
+
+/**
+ * What the controller and the HTTP server are built from; passed in, never imported as singletons.
+ * Built in one place only: `createContext` (src/app/context.ts).
+ */
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  kc: KubeConfig;
+  store: KubeStore;
+  clock: Clock;
+  metrics: Registry;
+  /** Outbound HTTP (token endpoints, webhooks, app installation tokens), through {@link egress}; answers bounded by `providerAnswerMaxBytes`. */
+  fetch: typeof fetch;
+  /** Checks every address an outbound call connects to (the proxy's agents use it directly). */
+  egress: EgressGuard;
+  /**
+   * The durable operation log (what `errors[].log_id` points at). Optional so that contexts built
+   * by hand still compile; createContext always sets it, and producers record only when it is there.
+   */
+  oplog?: OperationLog;
+}
