@@ -29,6 +29,7 @@ import type { OpenSession } from './session.js';
 import type { AppContext } from '../context/app-context.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import { flowSuppliedKeys, redirectFlow } from './connect-modes.js';
+import { appSlugOfIntegration } from '../modes/app.js';
 
 /** What the install flow uses (the Connect flows' deps are a superset). */
 type ConnectDeps = AppContext;
@@ -38,9 +39,7 @@ function userAuthorizes(mode: AuthMode): boolean {
   return redirectFlow(mode)?.userAuthorization === true;
 }
 
-/** Integration Secret key of the app's public link (`https://github.com/apps/<slug>`, Nango's `app_link`), or of the slug itself. */
-const APP_LINK_KEY = 'appLink';
-const APP_SLUG_KEY = 'appSlug';
+/** What an app slug may be: it goes into the install page's URL. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,254}$/;
 
 const CLOCK_SKEW_MS = 60_000;
@@ -49,19 +48,9 @@ function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
 }
 
-/** The app slug from the Integration's Secret: `appSlug`, or the last path segment of `appLink`. */
+/** The app slug from the Integration's Secret (src/modes/app.ts), checked for the install page's URL. */
 function appSlugOf(deps: ConnectDeps, namespace: string, integration: IntegrationResource): string {
-  const ref = integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? deps.store.readSecretValue(namespace, ref, key) : undefined) || undefined;
-  let slug = read(APP_SLUG_KEY);
-  const link = read(APP_LINK_KEY);
-  if (!slug && link) {
-    try {
-      slug = new URL(link).pathname.split('/').filter(Boolean).pop();
-    } catch {
-      slug = undefined;
-    }
-  }
+  const slug = appSlugOfIntegration(deps.store, namespace, integration);
   if (!slug || !SLUG.test(slug)) throw notConfigured('the app link or slug is missing');
   return slug;
 }
