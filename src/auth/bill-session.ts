@@ -8,11 +8,10 @@
 import { z } from 'zod';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import type { BillCredentials } from '../domain/credentials.js';
-import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { LatchkeyError } from '../domain/errors.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { CredentialExchangeError, exchangeRefreshError, postForJson } from './credential-exchange.js';
-import { RefreshError } from './refresh/errors.js';
+import { CredentialExchangeError, exchangeRenewalError, postForJson } from './credential-exchange.js';
 import type { RefreshStrategy } from './refresh/strategies.js';
 
 /** Bill.com: "If your API session is inactive for 35 minutes, the session expires." */
@@ -117,11 +116,7 @@ export const billSessionStrategy: RefreshStrategy = {
         now: input.now,
       });
     } catch (err) {
-      if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
-      // The provider's oversized answer is its fault, not the stored sign-in's: classified by the refresher.
-      if (findAnswerTooLarge(err)) throw err;
-      if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
-      throw err;
+      throw exchangeRenewalError(err);
     }
   },
 };

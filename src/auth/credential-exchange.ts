@@ -111,6 +111,18 @@ export function exchangeRefreshError(err: CredentialExchangeError): RefreshError
   return new RefreshError(err.message, { permanent: true, code: 'integration_misconfigured', providerError });
 }
 
+/**
+ * A failed renewal by exchange (TWO_STEP, BILL) as the refresher classifies it: the exchange's own
+ * failure, the provider's oversized answer as it is (its fault, not the stored sign-in's), and a
+ * refusal of the stored credentials as needing the end user again.
+ */
+export function exchangeRenewalError(err: unknown): unknown {
+  if (err instanceof CredentialExchangeError) return exchangeRefreshError(err);
+  if (findAnswerTooLarge(err)) return err;
+  if (err instanceof LatchkeyError) return new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
+  return err;
+}
+
 /** A failed exchange at import or in the Connect UI form: nothing is stored. */
 export function exchangeInputError(err: CredentialExchangeError, provider: string, path: string): LatchkeyError {
   if (err.problem === 'rejected') {

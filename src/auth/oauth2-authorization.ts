@@ -10,12 +10,13 @@ import {
   clientCredentialsGrant,
   randomPKCECodeVerifier,
   refreshTokenGrant,
+  type Configuration,
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
 import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
-import { oauth2Configuration, type ClientCredentials } from './oauth2-client.js';
+import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
 
 export interface OAuth2FlowInput {
   provider: ProviderResource;
@@ -24,6 +25,15 @@ export interface OAuth2FlowInput {
   /** Values for `${connectionConfig.KEY}` placeholders in the provider's URLs. */
   connectionConfig: Record<string, unknown>;
   fetch: typeof fetch;
+}
+
+/** The client's configuration, and the last token answer as the provider sent it (before openid-client normalizes it). */
+function configurationKeepingAnswer(
+  input: Pick<OAuth2ConfigurationInput, 'provider' | 'client' | 'connectionConfig' | 'fetch' | 'timeoutSeconds' | 'purpose'>,
+): { config: Configuration; answer: () => Record<string, unknown> | undefined } {
+  let raw: Record<string, unknown> | undefined;
+  const config = oauth2Configuration({ ...input, onTokenResponse: (body) => (raw = body) });
+  return { config, answer: () => raw };
 }
 
 function scopesOf(input: OAuth2FlowInput): string | undefined {
@@ -77,14 +87,7 @@ export async function exchangeAuthorizationCode(
   opts: { redirectUri: string; expectedState: string; codeVerifier?: string },
   nowMs: number,
 ): Promise<OAuth2Credentials> {
-  let raw: Record<string, unknown> | undefined;
-  const config = oauth2Configuration({
-    provider: input.provider,
-    client: input.client,
-    connectionConfig: input.connectionConfig,
-    fetch: input.fetch,
-    onTokenResponse: (body) => (raw = body),
-  });
+  const { config, answer } = configurationKeepingAnswer(input);
   // openid-client sends the URL it is given, without its query, as the token request's redirect_uri
   // (over any redirect_uri parameter): give it the one sent at authorization (an Environment's custom
   // callback URL reaches Latchkey through a redirect), with the callback's parameters.
@@ -104,7 +107,7 @@ export async function exchangeAuthorizationCode(
     access_token: tokens.access_token,
     ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
     ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
-    raw: raw ?? rawOf(tokens),
+    raw: answer() ?? rawOf(tokens),
   };
 }
 
@@ -118,15 +121,7 @@ export async function clientCredentialsToken(
   nowMs: number,
   current: Record<string, unknown> = {},
 ): Promise<OAuth2ClientCredentials> {
-  let raw: Record<string, unknown> | undefined;
-  const config = oauth2Configuration({
-    provider: input.provider,
-    client: input.client,
-    connectionConfig: input.connectionConfig,
-    fetch: input.fetch,
-    timeoutSeconds: input.timeoutSeconds,
-    onTokenResponse: (body) => (raw = body),
-  });
+  const { config, answer } = configurationKeepingAnswer(input);
   const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
   delete params.grant_type;
   const scope = scopesOf(input);
@@ -139,7 +134,7 @@ export async function clientCredentialsToken(
     token: tokens.access_token,
     client_id: input.client.clientId,
     client_secret: input.client.clientSecret ?? '',
-    raw: raw ?? rawOf(tokens),
+    raw: answer() ?? rawOf(tokens),
   };
   if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
   else delete next.expires_at;
@@ -152,16 +147,7 @@ export async function refreshOAuth2Tokens(
   current: OAuth2Credentials,
   nowMs: number,
 ): Promise<OAuth2Credentials> {
-  let raw: Record<string, unknown> | undefined;
-  const config = oauth2Configuration({
-    provider: input.provider,
-    client: input.client,
-    connectionConfig: input.connectionConfig,
-    purpose: 'refresh',
-    fetch: input.fetch,
-    timeoutSeconds: input.timeoutSeconds,
-    onTokenResponse: (body) => (raw = body),
-  });
+  const { config, answer } = configurationKeepingAnswer({ ...input, purpose: 'refresh' });
   const tokens = await refreshTokenGrant(config, current.refresh_token!);
   const expiresIn = tokens.expiresIn();
   const next: Record<string, unknown> = {
@@ -169,7 +155,7 @@ export async function refreshOAuth2Tokens(
     type: 'OAUTH2',
     access_token: tokens.access_token,
     refresh_token: tokens.refresh_token ?? current.refresh_token,
-    raw: raw ?? { ...tokens },
+    raw: answer() ?? { ...tokens },
   };
   if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
   else delete next.expires_at;

@@ -24,8 +24,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec } from './install-config.js';
-import type { OpenSession } from './session.js';
+import { installUserConfig, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import { flowSuppliedKeys, redirectFlow } from './connect-modes.js';
@@ -56,16 +55,7 @@ function appSlugOf(deps: ConnectDeps, namespace: string, integration: Integratio
 }
 
 /** Starts the install flow: the install page URL with the sealed state. */
-export function startAppInstall(
-  deps: ConnectDeps,
-  input: {
-    session: OpenSession;
-    integration: IntegrationResource;
-    provider: ProviderResource;
-    base: Omit<FlowState, 'mode' | 'connectionConfig'>;
-    rawConfig: unknown;
-  },
-): string {
+export function startAppInstall(deps: ConnectDeps, input: InstallStart): string {
   const { session, integration, provider } = input;
   const mode = provider.spec.authMode;
   const supplied = flowSuppliedKeys(provider.spec);

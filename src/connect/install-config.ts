@@ -4,9 +4,19 @@
  * configuration, so it cannot point the connection at another account.
  */
 import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
-import type { ProviderSpec } from '../k8s/resources.js';
+import type { FlowState } from '../auth/flow-state.js';
+import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { AppContext } from '../context/app-context.js';
 import type { OpenSession } from './session.js';
+
+/** What starting an install flow (app or plugin) takes: the state it seals is the base plus its mode and configuration. */
+export interface InstallStart {
+  session: OpenSession;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  base: Omit<FlowState, 'mode' | 'connectionConfig'>;
+  rawConfig: unknown;
+}
 
 /** The Provider's rules without the keys the flow fills. */
 export function userFacingSpec(spec: ProviderSpec, supplied: ReadonlySet<string>): ProviderSpec {

@@ -22,8 +22,7 @@ import type { IntegrationResource, PluginInstallSpec, ProviderResource } from '.
 import { pluginSuppliedKeys } from '../modes/install-plugin.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec } from './install-config.js';
-import type { OpenSession } from './session.js';
+import { installUserConfig, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
 
 const DEFAULT_MAX_AGE_S = 300;
@@ -58,16 +57,7 @@ export function signPluginCallback(query: URLSearchParams, secret: string, signa
 }
 
 /** Starts the flow: the install page URL with the sealed state and the callback. */
-export function startPluginInstall(
-  deps: AppContext,
-  input: {
-    session: OpenSession;
-    integration: IntegrationResource;
-    provider: ProviderResource;
-    base: Omit<FlowState, 'mode' | 'connectionConfig'>;
-    rawConfig: unknown;
-  },
-): string {
+export function startPluginInstall(deps: AppContext, input: InstallStart): string {
   const { session, integration, provider } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');

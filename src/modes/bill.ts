@@ -7,7 +7,7 @@ import { billLogin, billProxyHeaders, billSessionStrategy, checkBillSignIn } fro
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import type { AuthModeModule, GivenCredentials, ModeDeps } from './auth-mode.js';
-import { EXCHANGE_TIMEOUT_SECONDS, exchanged, formOutcomeOf, importConfig } from './exchange.js';
+import { exchangeNow, formOutcomeOf, importConfig } from './exchange.js';
 import { noFlatFields } from './flat-fields.js';
 import { noAuthorization } from './injection.js';
 
@@ -22,16 +22,7 @@ function signIn(
   connectionConfig: Record<string, unknown>,
   path: string,
 ): Promise<StoredCredentials> {
-  return exchanged(provider, path, async () =>
-    billLogin({
-      provider,
-      signIn: checkBillSignIn(given, path),
-      connectionConfig,
-      fetch: deps.fetch,
-      timeoutSeconds: EXCHANGE_TIMEOUT_SECONDS,
-      now: deps.clock.now(),
-    }),
-  );
+  return exchangeNow(deps, provider, connectionConfig, path, (call) => billLogin({ ...call, signIn: checkBillSignIn(given, path) }));
 }
 
 export const bill: AuthModeModule = {

@@ -8,19 +8,31 @@ import { CredentialExchangeError, exchangeInputError } from '../auth/credential-
 import { LatchkeyError } from '../domain/errors.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import type { FormOutcome, ImportInput } from './auth-mode.js';
+import type { FormOutcome, ImportInput, ModeDeps } from './auth-mode.js';
 
 /** Seconds an exchange at import or in the form may take (the end user or the application is waiting). */
 export const EXCHANGE_TIMEOUT_SECONDS = 10;
 
-/** Runs an exchange; a failed one becomes the 4xx/5xx the caller answers (`path`: where the credentials were sent). */
-export async function exchanged(
+/** What every exchange call takes besides the credentials. */
+export interface ExchangeCall {
+  provider: ProviderResource;
+  connectionConfig: Record<string, unknown>;
+  fetch: typeof fetch;
+  timeoutSeconds: number;
+  now: number;
+}
+
+/** Runs an exchange now; a failed one becomes the 4xx/5xx the caller answers (`path`: where the credentials were sent). */
+export async function exchangeNow(
+  deps: ModeDeps,
   provider: ProviderResource,
+  connectionConfig: Record<string, unknown>,
   path: string,
-  run: () => Promise<StoredCredentials>,
+  run: (call: ExchangeCall) => Promise<StoredCredentials>,
 ): Promise<StoredCredentials> {
+  const call = { provider, connectionConfig, fetch: deps.fetch, timeoutSeconds: EXCHANGE_TIMEOUT_SECONDS, now: deps.clock.now() };
   try {
-    return await run();
+    return await run(call);
   } catch (err) {
     if (err instanceof CredentialExchangeError) throw exchangeInputError(err, provider.spec.displayName, path);
     throw err;

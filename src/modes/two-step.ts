@@ -6,7 +6,7 @@ import { checkTwoStepFields, exchangeTwoStep, twoStepOptions, twoStepStrategy, T
 import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import type { AuthModeModule, CredentialField, GivenCredentials, ModeDeps } from './auth-mode.js';
-import { EXCHANGE_TIMEOUT_SECONDS, exchanged, formOutcomeOf, importConfig } from './exchange.js';
+import { exchangeNow, formOutcomeOf, importConfig } from './exchange.js';
 import { flatFields } from './flat-fields.js';
 import { bearerInjection } from './injection.js';
 
@@ -26,15 +26,8 @@ function exchange(
   connectionConfig: Record<string, unknown>,
   path: string,
 ): Promise<StoredCredentials> {
-  return exchanged(provider, path, () =>
-    exchangeTwoStep({
-      provider,
-      fields: checkTwoStepFields(provider.spec, given, path),
-      connectionConfig,
-      fetch: deps.fetch,
-      timeoutSeconds: EXCHANGE_TIMEOUT_SECONDS,
-      now: deps.clock.now(),
-    }),
+  return exchangeNow(deps, provider, connectionConfig, path, (call) =>
+    exchangeTwoStep({ ...call, fields: checkTwoStepFields(provider.spec, given, path) }),
   );
 }
 
