@@ -9,9 +9,8 @@ import { z } from 'zod';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import type { BillCredentials } from '../domain/credentials.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { CredentialExchangeError, exchangeRenewalError, postForJson } from './credential-exchange.js';
+import { CredentialExchangeError, postForJson, renewByExchange, type ExchangeCall } from './credential-exchange.js';
 import type { RefreshStrategy } from './refresh/strategies.js';
 
 /** Bill.com: "If your API session is inactive for 35 minutes, the session expires." */
@@ -26,13 +25,8 @@ export const BillSignIn = z.strictObject({
 });
 export type BillSignIn = z.infer<typeof BillSignIn>;
 
-export interface BillLoginInput {
-  provider: ProviderResource;
+export interface BillLoginInput extends ExchangeCall {
   signIn: BillSignIn;
-  connectionConfig: Record<string, unknown> | undefined;
-  fetch: typeof fetch;
-  timeoutSeconds: number;
-  now: number;
 }
 
 /** Signs in; returns the credentials to store (sign-in, session, its end). Throws {@link CredentialExchangeError}. */
@@ -105,18 +99,5 @@ export function billProxyHeaders(credentials: StoredCredentials): Record<string,
 /** BILL: sign in again with the stored sign-in, before the session lapses (renewed ahead by the controller). */
 export const billSessionStrategy: RefreshStrategy = {
   canRefresh: (c) => billSignInOf(c) !== undefined,
-  async refresh(input) {
-    try {
-      return await billLogin({
-        provider: input.provider,
-        signIn: billSignInOf(input.connection.credentials)!,
-        connectionConfig: input.connection.resource.spec.connectionConfig,
-        fetch: input.fetch,
-        timeoutSeconds: input.timeoutSeconds,
-        now: input.now,
-      });
-    } catch (err) {
-      throw exchangeRenewalError(err);
-    }
-  },
+  refresh: (input) => renewByExchange(input, (call) => billLogin({ ...call, signIn: billSignInOf(input.connection.credentials)! })),
 };

@@ -23,8 +23,7 @@ import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-co
 import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec, type InstallStart } from './install-config.js';
+import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import { flowSuppliedKeys, redirectFlow } from './connect-modes.js';
@@ -76,15 +75,7 @@ export function startAppInstall(deps: ConnectDeps, input: InstallStart): string 
     fillProviderUrl(userFacingSpec(provider.spec, supplied), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
   );
   url.searchParams.set('state', state);
-  logAttempt(deps, {
-    namespace: session.namespace,
-    integration: integration.metadata.name,
-    endUserId: session.claims.endUser?.id,
-    reconnect: session.claims.reconnect,
-    step: 'start',
-    outcome: 'success',
-    messages: [`Redirecting the end user to install the app at ${url.origin}${url.pathname}`],
-  });
+  logInstallStart(deps, input, url, 'the app');
   return url.href;
 }
 

@@ -7,6 +7,7 @@ import { checkConnectionConfig, configFields } from '../catalog/connection-confi
 import type { FlowState } from '../auth/flow-state.js';
 import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { AppContext } from '../context/app-context.js';
+import { logAttempt } from './flow-log.js';
 import type { OpenSession } from './session.js';
 
 /** What starting an install flow (app or plugin) takes: the state it seals is the base plus its mode and configuration. */
@@ -40,4 +41,18 @@ export function installUserConfig(
       strict: true,
     });
   return Object.fromEntries(Object.entries(config).flatMap(([k, v]) => (typeof v === 'string' && !supplied.has(k) ? [[k, v]] : [])));
+}
+
+/** The start of an install flow, in the operation log: where the end user is sent (no query: it carries the state). */
+export function logInstallStart(deps: AppContext, input: InstallStart, url: URL, what: string): void {
+  const { session, integration } = input;
+  logAttempt(deps, {
+    namespace: session.namespace,
+    integration: integration.metadata.name,
+    endUserId: session.claims.endUser?.id,
+    reconnect: session.claims.reconnect,
+    step: 'start',
+    outcome: 'success',
+    messages: [`Redirecting the end user to install ${what} at ${url.origin}${url.pathname}`],
+  });
 }

@@ -21,8 +21,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, PluginInstallSpec, ProviderResource } from '../k8s/resources.js';
 import { pluginSuppliedKeys } from '../modes/install-plugin.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec, type InstallStart } from './install-config.js';
+import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
 
 const DEFAULT_MAX_AGE_S = 300;
@@ -71,15 +70,7 @@ export function startPluginInstall(deps: AppContext, input: InstallStart): strin
   const url = new URL(fillProviderUrl(userFacingSpec(provider.spec, supplied), plugin.installUrl, userConfig));
   url.searchParams.set('state', state);
   url.searchParams.set('redirect_uri', input.base.redirectUri);
-  logAttempt(deps, {
-    namespace: session.namespace,
-    integration: integration.metadata.name,
-    endUserId: session.claims.endUser?.id,
-    reconnect: session.claims.reconnect,
-    step: 'start',
-    outcome: 'success',
-    messages: [`Redirecting the end user to install the plugin at ${url.origin}${url.pathname}`],
-  });
+  logInstallStart(deps, input, url, 'the plugin');
   return url.href;
 }
 

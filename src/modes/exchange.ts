@@ -4,7 +4,7 @@
  * the Connect form before anything is stored: a refusal is a 400 naming the field, an unreachable
  * provider a 502, and nothing is written either way.
  */
-import { CredentialExchangeError, exchangeInputError } from '../auth/credential-exchange.js';
+import { CredentialExchangeError, exchangeInputError, type ExchangeCall } from '../auth/credential-exchange.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
@@ -12,15 +12,6 @@ import type { FormOutcome, ImportInput, ModeDeps } from './auth-mode.js';
 
 /** Seconds an exchange at import or in the form may take (the end user or the application is waiting). */
 export const EXCHANGE_TIMEOUT_SECONDS = 10;
-
-/** What every exchange call takes besides the credentials. */
-export interface ExchangeCall {
-  provider: ProviderResource;
-  connectionConfig: Record<string, unknown>;
-  fetch: typeof fetch;
-  timeoutSeconds: number;
-  now: number;
-}
 
 /** Runs an exchange now; a failed one becomes the 4xx/5xx the caller answers (`path`: where the credentials were sent). */
 export async function exchangeNow(
