@@ -15,12 +15,14 @@ const LAYERS = {
   context: ['domain', 'platform', 'oplog', 'k8s', 'egress'],
   catalog: ['domain', 'platform', 'context', 'oplog', 'k8s'],
   auth: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'egress'],
+  // One module per auth mode and their registry: what each mode decides (src/k8s for types only, below).
+  modes: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
   webhooks: ['domain', 'platform', 'context', 'oplog', 'k8s', 'auth', 'egress'],
-  connections: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'egress'],
-  integrations: ['domain', 'platform', 'context', 'k8s', 'catalog'],
-  connect: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
-  proxy: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
-  controller: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'webhooks', 'connections', 'egress'],
+  connections: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'egress'],
+  integrations: ['domain', 'platform', 'context', 'k8s', 'catalog', 'modes'],
+  connect: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
+  proxy: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'egress'],
+  controller: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
   http: [
     'domain',
     'platform',
@@ -29,6 +31,7 @@ const LAYERS = {
     'k8s',
     'catalog',
     'auth',
+    'modes',
     'webhooks',
     'connections',
     'integrations',
@@ -76,6 +79,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/k8s/kubernetes-client\\.ts$' },
       to: { path: '@kubernetes/client-node', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      // A mode module decides; what it reads of the cluster comes through the store it is handed.
+      name: 'modes-import-k8s-types-only',
+      severity: 'error',
+      from: { path: '^src/modes/' },
+      to: { path: '^src/k8s/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'only-http-imports-express',

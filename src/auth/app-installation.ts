@@ -71,13 +71,8 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
     });
   }
   const text = await readAnswerText(res);
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed && typeof parsed === 'object') body = parsed as Record<string, unknown>;
-  } catch {
-    // not JSON: handled below by status
-  }
+  // not JSON: handled below by status
+  const body = jsonObjectOf(text);
   if (res.status >= 500 || res.status === 429 || res.status === 408) {
     throw new RefreshError(`provider unavailable: installation token endpoint answered ${res.status}`, {
       permanent: false,
@@ -129,7 +124,7 @@ export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace
   return { appId, privateKeyPem };
 }
 
-/** APP: a new installation token each time, from the app's keys. Register with `TokenRefresher.registerStrategy('APP', ...)`. */
+/** APP: a new installation token each time, from the app's keys (the APP mode's strategy, src/modes/app.ts). */
 export const appInstallationStrategy: RefreshStrategy = {
   canRefresh: () => true,
   async refresh(input) {
@@ -209,13 +204,8 @@ export async function getInstallation(
       providerError: { status: res.status },
     });
   }
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed && typeof parsed === 'object') body = parsed as Record<string, unknown>;
-  } catch {
-    // an answer without JSON names no app: refused by the caller
-  }
+  // an answer without JSON names no app: refused by the caller
+  const body = jsonObjectOf(text);
   const account = body.account as { login?: unknown } | undefined;
   const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
   return {
@@ -224,4 +214,14 @@ export async function getInstallation(
     account: str(account?.login),
     createdAt: str(body.created_at),
   };
+}
+
+/** The JSON object an answer holds, or an empty one (not JSON, or not an object). */
+export function jsonObjectOf(text: string): Record<string, unknown> {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }

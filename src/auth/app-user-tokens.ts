@@ -10,6 +10,7 @@ import { parseRetryAfter } from '../domain/retry.js';
 import { readAnswerJson, readAnswerText } from '../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError } from './refresh/errors.js';
+import { jsonObjectOf } from './app-installation.js';
 
 export interface UserToken {
   access_token: string;
@@ -63,13 +64,8 @@ async function tokenRequest(call: TokenCall, params: Record<string, string>): Pr
       providerError: { status: res.status },
     });
   }
-  let body: Record<string, unknown> = {};
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    if (parsed && typeof parsed === 'object') body = parsed as Record<string, unknown>;
-  } catch {
-    // handled below: no token
-  }
+  // handled below: no token
+  const body = jsonObjectOf(text);
   // GitHub answers 200 with `error` (bad_verification_code, bad_refresh_token, incorrect_client_credentials).
   if (typeof body.error === 'string' || res.status >= 400 || typeof body.access_token !== 'string' || !body.access_token) {
     // The provider's words, without what the request carried (it may quote it).

@@ -8,11 +8,9 @@
 import { z } from 'zod';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import type { BillCredentials } from '../domain/credentials.js';
-import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
-import type { ProviderResource } from '../k8s/resources.js';
+import { LatchkeyError } from '../domain/errors.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { CredentialExchangeError, exchangeRefreshError, postForJson } from './credential-exchange.js';
-import { RefreshError } from './refresh/errors.js';
+import { CredentialExchangeError, postForJson, renewByExchange, type ExchangeCall } from './credential-exchange.js';
 import type { RefreshStrategy } from './refresh/strategies.js';
 
 /** Bill.com: "If your API session is inactive for 35 minutes, the session expires." */
@@ -27,13 +25,8 @@ export const BillSignIn = z.strictObject({
 });
 export type BillSignIn = z.infer<typeof BillSignIn>;
 
-export interface BillLoginInput {
-  provider: ProviderResource;
+export interface BillLoginInput extends ExchangeCall {
   signIn: BillSignIn;
-  connectionConfig: Record<string, unknown> | undefined;
-  fetch: typeof fetch;
-  timeoutSeconds: number;
-  now: number;
 }
 
 /** Signs in; returns the credentials to store (sign-in, session, its end). Throws {@link CredentialExchangeError}. */
@@ -94,9 +87,8 @@ export function checkBillSignIn(given: Record<string, unknown>, pathPrefix: stri
   );
 }
 
-/** The headers Bill.com wants on every API call, or none when the credentials are not a Bill session. */
+/** The headers Bill.com wants on every API call (BILL credentials). */
 export function billProxyHeaders(credentials: StoredCredentials): Record<string, string> {
-  if (credentials.type !== 'BILL') return {};
   const { dev_key, session_id } = credentials;
   if (typeof dev_key !== 'string' || typeof session_id !== 'string' || !session_id) {
     throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no Bill.com session');
@@ -107,22 +99,5 @@ export function billProxyHeaders(credentials: StoredCredentials): Record<string,
 /** BILL: sign in again with the stored sign-in, before the session lapses (renewed ahead by the controller). */
 export const billSessionStrategy: RefreshStrategy = {
   canRefresh: (c) => billSignInOf(c) !== undefined,
-  async refresh(input) {
-    try {
-      return await billLogin({
-        provider: input.provider,
-        signIn: billSignInOf(input.connection.credentials)!,
-        connectionConfig: input.connection.resource.spec.connectionConfig,
-        fetch: input.fetch,
-        timeoutSeconds: input.timeoutSeconds,
-        now: input.now,
-      });
-    } catch (err) {
-      if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
-      // The provider's oversized answer is its fault, not the stored sign-in's: classified by the refresher.
-      if (findAnswerTooLarge(err)) throw err;
-      if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
-      throw err;
-    }
-  },
+  refresh: (input) => renewByExchange(input, (call) => billLogin({ ...call, signIn: billSignInOf(input.connection.credentials)! })),
 };

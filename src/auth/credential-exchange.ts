@@ -9,6 +9,9 @@ import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { RefreshError } from './refresh/errors.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
+import type { ProviderResource } from '../k8s/resources.js';
+import type { StoredCredentials } from '../k8s/store.js';
+import type { StrategyInput } from './refresh/strategies.js';
 
 /**
  * `rejected`: the provider refused these credentials (400, 401, 403, 422) — the end user must give
@@ -27,6 +30,15 @@ export class CredentialExchangeError extends Error {
     super(message);
     this.name = 'CredentialExchangeError';
   }
+}
+
+/** What an exchange with a provider takes besides the credentials (TWO_STEP, BILL). */
+export interface ExchangeCall {
+  provider: ProviderResource;
+  connectionConfig: Record<string, unknown> | undefined;
+  fetch: typeof fetch;
+  timeoutSeconds: number;
+  now: number;
 }
 
 const REJECTING_STATUSES = new Set([400, 401, 403, 422]);
@@ -109,6 +121,32 @@ export function exchangeRefreshError(err: CredentialExchangeError): RefreshError
     });
   }
   return new RefreshError(err.message, { permanent: true, code: 'integration_misconfigured', providerError });
+}
+
+/**
+ * A renewal by exchange (TWO_STEP, BILL) with the connection's stored configuration, its failure as
+ * the refresher classifies it: the exchange's own failure, the provider's oversized answer as it is
+ * (its fault, not the stored sign-in's), and a refusal of the stored credentials as needing the end
+ * user again.
+ */
+export async function renewByExchange(
+  input: StrategyInput,
+  run: (call: ExchangeCall) => Promise<StoredCredentials>,
+): Promise<StoredCredentials> {
+  try {
+    return await run({
+      provider: input.provider,
+      connectionConfig: input.connection.resource.spec.connectionConfig,
+      fetch: input.fetch,
+      timeoutSeconds: input.timeoutSeconds,
+      now: input.now,
+    });
+  } catch (err) {
+    if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
+    if (findAnswerTooLarge(err)) throw err;
+    if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
+    throw err;
+  }
 }
 
 /** A failed exchange at import or in the Connect UI form: nothing is stored. */

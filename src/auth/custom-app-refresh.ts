@@ -2,8 +2,7 @@
  * CUSTOM refresh: a new installation token from the app's keys every time (they live an hour), and
  * the user token renewed with its refresh token when it would lapse before the new installation token
  * does (GitHub user tokens live 8 hours). `expires_at` is the earlier of both expiries, so the
- * controller and fetches come back before either ends. Register with
- * `TokenRefresher.registerStrategy('CUSTOM', customAppStrategy)`.
+ * controller and fetches come back before either ends. The CUSTOM mode's strategy (src/modes/custom.ts).
  */
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import type { CustomAppCredentials } from '../domain/credentials.js';

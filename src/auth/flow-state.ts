@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { seal, sealedNamespace, unseal } from './sealed-values.js';
 import type { SessionClaims } from './session-tokens.js';
+import type { AuthMode } from '../domain/auth-modes.js';
 
 /**
  * What an authorization flow must remember between the redirect to the provider and the callback.
@@ -16,8 +17,8 @@ export interface FlowState {
   sid: string;
   /** Random ID of this flow attempt: the single-use key. */
   fid: string;
-  /** APP / CUSTOM: an app installation flow (src/connect/app-install-flow.ts). */
-  mode: 'OAUTH2' | 'OAUTH1' | 'APP' | 'CUSTOM' | 'INSTALL_PLUGIN';
+  /** The Provider's auth mode: its module's redirect flow completes the callback (src/modes). */
+  mode: AuthMode;
   integration: string;
   endUser: SessionClaims['endUser'];
   reconnect?: SessionClaims['reconnect'];

@@ -225,7 +225,7 @@ function refreshErrorOf(err: JwtMintError): RefreshError {
 }
 
 /**
- * JWT: a new token signed with the stored key. Register with `TokenRefresher.registerStrategy('JWT', ...)`;
+ * JWT: a new token signed with the stored key (the JWT mode's strategy, src/modes/jwt.ts);
  * the refresher calls it when the stored token is about to expire (or on `force`).
  */
 export const jwtMintingStrategy: RefreshStrategy = {

@@ -1,7 +1,7 @@
 /**
- * OAuth 2 authorization code flow with PKCE and `state`, through openid-client (configured by
- * ./oauth2-client.ts): the URL the end user's browser is sent to, and the code exchange at the
- * callback. Also the client credentials grant used to check an OAUTH2_CC form.
+ * OAuth 2 through openid-client (configured by ./oauth2-client.ts): the authorization code flow with
+ * PKCE and `state` (the URL the end user's browser is sent to, the code exchange at the callback), the
+ * refresh token grant, and the one client credentials grant (an OAUTH2_CC form's check and its renewal).
  */
 import {
   authorizationCodeGrant,
@@ -9,20 +9,31 @@ import {
   calculatePKCECodeChallenge,
   clientCredentialsGrant,
   randomPKCECodeVerifier,
+  refreshTokenGrant,
+  type Configuration,
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
 import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
-import { oauth2Configuration, type ClientCredentials } from './oauth2-client.js';
+import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
 
 export interface OAuth2FlowInput {
   provider: ProviderResource;
   integration: IntegrationResource;
   client: ClientCredentials;
   /** Values for `${connectionConfig.KEY}` placeholders in the provider's URLs. */
-  connectionConfig: Record<string, string>;
+  connectionConfig: Record<string, unknown>;
   fetch: typeof fetch;
+}
+
+/** The client's configuration, and the last token answer as the provider sent it (before openid-client normalizes it). */
+function configurationKeepingAnswer(
+  input: Pick<OAuth2ConfigurationInput, 'provider' | 'client' | 'connectionConfig' | 'fetch' | 'timeoutSeconds' | 'purpose'>,
+): { config: Configuration; answer: () => Record<string, unknown> | undefined } {
+  let raw: Record<string, unknown> | undefined;
+  const config = oauth2Configuration({ ...input, onTokenResponse: (body) => (raw = body) });
+  return { config, answer: () => raw };
 }
 
 function scopesOf(input: OAuth2FlowInput): string | undefined {
@@ -76,14 +87,7 @@ export async function exchangeAuthorizationCode(
   opts: { redirectUri: string; expectedState: string; codeVerifier?: string },
   nowMs: number,
 ): Promise<OAuth2Credentials> {
-  let raw: Record<string, unknown> | undefined;
-  const config = oauth2Configuration({
-    provider: input.provider,
-    client: input.client,
-    connectionConfig: input.connectionConfig,
-    fetch: input.fetch,
-    onTokenResponse: (body) => (raw = body),
-  });
+  const { config, answer } = configurationKeepingAnswer(input);
   // openid-client sends the URL it is given, without its query, as the token request's redirect_uri
   // (over any redirect_uri parameter): give it the one sent at authorization (an Environment's custom
   // callback URL reaches Latchkey through a redirect), with the callback's parameters.
@@ -103,39 +107,63 @@ export async function exchangeAuthorizationCode(
     access_token: tokens.access_token,
     ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
     ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
-    raw: raw ?? rawOf(tokens),
+    raw: answer() ?? rawOf(tokens),
   };
 }
 
-/** Client credentials grant with the end user's client ID and secret (checks an OAUTH2_CC form). */
+/**
+ * The client credentials grant: the provider's token parameters (its `grant_type` is the grant's own)
+ * and the scopes (the Integration's, else the provider's defaults). `current`: stored credentials
+ * whose other fields are kept (a renewal).
+ */
 export async function clientCredentialsToken(
-  input: OAuth2FlowInput & { client: { clientId: string; clientSecret: string } },
+  input: OAuth2FlowInput & { client: { clientId: string; clientSecret?: string }; timeoutSeconds?: number },
   nowMs: number,
+  current: Record<string, unknown> = {},
 ): Promise<OAuth2ClientCredentials> {
-  let raw: Record<string, unknown> | undefined;
-  const config = oauth2Configuration({
-    provider: input.provider,
-    client: input.client,
-    connectionConfig: input.connectionConfig,
-    fetch: input.fetch,
-    onTokenResponse: (body) => (raw = body),
-  });
+  const { config, answer } = configurationKeepingAnswer(input);
+  const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
+  delete params.grant_type;
   const scope = scopesOf(input);
-  const tokens = await unwrapTooLarge(
-    clientCredentialsGrant(config, { ...(input.provider.spec.tokenParams ?? {}), ...(scope ? { scope } : {}) }),
-  );
-  return {
+  if (scope) params.scope = scope;
+  const tokens = await clientCredentialsGrant(config, params);
+  const expiresIn = tokens.expiresIn();
+  const next: Record<string, unknown> = {
+    ...current,
     type: 'OAUTH2_CC',
     token: tokens.access_token,
-    ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
     client_id: input.client.clientId,
-    client_secret: input.client.clientSecret,
-    raw: raw ?? rawOf(tokens),
+    client_secret: input.client.clientSecret ?? '',
+    raw: answer() ?? rawOf(tokens),
   };
+  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  else delete next.expires_at;
+  return next as OAuth2ClientCredentials;
+}
+
+/** The refresh token grant; an answer without a new refresh token keeps the old one, and the other stored fields are kept. */
+export async function refreshOAuth2Tokens(
+  input: Omit<OAuth2FlowInput, 'integration' | 'connectionConfig'> & { connectionConfig?: Record<string, unknown>; timeoutSeconds: number },
+  current: OAuth2Credentials,
+  nowMs: number,
+): Promise<OAuth2Credentials> {
+  const { config, answer } = configurationKeepingAnswer({ ...input, purpose: 'refresh' });
+  const tokens = await refreshTokenGrant(config, current.refresh_token!);
+  const expiresIn = tokens.expiresIn();
+  const next: Record<string, unknown> = {
+    ...current,
+    type: 'OAUTH2',
+    access_token: tokens.access_token,
+    refresh_token: tokens.refresh_token ?? current.refresh_token,
+    raw: answer() ?? { ...tokens },
+  };
+  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  else delete next.expires_at;
+  return next as OAuth2Credentials;
 }
 
 /** openid-client wraps what its fetch threw: an oversized answer comes out as itself (a clear 502), not as "something went wrong". */
-async function unwrapTooLarge<T>(call: Promise<T>): Promise<T> {
+export async function unwrapTooLarge<T>(call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (err) {

@@ -88,7 +88,6 @@ export function withFreshSignature<C extends { type: string } & Record<string, u
   credentials: C,
   now: number,
 ): C {
-  if (credentials.type !== 'SIGNATURE') return credentials;
   const computed = computeSignature(settings, credentials, now);
   return { ...credentials, token: computed.token, expires_at: computed.expiresAt };
 }

@@ -16,11 +16,10 @@
  */
 import { z } from 'zod';
 import { configFields, fillProviderUrl } from '../catalog/connection-config.js';
-import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
-import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import { LatchkeyError } from '../domain/errors.js';
+import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { CredentialExchangeError, exchangeRefreshError, postForJson } from './credential-exchange.js';
-import { RefreshError } from './refresh/errors.js';
+import { CredentialExchangeError, postForJson, renewByExchange, type ExchangeCall } from './credential-exchange.js';
 import type { RefreshStrategy } from './refresh/strategies.js';
 
 /** Names the stored credentials use themselves: a credential field may not take them. */
@@ -141,14 +140,9 @@ function withConfigDefaults(spec: ProviderSpec, config: Record<string, unknown> 
   return out;
 }
 
-export interface TwoStepExchangeInput {
-  provider: ProviderResource;
+export interface TwoStepExchangeInput extends ExchangeCall {
   /** The end user's fields (what `credentialFields` names). */
   fields: Record<string, string>;
-  connectionConfig: Record<string, unknown> | undefined;
-  fetch: typeof fetch;
-  timeoutSeconds: number;
-  now: number;
 }
 
 /**
@@ -257,24 +251,9 @@ export function checkTwoStepFields(spec: ProviderSpec, given: Record<string, unk
 
 /** TWO_STEP: the stored fields exchanged again. */
 export const twoStepStrategy: RefreshStrategy = {
-  canRefresh: (c) => c.type === 'TWO_STEP',
-  async refresh(input) {
-    const current = input.connection.credentials;
-    try {
-      return await exchangeTwoStep({
-        provider: input.provider,
-        fields: twoStepFields(input.provider.spec, current),
-        connectionConfig: input.connection.resource.spec.connectionConfig,
-        fetch: input.fetch,
-        timeoutSeconds: input.timeoutSeconds,
-        now: input.now,
-      });
-    } catch (err) {
-      if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
-      // The provider's oversized answer is its fault, not the stored sign-in's: classified by the refresher.
-      if (findAnswerTooLarge(err)) throw err;
-      if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
-      throw err;
-    }
-  },
+  canRefresh: () => true,
+  refresh: (input) =>
+    renewByExchange(input, (call) =>
+      exchangeTwoStep({ ...call, fields: twoStepFields(input.provider.spec, input.connection.credentials) }),
+    ),
 };

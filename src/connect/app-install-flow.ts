@@ -23,26 +23,21 @@ import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-co
 import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec } from './install-config.js';
-import type { OpenSession } from './session.js';
+import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
+import type { AuthMode } from '../domain/auth-modes.js';
+import { flowSuppliedKeys, redirectFlow } from './connect-modes.js';
+import { appSlugOfIntegration } from '../modes/app.js';
 
 /** What the install flow uses (the Connect flows' deps are a superset). */
 type ConnectDeps = AppContext;
 
-export type AppInstallMode = 'APP' | 'CUSTOM';
-
-export function isAppInstallMode(mode: string): mode is AppInstallMode {
-  return mode === 'APP' || mode === 'CUSTOM';
+/** Whether the mode's install flow has the user authorize too (CUSTOM), else it accepts only a new installation (APP). */
+function userAuthorizes(mode: AuthMode): boolean {
+  return redirectFlow(mode)?.userAuthorization === true;
 }
 
-/** Connection configuration the flow fills itself: never asked from the end user. */
-export const FLOW_SUPPLIED_KEYS: ReadonlySet<string> = new Set(['appSlug', 'installationId']);
-
-/** Integration Secret key of the app's public link (`https://github.com/apps/<slug>`, Nango's `app_link`), or of the slug itself. */
-const APP_LINK_KEY = 'appLink';
-const APP_SLUG_KEY = 'appSlug';
+/** What an app slug may be: it goes into the install page's URL. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,254}$/;
 
 const CLOCK_SKEW_MS = 60_000;
@@ -51,62 +46,36 @@ function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
 }
 
-/** The app slug from the Integration's Secret: `appSlug`, or the last path segment of `appLink`. */
+/** The app slug from the Integration's Secret (src/modes/app.ts), checked for the install page's URL. */
 function appSlugOf(deps: ConnectDeps, namespace: string, integration: IntegrationResource): string {
-  const ref = integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? deps.store.readSecretValue(namespace, ref, key) : undefined) || undefined;
-  let slug = read(APP_SLUG_KEY);
-  const link = read(APP_LINK_KEY);
-  if (!slug && link) {
-    try {
-      slug = new URL(link).pathname.split('/').filter(Boolean).pop();
-    } catch {
-      slug = undefined;
-    }
-  }
+  const slug = appSlugOfIntegration(deps.store, namespace, integration);
   if (!slug || !SLUG.test(slug)) throw notConfigured('the app link or slug is missing');
   return slug;
 }
 
 /** Starts the install flow: the install page URL with the sealed state. */
-export function startAppInstall(
-  deps: ConnectDeps,
-  input: {
-    session: OpenSession;
-    integration: IntegrationResource;
-    provider: ProviderResource;
-    base: Omit<FlowState, 'mode' | 'connectionConfig'>;
-    rawConfig: unknown;
-  },
-): string {
+export function startAppInstall(deps: ConnectDeps, input: InstallStart): string {
   const { session, integration, provider } = input;
-  const mode = provider.spec.authMode as AppInstallMode;
+  const mode = provider.spec.authMode;
+  const supplied = flowSuppliedKeys(provider.spec);
   try {
     appCredentialsOf({ store: deps.store, namespace: session.namespace, integration });
   } catch {
     throw notConfigured('the App ID or private key is missing');
   }
-  if (mode === 'CUSTOM' && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
+  if (userAuthorizes(mode) && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
     throw notConfigured('its client ID and secret are missing');
   const appSlug = appSlugOf(deps, session.namespace, integration);
-  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, FLOW_SUPPLIED_KEYS);
+  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
   const state = sealFlowState(
     { ...input.base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
     session.secretKey,
   );
   const url = new URL(
-    fillProviderUrl(userFacingSpec(provider.spec, FLOW_SUPPLIED_KEYS), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
+    fillProviderUrl(userFacingSpec(provider.spec, supplied), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
   );
   url.searchParams.set('state', state);
-  logAttempt(deps, {
-    namespace: session.namespace,
-    integration: integration.metadata.name,
-    endUserId: session.claims.endUser?.id,
-    reconnect: session.claims.reconnect,
-    step: 'start',
-    outcome: 'success',
-    messages: [`Redirecting the end user to install the app at ${url.origin}${url.pathname}`],
-  });
+  logInstallStart(deps, input, url, 'the app');
   return url.href;
 }
 
@@ -137,7 +106,8 @@ export async function completeAppInstall(
   input: { state: FlowState; query: URLSearchParams; integration: IntegrationResource; provider: ProviderResource; name: string },
 ): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
   const { state, query: q, integration, provider, name } = input;
-  const mode = state.mode as AppInstallMode;
+  const mode = state.mode;
+  const withUser = userAuthorizes(mode);
   const setupAction = q.get('setup_action');
   if (setupAction === 'request') {
     throw refused(
@@ -173,7 +143,7 @@ export async function completeAppInstall(
 
   // The user token first (CUSTOM): the code is single use and proves who is in the browser.
   let user: UserToken | undefined;
-  if (mode === 'CUSTOM') {
+  if (withUser) {
     const code = q.get('code');
     if (!code) throw refused('missing_code', `${name} did not send the user authorization. Please start again.`);
     const client = resolveClient(deps.store, state.namespace, integration);
@@ -209,7 +179,8 @@ export async function completeAppInstall(
     const installation = await getInstallation({ ...keys, ...common, installationUrl });
     if (!installation || installation.appId !== keys.appId)
       throw refused('installation_not_found', `${name} does not know this installation for this app.`);
-    if (mode === 'APP') {
+    if (!withUser) {
+      // APP: no proof whose the installation is but that it was made in this flow.
       if (setupAction !== 'install')
         throw refused(
           'installation_not_new',
@@ -225,7 +196,7 @@ export async function completeAppInstall(
     fromRefresh(err, name);
   }
   const credentials: Record<string, unknown> = { type: mode, access_token: minted.token, raw: minted.raw };
-  if (mode === 'APP') {
+  if (!withUser) {
     if (minted.expiresAt) credentials.expires_at = minted.expiresAt;
   } else {
     credentials.user = user;

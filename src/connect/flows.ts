@@ -22,13 +22,10 @@ import {
 } from '../auth/oauth1.js';
 import {
   buildAuthorizationRedirect,
-  clientCredentialsToken,
   exchangeAuthorizationCode,
   newCodeVerifier,
   type OAuth2FlowInput,
 } from '../auth/oauth2-authorization.js';
-import { JwtMintError, mintJwtCredentials } from '../auth/jwt-minting.js';
-import { EXCHANGED_MODES, exchangeGivenCredentials } from '../connections/exchanged-credentials.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
 import { MissingTemplateValueError } from '../catalog/template.js';
@@ -39,15 +36,10 @@ import type { IntegrationResource, ProviderResource } from '../k8s/resources.js'
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
-import { completeAppInstall, FLOW_SUPPLIED_KEYS, isAppInstallMode, startAppInstall } from './app-install-flow.js';
-import {
-  completePluginInstall,
-  isPluginInstallMode,
-  pluginCallbackSecrets,
-  pluginSuppliedKeys,
-  startPluginInstall,
-} from './plugin-install-flow.js';
-import { CONNECT_MODES, credentialFields, fieldLabel } from './connect-modes.js';
+import { authModeModule } from '../modes/registry.js';
+import { completeAppInstall, startAppInstall } from './app-install-flow.js';
+import { completePluginInstall, pluginCallbackSecrets, startPluginInstall } from './plugin-install-flow.js';
+import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
 import { logAttempt, logFailedAttempt } from './flow-log.js';
@@ -78,22 +70,23 @@ function lookup(
 
 function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
   const mode = provider.spec.authMode;
+  const supplied = flowSuppliedKeys(provider.spec);
   return {
     id: integration.metadata.name,
     name: integration.spec.displayName ?? provider.spec.displayName,
     provider: provider.metadata.name,
     providerDisplayName: provider.spec.displayName,
     authMode: mode,
-    flow: CONNECT_MODES[mode].flow,
+    flow: connectFlowOf(mode),
     fields: credentialFields(provider).map((f) => ({
       name: f.name,
       label: fieldLabel(provider, f.name, f.label),
       secret: f.secret,
       required: f.required,
     })),
-    // APP / CUSTOM: the app slug and installation ID come from the Integration and the install callback.
+    // What the flow fills itself (APP / CUSTOM: the app slug and installation ID; INSTALL_PLUGIN: the callback's fields).
     configFields: configFields(provider.spec)
-      .filter((f) => !(isAppInstallMode(mode) && FLOW_SUPPLIED_KEYS.has(f.name)) && !pluginSuppliedKeys(provider.spec).has(f.name))
+      .filter((f) => !supplied.has(f.name))
       .map((f) => ({
         name: f.name,
         label: f.label ?? fieldLabel(provider, f.name),
@@ -138,9 +131,8 @@ function unavailableReason(
 ): string | undefined {
   const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
   if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
-  const mode = provider.spec.authMode;
-  // TBA signs with the Integration's consumer key and secret, as OAuth 1 does.
-  if ((mode === 'OAUTH2' || mode === 'OAUTH1' || mode === 'TBA') && !resolveClient(deps.store, namespace, integration))
+  // OAuth 2 and OAuth 1 redirect with the Integration's client; TBA signs with its consumer key and secret.
+  if (authModeModule(provider.spec.authMode).integration.clientBeforeConnect && !resolveClient(deps.store, namespace, integration))
     return NOT_CONFIGURED;
   return undefined;
 }
@@ -244,7 +236,8 @@ export async function startOAuthFlow(
 ): Promise<string> {
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
-  if (v.flow !== 'oauth') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
+  const redirect = redirectFlow(provider.spec.authMode);
+  if (!redirect) throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
   checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
     checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
@@ -252,7 +245,7 @@ export async function startOAuthFlow(
   await refuseUsedSession(deps.flows, sessionUse(session, integrationId));
   const redirectUri = callbackUrlOf(deps, session);
   const fid = newFlowId();
-  if (isAppInstallMode(v.authMode) || isPluginInstallMode(v.authMode)) {
+  if (redirect.via === 'app-install' || redirect.via === 'plugin-install') {
     const base = {
       namespace: session.namespace,
       sid: session.claims.sid,
@@ -267,7 +260,7 @@ export async function startOAuthFlow(
       bh: browserBindingHash(browserBinding),
       exp: session.claims.exp,
     };
-    return isPluginInstallMode(v.authMode)
+    return redirect.via === 'plugin-install'
       ? startPluginInstall(deps, { session, integration, provider, base: bound, rawConfig })
       : startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
   }
@@ -277,7 +270,7 @@ export async function startOAuthFlow(
     namespace: session.namespace,
     sid: session.claims.sid,
     fid,
-    mode: v.authMode as 'OAUTH2' | 'OAUTH1',
+    mode: provider.spec.authMode as FlowState['mode'],
     integration: integrationId,
     endUser: session.claims.endUser,
     reconnect: session.claims.reconnect,
@@ -303,7 +296,7 @@ export async function startOAuthFlow(
     return href;
   };
   try {
-    if (v.authMode === 'OAUTH2') {
+    if (redirect.via === 'oauth2') {
       const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
       const state = sealFlowState({ ...base, codeVerifier }, session.secretKey);
       const input: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
@@ -399,50 +392,23 @@ async function saveForm(
       detail,
       secrets: v.fields.filter((f) => f.secret).map((f) => values[f.name]),
     });
-  let credentials: StoredCredentials;
-  if (v.authMode === 'API_KEY') credentials = { type: 'API_KEY', apiKey: values.apiKey! };
-  else if (v.authMode === 'BASIC') credentials = { type: 'BASIC', username: values.username!, password: values.password ?? '' };
-  else if (v.authMode === 'JWT') credentials = jwtFromForm(provider, v, values.apiKey!, connectionConfig, deps.clock.now());
-  else if (v.authMode === 'TBA') credentials = { type: 'TBA', token_id: values.tokenId!, token_secret: values.tokenSecret! };
-  else if (v.authMode === 'SIGNATURE') credentials = { type: 'SIGNATURE', username: values.username!, password: values.password! };
-  else if (v.authMode === 'NONE') credentials = { type: 'NONE' };
-  else if (EXCHANGED_MODES.has(v.authMode)) {
-    try {
-      credentials = await exchangeGivenCredentials(deps, provider, { ...values, type: v.authMode }, connectionConfig, 'values');
-    } catch (err) {
-      if (err instanceof LatchkeyError) await formFailed(err);
-      throw err;
-    }
-  } else {
-    // Client credentials are checked by getting a token before anything is stored.
-    try {
-      credentials = (await clientCredentialsToken(
-        {
-          provider,
-          integration,
-          client: { clientId: values.clientId!, clientSecret: values.clientSecret! },
-          connectionConfig,
-          fetch: deps.fetch,
-        },
-        deps.clock.now(),
-      )) as unknown as StoredCredentials;
-    } catch (err) {
-      const tooLarge = findAnswerTooLarge(err);
-      if (tooLarge) {
-        await formFailed(tooLarge);
-        throw tooLarge;
-      }
-      const answer = providerAnswer(err, [values.clientSecret]);
-      deps.logger.info({ namespace: session.namespace, integration: integrationId, err: answer }, 'client credentials rejected');
-      const error = new LatchkeyError(
-        'invalid_input',
-        'invalid_credentials',
-        `${v.providerDisplayName} did not accept this client ID and secret.`,
-      );
-      await formFailed(error, `Client credentials rejected: ${answer}`);
-      throw error;
-    }
+  const connect = authModeModule(provider.spec.authMode).connect;
+  if (connect.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
+  const outcome = await connect.credentials(deps, {
+    namespace: session.namespace,
+    integration,
+    provider,
+    values,
+    connectionConfig,
+    label: (name) => v.fields.find((f) => f.name === name)?.label ?? fieldLabel(provider, name),
+  });
+  if ('refused' in outcome) {
+    if (outcome.answer)
+      deps.logger.info({ namespace: session.namespace, integration: integrationId, err: outcome.answer }, 'form credentials rejected');
+    await formFailed(outcome.refused, outcome.detail);
+    throw outcome.refused;
   }
+  const { credentials } = outcome;
   return saveAuthorization(deps, {
     namespace: session.namespace,
     integration,
@@ -453,33 +419,6 @@ async function saveForm(
     reconnect: session.claims.reconnect,
     sid: session.claims.sid,
   });
-}
-
-/** A key that cannot sign the provider's token is a form error; nothing is stored. */
-function jwtFromForm(
-  provider: ProviderResource,
-  v: IntegrationView,
-  apiKey: string,
-  connectionConfig: Record<string, string>,
-  now: number,
-): StoredCredentials {
-  try {
-    return mintJwtCredentials({ modeOptions: provider.spec.modeOptions, apiKey, connectionConfig, now, provider: v.providerDisplayName });
-  } catch (err) {
-    if (!(err instanceof JwtMintError)) throw err;
-    if (err.problem === 'invalid_key') {
-      const field = v.fields.find((f) => f.name === 'apiKey')!;
-      throw new LatchkeyError('invalid_input', 'invalid_credentials', `${field.label}: ${err.message}`, {
-        errors: [{ path: 'values.apiKey', message: err.message }],
-      });
-    }
-    if (err.problem === 'missing_connection_config') throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
-    throw new LatchkeyError(
-      'unavailable',
-      'integration_not_configured',
-      `${v.providerDisplayName} is not fully configured yet (its token settings are not usable).`,
-    );
-  }
 }
 
 export interface CallbackOutcome {
@@ -526,6 +465,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     };
   }
   const state = opened.state;
+  // The redirect flow the state was sealed for (its mode's).
+  const via = redirectFlow(state.mode)?.via;
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
   if (!browserBindingMatches(state, browserBinding)) {
     deps.logger.warn({ namespace, integration: state.integration }, 'OAuth callback from a browser that did not start the flow');
@@ -569,7 +510,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     const name = integration.spec.displayName ?? provider.spec.displayName;
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
     if (providerError) {
-      if (state.mode === 'OAUTH1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
+      if (via === 'oauth1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
       // The provider's words reach the page, the operation log and (for a reconnect) the connection's status.
       const error = providerText(providerError, sent, 100);
       const description = q.get('error_description') ? providerText(q.get('error_description'), sent) : undefined;
@@ -588,15 +529,15 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     let credentials: StoredCredentials;
     let connectionConfig = state.connectionConfig;
     step = 'token_exchange';
-    if (isPluginInstallMode(state.mode)) {
+    if (via === 'plugin-install') {
       ({ credentials, connectionConfig } = completePluginInstall(deps, { state, query: q, integration, provider, name }));
-    } else if (isAppInstallMode(state.mode)) {
+    } else if (via === 'app-install') {
       ({ credentials, connectionConfig } = await completeAppInstall(deps, { state, query: q, integration, provider, name }));
     } else {
       try {
         const client = oauthClient(deps, state.namespace, integration);
         sent.push(client.clientSecret);
-        if (state.mode === 'OAUTH2') {
+        if (via === 'oauth2') {
           const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
           credentials = (await exchangeAuthorizationCode(
             input,
@@ -656,7 +597,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     step,
     durationMs: deps.clock.now() - startedAt,
     // INSTALL_PLUGIN: the callback carries the credential itself; it never reaches a log line.
-    secrets: [...sent, ...(isPluginInstallMode(state.mode) ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : [])],
+    secrets: [...sent, ...(via === 'plugin-install' ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : [])],
   };
   // A used session's refusal says nothing about the connection (just authorized): not put on it.
   if (outcome.error)

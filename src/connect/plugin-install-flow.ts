@@ -18,26 +18,16 @@ import { sealFlowState, type FlowState } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { IntegrationResource, PluginInstallSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { IntegrationResource, PluginInstallSpec, ProviderResource } from '../k8s/resources.js';
+import { pluginSuppliedKeys } from '../modes/install-plugin.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { logAttempt } from './flow-log.js';
-import { installUserConfig, userFacingSpec } from './install-config.js';
-import type { OpenSession } from './session.js';
+import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from './install-config.js';
 import type { AppContext } from '../context/app-context.js';
 
 const DEFAULT_MAX_AGE_S = 300;
 /** A provider's clock may run a little ahead of ours. */
 const FUTURE_SKEW_S = 60;
 const MAX_CREDENTIAL_LENGTH = 4096;
-
-export function isPluginInstallMode(mode: string): mode is 'INSTALL_PLUGIN' {
-  return mode === 'INSTALL_PLUGIN';
-}
-
-/** Connection configuration keys the callback fills: never asked from the end user. */
-export function pluginSuppliedKeys(spec: ProviderSpec): ReadonlySet<string> {
-  return new Set(spec.pluginInstall?.configParams ?? []);
-}
 
 function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
@@ -66,16 +56,7 @@ export function signPluginCallback(query: URLSearchParams, secret: string, signa
 }
 
 /** Starts the flow: the install page URL with the sealed state and the callback. */
-export function startPluginInstall(
-  deps: AppContext,
-  input: {
-    session: OpenSession;
-    integration: IntegrationResource;
-    provider: ProviderResource;
-    base: Omit<FlowState, 'mode' | 'connectionConfig'>;
-    rawConfig: unknown;
-  },
-): string {
+export function startPluginInstall(deps: AppContext, input: InstallStart): string {
   const { session, integration, provider } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
@@ -89,15 +70,7 @@ export function startPluginInstall(
   const url = new URL(fillProviderUrl(userFacingSpec(provider.spec, supplied), plugin.installUrl, userConfig));
   url.searchParams.set('state', state);
   url.searchParams.set('redirect_uri', input.base.redirectUri);
-  logAttempt(deps, {
-    namespace: session.namespace,
-    integration: integration.metadata.name,
-    endUserId: session.claims.endUser?.id,
-    reconnect: session.claims.reconnect,
-    step: 'start',
-    outcome: 'success',
-    messages: [`Redirecting the end user to install the plugin at ${url.origin}${url.pathname}`],
-  });
+  logInstallStart(deps, input, url, 'the plugin');
   return url.href;
 }
 

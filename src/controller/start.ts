@@ -1,5 +1,5 @@
 import { RefreshLock } from '../auth/refresh/lock.js';
-import { refresherFor } from '../auth/refresh/shared-refresher.js';
+import { refresherFor } from '../connections/shared-refresher.js';
 import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import type { AppContext } from '../context/app-context.js';
 import { ConnectionEvents } from '../k8s/events.js';

@@ -18,3 +18,12 @@ export const AUTH_MODES = [
 ] as const;
 
 export type AuthMode = (typeof AUTH_MODES)[number];
+
+/**
+ * Modes whose token is minted here (never renewed ahead), by the field holding it: its lifetime is
+ * the JWT's own `exp` − `iat`. Kept in step with those modes' modules by test/modes/registry.unit.test.ts.
+ */
+export const MINTED_TOKEN_FIELD: Readonly<Partial<Record<AuthMode, 'token' | 'access_token'>>> = {
+  JWT: 'token',
+  APP_STORE: 'access_token',
+};

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { answerTooLargeError } from './errors.js';
+import { MINTED_TOKEN_FIELD, type AuthMode } from './auth-modes.js';
 
 /**
  * Credentials as stored in a connection's Secret (`credentials.json`). The stored JSON is the shape
@@ -208,8 +209,8 @@ export function expiresAtOf(credentials: { type: string } & Record<string, unkno
  * for a minted JWT, its own `exp` − `iat`.
  */
 export function lifetimeSecondsOf(credentials: { type: string } & Record<string, unknown>): number | undefined {
-  if (credentials.type === 'JWT') return jwtLifetimeSeconds(credentials.token);
-  if (credentials.type === 'APP_STORE') return jwtLifetimeSeconds(credentials.access_token);
+  const minted = Object.hasOwn(MINTED_TOKEN_FIELD, credentials.type) ? MINTED_TOKEN_FIELD[credentials.type as AuthMode] : undefined;
+  if (minted) return jwtLifetimeSeconds(credentials[minted]);
   const r = credentials.raw as Record<string, unknown> | undefined;
   const v = r?.expires_in;
   const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : NaN;

@@ -12,7 +12,7 @@ import { proxyHandler } from './rest/routes/proxy.js';
 import { registerRestApi, restDeps, restRoutes } from './rest/routes/index.js';
 import { answerRoute, type RouteSpec } from './rest/routes/define.js';
 import { withDirectRoutes, type Listener } from './hot-routes.js';
-import { refresherFor } from '../auth/refresh/shared-refresher.js';
+import { refresherFor } from '../connections/shared-refresher.js';
 import { connectRoutes } from './connect/routes.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
 import { FlowRecords } from '../k8s/flow-records.js';

@@ -5,6 +5,8 @@
  */
 import type { ApiPublicIntegration } from '@nangohq/types';
 import { ANNOTATIONS, INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+import type { IntegrationCredentialsShape } from '../modes/auth-mode.js';
+import { findAuthModeModule } from '../modes/registry.js';
 
 export type IntegrationInclude = 'webhook' | 'credentials';
 
@@ -68,26 +70,40 @@ function credentialsView(
   provider: ProviderResource | undefined,
   read: SecretReader,
 ): IntegrationCredentialsView {
-  const mode = provider?.spec.authMode;
+  const shape = provider ? findAuthModeModule(provider.spec.authMode)?.integration.shownAs : undefined;
   const value = (key: string) => (integration.spec.clientSecretRef ? (read(key) ?? null) : null);
-  if (mode === 'APP') {
-    return {
-      type: 'APP',
-      app_id: value(INTEGRATION_SECRET_KEYS.appId) ?? value(INTEGRATION_SECRET_KEYS.clientId),
-      private_key: value(INTEGRATION_SECRET_KEYS.privateKey) ?? value(INTEGRATION_SECRET_KEYS.clientSecret),
-      app_link: value(APP_LINK_KEY),
-    };
-  }
-  const type = mode === 'OAUTH1' ? 'OAUTH1' : mode === 'TBA' ? 'TBA' : mode === 'OAUTH2' || mode === 'OAUTH2_CC' ? 'OAUTH2' : undefined;
-  if (!type) return null;
-  return {
+  return shape ? CREDENTIALS_VIEWS[shape](value, integration) : null;
+}
+
+type Value = (key: string) => string | null;
+
+/** An OAuth client's credentials (OAuth 2, OAuth 1's consumer, TBA's integration record). */
+const clientView =
+  (type: 'OAUTH2' | 'OAUTH1' | 'TBA') =>
+  (value: Value, integration: IntegrationResource): IntegrationCredentialsView => ({
     type,
     client_id: value(INTEGRATION_SECRET_KEYS.clientId),
     client_secret: value(INTEGRATION_SECRET_KEYS.clientSecret),
     scopes: integration.spec.scopes?.length ? integration.spec.scopes.join(',') : null,
     webhook_secret: null,
-  };
-}
+  });
+
+/** The credentials of an Integration in each of the integrations API's shapes. */
+const CREDENTIALS_VIEWS: Record<
+  IntegrationCredentialsShape,
+  (value: Value, integration: IntegrationResource) => IntegrationCredentialsView
+> = {
+  OAUTH2: clientView('OAUTH2'),
+  OAUTH1: clientView('OAUTH1'),
+  TBA: clientView('TBA'),
+  // The catalog's clientId/clientSecret fields are read as the App ID and key too.
+  APP: (value) => ({
+    type: 'APP',
+    app_id: value(INTEGRATION_SECRET_KEYS.appId) ?? value(INTEGRATION_SECRET_KEYS.clientId),
+    private_key: value(INTEGRATION_SECRET_KEYS.privateKey) ?? value(INTEGRATION_SECRET_KEYS.clientSecret),
+    app_link: value(APP_LINK_KEY),
+  }),
+};
 
 /** Key of the client Secret holding an APP integration's app link (Nango's `app_link`). */
 export const APP_LINK_KEY = 'appLink';

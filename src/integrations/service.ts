@@ -18,6 +18,7 @@ import { INTEGRATION_SECRET_KEYS, type EnvironmentResource, type IntegrationReso
 import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
+import { findAuthModeModule } from '../modes/registry.js';
 
 export interface IntegrationsDeps {
   store: KubeStore;
@@ -49,15 +50,6 @@ export interface IntegrationChange {
   display_name?: string | undefined;
   credentials?: IntegrationCredentialsInput | undefined;
 }
-
-/** Which provider auth modes each credentials type configures. */
-const COMPATIBLE: Record<IntegrationCredentialsInput['type'], AuthMode[]> = {
-  // INSTALL_PLUGIN: the client secret is the key the provider signs its install callbacks with.
-  OAUTH2: ['OAUTH2', 'OAUTH2_CC', 'INSTALL_PLUGIN'],
-  OAUTH1: ['OAUTH1'],
-  TBA: ['TBA'],
-  APP: ['APP'],
-};
 
 export class IntegrationsService {
   constructor(private readonly deps: IntegrationsDeps) {}
@@ -230,20 +222,23 @@ function splitScopes(scopes: string): string[] {
 }
 
 function scopesOf(credentials: IntegrationCredentialsInput | undefined): { scopes?: string[] } {
-  if (!credentials || credentials.type === 'APP' || !credentials.scopes) return {};
+  // An app's credentials carry no scopes.
+  if (!credentials || !('scopes' in credentials) || !credentials.scopes) return {};
   const scopes = splitScopes(credentials.scopes);
   return scopes.length ? { scopes } : {};
 }
 
 /** The client Secret's keys for these credentials, or a 400 when they do not fit the provider's auth mode. */
 function secretData(credentials: IntegrationCredentialsInput, mode: AuthMode): Record<string, string> {
-  if (!COMPATIBLE[credentials.type].includes(mode))
+  // Which shapes configure the mode: its module says (INSTALL_PLUGIN: the client secret signs its install callbacks).
+  const needs = findAuthModeModule(mode)?.integration;
+  if (!needs?.accepts.includes(credentials.type))
     throw new LatchkeyError(
       'invalid_input',
       'invalid_credentials',
-      `Credentials of type ${credentials.type} do not fit this provider (auth mode ${mode})${mode === 'API_KEY' || mode === 'BASIC' || mode === 'NONE' ? ': it needs no client credentials' : ''}`,
+      `Credentials of type ${credentials.type} do not fit this provider (auth mode ${mode})${needs?.needsNoClient ? ': it needs no client credentials' : ''}`,
     );
-  if (credentials.type === 'APP')
+  if ('app_id' in credentials)
     return {
       [INTEGRATION_SECRET_KEYS.appId]: credentials.app_id,
       [INTEGRATION_SECRET_KEYS.privateKey]: credentials.private_key,

@@ -1,34 +1,27 @@
 /**
- * What the proxy adds to a request for each auth mode: the provider's templated `proxy.headers`
- * and `proxy.query` (every mode), then the mode's own credential — a bearer token (OAUTH2,
- * OAUTH2_CC, APP, and JWT's minted token), HTTP Basic (BASIC), an OAuth 1.0a HMAC-SHA1 signature (OAUTH1), or
- * NetSuite's HMAC-SHA256 one with the account realm (TBA). An API key goes only where the provider record puts it; a
- * SIGNATURE mode's per-request value is `${accessToken}` (computed by the caller, see auth/request-signature.ts). NONE adds nothing. A provider whose headers already carry the
- * credential (for example `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
+ * What the proxy adds to a request: the provider's templated `proxy.headers` and `proxy.query`
+ * (every mode; `${apiKey}`, `${username}`, `${password}`, `${accessToken}` filled from the
+ * credentials), then the credential as the connection's auth mode module places it
+ * (`proxy.authorization`, src/modes: a bearer token, HTTP Basic, an OAuth 1.0a or TBA signature, or
+ * nothing). A provider whose headers already carry the credential (for example
+ * `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
-import { signRequest } from '../auth/oauth1.js';
-import { billProxyHeaders } from '../auth/bill-session.js';
-import { tbaAuthorization } from '../auth/tba-signing.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { LatchkeyError } from '../domain/errors.js';
+import type { AuthorizationInput } from '../modes/auth-mode.js';
+import { accessTokenOf, moduleOfCredentials } from '../modes/registry.js';
 import { isUnsafeHeaderValue } from './headers.js';
+
+export type { AuthorizationInput, OAuth1Consumer } from '../modes/auth-mode.js';
+export { templatesUse } from '../modes/injection.js';
 
 const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
 
 export interface Injection {
   headers: Record<string, string>;
   query: Array<[string, string]>;
-}
-
-/** The access token of bearer-token modes (for JWT the minted token, for SIGNATURE the computed value), or undefined for other credential types. */
-export function accessTokenOf(credentials: StoredCredentials): string | undefined {
-  const v =
-    credentials.type === 'OAUTH2_CC' || credentials.type === 'JWT' || credentials.type === 'TWO_STEP' || credentials.type === 'SIGNATURE'
-      ? credentials.token
-      : credentials.access_token;
-  return typeof v === 'string' && v ? v : undefined;
 }
 
 function credentialValues(credentials: StoredCredentials): Record<string, string | undefined> {
@@ -86,8 +79,9 @@ export function templatedInjection(
       throw new LatchkeyError('invalid_input', 'invalid_header_value', `The proxy header ${name} would contain control characters`);
     headers[name.toLowerCase()] = value;
   }
-  // BILL: the session and developer key go in headers of their own on every call.
-  for (const [name, value] of Object.entries(billProxyHeaders(credentials))) headers[name] ??= value;
+  // Headers of the mode's own (BILL: the session and developer key), under the templated ones.
+  const own = moduleOfCredentials(credentials)?.proxy.defaultHeaders?.(credentials) ?? {};
+  for (const [name, value] of Object.entries(own)) headers[name] ??= value;
   const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
     name,
     fill(template, `proxy query parameter ${name}`, credentials, connectionConfig),
@@ -125,91 +119,8 @@ export class Injections {
 
 const NO_CONFIG = {};
 
-/** True when the provider's templates already place this credential somewhere. */
-export function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
-  return [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})].some((v) => v.includes(placeholder));
-}
-
-export interface OAuth1Consumer {
-  consumerKey: string;
-  consumerSecret: string;
-}
-
-export interface AuthorizationInput {
-  spec: ProviderSpec;
-  credentials: StoredCredentials;
-  /** Headers already decided (templated ones); an `authorization` among them wins. */
-  headers: Record<string, string>;
-  method: string;
-  /** The target URL, made only when a signature covers it (OAuth 1, TBA). */
-  url: () => URL;
-  /** Parameters of a form-encoded body (OAuth 1 signs them). */
-  formParams?: URLSearchParams;
-  /** The integration's consumer key and secret (OAUTH1, TBA), a connection's override first. */
-  oauth1Consumer?: (override?: { client_id?: string; client_secret?: string }) => OAuth1Consumer | undefined;
-  /** The connection's configuration (TBA's realm is its account ID). */
-  connectionConfig?: Record<string, unknown>;
-}
-
-/** The Authorization header the auth mode needs, or undefined when it needs none (or the templates set one). */
+/** The Authorization header the connection's auth mode needs, or undefined when it needs none (or the templates set one). */
 export function authorizationHeader(input: AuthorizationInput): string | undefined {
-  const { spec, credentials } = input;
   if (input.headers.authorization !== undefined) return undefined;
-  switch (credentials.type) {
-    case 'OAUTH2':
-    case 'OAUTH2_CC':
-    case 'APP':
-    case 'CUSTOM': // the installation token (the user's token is for the application's own calls)
-    case 'JWT':
-    case 'TWO_STEP':
-    case 'APP_STORE': {
-      if (templatesUse(spec, '${accessToken}')) return undefined;
-      const token = accessTokenOf(credentials);
-      if (!token) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no access token');
-      if (isUnsafeHeaderValue(token))
-        throw new LatchkeyError('invalid_input', 'invalid_credentials', 'The access token contains control characters');
-      return `Bearer ${token}`;
-    }
-    case 'BASIC': {
-      if (templatesUse(spec, '${username}') || templatesUse(spec, '${password}')) return undefined;
-      const { username, password } = credentialValues(credentials);
-      if (username === undefined) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no username');
-      return `Basic ${Buffer.from(`${username}:${password ?? ''}`, 'utf8').toString('base64')}`;
-    }
-    case 'OAUTH1': {
-      const consumer = input.oauth1Consumer?.();
-      if (!consumer)
-        throw new LatchkeyError(
-          'invalid_input',
-          'missing_client_credentials',
-          'The integration has no consumer key and secret (clientSecretRef) to sign OAuth 1.0a requests',
-        );
-      const token = credentials.oauth_token;
-      const tokenSecret = credentials.oauth_token_secret;
-      if (typeof token !== 'string' || typeof tokenSecret !== 'string')
-        throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no OAuth 1.0a token');
-      return signRequest({
-        method: input.method,
-        url: input.url().toString(),
-        consumerKey: consumer.consumerKey,
-        consumerSecret: consumer.consumerSecret,
-        token,
-        tokenSecret,
-        bodyParams: input.formParams,
-      });
-    }
-    case 'TBA':
-      return tbaAuthorization({
-        settings: spec.tba,
-        credentials,
-        connectionConfig: input.connectionConfig,
-        consumer: input.oauth1Consumer?.(credentials.config_override as { client_id?: string; client_secret?: string } | undefined),
-        method: input.method,
-        url: input.url(),
-        formParams: input.formParams,
-      });
-    default:
-      // API_KEY (placed by the templates), NONE, SIGNATURE (its own header), and modes whose credential the templates carry.
-      return undefined;
-  }
+  return moduleOfCredentials(input.credentials)?.proxy.authorization(input);
 }

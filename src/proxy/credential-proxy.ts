@@ -13,8 +13,7 @@ import type { Logger } from '../platform/log.js';
 import type { Registry } from '../platform/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
 import { authorizationHeader, Injections, type OAuth1Consumer } from './credential-injection.js';
-import { withFreshSignature } from '../auth/request-signature.js';
-import { signatureHeader } from './signature-header.js';
+import { moduleOfCredentials } from '../modes/registry.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
@@ -67,7 +66,6 @@ export interface ProxyCall {
 }
 
 /** Modes whose token the shared refresher renews (JWT: minted again) before a request and after a 401. */
-const BEARER_MODES = new Set(['OAUTH2', 'OAUTH2_CC', 'APP', 'CUSTOM', 'JWT', 'TWO_STEP', 'BILL', 'APP_STORE']);
 
 function isFormBody(headers: IncomingMessage['headers']): boolean {
   return String(headers['content-type'] ?? '')
@@ -150,8 +148,8 @@ export class CredentialProxy {
     setProvider(provider.metadata.name);
     const baseUrl = this.baseUrls.of(provider, connection.resource.spec);
 
-    const mode = connection.credentials.type;
-    const refreshable = BEARER_MODES.has(mode) && this.deps.refresher !== undefined;
+    const modeProxy = moduleOfCredentials(connection.credentials)?.proxy;
+    const refreshable = modeProxy?.refreshesOnUse === true && this.deps.refresher !== undefined;
     if (refreshable) {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
@@ -165,7 +163,7 @@ export class CredentialProxy {
     }
 
     // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
-    const needsForm = (mode === 'OAUTH1' || mode === 'TBA') && isFormBody(req.headers);
+    const needsForm = modeProxy?.signsFormBody === true && isFormBody(req.headers);
     // No body (most calls): no read, and no promise to wait for.
     const body: RequestBody = !hasBody(req.headers)
       ? { kind: 'none' }
@@ -190,7 +188,8 @@ export class CredentialProxy {
     const connectionConfig = connection.resource.spec.connectionConfig;
     const build = (stored: StoredCredentials) => {
       // SIGNATURE: a new value (nonce, time) for every attempt, so a retry is not refused as a replay.
-      const credentials = withFreshSignature(provider.spec.signature, stored, this.deps.clock.now());
+      const mode = moduleOfCredentials(stored)?.proxy;
+      const credentials = mode?.perUse?.(provider.spec, stored, this.deps.clock.now()) ?? stored;
       const injection = this.injections.of(provider.spec, credentials, connectionConfig);
       // The path was checked first thing; no URL object unless a signature needs one (OAuth 1, TBA).
       const target = upstreamTarget(baseUrl, call.rawPath, call.rawQuery, injection.query);
@@ -209,8 +208,8 @@ export class CredentialProxy {
         connectionConfig,
       });
       if (authorization !== undefined) headers.authorization = authorization;
-      const signature = signatureHeader(provider.spec, credentials);
-      if (signature) headers[signature[0]] = signature[1];
+      const own = mode?.ownHeader?.(provider.spec, credentials);
+      if (own) headers[own[0]] = own[1];
       return { method, url: target, headers, body };
     };
 

@@ -126,7 +126,5 @@ export function rawHeaderValue(rawHeaders: readonly string[], name: string): str
   return undefined;
 }
 
-/** A header value Node would refuse to send (CR, LF, NUL and other control characters). */
-export function isUnsafeHeaderValue(value: string): boolean {
-  return /[\x00-\x08\x0a-\x1f\x7f]/.test(value);
-}
+/** A header value Node would refuse to send (CR, LF, NUL and other control characters): the domain's rule. */
+export { isUnsafeHeaderValue } from '../domain/header-value.js';

@@ -6,6 +6,7 @@
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
+import { refreshStrategies } from '../../src/modes/registry.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
@@ -262,6 +263,7 @@ describe('refresh on fetch', () => {
       await importOAuth2('timeout-1', { expired: true, integration: SLOW_INTEGRATION });
       const refresher = new TokenRefresher({
         store: a.ctx.store,
+        strategies: refreshStrategies(),
         lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
         events: new ConnectionEvents(kc, 'test'),
         config: testConfig([ns.name]),

@@ -9,6 +9,7 @@ import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { CLIENT_FAULT_ANNOTATION } from '../../src/auth/refresh/integration-fault.js';
 import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
+import { refreshStrategies } from '../../src/modes/registry.js';
 import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
 import { reauthorize } from '../../src/connections/service.js';
 import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
@@ -60,6 +61,7 @@ const store = () => replica.ctx.store;
 function refresher(opts: { store?: KubeStore; lockTtlSeconds?: number; holder?: string; tokenTimeoutSeconds?: number } = {}) {
   return new TokenRefresher({
     store: opts.store ?? store(),
+    strategies: refreshStrategies(),
     lock: new RefreshLock(new Leases(kc), opts.holder ?? 'fencing', opts.lockTtlSeconds ?? 30),
     events: new ConnectionEvents(kc, 'test'),
     config: testConfig([ns.name]),
@@ -116,6 +118,7 @@ it('writes credentials it kept after failed writes on its own, before another re
   };
   const a = new TokenRefresher({
     store: faulty,
+    strategies: refreshStrategies(),
     lock: new RefreshLock(new Leases(kc), 'replica-a', 30),
     events: new ConnectionEvents(kc, 'test'),
     config: testConfig([ns.name]),

@@ -1,9 +1,10 @@
 /**
- * The Connect UI's table of auth modes (src/connect/connect-modes.ts): every mode the catalog allows
+ * The Connect UI's view of the auth modes (src/connect/connect-modes.ts, from src/modes): every mode the catalog allows
  * has a flow (so no Provider can reach a "not supported" page), every form field has a readable
  * label, and TWO_STEP's fields come from its Provider, labels included.
  */
-import { CONNECT_MODES, credentialFields, fieldLabel } from '../../src/connect/connect-modes.js';
+import { connectFlowOf, credentialFields, fieldLabel } from '../../src/connect/connect-modes.js';
+import { AUTH_MODE_MODULES } from '../../src/modes/registry.js';
 import { AUTH_MODES } from '../../src/domain/auth-modes.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 
@@ -14,10 +15,10 @@ const provider = (spec: Partial<ProviderSpec> & Pick<ProviderSpec, 'authMode'>):
 
 describe('Connect modes', () => {
   it('gives every auth mode a redirect or a form, and the redirect modes no credential fields', () => {
-    expect(Object.keys(CONNECT_MODES).sort()).toEqual([...AUTH_MODES].sort());
+    expect(Object.keys(AUTH_MODE_MODULES).sort()).toEqual([...AUTH_MODES].sort());
     for (const mode of AUTH_MODES) {
-      expect(['oauth', 'form']).toContain(CONNECT_MODES[mode].flow);
-      if (CONNECT_MODES[mode].flow === 'oauth') expect(credentialFields(provider({ authMode: mode }))).toEqual([]);
+      expect(['oauth', 'form']).toContain(connectFlowOf(mode));
+      if (connectFlowOf(mode) === 'oauth') expect(credentialFields(provider({ authMode: mode }))).toEqual([]);
     }
   });
 

@@ -4,7 +4,7 @@
  * refresh comes from the controller's scheduler.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
-import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
+import { refresherFor } from '../../src/connections/shared-refresher.js';
 import { WEBHOOK_DELIVERY_LABEL } from '../../src/k8s/webhook-outbox.js';
 import { ConnectionCondition } from '../../src/domain/conditions.js';
 import type { ConnectionResource } from '../../src/k8s/resources.js';

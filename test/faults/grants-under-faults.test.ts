@@ -33,7 +33,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider } from '../../dev/fixtures.js';
 import type { TestClient } from '../../dev/peers/oidc-server.js';
-import { refresherFor } from '../../src/auth/refresh/shared-refresher.js';
+import { refresherFor } from '../../src/connections/shared-refresher.js';
 import { RefreshError } from '../../src/auth/refresh/token-refresher.js';
 import { importOAuth2 } from '../support/fixtures.js';
 import { captureLogs } from '../support/log-capture.js';

@@ -22,7 +22,7 @@ import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
-import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
+import type { RefreshStrategy } from './strategies.js';
 import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
 
 // The refresher's parts live in their own modules; importers of this one keep finding them here.
@@ -73,6 +73,8 @@ interface HeldRefreshOptions {
 
 export interface TokenRefresherDeps {
   store: KubeStore;
+  /** How each credentials type is renewed, by type (src/modes/registry.ts, `refreshStrategies`); other types are not. */
+  strategies: ReadonlyMap<string, RefreshStrategy>;
   lock: RefreshLock;
   events: ConnectionEvents;
   /** The durable operation log; its entry ID becomes the failure's `log_id` (the Event is still recorded). */
@@ -109,14 +111,12 @@ export class TokenRefresher {
   private readonly unsaved = new Map<string, KeptCredentials>();
   /** This process's last refresh of each connection whose token lives shorter than the floor (the status trails it). */
   private readonly shortLived = new Map<string, RefreshRecord>();
-  private readonly strategies = new Map<string, RefreshStrategy>([
-    ['OAUTH2', oauth2RefreshStrategy],
-    ['OAUTH2_CC', clientCredentialsStrategy],
-  ]);
+  private readonly strategies: ReadonlyMap<string, RefreshStrategy>;
   private readonly logger: Logger;
   private readonly counter?: Counter<'provider' | 'reason' | 'result'>;
 
   constructor(private readonly deps: TokenRefresherDeps) {
+    this.strategies = deps.strategies;
     this.logger = deps.logger.child({ component: 'refresh' });
     if (deps.metrics) {
       this.counter = metric(
@@ -136,11 +136,6 @@ export class TokenRefresher {
   /** The cluster-wide lock this refresher takes (its Lease is removed with the connection). */
   get lock(): RefreshLock {
     return this.deps.lock;
-  }
-
-  /** Adds or replaces how credentials of one type are renewed (e.g. APP installation tokens). */
-  registerStrategy(credentialsType: string, strategy: RefreshStrategy): void {
-    this.strategies.set(credentialsType, strategy);
   }
 
   /** Whether these credentials are renewed before they expire (by the controller), not only when used. */

@@ -15,40 +15,14 @@ import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
+import type { NeededKey } from '../../modes/auth-mode.js';
+import { CLIENT_KEYS } from '../../modes/oauth2.js';
+import { findAuthModeModule } from '../../modes/registry.js';
 
-/** A key the Integration's Secret must hold; `or`: another key the same value may be under; `pem`: a PEM private key. */
-interface NeededKey {
-  key: string;
-  or?: string;
-  pem?: boolean;
+/** The keys the Integration's Secret must hold for this auth mode (its module says; none: it needs no client credentials). */
+function secretKeysOf(mode: AuthMode): { keys: NeededKey[]; why: string } | undefined {
+  return findAuthModeModule(mode)?.integration.secret;
 }
-
-const CLIENT: NeededKey[] = [{ key: 'clientId' }, { key: 'clientSecret' }];
-
-/** The keys the Integration's Secret must hold, for each auth mode that needs client credentials. */
-const SECRET_KEYS: Partial<Record<AuthMode, { keys: NeededKey[]; why: string }>> = {
-  OAUTH2: { keys: CLIENT, why: 'the OAuth client ID and secret' },
-  OAUTH1: { keys: CLIENT, why: 'the consumer key and secret' },
-  OAUTH2_CC: { keys: CLIENT, why: 'the OAuth client ID and secret' },
-  // TBA: NetSuite's consumer key and secret (the integration record's), which sign every request.
-  TBA: { keys: CLIENT, why: "the integration record's consumer key and secret" },
-  // APP: the catalog's clientId/clientSecret fields are read as the App ID and key too.
-  APP: {
-    keys: [
-      { key: 'appId', or: 'clientId' },
-      { key: 'privateKey', or: 'clientSecret', pem: true },
-    ],
-    why: "the App ID (appId) and the App's private key in PEM (privateKey)",
-  },
-  // CUSTOM: the app's keys mint installation tokens, its OAuth client exchanges the user's code; connections
-  // only come from the install flow, which needs the app's link (or slug). clientId/clientSecret are the client's here.
-  CUSTOM: {
-    keys: [{ key: 'appId' }, { key: 'privateKey', pem: true }, { key: 'appLink', or: 'appSlug' }, ...CLIENT],
-    why:
-      "the App ID (appId), the App's private key in PEM (privateKey), its public link (appLink) and " +
-      'the OAuth client ID and secret of its user authorization (clientId, clientSecret)',
-  },
-};
 
 export type { Verdict } from '../../domain/conditions.js';
 
@@ -93,7 +67,7 @@ export class IntegrationReconciler {
       };
     }
     const mode = provider.spec.authMode;
-    const needed = SECRET_KEYS[mode];
+    const needed = secretKeysOf(mode);
     if (!clientSecretRef) {
       if (!needed) {
         return { status: 'True', reason: IntegrationReason.Ready, message: `Ready: ${mode} connections need no client credentials.` };
@@ -192,5 +166,5 @@ export function tokenLifetimes(integration: IntegrationResource): ConditionInput
 }
 
 function describeKeys(mode: AuthMode): string {
-  return (SECRET_KEYS[mode]?.keys ?? CLIENT).map((k) => k.key).join(', ');
+  return (secretKeysOf(mode)?.keys ?? CLIENT_KEYS).map((k) => k.key).join(', ');
 }

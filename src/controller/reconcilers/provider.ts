@@ -3,7 +3,7 @@ import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
 import { writeConditions } from './conditions.js';
-import { TwoStepOptions } from '../../auth/two-step.js';
+import { findAuthModeModule } from '../../modes/registry.js';
 import { configFieldNames } from '../../catalog/connection-config.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
@@ -43,53 +43,8 @@ export function validateProvider(spec: ProviderSpec): string[] {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push(`spec.${field} must be an http(s) URL, not ${url.protocol}`);
   }
-  const mode = spec.authMode;
-  if ((mode === 'OAUTH2' || mode === 'OAUTH1') && (!spec.authorizationUrl || !spec.tokenUrl)) {
-    problems.push(`${mode} providers need spec.authorizationUrl and spec.tokenUrl`);
-  }
-  if (mode === 'OAUTH1' && !spec.requestTokenUrl) problems.push('OAUTH1 providers need spec.requestTokenUrl');
-  if ((mode === 'OAUTH2_CC' || mode === 'APP') && !spec.tokenUrl) problems.push(`${mode} providers need spec.tokenUrl`);
-  if (mode === 'CUSTOM') {
-    // The install page, the installation token URL, and the user authorization's token and installations URLs.
-    const missing = [
-      ['authorizationUrl', spec.authorizationUrl],
-      ['tokenUrl', spec.tokenUrl],
-      ['appInstallation.userTokenUrl', spec.appInstallation?.userTokenUrl],
-      ['appInstallation.userInstallationsUrl', spec.appInstallation?.userInstallationsUrl],
-    ].flatMap(([field, value]) => (value ? [] : [`spec.${field}`]));
-    if (missing.length) problems.push(`CUSTOM providers need ${missing.join(', ')}`);
-  }
-  if (mode === 'INSTALL_PLUGIN' && (!spec.pluginInstall?.installUrl || !spec.pluginInstall.credentialParam))
-    problems.push('INSTALL_PLUGIN providers need spec.pluginInstall.installUrl and spec.pluginInstall.credentialParam');
-  if (mode === 'API_KEY') {
-    const places = [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})];
-    if (!places.some((v) => v.includes('${apiKey}'))) {
-      problems.push('API_KEY providers must say where the key goes: a spec.proxy.headers or spec.proxy.query value containing ${apiKey}');
-    }
-  }
-  if (mode === 'TWO_STEP') {
-    const parsed = TwoStepOptions.safeParse(spec.twoStep);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      problems.push(
-        `TWO_STEP providers need a usable spec.twoStep (${first ? `${first.path.map(String).join('.')}: ${first.message}` : 'missing'})`,
-      );
-    }
-  }
-  if (mode === 'BILL' && !spec.tokenUrl) problems.push('BILL providers need spec.tokenUrl (the Bill.com login URL)');
-  if (mode === 'JWT') {
-    const alg = (spec.modeOptions as { algorithm?: unknown } | undefined)?.algorithm;
-    if (typeof alg !== 'string' || !/^(HS|RS|ES|PS)(256|384|512)$/.test(alg)) {
-      problems.push('JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)');
-    }
-  }
-  if (mode === 'TBA') {
-    const key = spec.tba?.accountIdKey ?? 'accountId';
-    const names = (spec.connectionConfiguration ?? []).map((f) => (typeof f === 'string' ? f : f.name));
-    if (!names.includes(key))
-      problems.push(`TBA providers need the account ID (the realm): "${key}" listed in spec.connectionConfiguration`);
-  }
-  if (mode === 'SIGNATURE' && spec.signature?.protocol !== 'WSSE') problems.push('SIGNATURE providers need spec.signature.protocol (WSSE)');
+  // What the auth mode needs of its Provider: its module says.
+  problems.push(...(findAuthModeModule(spec.authMode)?.providerProblems(spec) ?? []));
   return problems;
 }
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toPublicCredentials } from '../../../domain/credentials.js';
 import type { ConnectionResource } from '../../../k8s/resources.js';
 import type { StoredConnection } from '../../../k8s/store.js';
+import { moduleOfCredentials } from '../../../modes/registry.js';
 
 /** The end user as the API shows it, or null when the connection has none. */
 export function endUserView(c: ConnectionResource) {
@@ -55,7 +56,8 @@ export function connectionAnswer(conn: StoredConnection, opts: { includeRefreshT
     const text = JSON.stringify(connectionView(conn, { includeRefreshToken: opts.includeRefreshToken, lastFetchedAt: FETCH_TIME_MARK }));
     const at = text.indexOf(MARK_JSON);
     split = [text.slice(0, at), text.slice(at + MARK_JSON.length)];
-    if (conn.credentials.type !== 'SIGNATURE') {
+    // Not kept when the answer carries a value computed for it (SIGNATURE).
+    if (!moduleOfCredentials(conn.credentials)?.proxy.perUse) {
       if (!parts) {
         // Bounded (about 1 KiB each): the oldest entry goes first, as would a replaced version's.
         if (answers.size >= KEPT_ANSWERS) answers.delete(answers.keys().next().value!);

@@ -1,10 +1,8 @@
 import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
-import { EXCHANGED_MODES, exchangeGivenCredentials } from '../../../connections/exchanged-credentials.js';
-import { withFreshSignature } from '../../../auth/request-signature.js';
-import { appFromImport } from '../../../connections/app-import.js';
-import { credentialsFromDeprecated, jwtFromImport } from '../../../connections/imported-credentials.js';
+import { importCredentials } from '../../../connections/import.js';
 import { listConnections } from '../../../connections/list.js';
-import { deleteConnection, importConnection } from '../../../connections/service.js';
+import { deleteConnection } from '../../../connections/service.js';
+import { moduleOfCredentials } from '../../../modes/registry.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import type { EndUserSpec } from '../../../k8s/resources.js';
 import type { StoredConnection } from '../../../k8s/store.js';
@@ -23,7 +21,6 @@ import {
 import { connectionAnswer, connectionSummary, connectionView } from './connection-view.js';
 import { defineRoute, type RouteSpec } from './define.js';
 import { integrationAndProvider, type RestDeps } from './deps.js';
-import { storedFromImport } from '../credentials-from-body.js';
 import type { z } from 'zod';
 
 export function connectionRoutes(deps: RestDeps): RouteSpec[] {
@@ -44,49 +41,14 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404, 413, 503],
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
-        if (body.credentials.type !== provider.spec.authMode) {
-          throw typeMismatch(body.credentials.type, provider.spec.authMode, provider.metadata.name);
-        }
-        let credentials = storedFromImport(body.credentials);
-        if (body.credentials.type === 'JWT') {
-          // The token's claims may use the configuration kept by a connection being re-imported.
-          const kept = body.connection_id
-            ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig
-            : undefined;
-          credentials = jwtFromImport(provider, body.credentials.apiKey, { ...kept, ...body.connection_config }, deps.clock.now());
-        }
-        if (EXCHANGED_MODES.has(credentials.type)) {
-          // TWO_STEP, BILL, APP_STORE: exchanged or minted now, with the configuration a re-import keeps.
-          const kept = body.connection_id
-            ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig
-            : undefined;
-          credentials = await exchangeGivenCredentials(
-            deps,
-            provider,
-            credentials,
-            { ...kept, ...body.connection_config },
-            'body.credentials',
-          );
-        }
-        let connectionConfig = body.connection_config;
-        if (body.credentials.type === 'APP') {
-          // The installation is checked with the provider and its first token minted before anything is stored.
-          ({ credentials, connectionConfig } = await appFromImport(deps, {
-            namespace: env.namespace,
-            integration,
-            provider,
-            installationId: body.credentials.installation_id,
-            connectionConfig: body.connection_config,
-          }));
-        }
-        const { connection, created } = await importConnection(deps, {
+        const { connection, created } = await importCredentials(deps, {
           namespace: env.namespace,
           integration,
           provider,
           connectionId: body.connection_id,
-          credentials,
+          credentials: { given: body.credentials },
           metadata: body.metadata,
-          connectionConfig,
+          connectionConfig: body.connection_config,
           endUser: endUserSpec(body.end_user, body.tags),
         });
         logImport(deps, connection, created);
@@ -114,22 +76,16 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404, 413],
       async handle({ body, env }) {
         const { integration, provider } = integrationAndProvider(deps, env.namespace, body.provider_config_key);
-        let credentials = credentialsFromDeprecated(body, provider.spec.authMode, provider.metadata.name, deps.clock.now());
-        if (EXCHANGED_MODES.has(credentials.type)) {
-          const kept = body.connection_id
-            ? deps.store.getConnection(env.namespace, integration.metadata.name, body.connection_id)?.resource.spec.connectionConfig
-            : undefined;
-          credentials = await exchangeGivenCredentials(deps, provider, credentials, { ...kept, ...body.connection_config }, 'body');
-        }
-        const { connection, created } = await importConnection(deps, {
+        const { provider_config_key: _key, connection_id, metadata, connection_config, end_user, ...flat } = body;
+        const { connection, created } = await importCredentials(deps, {
           namespace: env.namespace,
           integration,
           provider,
-          connectionId: body.connection_id,
-          credentials,
-          metadata: body.metadata,
-          connectionConfig: body.connection_config,
-          endUser: endUserSpec(body.end_user),
+          connectionId: connection_id,
+          credentials: { flat },
+          metadata,
+          connectionConfig: connection_config,
+          endUser: endUserSpec(end_user),
         });
         logImport(deps, connection, created);
         return { status: created ? 201 : 200, body: {}, headers: DEPRECATION_HEADERS };
@@ -189,7 +145,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           // Looked up here only when the answer depends on it: the refresher reads it anyway (and answers an unknown one).
           const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
           if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
-          force = existing.credentials.type === 'APP' || existing.credentials.type === 'CUSTOM';
+          force = moduleOfCredentials(existing.credentials)?.refreshOnAppJwtRequest === true;
         }
         let conn;
         try {
@@ -204,8 +160,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         }
         const now = deps.clock.now();
         // SIGNATURE: a value computed for this answer (never stored), for callers that call the provider themselves.
-        if (conn.credentials.type === 'SIGNATURE')
-          conn = { ...conn, credentials: withFreshSignature(provider.spec.signature, conn.credentials, now) };
+        const perUse = moduleOfCredentials(conn.credentials)?.proxy.perUse;
+        if (perUse) conn = { ...conn, credentials: perUse(provider.spec, conn.credentials, now) };
         // Memory only: written later in a batch (src/connections/last-fetched.ts).
         deps.lastFetched.record(env.namespace, conn.resource.metadata.name, now);
         return {
@@ -274,15 +230,6 @@ export function unknownConnection(connectionId: string, integrationId: string): 
     'not_found',
     'unknown_connection',
     `No connection "${connectionId}" for integration "${integrationId}" in this environment`,
-  );
-}
-
-function typeMismatch(type: string, authMode: string, provider: string): LatchkeyError {
-  return new LatchkeyError(
-    'invalid_input',
-    'credentials_type_mismatch',
-    `credentials.type ${type} does not match the auth mode ${authMode} of provider "${provider}"`,
-    { errors: [{ path: 'body.credentials.type', message: `expected ${authMode}`, code: 'credentials_type_mismatch' }] },
   );
 }
 

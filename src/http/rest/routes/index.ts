@@ -1,5 +1,5 @@
 import type { Express, Router } from 'express';
-import { refresherFor } from '../../../auth/refresh/shared-refresher.js';
+import { refresherFor } from '../../../connections/shared-refresher.js';
 import type { AppContext } from '../../../context/app-context.js';
 import { buildOpenApi } from '../../openapi.js';
 import { connectSessionRoutes } from './connect-sessions.js';

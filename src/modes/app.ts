@@ -1,15 +1,33 @@
 /**
- * Import of an APP connection (an existing installation of the Integration's app): the application
- * sends the installation ID (`credentials.installation_id` or `connection_config.installationId`);
- * the app's key is the Integration's. Before anything is stored, the provider is asked as the app
- * whether the installation is this app's, and the first installation token is minted.
+ * APP: a code-host app installed on an account (a GitHub App). The end user installs it through the
+ * Connect UI (src/connect/app-install-flow.ts: only a new installation is accepted); an application
+ * imports an existing installation by its ID. Installation tokens are minted from the app's keys (the
+ * Integration's) and renewed ahead; sent as a bearer token.
  */
-import { appCredentialsOf, getInstallation, installationUrlOf, requestInstallationToken } from '../auth/app-installation.js';
+import {
+  appCredentialsOf,
+  appInstallationStrategy,
+  getInstallation,
+  installationUrlOf,
+  requestInstallationToken,
+} from '../auth/app-installation.js';
 import { RefreshError } from '../auth/refresh/errors.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
+import type { IntegrationResource } from '../k8s/resources.js';
 import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { AuthModeModule, ImportInput, Imported, ModeDeps, NeededKey } from './auth-mode.js';
+import { notFlatImportable } from './flat-fields.js';
+import { bearerInjection } from './injection.js';
+
+/** Connection configuration the install flow fills itself: never asked from the end user. */
+export const APP_SUPPLIED_KEYS: ReadonlySet<string> = new Set(['appSlug', 'installationId']);
+
+/** The catalog's clientId/clientSecret fields are read as the App ID and key too. */
+const APP_KEYS: NeededKey[] = [
+  { key: 'appId', or: 'clientId' },
+  { key: 'privateKey', or: 'clientSecret', pem: true },
+];
 
 const INSTALLATION_ID = /^[0-9]{1,20}$/;
 
@@ -28,19 +46,15 @@ export function appSlugOfIntegration(store: KubeStore, namespace: string, integr
   }
 }
 
-export async function appFromImport(
-  deps: { store: KubeStore; fetch: typeof fetch; clock: { now(): number } },
-  input: {
-    namespace: string;
-    integration: IntegrationResource;
-    provider: ProviderResource;
-    installationId?: string;
-    connectionConfig?: Record<string, unknown>;
-  },
-): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, unknown> }> {
+/**
+ * The installation (`credentials.installation_id` or `connection_config.installationId`) checked with
+ * the provider as the app, and its first token minted, before anything is stored.
+ */
+async function appFromImport(deps: ModeDeps, input: ImportInput): Promise<Imported> {
   const { provider, integration } = input;
+  const given = input.given.installation_id;
   const fromConfig = input.connectionConfig?.installationId;
-  const installationId = input.installationId ?? (fromConfig === undefined ? undefined : String(fromConfig as string | number));
+  const installationId = (given as string | undefined) ?? (fromConfig === undefined ? undefined : String(fromConfig as string | number));
   if (!installationId || !INSTALLATION_ID.test(installationId)) {
     throw new LatchkeyError('invalid_input', 'missing_credentials', 'APP import needs the installation ID (digits)', {
       errors: [
@@ -101,3 +115,20 @@ export async function appFromImport(
     throw new LatchkeyError('upstream', 'provider_unavailable', 'The provider could not be reached to check the installation; try again');
   }
 }
+
+export const app: AuthModeModule = {
+  mode: 'APP',
+  fromImport: appFromImport,
+  fromFlatImport: (_deps, input) => notFlatImportable(input),
+  connect: { flow: 'redirect', via: 'app-install', userAuthorization: false, suppliedKeys: () => APP_SUPPLIED_KEYS },
+  refresh: appInstallationStrategy,
+  refreshOnAppJwtRequest: true,
+  proxy: bearerInjection('access_token'),
+  providerProblems: (spec) => (spec.tokenUrl ? [] : ['APP providers need spec.tokenUrl']),
+  integration: {
+    secret: { keys: APP_KEYS, why: "the App ID (appId) and the App's private key in PEM (privateKey)" },
+    clientBeforeConnect: false,
+    shownAs: 'APP',
+    accepts: ['APP'],
+  },
+};

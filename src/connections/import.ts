@@ -1,0 +1,53 @@
+/**
+ * Imports of credentials an application already holds (POST /connections and the deprecated flat
+ * POST /connection): the provider's auth mode module (src/modes) turns what was sent into the
+ * credentials to store — a 400 naming the fields, or the provider's refusal, before anything is
+ * stored — and the connection service stores them.
+ */
+import { LatchkeyError } from '../domain/errors.js';
+import type { StoredConnection } from '../k8s/store.js';
+import type { FlatCredentialFields, GivenCredentials, ModeDeps } from '../modes/auth-mode.js';
+import { authModeModule } from '../modes/registry.js';
+import { importConnection, type ConnectionServiceDeps, type NewConnection } from './service.js';
+
+export type ImportDeps = ConnectionServiceDeps & ModeDeps;
+
+export interface ImportRequest extends Omit<NewConnection, 'credentials' | 'labels'> {
+  /** POST /connections: the body's `credentials` (schema-checked); or the flat fields of POST /connection. */
+  credentials: { given: GivenCredentials } | { flat: FlatCredentialFields };
+}
+
+/** Turns what was sent into credentials with the provider's auth mode, then creates the connection or replaces its credentials. */
+export async function importCredentials(
+  deps: ImportDeps,
+  request: ImportRequest,
+): Promise<{ connection: StoredConnection; created: boolean }> {
+  const { namespace, integration, provider, connectionId } = request;
+  const mode = authModeModule(provider.spec.authMode);
+  // A re-import's credentials (minted or exchanged) may use the configuration the connection keeps.
+  const keptConfig = connectionId
+    ? deps.store.getConnection(namespace, integration.metadata.name, connectionId)?.resource.spec.connectionConfig
+    : undefined;
+  const common = { namespace, integration, provider, connectionConfig: request.connectionConfig, keptConfig };
+  let credentials;
+  let connectionConfig = request.connectionConfig;
+  if ('given' in request.credentials) {
+    const { given } = request.credentials;
+    if (given.type !== provider.spec.authMode) throw typeMismatch(given.type, provider.spec.authMode, provider.metadata.name);
+    const imported = await mode.fromImport(deps, { ...common, given });
+    credentials = imported.credentials;
+    connectionConfig = imported.connectionConfig ?? connectionConfig;
+  } else {
+    credentials = await mode.fromFlatImport(deps, { ...common, fields: request.credentials.flat });
+  }
+  return importConnection(deps, { ...request, credentials, connectionConfig });
+}
+
+function typeMismatch(type: string, authMode: string, provider: string): LatchkeyError {
+  return new LatchkeyError(
+    'invalid_input',
+    'credentials_type_mismatch',
+    `credentials.type ${type} does not match the auth mode ${authMode} of provider "${provider}"`,
+    { errors: [{ path: 'body.credentials.type', message: `expected ${authMode}`, code: 'credentials_type_mismatch' }] },
+  );
+}

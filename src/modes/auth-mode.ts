@@ -1,0 +1,189 @@
+/**
+ * What one auth mode decides, in one module per mode (src/modes/<mode>.ts), found through the
+ * registry (./registry.ts): the credentials it accepts on import (both import bodies) and from the
+ * Connect form, its end-user flow, how it renews (or that it does not), how the proxy injects it, and
+ * what it requires of a Provider and an Integration. Import, the Connect flows, the refresher, the
+ * proxy and the Provider and Integration reconcilers look the mode up instead of switching on it.
+ * The machinery a mode calls (OAuth clients, signing, minting) stays in src/auth. A mode module
+ * imports no HTTP and no Kubernetes client: what it reads of the cluster comes through the store it
+ * is handed (types only from src/k8s).
+ */
+import type { RefreshStrategy } from '../auth/refresh/strategies.js';
+import type { AuthMode } from '../domain/auth-modes.js';
+import type { LatchkeyError } from '../domain/errors.js';
+import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+
+/** What a mode may use: the informer-backed store (read only), the guarded fetch, the clock. */
+export interface ModeDeps {
+  store: KubeStore;
+  fetch: typeof fetch;
+  clock: { now(): number };
+}
+
+/** Given credentials: an import body's `credentials` (schema-checked, `type` is the mode) or a form's values with `type`. */
+export type GivenCredentials = { type: string } & Record<string, unknown>;
+
+export interface ImportInput {
+  namespace: string;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  given: GivenCredentials;
+  /** The body's `connection_config`. */
+  connectionConfig?: Record<string, unknown>;
+  /** The configuration a re-imported connection keeps (what minting or an exchange may use, under the body's). */
+  keptConfig?: Record<string, unknown>;
+}
+
+/** Credentials to store; `connectionConfig` replaces the body's when the mode fills it (APP: the installation). */
+export interface Imported {
+  credentials: StoredCredentials;
+  connectionConfig?: Record<string, unknown>;
+}
+
+/** The credential fields of the deprecated flat `POST /connection` body (already validated for shape). */
+export interface FlatCredentialFields {
+  access_token?: string;
+  refresh_token?: string;
+  /** ISO 8601 (or anything `new Date` reads; the schema checked it). */
+  expires_at?: string;
+  expires_in?: number;
+  no_expiration?: boolean;
+  oauth_client_id_override?: string;
+  oauth_client_secret_override?: string;
+  oauth_token?: string;
+  oauth_token_secret?: string;
+  username?: string;
+  password?: string;
+  api_key?: string;
+  token_id?: string;
+  token_secret?: string;
+}
+
+export interface FlatImportInput extends Omit<ImportInput, 'given'> {
+  fields: FlatCredentialFields;
+}
+
+/** A form field of the Connect UI. */
+export interface CredentialField {
+  name: string;
+  secret: boolean;
+  required: boolean;
+  /** The Provider's own label for it (TWO_STEP declares its fields with labels). */
+  label?: string;
+}
+
+export interface FormInput {
+  namespace: string;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  /** The validated form values, by field name. */
+  values: Record<string, string>;
+  connectionConfig: Record<string, string>;
+  /** The field's label as the end user reads it (for error messages). */
+  label(name: string): string;
+}
+
+/**
+ * A form's outcome: credentials to store, or the provider's refusal of what was typed (the Connect
+ * flow logs it as a failed attempt; `answer` is the provider's redacted words for the log line).
+ * Other invalid input is thrown as a LatchkeyError.
+ */
+export type FormOutcome = { credentials: StoredCredentials } | { refused: LatchkeyError; detail?: string; answer?: string };
+
+/** The redirect flows' machinery in src/connect: which one a mode's browser goes through. */
+export type RedirectVia = 'oauth2' | 'oauth1' | 'app-install' | 'plugin-install';
+
+export type ConnectFlow =
+  | {
+      flow: 'redirect';
+      via: RedirectVia;
+      /** app-install: the user authorizes during the installation (CUSTOM); else only a new installation is accepted (APP). */
+      userAuthorization?: boolean;
+      /** Connection configuration the flow fills itself, never asked from the end user. */
+      suppliedKeys(spec: ProviderSpec): ReadonlySet<string>;
+    }
+  | {
+      flow: 'form';
+      fields(spec: ProviderSpec): CredentialField[];
+      /** The form's values as credentials to store (checked with the provider where the mode needs it). */
+      credentials(deps: ModeDeps, input: FormInput): Promise<FormOutcome>;
+    };
+
+export interface OAuth1Consumer {
+  consumerKey: string;
+  consumerSecret: string;
+}
+
+export interface AuthorizationInput {
+  spec: ProviderSpec;
+  credentials: StoredCredentials;
+  /** Headers already decided (templated ones); an `authorization` among them wins. */
+  headers: Record<string, string>;
+  method: string;
+  /** The target URL, made only when a signature covers it (OAuth 1, TBA). */
+  url: () => URL;
+  /** Parameters of a form-encoded body (OAuth 1 signs them). */
+  formParams?: URLSearchParams;
+  /** The integration's consumer key and secret (OAUTH1, TBA), a connection's override first. */
+  oauth1Consumer?: (override?: { client_id?: string; client_secret?: string }) => OAuth1Consumer | undefined;
+  /** The connection's configuration (TBA's realm is its account ID). */
+  connectionConfig?: Record<string, unknown>;
+}
+
+export interface ProxyInjection {
+  /** The field `${accessToken}` stands for (and a bearer mode sends). */
+  accessTokenField: 'token' | 'access_token';
+  /** Refreshed before a proxied call and once after a 401 (the request body is kept to send again). */
+  refreshesOnUse: boolean;
+  /** Signs form-encoded bodies (OAuth 1.0a, TBA): the proxy reads them whole. */
+  signsFormBody: boolean;
+  /** The Authorization header, or undefined when the mode needs none (or the templates set it). */
+  authorization(input: AuthorizationInput): string | undefined;
+  /** Headers of its own on every call, under the templated ones (BILL's session). */
+  defaultHeaders?(credentials: StoredCredentials): Record<string, string>;
+  /** A header set over everything else (SIGNATURE's value when no template places it). */
+  ownHeader?(spec: ProviderSpec, credentials: StoredCredentials): [string, string] | undefined;
+  /** Credentials with a value computed for this one use, never stored (SIGNATURE); fetch answers it too. */
+  perUse?(spec: ProviderSpec, credentials: StoredCredentials, now: number): StoredCredentials;
+}
+
+/** A key the Integration's client Secret must hold; `or`: another key the same value may be under; `pem`: a PEM private key. */
+export interface NeededKey {
+  key: string;
+  or?: string;
+  pem?: boolean;
+}
+
+/** The integrations API's credential shapes (Nango's). */
+export type IntegrationCredentialsShape = 'OAUTH2' | 'OAUTH1' | 'TBA' | 'APP';
+
+export interface IntegrationNeeds {
+  /** Keys its client Secret must hold (the Integration reconciler checks them); none when the mode needs none. */
+  secret?: { keys: NeededKey[]; why: string };
+  /** The Connect UI refuses to start before the Integration's client is set (it signs or redirects with it). */
+  clientBeforeConnect: boolean;
+  /** The shape the integrations API shows its credentials in (null when none). */
+  shownAs?: IntegrationCredentialsShape;
+  /** The shapes the integrations API accepts for it. */
+  accepts: readonly IntegrationCredentialsShape[];
+  /** A refusal of client credentials says the mode needs none. */
+  needsNoClient?: boolean;
+}
+
+export interface AuthModeModule {
+  readonly mode: AuthMode;
+  /** POST /connections: the body's credentials as stored (a 400 naming the fields before anything is stored). */
+  fromImport(deps: ModeDeps, input: ImportInput): Promise<Imported>;
+  /** POST /connection (deprecated): the flat fields as stored; a 400 for fields the mode does not use. */
+  fromFlatImport(deps: ModeDeps, input: FlatImportInput): Promise<StoredCredentials>;
+  readonly connect: ConnectFlow;
+  /** How its credentials are renewed; none: they are not. */
+  readonly refresh?: RefreshStrategy;
+  /** GET /connections/:id?refresh_github_app_jwt_token=true forces a refresh (app installation tokens). */
+  readonly refreshOnAppJwtRequest?: boolean;
+  readonly proxy: ProxyInjection;
+  /** What the Provider reconciler reports missing from a Provider of this mode. */
+  providerProblems(spec: ProviderSpec): string[];
+  readonly integration: IntegrationNeeds;
+}

@@ -1,0 +1,51 @@
+/**
+ * BILL: a Bill.com sign-in (username, password, organization, developer key) turned into a session at
+ * import and in the form, signed in again before it lapses; the session and key go in headers of
+ * their own on every proxied call.
+ */
+import { billLogin, billProxyHeaders, billSessionStrategy, checkBillSignIn } from '../auth/bill-session.js';
+import type { ProviderResource } from '../k8s/resources.js';
+import type { StoredCredentials } from '../k8s/store.js';
+import type { AuthModeModule, GivenCredentials, ModeDeps } from './auth-mode.js';
+import { exchangeNow, formOutcomeOf, importConfig } from './exchange.js';
+import { noFlatFields } from './flat-fields.js';
+import { noAuthorization } from './injection.js';
+
+const plain = (name: string) => ({ name, secret: false, required: true });
+const secret = (name: string) => ({ name, secret: true, required: true });
+const FIELDS = [plain('username'), secret('password'), plain('organization_id'), secret('dev_key')];
+
+function signIn(
+  deps: ModeDeps,
+  provider: ProviderResource,
+  given: GivenCredentials,
+  connectionConfig: Record<string, unknown>,
+  path: string,
+): Promise<StoredCredentials> {
+  return exchangeNow(deps, provider, connectionConfig, path, (call) => billLogin({ ...call, signIn: checkBillSignIn(given, path) }));
+}
+
+export const bill: AuthModeModule = {
+  mode: 'BILL',
+  fromImport: async (deps, input) => ({
+    credentials: await signIn(deps, input.provider, input.given, importConfig(input), 'body.credentials'),
+  }),
+  fromFlatImport: (_deps, input) => noFlatFields(input),
+  connect: {
+    flow: 'form',
+    fields: () => [...FIELDS],
+    credentials: (deps, form) =>
+      formOutcomeOf(() => signIn(deps, form.provider, { ...form.values, type: 'BILL' }, form.connectionConfig, 'values')),
+  },
+  refresh: billSessionStrategy,
+  // No Authorization header: the session goes in Bill.com's own headers.
+  proxy: {
+    accessTokenField: 'access_token',
+    refreshesOnUse: true,
+    signsFormBody: false,
+    authorization: noAuthorization,
+    defaultHeaders: billProxyHeaders,
+  },
+  providerProblems: (spec) => (spec.tokenUrl ? [] : ['BILL providers need spec.tokenUrl (the Bill.com login URL)']),
+  integration: { clientBeforeConnect: false, accepts: [] },
+};

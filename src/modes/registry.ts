@@ -1,0 +1,68 @@
+/**
+ * Every auth mode's module, by mode: a `Record` over the mode type, so a mode without a module does
+ * not compile. Callers look a mode up here instead of switching on it (test/modes/registry.unit.test.ts
+ * fails on a switch outside src/modes).
+ */
+import type { RefreshStrategy } from '../auth/refresh/strategies.js';
+import type { AuthMode } from '../domain/auth-modes.js';
+import type { StoredCredentials } from '../k8s/store.js';
+import { apiKey } from './api-key.js';
+import { app } from './app.js';
+import { appStore } from './app-store.js';
+import type { AuthModeModule } from './auth-mode.js';
+import { basic } from './basic.js';
+import { bill } from './bill.js';
+import { custom } from './custom.js';
+import { installPlugin } from './install-plugin.js';
+import { jwt } from './jwt.js';
+import { none } from './none.js';
+import { oauth1 } from './oauth1.js';
+import { oauth2 } from './oauth2.js';
+import { oauth2ClientCredentials } from './oauth2-cc.js';
+import { signature } from './signature.js';
+import { tba } from './tba.js';
+import { twoStep } from './two-step.js';
+
+export const AUTH_MODE_MODULES: Readonly<Record<AuthMode, AuthModeModule>> = {
+  OAUTH1: oauth1,
+  OAUTH2: oauth2,
+  OAUTH2_CC: oauth2ClientCredentials,
+  BASIC: basic,
+  API_KEY: apiKey,
+  APP_STORE: appStore,
+  CUSTOM: custom,
+  APP: app,
+  NONE: none,
+  TBA: tba,
+  JWT: jwt,
+  BILL: bill,
+  TWO_STEP: twoStep,
+  SIGNATURE: signature,
+  INSTALL_PLUGIN: installPlugin,
+};
+
+/** The module of a Provider's auth mode (the CRD's enum admits only these). */
+export function authModeModule(mode: AuthMode): AuthModeModule {
+  return AUTH_MODE_MODULES[mode];
+}
+
+/** The module of a mode named by data not checked against the enum, if it names one. */
+export function findAuthModeModule(name: string): AuthModeModule | undefined {
+  return Object.hasOwn(AUTH_MODE_MODULES, name) ? AUTH_MODE_MODULES[name as AuthMode] : undefined;
+}
+
+/** The module of stored credentials' type, if it names a mode (stored data is not trusted to). */
+export function moduleOfCredentials(credentials: Pick<StoredCredentials, 'type'>): AuthModeModule | undefined {
+  return findAuthModeModule(credentials.type);
+}
+
+/** The refresher's strategies: one per mode whose credentials are renewed. */
+export function refreshStrategies(): ReadonlyMap<string, RefreshStrategy> {
+  return new Map(Object.values(AUTH_MODE_MODULES).flatMap((m) => (m.refresh ? [[m.mode, m.refresh] as const] : [])));
+}
+
+/** The token `${accessToken}` stands for (for JWT the minted token, for SIGNATURE the computed value), if any. */
+export function accessTokenOf(credentials: StoredCredentials): string | undefined {
+  const v = credentials[moduleOfCredentials(credentials)?.proxy.accessTokenField ?? 'access_token'];
+  return typeof v === 'string' && v ? v : undefined;
+}
