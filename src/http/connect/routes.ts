@@ -120,16 +120,18 @@ export function connectRoutes(deps: ConnectDeps): Router {
    * page be framed, by that token's Environment's allowed origins. Without it the page names no
    * tenant's origins and no page may frame it (it once listed every Environment's).
    */
-  function invalidAddress(req: Request, res: Response): void {
+  /** An error page in the end user's language and theme. */
+  function errorPage(req: Request, res: Response, status: number, code: string, message: string, providerConfigKey?: string): void {
     res
-      .status(400)
+      .status(status)
       .set(HTML_HEADERS)
       .send(
-        resultPage(basePath, lookOf(req), {
-          type: 'error',
-          error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' },
-        }),
+        resultPage(basePath, lookOf(req), { type: 'error', error: { code, message }, ...(providerConfigKey ? { providerConfigKey } : {}) }),
       );
+  }
+
+  function invalidAddress(req: Request, res: Response): void {
+    errorPage(req, res, 400, 'invalid_request', 'This Connect UI address is not valid.');
   }
 
   function nangoPage(req: Request, res: Response): void {
@@ -145,11 +147,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
         session = openSession(deps.store, token, deps.clock.now());
       } catch (err) {
         const e = err as LatchkeyError;
-        res
-          .status(statusOf(e))
-          .set(HTML_HEADERS)
-          .send(resultPage(basePath, lookOf(req), { type: 'error', error: { code: e.code, message: e.message } }));
-        return;
+        return errorPage(req, res, statusOf(e), e.code, e.message);
       }
       if (asked !== undefined && asked !== session.namespace) {
         return invalidAddress(req, res);
@@ -275,15 +273,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
   router.post('/oauth/callback', form, (req, res, next) => {
     const fields = CallbackForm.safeParse(req.body ?? {});
     if (!fields.success) {
-      res
-        .status(400)
-        .set(HTML_HEADERS)
-        .send(
-          resultPage(basePath, lookOf(req), {
-            type: 'error',
-            error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
-          }),
-        );
+      errorPage(req, res, 400, 'invalid_callback', 'This authorization response is not valid.');
       return;
     }
     const url = new URL(`${deps.config.publicBaseUrl}/oauth/callback`);
@@ -316,33 +306,14 @@ export function connectRoutes(deps: ConnectDeps): Router {
         return;
       }
       const e = outcome.error ?? new LatchkeyError('invalid_input', 'invalid_state', 'This authorization response is not valid.');
-      sendPage(
-        statusOf(e),
-        resultPage(basePath, lookOf(req), {
-          type: 'error',
-          error: { code: e.code, message: e.message },
-          ...(outcome.providerConfigKey ? { providerConfigKey: outcome.providerConfigKey } : {}),
-        }),
-      );
+      errorPage(req, res, statusOf(e), e.code, e.message, outcome.providerConfigKey);
     } catch (err) {
       if (err instanceof LatchkeyError) {
-        sendPage(
-          400,
-          resultPage(basePath, lookOf(req), {
-            type: 'error',
-            error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
-          }),
-        );
+        errorPage(req, res, 400, 'invalid_callback', 'This authorization response is not valid.');
         return;
       }
       deps.logger.error({ err: (err as Error).message, path: req.path }, 'OAuth callback failed');
-      sendPage(
-        503,
-        resultPage(basePath, lookOf(req), {
-          type: 'error',
-          error: { code: 'temporarily_unavailable', message: 'The connection could not be saved right now. Please try again in a moment.' },
-        }),
-      );
+      errorPage(req, res, 503, 'temporarily_unavailable', 'The connection could not be saved right now. Please try again in a moment.');
     }
   }
   return router;
