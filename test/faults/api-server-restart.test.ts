@@ -297,13 +297,23 @@ async function restartUnderLoad(component: Component) {
 
   let stoppedAt = 0;
   let stopping: Promise<void> | undefined;
-  receiver.onRequest = () => {
+  // Stopped once the first delivery reaches the receiver, but not before every webhook is enqueued: the
+  // enqueues are the test's own writes, not the product's (on a loaded machine a delivery can arrive first).
+  let enqueued = false;
+  let arrived = false;
+  const stop = () => {
     if (stopping) return;
     stoppedAt = Date.now();
     down = component;
     stopping = component.stop();
   };
+  receiver.onRequest = () => {
+    arrived = true;
+    if (enqueued) stop();
+  };
   const webhookIds = await enqueueWebhooks(prefix);
+  enqueued = true;
+  if (arrived) stop();
   await eventually(() => stoppedAt > 0, 60_000);
   await stopping;
   const refusedBefore = traffic.outcomes.filter((o) => !ok(o)).length;
