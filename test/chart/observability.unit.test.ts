@@ -126,6 +126,35 @@ describe('the chart’s alerts', () => {
   });
 });
 
+describe('the opt-in PrometheusRule and dashboard ConfigMap', () => {
+  const helmTemplate = (args: string[]) => {
+    const helm = execFileSync('bash', [join(REPO_ROOT, 'test/chart/tools.sh'), 'helm'], { encoding: 'utf8' }).trim().split('\n').pop()!;
+    return execFileSync(helm, ['template', 'r', join(REPO_ROOT, 'charts/latchkey'), ...args], { encoding: 'utf8' });
+  };
+
+  it('the PrometheusRule holds these rules, the job label the release’s (app.kubernetes.io/name)', () => {
+    const rendered = loadYaml(
+      helmTemplate(['--set', 'prometheusRule.enabled=true', '--set', 'nameOverride=lk', '--show-only', 'templates/prometheusrule.yaml']),
+    ) as { kind: string; spec: Groups };
+    expect(rendered.kind).toBe('PrometheusRule');
+    const expected = JSON.parse(JSON.stringify(alertGroups()).replaceAll('job=\\"latchkey\\"', 'job=\\"lk\\"')) as Groups;
+    expect(rendered.spec).toEqual(expected);
+    expect(JSON.stringify(rendered.spec)).toContain('up{job=\\"lk\\"}');
+  });
+
+  it('neither is rendered by default; the ConfigMap carries the dashboard as it is', () => {
+    const byDefault = helmTemplate([]);
+    expect(byDefault).not.toContain('kind: PrometheusRule');
+    expect(byDefault).not.toContain('grafana_dashboard');
+    const cm = loadYaml(helmTemplate(['--set', 'grafanaDashboard.enabled=true', '--show-only', 'templates/grafana-dashboard.yaml'])) as {
+      metadata: { labels: Record<string, string> };
+      data: Record<string, string>;
+    };
+    expect(cm.metadata.labels.grafana_dashboard).toBe('1');
+    expect(JSON.parse(cm.data['latchkey.json']!)).toEqual(JSON.parse(readFileSync(DASHBOARD, 'utf8')));
+  });
+});
+
 describe('the Grafana dashboard', () => {
   it('queries only metrics and labels Latchkey exports', async () => {
     const known = await exported();
