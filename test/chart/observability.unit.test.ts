@@ -142,6 +142,13 @@ describe('the opt-in PrometheusRule and dashboard ConfigMap', () => {
     expect(JSON.stringify(rendered.spec)).toContain('up{job=\\"lk\\"}');
   });
 
+  it('an upgrade with --reuse-values of a release from before these values existed renders (neither is there)', () => {
+    // helm --set KEY=null removes the key, as in the values a release installed by an older chart keeps.
+    const rendered = helmTemplate(['--set', 'prometheusRule=null', '--set', 'grafanaDashboard=null']);
+    expect(rendered).toContain('kind: Deployment');
+    expect(rendered).not.toContain('kind: PrometheusRule');
+  });
+
   it('neither is rendered by default; the ConfigMap carries the dashboard as it is', () => {
     const byDefault = helmTemplate([]);
     expect(byDefault).not.toContain('kind: PrometheusRule');

@@ -185,12 +185,19 @@ describeOnNode('the chart on a local node', () => {
         { url: serviceUrl, secretKey: env.secretKey, integration: 'keys', fetchConnectionId: 'first', expectedApiKey: 'key-first', importPrefix: 'up' },
         100,
       );
-      await new Promise((r) => setTimeout(r, 3000));
-      const upgradeStarted = Date.now();
-      await helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']);
-      const upgradeEnded = Date.now();
-      await new Promise((r) => setTimeout(r, 3000));
-      const outcomes = await load.stop();
+      let upgradeStarted = 0;
+      let upgradeEnded = 0;
+      try {
+        await new Promise((r) => setTimeout(r, 3000));
+        upgradeStarted = Date.now();
+        // --reuse-values, as a platform team upgrades: the release's values, the new chart's templates.
+        await helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']);
+        upgradeEnded = Date.now();
+        await new Promise((r) => setTimeout(r, 3000));
+      } finally {
+        await load.stop();
+      }
+      const outcomes = load.outcomes;
       const during = outcomes.filter((o) => o.at >= upgradeStarted && o.at <= upgradeEnded);
       log(`upgrade took ${upgradeEnded - upgradeStarted} ms; ${outcomes.length} requests, ${during.length} during the upgrade`);
       expect(outcomes.filter((o) => !o.ok).map((o) => `${o.what}: ${o.detail}`)).toEqual([]);
