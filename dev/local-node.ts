@@ -8,13 +8,33 @@
  * bridges, routes and sysctls. `npm run node` (dev/start-node.ts) runs one in a terminal.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startControlPlane, type ControlPlane } from './control-plane.js';
 import { lockDataDir, DataDirLockedError, type DataDirLock } from './data-dir-lock.js';
-import { CGROUP_ROOT, cniConfDir, cniNetwork, containerdConfig, containerdSocket, kubeletConfig, kubeletRootDir, type NodeLayout } from './node-config.js';
+import {
+  CGROUP_ROOT,
+  cniConfDir,
+  cniNetwork,
+  containerdConfig,
+  containerdSocket,
+  kubeletConfig,
+  kubeletRootDir,
+  type NodeLayout,
+} from './node-config.js';
 import { applySysctls, restoreSysctls, setUpNetwork, sh, tearDownNetwork } from './node-host.js';
 
 export interface LocalNode {
@@ -69,7 +89,11 @@ export function whyNodeCannotStart(): string | undefined {
 /** Runs a script of the repository; its standard output's last line is its answer. */
 function runScript(script: string, log: (line: string) => void): string {
   log(`running ${script}`);
-  const out = execFileSync('bash', [join(REPO_ROOT, script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  const out = execFileSync('bash', [join(REPO_ROOT, script)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 24,
+  });
   return out.trim().split('\n').pop() ?? '';
 }
 
@@ -86,12 +110,14 @@ export async function startLocalNode(opts: LocalNodeOptions = {}): Promise<Local
   try {
     lock = lockDataDir(layout.workDir);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw new Error(`a local node is already running on this machine (process ${err.pid}); one node per machine`);
+    if (err instanceof DataDirLockedError)
+      throw new Error(`a local node is already running on this machine (process ${err.pid}); one node per machine`);
     throw err;
   }
   // A run that crashed left its processes, mounts and host changes: clear them first.
   cleanUp(layout, log);
-  for (const dir of ['containerd', 'kubelet', 'cni/net.d', 'pki', 'logs', 'pod-logs']) mkdirSync(join(layout.workDir, dir), { recursive: true });
+  for (const dir of ['containerd', 'kubelet', 'cni/net.d', 'pki', 'logs', 'pod-logs'])
+    mkdirSync(join(layout.workDir, dir), { recursive: true });
 
   const children: ChildProcess[] = [];
   let controlPlane: ControlPlane | undefined;
@@ -165,7 +191,9 @@ export async function startLocalNode(opts: LocalNodeOptions = {}): Promise<Local
     ]);
     const started = Date.now();
     await waitFor('the node to be Ready', async () => nodeReady(cp, layout.nodeName), 120_000, layout, children);
-    log(`node ${layout.nodeName} Ready at ${layout.nodeAddress} ${Date.now() - started} ms after kubelet started (logs in ${join(layout.workDir, 'logs')})`);
+    log(
+      `node ${layout.nodeName} Ready at ${layout.nodeAddress} ${Date.now() - started} ms after kubelet started (logs in ${join(layout.workDir, 'logs')})`,
+    );
     return {
       controlPlane: cp,
       kubeconfigPath: cp.kubeconfigPath,
@@ -207,8 +235,34 @@ function makeCertificates(dir: string): { ca: string; clientCert: string; client
   const clientCert = join(dir, 'apiserver-kubelet-client.crt');
   const clientKey = join(dir, 'apiserver-kubelet-client.key');
   const csr = join(dir, 'apiserver-kubelet-client.csr');
-  sh('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', caKey, '-out', ca, '-days', '7', '-subj', '/CN=latchkey-node-kubelet-client-ca']);
-  sh('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', clientKey, '-out', csr, '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client']);
+  sh('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    caKey,
+    '-out',
+    ca,
+    '-days',
+    '7',
+    '-subj',
+    '/CN=latchkey-node-kubelet-client-ca',
+  ]);
+  sh('openssl', [
+    'req',
+    '-new',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    clientKey,
+    '-out',
+    csr,
+    '-subj',
+    '/O=system:masters/CN=kube-apiserver-kubelet-client',
+  ]);
   sh('openssl', ['x509', '-req', '-in', csr, '-CA', ca, '-CAkey', caKey, '-CAcreateserial', '-out', clientCert, '-days', '7']);
   return { ca, clientCert, clientKey };
 }
@@ -254,18 +308,34 @@ const insecure = new Agent({ rejectUnauthorized: false });
 /** GET on the API server with the admin token; undefined for 404. */
 export async function apiGet(cp: ControlPlane, path: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request(`${cp.server}${path}`, { agent: insecure, headers: { authorization: `Bearer ${cp.token}` }, timeout: 5000 }, (res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => (res.statusCode === 404 ? resolve(undefined) : res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`GET ${path}: ${res.statusCode}`))));
-    });
+    const req = request(
+      `${cp.server}${path}`,
+      { agent: insecure, headers: { authorization: `Bearer ${cp.token}` }, timeout: 5000 },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () =>
+          res.statusCode === 404
+            ? resolve(undefined)
+            : res.statusCode === 200
+              ? resolve(JSON.parse(body))
+              : reject(new Error(`GET ${path}: ${res.statusCode}`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
   });
 }
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, l: NodeLayout, children: ChildProcess[] = []): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  l: NodeLayout,
+  children: ChildProcess[] = [],
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const dead = children.find((c) => c.exitCode !== null || c.signalCode !== null);

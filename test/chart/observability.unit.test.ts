@@ -119,7 +119,8 @@ describe('the chart’s alerts', () => {
   it('read only metrics and labels that Latchkey exports (or kube-state-metrics’ restarts and up)', async () => {
     const known = await exported();
     for (const { alert, expr } of alertGroups().groups.flatMap((g) => g.rules)) {
-      for (const name of metricsIn(expr, known)) expect({ alert, name, exported: known.has(name) }).toEqual({ alert, name, exported: true });
+      for (const name of metricsIn(expr, known))
+        expect({ alert, name, exported: known.has(name) }).toEqual({ alert, name, exported: true });
       const allowed = new Set([...SCRAPE_LABELS, ...metricsIn(expr, known).flatMap((n) => known.get(n) ?? [])]);
       for (const label of labelsIn(expr)) expect({ alert, label, known: allowed.has(label) }).toEqual({ alert, label, known: true });
     }
@@ -128,7 +129,10 @@ describe('the chart’s alerts', () => {
 
 describe('the opt-in PrometheusRule and dashboard ConfigMap', () => {
   const helmTemplate = (args: string[]) => {
-    const helm = execFileSync('bash', [join(REPO_ROOT, 'test/chart/tools.sh'), 'helm'], { encoding: 'utf8' }).trim().split('\n').pop()!;
+    const helm = execFileSync('bash', [join(REPO_ROOT, 'test/chart/tools.sh'), 'helm'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop()!;
     return execFileSync(helm, ['template', 'r', join(REPO_ROOT, 'charts/latchkey'), ...args], { encoding: 'utf8' });
   };
 

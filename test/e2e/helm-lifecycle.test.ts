@@ -59,7 +59,8 @@ async function pods(component?: string): Promise<V1Pod[]> {
   return (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
 }
 
-const isReady = (p: V1Pod) => !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+const isReady = (p: V1Pod) =>
+  !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 180_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -88,7 +89,11 @@ const rest = async (method: string, path: string, body?: unknown) => {
 };
 
 const importKey = (connectionId: string) =>
-  rest('POST', '/connections', { provider_config_key: 'keys', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` } });
+  rest('POST', '/connections', {
+    provider_config_key: 'keys',
+    connection_id: connectionId,
+    credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` },
+  });
 
 /** The image every container of the release's pods runs, by component. */
 async function imagesByComponent(): Promise<Record<string, string[]>> {
@@ -143,7 +148,12 @@ describeOnNode('the chart on a local node', () => {
         '5m',
       ]);
       const all = await pods();
-      expect(all.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort()).toEqual(['controller', 'controller', 'server', 'server']);
+      expect(all.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort()).toEqual([
+        'controller',
+        'controller',
+        'server',
+        'server',
+      ]);
       expect(all.filter((p) => !isReady(p)).map((p) => p.metadata!.name)).toEqual([]);
       // Ready through the probes kubelet ran, without a restart.
       expect(all.flatMap((p) => p.status!.containerStatuses!.map((s) => s.restartCount))).toEqual([0, 0, 0, 0]);
@@ -182,7 +192,14 @@ describeOnNode('the chart on a local node', () => {
     'helm upgrade to a new image tag under steady load: no failed request, every pod on the new tag',
     async () => {
       const load = startSteadyLoad(
-        { url: serviceUrl, secretKey: env.secretKey, integration: 'keys', fetchConnectionId: 'first', expectedApiKey: 'key-first', importPrefix: 'up' },
+        {
+          url: serviceUrl,
+          secretKey: env.secretKey,
+          integration: 'keys',
+          fetchConnectionId: 'first',
+          expectedApiKey: 'key-first',
+          importPrefix: 'up',
+        },
         100,
       );
       let upgradeStarted = 0;
@@ -220,10 +237,16 @@ describeOnNode('the chart on a local node', () => {
     async () => {
       const [first, second] = (await pods('controller')).map((p) => p.metadata!.name!);
       const evict = (name: string) =>
-        core.createNamespacedPodEviction({ name, namespace: NS, body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } } }).then(
-          () => 201,
-          (err: { code?: number }) => err.code ?? 0,
-        );
+        core
+          .createNamespacedPodEviction({
+            name,
+            namespace: NS,
+            body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace: NS } },
+          })
+          .then(
+            () => 201,
+            (err: { code?: number }) => err.code ?? 0,
+          );
       expect(await evict(first!)).toBe(201);
       // One of two may be unavailable: with the first gone and its replacement not Ready, the second stays.
       expect(await evict(second!)).toBe(429);
@@ -233,7 +256,9 @@ describeOnNode('the chart on a local node', () => {
         if (controllers.length !== 2 || controllers.includes(first!)) return false;
         const shard = (await leases.listNamespacedLease({ namespace: NS, labelSelector: 'latchkey.dev/shard-member' })).items;
         const live = shard
-          .filter((l) => l.spec?.renewTime && Date.now() - new Date(l.spec.renewTime).getTime() < (l.spec.leaseDurationSeconds ?? 15) * 1000)
+          .filter(
+            (l) => l.spec?.renewTime && Date.now() - new Date(l.spec.renewTime).getTime() < (l.spec.leaseDurationSeconds ?? 15) * 1000,
+          )
           .map((l) => l.spec!.holderIdentity!)
           .sort();
         return JSON.stringify(live) === JSON.stringify(controllers.sort()) && live;
@@ -267,7 +292,9 @@ describeOnNode('the chart on a local node', () => {
       expect((await apps.listNamespacedDeployment({ namespace: NS })).items).toEqual([]);
       await until('the pods to be gone', async () => (await pods()).length === 0);
       // crds.keep (the default) keeps the CRDs, so Connections and the Secrets they own stay.
-      const secret = await core.readNamespacedSecret({ name: connectionObjectName('keys', 'first'), namespace: APP_NS }).catch(() => undefined);
+      const secret = await core
+        .readNamespacedSecret({ name: connectionObjectName('keys', 'first'), namespace: APP_NS })
+        .catch(() => undefined);
       const connections = (await kc
         .makeApiClient(CustomObjectsApi)
         .listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: APP_NS, plural: 'connections' })) as {

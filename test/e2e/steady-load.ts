@@ -55,8 +55,11 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
             }),
             signal: AbortSignal.timeout(REQUEST_BOUND_MS),
           });
-      const body = (await res.json().catch(() => undefined)) as { credentials?: { apiKey?: string }; error?: { code?: string } } | undefined;
-      const ok = fetching ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey : res.status === 201 || res.status === 200;
+      const body = (await res.json().catch(() => undefined)) as
+        { credentials?: { apiKey?: string }; error?: { code?: string } } | undefined;
+      const ok = fetching
+        ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
+        : res.status === 201 || res.status === 200;
       outcomes.push({ what, ok, detail: `${res.status}${body?.error?.code ? ` ${body.error.code}` : ''}`, at: Date.now() });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
