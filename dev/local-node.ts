@@ -116,6 +116,8 @@ export async function startLocalNode(opts: LocalNodeOptions = {}): Promise<Local
   }
   // A run that crashed left its processes, mounts and host changes: clear them first.
   cleanUp(layout, log);
+  // The last run's container logs stay until the next start (for a failed run's diagnosis).
+  rmSync(join(layout.workDir, 'pod-logs'), { recursive: true, force: true });
   for (const dir of ['containerd', 'kubelet', 'cni/net.d', 'pki', 'logs', 'pod-logs'])
     mkdirSync(join(layout.workDir, dir), { recursive: true });
 
@@ -444,6 +446,6 @@ function cleanUp(l: NodeLayout, log: (line: string) => void): string[] {
   tearDownNetwork(l);
   const restored = restoreSysctls(l);
   if (restored.length > 0) log(`restored host settings: ${restored.join(', ')}`);
-  for (const dir of ['containerd', 'kubelet', 'cni', 'pki', 'pod-logs']) rmSync(join(l.workDir, dir), { recursive: true, force: true });
+  for (const dir of ['containerd', 'kubelet', 'cni', 'pki']) rmSync(join(l.workDir, dir), { recursive: true, force: true });
   return restored;
 }

@@ -12,11 +12,14 @@ import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { CHART, Helm } from '../chart/helm.js';
+import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startSteadyLoad } from './steady-load.js';
 
 const RELEASE = 'latchkey';
@@ -26,6 +29,7 @@ const IMAGE_REPO = 'localhost/latchkey';
 const TAG_A = 'e2e-a';
 const TAG_B = 'e2e-b';
 const CASE_MS = 600_000;
+const client: TestClient = { clientId: 'latchkey-e2e', clientSecret: 'e2e-client-secret-0123456789abcdef' };
 
 const cannot = whyNodeCannotStart();
 const describeOnNode = cannot ? describe.skip : describe;
@@ -40,6 +44,15 @@ let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
 let serviceUrl: string;
+let oidc: OidcTestServer;
+let receiver: WebhookReceiver;
+/** The loopback peers as the pods reach them: on the node's address (its bridge; nothing leaves the machine). */
+let peerProxies: TcpProxy[] = [];
+const onNode = (url: string, proxy: TcpProxy) => {
+  const u = new URL(url);
+  u.host = `${node.nodeAddress}:${proxy.port}`;
+  return u.toString();
+};
 
 const log = (line: string) => process.stderr.write(`[e2e] ${line}\n`);
 
@@ -98,11 +111,57 @@ const importKey = (connectionId: string) =>
 /** The image every container of the release's pods runs, by component. */
 async function imagesByComponent(): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const p of await pods()) {
+  for (const p of (await pods()).filter((x) => !x.metadata?.deletionTimestamp)) {
     const c = p.metadata!.labels!['app.kubernetes.io/component']!;
     out[c] = [...(out[c] ?? []), ...(p.spec?.containers ?? []).map((x) => x.image!)].sort();
   }
   return out;
+}
+
+/**
+ * Runs a release change under steady load through the Service (10 requests a second: fetches and
+ * imports) and checks that no request failed and every import is stored; returns the outcomes.
+ */
+async function underLoad(prefix: string, change: () => Promise<unknown>) {
+  const load = startSteadyLoad(
+    {
+      url: serviceUrl,
+      secretKey: env.secretKey,
+      integration: 'keys',
+      fetchConnectionId: 'first',
+      expectedApiKey: 'key-first',
+      importPrefix: prefix,
+    },
+    100,
+  );
+  let started = 0;
+  let ended = 0;
+  try {
+    await new Promise((r) => setTimeout(r, 3000));
+    started = Date.now();
+    await change();
+    ended = Date.now();
+    await new Promise((r) => setTimeout(r, 3000));
+  } finally {
+    await load.stop();
+  }
+  const outcomes = load.outcomes;
+  const during = outcomes.filter((o) => o.at >= started && o.at <= ended);
+  const before = outcomes.filter((o) => o.at < started);
+  const p = (list: typeof outcomes, q: number) => [...list].sort((a, b) => a.ms - b.ms)[Math.floor(q * (list.length - 1))]?.ms;
+  log(
+    `${prefix}: the change took ${ended - started} ms; ${outcomes.length} requests, ${during.length} during it ` +
+      `(${((during.length * 1000) / Math.max(1, ended - started)).toFixed(1)}/s; latency p50 ${p(during, 0.5)} ms, p99 ${p(during, 0.99)} ms; ` +
+      `before it p50 ${p(before, 0.5)} ms, p99 ${p(before, 0.99)} ms), ${outcomes.filter((o) => !o.ok).length} failed`,
+  );
+  expect(outcomes.filter((o) => !o.ok).map((o) => `${o.what}: ${o.detail}`)).toEqual([]);
+  expect(during.length).toBeGreaterThan(10);
+  // Every import the load made is stored.
+  const imported = outcomes.filter((o) => o.what.startsWith('import ')).map((o) => o.what.slice('import '.length));
+  const list = await rest('GET', '/connections?limit=1000');
+  const ids = new Set((list.body.connections as { connection_id: string }[]).map((c) => c.connection_id));
+  expect(imported.filter((id) => !ids.has(id))).toEqual([]);
+  return outcomes;
 }
 
 describeOnNode('the chart on a local node', () => {
@@ -114,10 +173,18 @@ describeOnNode('the chart on a local node', () => {
     kc.loadFromFile(node.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     helm = await Helm.build(node.kubeconfigPath);
+    oidc = await startOidcServer({ clients: [client], accessTokenTtl: 3600 });
+    receiver = await webhookReceiver();
+    await receiver.listen();
+    peerProxies = [
+      await startTcpProxy('127.0.0.1', Number(new URL(oidc.tokenUrl).port), node.nodeAddress),
+      await startTcpProxy('127.0.0.1', receiver.port, node.nodeAddress),
+    ];
   }, 1_800_000);
 
   afterAll(async () => {
     helm?.cleanup();
+    await Promise.all([...peerProxies.map((p) => p.close()), oidc?.close(), receiver?.close()]);
     const restored = await node?.stop();
     if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
   }, 120_000);
@@ -143,6 +210,9 @@ describeOnNode('the chart on a local node', () => {
         'controller.replicas=2',
         '--set',
         'server.replicas=2',
+        // The peers listen on the node's private address, which the egress guard refuses unless allowed.
+        '--set',
+        `config.egress.allow={${node.nodeAddress}}`,
         '--wait',
         '--timeout',
         '5m',
@@ -165,8 +235,23 @@ describeOnNode('the chart on a local node', () => {
       const svc = await core.readNamespacedService({ name: RELEASE, namespace: NS });
       serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
-      env = await createEnvironment(kc, APP_NS);
+      env = await createEnvironment(kc, APP_NS, {
+        webhooks: { url: onNode(`${receiver.url}/hooks`, peerProxies[1]!), sendOnRefreshFailure: true },
+      });
       await createIntegration(kc, APP_NS, 'keys', { provider: 'openai' });
+      await applyProvider(kc, 'e2e-oidc', {
+        displayName: 'E2E OIDC',
+        authMode: 'OAUTH2',
+        authorizationUrl: oidc.authorizationUrl,
+        tokenUrl: onNode(oidc.tokenUrl, peerProxies[0]!),
+      });
+      await createIntegration(
+        kc,
+        APP_NS,
+        'oauth',
+        { provider: 'e2e-oidc' },
+        { clientId: client.clientId, clientSecret: client.clientSecret },
+      );
     },
     CASE_MS,
   );
@@ -189,45 +274,58 @@ describeOnNode('the chart on a local node', () => {
   );
 
   test(
+    'a forced refresh at the oidc-provider peer through the pods, and an auth webhook delivered when a grant is revoked',
+    async () => {
+      const tokens = await oidc.mintTokens({ clientId: client.clientId });
+      const importOAuth = (connectionId: string, t: { accessToken: string; refreshToken: string }, expiresInMs: number) =>
+        rest('POST', '/connections', {
+          provider_config_key: 'oauth',
+          connection_id: connectionId,
+          credentials: {
+            type: 'OAUTH2',
+            access_token: t.accessToken,
+            refresh_token: t.refreshToken,
+            expires_at: new Date(Date.now() + expiresInMs).toISOString(),
+          },
+        });
+      expect((await importOAuth('refreshed', tokens, 3_600_000)).status).toBe(201);
+      const grantsBefore = oidc.refreshCalls();
+      const refreshed = await until('the forced refresh', async () => {
+        const r = await rest('GET', '/connections/refreshed?provider_config_key=oauth&force_refresh=true');
+        return r.status === 200 && r;
+      });
+      expect(refreshed.body.credentials.access_token).not.toBe(tokens.accessToken);
+      expect(oidc.refreshCalls() - grantsBefore).toBe(1);
+
+      // A grant the provider revoked: the controller's refresh is refused, and the application hears of it.
+      const doomed = await oidc.mintTokens({ clientId: client.clientId });
+      await oidc.revoke(doomed.refreshToken, client);
+      expect((await importOAuth('revoked', doomed, 30_000)).status).toBe(201);
+      const hook = await until('the refresh-failure webhook', async () =>
+        receiver.delivered().find((w) => w.json.connectionId === 'revoked' && w.json.operation === 'refresh'),
+      );
+      expect(hook.json.success).toBe(false);
+      expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
+      expect(hook.body).not.toContain(doomed.refreshToken);
+    },
+    CASE_MS,
+  );
+
+  test(
     'helm upgrade to a new image tag under steady load: no failed request, every pod on the new tag',
     async () => {
-      const load = startSteadyLoad(
-        {
-          url: serviceUrl,
-          secretKey: env.secretKey,
-          integration: 'keys',
-          fetchConnectionId: 'first',
-          expectedApiKey: 'key-first',
-          importPrefix: 'up',
-        },
-        100,
-      );
-      let upgradeStarted = 0;
-      let upgradeEnded = 0;
-      try {
-        await new Promise((r) => setTimeout(r, 3000));
-        upgradeStarted = Date.now();
+      await underLoad('up', () =>
         // --reuse-values, as a platform team upgrades: the release's values, the new chart's templates.
-        await helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']);
-        upgradeEnded = Date.now();
-        await new Promise((r) => setTimeout(r, 3000));
-      } finally {
-        await load.stop();
-      }
-      const outcomes = load.outcomes;
-      const during = outcomes.filter((o) => o.at >= upgradeStarted && o.at <= upgradeEnded);
-      log(`upgrade took ${upgradeEnded - upgradeStarted} ms; ${outcomes.length} requests, ${during.length} during the upgrade`);
-      expect(outcomes.filter((o) => !o.ok).map((o) => `${o.what}: ${o.detail}`)).toEqual([]);
-      expect(during.length).toBeGreaterThan(10);
+        helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
+      );
+      await until('only pods of the new tag', async () => {
+        const images = await imagesByComponent();
+        return [...images.controller!, ...images.server!].every((i) => i === `${IMAGE_REPO}:${TAG_B}`) && images;
+      });
       expect(await imagesByComponent()).toEqual({
         controller: [`${IMAGE_REPO}:${TAG_B}`, `${IMAGE_REPO}:${TAG_B}`],
         server: [`${IMAGE_REPO}:${TAG_B}`, `${IMAGE_REPO}:${TAG_B}`],
       });
-      // Every import the load made is stored once.
-      const imported = outcomes.filter((o) => o.what.startsWith('import ')).map((o) => o.what.slice('import '.length));
-      const list = await rest('GET', '/connections?limit=1000');
-      const ids = (list.body.connections as { connection_id: string }[]).map((c) => c.connection_id);
-      expect(imported.filter((id) => !ids.includes(id))).toEqual([]);
     },
     CASE_MS,
   );
@@ -273,13 +371,16 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm rollback to the first revision: the pods run the first tag again and serve',
     async () => {
-      await helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']);
+      await underLoad('back', () => helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
       await until('only pods of the first tag', async () => {
         const images = await imagesByComponent();
         return [...images.controller!, ...images.server!].every((i) => i === `${IMAGE_REPO}:${TAG_A}`) && (await pods()).every(isReady);
       });
       const fetched = await rest('GET', '/connections/first?provider_config_key=keys');
-      expect(fetched.body.credentials).toEqual({ type: 'API_KEY', apiKey: 'key-first' });
+      expect({ status: fetched.status, credentials: fetched.body?.credentials }).toEqual({
+        status: 200,
+        credentials: { type: 'API_KEY', apiKey: 'key-first' },
+      });
     },
     CASE_MS,
   );

@@ -9,6 +9,8 @@ export interface LoadOutcome {
   ok: boolean;
   detail: string;
   at: number;
+  /** From sending to the answer (or the error), for the benchmark row; never asserted. */
+  ms: number;
 }
 
 export interface SteadyLoad {
@@ -39,6 +41,7 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
   const send = async (n: number) => {
     const fetching = n % 2 === 0;
     const what = fetching ? `fetch ${target.fetchConnectionId}` : `import ${target.importPrefix}-${n}`;
+    const sent = Date.now();
     try {
       const res = fetching
         ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
@@ -60,10 +63,16 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
       const ok = fetching
         ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
         : res.status === 201 || res.status === 200;
-      outcomes.push({ what, ok, detail: `${res.status}${body?.error?.code ? ` ${body.error.code}` : ''}`, at: Date.now() });
+      outcomes.push({
+        what,
+        ok,
+        detail: `${res.status}${body?.error?.code ? ` ${body.error.code}` : ''}`,
+        at: Date.now(),
+        ms: Date.now() - sent,
+      });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
-      outcomes.push({ what, ok: false, detail: cause ?? (err as Error).name, at: Date.now() });
+      outcomes.push({ what, ok: false, detail: cause ?? (err as Error).name, at: Date.now(), ms: Date.now() - sent });
     }
   };
   const timer = setInterval(() => {

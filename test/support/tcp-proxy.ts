@@ -6,9 +6,10 @@ export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
 /**
  * A loopback TCP proxy a test can cut: `cut()` drops every open connection (breaking watches) and
  * `refuse(true)` drops new ones until `refuse(false)`, which looks like an API server that is down;
- * `stall(true)` accepts new ones and never answers, like an API server that hangs.
+ * `stall(true)` accepts new ones and never answers, like an API server that hangs. `listenHost`: the
+ * e2e suite listens on the local node's address, so that pods reach a loopback peer.
  */
-export async function startTcpProxy(targetHost: string, targetPort: number) {
+export async function startTcpProxy(targetHost: string, targetPort: number, listenHost = '127.0.0.1') {
   const sockets = new Set<Socket>();
   let refusing = false;
   let stalling = false;
@@ -43,7 +44,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number) {
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, listenHost, r));
   const { port } = server.address() as { port: number };
   return {
     port,
