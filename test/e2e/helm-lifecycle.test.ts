@@ -192,31 +192,35 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm install --wait: 2 controllers and 2 servers Ready by their probes, the catalog applied',
     async () => {
-      await helm.ok([
-        'install',
-        RELEASE,
-        CHART,
-        '--namespace',
-        NS,
-        '--create-namespace',
-        '--set',
-        `image.repository=${IMAGE_REPO}`,
-        '--set',
-        `image.tag=${TAG_A}`,
-        // Imported into the node, never pulled.
-        '--set',
-        'image.pullPolicy=Never',
-        '--set',
-        'controller.replicas=2',
-        '--set',
-        'server.replicas=2',
-        // The peers listen on the node's private address, which the egress guard refuses unless allowed.
-        '--set',
-        `config.egress.allow={${node.nodeAddress}}`,
-        '--wait',
-        '--timeout',
-        '5m',
-      ]);
+      await helm.ok(
+        [
+          'install',
+          RELEASE,
+          CHART,
+          '--namespace',
+          NS,
+          '--create-namespace',
+          '--set',
+          `image.repository=${IMAGE_REPO}`,
+          '--set',
+          `image.tag=${TAG_A}`,
+          // Imported into the node, never pulled.
+          '--set',
+          'image.pullPolicy=Never',
+          '--set',
+          'controller.replicas=2',
+          '--set',
+          'server.replicas=2',
+          // The peers listen on the node's private address, which the egress guard refuses unless allowed.
+          '--set',
+          `config.egress.allow={${node.nodeAddress}}`,
+          '--wait',
+          // The whole catalog (about 450 Providers) is applied one by one by the first install's hook.
+          '--timeout',
+          '10m',
+        ],
+        660_000,
+      );
       const all = await pods();
       expect(all.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort()).toEqual([
         'controller',
@@ -292,7 +296,8 @@ describeOnNode('the chart on a local node', () => {
       const grantsBefore = oidc.refreshCalls();
       const refreshed = await until('the forced refresh', async () => {
         const r = await rest('GET', '/connections/refreshed?provider_config_key=oauth&force_refresh=true');
-        return r.status === 200 && r;
+        if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body?.error)}`);
+        return r;
       });
       expect(refreshed.body.credentials.access_token).not.toBe(tokens.accessToken);
       expect(oidc.refreshCalls() - grantsBefore).toBe(1);
