@@ -432,11 +432,18 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
   );
 
   it(
-    'helm uninstall removes every object, in the listed namespaces too',
+    'helm uninstall removes every object, in the listed namespaces too, but the kept catalog',
     async () => {
       await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
       installed = false;
-      await expectAllGone(rendered, rel.name);
+      await expectAllGone(
+        rendered.filter((o) => o.kind !== 'Provider'),
+        rel.name,
+      );
+      // The catalog is kept (crds.keep), as the Connections using it are.
+      const providers = rendered.filter((o) => o.kind === 'Provider');
+      expect(providers.length).toBeGreaterThan(0);
+      for (const provider of providers.slice(0, 5)) expect(await readBack(kc, provider, rel.name)).toBeDefined();
     },
     HELM_TEST_TIMEOUT,
   );
