@@ -9,7 +9,7 @@ import { startIdleCompaction } from './idle-compaction.js';
 import { createContext, type AppContext } from './context.js';
 import type { Logger } from './log.js';
 
-/** How long requests in flight get to finish when the server stops (within the chart's 30 s grace, after its preStop pause). */
+/** How long requests in flight get to finish when the server stops (after LATCHKEY_SHUTDOWN_DELAY_SECONDS, within the chart's 30 s grace). */
 const SERVER_DRAIN_MS = 10_000;
 
 export type Component = 'server' | 'controller';
@@ -53,10 +53,10 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
-    // close() stops taking requests, lets those in flight finish (a rolling update's clients lose
-    // none: test/e2e), then writes the last_fetched_at times the fetches recorded
+    // close() keeps serving for the shutdown delay while the Service drops the pod, stops taking
+    // requests, lets those in flight finish (a rolling update's clients lose none: test/e2e), then writes the last_fetched_at times the fetches recorded
     // (src/connections/last-fetched.ts), before the store stops.
-    stops.push(() => server!.close(SERVER_DRAIN_MS));
+    stops.push(() => server!.close({ lingerMs: ctx.config.shutdownDelaySeconds * 1000, drainMs: SERVER_DRAIN_MS }));
     stops.push(startWebhookDelivery(ctx), startFlowRecordSweeper(ctx));
   }
   let controller: RunningController | undefined;

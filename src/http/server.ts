@@ -7,11 +7,12 @@ export interface RunningServer {
   port: number;
   url: string;
   /**
-   * Stops taking connections. With `drainMs`, requests in flight get that long to finish, answered
-   * with `Connection: close` (a client's kept-alive socket is not reused after them); what is still
-   * open then is cut. Without it, every connection is cut at once (tests).
+   * Stops the server. With `lingerMs` it first keeps serving that long, answering with `Connection:
+   * close` (each kept-alive client moves to another pod after its next answer) while the Service drops
+   * this pod. Then it stops taking connections; with `drainMs`, requests in flight get that long to
+   * finish; what is still open then is cut. Without either, every connection is cut at once (tests).
    */
-  close(drainMs?: number): Promise<void>;
+  close(opts?: { lingerMs?: number; drainMs?: number }): Promise<void>;
 }
 
 /** Starts the sidecar HTTP server (REST API, Connect UI, OAuth callback, metrics, probes). */
@@ -39,8 +40,9 @@ export async function startHttpServer(ctx: AppContext, port = ctx.config.httpPor
     port: actual,
     url: `http://127.0.0.1:${actual}`,
     // No more fetches, then what they recorded is written (before the caller stops the store).
-    close: async (drainMs = 0) => {
+    close: async ({ lingerMs = 0, drainMs = 0 } = {}) => {
       draining = true;
+      if (lingerMs > 0) await new Promise((r) => setTimeout(r, lingerMs));
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
