@@ -5,6 +5,10 @@
  * failed request, a drain-style eviction of a controller pod held to the PodDisruptionBudget,
  * `helm rollback` and `helm uninstall`. The cases run in order on one release.
  *
+ * Not here yet: a refresh at the oidc-provider peer and an auth webhook. Pods reach a host peer only
+ * on the node's address, and Latchkey sends a token request over plain HTTP to loopback alone
+ * (src/auth/oauth2-client.ts), so that peer needs HTTPS with a CA the pods trust.
+ *
  * Runs by `npm run test:e2e` (jest.e2e.config.js). On a machine where the node cannot start (not
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
@@ -12,14 +16,11 @@ import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, 
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { CHART, Helm } from '../chart/helm.js';
-import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { startSteadyLoad } from './steady-load.js';
 
 const RELEASE = 'latchkey';
@@ -29,7 +30,6 @@ const IMAGE_REPO = 'localhost/latchkey';
 const TAG_A = 'e2e-a';
 const TAG_B = 'e2e-b';
 const CASE_MS = 600_000;
-const client: TestClient = { clientId: 'latchkey-e2e', clientSecret: 'e2e-client-secret-0123456789abcdef' };
 
 const cannot = whyNodeCannotStart();
 const describeOnNode = cannot ? describe.skip : describe;
@@ -44,15 +44,6 @@ let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
 let serviceUrl: string;
-let oidc: OidcTestServer;
-let receiver: WebhookReceiver;
-/** The loopback peers as the pods reach them: on the node's address (its bridge; nothing leaves the machine). */
-let peerProxies: TcpProxy[] = [];
-const onNode = (url: string, proxy: TcpProxy) => {
-  const u = new URL(url);
-  u.host = `${node.nodeAddress}:${proxy.port}`;
-  return u.toString();
-};
 
 const log = (line: string) => process.stderr.write(`[e2e] ${line}\n`);
 
@@ -173,18 +164,10 @@ describeOnNode('the chart on a local node', () => {
     kc.loadFromFile(node.kubeconfigPath);
     core = kc.makeApiClient(CoreV1Api);
     helm = await Helm.build(node.kubeconfigPath);
-    oidc = await startOidcServer({ clients: [client], accessTokenTtl: 3600 });
-    receiver = await webhookReceiver();
-    await receiver.listen();
-    peerProxies = [
-      await startTcpProxy('127.0.0.1', Number(new URL(oidc.tokenUrl).port), node.nodeAddress),
-      await startTcpProxy('127.0.0.1', receiver.port, node.nodeAddress),
-    ];
   }, 1_800_000);
 
   afterAll(async () => {
     helm?.cleanup();
-    await Promise.all([...peerProxies.map((p) => p.close()), oidc?.close(), receiver?.close()]);
     const restored = await node?.stop();
     if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
   }, 120_000);
@@ -211,9 +194,6 @@ describeOnNode('the chart on a local node', () => {
           'controller.replicas=2',
           '--set',
           'server.replicas=2',
-          // The peers listen on the node's private address, which the egress guard refuses unless allowed.
-          '--set',
-          `config.egress.allow={${node.nodeAddress}}`,
           '--wait',
           // The whole catalog (about 450 Providers) is applied one by one by the first install's hook.
           '--timeout',
@@ -239,23 +219,8 @@ describeOnNode('the chart on a local node', () => {
       const svc = await core.readNamespacedService({ name: RELEASE, namespace: NS });
       serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
-      env = await createEnvironment(kc, APP_NS, {
-        webhooks: { url: onNode(`${receiver.url}/hooks`, peerProxies[1]!), sendOnRefreshFailure: true },
-      });
+      env = await createEnvironment(kc, APP_NS);
       await createIntegration(kc, APP_NS, 'keys', { provider: 'openai' });
-      await applyProvider(kc, 'e2e-oidc', {
-        displayName: 'E2E OIDC',
-        authMode: 'OAUTH2',
-        authorizationUrl: oidc.authorizationUrl,
-        tokenUrl: onNode(oidc.tokenUrl, peerProxies[0]!),
-      });
-      await createIntegration(
-        kc,
-        APP_NS,
-        'oauth',
-        { provider: 'e2e-oidc' },
-        { clientId: client.clientId, clientSecret: client.clientSecret },
-      );
     },
     CASE_MS,
   );
@@ -273,45 +238,6 @@ describeOnNode('the chart on a local node', () => {
       expect(fetched.status).toBe(200);
       expect(fetched.body.credentials).toEqual({ type: 'API_KEY', apiKey: 'key-first' });
       expect((await rest('GET', '/connections/first?provider_config_key=nope')).status).toBe(404);
-    },
-    CASE_MS,
-  );
-
-  test(
-    'a forced refresh at the oidc-provider peer through the pods, and an auth webhook delivered when a grant is revoked',
-    async () => {
-      const tokens = await oidc.mintTokens({ clientId: client.clientId });
-      const importOAuth = (connectionId: string, t: { accessToken: string; refreshToken: string }, expiresInMs: number) =>
-        rest('POST', '/connections', {
-          provider_config_key: 'oauth',
-          connection_id: connectionId,
-          credentials: {
-            type: 'OAUTH2',
-            access_token: t.accessToken,
-            refresh_token: t.refreshToken,
-            expires_at: new Date(Date.now() + expiresInMs).toISOString(),
-          },
-        });
-      expect((await importOAuth('refreshed', tokens, 3_600_000)).status).toBe(201);
-      const grantsBefore = oidc.refreshCalls();
-      const refreshed = await until('the forced refresh', async () => {
-        const r = await rest('GET', '/connections/refreshed?provider_config_key=oauth&force_refresh=true');
-        if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body?.error)}`);
-        return r;
-      });
-      expect(refreshed.body.credentials.access_token).not.toBe(tokens.accessToken);
-      expect(oidc.refreshCalls() - grantsBefore).toBe(1);
-
-      // A grant the provider revoked: the controller's refresh is refused, and the application hears of it.
-      const doomed = await oidc.mintTokens({ clientId: client.clientId });
-      await oidc.revoke(doomed.refreshToken, client);
-      expect((await importOAuth('revoked', doomed, 30_000)).status).toBe(201);
-      const hook = await until('the refresh-failure webhook', async () =>
-        receiver.delivered().find((w) => w.json.connectionId === 'revoked' && w.json.operation === 'refresh'),
-      );
-      expect(hook.json.success).toBe(false);
-      expect(signatureValid(env.webhookSigningKey, hook)).toBe(true);
-      expect(hook.body).not.toContain(doomed.refreshToken);
     },
     CASE_MS,
   );

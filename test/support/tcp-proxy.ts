@@ -6,10 +6,9 @@ export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
 /**
  * A loopback TCP proxy a test can cut: `cut()` drops every open connection (breaking watches) and
  * `refuse(true)` drops new ones until `refuse(false)`, which looks like an API server that is down;
- * `stall(true)` accepts new ones and never answers, like an API server that hangs. `listenHost`: the
- * e2e suite listens on the local node's address, so that pods reach a loopback peer.
+ * `stall(true)` accepts new ones and never answers, like an API server that hangs.
  */
-export async function startTcpProxy(targetHost: string, targetPort: number, listenHost = '127.0.0.1') {
+export async function startTcpProxy(targetHost: string, targetPort: number) {
   const sockets = new Set<Socket>();
   let refusing = false;
   let stalling = false;
@@ -44,7 +43,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number, list
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  await new Promise<void>((r) => server.listen(0, listenHost, r));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };
   return {
     port,
