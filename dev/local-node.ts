@@ -8,25 +8,12 @@
  * bridges, routes and sysctls. `npm run node` (dev/start-node.ts) runs one in a terminal.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import {
-  createWriteStream,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  rmdirSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, startControlPlane, type ControlPlane } from './control-plane.js';
 import { lockDataDir, DataDirLockedError, type DataDirLock } from './data-dir-lock.js';
 import {
-  CGROUP_ROOT,
   cniConfDir,
   cniNetwork,
   containerdConfig,
@@ -35,7 +22,9 @@ import {
   kubeletRootDir,
   type NodeLayout,
 } from './node-config.js';
-import { applySysctls, restoreSysctls, setUpNetwork, sh, tearDownNetwork } from './node-host.js';
+import { cleanUp, createCgroupRoot } from './node-cleanup.js';
+import { applySysctls, setUpNetwork, sh } from './node-host.js';
+import { buildSandboxImage, importImage, podmanSave } from './node-images.js';
 
 export interface LocalNode {
   controlPlane: ControlPlane;
@@ -269,36 +258,6 @@ function makeCertificates(dir: string): { ca: string; clientCert: string; client
   return { ca, clientCert, clientKey };
 }
 
-/** The pod sandbox image: the static pause binary in a FROM scratch image, built by podman (no registry to pull from). */
-function buildSandboxImage(bin: string, image: string): string {
-  const context = mkdtempSync(join(tmpdir(), 'latchkey-pause-'));
-  try {
-    execFileSync('cp', [join(bin, 'pause'), join(context, 'pause')]);
-    writeFileSync(join(context, 'Containerfile'), 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n');
-    sh('podman', ['build', '--quiet', '--tag', image, '--file', join(context, 'Containerfile'), context]);
-  } finally {
-    rmSync(context, { recursive: true, force: true });
-  }
-  return podmanSave(image);
-}
-
-/** podman save to a docker-archive file (ctr imports it); returns its path. */
-function podmanSave(image: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'latchkey-image-')), 'image.tar');
-  sh('podman', ['save', '--format', 'docker-archive', '--output', file, image]);
-  return file;
-}
-
-async function importImage(l: NodeLayout, archive: string, log: (line: string) => void): Promise<void> {
-  try {
-    const started = Date.now();
-    const out = sh('ctr', ['--address', containerdSocket(l), '-n', 'k8s.io', 'images', 'import', '--no-unpack', archive]);
-    log(`imported ${out.trim() || archive} into the node in ${Date.now() - started} ms`);
-  } finally {
-    rmSync(join(archive, '..'), { recursive: true, force: true });
-  }
-}
-
 async function nodeReady(cp: ControlPlane, name: string): Promise<boolean> {
   const node = await apiGet(cp, `/api/v1/nodes/${name}`);
   const conditions = (node as { status?: { conditions?: { type: string; status: string }[] } } | undefined)?.status?.conditions ?? [];
@@ -354,98 +313,4 @@ function tailLogs(l: NodeLayout): string {
   return readdirSync(dir)
     .map((f) => `\n--- ${f} ---\n${readFileSync(join(dir, f), 'utf8').trimEnd().split('\n').slice(-12).join('\n')}`)
     .join('');
-}
-
-/** Every cgroup directory of the node's pods, deepest first, in each v1 hierarchy (and the unified one). */
-function podCgroups(): string[] {
-  const dirs: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) walk(join(dir, entry.name));
-    dirs.push(dir);
-  };
-  for (const hierarchy of existsSync('/sys/fs/cgroup') ? readdirSync('/sys/fs/cgroup') : []) {
-    const root = join('/sys/fs/cgroup', hierarchy, CGROUP_ROOT);
-    if (existsSync(root) && statSync(root).isDirectory()) walk(root);
-  }
-  return dirs;
-}
-
-/** kubelet wants its cgroup root in every v1 hierarchy (it creates the QoS cgroups below it). */
-function createCgroupRoot(): void {
-  for (const hierarchy of readdirSync('/sys/fs/cgroup')) {
-    if (hierarchy === 'unified') continue;
-    const root = join('/sys/fs/cgroup', hierarchy, CGROUP_ROOT);
-    mkdirSync(root, { recursive: true });
-    // A v1 cpuset cgroup starts with no CPUs and no memory nodes: give it its parent's.
-    for (const file of ['cpuset.cpus', 'cpuset.mems']) {
-      const parent = join('/sys/fs/cgroup', hierarchy, file);
-      if (existsSync(parent)) writeFileSync(join(root, file), readFileSync(parent, 'utf8').trim());
-    }
-  }
-}
-
-/** PIDs of containerd shims started for this node's containerd (matched by its socket, which is ours alone). */
-function shimPids(l: NodeLayout): number[] {
-  const socket = containerdSocket(l);
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
-        return args[0]?.includes('containerd-shim') && args.includes(socket);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
-
-const kill = (pid: number) => {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
-};
-
-/**
- * Removes what a node leaves: the pods' processes (every process in its cgroups), containerd's shims,
- * the mounts under its directory (rootfs overlays, volumes, network namespaces), its cgroups, then the
- * host's network changes and sysctls. Runs before a start (after a crash) and on stop.
- */
-function cleanUp(l: NodeLayout, log: (line: string) => void): string[] {
-  for (const dir of podCgroups()) {
-    const procs = join(dir, 'cgroup.procs');
-    if (existsSync(procs)) for (const pid of readFileSync(procs, 'utf8').split('\n').filter(Boolean)) kill(Number(pid));
-  }
-  shimPids(l).forEach(kill);
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((m): m is string => !!m && m.startsWith(`${l.workDir}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mounts) {
-    try {
-      execFileSync('umount', [m], { stdio: 'ignore' });
-    } catch {
-      sh('umount', ['-l', m], { ignoreFailure: true });
-    }
-  }
-  for (let attempt = 0; attempt < 20; attempt++) {
-    let left = 0;
-    for (const dir of podCgroups()) {
-      try {
-        rmdirSync(dir);
-      } catch {
-        left++;
-      }
-    }
-    if (left === 0) break;
-    execFileSync('sleep', ['0.1']);
-  }
-  tearDownNetwork(l);
-  const restored = restoreSysctls(l);
-  if (restored.length > 0) log(`restored host settings: ${restored.join(', ')}`);
-  for (const dir of ['containerd', 'kubelet', 'cni', 'pki']) rmSync(join(l.workDir, dir), { recursive: true, force: true });
-  return restored;
 }
