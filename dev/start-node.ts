@@ -10,7 +10,10 @@ const imageAt = process.argv.indexOf('--image');
 const images = imageAt > 0 && process.argv[imageAt + 1] ? [process.argv[imageAt + 1]!] : [];
 
 const started = Date.now();
-const node = await startLocalNode({ log });
+const node = await startLocalNode({ log }).catch((err: unknown) => {
+  log(`cannot start: ${(err as Error).message}`);
+  process.exit(1);
+});
 for (const image of images) await node.importImage(image);
 log(`ready in ${Date.now() - started} ms; Ctrl-C stops it`);
 process.stdout.write(`export KUBECONFIG=${node.kubeconfigPath}\n`);
