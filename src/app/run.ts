@@ -9,8 +9,11 @@ import { startIdleCompaction } from './idle-compaction.js';
 import { createContext, type AppContext } from './context.js';
 import type { Logger } from './log.js';
 
-/** How long requests in flight get to finish when the server stops (after LATCHKEY_SHUTDOWN_DELAY_SECONDS, within the chart's 30 s grace). */
-const SERVER_DRAIN_MS = 10_000;
+/**
+ * How long requests in flight get to finish when the server stops (after LATCHKEY_SHUTDOWN_DELAY_SECONDS),
+ * well within the chart's 30 s grace and the 15 s before test harnesses SIGKILL a stopping process.
+ */
+const SERVER_DRAIN_MS = 5_000;
 
 export type Component = 'server' | 'controller';
 
