@@ -21,7 +21,8 @@ export default {
       ...common,
       displayName: 'cluster',
       testMatch: ['**/*.test.js'],
-      testPathIgnorePatterns: ['\\.unit\\.test\\.js$'],
+      // test/e2e runs on a local node, by `npm run test:e2e` (jest.e2e.config.js).
+      testPathIgnorePatterns: ['\\.unit\\.test\\.js$', '/dist/test/e2e/'],
       globalSetup: '<rootDir>/dist/test/support/global-setup.js',
       globalTeardown: '<rootDir>/dist/test/support/global-teardown.js',
     },

@@ -46,7 +46,35 @@ export interface StartOptions {
    * that a Ctrl-C in the terminal reaches only the launcher, which stops Latchkey before them.
    */
   dataDir?: string;
+  /** Serve pods on a local node (dev/local-node.ts): see {@link NodeFacingOptions}. */
+  node?: NodeFacingOptions;
 }
+
+/**
+ * What a control plane needs for pods to run: the API server on the node's address (pods reach it
+ * through the `kubernetes` Service, which points at the advertised address), client certificates for
+ * the kubelet (`kubectl logs`/`exec`), ServiceAccount admission and the controllers a Deployment and a
+ * Service need.
+ */
+export interface NodeFacingOptions {
+  /** The node's address (kubelet refuses loopback): the API server binds and advertises it. */
+  address: string;
+  kubeletClientCertFile: string;
+  kubeletClientKeyFile: string;
+}
+
+/** kube-controller-manager's controllers for pods on a node, beyond garbage collection and namespaces. */
+const NODE_CONTROLLERS = [
+  'deployment',
+  'replicaset',
+  'endpointslice',
+  'serviceaccount',
+  'root-ca-certificate-publisher-controller',
+  'disruption',
+  'podgc',
+  // Lifts the not-ready taint kubelet registers the node with, once the node is Ready.
+  'node-lifecycle-controller',
+];
 
 /** What a data directory remembers between runs. */
 interface SavedState {
@@ -101,7 +129,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     }
   }
   const { token, etcdPort, peerPort, apiPort } = state;
-  const server = `https://127.0.0.1:${apiPort}`;
+  const address = opts.node?.address ?? '127.0.0.1';
+  const server = `https://${address}:${apiPort}`;
 
   if (!existsSync(join(workDir, 'sa.key'))) {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -143,8 +172,8 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   const apiArgs = [
     `--etcd-servers=http://127.0.0.1:${etcdPort}`,
     `--secure-port=${apiPort}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
+    `--bind-address=${address}`,
+    `--advertise-address=${address}`,
     `--cert-dir=${join(workDir, 'certs')}`,
     `--token-auth-file=${join(workDir, 'tokens.csv')}`,
     '--authorization-mode=RBAC',
@@ -154,7 +183,15 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     '--service-cluster-ip-range=10.96.0.0/24',
     '--allow-privileged=true',
     '--enable-priority-and-fairness=false',
-    '--disable-admission-plugins=ServiceAccount',
+    // Pods need ServiceAccount admission (their token volume); tests without a node create pods without one.
+    ...(opts.node
+      ? [
+          `--kubelet-client-certificate=${opts.node.kubeletClientCertFile}`,
+          `--kubelet-client-key=${opts.node.kubeletClientKeyFile}`,
+          // Otherwise the API server asks the machine's DNS for the node's name.
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : ['--disable-admission-plugins=ServiceAccount']),
     '--v=0',
   ];
   let apiServer = startChild('kube-apiserver', apiArgs);
@@ -163,7 +200,9 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   if (opts.controllerManager !== false) {
     startChild('kube-controller-manager', [
       `--kubeconfig=${kubeconfigPath}`,
-      '--controllers=garbagecollector,namespace',
+      `--controllers=${['garbagecollector', 'namespace', ...(opts.node ? NODE_CONTROLLERS : [])].join(',')}`,
+      // The kube-root-ca.crt ConfigMap every pod's token volume mounts: the API server's self-signed certificate.
+      ...(opts.node ? [`--root-ca-file=${join(workDir, 'certs', 'apiserver.crt')}`] : []),
       '--leader-elect=false',
       '--secure-port=0',
       '--use-service-account-credentials=false',

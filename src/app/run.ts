@@ -10,6 +10,12 @@ import { createContext } from './context.js';
 import type { AppContext } from '../context/app-context.js';
 import type { Logger } from '../platform/log.js';
 
+/**
+ * How long requests in flight get to finish when the server stops (after LATCHKEY_SHUTDOWN_DELAY_SECONDS),
+ * well within the chart's 30 s grace and the 15 s before test harnesses SIGKILL a stopping process.
+ */
+const SERVER_DRAIN_MS = 5_000;
+
 export type Component = 'server' | 'controller';
 
 /**
@@ -51,9 +57,10 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
   let server: RunningServer | undefined;
   if (opts.components.includes('server')) {
     server = await startHttpServer(ctx);
-    // close() stops taking requests, then writes the last_fetched_at times the fetches recorded
+    // close() keeps serving for the shutdown delay while the Service drops the pod, stops taking
+    // requests, lets those in flight finish (a rolling update's clients lose none: test/e2e), then writes the last_fetched_at times the fetches recorded
     // (src/connections/last-fetched.ts), before the store stops.
-    stops.push(() => server!.close());
+    stops.push(() => server!.close({ lingerMs: ctx.config.shutdownDelaySeconds * 1000, drainMs: SERVER_DRAIN_MS }));
     stops.push(startWebhookDelivery(ctx), startFlowRecordSweeper(ctx));
   }
   let controller: RunningController | undefined;

@@ -39,6 +39,7 @@ const ConfigSchema = z.object({
   LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
   LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS: z.coerce.number().min(1).default(300),
   LATCHKEY_RESYNC_SECONDS: z.coerce.number().min(10).default(1800),
+  LATCHKEY_SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(0),
   LATCHKEY_PROVIDER_ANSWER_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -100,6 +101,11 @@ export interface Config {
   lastFetchedIntervalSeconds: number;
   /** The controller reconciles everything it owns again at this interval (missed events; a time-based condition has its own revisit). */
   resyncSeconds: number;
+  /**
+   * A stopping server keeps serving this long first, closing each kept-alive connection after its
+   * next answer, while the Service drops the pod (the chart sets 5; 0: it stops taking requests at once).
+   */
+  shutdownDelaySeconds: number;
   /** The most bytes read of any answer from a provider or receiver; beyond it the call fails with `provider_answer_too_large`. */
   providerAnswerMaxBytes: number;
 }
@@ -149,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
     lastFetchedIntervalSeconds: e.LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS,
     resyncSeconds: e.LATCHKEY_RESYNC_SECONDS,
+    shutdownDelaySeconds: e.LATCHKEY_SHUTDOWN_DELAY_SECONDS,
     providerAnswerMaxBytes: e.LATCHKEY_PROVIDER_ANSWER_MAX_BYTES,
   };
 }

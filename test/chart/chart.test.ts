@@ -63,6 +63,14 @@ async function crdUids(): Promise<Record<string, string>> {
   return out;
 }
 
+/**
+ * Deletes the catalog Providers an uninstalled release left (crds.keep keeps them, owned by that
+ * release's name and namespace), as an administrator would before installing elsewhere.
+ */
+async function deleteKeptProviders(objects: KubernetesObject[]): Promise<void> {
+  for (const o of objects.filter((x) => x.kind === 'Provider')) await deleteProvider(kc, o.metadata!.name!);
+}
+
 /** True when every Latchkey CRD carries helm.sh/resource-policy: keep (uninstalling cannot delete it). */
 async function crdsKeptOnUninstall(): Promise<boolean> {
   for (const name of CRDS) {
@@ -130,7 +138,9 @@ describe('default values, with the chart installing the CRDs', () => {
   }, HELM_TEST_TIMEOUT);
   afterAll(async () => {
     // Never uninstall a release owning the CRDs unless they are kept: other test files use them.
+    const left = await helm.manifest(RELEASE, ns.name).catch(() => []);
     if (installed && (await crdsKeptOnUninstall())) await helm.run(['uninstall', RELEASE, '-n', ns.name]);
+    await deleteKeptProviders(left);
     await ns.delete();
   });
 
@@ -297,7 +307,8 @@ describe('default values, with the chart installing the CRDs', () => {
       const controller = await readDeployment(ns.name, 'controller');
       expect(server.spec!.replicas).toBe(2);
       expect([envOf(controller, 'controller').LATCHKEY_LOG_LEVEL, envOf(server, 'server').LATCHKEY_LOG_LEVEL]).toEqual(['debug', 'debug']);
-      // server.replicas > 1 brings the server's PodDisruptionBudget; a provider dropped from the catalog is removed.
+      // server.replicas > 1 brings the server's PodDisruptionBudget; a provider dropped from the catalog stays
+      // (crds.keep keeps the catalog: a rollback to the first revision must not delete it), no longer the release's.
       expect(count(rendered, 'PodDisruptionBudget')).toBe(1);
       const upgraded = await helm.manifest(RELEASE, ns.name);
       expect(
@@ -307,7 +318,9 @@ describe('default values, with the chart installing the CRDs', () => {
           .sort(),
       ).toEqual([`${RELEASE}-controller`, `${RELEASE}-server`]);
       await expectAllAccepted(upgraded, ns.name);
-      await expectAllGone([{ apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }], ns.name);
+      const openai = { apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } };
+      expect(upgraded.filter((o) => o.kind === 'Provider').map((o) => o.metadata!.name)).toEqual(['trello']);
+      expect(await readBack(kc, openai, ns.name)).toBeDefined();
     },
     HELM_TEST_TIMEOUT,
   );
@@ -322,9 +335,12 @@ describe('default values, with the chart installing the CRDs', () => {
       await helm.ok(['uninstall', RELEASE, '-n', ns.name]);
       installed = false;
       await expectAllGone(
-        current.filter((o) => o.kind !== 'CustomResourceDefinition'),
+        current.filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Provider'),
         ns.name,
       );
+      // The catalog stays with the CRDs (crds.keep), for the Connections kept with them.
+      for (const provider of current.filter((o) => o.kind === 'Provider')) expect(await readBack(kc, provider, ns.name)).toBeDefined();
+      await deleteKeptProviders([...current, { apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'openai' } }]);
       expect(await crdUids()).toEqual(uidsBefore);
       expect((await helm.ok(['list', '-n', ns.name, '-q'])).trim()).toBe('');
     },
@@ -376,6 +392,7 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
   }, HELM_TEST_TIMEOUT);
   afterAll(async () => {
     if (installed) await helm.run(['uninstall', RELEASE, '-n', rel.name]);
+    await deleteKeptProviders(rendered ?? []);
     if (createdServiceMonitorCrd) await crdApi.deleteCustomResourceDefinition({ name: SM_CRD }).catch(() => undefined);
     await Promise.all([rel, appA, appB].map((n) => n.delete()));
   });
@@ -416,11 +433,18 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
   );
 
   it(
-    'helm uninstall removes every object, in the listed namespaces too',
+    'helm uninstall removes every object, in the listed namespaces too, but the kept catalog',
     async () => {
       await helm.ok(['uninstall', RELEASE, '-n', rel.name]);
       installed = false;
-      await expectAllGone(rendered, rel.name);
+      await expectAllGone(
+        rendered.filter((o) => o.kind !== 'Provider'),
+        rel.name,
+      );
+      // The catalog is kept (crds.keep), as the Connections using it are.
+      const providers = rendered.filter((o) => o.kind === 'Provider');
+      expect(providers.length).toBeGreaterThan(0);
+      for (const provider of providers.slice(0, 5)) expect(await readBack(kc, provider, rel.name)).toBeDefined();
     },
     HELM_TEST_TIMEOUT,
   );

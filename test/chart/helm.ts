@@ -61,7 +61,8 @@ export class Helm {
     return new Helm(r.stdout.trim().split('\n').pop()!, kubeconfigPath);
   }
 
-  run(args: string[]): Promise<Ran> {
+  /** `timeoutMs` kills helm after that long (3 minutes by default; the e2e's install waits on the whole catalog). */
+  run(args: string[], timeoutMs = 180_000): Promise<Ran> {
     return run(
       this.path,
       args,
@@ -73,12 +74,12 @@ export class Helm {
         HELM_CONFIG_HOME: join(this.home, 'config'),
         HELM_DATA_HOME: join(this.home, 'data'),
       },
-      180_000,
+      timeoutMs,
     );
   }
 
-  async ok(args: string[]): Promise<string> {
-    return mustSucceed(`helm ${args.join(' ')}`, await this.run(args)).stdout;
+  async ok(args: string[], timeoutMs?: number): Promise<string> {
+    return mustSucceed(`helm ${args.join(' ')}`, await this.run(args, timeoutMs)).stdout;
   }
 
   /** The objects of a release's current revision, as rendered. */

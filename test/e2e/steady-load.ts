@@ -1,0 +1,90 @@
+/**
+ * Steady REST traffic through the Service for the e2e suite: at a fixed rate, alternately a fetch
+ * of a known connection (its credentials must come back) and an import of a new one. Every request
+ * is recorded; a failed one keeps what failed (status and error code, or the socket error), never a
+ * credential.
+ */
+export interface LoadOutcome {
+  what: string;
+  ok: boolean;
+  detail: string;
+  at: number;
+  /** From sending to the answer (or the error), for the benchmark row; never asserted. */
+  ms: number;
+}
+
+export interface SteadyLoad {
+  outcomes: LoadOutcome[];
+  /** Stops sending and waits for the requests in flight; returns every outcome. */
+  stop(): Promise<LoadOutcome[]>;
+}
+
+export interface LoadTarget {
+  url: string;
+  secretKey: string;
+  integration: string;
+  /** A connection that exists: fetched on every other tick. */
+  fetchConnectionId: string;
+  /** Its credential, compared with what the fetch answers. */
+  expectedApiKey: string;
+  /** Prefix of the connections imported by the load (each tick's is unique). */
+  importPrefix: string;
+}
+
+const REQUEST_BOUND_MS = 10_000;
+
+export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyLoad {
+  const outcomes: LoadOutcome[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let tick = 0;
+  const headers = { authorization: `Bearer ${target.secretKey}`, 'content-type': 'application/json' };
+  const send = async (n: number) => {
+    const fetching = n % 2 === 0;
+    const what = fetching ? `fetch ${target.fetchConnectionId}` : `import ${target.importPrefix}-${n}`;
+    const sent = Date.now();
+    try {
+      const res = fetching
+        ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
+            headers,
+            signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+          })
+        : await fetch(`${target.url}/connections`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({
+              provider_config_key: target.integration,
+              connection_id: `${target.importPrefix}-${n}`,
+              credentials: { type: 'API_KEY', apiKey: `key-${target.importPrefix}-${n}` },
+            }),
+            signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+          });
+      const body = (await res.json().catch(() => undefined)) as
+        { credentials?: { apiKey?: string }; error?: { code?: string } } | undefined;
+      const ok = fetching
+        ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
+        : res.status === 201 || res.status === 200;
+      outcomes.push({
+        what,
+        ok,
+        detail: `${res.status}${body?.error?.code ? ` ${body.error.code}` : ''}`,
+        at: Date.now(),
+        ms: Date.now() - sent,
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      outcomes.push({ what, ok: false, detail: cause ?? (err as Error).name, at: Date.now(), ms: Date.now() - sent });
+    }
+  };
+  const timer = setInterval(() => {
+    const p = send(tick++).finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }, intervalMs);
+  return {
+    outcomes,
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([...inFlight]);
+      return outcomes;
+    },
+  };
+}
