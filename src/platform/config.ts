@@ -29,6 +29,7 @@ const ConfigSchema = z.object({
   LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION: z.coerce.number().int().min(0).default(5),
   LATCHKEY_CONNECT_API_RATE_PER_SESSION: z.coerce.number().min(0).default(60),
   LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(1200),
+  LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION: z.coerce.number().min(0).default(6000),
   LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(300),
   LATCHKEY_OPLOG_KEEP_ENTRIES: z.coerce.number().int().min(1).default(50),
   LATCHKEY_OPLOG_KEEP_DAYS: z.coerce.number().min(0).default(7),
@@ -82,6 +83,8 @@ export interface Config {
   /** Requests a minute to /connect/api/* per session and per namespace, and session creations a minute per namespace (0: off). */
   connectApiRatePerSession: number;
   connectApiRatePerNamespace: number;
+  /** Provider webhooks accepted per minute per Integration (0: no limit); src/webhooks/provider-events.ts. */
+  providerWebhookRatePerIntegration: number;
   sessionCreateRatePerNamespace: number;
   /** Operation log retention: per connection the newest N or those younger than the days, at most max. */
   oplogKeepEntries: number;
@@ -134,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     connectMaxConnectionsPerSession: e.LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION,
     connectApiRatePerSession: e.LATCHKEY_CONNECT_API_RATE_PER_SESSION,
     connectApiRatePerNamespace: e.LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE,
+    providerWebhookRatePerIntegration: e.LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION,
     sessionCreateRatePerNamespace: e.LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE,
     oplogKeepEntries: e.LATCHKEY_OPLOG_KEEP_ENTRIES,
     oplogKeepDays: e.LATCHKEY_OPLOG_KEEP_DAYS,
