@@ -123,7 +123,10 @@ export class ProviderWebhookReceiver {
     const wait = this.budget.take(key);
     if (wait > 0) {
       received(this.deps.metrics).inc({ provider, outcome: 'rate_limited' });
-      return { ...error(429, 'rate_limited', 'Too many webhooks for this integration.'), headers: { 'retry-after': String(Math.ceil(wait / 1000)) } };
+      return {
+        ...error(429, 'rate_limited', 'Too many webhooks for this integration.'),
+        headers: { 'retry-after': String(Math.ceil(wait / 1000)) },
+      };
     }
     if (!verdict.ok) {
       this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);

@@ -58,7 +58,9 @@ function verifyStripe(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: 
   if (!t || v1.length === 0) return refused('the signature header has no t= or no v1=');
   const late = outsideWindow({ unit: 'seconds', toleranceSeconds: spec.timestamp?.toleranceSeconds ?? 300 }, t, nowMs);
   if (late) return refused(late);
-  const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`), req.body])).digest();
+  const expected = createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${t}.`), req.body]))
+    .digest();
   return v1.some((v) => sameDigest(expected, decode(v, 'hex'))) ? { ok: true } : refused('the signature does not match');
 }
 

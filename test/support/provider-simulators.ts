@@ -1,0 +1,178 @@
+/**
+ * Simulated providers: each signs an event the way its public webhook docs describe (the page is named
+ * above each), independently of src/webhooks, so the engine is checked against the docs, not itself.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+
+export interface SimulatedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface ProviderSimulator {
+  /** The shipped manifest (config/providers/NAME.yaml). */
+  provider: string;
+  /** Where the Integration's Secret holds the signing secret, and the secret. */
+  secretKey: 'webhookSecret' | 'clientSecret';
+  secret: string;
+  signatureHeader: string;
+  /** Whether the signature covers a timestamp (so a replay outside the window is refused). */
+  signsTime: boolean;
+  /** The connection configuration that names the account of {@link event}'s events, when the provider routes. */
+  account?: { key: string; value: string };
+  /** A body as the provider sends it, for the account above. */
+  event(): string;
+  sign(body: string, nowMs: number, url?: string): SimulatedRequest;
+}
+
+const hmac = (secret: string, content: string) => createHmac('sha256', secret).update(content);
+const DEFAULT_URL = 'https://latchkey.example/webhooks/ns/x';
+const json = { 'content-type': 'application/json' };
+
+/** https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries */
+const github = (provider: string, installation?: string): ProviderSimulator => ({
+  provider,
+  secretKey: 'webhookSecret',
+  secret: "It's a Secret to Everybody",
+  signatureHeader: 'x-hub-signature-256',
+  signsTime: false,
+  ...(installation ? { account: { key: 'installationId', value: installation } } : {}),
+  event: () =>
+    JSON.stringify({
+      action: 'opened',
+      issue: { number: 1347, title: 'Found a bug' },
+      repository: { full_name: 'octocat/Hello-World' },
+      ...(installation ? { installation: { id: Number(installation), node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' } } : {}),
+    }),
+  sign: (body, _now, url = DEFAULT_URL) => ({
+    method: 'POST',
+    url,
+    headers: {
+      ...json,
+      'x-github-event': 'issues',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': `sha256=${hmac("It's a Secret to Everybody", body).digest('hex')}`,
+    },
+    body,
+  }),
+});
+
+export const SIMULATORS: Record<string, ProviderSimulator> = {
+  github: github('github'),
+  'github-app': github('github-app', '12345678'),
+  /** https://docs.slack.dev/authentication/verifying-requests-from-slack */
+  slack: {
+    provider: 'slack',
+    secretKey: 'webhookSecret',
+    secret: '8f742231b10e8888abcd99yyyzzz85a5',
+    signatureHeader: 'x-slack-signature',
+    signsTime: true,
+    account: { key: 'teamId', value: 'T1DC2JH3J' },
+    event: () =>
+      JSON.stringify({
+        token: 'XXYYZZ',
+        team_id: 'T1DC2JH3J',
+        api_app_id: 'AXXXXXXXXX',
+        event: { type: 'app_mention', user: 'U2CERLKJA', text: 'hello', ts: '1515449522.000016', channel: 'C0LAN2Q65' },
+        type: 'event_callback',
+        event_id: `Ev${randomUUID().slice(0, 8)}`,
+        event_time: 1515449522,
+      }),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const ts = String(Math.floor(now / 1000));
+      return {
+        method: 'POST',
+        url,
+        headers: {
+          ...json,
+          'x-slack-request-timestamp': ts,
+          'x-slack-signature': `v0=${hmac('8f742231b10e8888abcd99yyyzzz85a5', `v0:${ts}:${body}`).digest('hex')}`,
+        },
+        body,
+      };
+    },
+  },
+  /** https://docs.stripe.com/webhooks#verify-manually */
+  stripe: {
+    provider: 'stripe',
+    secretKey: 'webhookSecret',
+    secret: 'whsec_test_1234567890abcdef',
+    signatureHeader: 'stripe-signature',
+    signsTime: true,
+    account: { key: 'accountId', value: 'acct_1032D82eZvKYlo2C' },
+    event: () =>
+      JSON.stringify({
+        id: `evt_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+        object: 'event',
+        account: 'acct_1032D82eZvKYlo2C',
+        api_version: '2024-06-20',
+        type: 'customer.created',
+        data: { object: { id: 'cus_123', object: 'customer' } },
+      }),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const t = String(Math.floor(now / 1000));
+      const v1 = hmac('whsec_test_1234567890abcdef', `${t}.${body}`).digest('hex');
+      return {
+        method: 'POST',
+        url,
+        headers: { ...json, 'stripe-signature': `t=${t},v1=${v1},v0=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39` },
+        body,
+      };
+    },
+  },
+  /** https://shopify.dev/docs/apps/build/webhooks/subscribe/https */
+  shopify: {
+    provider: 'shopify',
+    secretKey: 'clientSecret',
+    secret: 'shpss_0123456789abcdef0123456789abcdef',
+    signatureHeader: 'x-shopify-hmac-sha256',
+    signsTime: false,
+    account: { key: 'shop', value: 'johns-apparel' },
+    event: () => JSON.stringify({ id: 820982911946154500, email: 'jon@example.com', total_price: '403.00' }),
+    sign: (body, now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: {
+        ...json,
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-hmac-sha256': hmac('shpss_0123456789abcdef0123456789abcdef', body).digest('base64'),
+        'x-shopify-shop-domain': 'johns-apparel.myshopify.com',
+        'x-shopify-api-version': '2024-07',
+        'x-shopify-webhook-id': randomUUID(),
+        'x-shopify-triggered-at': new Date(now).toISOString(),
+      },
+      body,
+    }),
+  },
+  /** https://developers.hubspot.com/docs/apps/legacy-apps/authentication/validating-requests (v3) */
+  hubspot: {
+    provider: 'hubspot',
+    secretKey: 'clientSecret',
+    secret: 'yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy',
+    signatureHeader: 'x-hubspot-signature-v3',
+    signsTime: true,
+    account: { key: 'portalId', value: '62515' },
+    event: () =>
+      JSON.stringify([
+        {
+          eventId: 1,
+          subscriptionId: 12345,
+          portalId: 62515,
+          occurredAt: 1564113600000,
+          subscriptionType: 'contact.creation',
+          attemptNumber: 0,
+          objectId: 123,
+          changeSource: 'CRM',
+          changeFlag: 'NEW',
+          appId: 54321,
+        },
+      ]),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const ts = String(now);
+      const signature = hmac('yyyyyyyy-yyyy-yyyy-yyyy-yyyyyyyyyyyy', `POST${url}${body}${ts}`).digest('base64');
+      return { method: 'POST', url, headers: { ...json, 'x-hubspot-signature-v3': signature, 'x-hubspot-request-timestamp': ts }, body };
+    },
+  },
+};
