@@ -1,0 +1,226 @@
+/**
+ * Provider webhooks end to end: a simulated provider (test/support/provider-simulators.ts) signs an
+ * event as its docs describe and sends it to Latchkey's public endpoint; the application's receiver
+ * gets exactly one signed `forward` delivery naming the matching connection. Tampered, replayed and
+ * unsigned events are refused and never stored, so never forwarded; handshakes answer as documented.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ProviderSpec } from '../../src/k8s/resources.js';
+import type { ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
+import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { catalogSpec } from '../support/catalog-files.js';
+import { SIMULATORS, type ProviderSimulator, type SimulatedRequest } from '../support/provider-simulators.js';
+import { startReplica, type Replica } from '../support/replica.js';
+import { signatureValid, webhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
+
+const kc = testKubeConfig();
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let env: TestEnvironment;
+let receiver: WebhookReceiver;
+let replica: Replica;
+/** Cluster-scoped Providers: named for this file, so parallel files do not share them. */
+const providerName = (p: string) => `pwh-${p}`;
+const integrationOf = (p: string) => `${p}-events`;
+
+beforeAll(async () => {
+  ns = await createTestNamespace(kc, 'provider-webhooks');
+  receiver = await webhookReceiver();
+  await receiver.listen();
+  env = await createEnvironment(kc, ns.name, { webhooks: { url: receiver.url } });
+  for (const sim of Object.values(SIMULATORS)) {
+    await applyProvider(kc, providerName(sim.provider), catalogSpec(sim.provider));
+    await createIntegration(
+      kc,
+      ns.name,
+      integrationOf(sim.provider),
+      { provider: providerName(sim.provider) },
+      {
+        clientId: 'client-id',
+        clientSecret: sim.secretKey === 'clientSecret' ? sim.secret : 'not-the-webhook-secret',
+        ...(sim.secretKey === 'webhookSecret' ? { webhookSecret: sim.secret } : {}),
+      },
+    );
+  }
+  replica = await startReplica(kc, { namespaces: [ns.name], components: ['server', 'webhooks'], webhookPollMs: 100, selfBaseUrl: true });
+  const store = replica.ctx.store;
+  await eventually(
+    () =>
+      store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey') &&
+      Object.values(SIMULATORS).every(
+        (s) => store.getProvider(providerName(s.provider)) && store.getIntegration(ns.name, integrationOf(s.provider)),
+      ),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await replica?.stop();
+  await receiver.close();
+  for (const sim of Object.values(SIMULATORS)) await deleteProvider(kc, providerName(sim.provider));
+  await ns.delete();
+});
+
+const pathOf = (sim: ProviderSimulator) => `/webhooks/${ns.name}/${integrationOf(sim.provider)}`;
+
+async function send(r: SimulatedRequest): Promise<{ status: number; text: string; contentType: string | null }> {
+  const res = await fetch(r.url, { method: r.method, headers: r.headers, body: r.body });
+  return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') };
+}
+
+/** A signed request for the replica's public URL of the simulator's Integration. */
+const signed = (sim: ProviderSimulator, body = sim.event(), nowMs = Date.now()) => sim.sign(body, nowMs, `${replica.url}${pathOf(sim)}`);
+
+/** Forward deliveries the receiver got for this integration. */
+const forwardsFor = (sim: ProviderSimulator): ReceivedWebhook[] =>
+  receiver.delivered().filter((w) => w.json.type === 'forward' && w.json.providerConfigKey === integrationOf(sim.provider));
+
+async function connect(sim: ProviderSimulator, connectionId: string): Promise<void> {
+  await replica.ctx.store.createConnection({
+    namespace: ns.name,
+    spec: {
+      integration: integrationOf(sim.provider),
+      provider: providerName(sim.provider),
+      connectionId,
+      authMode: catalogSpec(sim.provider).authMode,
+      endUser: { id: `user-of-${connectionId}`, tags: { plan: 'pro' } },
+      connectionConfig: sim.account ? { [sim.account.key]: sim.account.value } : {},
+    },
+    credentials: { type: 'API_KEY', apiKey: 'unused' },
+  });
+}
+
+describe.each(Object.keys(SIMULATORS))('%s', (name) => {
+  const sim = SIMULATORS[name]!;
+  const connectionId = `conn-${name}-${randomUUID().slice(0, 6)}`;
+
+  beforeAll(async () => {
+    await connect(sim, connectionId);
+    // Another connection of the same Integration with another account: never named.
+    if (sim.account) {
+      await replica.ctx.store.createConnection({
+        namespace: ns.name,
+        spec: {
+          integration: integrationOf(sim.provider),
+          provider: providerName(sim.provider),
+          connectionId: `${connectionId}-other`,
+          authMode: catalogSpec(sim.provider).authMode,
+          connectionConfig: { [sim.account.key]: '999' },
+        },
+        credentials: { type: 'API_KEY', apiKey: 'unused' },
+      });
+    }
+    await eventually(() => replica.ctx.store.getConnection(ns.name, integrationOf(sim.provider), connectionId));
+  });
+
+  it('refuses a tampered, an unsigned and (where signed) a replayed event with 401, and forwards only the genuine one, once, to its connection', async () => {
+    const before = forwardsFor(sim).length;
+    const genuine = signed(sim);
+    const tampered = { ...genuine, body: genuine.body.replace(/}\s*]?$/, (end) => `,"x":1${end}`) };
+    expect(tampered.body).not.toBe(genuine.body);
+    const unsigned = {
+      ...genuine,
+      headers: Object.fromEntries(Object.entries(genuine.headers).filter(([k]) => k !== sim.signatureHeader)),
+    };
+    const refused = [tampered, unsigned, ...(sim.signsTime ? [signed(sim, sim.event(), Date.now() - 10 * 60_000)] : [])];
+    for (const r of refused) {
+      const answer = await send(r);
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.text)).toEqual({
+        error: { code: 'invalid_signature', message: 'The webhook signature could not be verified.' },
+      });
+    }
+    // Refused requests are never stored: the outbox holds nothing for this integration.
+    const pending = await new WebhookOutbox(kc).list([ns.name]);
+    expect(pending.filter((d) => (JSON.parse(d.body) as ForwardWebhookBody).providerConfigKey === integrationOf(sim.provider))).toEqual([]);
+
+    expect((await send(genuine)).status).toBe(200);
+    const [forward] = await eventually(() => (forwardsFor(sim).length > before ? forwardsFor(sim).slice(before) : undefined));
+    expect(signatureValid(env.webhookSigningKey, forward!)).toBe(true);
+    const body = forward!.json as unknown as ForwardWebhookBody;
+    expect(body).toMatchObject({
+      from: providerName(sim.provider),
+      type: 'forward',
+      provider: providerName(sim.provider),
+      providerConfigKey: integrationOf(sim.provider),
+      environment: env.name,
+      payload: JSON.parse(genuine.body),
+    });
+    if (sim.account) {
+      expect(body.connectionId).toBe(connectionId);
+      expect(body.connections).toEqual([{ connectionId, endUser: { endUserId: `user-of-${connectionId}`, tags: { plan: 'pro' } } }]);
+    } else {
+      expect(body.connections).toEqual([]);
+    }
+    // Exactly one: nothing of the refused ones came after it (they were never stored).
+    await eventually(async () => (await new WebhookOutbox(kc).list([ns.name])).length === 0);
+    expect(forwardsFor(sim).length).toBe(before + 1);
+  });
+});
+
+it('GitHub: a redelivery with the same X-GitHub-Delivery is answered 200 and not forwarded again', async () => {
+  const sim = SIMULATORS['github-app']!;
+  const before = forwardsFor(sim).length;
+  const first = signed(sim);
+  expect((await send(first)).status).toBe(200);
+  expect((await send(first)).status).toBe(200);
+  await eventually(() => forwardsFor(sim).length === before + 1);
+  // A later, different delivery arrives: the duplicate, stored before it if at all, would have too.
+  expect((await send(signed(sim))).status).toBe(200);
+  await eventually(() => forwardsFor(sim).length === before + 2);
+  const ids = forwardsFor(sim)
+    .slice(before)
+    .map((w) => (w.json as unknown as ForwardWebhookBody).deliveryId);
+  expect(ids).toEqual([first.headers['x-github-delivery'], expect.any(String)]);
+  expect(ids[1]).not.toBe(ids[0]);
+});
+
+it('Slack: url_verification, signed, is answered with the challenge as text/plain and not forwarded; unsigned it is refused', async () => {
+  const sim = SIMULATORS.slack!;
+  const before = forwardsFor(sim).length;
+  const body = JSON.stringify({
+    token: 'Jhj5dZrVaK7ZwHHjRyZWjbDl',
+    challenge: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+    type: 'url_verification',
+  });
+  const answer = await send(signed(sim, body));
+  expect(answer).toEqual({
+    status: 200,
+    text: '3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P',
+    contentType: 'text/plain; charset=utf-8',
+  });
+  const unsigned = signed(sim, body);
+  delete unsigned.headers['x-slack-signature'];
+  expect((await send(unsigned)).status).toBe(401);
+  expect(forwardsFor(sim).length).toBe(before);
+});
+
+it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {
+  const sim = SIMULATORS.github!;
+  expect((await send({ ...signed(sim), url: `${replica.url}/webhooks/${ns.name}/nope` })).status).toBe(404);
+  const get = await fetch(`${replica.url}${pathOf(sim)}`);
+  expect(get.status).toBe(405);
+  expect(get.headers.get('allow')).toBe('POST');
+  const big = await send(signed(SIMULATORS.slack!, JSON.stringify({ team_id: 'T1DC2JH3J', pad: 'x'.repeat(600 * 1024) })));
+  expect(big.status).toBe(413);
+});
+
+it('keeps every received event in the operation log, and counts them by provider and outcome', async () => {
+  const metrics = await replica.ctx.metrics.getSingleMetricAsString('latchkey_provider_webhooks_total');
+  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('shopify')}",outcome="forwarded"} 1`);
+  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('shopify')}",outcome="unverified"} 2`);
+  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('github-app')}",outcome="duplicate"} 1`);
+  const stripeLog = async () => {
+    const logs = await replica.call('GET', `/logs?integration=${integrationOf('stripe')}`, { key: env.secretKey });
+    expect(logs.status).toBe(200);
+    return (logs.body.logs as Array<{ messages: string[] }>).flatMap((e) => e.messages).join('\n');
+  };
+  // The log is written in batches: both entries are there once the batch is.
+  const messages = await eventually(async () => {
+    const text = await stripeLog();
+    return text.includes('refused') && text.includes('forwarded as') ? text : undefined;
+  });
+  expect(messages).toContain('pwh-stripe webhook refused: the signature does not match.');
+  expect(messages).toMatch(/webhook evt_\w+ verified, routed to conn-stripe-[\w-]+ \(account acct_1032D82eZvKYlo2C\); forwarded as msg_/);
+  expect(messages).not.toContain(SIMULATORS.stripe!.secret);
+});
