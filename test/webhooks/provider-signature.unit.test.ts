@@ -1,7 +1,7 @@
 /**
  * The signature engine against the shipped Provider manifests (config/providers), with the providers'
  * own documented examples where the docs give one, and requests signed the way each doc describes
- * (test/webhooks/provider-simulators.ts) where they do not; and the same requests tampered with.
+ * (test/support/provider-simulators.ts) where they do not; and the same requests tampered with.
  */
 import { verifySignature, type ReceivedRequest } from '../../src/webhooks/provider-signature.js';
 import { signedHandshake, unsignedHandshake } from '../../src/webhooks/provider-handshakes.js';

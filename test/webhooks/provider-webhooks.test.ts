@@ -5,7 +5,6 @@
  * unsigned events are refused and never stored, so never forwarded; handshakes answer as documented.
  */
 import { randomUUID } from 'node:crypto';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
 import type { ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
