@@ -11,11 +11,6 @@ import { methodNotAllowed } from './method-not-allowed.js';
 
 export const PROVIDER_WEBHOOK_PATH = '/webhooks/:namespace/:integration';
 
-/** The URL an Integration's provider is told to call. */
-export function providerWebhookUrl(publicBaseUrl: string, namespace: string, integration: string): string {
-  return `${publicBaseUrl}/webhooks/${encodeURIComponent(namespace)}/${encodeURIComponent(integration)}`;
-}
-
 export function providerWebhookRoutes(ctx: AppContext, receiver = new ProviderWebhookReceiver(ctx)): Router {
   const router = express.Router();
   router.post(PROVIDER_WEBHOOK_PATH, (req: Request, res: Response, next) => {

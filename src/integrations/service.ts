@@ -17,10 +17,14 @@ import { INTEGRATION_SECRET_KEYS, type EnvironmentResource, type IntegrationReso
 import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
+import { providerWebhookUrl } from '../catalog/webhook-url.js';
+import type { Config } from '../platform/config.js';
 
 export interface IntegrationsDeps {
   store: KubeStore;
   clock: Clock;
+  /** For the Integrations' webhook URLs. */
+  config?: Pick<Config, 'publicBaseUrl'>;
 }
 
 /** Client credentials as Nango's API takes them (`ApiPublicIntegrationCredentials`). */
@@ -193,8 +197,13 @@ export class IntegrationsService {
   private view(integration: IntegrationResource, include: ReadonlySet<IntegrationInclude>): IntegrationView {
     const namespace = integration.metadata.namespace!;
     const ref = integration.spec.clientSecretRef;
-    return integrationView(integration, this.deps.store.getProvider(integration.spec.provider), include, (k) =>
-      ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined,
+    const base = this.deps.config?.publicBaseUrl;
+    return integrationView(
+      integration,
+      this.deps.store.getProvider(integration.spec.provider),
+      include,
+      (k) => (ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined),
+      base ? providerWebhookUrl(base, namespace, integration.metadata.name) : undefined,
     );
   }
 }
@@ -241,5 +250,10 @@ function secretData(credentials: IntegrationCredentialsInput, mode: AuthMode): R
       [INTEGRATION_SECRET_KEYS.privateKey]: credentials.private_key,
       [APP_LINK_KEY]: credentials.app_link,
     };
-  return { [INTEGRATION_SECRET_KEYS.clientId]: credentials.client_id, [INTEGRATION_SECRET_KEYS.clientSecret]: credentials.client_secret };
+  return {
+    [INTEGRATION_SECRET_KEYS.clientId]: credentials.client_id,
+    [INTEGRATION_SECRET_KEYS.clientSecret]: credentials.client_secret,
+    // Nango's field for the secret a provider signs its webhooks with (docs/provider-webhooks.md).
+    ...(credentials.webhook_secret ? { [INTEGRATION_SECRET_KEYS.webhookSecret]: credentials.webhook_secret } : {}),
+  };
 }

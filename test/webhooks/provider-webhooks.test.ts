@@ -194,6 +194,14 @@ it('Slack: url_verification, signed, is answered with the challenge as text/plai
   expect(forwardsFor(sim).length).toBe(before);
 });
 
+it('GET /integrations/{id}?include=webhook shows the public URL the events above were sent to, and forward_webhooks', async () => {
+  const sim = SIMULATORS.shopify!;
+  const res = await replica.call('GET', `/integrations/${integrationOf(sim.provider)}?include=webhook`, { key: env.secretKey });
+  expect(res.status).toBe(200);
+  expect(res.body.data).toMatchObject({ forward_webhooks: true, webhook_url: `${replica.url}${pathOf(sim)}` });
+  expect((await send(sim.sign(sim.event(), Date.now(), res.body.data.webhook_url))).status).toBe(200);
+});
+
 it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {
   const sim = SIMULATORS.github!;
   expect((await send({ ...signed(sim), url: `${replica.url}/webhooks/${ns.name}/nope` })).status).toBe(404);
@@ -206,8 +214,8 @@ it('answers 404 for an integration that is not there, 405 for another method, 41
 
 it('keeps every received event in the operation log, and counts them by provider and outcome', async () => {
   const metrics = await replica.ctx.metrics.getSingleMetricAsString('latchkey_provider_webhooks_total');
-  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('shopify')}",outcome="forwarded"} 1`);
-  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('shopify')}",outcome="unverified"} 2`);
+  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('stripe')}",outcome="forwarded"} 1`);
+  expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('stripe')}",outcome="unverified"} 3`);
   expect(metrics).toContain(`latchkey_provider_webhooks_total{provider="${providerName('github-app')}",outcome="duplicate"} 1`);
   const stripeLog = async () => {
     const logs = await replica.call('GET', `/logs?integration=${integrationOf('stripe')}`, { key: env.secretKey });
