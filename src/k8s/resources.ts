@@ -182,7 +182,11 @@ export interface IntegrationSpec {
   scopes?: string[];
   authorizationParams?: Record<string, string>;
 }
-export type IntegrationResource = Resource<IntegrationSpec, CommonStatus>;
+export interface IntegrationStatus extends CommonStatus {
+  /** Where the provider sends this Integration's webhooks, when its Provider declares them. */
+  webhookUrl?: string;
+}
+export type IntegrationResource = Resource<IntegrationSpec, IntegrationStatus>;
 
 export interface EndUserSpec {
   id?: string;

@@ -6,10 +6,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
+import { REPO_ROOT } from '../../dev/control-plane.js';
 import { SIMULATORS, type ProviderSimulator, type SimulatedRequest } from '../support/provider-simulators.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { signatureValid, webhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
@@ -200,6 +206,34 @@ it('GET /integrations/{id}?include=webhook shows the public URL the events above
   expect(res.status).toBe(200);
   expect(res.body.data).toMatchObject({ forward_webhooks: true, webhook_url: `${replica.url}${pathOf(sim)}` });
   expect((await send(sim.sign(sim.event(), Date.now(), res.body.data.webhook_url))).status).toBe(200);
+});
+
+it('the Integration reconciler writes status.webhookUrl (the -o wide column) for a Provider with webhooks, and none without', async () => {
+  const base = 'https://latchkey.example.com';
+  const reconciler = new IntegrationReconciler(replica.ctx.store, replica.ctx.clock, base);
+  await createIntegration(kc, ns.name, 'no-webhooks', { provider: 'pwh-none' });
+  await applyProvider(kc, 'pwh-none', { displayName: 'None', authMode: 'API_KEY' });
+  await eventually(() => replica.ctx.store.getIntegration(ns.name, 'no-webhooks') && replica.ctx.store.getProvider('pwh-none'));
+  await reconciler.reconcile(ns.name, integrationOf('github-app'));
+  await reconciler.reconcile(ns.name, 'no-webhooks');
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const statusOf = async (name: string) =>
+    (
+      (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'integrations', name })) as {
+        status?: { webhookUrl?: string; conditions?: unknown[] };
+      }
+    ).status;
+  expect((await statusOf(integrationOf('github-app')))?.webhookUrl).toBe(`${base}/webhooks/${ns.name}/${integrationOf('github-app')}`);
+  const none = await statusOf('no-webhooks');
+  expect(none?.conditions?.length).toBeGreaterThan(0);
+  expect(none).not.toHaveProperty('webhookUrl');
+  const crd = loadAllYaml(readFileSync(join(REPO_ROOT, 'crds/latchkey.dev_integrations.yaml'), 'utf8'))[0] as {
+    spec: { versions: Array<{ additionalPrinterColumns: Array<{ jsonPath: string; priority?: number }> }> };
+  };
+  expect(crd.spec.versions[0]!.additionalPrinterColumns).toContainEqual(
+    expect.objectContaining({ jsonPath: '.status.webhookUrl', priority: 1 }),
+  );
+  await deleteProvider(kc, 'pwh-none');
 });
 
 it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {

@@ -15,6 +15,7 @@ import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
+import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 
 /** A key the Integration's Secret must hold; `or`: another key the same value may be under; `pem`: a PEM private key. */
 interface NeededKey {
@@ -61,6 +62,8 @@ export class IntegrationReconciler {
   constructor(
     private readonly store: KubeStore,
     private readonly clock: Clock,
+    /** For `status.webhookUrl` (the `kubectl get integration -o wide` column); none: not written. */
+    private readonly publicBaseUrl?: string,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
@@ -68,7 +71,25 @@ export class IntegrationReconciler {
     if (!integration || integration.metadata.deletionTimestamp) return;
     const ready = { type: IntegrationCondition.Ready, ...(await this.check(integration)) };
     const lifetimes = tokenLifetimes(integration);
-    await writeConditions(this.store, INTEGRATIONS, integration, lifetimes ? [ready, lifetimes] : [ready], this.clock.now());
+    await writeConditions(
+      this.store,
+      INTEGRATIONS,
+      integration,
+      lifetimes ? [ready, lifetimes] : [ready],
+      this.clock.now(),
+      this.fields(integration),
+    );
+  }
+
+  /** Where the provider sends the Integration's webhooks, when its Provider declares them. */
+  private fields(integration: IntegrationResource): Record<string, string | undefined> {
+    if (!this.publicBaseUrl) return {};
+    const takesWebhooks = Boolean(this.store.getProvider(integration.spec.provider)?.spec.webhooks);
+    return {
+      webhookUrl: takesWebhooks
+        ? providerWebhookUrl(this.publicBaseUrl, integration.metadata.namespace!, integration.metadata.name)
+        : undefined,
+    };
   }
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
