@@ -130,8 +130,8 @@ export interface WebhookSignatureSpec {
   signedContent?: string;
   /** The key of the Integration's Secret holding the signing secret (default webhookSecret). */
   secretKey?: 'webhookSecret' | 'clientSecret';
-  /** A timestamp the signature covers, and how far from now it may be. */
-  timestamp?: { header?: string; unit?: 'seconds' | 'milliseconds'; toleranceSeconds: number };
+  /** A timestamp the signature covers (in a header, or in the signed body), and how far from now it may be. */
+  timestamp?: { header?: string; bodyPath?: string; unit?: 'seconds' | 'milliseconds'; toleranceSeconds: number };
   /** client-state: the body path holding the shared value on each notification. */
   bodyPath?: string;
 }

@@ -30,17 +30,18 @@ export function verifySignature(spec: WebhookSignatureSpec, req: ReceivedRequest
 
 /** HMAC-SHA256 of the declared signed content, in the declared header, after its prefix, hex or base64. */
 function verifyHmac(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: string, nowMs: number): SignatureVerdict {
-  const sent = req.headers[spec.header ?? ''];
-  if (!sent) return refused(`no ${spec.header} header`);
+  const signature = req.headers[spec.header ?? ''];
+  if (!signature) return refused(`no ${spec.header} header`);
   const prefix = spec.prefix ?? '';
-  if (!sent.startsWith(prefix)) return refused(`${spec.header} does not start with ${prefix}`);
+  if (!signature.startsWith(prefix)) return refused(`${spec.header} does not start with ${prefix}`);
   if (spec.timestamp) {
-    const late = outsideWindow(spec.timestamp, req.headers[spec.timestamp.header ?? ''], nowMs);
+    const sent = spec.timestamp.header ? req.headers[spec.timestamp.header] : valuesAt(req.json, spec.timestamp.bodyPath ?? '')[0];
+    const late = outsideWindow(spec.timestamp, typeof sent === 'number' ? String(sent) : (sent as string | undefined), nowMs);
     if (late) return refused(late);
   }
   const content = signedContent(spec.signedContent ?? '{body}', req);
   const expected = createHmac('sha256', secret).update(content).digest();
-  return sameDigest(expected, decode(sent.slice(prefix.length), spec.encoding ?? 'hex'))
+  return sameDigest(expected, decode(signature.slice(prefix.length), spec.encoding ?? 'hex'))
     ? { ok: true }
     : refused('the signature does not match');
 }

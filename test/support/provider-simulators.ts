@@ -25,6 +25,21 @@ export interface ProviderSimulator {
   /** A body as the provider sends it, for the account above. */
   event(): string;
   sign(body: string, nowMs: number, url?: string): SimulatedRequest;
+  /** The request changed after signing (default: a field added to the JSON body). */
+  tamper?(r: SimulatedRequest): SimulatedRequest;
+  /** The request without its signature (default: without the signature header). */
+  unsign?(r: SimulatedRequest): SimulatedRequest;
+}
+
+/** A field added at the end of the JSON body (inside the outer object or the last array element). */
+export function tampered(sim: ProviderSimulator, r: SimulatedRequest): SimulatedRequest {
+  return sim.tamper ? sim.tamper(r) : { ...r, body: r.body.replace(/}(\s*][\s}]*)?$/, (end) => `,"x":1${end}`) };
+}
+
+export function unsigned(sim: ProviderSimulator, r: SimulatedRequest): SimulatedRequest {
+  return sim.unsign
+    ? sim.unsign(r)
+    : { ...r, headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => k !== sim.signatureHeader)) };
 }
 
 const hmac = (secret: string, content: string) => createHmac('sha256', secret).update(content);
@@ -175,4 +190,145 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
       return { method: 'POST', url, headers: { ...json, 'x-hubspot-signature-v3': signature, 'x-hubspot-request-timestamp': ts }, body };
     },
   },
+  /** https://developers.zoom.us/docs/api/webhooks */
+  zoom: {
+    provider: 'zoom',
+    secretKey: 'webhookSecret',
+    secret: 'zoom-secret-token-0123456789',
+    signatureHeader: 'x-zm-signature',
+    signsTime: true,
+    account: { key: 'accountId', value: 'AAAAAABBBB' },
+    event: () =>
+      JSON.stringify({
+        event: 'meeting.started',
+        event_ts: 1626230691572,
+        payload: { account_id: 'AAAAAABBBB', object: { id: '1234567890', uuid: 'czLF6FFAQTeMuNjoNMVu/w==', topic: 'My Meeting' } },
+      }),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const ts = String(Math.floor(now / 1000));
+      const signature = `v0=${hmac('zoom-secret-token-0123456789', `v0:${ts}:${body}`).digest('hex')}`;
+      return { method: 'POST', url, headers: { ...json, 'x-zm-request-timestamp': ts, 'x-zm-signature': signature }, body };
+    },
+  },
+  /** https://linear.app/developers/webhooks */
+  linear: {
+    provider: 'linear',
+    secretKey: 'webhookSecret',
+    secret: 'lin_wh_0123456789abcdef',
+    signatureHeader: 'linear-signature',
+    signsTime: true,
+    account: { key: 'organizationId', value: '7bd4f3a4-8a55-4a7b-b1a2-7d4a0f4d2a11' },
+    event: () =>
+      JSON.stringify({
+        action: 'create',
+        type: 'Issue',
+        data: { id: 'issue-1', title: 'Bug' },
+        organizationId: '7bd4f3a4-8a55-4a7b-b1a2-7d4a0f4d2a11',
+      }),
+    // The timestamp is in the signed body: signing "at" a time rewrites webhookTimestamp.
+    sign: (body, now, url = DEFAULT_URL) => {
+      const stamped = JSON.stringify({ ...(JSON.parse(body) as object), webhookTimestamp: now });
+      const headers = {
+        ...json,
+        'linear-delivery': randomUUID(),
+        'linear-event': 'Issue',
+        'linear-signature': hmac('lin_wh_0123456789abcdef', stamped).digest('hex'),
+      };
+      return { method: 'POST', url, headers, body: stamped };
+    },
+  },
+  /** https://developer.calendly.com/api-docs/overview/webhooks/webhook-signatures */
+  calendly: {
+    provider: 'calendly',
+    secretKey: 'webhookSecret',
+    secret: 'calendly-signing-key-0123456789',
+    signatureHeader: 'calendly-webhook-signature',
+    signsTime: true,
+    event: () =>
+      JSON.stringify({
+        created_at: '2020-11-23T17:51:19.000000Z',
+        created_by: 'https://api.calendly.com/users/AAAAAAAAAAAAAAAA',
+        event: 'invitee.created',
+        payload: { email: 'test@example.com', name: 'John Doe', status: 'active' },
+      }),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const t = String(Math.floor(now / 1000));
+      const v1 = hmac('calendly-signing-key-0123456789', `${t}.${body}`).digest('hex');
+      return { method: 'POST', url, headers: { ...json, 'calendly-webhook-signature': `t=${t},v1=${v1}` }, body };
+    },
+  },
+  /** https://www.typeform.com/developers/webhooks/secure-your-webhooks/ */
+  typeform: {
+    provider: 'typeform',
+    secretKey: 'webhookSecret',
+    secret: 'typeform-webhook-secret',
+    signatureHeader: 'typeform-signature',
+    signsTime: false,
+    event: () =>
+      JSON.stringify({
+        event_id: `01${randomUUID().replace(/-/g, '').slice(0, 24).toUpperCase()}`,
+        event_type: 'form_response',
+        form_response: { form_id: 'lT4Z3j', token: 'a3a12ec67a1365927098a606107fac15', answers: [] },
+      }),
+    sign: (body, _now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: { ...json, 'typeform-signature': `sha256=${hmac('typeform-webhook-secret', body).digest('base64')}` },
+      body,
+    }),
+  },
+  /** https://developer.zendesk.com/documentation/webhooks/verifying/ */
+  zendesk: {
+    provider: 'zendesk',
+    secretKey: 'webhookSecret',
+    secret: 'dGhpc19zZWNyZXRfaXNfZm9yX3Rlc3Rpbmdfb25seQ',
+    signatureHeader: 'x-zendesk-webhook-signature',
+    signsTime: false,
+    event: () => JSON.stringify({ type: 'zen:event-type:ticket.created', account_id: 22222222, detail: { id: '35436', subject: 'Help' } }),
+    sign: (body, now, url = DEFAULT_URL) => {
+      const ts = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const signature = hmac('dGhpc19zZWNyZXRfaXNfZm9yX3Rlc3Rpbmdfb25seQ', `${ts}${body}`).digest('base64');
+      return {
+        method: 'POST',
+        url,
+        headers: { ...json, 'x-zendesk-webhook-signature-timestamp': ts, 'x-zendesk-webhook-signature': signature },
+        body,
+      };
+    },
+  },
+  /** https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks */
+  outlook: {
+    provider: 'outlook',
+    secretKey: 'webhookSecret',
+    secret: 'SecretClientState',
+    signatureHeader: 'none',
+    signsTime: false,
+    account: { key: 'tenantId', value: '84bd8158-6d4d-4958-8b9f-9d6445542f95' },
+    event: () => graphNotification('SecretClientState'),
+    sign: (body, _now, url = DEFAULT_URL) => ({ method: 'POST', url, headers: json, body }),
+    // The clientState is the only proof: tampering means another one, unsigned means none.
+    tamper: (r) => ({ ...r, body: r.body.replace('"clientState":"SecretClientState"', '"clientState":"SecretClientStatf"') }),
+    unsign: (r) => ({ ...r, body: r.body.replace(/"clientState":"[^"]*",/, '') }),
+  },
 };
+
+function graphNotification(clientState: string): string {
+  return JSON.stringify({
+    value: [
+      {
+        id: 'lsgTZMr9KwAAA',
+        subscriptionId: '{subscription_guid}',
+        subscriptionExpirationDateTime: '2016-03-19T22:11:09.952Z',
+        clientState,
+        changeType: 'created',
+        resource: 'users/{user_guid}@{tenant_guid}/messages/{long_id_string}',
+        tenantId: '84bd8158-6d4d-4958-8b9f-9d6445542f95',
+        resourceData: {
+          '@odata.type': '#Microsoft.Graph.Message',
+          '@odata.id': 'Users/{user_guid}@{tenant_guid}/Messages/{long_id_string}',
+          id: '{long_id_string}',
+        },
+      },
+    ],
+  });
+}

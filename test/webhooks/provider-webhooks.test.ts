@@ -4,7 +4,7 @@
  * gets exactly one signed `forward` delivery naming the matching connection. Tampered, replayed and
  * unsigned events are refused and never stored, so never forwarded; handshakes answer as documented.
  */
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { createTestNamespace, eventually, testKubeConfig } from '../../dev/clust
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { SIMULATORS, type ProviderSimulator, type SimulatedRequest } from '../support/provider-simulators.js';
+import { SIMULATORS, tampered, unsigned, type ProviderSimulator, type SimulatedRequest } from '../support/provider-simulators.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { signatureValid, webhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
 
@@ -121,13 +121,10 @@ describe.each(Object.keys(SIMULATORS))('%s', (name) => {
   it('refuses a tampered, an unsigned and (where signed) a replayed event with 401, and forwards only the genuine one, once, to its connection', async () => {
     const before = forwardsFor(sim).length;
     const genuine = signed(sim);
-    const tampered = { ...genuine, body: genuine.body.replace(/}\s*]?$/, (end) => `,"x":1${end}`) };
-    expect(tampered.body).not.toBe(genuine.body);
-    const unsigned = {
-      ...genuine,
-      headers: Object.fromEntries(Object.entries(genuine.headers).filter(([k]) => k !== sim.signatureHeader)),
-    };
-    const refused = [tampered, unsigned, ...(sim.signsTime ? [signed(sim, sim.event(), Date.now() - 10 * 60_000)] : [])];
+    const changed = tampered(sim, genuine);
+    expect(changed.body).not.toBe(genuine.body);
+    const bare = unsigned(sim, genuine);
+    const refused = [changed, bare, ...(sim.signsTime ? [signed(sim, sim.event(), Date.now() - 10 * 60_000)] : [])];
     for (const r of refused) {
       const answer = await send(r);
       expect(answer.status).toBe(401);
@@ -198,6 +195,36 @@ it('Slack: url_verification, signed, is answered with the challenge as text/plai
   delete unsigned.headers['x-slack-signature'];
   expect((await send(unsigned)).status).toBe(401);
   expect(forwardsFor(sim).length).toBe(before);
+});
+
+it('Zoom: endpoint.url_validation, signed, is answered with plainToken and its HMAC as encryptedToken', async () => {
+  const sim = SIMULATORS.zoom!;
+  const body = JSON.stringify({
+    payload: { plainToken: 'qgg8vlvZRS6UYooatFL8Aw' },
+    event_ts: 1654503849680,
+    event: 'endpoint.url_validation',
+  });
+  const answer = await send(signed(sim, body));
+  expect(answer.status).toBe(200);
+  expect(JSON.parse(answer.text)).toEqual({
+    plainToken: 'qgg8vlvZRS6UYooatFL8Aw',
+    encryptedToken: createHmac('sha256', sim.secret).update('qgg8vlvZRS6UYooatFL8Aw').digest('hex'),
+  });
+  expect((await send(tampered(sim, signed(sim, body)))).status).toBe(401);
+});
+
+it('Microsoft Graph: the subscription validation request is answered with the validationToken as text/plain', async () => {
+  const sim = SIMULATORS.outlook!;
+  const res = await fetch(
+    `${replica.url}${pathOf(sim)}?validationToken=${encodeURIComponent('Validation: Testing client application reachability')}`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+    },
+  );
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  expect(await res.text()).toBe('Validation: Testing client application reachability');
 });
 
 it('GET /integrations/{id}?include=webhook shows the public URL the events above were sent to, and forward_webhooks', async () => {
