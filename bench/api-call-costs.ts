@@ -27,6 +27,7 @@ import { KubeStore } from '../src/k8s/store.js';
 import { createTestNamespace } from '../dev/cluster.js';
 import { applyProvider, createIntegration } from '../dev/fixtures.js';
 import { processCpuMs, startBenchControlPlane } from './support.js';
+import { ConnectionStatusWriter } from '../src/domain/connection-status-writers.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const IN_FLIGHT = Number(process.env.BENCH_CALLS_IN_FLIGHT ?? 8);
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
     }
     // A status like the one a reconciled connection carries: four conditions and the refresh fields.
     for (const name of names) {
-      await store.updateConnectionStatus(ns, name, (s) => ({
+      await store.updateConnectionStatus(ns, name, ConnectionStatusWriter.Reconciler, (s) => ({
         ...s,
         conditions: ['IntegrationReady', 'CredentialsValid', 'NeedsReauthorization', 'Ready'].map((type) => ({
           type,
@@ -175,7 +176,10 @@ async function main(): Promise<void> {
       [
         'Connection status PUT (store.updateConnectionStatus: plain JSON)',
         (w, i) =>
-          store.updateConnectionStatus(ns, names[w]!, (s) => ({ ...s, lastRefreshedAt: new Date(Date.now() + 1 + i).toISOString() })),
+          store.updateConnectionStatus(ns, names[w]!, ConnectionStatusWriter.Reconciler, (s) => ({
+            ...s,
+            lastRefreshedAt: new Date(Date.now() + 1 + i).toISOString(),
+          })),
       ],
       [
         'Connection status merge patch (bare HTTPS)',

@@ -53,6 +53,19 @@ export interface OpenConnectUIOptions {
   /** Popup size, or the frame's size in the modal overlay, in pixels. */
   width?: number;
   height?: number;
+  /** The UI's language (`en`, `fr`, `de`, `es`, `pt`); the browser's languages, then English, otherwise. */
+  lang?: string;
+  /** `'light'`, `'dark'` or `'system'` (the default: the end user's system setting). */
+  theme?: 'light' | 'dark' | 'system';
+}
+
+/** `?lang=…&theme=…` for the Connect UI's address, or '' (the values are the server's to check). */
+function lookQuery(options: OpenConnectUIOptions, first: '?' | '&'): string {
+  const q = new URLSearchParams();
+  if (options.lang) q.set('lang', options.lang);
+  if (options.theme) q.set('theme', options.theme);
+  const s = q.toString();
+  return s ? `${first}${s}` : '';
 }
 
 export interface ConnectUI {
@@ -129,7 +142,11 @@ function openPopup(options: OpenConnectUIOptions): ConnectUI {
   const height = options.height ?? 680;
   const left = Math.max(0, Math.round(window.screenX + (window.outerWidth - width) / 2));
   const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
-  const popup = window.open(`${base}/connect`, 'latchkey-connect', `popup,width=${width},height=${height},left=${left},top=${top}`);
+  const popup = window.open(
+    `${base}/connect${lookQuery(options, '?')}`,
+    'latchkey-connect',
+    `popup,width=${width},height=${height},left=${left},top=${top}`,
+  );
   let done = false;
   const emit = emitter(options);
   if (!popup) {
@@ -185,7 +202,7 @@ function openFrame(options: OpenConnectUIOptions): ConnectUI {
     return { close() {} };
   }
   const frame = document.createElement('iframe');
-  frame.src = `${base}/connect/embed?namespace=${encodeURIComponent(namespace)}`;
+  frame.src = `${base}/connect/embed?namespace=${encodeURIComponent(namespace)}${lookQuery(options, '&')}`;
   frame.title = 'Connect an account';
   frame.setAttribute('data-latchkey-connect', '');
   let overlay: HTMLElement | undefined;

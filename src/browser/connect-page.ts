@@ -16,7 +16,19 @@
  * events in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`).
  */
 
-import type { ApiErrorBody, EmbedSettings, FormField, IntegrationView, NangoUiMessage, SessionView, UiEvent } from '../connect/wire.js';
+import type {
+  ApiErrorBody,
+  Branding,
+  EmbedSettings,
+  FormField,
+  IntegrationView,
+  NangoUiMessage,
+  SessionView,
+  UiEvent,
+  UiLanguage,
+  UiText,
+  UiTheme,
+} from '../connect/wire.js';
 
 const SOURCE = 'latchkey-connect';
 const CLIENT_SOURCE = 'latchkey-client';
@@ -24,6 +36,8 @@ const ORIGIN_KEY = 'latchkey.openerOrigin';
 const CLOSE_AFTER_SUCCESS_MS = 1500;
 const app = document.getElementById('app')!;
 const apiUrl = (path: string) => new URL(`api/${path}`, import.meta.url).href;
+/** `?lang=…&theme=…` of this page, for the calls whose answer sets the look the OAuth callback's page keeps. */
+const lookQuery = () => `?${new URLSearchParams({ lang: look.lang, theme: look.theme })}`;
 let token = '';
 let integrations: IntegrationView[] = [];
 
@@ -40,6 +54,16 @@ function stored(key: string): string | null {
     return null;
   }
 }
+
+/** The page's language, theme and own text, chosen by the server (the SDK's `lang`, Accept-Language). */
+const look = jsonData<{ lang: UiLanguage; theme: UiTheme; text: UiText; errors: Record<string, string> }>('latchkey-look')!;
+
+/** The page's text for `key`, its `{placeholders}` filled. */
+function tr(key: keyof UiText, values: Record<string, string> = {}): string {
+  return look.text[key].replace(/\{(\w+)\}/g, (all, k: string) => values[k] ?? all);
+}
+
+let branding: Branding | undefined;
 
 /** Set on the embeddable page only. */
 const embed = jsonData<EmbedSettings>('latchkey-embed');
@@ -96,11 +120,13 @@ function nangoMessage(event: UiEvent): NangoUiMessage {
   return { type: 'close' };
 }
 
-function showError(code: string, message: string, providerConfigKey?: string, retry?: () => void): void {
-  notify({ type: 'error', error: { code, message }, ...(providerConfigKey ? { providerConfigKey } : {}) });
+function showError(code: string, serverMessage: string, providerConfigKey?: string, retry?: () => void): void {
+  notify({ type: 'error', error: { code, message: serverMessage }, ...(providerConfigKey ? { providerConfigKey } : {}) });
+  // The end user reads it in the page's language where we have it; the application gets the server's message.
+  const message = Object.hasOwn(look.errors, code) ? look.errors[code]! : serverMessage;
   const actions = el('div', { class: 'actions' });
   if (retry) {
-    const again = el('button', { type: 'button', class: 'secondary' }, 'Try again');
+    const again = el('button', { type: 'button', class: 'secondary' }, tr('tryAgain'));
     again.addEventListener('click', retry);
     actions.append(again);
   }
@@ -108,12 +134,13 @@ function showError(code: string, message: string, providerConfigKey?: string, re
     el(
       'div',
       { class: 'card error', role: 'alert' },
-      el('h1', {}, 'Could not connect'),
+      el('h1', {}, tr('couldNotConnect')),
       el('p', {}, message),
-      el('p', { class: 'code' }, `Error code: ${code}`),
+      el('p', { class: 'code' }, tr('errorCode', { code })),
       actions,
     ),
   );
+  (actions.querySelector('button') as HTMLButtonElement | null)?.focus();
 }
 
 function showSuccess(name: string, providerConfigKey: string, connectionId?: string): void {
@@ -123,8 +150,8 @@ function showSuccess(name: string, providerConfigKey: string, connectionId?: str
       'div',
       { class: 'card success', role: 'status' },
       el('div', { class: 'check', 'aria-hidden': 'true' }, '✓'),
-      el('h1', {}, `${name} is connected`),
-      el('p', {}, embed ? 'Done.' : 'You can close this window.'),
+      el('h1', {}, tr('connected', { name })),
+      el('p', {}, embed ? tr('done') : tr('canClose')),
     ),
   );
   // Like the popup closing itself: the frame asks the application's client to remove it.
@@ -148,7 +175,7 @@ async function call<T>(
     return {
       ok: false,
       status: 0,
-      error: { code: 'network_error', message: 'The connection service could not be reached. Check your connection and try again.' },
+      error: { code: 'network_error', message: tr('networkError') },
     };
   }
   const json = (await res.json().catch(() => ({}))) as { data?: T } & ApiErrorBody;
@@ -156,19 +183,48 @@ async function call<T>(
   return {
     ok: false,
     status: res.status,
-    error: { code: json.error?.code ?? 'unexpected', message: json.error?.message ?? 'Something went wrong.', errors: json.error?.errors },
+    error: { code: json.error?.code ?? 'unexpected', message: json.error?.message ?? tr('somethingWrong'), errors: json.error?.errors },
   };
 }
 
+/** A view's header: the application (when the Environment names it), the title and a line under it. */
 function header(title: string, subtitle?: string): HTMLElement {
-  return el('header', {}, el('h1', {}, title), ...(subtitle ? [el('p', { class: 'muted' }, subtitle)] : []));
+  const app: Node[] = [];
+  if (branding?.appName || branding?.appLogoUrl) {
+    const logo =
+      branding.appLogoUrl && /^https?:\/\//.test(branding.appLogoUrl)
+        ? [el('img', { src: branding.appLogoUrl, alt: '', referrerpolicy: 'no-referrer', width: '28', height: '28' })]
+        : [];
+    app.push(el('div', { class: 'app' }, ...logo, ...(branding.appName ? [el('span', {}, branding.appName)] : [])));
+  }
+  // Focusable by script only: each new view moves the focus to its title, so a screen reader reads it.
+  return el('header', {}, ...app, el('h1', { tabindex: '-1' }, title), ...(subtitle ? [el('p', { class: 'muted' }, subtitle)] : []));
 }
 
 function backButton(): Node[] {
   if (integrations.length < 2) return [];
-  const b = el('button', { type: 'button', class: 'link' }, '← All integrations');
-  b.addEventListener('click', renderList);
+  const b = el('button', { type: 'button', class: 'link' }, el('span', { 'aria-hidden': 'true' }, '← '), tr('back'));
+  b.addEventListener('click', () => {
+    renderList();
+    app.querySelector<HTMLElement>('h1')?.focus();
+  });
   return [b];
+}
+
+/** The Environment's brand colour (already made readable by the server) for buttons and links. */
+function applyBranding(b: Branding | undefined): void {
+  branding = b;
+  const root = document.documentElement.style;
+  if (!b?.accent) return;
+  root.setProperty('--brand-light', b.accent.light);
+  root.setProperty('--brand-on-light', b.accent.onLight);
+  root.setProperty('--brand-dark', b.accent.dark);
+  root.setProperty('--brand-on-dark', b.accent.onDark);
+}
+
+/** The row's second line: the Provider's category, else how the end user connects. */
+function subtitleOf(i: IntegrationView): string {
+  return i.category ?? (i.flow === 'oauth' ? tr('signIn', { provider: i.providerDisplayName }) : tr('credentials'));
 }
 
 /** More integrations than this get a search field above the list. */
@@ -186,41 +242,36 @@ function avatar(i: IntegrationView): HTMLElement {
 function renderList(): void {
   const list = el('ul', { class: 'integrations' });
   const items: Array<{ i: IntegrationView; li: HTMLLIElement }> = [];
+  // Integrations that cannot work are not in the session's answer: the operator sees them instead.
   for (const i of integrations) {
-    // An integration that cannot work is listed, disabled, with the reason (not hidden: the end user
-    // then knows it exists and why it cannot be chosen).
     const button = el(
       'button',
       { type: 'button', class: 'integration', 'data-integration': i.id },
       avatar(i),
-      el(
-        'span',
-        { class: 'names' },
-        el('strong', {}, i.name),
-        el('span', { class: 'muted' }, i.providerDisplayName),
-        ...(i.unavailable ? [el('span', { class: 'reason' }, i.unavailable)] : []),
-      ),
-      ...(i.unavailable ? [] : [el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›')]),
+      el('span', { class: 'names' }, el('strong', {}, i.name), el('span', { class: 'muted' }, subtitleOf(i))),
+      el('span', { class: 'chevron', 'aria-hidden': 'true' }, '›'),
     );
-    if (i.unavailable) button.disabled = true;
-    else button.addEventListener('click', () => void pick(i, true));
+    button.addEventListener('click', () => void pick(i, true));
     const li = el('li', {}, button);
     items.push({ i, li });
     list.append(li);
   }
-  const nodes: Node[] = [header('Connect an account', 'Choose the service you want to connect.')];
+  const nodes: Node[] = [
+    header(tr('chooseTitle'), branding?.appName ? tr('chooseSubtitleApp', { app: branding.appName }) : tr('chooseSubtitle')),
+  ];
   if (integrations.length > SEARCH_ABOVE) {
-    const search = el('input', { type: 'search', class: 'search', placeholder: 'Search', 'aria-label': 'Search integrations' });
-    const none = el('p', { class: 'muted', hidden: '' }, 'No integration matches.');
+    const search = el('input', { type: 'search', class: 'search', placeholder: tr('search'), 'aria-label': tr('searchLabel') });
+    // Announced as the list narrows (a screen reader does not see rows disappear).
+    const none = el('p', { class: 'muted', role: 'status' });
     search.addEventListener('input', () => {
       const q = search.value.trim().toLowerCase();
       let shown = 0;
       for (const { i, li } of items) {
-        const match = !q || `${i.name} ${i.providerDisplayName}`.toLowerCase().includes(q);
+        const match = !q || `${i.name} ${i.providerDisplayName} ${i.category ?? ''}`.toLowerCase().includes(q);
         li.hidden = !match;
         if (match) shown++;
       }
-      none.hidden = shown > 0;
+      none.textContent = shown > 0 ? '' : tr('noMatch');
     });
     nodes.push(search, list, none);
   } else nodes.push(list);
@@ -245,11 +296,12 @@ function renderForm(
       type: f.secret ? 'password' : 'text',
       autocomplete: 'off',
       spellcheck: 'false',
+      // The help and the field's error are read with the field.
+      'aria-describedby': `${id}-help ${id}-error`,
+      ...(f.example ? { placeholder: tr('example', { example: f.example }) } : {}),
     });
     if (f.required) input.required = true;
-    form.append(
-      el('div', { class: 'field' }, el('label', { for: id }, f.label), input, el('small', { class: 'field-error', id: `${id}-error` })),
-    );
+    form.append(el('div', { class: 'field' }, el('label', { for: id }, f.label), input, ...fieldHelp(f, id)));
   }
   const submit = el('button', { type: 'submit', class: 'primary' }, submitLabel);
   form.append(errorBox, submit);
@@ -263,63 +315,84 @@ function renderForm(
       field.textContent = '';
       input.removeAttribute('aria-invalid');
       if (input.required && !input.value.trim()) {
-        field.textContent = 'Required';
+        field.textContent = tr('required');
         input.setAttribute('aria-invalid', 'true');
         missing = true;
       }
       (input.dataset.group === 'config' ? config : values)[input.name] = input.value;
     }
-    if (missing) return;
+    if (missing) {
+      form.querySelector<HTMLInputElement>('input[aria-invalid=true]')?.focus();
+      return;
+    }
     submit.disabled = true;
-    submit.textContent = 'Connecting…';
+    submit.textContent = tr('connecting');
     errorBox.hidden = true;
     onSubmit(values, config).catch((err: unknown) => {
       const e2 = err as { message?: string; errors?: Array<{ path?: string; message: string }> };
       for (const fe of e2.errors ?? []) {
         const [group, name] = (fe.path ?? '').split('.');
-        const target = form.querySelector<HTMLElement>(`#f-${group === 'connectionConfig' ? 'config' : 'values'}-${name}-error`);
-        if (target) target.textContent = fe.message;
+        const id = `f-${group === 'connectionConfig' ? 'config' : 'values'}-${name}`;
+        const target = form.querySelector<HTMLElement>(`#${id}-error`);
+        if (target) {
+          target.textContent = fe.message;
+          form.querySelector(`#${id}`)?.setAttribute('aria-invalid', 'true');
+        }
       }
-      errorBox.textContent = e2.message ?? 'Something went wrong.';
+      // role=alert: announced as it appears.
+      errorBox.textContent = e2.message ?? tr('somethingWrong');
       errorBox.hidden = false;
       submit.disabled = false;
       submit.textContent = submitLabel;
     });
   });
-  show(
-    el(
-      'div',
-      { class: 'card' },
-      ...backButton(),
-      header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
-      form,
-    ),
-  );
+  show(el('div', { class: 'card' }, ...backButton(), header(tr('connectTitle', { name: i.name }), accessLine(i)), form));
   form.querySelector('input')?.focus();
+}
+
+/** "Acme wants access to your Salesforce account." when the Environment names the application. */
+function accessLine(i: IntegrationView): string | undefined {
+  if (branding?.appName) return tr('wantsAccess', { app: branding.appName, provider: i.providerDisplayName });
+  return i.name === i.providerDisplayName ? undefined : i.providerDisplayName;
+}
+
+/** Under a field: the Provider's description and its "how to find it" link, then the field's error. */
+function fieldHelp(f: FormField, id: string): Node[] {
+  const help = el('p', { class: 'help', id: `${id}-help` });
+  if (f.description) help.append(f.description, ' ');
+  if (f.docsUrl && /^https:\/\//.test(f.docsUrl))
+    help.append(
+      el(
+        'a',
+        { href: f.docsUrl, target: '_blank', rel: 'noopener noreferrer', class: 'docs' },
+        tr('howToFind'),
+        el('span', { class: 'sr-only' }, ` ${tr('opensNewTab')}`),
+      ),
+    );
+  // Empty error lines stay in the page (aria-describedby points at them) but take no room.
+  return [...(help.childNodes.length ? [help] : []), el('small', { class: 'field-error', id: `${id}-error` })];
 }
 
 async function startOAuth(i: IntegrationView, config: Record<string, string>): Promise<void> {
   // Embedded: open the provider's popup now, while the end user's click still counts (popup blockers).
   const popup = embed ? openSignInWindow() : null;
   if (embed && !popup) {
-    showError(
-      'popup_blocked',
-      'The browser blocked the sign-in window. Allow pop-ups for this page and try again.',
-      i.id,
-      () => void pick(i, true),
-    );
+    showError('popup_blocked', tr('popupBlocked'), i.id, () => void pick(i, true));
     return;
   }
   const previous = [...app.childNodes];
-  loading(embed ? `Opening ${i.providerDisplayName}…` : `Redirecting to ${i.providerDisplayName}…`);
-  const r = await call<{ url: string; binding: string }>('POST', 'oauth/start', { integration: i.id, connectionConfig: config });
+  loading(embed ? tr('opening', { provider: i.providerDisplayName }) : tr('redirecting', { provider: i.providerDisplayName }));
+  const r = await call<{ url: string; binding: string }>('POST', `oauth/start${lookQuery()}`, {
+    integration: i.id,
+    connectionConfig: config,
+  });
   if (!r.ok) {
     popup?.close();
     if (r.status === 400 && r.error.errors && i.configFields.length) {
       show(...previous); // back to the form, which shows the field errors
       throw r.error;
     }
-    showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
+    showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'), i.id, () => void pick(i, true));
     return;
   }
   // Top level, the answer has set the browser-binding cookie; a frame's cookie would be third-party,
@@ -334,11 +407,9 @@ function openSignInWindow(): Window | null {
   const height = 700;
   const left = Math.max(0, Math.round(window.screenX + (window.outerWidth - width) / 2));
   const top = Math.max(0, Math.round(window.screenY + (window.outerHeight - height) / 2));
-  return window.open(
-    new URL('redirect', import.meta.url).href,
-    'latchkey-sign-in',
-    `popup,width=${width},height=${height},left=${left},top=${top}`,
-  );
+  const url = new URL('redirect', import.meta.url);
+  url.search = new URLSearchParams({ lang: look.lang, theme: look.theme }).toString();
+  return window.open(url.href, 'latchkey-sign-in', `popup,width=${width},height=${height},left=${left},top=${top}`);
 }
 
 /** What the sign-in popup needs to bind this browser to the flow and go to the provider. */
@@ -368,15 +439,15 @@ function awaitSignIn(i: IntegrationView, popup: Window, handoff: SignInHandoff):
   current.poll = window.setInterval(() => {
     if (current.done || !popup.closed) return;
     endSignIn();
-    const again = el('button', { type: 'button', class: 'primary' }, 'Try again');
+    const again = el('button', { type: 'button', class: 'primary' }, tr('tryAgain'));
     again.addEventListener('click', () => void pick(i, true));
     show(
       el(
         'div',
         { class: 'card', role: 'status' },
         ...backButton(),
-        header(`Connect ${i.name}`),
-        el('p', { class: 'muted' }, `The ${i.providerDisplayName} window was closed before the authorization finished.`),
+        header(tr('connectTitle', { name: i.name })),
+        el('p', { class: 'muted' }, tr('windowClosed', { provider: i.providerDisplayName })),
         el('div', { class: 'actions' }, again),
       ),
     );
@@ -384,9 +455,9 @@ function awaitSignIn(i: IntegrationView, popup: Window, handoff: SignInHandoff):
   signIn = current;
   // The popup may have loaded before this (then it already asked) or not (then it asks when it has).
   handOff(current);
-  const focus = el('button', { type: 'button', class: 'secondary' }, 'Show the window');
+  const focus = el('button', { type: 'button', class: 'secondary' }, tr('showWindow'));
   focus.addEventListener('click', () => popup.focus());
-  const cancel = el('button', { type: 'button', class: 'link' }, 'Cancel');
+  const cancel = el('button', { type: 'button', class: 'link' }, tr('cancel'));
   cancel.addEventListener('click', () => {
     endSignIn();
     if (integrations.length > 1) renderList();
@@ -396,12 +467,12 @@ function awaitSignIn(i: IntegrationView, popup: Window, handoff: SignInHandoff):
     el(
       'div',
       { class: 'card', 'data-state': 'waiting' },
-      header(`Connect ${i.name}`),
+      header(tr('connectTitle', { name: i.name })),
       el(
         'div',
         { class: 'loading', role: 'status' },
         el('div', { class: 'spinner', 'aria-hidden': 'true' }),
-        el('p', {}, `Finish signing in to ${i.providerDisplayName} in the window that opened.`),
+        el('p', {}, tr('finishSignIn', { provider: i.providerDisplayName })),
       ),
       el('div', { class: 'actions' }, focus, ' ', cancel),
     ),
@@ -439,7 +510,7 @@ function onSignInResult(event: MessageEvent): void {
     const i = integrations.find((x) => x.id === data.providerConfigKey);
     showError(
       String(data.error?.code ?? 'unexpected'),
-      String(data.error?.message ?? 'Something went wrong.'),
+      String(data.error?.message ?? tr('somethingWrong')),
       i?.id,
       i ? () => void pick(i, true) : undefined,
     );
@@ -448,15 +519,15 @@ function onSignInResult(event: MessageEvent): void {
 
 /** Embedded, without a click to open the popup from (a single-integration session): ask for one. */
 function renderOAuthStart(i: IntegrationView): void {
-  const go = el('button', { type: 'button', class: 'primary' }, `Continue with ${i.providerDisplayName}`);
+  const go = el('button', { type: 'button', class: 'primary' }, tr('continueWith', { provider: i.providerDisplayName }));
   go.addEventListener('click', () => void startOAuth(i, {}));
   show(
     el(
       'div',
       { class: 'card' },
       ...backButton(),
-      header(`Connect ${i.name}`, i.name === i.providerDisplayName ? undefined : i.providerDisplayName),
-      el('p', { class: 'muted' }, `A ${i.providerDisplayName} window opens to sign in.`),
+      header(tr('connectTitle', { name: i.name }), accessLine(i)),
+      el('p', { class: 'muted' }, tr('windowOpens', { provider: i.providerDisplayName })),
       go,
     ),
   );
@@ -465,12 +536,12 @@ function renderOAuthStart(i: IntegrationView): void {
 /** `byClick`: called from the end user's click (an embedded UI may open a popup then). */
 async function pick(i: IntegrationView, byClick = false): Promise<void> {
   if (i.flow === 'oauth') {
-    if (i.configFields.length) renderForm(i, [], 'Continue', (_v, config) => startOAuth(i, config));
+    if (i.configFields.length) renderForm(i, [], tr('continue'), (_v, config) => startOAuth(i, config));
     else if (embed && !byClick) renderOAuthStart(i);
     else await startOAuth(i, {});
     return;
   }
-  renderForm(i, i.fields, 'Connect', async (values, config) => {
+  renderForm(i, i.fields, tr('connect'), async (values, config) => {
     const r = await call<{ providerConfigKey: string; connectionId?: string }>('POST', 'forms', {
       integration: i.id,
       values,
@@ -478,7 +549,7 @@ async function pick(i: IntegrationView, byClick = false): Promise<void> {
     });
     if (!r.ok) {
       if (r.status === 400) throw r.error;
-      showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.', i.id, () => void pick(i, true));
+      showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'), i.id, () => void pick(i, true));
       return;
     }
     showSuccess(i.name, r.data.providerConfigKey, r.data.connectionId);
@@ -487,17 +558,24 @@ async function pick(i: IntegrationView, byClick = false): Promise<void> {
 
 async function begin(sessionToken: string): Promise<void> {
   token = sessionToken;
-  const r = await call<SessionView>('GET', 'session');
+  const r = await call<SessionView>('GET', `session${lookQuery()}`);
   if (!r.ok) {
-    showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.');
+    showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
     return;
   }
+  applyBranding(r.data.branding);
   integrations = r.data.integrations;
-  if (integrations.length === 0) {
-    showError('no_integrations', 'There is nothing to connect in this session.');
+  if (integrations.length === 0 && r.data.unavailableCount) {
+    // Every integration offered cannot work yet: the operator's to fix, said plainly to the end user.
+    notify({ type: 'error', error: { code: 'integrations_not_ready', message: tr('notReady') } });
+    show(el('div', { class: 'card', role: 'alert' }, header(tr('notReadyTitle')), el('p', {}, tr('notReady'))));
     return;
   }
-  if (integrations.length === 1 && !integrations[0]!.unavailable) await pick(integrations[0]!);
+  if (integrations.length === 0) {
+    showError('no_integrations', tr('nothingToConnect'));
+    return;
+  }
+  if (integrations.length === 1) await pick(integrations[0]!);
   else renderList();
 }
 
@@ -514,7 +592,7 @@ function tokenNamespace(t: string): string | undefined {
 
 /** The framed page: the token from the parent (an allowed origin) only, a close button, sign-in popups. */
 function mainEmbedded(settings: EmbedSettings): void {
-  const close = el('button', { type: 'button', class: 'close-frame', 'aria-label': 'Close' }, '×');
+  const close = el('button', { type: 'button', class: 'close-frame', 'aria-label': tr('close') }, '×');
   close.addEventListener('click', () => {
     endSignIn();
     notify({ type: 'close' });
@@ -578,9 +656,9 @@ function mainSignInPopup(): void {
     started = true;
     token = data.token;
     const url = data.url;
-    void call<{ bound: boolean }>('POST', 'oauth/bind', { binding: data.binding }).then((r) => {
+    void call<{ bound: boolean }>('POST', `oauth/bind${lookQuery()}`, { binding: data.binding }).then((r) => {
       if (r.ok) window.location.replace(url);
-      else showError(r.error.code ?? 'unexpected', r.error.message ?? 'Something went wrong.');
+      else showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
     });
   });
   opener.postMessage({ source: SOURCE, type: 'sign-in-ready' }, window.location.origin);

@@ -9,6 +9,8 @@ type Json = Record<string, any>;
 type Child = Node | string | null | undefined | false;
 
 const API = `${location.pathname.replace(/\/+$/, '')}/api`;
+/** Shipped providers' logos, served by the same server as the dashboard. */
+const LOGOS = `${location.pathname.replace(/\/dashboard\/*$/, '')}/connect/logos/`;
 const app = document.getElementById('app')!;
 
 function h<K extends keyof HTMLElementTagNameMap>(
@@ -147,7 +149,18 @@ async function integrationsPage(): Promise<void> {
     h(
       'tr',
       { 'data-integration': i.id },
-      h('td', {}, h('strong', {}, i.display_name), h('div', { class: 'muted mono' }, i.id)),
+      h(
+        'td',
+        {},
+        h(
+          'div',
+          { class: 'with-logo' },
+          i.has_logo
+            ? h('img', { class: 'logo', src: `${LOGOS}${encodeURIComponent(String(i.provider))}.svg`, alt: '', width: '28', height: '28' })
+            : h('span', { class: 'logo initial', 'aria-hidden': 'true' }, String(i.display_name).slice(0, 1).toUpperCase()),
+          h('div', {}, h('strong', {}, i.display_name), h('div', { class: 'muted mono' }, i.id)),
+        ),
+      ),
       h('td', {}, i.provider, h('div', { class: 'muted' }, i.auth_mode ?? '')),
       h('td', {}, i.ready ? badge('ready') : badge('not ready', 'not-ready'), i.reason ? h('div', { class: 'muted' }, i.reason) : null),
       h('td', {}, h('a', { href: `#/connections${q({ integration: i.id })}` }, String(i.connections))),

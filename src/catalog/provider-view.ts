@@ -1,5 +1,6 @@
 import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import { configFieldNames } from './connection-config.js';
+import { providerLogoUrl } from './provider-logos.js';
 
 /** The spec's Provider record (snake_case), plus Latchkey's extra catalog fields in snake_case. */
 export interface ProviderView {
@@ -35,6 +36,10 @@ export interface ProviderView {
   token_request_auth_method?: 'basic' | 'body';
   disable_pkce?: boolean;
   field_labels?: Record<string, string>;
+  field_help?: Record<
+    string,
+    { description?: string; example?: string; docs_url?: string; labels?: Record<string, string>; descriptions?: Record<string, string> }
+  >;
   mode_options?: Record<string, unknown>;
   logo_url?: string;
   two_step?: TwoStepView;
@@ -67,8 +72,11 @@ export interface TwoStepView {
   default_lifetime_seconds?: number;
 }
 
-/** A Provider custom resource as the REST API shows it. Absent optional fields are left out. */
-export function providerView(p: ProviderResource): ProviderView {
+/**
+ * A Provider custom resource as the REST API shows it. Absent optional fields are left out.
+ * `logo_url` is the Provider's own, else the shipped logo Latchkey serves under `publicBaseUrl`.
+ */
+export function providerView(p: ProviderResource, publicBaseUrl: string): ProviderView {
   const s = p.spec;
   const paginate = s.proxy?.paginate;
   return compact({
@@ -108,8 +116,22 @@ export function providerView(p: ProviderResource): ProviderView {
     token_request_auth_method: s.tokenRequestAuthMethod,
     disable_pkce: s.disablePkce,
     field_labels: s.fieldLabels,
+    field_help: s.fieldHelp
+      ? Object.fromEntries(
+          Object.entries(s.fieldHelp).map(([k, h]) => [
+            k,
+            compact({
+              description: h.description,
+              example: h.example,
+              docs_url: h.docsUrl,
+              labels: h.labels,
+              descriptions: h.descriptions,
+            }),
+          ]),
+        )
+      : undefined,
     mode_options: s.modeOptions,
-    logo_url: s.logoUrl,
+    logo_url: providerLogoUrl(p, publicBaseUrl),
     ...modeViews(s),
   }) as ProviderView;
 }

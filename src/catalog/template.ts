@@ -1,12 +1,15 @@
+import { LatchkeyError } from '../domain/errors.js';
+
 /**
  * Fills `${connectionConfig.KEY}` placeholders (as in provider token URLs with a subdomain, e.g.
  * `https://${connectionConfig.subdomain}.zendesk.com/oauth/tokens`) from a connection's configuration.
  */
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
-export class MissingTemplateValueError extends Error {
+/** A template names connection configuration keys the connection does not have (the caller's input: 400). */
+export class MissingTemplateValueError extends LatchkeyError {
   constructor(readonly keys: string[]) {
-    super(`connection configuration is missing ${keys.map((k) => `"${k}"`).join(', ')}`);
+    super('invalid_input', 'missing_connection_config', `connection configuration is missing ${keys.map((k) => `"${k}"`).join(', ')}`);
     this.name = 'MissingTemplateValueError';
   }
 }

@@ -9,6 +9,12 @@ export interface FormField {
   label: string;
   secret: boolean;
   required: boolean;
+  /** The Provider's help (`spec.fieldHelp`), in the page's language where it has one. */
+  description?: string;
+  /** Shown as the placeholder. */
+  example?: string;
+  /** The provider's own page that says where to find the value. */
+  docsUrl?: string;
 }
 
 export interface IntegrationView {
@@ -23,15 +29,82 @@ export interface IntegrationView {
   fields: FormField[];
   /** Connection configuration keys the end user fills in (before the redirect, or in the form). */
   configFields: FormField[];
-  /** The Provider's logo (its `spec.logoUrl`), when it has one. */
+  /** The Provider's logo (its `spec.logoUrl`, or the shipped one Latchkey serves), when it has one. */
   logoUrl?: string;
-  /** Why this integration cannot be connected now (shown disabled with it); absent when it can. */
+  /** Why this integration cannot be connected now (src/connect/session-view.ts leaves such integrations out); absent when it can. */
   unavailable?: string;
+  /** What the row's subtitle says: the Provider's first category, in the page's language. */
+  category?: string;
 }
 
 export interface SessionView {
   reconnect: boolean;
+  /** The integrations the end user can connect (those that cannot work are left out: the operator sees them). */
   integrations: IntegrationView[];
+  /** How many allowed integrations were left out because they cannot work now. */
+  unavailableCount?: number;
+  /** The application's name, logo and brand colour (the Environment's `spec.connectUI`). */
+  branding?: Branding;
+}
+
+/** The application's look in the Connect UI; colours already adjusted for contrast, `#rrggbb`. */
+export interface Branding {
+  appName?: string;
+  appLogoUrl?: string;
+  /** Buttons' and links' colour on the light and the dark page, and the text on a button of that colour. */
+  accent?: { light: string; onLight: string; dark: string; onDark: string };
+}
+
+/** The languages of the Connect UI's own text. */
+export type UiLanguage = 'en' | 'fr' | 'de' | 'es' | 'pt';
+export type UiTheme = 'light' | 'dark' | 'system';
+
+/** The Connect UI's own text in one language; `{name}`-style placeholders are filled by the page. */
+export interface UiText {
+  loading: string;
+  chooseTitle: string;
+  chooseSubtitle: string;
+  /** With the application's name: `{app}`. */
+  chooseSubtitleApp: string;
+  /** `{app}`, `{provider}`. */
+  wantsAccess: string;
+  search: string;
+  searchLabel: string;
+  noMatch: string;
+  back: string;
+  connectTitle: string;
+  connect: string;
+  continue: string;
+  connecting: string;
+  required: string;
+  example: string;
+  howToFind: string;
+  opensNewTab: string;
+  couldNotConnect: string;
+  errorCode: string;
+  tryAgain: string;
+  connected: string;
+  canClose: string;
+  done: string;
+  redirecting: string;
+  opening: string;
+  openingSignIn: string;
+  finishSignIn: string;
+  showWindow: string;
+  cancel: string;
+  windowClosed: string;
+  continueWith: string;
+  windowOpens: string;
+  close: string;
+  nothingToConnect: string;
+  notReadyTitle: string;
+  notReady: string;
+  popupBlocked: string;
+  networkError: string;
+  somethingWrong: string;
+  closeAndRetry: string;
+  signIn: string;
+  credentials: string;
 }
 
 /** What the frontend is told after a success: connectionId only in development (spec, Authentication 4). */

@@ -1,6 +1,7 @@
 import type { Logger } from '../platform/log.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore } from '../k8s/store.js';
+import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface LastFetchedDeps {
   store: KubeStore;
@@ -82,7 +83,7 @@ export class LastFetchedRecorder {
     const namespace = key.slice(0, slash);
     const name = key.slice(slash + 1);
     try {
-      await this.deps.store.updateConnectionStatus(namespace, name, (s) => {
+      await this.deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.LastFetched, (s) => {
         // Another replica may have written a later time meanwhile: never move it back.
         const previous = s.lastFetchedAt ? Date.parse(s.lastFetchedAt) : 0;
         return previous >= at ? undefined : { ...s, lastFetchedAt: new Date(at).toISOString() };

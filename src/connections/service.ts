@@ -1,7 +1,9 @@
 /**
- * The connection service: the one writer of a connection's credentials and of the status that
- * follows from them (rules in src/domain/connection-state.ts, which the token refresher applies
- * too). The REST API and the Connect flows validate input, call this, and shape the answer.
+ * The connection service: stores the credentials an application or end user gives (the token
+ * refresher stores refreshed ones) and the status that follows from them (rules in
+ * src/domain/connection-state.ts, which the refresher applies too). Of a Connection's status it writes
+ * only the fields src/domain/connection-status-writers.ts gives it. The REST API and the Connect flows
+ * validate input, call this, and shape the answer.
  */
 import { fitCredentials } from '../domain/credentials.js';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +17,7 @@ import type { RefreshLock } from '../auth/refresh/lock.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { AlreadyExistsError, type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
+import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface ConnectionServiceDeps {
   store: KubeStore;
@@ -113,7 +116,7 @@ export async function replaceCredentials(
       },
     }));
   }
-  const resource = await deps.store.updateConnectionStatus(namespace, name, (s) =>
+  const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
     statusAfterNewCredentials(s, credentials, deps.config, deps.clock.now(), 'authorized'),
   );
   return { resource, credentials, credentialsVersion };
@@ -135,7 +138,7 @@ export async function reauthorize(
   if (!existing) return undefined;
   const name = existing.resource.metadata.name;
   const stored = await deps.store.updateCredentials(namespace, name, (current) => mergeCredentials(current, credentials));
-  const resource = await deps.store.updateConnectionStatus(namespace, name, (s) =>
+  const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
     statusAfterNewCredentials(s, stored.credentials, deps.config, deps.clock.now(), 'authorized'),
   );
   return { resource, credentials: stored.credentials, credentialsVersion: stored.credentialsVersion };
@@ -162,7 +165,7 @@ export async function recordFailedReauthorization(
     message: failure.message.slice(0, 1024),
     occurredAt: new Date(deps.clock.now()).toISOString(),
   };
-  return deps.store.updateConnectionStatus(namespace, existing.resource.metadata.name, (s) => ({
+  return deps.store.updateConnectionStatus(namespace, existing.resource.metadata.name, ConnectionStatusWriter.Service, (s) => ({
     ...s,
     errors: [...(s.errors ?? []), entry].slice(-MAX_STATUS_ERRORS),
   }));

@@ -135,6 +135,7 @@ class ShardSession {
       name: 'reconcile',
       concurrency: opts.reconcileConcurrency ?? 4,
       logger: logger.child({ component: 'reconcile' }),
+      onTerminal: () => metrics.workqueueTerminal.inc({ queue: 'reconcile' }),
       onDepth: (depth) => {
         metrics.workqueueDepth.set({ queue: 'reconcile' }, depth);
         if (depth === 0 && this.waveOpen && this.reconciledInWave >= (opts.reconcileWave ?? RECONCILE_WAVE)) {
@@ -259,6 +260,7 @@ class LeaderSession {
       concurrency: opts.reconcileConcurrency ?? 4,
       logger: logger.child({ component: 'reconcile' }),
       onDepth: (depth) => metrics.workqueueDepth.set({ queue: 'reconcile-singletons' }, depth),
+      onTerminal: () => metrics.workqueueTerminal.inc({ queue: 'reconcile-singletons' }),
       handler: async (key) => {
         const i = key.indexOf(':');
         const kind = key.slice(0, i);

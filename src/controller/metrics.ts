@@ -10,6 +10,7 @@ export interface ControllerMetrics {
   refreshDuration: Histogram<'provider'>;
   connections: Gauge<'condition' | 'status'>;
   workqueueDepth: Gauge<'queue'>;
+  workqueueTerminal: Counter<'queue'>;
   leader: Gauge<string>;
 }
 
@@ -67,6 +68,17 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
         new Gauge({
           name: 'latchkey_workqueue_depth',
           help: 'Keys waiting in a controller work queue.',
+          labelNames: ['queue'] as const,
+          registers,
+        }),
+    ),
+    workqueueTerminal: metric(
+      registry,
+      'latchkey_workqueue_terminal_errors_total',
+      (registers) =>
+        new Counter({
+          name: 'latchkey_workqueue_terminal_errors_total',
+          help: 'Keys a controller work queue dropped because their handler failed in a way retrying cannot fix.',
           labelNames: ['queue'] as const,
           registers,
         }),

@@ -2,7 +2,7 @@ import type { Clock } from '../domain/clock.js';
 import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
-import { backoffDelay, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../domain/backoff.js';
 import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry, flooredRefreshTime } from './refresh-timing.js';
@@ -10,6 +10,7 @@ import { lastRefreshOf, type RefreshRecord } from '../domain/refresh-floor.js';
 import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
+import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
 export const TAKEOVER_AHEAD_MS = 60 * 60_000;
@@ -386,7 +387,7 @@ export class RefreshScheduler {
       { attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) },
       'token refresh failed; retrying',
     );
-    await this.opts.store.updateConnectionStatus(namespace, name, (s) => ({
+    await this.opts.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       // The refresher counts its own failure; count it once.
       refreshAttempts: Math.max(s.refreshAttempts ?? 0, attempts),
@@ -433,7 +434,7 @@ export class RefreshScheduler {
       metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: current.credentialsVersion } },
     }));
     const recordedByRefresher = Boolean(failure.logId);
-    await this.opts.store.updateConnectionStatus(namespace, name, (s) => {
+    await this.opts.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Scheduler, (s) => {
       const errors = [...(s.errors ?? [])];
       if (!recordedByRefresher || !errors.some((e) => e.logId === logId)) {
         // The provider's answer alone: the connection reconciler puts it into the condition's message.

@@ -1,5 +1,9 @@
 import type { Logger } from '../platform/log.js';
-import { backoffDelay, MAX_TIMER_MS, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../domain/backoff.js';
+import { TerminalError } from '../domain/errors.js';
+
+/** The longest delay setTimeout accepts (about 24.8 days); longer waits are done in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Handles a key. `release` gives its worker slot back before the handler ends (the key stays in
@@ -23,13 +27,17 @@ export interface WorkQueueOptions {
   logger?: Logger;
   /** Called whenever the number of waiting keys changes (for the depth gauge). */
   onDepth?: (depth: number) => void;
+  /** Called when a handler failed with a {@link TerminalError} and its key was dropped (for a counter). */
+  onTerminal?: (key: string, err: TerminalError) => void;
 }
 
 /**
  * A work queue in the manner of client-go's: a key is in the queue at most once (adding it again while
  * it waits is a no-op), a key is never handled by two workers at once (adding it while it is handled
  * marks it dirty, and it runs once more afterwards), at most `concurrency` handlers run, and a handler
- * that throws puts its key back after an exponential backoff that a success resets.
+ * that throws puts its key back after an exponential backoff that a success resets, unless it threw a
+ * {@link TerminalError} (controller-runtime's contract): retrying cannot fix that, so the key is dropped
+ * (logged, counted) until it is added again, by a change of its object or a resync.
  *
  * Waiting keys run in the order they became due (earliest first; a key added now is due now), not in
  * the order they were added: when the workers fall behind (a refresh storm, a replica taking over a
@@ -43,6 +51,7 @@ export class WorkQueue {
   private readonly backoff: BackoffPolicy;
   private readonly logger: Logger | undefined;
   private readonly onDepth: ((depth: number) => void) | undefined;
+  private readonly onTerminal: ((key: string, err: TerminalError) => void) | undefined;
   /** Keys ready to run, earliest due first. */
   private readonly queue = new DueHeap();
   /** Waiting keys and when each became due. */
@@ -65,6 +74,7 @@ export class WorkQueue {
     this.backoff = opts.backoff ?? { baseMs: 100, maxMs: 5 * 60_000, jitter: 0.1 };
     this.logger = opts.logger;
     this.onDepth = opts.onDepth;
+    this.onTerminal = opts.onTerminal;
   }
 
   /** Keys waiting to run (not counting those running or waiting on a timer). */
@@ -204,6 +214,7 @@ export class WorkQueue {
 
   private async run(key: string): Promise<void> {
     let failed = false;
+    let terminal: TerminalError | undefined;
     let holdsSlot = true;
     const release = () => {
       if (!holdsSlot) return;
@@ -214,11 +225,19 @@ export class WorkQueue {
     try {
       await this.handler(key, release);
     } catch (err) {
-      failed = true;
-      this.logger?.warn(
-        { queue: this.name, key, err: err instanceof Error ? err.message : String(err) },
-        'handler failed; retrying with backoff',
-      );
+      if (err instanceof TerminalError) {
+        terminal = err;
+        this.logger?.warn(
+          { queue: this.name, key, code: err.code, err: err.message },
+          'handler failed for good; not retried until the key is added again',
+        );
+      } else {
+        failed = true;
+        this.logger?.warn(
+          { queue: this.name, key, err: err instanceof Error ? err.message : String(err) },
+          'handler failed; retrying with backoff',
+        );
+      }
     } finally {
       this.processing.delete(key);
       if (holdsSlot) this.running--;
@@ -229,7 +248,10 @@ export class WorkQueue {
         this.dirty.delete(key);
         this.addRateLimited(key);
       } else {
+        // A success, or a terminal failure: no backoff either way. A change that came in while the
+        // handler ran (dirty) still runs: it may be what fixes a terminal failure.
         this.failures.delete(key);
+        if (terminal) this.onTerminal?.(key, terminal);
         const dueAt = this.dirty.get(key);
         if (dueAt !== undefined) {
           this.dirty.delete(key);

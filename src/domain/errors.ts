@@ -1,6 +1,9 @@
 /**
  * The one error type of Latchkey: what went wrong (`kind`, which the HTTP layer maps to a status),
  * a stable `code` clients can branch on, and a message safe to show (never a token, key or code).
+ * Lower layers subclass it where a catcher needs to tell their error apart or read a field of it
+ * (`MissingTemplateValueError.keys`, `AlreadyExistsError`, `NotFoundError`, `ConflictRetriesExhausted`,
+ * `UpstreamNetworkError`); a subclass still has a kind and a code, so uncaught it is answered like any other.
  */
 
 /** What kind of failure this is; src/http/errors.ts maps each to one HTTP status. */
@@ -72,4 +75,17 @@ export function findAnswerTooLarge(err: unknown): LatchkeyError | undefined {
     if (e instanceof LatchkeyError && e.code === ANSWER_TOO_LARGE) return e;
   }
   return undefined;
+}
+
+/**
+ * A failure that retrying cannot fix (controller-runtime's TerminalError): a work queue drops the key
+ * instead of backing off, and the next change of the object brings it back. `cause` is the error it
+ * stands for.
+ */
+export class TerminalError extends LatchkeyError {
+  constructor(kind: ErrorKind, code: string, message: string, options: { cause?: unknown } = {}) {
+    super(kind, code, message);
+    this.name = 'TerminalError';
+    if (options.cause !== undefined) this.cause = options.cause;
+  }
 }

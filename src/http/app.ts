@@ -4,7 +4,7 @@ import type { AppContext } from '../context/app-context.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { httpRequestDuration } from '../platform/metrics.js';
 import { authenticateRequest, requireSecretKey } from './secret-key-auth.js';
-import { FailedAuthThrottle } from './failed-auth-throttle.js';
+import { FailedAuthThrottle, DEFAULT_FAILED_AUTH_LIMITS } from './failed-auth-throttle.js';
 import { answerableError, errorHandler, notFoundRoute, writeError } from './errors.js';
 import type { Registry } from '../platform/metrics.js';
 import { methodNotAllowed, routeMethodsOf } from './method-not-allowed.js';
@@ -128,7 +128,11 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
 }
 
 function newAuthThrottle(ctx: AppContext): FailedAuthThrottle {
-  return new FailedAuthThrottle(ctx.metrics, () => ctx.clock.now());
+  return new FailedAuthThrottle(ctx.metrics, () => ctx.clock.now(), {
+    ...DEFAULT_FAILED_AUTH_LIMITS,
+    burst: ctx.config.authFailuresBurst,
+    perMinute: ctx.config.authFailuresPerMinute,
+  });
 }
 
 function lastFetchedOf(ctx: AppContext, opts: AppOptions): LastFetchedRecorder {

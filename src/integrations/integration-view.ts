@@ -44,6 +44,8 @@ export function integrationView(
   provider: ProviderResource | undefined,
   include: ReadonlySet<IntegrationInclude>,
   readSecret: SecretReader,
+  /** The Provider's logo (its own, or the shipped one Latchkey serves), when it has one. */
+  logo?: string,
   /** Where the provider sends this Integration's webhooks, when its Provider declares them (src/catalog/webhook-url.ts). */
   webhookUrl?: string,
 ): IntegrationView {
@@ -52,7 +54,7 @@ export function integrationView(
     unique_key: integration.metadata.name,
     provider: integration.spec.provider,
     display_name: integration.spec.displayName ?? provider?.spec.displayName ?? integration.spec.provider,
-    ...(provider?.spec.logoUrl ? { logo: provider.spec.logoUrl } : {}),
+    ...(logo ? { logo } : {}),
     // Latchkey receives and forwards the webhooks of Providers that declare them (docs/provider-webhooks.md).
     forward_webhooks: Boolean(provider?.spec.webhooks),
     created_at: created,

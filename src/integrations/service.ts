@@ -3,6 +3,7 @@
  * and deletes them (with their client Secret) when the Environment allows writes
  * (`spec.api.integrationWrites`). kubectl and the API see the same objects.
  */
+import { providerLogoUrl } from '../catalog/provider-logos.js';
 import type { Clock } from '../domain/clock.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import {
@@ -18,13 +19,12 @@ import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.
 import { LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
 import { providerWebhookUrl } from '../catalog/webhook-url.js';
-import type { Config } from '../platform/config.js';
 
 export interface IntegrationsDeps {
   store: KubeStore;
   clock: Clock;
-  /** For the Integrations' webhook URLs. */
-  config?: Pick<Config, 'publicBaseUrl'>;
+  /** Where shipped providers' logos are served (`logo`), and the Integrations' webhook URLs. */
+  config: { publicBaseUrl: string };
 }
 
 /** Client credentials as Nango's API takes them (`ApiPublicIntegrationCredentials`). */
@@ -197,13 +197,14 @@ export class IntegrationsService {
   private view(integration: IntegrationResource, include: ReadonlySet<IntegrationInclude>): IntegrationView {
     const namespace = integration.metadata.namespace!;
     const ref = integration.spec.clientSecretRef;
-    const base = this.deps.config?.publicBaseUrl;
+    const provider = this.deps.store.getProvider(integration.spec.provider);
     return integrationView(
       integration,
-      this.deps.store.getProvider(integration.spec.provider),
+      provider,
       include,
       (k) => (ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined),
-      base ? providerWebhookUrl(base, namespace, integration.metadata.name) : undefined,
+      provider && providerLogoUrl(provider, this.deps.config.publicBaseUrl),
+      providerWebhookUrl(this.deps.config.publicBaseUrl, namespace, integration.metadata.name),
     );
   }
 }

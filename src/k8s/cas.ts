@@ -1,3 +1,4 @@
+import { backoffDelay } from '../domain/backoff.js';
 import { ConflictRetriesExhausted, isConflict } from './errors.js';
 
 export interface CasOptions<T> {
@@ -12,6 +13,9 @@ export interface CasOptions<T> {
   what: string;
   attempts?: number;
 }
+
+/** Pause after the n-th conflict: anywhere up to 20 ms × 2^(n−1), at most 1 s ("full jitter"). */
+const CONFLICT_BACKOFF = { baseMs: 20, maxMs: 1000, jitter: 1 };
 
 /**
  * Compare-and-swap update: read, change, write with the read resourceVersion; on a conflict read
@@ -30,7 +34,7 @@ export async function compareAndSwap<T>(opts: CasOptions<T>): Promise<T> {
       if (attempt >= attempts) throw new ConflictRetriesExhausted(opts.what);
       // Jittered, exponentially growing pause: a crowd of writers spreads out instead of colliding
       // again in lockstep (one of N wins each round, so a fixed window starves the last ones).
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(1000, 10 * 2 ** attempt)));
+      await new Promise((r) => setTimeout(r, backoffDelay(CONFLICT_BACKOFF, attempt)));
       current = await opts.readFresh();
     }
   }

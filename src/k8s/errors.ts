@@ -1,3 +1,4 @@
+import { LatchkeyError } from '../domain/errors.js';
 import { ApiException } from './kubernetes-client.js';
 
 /**
@@ -42,9 +43,9 @@ function safeJson(text: string): unknown {
 }
 
 /** A compare-and-swap write kept losing to other writers. */
-export class ConflictRetriesExhausted extends Error {
+export class ConflictRetriesExhausted extends LatchkeyError {
   constructor(what: string) {
-    super(`${what}: too many concurrent updates; try again`);
+    super('unavailable', 'busy', `${what}: too many concurrent updates; try again`);
     this.name = 'ConflictRetriesExhausted';
   }
 }

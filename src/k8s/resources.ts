@@ -2,6 +2,7 @@ import type { KubernetesObject, V1ObjectMeta } from './kubernetes-client.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Condition } from '../domain/conditions.js';
 import type { StatusErrorEntry } from '../domain/connection-state.js';
+import type { ConnectionStatusField } from '../domain/connection-status-writers.js';
 
 /** API group and version of Latchkey's custom resources. */
 export const GROUP = 'latchkey.dev';
@@ -52,6 +53,19 @@ export interface PaginateSpec {
   responsePath?: string;
 }
 
+/** What the Connect UI shows under a form field: what it is, an example, where to find it, in the end user's language. */
+export interface FieldHelp {
+  description?: string;
+  /** Shown as the field's placeholder: never a real secret. */
+  example?: string;
+  /** The provider's own page that says where to find the value (https). */
+  docsUrl?: string;
+  /** The label in other languages (`fr`, `de`, `es`, `pt`, `en`); the default label otherwise. */
+  labels?: Record<string, string>;
+  /** The description in other languages. */
+  descriptions?: Record<string, string>;
+}
+
 export interface ProviderSpec {
   displayName: string;
   /** Logo shown in the Connect UI (https, or http on a loopback host for local use). */
@@ -71,6 +85,8 @@ export interface ProviderSpec {
   /** Plain strings are the old form (read for one release): `x` is `{ name: x, required: true }`. */
   connectionConfiguration?: Array<string | ConnectionConfigField>;
   fieldLabels?: Record<string, string>;
+  /** Connect UI help per form field (credential field or configuration key). */
+  fieldHelp?: Record<string, FieldHelp>;
   modeOptions?: Record<string, unknown>;
   /** TWO_STEP: the token exchange (checked by src/auth/two-step.ts). */
   twoStep?: Record<string, unknown>;
@@ -220,6 +236,11 @@ export interface ConnectionStatus extends CommonStatus {
   errors?: ConnectionError[];
 }
 export type ConnectionResource = Resource<ConnectionSpec, ConnectionStatus>;
+/** Fails to compile when a status field has no writers listed in src/domain/connection-status-writers.ts. */
+export type ConnectionStatusFieldsOwned = AssertTrue<
+  [Exclude<keyof ConnectionStatus, ConnectionStatusField>] extends [never] ? true : false
+>;
+type AssertTrue<T extends true> = T;
 
 /**
  * Who a Connection is, without its spec or status: what a sharded controller replica keeps of the
@@ -254,6 +275,12 @@ export interface EnvironmentSpec {
      * also the only target origins of the embedded UI's postMessage events. Empty: no framing.
      */
     allowedOrigins?: string[];
+    /** The application's name in the Connect UI ("Acme wants access to your Salesforce account"). */
+    appName?: string;
+    /** The application's logo (https). */
+    appLogoUrl?: string;
+    /** The application's brand colour, `#RRGGBB`; adjusted for contrast where it is shown (src/domain/colour-contrast.ts). */
+    brandColor?: string;
   };
 }
 export type EnvironmentResource = Resource<EnvironmentSpec, CommonStatus>;

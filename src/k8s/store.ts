@@ -1,4 +1,6 @@
 import { fitCredentials } from '../domain/credentials.js';
+import { LatchkeyError } from '../domain/errors.js';
+import { ConnectionStatusWriter, fieldsNotOwned } from '../domain/connection-status-writers.js';
 import { randomInt } from 'node:crypto';
 import {
   CoreV1Api,
@@ -92,16 +94,18 @@ export interface NewConnection {
   labels?: Record<string, string>;
 }
 
-export class AlreadyExistsError extends Error {
+/** A create found the object there already (the services turn it into their own answer). */
+export class AlreadyExistsError extends LatchkeyError {
   constructor(what: string) {
-    super(`${what} already exists`);
+    super('conflict', 'already_exists', `${what} already exists`);
     this.name = 'AlreadyExistsError';
   }
 }
 
-export class NotFoundError extends Error {
+/** A write found no object to write to (the services turn it into their own answer). */
+export class NotFoundError extends LatchkeyError {
   constructor(what: string) {
-    super(`${what} not found`);
+    super('not_found', 'not_found', `${what} not found`);
     this.name = 'NotFoundError';
   }
 }
@@ -404,7 +408,7 @@ export class KubeStore {
       });
       this.credentialSecrets.remember(secret);
       if (input.status && !this.deriveStatus) {
-        created = await this.updateConnectionStatus(namespace, name, (s) => ({ ...s, ...input.status }));
+        created = await this.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) => ({ ...s, ...input.status }));
       }
       const resource = this.deriveStatus
         ? { ...created, status: { ...this.deriveStatus(created, input.credentials), ...created.status } }
@@ -426,18 +430,31 @@ export class KubeStore {
     return this.casConnection(namespace, name, mutate, false);
   }
 
-  /** Compare-and-swap update of a connection's status subresource. */
+  /**
+   * Compare-and-swap update of a connection's status subresource by `writer`, which may change only
+   * the fields it owns (src/domain/connection-status-writers.ts); any other change is refused unwritten.
+   */
   async updateConnectionStatus(
     namespace: string,
     name: string,
+    writer: ConnectionStatusWriter,
     mutate: (current: ConnectionStatus) => ConnectionStatus | undefined,
   ): Promise<ConnectionResource> {
     return this.casConnection(
       namespace,
       name,
       (current) => {
-        const status = mutate(structuredClone(current.status ?? {}));
-        return status === undefined ? undefined : { ...current, status };
+        const before = current.status ?? {};
+        const status = mutate(structuredClone(before));
+        if (status === undefined) return undefined;
+        const stray = fieldsNotOwned(writer, before, status);
+        if (stray.length)
+          throw new LatchkeyError(
+            'internal',
+            'status_field_not_owned',
+            `${writer} may not write status.${stray.join(', status.')} of a Connection`,
+          );
+        return { ...current, status };
       },
       true,
     );
@@ -619,6 +636,9 @@ export class KubeStore {
     name: string,
     mutate: (current: CommonStatus) => CommonStatus | undefined,
   ): Promise<T> {
+    // A Connection's status has its own writers and fields (updateConnectionStatus).
+    if (kind.plural === CONNECTIONS.plural)
+      throw new LatchkeyError('internal', 'status_field_not_owned', 'Connection status is written through updateConnectionStatus');
     const cache = this.cacheOf(kind) as ResourceCache<T>;
     const base = { group: GROUP, version: VERSION, plural: kind.plural, name };
     const result = await compareAndSwap<T>({

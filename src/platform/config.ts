@@ -28,6 +28,8 @@ const ConfigSchema = z.object({
   LATCHKEY_EGRESS_ALLOW: z.string().default(''),
   LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION: z.coerce.number().int().min(0).default(5),
   LATCHKEY_CONNECT_API_RATE_PER_SESSION: z.coerce.number().min(0).default(60),
+  LATCHKEY_AUTH_FAILURES_BURST: z.coerce.number().int().min(1).default(20),
+  LATCHKEY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().min(0).default(20),
   LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(1200),
   LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION: z.coerce.number().min(0).default(6000),
   LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(300),
@@ -86,6 +88,9 @@ export interface Config {
   /** Provider webhooks accepted per minute per Integration (0: no limit); src/webhooks/provider-events.ts. */
   providerWebhookRatePerIntegration: number;
   sessionCreateRatePerNamespace: number;
+  /** Failed secret-key checks one source address may make in a row, then how many a minute it regains (src/http/failed-auth-throttle.ts). */
+  authFailuresBurst: number;
+  authFailuresPerMinute: number;
   /** Operation log retention: per connection the newest N or those younger than the days, at most max. */
   oplogKeepEntries: number;
   oplogKeepDays: number;
@@ -136,6 +141,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     egressAllow: parseEgressAllow(e.LATCHKEY_EGRESS_ALLOW),
     connectMaxConnectionsPerSession: e.LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION,
     connectApiRatePerSession: e.LATCHKEY_CONNECT_API_RATE_PER_SESSION,
+    authFailuresBurst: e.LATCHKEY_AUTH_FAILURES_BURST,
+    authFailuresPerMinute: e.LATCHKEY_AUTH_FAILURES_PER_MINUTE,
     connectApiRatePerNamespace: e.LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE,
     providerWebhookRatePerIntegration: e.LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION,
     sessionCreateRatePerNamespace: e.LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE,

@@ -1,8 +1,9 @@
 /**
  * When and how long the proxy waits before retrying a provider request the caller asked to retry
- * (`Retries: N`): network errors and retryable statuses (src/domain/retry.ts), with exponential backoff and jitter, or exactly
+ * (`Retries: N`): network errors and retryable statuses (src/domain/retry.ts), with the one backoff rule (src/domain/backoff.ts, equal jitter), or exactly
  * what the provider's `Retry-After` asks for (up to a ceiling; beyond it the response is returned).
  */
+import { equalJitterDelay } from '../domain/backoff.js';
 import { LatchkeyError } from '../domain/errors.js';
 
 export const MAX_RETRIES = 10;
@@ -37,6 +38,5 @@ export function retryDelayMs(
   random = Math.random,
 ): number | undefined {
   if (retryAfter !== undefined) return retryAfter <= policy.maxRetryAfterMs ? retryAfter : undefined;
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+  return equalJitterDelay({ baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, attempt, random);
 }

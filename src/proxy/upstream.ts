@@ -55,9 +55,10 @@ export function createAgents(guard: EgressGuard, tls: { ca?: string | Buffer } =
   return { dispatcher: agent, destroy: () => void agent.destroy().catch(() => {}) };
 }
 
-export class UpstreamNetworkError extends Error {
+/** One attempt could not reach the provider; retried, then answered as `provider_unreachable` (502). */
+export class UpstreamNetworkError extends LatchkeyError {
   constructor(override readonly cause: unknown) {
-    super(`provider unreachable: ${(cause as Error)?.message ?? String(cause)}`);
+    super('upstream', 'provider_unreachable', `provider unreachable: ${(cause as Error)?.message ?? String(cause)}`);
     this.name = 'UpstreamNetworkError';
   }
 }
@@ -208,7 +209,8 @@ export async function sendWithRetries(
       response = await sendOnce(req, agents, opts.cancellation, opts.headersTimeoutMs);
     } catch (err) {
       if (opts.cancellation.cancelled) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
-      if (err instanceof LatchkeyError) throw err;
+      // A network failure may be retried; a refusal is the answer.
+      if (err instanceof LatchkeyError && !(err instanceof UpstreamNetworkError)) throw err;
       failure = err as UpstreamNetworkError;
     }
     const canRetry = attempt <= retries;

@@ -1,3 +1,5 @@
+import { equalJitterDelay } from '../domain/backoff.js';
+
 /** Retry schedule of webhook deliveries (see docs/connect-ui.md, "Auth webhooks"). */
 export interface BackoffConfig {
   webhookBackoffBaseSeconds: number;
@@ -5,9 +7,9 @@ export interface BackoffConfig {
 }
 
 /**
- * Delay before attempt `failedAttempts + 1`, in seconds: exponential (base * 2^(n-1), capped at the
- * maximum) with "equal jitter" (a random point in the upper half), so a crowd of deliveries failing
- * together does not retry in lockstep. A Retry-After from the receiver is a lower bound (still capped).
+ * Delay before attempt `failedAttempts + 1`, in seconds: the one backoff rule (src/domain/backoff.ts)
+ * with equal jitter and the configured base and maximum. A Retry-After from the receiver is a lower
+ * bound (still capped).
  */
 export function retryDelaySeconds(
   failedAttempts: number,
@@ -15,8 +17,8 @@ export function retryDelaySeconds(
   random: () => number = Math.random,
   retryAfterSeconds?: number,
 ): number {
-  const exp = Math.min(cfg.webhookBackoffMaxSeconds, cfg.webhookBackoffBaseSeconds * 2 ** Math.max(0, failedAttempts - 1));
-  const jittered = exp / 2 + random() * (exp / 2);
+  const policy = { baseMs: cfg.webhookBackoffBaseSeconds * 1000, maxMs: cfg.webhookBackoffMaxSeconds * 1000 };
+  const jittered = equalJitterDelay(policy, failedAttempts, random) / 1000;
   const delay = retryAfterSeconds !== undefined ? Math.max(retryAfterSeconds, jittered) : jittered;
   return Math.min(cfg.webhookBackoffMaxSeconds, delay);
 }

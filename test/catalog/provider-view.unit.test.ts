@@ -13,6 +13,7 @@ const resource = (spec: Partial<ProviderSpec> & Pick<ProviderSpec, 'authMode'>):
   spec: { displayName: 'Example', ...spec },
 });
 
+const BASE = 'https://latchkey.example.com/base';
 const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 describe('provider view', () => {
@@ -76,7 +77,7 @@ describe('provider view', () => {
       },
     },
   ])("shows $mode's own block in snake_case", ({ mode, spec, shown }) => {
-    const view = providerView(resource({ authMode: mode, ...spec }));
+    const view = providerView(resource({ authMode: mode, ...spec }), BASE);
     expect(view).toMatchObject({ auth_mode: mode, ...shown });
     expect(Provider.strict().safeParse(view).success).toBe(true);
   });
@@ -96,6 +97,7 @@ describe('provider view', () => {
           defaultLifetimeSeconds: 3600,
         },
       }),
+      BASE,
     );
     expect(view.two_step).toEqual({
       token_url: 'https://${connectionConfig.host}/api/login',
@@ -114,7 +116,7 @@ describe('provider view', () => {
   });
 
   it('leaves out the blocks a provider does not set', () => {
-    const view = providerView(resource({ authMode: 'API_KEY', proxy: { headers: { authorization: 'Bearer ${apiKey}' } } }));
+    const view = providerView(resource({ authMode: 'API_KEY', proxy: { headers: { authorization: 'Bearer ${apiKey}' } } }), BASE);
     for (const key of ['two_step', 'app_store', 'tba', 'signature', 'app_installation', 'plugin_install', 'logo_url'])
       expect(view).not.toHaveProperty(key);
   });
@@ -126,7 +128,7 @@ describe('provider view', () => {
     for (const mode of ['TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM']) expect(modes).toContain(mode);
     const problems: string[] = [];
     for (const m of catalog) {
-      const view = providerView({ metadata: { name: m.metadata.name }, spec: m.spec });
+      const view = providerView({ metadata: { name: m.metadata.name }, spec: m.spec }, BASE);
       const parsed = Provider.strict().safeParse(view);
       if (!parsed.success)
         problems.push(`${m.metadata.name}: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`);
@@ -135,5 +137,31 @@ describe('provider view', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+
+  it('points logo_url at the shipped logo Latchkey serves, unless the Provider has its own; none for a provider without one', () => {
+    const github = { metadata: { name: 'github' }, spec: { displayName: 'GitHub', authMode: 'OAUTH2' as const } };
+    expect(providerView(github, BASE).logo_url).toBe(`${BASE}/connect/logos/github.svg`);
+    expect(providerView(github, `${BASE}/`).logo_url).toBe(`${BASE}/connect/logos/github.svg`);
+    const own = { ...github, spec: { ...github.spec, logoUrl: 'https://cdn.example.com/gh.png' } };
+    expect(providerView(own, BASE).logo_url).toBe('https://cdn.example.com/gh.png');
+    // simple-icons has no OpenAI icon: no logo, the UI shows the initial.
+    expect(providerView({ metadata: { name: 'openai' }, spec: { displayName: 'OpenAI', authMode: 'API_KEY' } }, BASE)).not.toHaveProperty(
+      'logo_url',
+    );
+  });
+
+  it('shows field help in snake_case', () => {
+    const view = providerView(
+      resource({
+        authMode: 'API_KEY',
+        fieldHelp: { apiKey: { description: 'Your key', example: 'sk-…', docsUrl: 'https://example.com/keys', labels: { fr: 'Clé' } } },
+      }),
+      BASE,
+    );
+    expect(view.field_help).toEqual({
+      apiKey: { description: 'Your key', example: 'sk-…', docs_url: 'https://example.com/keys', labels: { fr: 'Clé' } },
+    });
+    expect(Provider.strict().safeParse(view).success).toBe(true);
   });
 });

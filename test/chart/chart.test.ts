@@ -35,6 +35,7 @@ import { createTestNamespace, eventually, testKubeConfig } from '../../dev/clust
 import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { CHART, describeObject, Helm, impersonating, mustSucceed, readBack, run } from './helm.js';
+import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
 const kubeconfigPath = process.env.LATCHKEY_TEST_KUBECONFIG!;
@@ -576,7 +577,10 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     });
     const name = resource.metadata.name;
     await store.updateConnection(app.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'pro' } } }));
-    await store.updateConnectionStatus(app.name, name, (s) => ({ ...s, lastFetchedAt: new Date().toISOString() }));
+    await store.updateConnectionStatus(app.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+      ...s,
+      lastFetchedAt: new Date().toISOString(),
+    }));
     await store.updateCredentials(app.name, name, (c) => ({ ...c, apiKey: 'k-789' }));
     const events = new ConnectionEvents(saKc, 'chart-test');
     const logId = await events.record(store.connections.get(name, app.name)!, {

@@ -158,8 +158,11 @@ describe('the OAuth callback is bound to the browser that started the flow', () 
       body: JSON.stringify({ integration: 'acme' }),
     });
     expect(start.status).toBe(200);
-    const setCookie = start.headers.get('set-cookie') ?? '';
+    // The flow's binding, and (beside it) the page's language and theme for the callback's page.
+    const cookies = start.headers.getSetCookie();
+    const setCookie = cookies.find((c) => c.startsWith('latchkey-flow=')) ?? '';
     expect(setCookie).toMatch(/^latchkey-flow=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    expect(cookies.filter((c) => c !== setCookie)).toEqual(['latchkey-look=en.system; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax']);
     const { data } = (await start.json()) as { data: { url: string; binding: string } };
     expect(setCookie).toContain(data.binding);
     const state = new URL(data.url).searchParams.get('state')!;

@@ -1,7 +1,8 @@
 /**
  * The Connect UI's page in chromium: the loading indicator until the session token is set (and its
  * session answered), and the integration list: Providers' logos (allowed by the page's CSP), a
- * search field above eight integrations, and integrations that cannot work shown disabled with why.
+ * search field above eight integrations, and integrations that cannot work left out (a session of
+ * only such integrations gets a page that says so).
  */
 import { createServer, type Server } from 'node:http';
 import type { Page } from 'playwright-core';
@@ -107,11 +108,14 @@ describe('the Connect UI page', () => {
       const held = new Promise<void>((r) => (release = r));
       let asked!: () => void;
       const sessionAsked = new Promise<void>((r) => (asked = r));
-      await context.route('**/connect/api/session', async (route) => {
-        asked();
-        await held;
-        await route.continue();
-      });
+      await context.route(
+        (url) => url.pathname.endsWith('/connect/api/session'),
+        async (route) => {
+          asked();
+          await held;
+          await route.continue();
+        },
+      );
       await app.evaluate(
         ([token, origin]) => {
           (window as unknown as { connectWindow: Window }).connectWindow.postMessage(
@@ -133,7 +137,7 @@ describe('the Connect UI page', () => {
     }
   });
 
-  it('lists logos, a search field above eight integrations, and an integration that cannot work as disabled with the reason', async () => {
+  it('lists logos, a search field above eight integrations, and leaves out an integration that cannot work', async () => {
     const context = await bed.browser.newContext();
     try {
       const page = await context.newPage();
@@ -153,15 +157,12 @@ describe('the Connect UI page', () => {
       expect(await page.textContent('button[data-integration=alpha] .avatar')).toBe('P');
       expect(cspViolations).toEqual([]);
 
-      // Disabled, with the reason; clicking it does nothing.
-      const unfinished = page.locator('button[data-integration=unfinished]');
-      expect(await unfinished.isDisabled()).toBe(true);
-      expect(await unfinished.textContent()).toContain('not fully configured');
-      expect(await page.locator('button[data-integration=alpha]').isDisabled()).toBe(false);
-      await unfinished.click({ force: true });
-      expect(await page.$('ul.integrations')).not.toBeNull();
+      // Its missing client credentials are the operator's problem (the Integration's Ready condition):
+      // the end user is not shown it.
+      expect(await page.$('button[data-integration=unfinished]')).toBeNull();
+      expect(await page.textContent('#app')).not.toContain('Unfinished');
 
-      // Eleven integrations: a search field that filters by name.
+      // Ten integrations: a search field that filters by name.
       const search = page.locator('input[type=search]');
       await search.fill('char');
       const visible = () =>
@@ -173,7 +174,7 @@ describe('the Connect UI page', () => {
       expect(await visible()).toEqual([]);
       expect(await page.isVisible('text=No integration matches')).toBe(true);
       await search.fill('');
-      expect(await visible()).toHaveLength(all.length);
+      expect(await visible()).toHaveLength(all.length - 1);
       await page.click('button[data-integration=charlie]');
       await page.waitForSelector('text=Connect Charlie');
     } finally {
@@ -181,7 +182,7 @@ describe('the Connect UI page', () => {
     }
   });
 
-  it('has no search field with eight integrations or fewer, and does not skip the list for a single unusable one', async () => {
+  it('has no search field with eight integrations or fewer, and a clear page for a session whose integrations cannot work', async () => {
     const context = await bed.browser.newContext();
     try {
       const page = await context.newPage();
@@ -194,8 +195,11 @@ describe('the Connect UI page', () => {
 
       const single = await context.newPage();
       await single.goto(`${bed.latchkey.url}/connect?session_token=${encodeURIComponent(session(['unfinished']))}`);
-      await single.waitForSelector('button[data-integration=unfinished]');
-      expect(await single.locator('button[data-integration=unfinished]').isDisabled()).toBe(true);
+      const notReady = await single.waitForSelector('#app [role=alert]');
+      expect(await notReady.textContent()).toContain('Not available yet');
+      expect(await notReady.textContent()).toContain('not ready yet');
+      expect(await single.$('ul.integrations')).toBeNull();
+      expect(await single.$('form')).toBeNull();
     } finally {
       await context.close();
     }

@@ -44,7 +44,8 @@ window.nangoEvents = [];
 document.getElementById('open').addEventListener('click', () => {
   const nango = new Nango({ connectSessionToken: window.sessionToken });
   const baseURL = '${latchkeyUrl}/connect?session_token=' + encodeURIComponent(window.sessionToken);
-  nango.openConnectUI({ baseURL, apiURL: '${latchkeyUrl}', onEvent: (e) => window.nangoEvents.push(e) });
+  // window.connectOptions: what a test adds (the SDK's lang and themeOverride).
+  nango.openConnectUI({ baseURL, apiURL: '${latchkeyUrl}', ...(window.connectOptions ?? {}), onEvent: (e) => window.nangoEvents.push(e) });
 });
 window.appReady = true;
 </script></body></html>`;
@@ -116,13 +117,16 @@ afterAll(async () => {
   await ns?.delete();
 });
 
-async function open(context: BrowserContext, token: string): Promise<{ page: Page; frame: Frame }> {
+async function open(context: BrowserContext, token: string, options: Record<string, string> = {}): Promise<{ page: Page; frame: Frame }> {
   const page = await context.newPage();
   await page.goto(`${app.origin}/`);
   await page.waitForFunction(() => (window as unknown as { appReady?: boolean }).appReady === true);
-  await page.evaluate((t) => {
-    (window as unknown as { sessionToken: string }).sessionToken = t;
-  }, token);
+  await page.evaluate(
+    ([t, o]) => {
+      Object.assign(window as unknown as { sessionToken: string; connectOptions: unknown }, { sessionToken: t, connectOptions: o });
+    },
+    [token, options] as const,
+  );
   await page.click('#open');
   const frame = await eventually(() => page.frames().find((f) => f.parentFrame() === page.mainFrame() && f.url().startsWith(latchkey.url)));
   return { page, frame };
@@ -205,6 +209,17 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'nango-fe-oauth-user' });
     await waitForEvent(page, 'close');
     expect(await frameCount(page)).toBe(0);
+    await context.close();
+  });
+
+  it("shows the SDK's lang and themeOverride", async () => {
+    const context = await browser.newContext({ colorScheme: 'light', locale: 'en-US' });
+    const { frame } = await open(context, session('nango-fe-look'), { lang: 'fr', themeOverride: 'dark' });
+    await frame.waitForSelector('button[data-integration=acme]');
+    expect(await frame.getAttribute('html', 'lang')).toBe('fr');
+    expect(await frame.getAttribute('html', 'data-theme')).toBe('dark');
+    expect(await frame.textContent('h1')).toBe('Connecter un compte');
+    expect(await frame.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(20, 23, 28)');
     await context.close();
   });
 

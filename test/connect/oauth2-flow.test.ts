@@ -11,6 +11,7 @@ import { eventsOf, openConnectPopup, waitForEvent } from '../support/browser.js'
 import { startOAuth2ConnectBed, type OAuth2ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
 import { signatureValid } from '../support/servers/webhook-receiver.js';
+import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -210,7 +211,7 @@ describe('OAuth 2 through the Connect UI', () => {
       ...c,
       spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } },
     }));
-    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, (s) => ({
+    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }],
       refreshAttempts: 3,

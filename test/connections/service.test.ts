@@ -4,6 +4,7 @@ import { Leases } from '../../src/k8s/leases.js';
 import type { IntegrationResource, ProviderResource } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
@@ -38,7 +39,7 @@ describe('the connection service', () => {
     });
     const name = created.resource.metadata.name;
     expect(created.resource.status?.nextRefreshAt).toBe(iso(now + 3600_000 - 300_000));
-    await store.updateConnectionStatus(ns.name, name, (s) => ({
+    await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       refreshAttempts: 5,
       errors: [{ type: 'auth', logId: 'ev-1', message: 'refused', refreshFailure: 'permanent' }],

@@ -13,6 +13,7 @@ import { applyProvider, createEnvironment, createIntegration, deleteProvider } f
 import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
 import { condition, readCustom } from '../support/kube.js';
 import type { Replica } from '../support/replica.js';
+import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -186,7 +187,7 @@ it('derives re-authorization from the refused credentials version alone, and lif
     ...c,
     metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: created.credentialsVersion } },
   }));
-  await store.updateConnectionStatus(ns.name, name, (s) => ({
+  await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
     ...s,
     errors: [
       { type: 'auth', logId: 'refused-event', message: 'invalid_grant, HTTP 400: grant revoked', occurredAt: new Date().toISOString() },

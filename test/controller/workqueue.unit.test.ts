@@ -1,6 +1,8 @@
 /** Unit tests of the controller's work queue (no cluster needed). */
-import { backoffDelay } from '../../src/controller/backoff.js';
+import { backoffDelay } from '../../src/domain/backoff.js';
 import { WorkQueue } from '../../src/controller/workqueue.js';
+import { terminalIfRefused } from '../../src/controller/reconcilers/terminal.js';
+import { TerminalError } from '../../src/domain/errors.js';
 
 function deferred() {
   let resolve!: () => void;
@@ -194,6 +196,53 @@ describe('WorkQueue', () => {
     expect(delays).toEqual([5, 10, 20]);
     expect(queue.failuresOf('k')).toBe(0);
     await queue.stop();
+  });
+
+  it('drops a key whose handler failed for good, retries one that failed for now', async () => {
+    const runs: Record<string, number> = { terminal: 0, transient: 0 };
+    const dropped: Array<[string, string]> = [];
+    const retried = deferred();
+    const queue = new WorkQueue({
+      name: 't',
+      concurrency: 2,
+      backoff: { baseMs: 1, maxMs: 1 },
+      onTerminal: (key, err) => dropped.push([key, err.code]),
+      handler: async (key) => {
+        runs[key]!++;
+        if (key === 'terminal') throw new TerminalError('invalid_input', 'status_rejected', 'refused as invalid');
+        if (runs[key] === 1) throw new Error('API server unavailable');
+        retried.resolve();
+      },
+    });
+    queue.add('terminal');
+    queue.add('transient');
+    await retried.promise; // the transient failure came back after its backoff
+    await queue.idle();
+    expect(runs).toEqual({ terminal: 1, transient: 2 });
+    expect(dropped).toEqual([['terminal', 'status_rejected']]);
+    expect(queue.holds('terminal')).toBe(false); // no timer: nothing brings it back but an add
+    expect(queue.failuresOf('terminal')).toBe(0);
+
+    queue.add('terminal'); // the object changed
+    await queue.idle();
+    expect(runs.terminal).toBe(2);
+    await queue.stop();
+  });
+
+  it('a status write refused as invalid is terminal; conflicts and outages are not', () => {
+    const refused = Object.assign(new Error('HTTP 422'), { code: 422 });
+    expect(() => terminalIfRefused(refused, 'Connection ns/c')).toThrow(TerminalError);
+    expect(() => terminalIfRefused(refused, 'Connection ns/c')).toThrow(/^Connection ns\/c: the API server refused the status write/);
+    for (const code of [409, 429, 500, 503]) {
+      const err = Object.assign(new Error(`HTTP ${code}`), { code });
+      let thrown: unknown;
+      try {
+        terminalIfRefused(err, 'Connection ns/c');
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBe(err);
+    }
   });
 
   it('collapses delayed adds into the soonest and can be rescheduled later or removed', async () => {

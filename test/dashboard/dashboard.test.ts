@@ -18,7 +18,8 @@ import { startOplogServer, type OplogServer } from '../oplog/support.js';
 
 const kc = testKubeConfig();
 const client = { clientId: 'latchkey-dashboard-test', clientSecret: 'dashboard-test-secret-0123456789' };
-const P = { oauth: `dash-oidc-${process.pid}`, key: `dash-key-${process.pid}` };
+// Toggl has a shipped logo (simple-icons); no other test file uses the name.
+const P = { oauth: `dash-oidc-${process.pid}`, key: `dash-key-${process.pid}`, logo: 'toggl' };
 const DAY = 86_400_000;
 const SHOTS = new URL('../../../docs/dashboard/', import.meta.url).pathname;
 
@@ -99,11 +100,17 @@ beforeAll(async () => {
     defaultScopes: ['openid', 'offline_access'],
   });
   await applyProvider(kc, P.key, { displayName: 'Keyed CRM', authMode: 'API_KEY' });
+  await applyProvider(kc, P.logo, { displayName: 'Toggl', authMode: 'API_KEY' });
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   await createIntegration(kc, ns.name, 'acme', { provider: P.oauth, displayName: 'Acme workspace' }, client);
   await createIntegration(kc, ns.name, 'crm', { provider: P.key });
+  await createIntegration(kc, ns.name, 'toggl', { provider: P.logo });
   await eventually(
-    () => lk.ctx.store.getIntegration(ns.name, 'crm') && lk.ctx.store.getProvider(P.key) && lk.ctx.store.getProvider(P.oauth),
+    () =>
+      lk.ctx.store.getIntegration(ns.name, 'toggl') &&
+      lk.ctx.store.getIntegration(ns.name, 'crm') &&
+      lk.ctx.store.getProvider(P.key) &&
+      lk.ctx.store.getProvider(P.oauth),
   );
   await eventually(async () => (await lk.call('GET', '/providers', { key: env.secretKey })).status === 200);
   // From here on the REST calls use the secret key.
@@ -149,7 +156,7 @@ afterAll(async () => {
   await browser?.close();
   await lk?.close();
   await oidc?.close();
-  await Promise.all([deleteProvider(kc, P.oauth), deleteProvider(kc, P.key)]);
+  await Promise.all([deleteProvider(kc, P.oauth), deleteProvider(kc, P.key), deleteProvider(kc, P.logo)]);
   await ns?.delete();
 });
 
@@ -192,12 +199,17 @@ describe('dashboard', () => {
     expect(storage).not.toContain('latchkey_dashboard');
   });
 
-  it('lists integrations with their connection counts and opens the Connect UI to test one', async () => {
+  it('lists integrations with their logos and connection counts and opens the Connect UI to test one', async () => {
     const { context, page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/integrations`);
     await page.waitForSelector('tr[data-integration=crm]');
     expect(await page.textContent('tr[data-integration=crm]')).toContain('30');
     expect(await page.textContent('tr[data-integration=acme]')).toContain('Acme workspace');
+    // A shipped provider's logo, from this server (the dashboard's CSP admits no other); the initial otherwise.
+    const logo = await page.waitForSelector('tr[data-integration=toggl] img.logo');
+    expect(await logo.getAttribute('src')).toBe('/connect/logos/toggl.svg');
+    await page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0, logo);
+    expect(await page.textContent('tr[data-integration=crm] .logo.initial')).toBe('K');
     await shot(page, 'integrations');
     const [popup] = await Promise.all([context.waitForEvent('page'), page.click('tr[data-integration=crm] button.test-connection')]);
     await popup.waitForSelector('text=Keyed CRM', { timeout: 20_000 });

@@ -5,6 +5,8 @@ import { isNotFound } from '../../src/k8s/errors.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
 import { AlreadyExistsError, KubeStore } from '../../src/k8s/store.js';
+import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
+import { LatchkeyError } from '../../src/domain/errors.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 
 const kc = testKubeConfig();
@@ -47,6 +49,41 @@ async function createByHand(connectionId: string, id: number): Promise<string> {
   return name;
 }
 const oauth = (token: string) => ({ type: 'OAUTH2', access_token: token, refresh_token: `r-${token}`, raw: {} });
+
+describe('connection status writers', () => {
+  it('writes the fields the writer owns and refuses, unwritten, a change to any other', async () => {
+    const created = await store.createConnection({ namespace: ns.name, spec: spec('status-writers'), credentials: oauth('tok-sw') });
+    const name = created.resource.metadata.name;
+    const at = '2026-01-02T03:04:05.000Z';
+    const written = await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+      ...s,
+      lastFetchedAt: at,
+    }));
+    expect(written.status?.lastFetchedAt).toBe(at);
+
+    const stray = store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+      ...s,
+      lastFetchedAt: '2026-01-02T03:04:06.000Z',
+      refreshAttempts: 7,
+    }));
+    await expect(stray).rejects.toBeInstanceOf(LatchkeyError);
+    await expect(stray).rejects.toMatchObject({
+      code: 'status_field_not_owned',
+      message: expect.stringContaining('status.refreshAttempts'),
+    });
+    const onServer = (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'connections',
+      name,
+    })) as {
+      status?: { lastFetchedAt?: string; refreshAttempts?: number };
+    };
+    expect(onServer.status?.lastFetchedAt).toBe(at);
+    expect(onServer.status?.refreshAttempts).toBeUndefined();
+  });
+});
 
 describe('connections and their Secrets', () => {
   it('creates a Connection and an owned, labelled Secret, and reads them back at once', async () => {

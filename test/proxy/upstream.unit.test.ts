@@ -7,7 +7,15 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { EgressGuard } from '../../src/egress/guard.js';
-import { Cancellation, createAgents, sendOnce, UpstreamNetworkError, type UpstreamAgents } from '../../src/proxy/upstream.js';
+import { LatchkeyError } from '../../src/domain/errors.js';
+import {
+  Cancellation,
+  createAgents,
+  sendOnce,
+  sendWithRetries,
+  UpstreamNetworkError,
+  type UpstreamAgents,
+} from '../../src/proxy/upstream.js';
 import { endlessAnswer } from '../support/servers/endless-answer.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -142,4 +150,32 @@ it('a body nobody has taken yet is held up to the cap, the provider waiting; str
   for await (const chunk of answer.stream()) bytes += (chunk as Buffer).length;
   expect(bytes).toBe(total);
   expect(huge.last()!.finished).toBe(true);
+});
+
+it('a provider that cannot be reached is retried, then answered as provider_unreachable (502)', async () => {
+  // A port that was just closed: connections to it are refused.
+  const gone = createServer();
+  await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+  const port = (gone.address() as AddressInfo).port;
+  await new Promise((r) => gone.close(r));
+  const retries: string[] = [];
+  const sent = sendWithRetries({ method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {}, body: { kind: 'none' } }, agents, {
+    policy: { retries: 2, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 0 },
+    cancellation: new Cancellation(),
+    headersTimeoutMs: 5_000,
+    now: () => Date.now(),
+    onRetry: (reason) => retries.push(reason),
+  });
+  const err = await sent.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(retries).toEqual(['network_error', 'network_error']);
+  expect(err).toBeInstanceOf(LatchkeyError);
+  expect(err).not.toBeInstanceOf(UpstreamNetworkError);
+  expect(err).toMatchObject({
+    kind: 'upstream',
+    code: 'provider_unreachable',
+    message: expect.stringMatching(/^The provider could not be reached: /),
+  });
 });

@@ -23,6 +23,7 @@ import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.
 import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
 import { clientCredentialsStrategy, oauth2RefreshStrategy, type RefreshStrategy } from './strategies.js';
+import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
 
 // The refresher's parts live in their own modules; importers of this one keep finding them here.
 export * from './errors.js';
@@ -478,7 +479,7 @@ export class TokenRefresher {
     const status = (s: ConnectionStatus | undefined) => statusAfterNewCredentials(s, credentials, this.deps.config, now, 'refreshed');
     const writeStatus = () =>
       store
-        .updateConnectionStatus(namespace, name, (s) => status(s))
+        .updateConnectionStatus(namespace, name, ConnectionStatusWriter.Refresher, (s) => status(s))
         .catch((err: unknown) =>
           this.logger.warn({ namespace, connection: name, err: apiMessage(err) }, 'could not record the refresh in status'),
         );
@@ -661,7 +662,7 @@ export class TokenRefresher {
       refreshFailure: failure.permanent ? 'permanent' : 'transient',
     };
     await this.deps.store
-      .updateConnectionStatus(namespace, name, (s) => statusAfterRefreshFailure(s, entry))
+      .updateConnectionStatus(namespace, name, ConnectionStatusWriter.Refresher, (s) => statusAfterRefreshFailure(s, entry))
       .catch((err: unknown) =>
         this.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record refresh failure in status'),
       );

@@ -3,6 +3,7 @@ import type { KubernetesObject } from '../../k8s/client.js';
 import { secretExists } from '../../k8s/secret-presence.js';
 import { LABELS, type CommonStatus, type Condition, type Kind } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
+import { terminalIfRefused } from './terminal.js';
 import { SecretReason, setConditions, type ConditionInput, type Verdict } from '../../domain/conditions.js';
 
 /** True when the conditions (ignoring lastTransitionTime) and generation are already what we would write. */
@@ -44,12 +45,16 @@ export async function writeConditions<T extends KubernetesObject & { status?: Co
   const status = (obj.status ?? {}) as Record<string, unknown>;
   const sameFields = Object.entries(fields).every(([k, v]) => status[k] === v);
   if (obj.status?.observedGeneration === generation && sameConditions(obj.status?.conditions, next) && sameFields) return;
-  await store.updateStatus(kind, obj.metadata?.namespace, obj.metadata!.name!, (s) => ({
-    ...s,
-    ...fields,
-    observedGeneration: generation,
-    conditions: setConditions(s.conditions, updates, generation, now),
-  }));
+  await store
+    .updateStatus(kind, obj.metadata?.namespace, obj.metadata!.name!, (s) => ({
+      ...s,
+      ...fields,
+      observedGeneration: generation,
+      conditions: setConditions(s.conditions, updates, generation, now),
+    }))
+    .catch((err: unknown) =>
+      terminalIfRefused(err, `${kind.kind} ${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata!.name!}`),
+    );
 }
 
 /**

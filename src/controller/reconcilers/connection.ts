@@ -11,10 +11,12 @@ import {
 } from '../../domain/conditions.js';
 import { credentialsExpiry } from '../refresh-timing.js';
 import { sameStatus } from './conditions.js';
+import { terminalIfRefused } from './terminal.js';
 import { needsReauthorization, reauthorizationMessage } from '../../auth/refresh/reauthorization.js';
 import type { Plan, RefreshDone } from '../refresh-scheduler.js';
 import { statusAfterNewCredentials } from '../../domain/connection-state.js';
 import type { RefreshSettings } from '../../domain/refresh-margin.js';
+import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
 
 type Input = ConditionInput<ConnectionCondition, ConnectionReason>;
 type Reauth = { condition: Input; active: boolean; lifted: boolean };
@@ -80,7 +82,7 @@ export class ConnectionReconciler {
 
     // Conditions that depend on the status (whose refresh fields the refresh scheduler and the
     // refresher write) are computed inside the compare-and-swap, from the status as it is on the server.
-    await store.updateConnectionStatus(namespace, name, (current) => {
+    const written = store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Reconciler, (current) => {
       if (refreshFirst && !current.conditions?.length) return undefined;
       const s = !refresh
         ? current
@@ -107,6 +109,7 @@ export class ConnectionReconciler {
       else if (plan.kind === 'none') delete next.nextRefreshAt;
       return sameStatus(current, next) ? undefined : next;
     });
+    await written.catch((err: unknown) => terminalIfRefused(err, `Connection ${namespace}/${name}`));
     if (done) this.opts.recorded?.(key, done);
     // A lifted re-authorization changes what the scheduler sees: arm it again from the written status.
     if (lifted) this.opts.schedule(key);

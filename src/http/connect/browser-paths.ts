@@ -20,6 +20,8 @@ export const BROWSER_PATHS: readonly BrowserPath[] = [
   { path: '/connect/client.js', pathType: 'Exact' },
   { path: '/connect/client.d.ts', pathType: 'Exact' },
   { path: '/connect/api', pathType: 'Prefix' },
+  // Shipped providers' logos (src/catalog/provider-logos.ts).
+  { path: '/connect/logos', pathType: 'Prefix' },
   { path: '/oauth/callback', pathType: 'Exact' },
   // Providers' webhooks, one URL per Integration (src/http/provider-webhook-routes.ts); not a browser's, but public too.
   { path: '/webhooks', pathType: 'Prefix' },

@@ -1,7 +1,8 @@
 /**
- * The Connect UI's CSP `img-src`: its own images, data: URLs, any https image (Providers' logos;
- * a Provider is the platform team's, and an image cannot run code), and the exact http origins of
- * logos on a loopback host (the only http logos the Provider CRD admits, for local use).
+ * The Connect UI's CSP `img-src`: its own images (the shipped providers' logos), data: URLs, any
+ * https image (Providers' and applications' logos; a Provider and an Environment are the platform
+ * team's, and an image cannot run code), and the exact http origins of such logos on a loopback host
+ * (the only http logos the Provider and Environment CRDs admit, for local use).
  */
 import type { KubeStore } from '../../k8s/store.js';
 
@@ -9,8 +10,8 @@ const LOOPBACK_HTTP = /^http:\/\/(localhost|127\.0\.0\.1)(:[0-9]{1,5})?$/;
 
 export function imageSources(store: KubeStore): string {
   const origins = new Set<string>();
-  for (const provider of store.listProviders()) {
-    const logo = provider.spec.logoUrl;
+  const logos = [...store.listProviders().map((p) => p.spec.logoUrl), ...store.listEnvironments().map((e) => e.spec.connectUI?.appLogoUrl)];
+  for (const logo of logos) {
     if (!logo?.startsWith('http://')) continue;
     try {
       const origin = new URL(logo).origin;

@@ -8,13 +8,16 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import { parse, statusOf } from '../errors.js';
-import { completeCallback, describeSession, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
+import { completeCallback, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
 import { frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
+import { describeSessionForUi } from '../../connect/session-view.js';
+import { lookCookieHeader, lookCookieName, lookOf as lookWithCookie } from './look.js';
 import { openSession, type OpenSession } from '../../connect/session.js';
 import { newBrowserBinding } from '../../auth/flow-state.js';
 import { bindingCookieHeader, flowCookie, readBinding } from './flow-cookie.js';
 import { imageSources } from './logo-sources.js';
+import { providerLogoSvg } from '../../catalog/provider-logos.js';
 
 /**
  * Headers of every HTML page; `frameAncestors` is `'none'` except on the embeddable page; `imgSrc`
@@ -49,10 +52,13 @@ const EmbedQuery = z.strictObject({
     .string()
     .max(63)
     .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name'),
+  lang: z.string().max(16).optional(),
+  theme: z.string().max(16).optional(),
 });
 /**
- * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: accepted, not used (the UI calls its
- * own origin). `session_token` (in the application's `baseURL`) says which Environment may frame the page.
+ * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: lang and theme choose the page's
+ * language and theme (`lookOf`); the others are accepted, not used (the UI calls its own origin).
+ * `session_token` (in the application's `baseURL`) says which Environment may frame the page.
  */
 const NangoQuery = z.strictObject({
   namespace: EmbedQuery.shape.namespace.optional(),
@@ -94,6 +100,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
   const json = express.json({ limit: '64kb', strict: true, type: () => true });
   // Read per request: the public URL decides Secure and the `__Host-` prefix.
   const cookieOf = () => flowCookie(deps.config.publicBaseUrl);
+  const lookOf = (req: Request) => lookWithCookie(req, lookCookieName(deps.config.publicBaseUrl));
+  // The callback's page is rendered in the look the end user had when the flow left for the provider.
+  const keepLook = (req: Request, res: Response) => res.append('set-cookie', lookCookieHeader(lookOf(req), deps.config.publicBaseUrl));
   const setBinding = (res: Response, session: OpenSession, binding: string) =>
     res.append('set-cookie', bindingCookieHeader(cookieOf(), binding, session.claims.exp - deps.clock.now() / 1000));
 
@@ -103,7 +112,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       nangoPage(req, res);
       return;
     }
-    res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath));
+    res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath, lookOf(req)));
   });
   /**
    * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage.
@@ -111,17 +120,22 @@ export function connectRoutes(deps: ConnectDeps): Router {
    * page be framed, by that token's Environment's allowed origins. Without it the page names no
    * tenant's origins and no page may frame it (it once listed every Environment's).
    */
-  function invalidAddress(res: Response): void {
+  function invalidAddress(req: Request, res: Response): void {
     res
       .status(400)
       .set(HTML_HEADERS)
-      .send(resultPage(basePath, { type: 'error', error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' } }));
+      .send(
+        resultPage(basePath, lookOf(req), {
+          type: 'error',
+          error: { code: 'invalid_request', message: 'This Connect UI address is not valid.' },
+        }),
+      );
   }
 
   function nangoPage(req: Request, res: Response): void {
     const query = NangoQuery.safeParse(req.query);
     if (!query.success) {
-      return invalidAddress(res);
+      return invalidAddress(req, res);
     }
     const { session_token: token, namespace: asked } = query.data;
     let namespace = '';
@@ -134,35 +148,54 @@ export function connectRoutes(deps: ConnectDeps): Router {
         res
           .status(statusOf(e))
           .set(HTML_HEADERS)
-          .send(resultPage(basePath, { type: 'error', error: { code: e.code, message: e.message } }));
+          .send(resultPage(basePath, lookOf(req), { type: 'error', error: { code: e.code, message: e.message } }));
         return;
       }
       if (asked !== undefined && asked !== session.namespace) {
-        return invalidAddress(res);
+        return invalidAddress(req, res);
       }
       namespace = session.namespace;
     }
     const origins = namespace ? frameOrigins(deps.store, namespace) : [];
     res
       .set(htmlHeaders(frameAncestors(origins)))
-      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins, protocol: 'nango' }));
+      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins, protocol: 'nango' }, lookOf(req)));
   }
   // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
   // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
   router.get('/connect/embed', (req, res) => {
     const query = EmbedQuery.safeParse(req.query);
     if (!query.success) {
-      return invalidAddress(res);
+      return invalidAddress(req, res);
     }
     const { namespace } = query.data;
     const origins = frameOrigins(deps.store, namespace);
     res
       .set(htmlHeaders(frameAncestors(origins), imageSources(deps.store)))
-      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }));
+      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }, lookOf(req)));
   });
   // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
-  router.get('/connect/redirect', (_req, res) => {
-    res.set(HTML_HEADERS).send(redirectPage(basePath));
+  router.get('/connect/redirect', (req, res) => {
+    res.set(HTML_HEADERS).send(redirectPage(basePath, lookOf(req)));
+  });
+  // Shipped providers' logos: served here, so the end user's browser asks no third party for them.
+  router.get('/connect/logos/:file', (req, res) => {
+    const name = /^([a-z0-9][a-z0-9-]{0,62})\.svg$/.exec(String(req.params.file))?.[1];
+    const svg = name ? providerLogoSvg(name) : undefined;
+    if (!svg) {
+      res.status(404).json({ error: { code: 'not_found', message: 'No such logo.' } });
+      return;
+    }
+    res
+      .set({
+        'content-type': 'image/svg+xml',
+        'cache-control': 'public, max-age=86400',
+        'x-content-type-options': 'nosniff',
+        // The application's own pages may show GET /providers' logo_url.
+        'cross-origin-resource-policy': 'cross-origin',
+        'content-security-policy': "default-src 'none'",
+      })
+      .send(svg);
   });
   router.get('/connect/ui.js', (_req, res) => {
     res
@@ -188,7 +221,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
     '/connect/api/session',
     wrap((req, res) => {
       const session = sessionOf(deps, req);
-      res.set('cache-control', 'no-store').json({ data: describeSession(deps, session) });
+      res.set('cache-control', 'no-store').json({ data: describeSessionForUi(deps, session, lookOf(req).lang) });
     }),
   );
   router.post(
@@ -202,6 +235,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const binding = readBinding(cookieOf(), req) ?? newBrowserBinding();
       const url = await startOAuthFlow(deps, session, body.integration, body.connectionConfig ?? {}, binding);
       setBinding(res, session, binding);
+      keepLook(req, res);
       res.set('cache-control', 'no-store').json({ data: { url, binding } });
     }),
   );
@@ -214,6 +248,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const session = sessionOf(deps, req);
       const body = parse(BindBody, req.body, 'body');
       setBinding(res, session, body.binding);
+      keepLook(req, res);
       res.set('cache-control', 'no-store').json({ data: { bound: true } });
     }),
   );
@@ -244,7 +279,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
         .status(400)
         .set(HTML_HEADERS)
         .send(
-          resultPage(basePath, {
+          resultPage(basePath, lookOf(req), {
             type: 'error',
             error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
           }),
@@ -274,13 +309,16 @@ export function connectRoutes(deps: ConnectDeps): Router {
         const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
         const provider = integration && deps.store.getProvider(integration.spec.provider);
         const name = integration?.spec.displayName ?? provider?.spec.displayName ?? providerConfigKey;
-        sendPage(200, resultPage(basePath, { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name));
+        sendPage(
+          200,
+          resultPage(basePath, lookOf(req), { type: 'connect', providerConfigKey, ...(connectionId ? { connectionId } : {}) }, name),
+        );
         return;
       }
       const e = outcome.error ?? new LatchkeyError('invalid_input', 'invalid_state', 'This authorization response is not valid.');
       sendPage(
         statusOf(e),
-        resultPage(basePath, {
+        resultPage(basePath, lookOf(req), {
           type: 'error',
           error: { code: e.code, message: e.message },
           ...(outcome.providerConfigKey ? { providerConfigKey: outcome.providerConfigKey } : {}),
@@ -290,7 +328,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       if (err instanceof LatchkeyError) {
         sendPage(
           400,
-          resultPage(basePath, {
+          resultPage(basePath, lookOf(req), {
             type: 'error',
             error: { code: 'invalid_callback', message: 'This authorization response is not valid.' },
           }),
@@ -300,7 +338,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       deps.logger.error({ err: (err as Error).message, path: req.path }, 'OAuth callback failed');
       sendPage(
         503,
-        resultPage(basePath, {
+        resultPage(basePath, lookOf(req), {
           type: 'error',
           error: { code: 'temporarily_unavailable', message: 'The connection could not be saved right now. Please try again in a moment.' },
         }),

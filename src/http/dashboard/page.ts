@@ -15,6 +15,9 @@ main{max-width:1100px;margin:0 auto;padding:24px 16px}
 h1{font-size:20px;margin:0 0 12px}
 h2{font-size:16px;margin:0 0 10px}
 .muted{color:var(--muted)}
+.with-logo{display:flex;gap:10px;align-items:flex-start}
+.logo{flex:none;width:28px;height:28px;border-radius:6px}
+.logo.initial{display:grid;place-items:center;background:#e8ecfb;color:var(--accent);font-weight:600}
 table{width:100%;border-collapse:collapse}
 th,td{text-align:left;padding:8px;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:12px;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}

@@ -1,4 +1,5 @@
 /** What the dashboard shows, computed from the caches: never a credential in full. */
+import { hasShippedLogo } from '../../catalog/provider-logos.js';
 import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { ConnectionResource } from '../../k8s/resources.js';
@@ -20,6 +21,8 @@ export function integrationsView(store: KubeStore, namespace: string) {
         display_name: i.spec.displayName ?? provider?.spec.displayName ?? i.metadata.name,
         provider: i.spec.provider,
         auth_mode: provider?.spec.authMode ?? null,
+        // Served by this server (/connect/logos/), which the dashboard's CSP admits; a Provider's own https logo is not.
+        has_logo: hasShippedLogo(i.spec.provider),
         ready: ready?.status === 'True',
         reason: ready && ready.status !== 'True' ? `${ready.reason}: ${ready.message}` : ready ? null : 'Not reconciled yet',
         connections: counts.get(i.metadata.name) ?? 0,

@@ -140,9 +140,10 @@ function sendJson(res: ServerResponse, status: number, text: string): void {
 
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */
 function fromCluster(err: unknown): unknown {
-  if (err instanceof LatchkeyError) return err;
+  // Before any other LatchkeyError: its own message names the object and the write, not the request.
   if (err instanceof ConflictRetriesExhausted)
     return new LatchkeyError('unavailable', 'busy', 'Too many concurrent updates of this connection; try again');
+  if (err instanceof LatchkeyError) return err;
   const status = statusOf(err);
   if (status === 422 || status === 413 || status === 400)
     return new LatchkeyError('invalid_input', 'rejected_by_cluster', `The request was rejected: ${apiMessage(err)}`);

@@ -6,6 +6,7 @@ import { JsonObject } from '../schemas/common.js';
 import { unknownConnection } from './connections.js';
 import { defineRoute, type RouteSpec } from './define.js';
 import { integrationAndProvider, type RestDeps } from './deps.js';
+import { ConnectionStatusWriter } from '../../../domain/connection-status-writers.js';
 
 type Mode = 'replace' | 'merge';
 
@@ -38,7 +39,10 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
           ...cur,
           spec: { ...cur.spec, metadata: mode === 'replace' ? metadata : { ...(cur.spec.metadata ?? {}), ...metadata } },
         }));
-        const resource = await deps.store.updateConnectionStatus(namespace, name, (s) => ({ ...s, updatedAt: now }));
+        const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Metadata, (s) => ({
+          ...s,
+          updatedAt: now,
+        }));
         return { ...c!, resource };
       }),
     );

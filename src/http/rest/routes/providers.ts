@@ -22,7 +22,7 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
             .listProviders()
             .filter((p) => providerMatches(p, query.search))
             .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
-            .map(providerView),
+            .map((p) => providerView(p, deps.config.publicBaseUrl)),
         },
       }),
     }),
@@ -38,7 +38,7 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
       handle: ({ params }) => {
         const p = deps.store.getProvider(params.provider);
         if (!p) throw new LatchkeyError('not_found', 'unknown_provider', `No provider "${params.provider}" in the catalog`);
-        return { status: 200, body: { data: providerView(p) } };
+        return { status: 200, body: { data: providerView(p, deps.config.publicBaseUrl) } };
       },
     }),
   ];

@@ -40,6 +40,18 @@ export const Provider = z.object({
   token_request_auth_method: z.enum(['basic', 'body']).optional(),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),
+  field_help: z
+    .record(
+      z.string(),
+      z.object({
+        description: z.string().optional(),
+        example: z.string().optional(),
+        docs_url: z.string().optional(),
+        labels: StringMap.optional(),
+        descriptions: StringMap.optional(),
+      }),
+    )
+    .optional(),
   mode_options: z.record(z.string(), z.unknown()).optional(),
   logo_url: z.string().optional(),
   two_step: z

@@ -1,0 +1,53 @@
+/**
+ * Shipped providers' logos (src/catalog/provider-logos.ts, data generated from simple-icons): the
+ * generated table is what the extraction makes from the catalog and the installed simple-icons (so
+ * it is neither stale nor edited by hand, and names no icon the exact-match rule does not), and the
+ * served SVG is the icon on a tile that keeps the brand colour visible.
+ */
+import { readFileSync } from 'node:fs';
+import * as prettier from 'prettier';
+import { LOGO_DATA_FILE, logoDataSource, shippedProviders } from '../../dev/logos/extract-provider-logos.js';
+import { providerIcons } from '../../dev/logos/provider-icons.js';
+import { PROVIDER_LOGOS } from '../../src/catalog/provider-logo-data.js';
+import { hasShippedLogo, providerLogoSvg } from '../../src/catalog/provider-logos.js';
+import { contrast } from '../../src/domain/colour-contrast.js';
+
+describe('shipped provider logos', () => {
+  it('are exactly what the extraction makes from the catalog and simple-icons (run `npm run logos` when this fails)', async () => {
+    const options = (await prettier.resolveConfig(LOGO_DATA_FILE)) ?? {};
+    const expected = await prettier.format(logoDataSource(), { ...options, filepath: LOGO_DATA_FILE });
+    expect(readFileSync(LOGO_DATA_FILE, 'utf8')).toBe(expected);
+  });
+
+  it('match a provider only by its name or its display name, never a guess', () => {
+    const icons = providerIcons([
+      { name: 'github', displayName: 'Something else' },
+      { name: 'acme-crm', displayName: 'GitLab' },
+      { name: 'open-ai-like', displayName: 'OpenAI-ish' },
+    ]);
+    expect(icons.map((i) => [i.provider, i.slug])).toEqual([
+      ['acme-crm', 'gitlab'],
+      ['github', 'github'],
+    ]);
+    // Every generated entry is a shipped provider.
+    const shipped = new Set(shippedProviders().map((p) => p.name));
+    expect(Object.keys(PROVIDER_LOGOS).filter((n) => !shipped.has(n))).toEqual([]);
+    expect(Object.keys(PROVIDER_LOGOS).length).toBeGreaterThan(150);
+  });
+
+  it('serve the icon in its brand colour on a tile it stands out from', () => {
+    const svg = providerLogoSvg('github')!;
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    expect(svg).toContain(`d="${PROVIDER_LOGOS.github!.path}"`);
+    expect(svg).not.toMatch(/<script|on\w+=|href/i);
+    for (const [name, logo] of Object.entries(PROVIDER_LOGOS)) {
+      const tile = /<rect[^>]+fill="#([0-9a-f]{6})"/.exec(providerLogoSvg(name)!)![1]!;
+      // A light brand colour (under 3:1 on white) gets the dark tile, where it shows better.
+      if (contrast(logo.hex.toLowerCase(), 'ffffff') < 3) expect(tile).toBe('1b1f24');
+      else expect(tile).toBe('ffffff');
+    }
+    expect(hasShippedLogo('openai')).toBe(false);
+    expect(providerLogoSvg('openai')).toBeUndefined();
+    expect(hasShippedLogo('__proto__')).toBe(false);
+  });
+});
