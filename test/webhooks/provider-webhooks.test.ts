@@ -12,6 +12,7 @@ import { CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
+import { integrationsView } from '../../src/http/dashboard/views.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
@@ -261,6 +262,13 @@ it('the Integration reconciler writes status.webhookUrl (the -o wide column) for
     expect.objectContaining({ jsonPath: '.status.webhookUrl', priority: 1 }),
   );
   await deleteProvider(kc, 'pwh-none');
+});
+
+it('the dashboard lists the webhook URL of integrations whose Provider declares webhooks', () => {
+  const rows = integrationsView(replica.ctx.store, ns.name, 'https://latchkey.example.com');
+  const row = (id: string) => rows.find((r) => r.id === id);
+  expect(row(integrationOf('slack'))?.webhook_url).toBe(`https://latchkey.example.com/webhooks/${ns.name}/${integrationOf('slack')}`);
+  expect(row('no-webhooks')?.webhook_url).toBeNull();
 });
 
 it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {
