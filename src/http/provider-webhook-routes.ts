@@ -42,7 +42,16 @@ export function providerWebhookRoutes(ctx: AppContext, receiver = new ProviderWe
         .then((a) => answer(res, a), next);
     });
   });
-  router.use(methodNotAllowed([{ method: 'POST', path: PROVIDER_WEBHOOK_PATH }]));
+  // Some providers check the URL with a HEAD request before sending (Intercom).
+  router.head(PROVIDER_WEBHOOK_PATH, (req: Request, res: Response) => {
+    res.status(receiver.target(String(req.params.namespace), String(req.params.integration)) ? 200 : 404).end();
+  });
+  router.use(
+    methodNotAllowed([
+      { method: 'POST', path: PROVIDER_WEBHOOK_PATH },
+      { method: 'HEAD', path: PROVIDER_WEBHOOK_PATH },
+    ]),
+  );
   return router;
 }
 

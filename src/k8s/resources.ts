@@ -135,8 +135,8 @@ export interface WebhookValueSource {
   bodyPath?: string;
 }
 export interface WebhookSignatureSpec {
-  /** hmac-sha256: over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a shared value in the body. */
-  scheme: 'hmac-sha256' | 'stripe' | 'client-state';
+  /** hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a shared value in the body. */
+  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state';
   /** The header carrying the signature (hmac-sha256, stripe) */
   header?: string;
   /** What precedes the digest in the header (`sha256=`, `v0=`). */

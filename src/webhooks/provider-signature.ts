@@ -28,7 +28,7 @@ export function verifySignature(spec: WebhookSignatureSpec, req: ReceivedRequest
   return verifyHmac(spec, req, secret, nowMs);
 }
 
-/** HMAC-SHA256 of the declared signed content, in the declared header, after its prefix, hex or base64. */
+/** HMAC (SHA-256, or SHA-1 for hmac-sha1) of the declared signed content, in the declared header, after its prefix, hex or base64. */
 function verifyHmac(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: string, nowMs: number): SignatureVerdict {
   const signature = req.headers[spec.header ?? ''];
   if (!signature) return refused(`no ${spec.header} header`);
@@ -40,7 +40,9 @@ function verifyHmac(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: st
     if (late) return refused(late);
   }
   const content = signedContent(spec.signedContent ?? '{body}', req);
-  const expected = createHmac('sha256', secret).update(content).digest();
+  const expected = createHmac(spec.scheme === 'hmac-sha1' ? 'sha1' : 'sha256', secret)
+    .update(content)
+    .digest();
   return sameDigest(expected, decode(signature.slice(prefix.length), spec.encoding ?? 'hex'))
     ? { ok: true }
     : refused('the signature does not match');

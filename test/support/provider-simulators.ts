@@ -296,6 +296,30 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
       };
     },
   },
+  /** https://developers.intercom.com/docs/webhooks/setting-up-webhooks */
+  intercom: {
+    provider: 'intercom',
+    secretKey: 'clientSecret',
+    secret: 'intercom-client-secret-0123',
+    signatureHeader: 'x-hub-signature',
+    signsTime: false,
+    account: { key: 'appId', value: 'abc123de' },
+    event: () =>
+      JSON.stringify({
+        type: 'notification_event',
+        app_id: 'abc123de',
+        id: `notif_${randomUUID()}`,
+        topic: 'contact.user.created',
+        created_at: 1571080403,
+        data: { type: 'notification_event_data', item: { type: 'contact', id: '5d9f1a2b' } },
+      }),
+    sign: (body, _now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: { ...json, 'x-hub-signature': `sha1=${createHmac('sha1', 'intercom-client-secret-0123').update(body).digest('hex')}` },
+      body,
+    }),
+  },
   /** https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks */
   outlook: {
     provider: 'outlook',

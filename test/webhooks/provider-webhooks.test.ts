@@ -276,7 +276,10 @@ it('answers 404 for an integration that is not there, 405 for another method, 41
   expect((await send({ ...signed(sim), url: `${replica.url}/webhooks/${ns.name}/nope` })).status).toBe(404);
   const get = await fetch(`${replica.url}${pathOf(sim)}`);
   expect(get.status).toBe(405);
-  expect(get.headers.get('allow')).toBe('POST');
+  expect(get.headers.get('allow')).toBe('HEAD, POST');
+  // Intercom checks the URL with HEAD before it sends.
+  expect((await fetch(`${replica.url}${pathOf(SIMULATORS.intercom!)}`, { method: 'HEAD' })).status).toBe(200);
+  expect((await fetch(`${replica.url}/webhooks/${ns.name}/nope`, { method: 'HEAD' })).status).toBe(404);
   const big = await send(signed(SIMULATORS.slack!, JSON.stringify({ team_id: 'T1DC2JH3J', pad: 'x'.repeat(600 * 1024) })));
   expect(big.status).toBe(413);
 });
