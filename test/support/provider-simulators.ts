@@ -320,6 +320,26 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
       body,
     }),
   },
+  /** https://confluence.atlassian.com/adminjiraserver/managing-webhooks-938846912.html (admin webhooks with a secret) */
+  jira: {
+    provider: 'jira',
+    secretKey: 'webhookSecret',
+    secret: 'jira-admin-webhook-secret',
+    signatureHeader: 'x-hub-signature',
+    signsTime: false,
+    event: () =>
+      JSON.stringify({
+        timestamp: 1716000000000,
+        webhookEvent: 'jira:issue_created',
+        issue: { id: '10001', key: 'PROJ-1', self: 'https://example.atlassian.net/rest/api/2/issue/10001' },
+      }),
+    sign: (body, _now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: { ...json, 'x-hub-signature': `sha256=${hmac('jira-admin-webhook-secret', body).digest('hex')}` },
+      body,
+    }),
+  },
   /** https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks */
   outlook: {
     provider: 'outlook',
