@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
-import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { GROUP, VERSION, type ProviderSpec } from '../../src/k8s/resources.js';
 import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
 import { integrationsView } from '../../src/http/dashboard/views.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -269,6 +269,46 @@ it('the dashboard lists the webhook URL of integrations whose Provider declares 
   const row = (id: string) => rows.find((r) => r.id === id);
   expect(row(integrationOf('slack'))?.webhook_url).toBe(`https://latchkey.example.com/webhooks/${ns.name}/${integrationOf('slack')}`);
   expect(row('no-webhooks')?.webhook_url).toBeNull();
+});
+
+it('a receiver outage loses nothing: the forward is retried with the same webhook-id until it is taken', async () => {
+  const sim = SIMULATORS.typeform!;
+  const before = forwardsFor(sim).length;
+  receiver.answers.push({ status: 503 }, { status: 503 });
+  expect((await send(signed(sim))).status).toBe(200);
+  const [taken] = await eventually(() => (forwardsFor(sim).length > before ? forwardsFor(sim).slice(before) : undefined));
+  const attempts = receiver.received.filter((w) => w.json.type === 'forward' && w.headers['webhook-id'] === taken!.headers['webhook-id']);
+  expect(attempts.map((w) => w.status)).toEqual([503, 503, 200]);
+});
+
+it('the Provider CRD refuses a webhooks block the engine could not interpret', async () => {
+  const base: ProviderSpec = { displayName: 'Bad', authMode: 'API_KEY' };
+  const refusal = async (webhooks: unknown) => {
+    try {
+      await kc.makeApiClient(CustomObjectsApi).createClusterCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: 'providers',
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Provider', metadata: { name: 'pwh-invalid' }, spec: { ...base, webhooks } },
+      });
+      return 'accepted';
+    } catch (err) {
+      return String((err as { body?: unknown }).body ?? err);
+    }
+  };
+  expect(await refusal({ signature: { scheme: 'hmac-sha256' } })).toContain('hmac-sha256 and hmac-sha1 need header');
+  expect(await refusal({ signature: { scheme: 'hmac-sha256', header: 'x-sig', signedContent: '{secret}{body}' } })).toContain(
+    'signedContent may use',
+  );
+  expect(await refusal({ signature: { scheme: 'client-state' } })).toContain('client-state needs bodyPath');
+  expect(await refusal({ signature: { scheme: 'stripe' }, deliveryId: { header: 'x-id', bodyPath: 'id' } })).toContain(
+    'deliveryId needs exactly one of header and bodyPath',
+  );
+  expect(await refusal({ signature: { scheme: 'md5', header: 'x' } })).toContain('Unsupported value');
+  expect(await refusal({ signature: { scheme: 'hmac-sha256', header: 'x-sig', signedContent: 'v0:{header:x-ts}:{body}' } })).toBe(
+    'accepted',
+  );
+  await deleteProvider(kc, 'pwh-invalid');
 });
 
 it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {
