@@ -146,6 +146,10 @@ export interface WebhookSignatureSpec {
   signedContent?: string;
   /** The key of the Integration's Secret holding the signing secret (default webhookSecret). */
   secretKey?: 'webhookSecret' | 'clientSecret';
+  /** A secret per provider webhook (Airtable): its ID at this body path picks the key `<secretKey>.<ID>`. */
+  secretKeyFrom?: { bodyPath: string };
+  /** How the stored secret is turned into the HMAC key: as written (utf8, default) or base64-decoded. */
+  secretEncoding?: 'utf8' | 'base64';
   /** A timestamp the signature covers (in a header, or in the signed body), and how far from now it may be. */
   timestamp?: { header?: string; bodyPath?: string; unit?: 'seconds' | 'milliseconds'; toleranceSeconds: number };
   /** client-state: the body path holding the shared value on each notification. */

@@ -111,7 +111,7 @@ export class ProviderWebhookReceiver {
       this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
       return early;
     }
-    const secretKey = spec.signature.secretKey ?? INTEGRATION_SECRET_KEYS.webhookSecret;
+    const secretKey = secretKeyOf(spec.signature, req.json);
     const ref = integration.spec.clientSecretRef?.name;
     const secret = ref ? this.deps.store.readSecretValue(namespace, ref, secretKey) : undefined;
     const verdict = secret
@@ -214,6 +214,20 @@ export class ProviderWebhookReceiver {
       messages,
     });
   }
+}
+
+/** Secret keys of one provider webhook: `<key>.<ID>`, the ID as Secret keys may spell it. */
+const WEBHOOK_ID = /^[A-Za-z0-9_-]{1,200}$/;
+
+/**
+ * The key of the Integration's Secret holding the signing secret; with `secretKeyFrom`, the one of the
+ * provider webhook the (not yet verified) body names: a wrong ID only picks a key whose secret fails.
+ */
+function secretKeyOf(signature: ProviderWebhooksSpec['signature'], json: unknown): string {
+  const key = signature.secretKey ?? INTEGRATION_SECRET_KEYS.webhookSecret;
+  if (!signature.secretKeyFrom) return key;
+  const id = sourceValues({ bodyPath: signature.secretKeyFrom.bodyPath }, {}, json)[0];
+  return id && WEBHOOK_ID.test(id) ? `${key}.${id}` : `${key}.(no webhook ID)`;
 }
 
 /** The account values an event names, with the declared suffix taken off (a shop domain → the shop). */

@@ -40,7 +40,8 @@ function verifyHmac(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: st
     if (late) return refused(late);
   }
   const content = signedContent(spec.signedContent ?? '{body}', req);
-  const expected = createHmac(spec.scheme === 'hmac-sha1' ? 'sha1' : 'sha256', secret)
+  const key = spec.secretEncoding === 'base64' ? Buffer.from(secret, 'base64') : secret;
+  const expected = createHmac(spec.scheme === 'hmac-sha1' ? 'sha1' : 'sha256', key)
     .update(content)
     .digest();
   return sameDigest(expected, decode(signature.slice(prefix.length), spec.encoding ?? 'hex'))

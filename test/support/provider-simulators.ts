@@ -17,6 +17,8 @@ export interface ProviderSimulator {
   /** Where the Integration's Secret holds the signing secret, and the secret. */
   secretKey: 'webhookSecret' | 'clientSecret';
   secret: string;
+  /** The Secret's key when it is not `secretKey` (a secret per provider webhook: `webhookSecret.<ID>`). */
+  storedAs?: string;
   signatureHeader: string;
   /** Whether the signature covers a timestamp (so a replay outside the window is refused). */
   signsTime: boolean;
@@ -337,6 +339,28 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
       method: 'POST',
       url,
       headers: { ...json, 'x-hub-signature': `sha256=${hmac('jira-admin-webhook-secret', body).digest('hex')}` },
+      body,
+    }),
+  },
+  /** https://airtable.com/developers/web/api/webhooks-overview */
+  airtable: {
+    provider: 'airtable',
+    secretKey: 'webhookSecret',
+    // macSecretBase64 as "create webhook" returns it: the HMAC key is its decoded bytes.
+    secret: Buffer.from('airtable-mac-secret-bytes-0123456789').toString('base64'),
+    storedAs: 'webhookSecret.ach00000000000000',
+    signatureHeader: 'x-airtable-content-mac',
+    signsTime: false,
+    account: { key: 'baseId', value: 'app00000000000000' },
+    event: () =>
+      JSON.stringify({ base: { id: 'app00000000000000' }, webhook: { id: 'ach00000000000000' }, timestamp: new Date().toISOString() }),
+    sign: (body, _now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: {
+        ...json,
+        'x-airtable-content-mac': `hmac-sha256=${createHmac('sha256', Buffer.from('airtable-mac-secret-bytes-0123456789')).update(body).digest('hex')}`,
+      },
       body,
     }),
   },

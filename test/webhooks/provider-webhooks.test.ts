@@ -45,7 +45,7 @@ beforeAll(async () => {
       {
         clientId: 'client-id',
         clientSecret: sim.secretKey === 'clientSecret' ? sim.secret : 'not-the-webhook-secret',
-        ...(sim.secretKey === 'webhookSecret' ? { webhookSecret: sim.secret } : {}),
+        ...(sim.secretKey === 'webhookSecret' ? { [sim.storedAs ?? 'webhookSecret']: sim.secret } : {}),
       },
     );
   }
