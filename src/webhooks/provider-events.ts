@@ -108,6 +108,9 @@ export class ProviderWebhookReceiver {
     const { spec, provider, namespace, integration } = target;
     const early = unsignedHandshake(spec.handshake?.type, req.query);
     if (early) {
+      // Unsigned: it spends the refused requests' budget, so a flood of them writes no log entry each.
+      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+      if (wait > 0) return this.rateLimited(provider, wait);
       this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
       return early;
     }
@@ -121,13 +124,7 @@ export class ProviderWebhookReceiver {
     // writes an operation log entry each.
     const key = `${namespace}/${integration.metadata.name}${verdict.ok ? '' : '/refused'}`;
     const wait = this.budget.take(key);
-    if (wait > 0) {
-      received(this.deps.metrics).inc({ provider, outcome: 'rate_limited' });
-      return {
-        ...error(429, 'rate_limited', 'Too many webhooks for this integration.'),
-        headers: { 'retry-after': String(Math.ceil(wait / 1000)) },
-      };
-    }
+    if (wait > 0) return this.rateLimited(provider, wait);
     if (!verdict.ok) {
       this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);
       return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
@@ -138,6 +135,14 @@ export class ProviderWebhookReceiver {
       return handshake;
     }
     return this.forward(target, req);
+  }
+
+  private rateLimited(provider: string, waitMs: number): ProviderWebhookAnswer {
+    received(this.deps.metrics).inc({ provider, outcome: 'rate_limited' });
+    return {
+      ...error(429, 'rate_limited', 'Too many webhooks for this integration.'),
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) },
+    };
   }
 
   private async forward(target: WebhookTarget, req: ReceivedRequest): Promise<ProviderWebhookAnswer> {
@@ -173,7 +178,17 @@ export class ProviderWebhookReceiver {
     if (Buffer.byteLength(text) > MAX_BODY_BYTES + 64 * 1024) return this.refuseTooLarge(target);
     const marker = deliveryId ? `provider-webhook/${name}/${deliveryId}` : undefined;
     const now = this.deps.clock.now();
-    if (marker && !(await this.markers.markUsed(namespace, marker, now + DUPLICATE_WINDOW_MS))) {
+    const unstored = (err: unknown) => {
+      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], connections);
+      return error(503, 'unavailable', 'The webhook could not be stored; retry later.');
+    };
+    let first = true;
+    try {
+      if (marker) first = await this.markers.markUsed(namespace, marker, now + DUPLICATE_WINDOW_MS);
+    } catch (err) {
+      return unstored(err);
+    }
+    if (!first) {
       this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], connections);
       return accepted();
     }
@@ -183,8 +198,7 @@ export class ProviderWebhookReceiver {
       await this.outbox.enqueue(namespace, { id, environment: env.metadata.name, body: text }, now);
     } catch (err) {
       if (marker) await this.markers.unmarkUsed(namespace, marker).catch(() => undefined);
-      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], connections);
-      return error(503, 'unavailable', 'The webhook could not be stored; retry later.');
+      return unstored(err);
     }
     this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], connections);
     return accepted();

@@ -5,7 +5,7 @@
  * unsigned events are refused and never stored, so never forwarded; handshakes answer as documented.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import type { ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
+import { ProviderWebhookReceiver, type ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
@@ -309,6 +309,55 @@ it('the Provider CRD refuses a webhooks block the engine could not interpret', a
     'accepted',
   );
   await deleteProvider(kc, 'pwh-invalid');
+});
+
+it('answers 503 (the provider retries), not 500, when the event cannot be stored, and takes the retry once storage is back', async () => {
+  const sim = SIMULATORS['github-app']!;
+  let down = true;
+  const real = new WebhookOutbox(kc);
+  const receiverOf = new ProviderWebhookReceiver({
+    ...replica.ctx,
+    outbox: {
+      enqueue: (...args: Parameters<WebhookOutbox['enqueue']>) =>
+        down ? Promise.reject(new Error('etcd unavailable')) : real.enqueue(...args),
+    },
+  });
+  const target = receiverOf.target(ns.name, integrationOf(sim.provider))!;
+  const r = signed(sim);
+  const request = () =>
+    receiverOf.receive(target, {
+      method: 'POST',
+      url: r.url,
+      headers: r.headers,
+      body: Buffer.from(r.body),
+      json: JSON.parse(r.body),
+      query: new URLSearchParams(),
+    });
+  expect(await request()).toMatchObject({ status: 503 });
+  // The duplicate marker's write failing is a 503 too (the receive would otherwise reject: a 500).
+  const noMarkers = new ProviderWebhookReceiver({
+    ...replica.ctx,
+    markers: { markUsed: () => Promise.reject(new Error('etcd unavailable')), unmarkUsed: () => Promise.resolve() },
+  });
+  expect(
+    await noMarkers.receive(target, {
+      method: 'POST',
+      url: r.url,
+      headers: r.headers,
+      body: Buffer.from(r.body),
+      json: JSON.parse(r.body),
+      query: new URLSearchParams(),
+    }),
+  ).toMatchObject({
+    status: 503,
+    body: JSON.stringify({ error: { code: 'unavailable', message: 'The webhook could not be stored; retry later.' } }),
+  });
+  down = false;
+  // The failed attempt took its duplicate marker back: the provider's retry of the same delivery is stored.
+  expect(await request()).toMatchObject({ status: 200 });
+  await eventually(() =>
+    forwardsFor(sim).some((w) => (w.json as unknown as ForwardWebhookBody).deliveryId === r.headers['x-github-delivery']),
+  );
 });
 
 it('answers 404 for an integration that is not there, 405 for another method, 413 past the provider limit', async () => {
