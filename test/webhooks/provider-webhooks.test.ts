@@ -386,9 +386,11 @@ it('keeps every received event in the operation log, and counts them by provider
   // The log is written in batches: both entries are there once the batch is.
   const messages = await eventually(async () => {
     const text = await stripeLog();
-    return text.includes('refused') && text.includes('forwarded as') ? text : undefined;
+    return text.includes('refused') && text.includes('forwarded as') && text.includes('delivered') ? text : undefined;
   });
   expect(messages).toContain('pwh-stripe webhook refused: the signature does not match.');
+  // The delivery attempt's entry names the provider.
+  expect(messages).toMatch(/forward webhook \(pwh-stripe\) msg_\w+ to http:\/\/127\.0\.0\.1:\d+: delivered/);
   expect(messages).toMatch(/webhook evt_\w+ verified, routed to conn-stripe-[\w-]+ \(account acct_1032D82eZvKYlo2C\); forwarded as msg_/);
   expect(messages).not.toContain(SIMULATORS.stripe!.secret);
 });
