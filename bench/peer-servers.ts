@@ -6,9 +6,12 @@
  * - `express`: a bare express 5 route answering the same JSON as Latchkey's fetch behind a bearer check
  *   (PEER_BODY, PEER_KEY), the floor for `GET /connections/:id`;
  * - `forwarder`: a minimal `node:http` forwarder with a keep-alive agent to the upstream (PEER_UPSTREAM),
- *   adding one header, the floor for `/proxy`.
+ *   adding one header, the floor for `/proxy`;
+ * - `webhook`: a bare express 5 route reading the raw body and checking GitHub's `X-Hub-Signature-256`
+ *   HMAC with PEER_KEY, the floor for a provider webhook (bench/provider-webhooks.ts).
  */
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import express from 'express';
 
 export const UPSTREAM_BODY = JSON.stringify({
@@ -69,6 +72,22 @@ function forwarder(upstreamPort: number) {
   };
 }
 
+function webhookRoute(key: string) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.post('/webhooks/:namespace/:integration', express.raw({ type: () => true, limit: '512kb' }), (req, res) => {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const sent = Buffer.from(String(req.headers['x-hub-signature-256'] ?? ''));
+    const expected = Buffer.from(`sha256=${createHmac('sha256', key).update(body).digest('hex')}`);
+    if (sent.length !== expected.length || !timingSafeEqual(sent, expected)) {
+      res.status(401).json({ error: { code: 'invalid_signature', message: 'The webhook signature could not be verified.' } });
+      return;
+    }
+    res.json({ ok: true });
+  });
+  return app;
+}
+
 const kind = process.argv[2];
 const handler =
   kind === 'upstream'
@@ -77,9 +96,11 @@ const handler =
       ? bareExpress(process.env.PEER_BODY ?? '{}', process.env.PEER_KEY ?? '')
       : kind === 'forwarder'
         ? forwarder(Number(process.env.PEER_UPSTREAM))
-        : undefined;
+        : kind === 'webhook'
+          ? webhookRoute(process.env.PEER_KEY ?? '')
+          : undefined;
 if (!handler) {
-  process.stderr.write('usage: peer-servers.js upstream|express|forwarder\n');
+  process.stderr.write('usage: peer-servers.js upstream|express|forwarder|webhook\n');
   process.exit(2);
 }
 const server = createServer(handler);

@@ -161,7 +161,14 @@ async function integrationsPage(): Promise<void> {
           h('div', {}, h('strong', {}, i.display_name), h('div', { class: 'muted mono' }, i.id)),
         ),
       ),
-      h('td', {}, i.provider, h('div', { class: 'muted' }, i.auth_mode ?? '')),
+      h(
+        'td',
+        {},
+        i.provider,
+        h('div', { class: 'muted' }, i.auth_mode ?? ''),
+        // Where the provider sends its webhooks (docs/provider-webhooks.md).
+        i.webhook_url ? h('div', { class: 'muted mono webhook-url', title: 'Webhook URL' }, `Webhooks: ${String(i.webhook_url)}`) : null,
+      ),
       h('td', {}, i.ready ? badge('ready') : badge('not ready', 'not-ready'), i.reason ? h('div', { class: 'muted' }, i.reason) : null),
       h('td', {}, h('a', { href: `#/connections${q({ integration: i.id })}` }, String(i.connections))),
       h('td', {}, h('button', { class: 'test-connection', onclick: () => void testConnection(i.id) }, 'Test connection')),

@@ -15,6 +15,8 @@ export interface ProviderView {
   connection_configuration: string[];
   post_connection_script?: string;
   webhook_routing_script?: string;
+  /** How Latchkey verifies and routes this provider's webhooks (the Provider's `webhooks` block as declared; docs/provider-webhooks.md). */
+  webhooks?: Record<string, unknown>;
   proxy?: {
     base_url?: string;
     decompress?: boolean;
@@ -91,6 +93,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     connection_configuration: configFieldNames(s),
     post_connection_script: s.postConnectionScript,
     webhook_routing_script: s.webhookRoutingScript,
+    webhooks: s.webhooks as Record<string, unknown> | undefined,
     proxy: s.proxy
       ? compact({
           base_url: s.proxy.baseUrl,

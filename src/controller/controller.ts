@@ -253,7 +253,7 @@ class LeaderSession {
   ) {
     const { store, clock, logger } = opts.ctx;
     const providers = new ProviderReconciler(store, clock);
-    const integrations = new IntegrationReconciler(store, clock);
+    const integrations = new IntegrationReconciler(store, clock, opts.ctx.config.publicBaseUrl);
     const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store), opts.ctx.egress);
     this.reconcile = new WorkQueue({
       name: 'reconcile-singletons',

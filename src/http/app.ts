@@ -19,6 +19,7 @@ import { FlowRecords } from '../k8s/flow-records.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
 import { readiness } from '../k8s/readiness.js';
+import { providerWebhookRoutes } from './provider-webhook-routes.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
@@ -107,6 +108,9 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) });
   app.use(onlyUnder(['/connect', '/oauth'], connect));
   app.use(onlyUnder(['/connect', '/oauth'], methodNotAllowed(routeMethodsOf(connect))));
+
+  // Providers' webhooks (public: the provider's signature is the authentication).
+  app.use(onlyUnder(['/webhooks'], providerWebhookRoutes(ctx)));
 
   // The operations dashboard (its own session cookie; not published by the Ingress).
   app.use(onlyUnder(['/dashboard'], dashboardRoutes(http)));

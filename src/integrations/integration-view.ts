@@ -17,7 +17,7 @@ export type IntegrationCredentialsView =
       client_id: string | null;
       client_secret: string | null;
       scopes: string | null;
-      webhook_secret: null;
+      webhook_secret: string | null;
     }
   | { type: 'APP'; app_id: string | null; private_key: string | null; app_link: string | null }
   | null;
@@ -48,6 +48,8 @@ export function integrationView(
   readSecret: SecretReader,
   /** The Provider's logo (its own, or the shipped one Latchkey serves), when it has one. */
   logo?: string,
+  /** Where the provider sends this Integration's webhooks, when its Provider declares them (src/catalog/webhook-url.ts). */
+  webhookUrl?: string,
 ): IntegrationView {
   const created = isoOf(integration.metadata.creationTimestamp) ?? new Date(0).toISOString();
   const view: IntegrationView = {
@@ -55,12 +57,12 @@ export function integrationView(
     provider: integration.spec.provider,
     display_name: integration.spec.displayName ?? provider?.spec.displayName ?? integration.spec.provider,
     ...(logo ? { logo } : {}),
-    // Latchkey does not receive providers' webhooks, so it forwards none.
-    forward_webhooks: false,
+    // Latchkey receives and forwards the webhooks of Providers that declare them (docs/provider-webhooks.md).
+    forward_webhooks: Boolean(provider?.spec.webhooks),
     created_at: created,
     updated_at: isoOf(integration.metadata.annotations?.[ANNOTATIONS.updatedAt]) ?? created,
   };
-  if (include.has('webhook')) view.webhook_url = null;
+  if (include.has('webhook')) view.webhook_url = provider?.spec.webhooks && webhookUrl ? webhookUrl : null;
   if (include.has('credentials')) view.credentials = credentialsView(integration, provider, readSecret);
   return view;
 }
@@ -85,7 +87,7 @@ const clientView =
     client_id: value(INTEGRATION_SECRET_KEYS.clientId),
     client_secret: value(INTEGRATION_SECRET_KEYS.clientSecret),
     scopes: integration.spec.scopes?.length ? integration.spec.scopes.join(',') : null,
-    webhook_secret: null,
+    webhook_secret: value(INTEGRATION_SECRET_KEYS.webhookSecret),
   });
 
 /** The credentials of an Integration in each of the integrations API's shapes. */

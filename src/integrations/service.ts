@@ -19,11 +19,12 @@ import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.
 import { LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
 import { findAuthModeModule } from '../modes/registry.js';
+import { providerWebhookUrl } from '../catalog/webhook-url.js';
 
 export interface IntegrationsDeps {
   store: KubeStore;
   clock: Clock;
-  /** Where shipped providers' logos are served (`logo`). */
+  /** Where shipped providers' logos are served (`logo`), and the Integrations' webhook URLs. */
   config: { publicBaseUrl: string };
 }
 
@@ -195,6 +196,7 @@ export class IntegrationsService {
       include,
       (k) => (ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined),
       provider && providerLogoUrl(provider, this.deps.config.publicBaseUrl),
+      providerWebhookUrl(this.deps.config.publicBaseUrl, namespace, integration.metadata.name),
     );
   }
 }
@@ -244,5 +246,10 @@ function secretData(credentials: IntegrationCredentialsInput, mode: AuthMode): R
       [INTEGRATION_SECRET_KEYS.privateKey]: credentials.private_key,
       [APP_LINK_KEY]: credentials.app_link,
     };
-  return { [INTEGRATION_SECRET_KEYS.clientId]: credentials.client_id, [INTEGRATION_SECRET_KEYS.clientSecret]: credentials.client_secret };
+  return {
+    [INTEGRATION_SECRET_KEYS.clientId]: credentials.client_id,
+    [INTEGRATION_SECRET_KEYS.clientSecret]: credentials.client_secret,
+    // Nango's field for the secret a provider signs its webhooks with (docs/provider-webhooks.md).
+    ...(credentials.webhook_secret ? { [INTEGRATION_SECRET_KEYS.webhookSecret]: credentials.webhook_secret } : {}),
+  };
 }

@@ -101,6 +101,8 @@ export interface ProviderSpec {
   pluginInstall?: PluginInstallSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
+  /** How the provider's own webhooks are verified and routed (src/webhooks/provider-*.ts, docs/provider-webhooks.md). */
+  webhooks?: ProviderWebhooksSpec;
   docs?: string;
   proxy?: {
     baseUrl?: string;
@@ -109,6 +111,49 @@ export interface ProviderSpec {
     query?: Record<string, string>;
     paginate?: PaginateSpec;
   };
+}
+/**
+ * A provider's webhooks as data: the signature scheme, the handshake, the delivery ID and the field that
+ * names the account (matched against a connection configuration value). Checked by the Provider CRD.
+ */
+export interface ProviderWebhooksSpec {
+  /** The provider's documentation pages these facts come from. */
+  docs?: string[];
+  /** Largest body accepted, in bytes (at most what one outbox ConfigMap holds). */
+  maxBodyBytes?: number;
+  signature: WebhookSignatureSpec;
+  handshake?: { type: WebhookHandshakeType };
+  /** Where the provider's delivery ID is (duplicates are dropped): a header, or a body path. */
+  deliveryId?: WebhookValueSource;
+  /** Where the account is, and which connection configuration key holds it on the connection. */
+  account?: WebhookValueSource & { connectionConfigKey: string; suffix?: string };
+}
+export type WebhookHandshakeType = 'slack-url-verification' | 'graph-validation-token' | 'zoom-url-validation';
+/** A header (lower case) or a dotted path into the JSON body (`*` takes every element of an array). */
+export interface WebhookValueSource {
+  header?: string;
+  bodyPath?: string;
+}
+export interface WebhookSignatureSpec {
+  /** hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a shared value in the body. */
+  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state';
+  /** The header carrying the signature (hmac-sha256, stripe) */
+  header?: string;
+  /** What precedes the digest in the header (`sha256=`, `v0=`). */
+  prefix?: string;
+  encoding?: 'hex' | 'base64';
+  /** Template of the signed bytes: `{body}`, `{method}`, `{url}`, `{header:NAME}`; default `{body}`. */
+  signedContent?: string;
+  /** The key of the Integration's Secret holding the signing secret (default webhookSecret). */
+  secretKey?: 'webhookSecret' | 'clientSecret';
+  /** A secret per provider webhook (Airtable): its ID at this body path picks the key `<secretKey>.<ID>`. */
+  secretKeyFrom?: { bodyPath: string };
+  /** How the stored secret is turned into the HMAC key: as written (utf8, default) or base64-decoded. */
+  secretEncoding?: 'utf8' | 'base64';
+  /** A timestamp the signature covers (in a header, or in the signed body), and how far from now it may be. */
+  timestamp?: { header?: string; bodyPath?: string; unit?: 'seconds' | 'milliseconds'; toleranceSeconds: number };
+  /** client-state: the body path holding the shared value on each notification. */
+  bodyPath?: string;
 }
 /** Endpoints of an app installation flow (APP, CUSTOM); URLs may use `${connectionConfig.KEY}`. */
 /** INSTALL_PLUGIN: the install page and what its signed callback carries (src/connect/plugin-install-flow.ts). */
@@ -157,7 +202,11 @@ export interface IntegrationSpec {
   scopes?: string[];
   authorizationParams?: Record<string, string>;
 }
-export type IntegrationResource = Resource<IntegrationSpec, CommonStatus>;
+export interface IntegrationStatus extends CommonStatus {
+  /** Where the provider sends this Integration's webhooks, when its Provider declares them. */
+  webhookUrl?: string;
+}
+export type IntegrationResource = Resource<IntegrationSpec, IntegrationStatus>;
 
 export interface EndUserSpec {
   id?: string;
@@ -248,6 +297,8 @@ export const INTEGRATION_SECRET_KEYS = {
   clientSecret: 'clientSecret',
   appId: 'appId',
   privateKey: 'privateKey',
+  /** The secret a provider signs its webhooks with (when it is not the client secret). */
+  webhookSecret: 'webhookSecret',
 } as const;
 
 export interface Kind<T extends KubernetesObject> {

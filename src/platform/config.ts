@@ -31,6 +31,7 @@ const ConfigSchema = z.object({
   LATCHKEY_AUTH_FAILURES_BURST: z.coerce.number().int().min(1).default(20),
   LATCHKEY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().min(0).default(20),
   LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(1200),
+  LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION: z.coerce.number().min(0).default(6000),
   LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE: z.coerce.number().min(0).default(300),
   LATCHKEY_OPLOG_KEEP_ENTRIES: z.coerce.number().int().min(1).default(50),
   LATCHKEY_OPLOG_KEEP_DAYS: z.coerce.number().min(0).default(7),
@@ -85,6 +86,8 @@ export interface Config {
   /** Requests a minute to /connect/api/* per session and per namespace, and session creations a minute per namespace (0: off). */
   connectApiRatePerSession: number;
   connectApiRatePerNamespace: number;
+  /** Provider webhooks accepted per minute per Integration (0: no limit); src/webhooks/provider-events.ts. */
+  providerWebhookRatePerIntegration: number;
   sessionCreateRatePerNamespace: number;
   /** Failed secret-key checks one source address may make in a row, then how many a minute it regains (src/http/failed-auth-throttle.ts). */
   authFailuresBurst: number;
@@ -147,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authFailuresBurst: e.LATCHKEY_AUTH_FAILURES_BURST,
     authFailuresPerMinute: e.LATCHKEY_AUTH_FAILURES_PER_MINUTE,
     connectApiRatePerNamespace: e.LATCHKEY_CONNECT_API_RATE_PER_NAMESPACE,
+    providerWebhookRatePerIntegration: e.LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION,
     sessionCreateRatePerNamespace: e.LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE,
     oplogKeepEntries: e.LATCHKEY_OPLOG_KEEP_ENTRIES,
     oplogKeepDays: e.LATCHKEY_OPLOG_KEEP_DAYS,

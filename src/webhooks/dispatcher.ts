@@ -228,8 +228,14 @@ export class WebhookDispatcher {
 
   private logAttempt(d: PendingDelivery, attempts: number, outcome: Outcome, url: string, ms: number) {
     if (!this.opts.oplog) return;
-    let about: { type?: string; operation?: string; connectionId?: string; providerConfigKey?: string; endUser?: { endUserId?: string } } =
-      {};
+    let about: {
+      type?: string;
+      operation?: string;
+      provider?: string;
+      connectionId?: string;
+      providerConfigKey?: string;
+      endUser?: { endUserId?: string };
+    } = {};
     try {
       about = JSON.parse(d.body) as typeof about;
     } catch {
@@ -248,7 +254,8 @@ export class WebhookDispatcher {
       endUserId: about.endUser?.endUserId,
       durationMs: ms,
       messages: [
-        `${about.type ?? 'auth'} webhook (${about.operation ?? 'unknown'}) ${d.id} to ${new URL(url).origin}: ${outcome.ok ? 'delivered' : outcome.error}`,
+        // A forward names its provider where an auth webhook names its operation.
+        `${about.type ?? 'auth'} webhook (${about.operation ?? about.provider ?? 'unknown'}) ${d.id} to ${new URL(url).origin}: ${outcome.ok ? 'delivered' : outcome.error}`,
         ...(outcome.ok ? [] : [last ? 'Not retried any more.' : 'Will be retried.']),
       ],
     });

@@ -48,6 +48,7 @@ it.each([
   '/connect/api/oauth/start',
   '/connect/api/forms',
   '/oauth/callback',
+  '/webhooks/team-a/github',
 ])('routes %s', (path) => {
   expect(rules.some((r) => ingressMatches(r, path))).toBe(true);
 });

@@ -154,6 +154,8 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.limits.connectApiRatePerNamespace | quote }}
 - name: LATCHKEY_SESSION_CREATE_RATE_PER_NAMESPACE
   value: {{ .Values.config.limits.sessionCreateRatePerNamespace | quote }}
+- name: LATCHKEY_PROVIDER_WEBHOOK_RATE_PER_INTEGRATION
+  value: {{ .Values.config.limits.providerWebhookRatePerIntegration | quote }}
 - name: LATCHKEY_WEBHOOK_MAX_ATTEMPTS
   value: {{ .Values.config.webhooks.maxAttempts | quote }}
 - name: LATCHKEY_WEBHOOK_RETRY_HOURS

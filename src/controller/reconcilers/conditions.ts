@@ -37,13 +37,18 @@ export async function writeConditions<T extends KubernetesObject & { status?: Co
   obj: T,
   updates: ConditionInput[],
   now: number,
+  /** Other status fields the same reconciler owns (undefined removes one), written with the conditions. */
+  fields: Record<string, string | undefined> = {},
 ): Promise<void> {
   const generation = obj.metadata?.generation;
   const next = setConditions(obj.status?.conditions, updates, generation, now);
-  if (obj.status?.observedGeneration === generation && sameConditions(obj.status?.conditions, next)) return;
+  const status = (obj.status ?? {}) as Record<string, unknown>;
+  const sameFields = Object.entries(fields).every(([k, v]) => status[k] === v);
+  if (obj.status?.observedGeneration === generation && sameConditions(obj.status?.conditions, next) && sameFields) return;
   await store
     .updateStatus(kind, obj.metadata?.namespace, obj.metadata!.name!, (s) => ({
       ...s,
+      ...fields,
       observedGeneration: generation,
       conditions: setConditions(s.conditions, updates, generation, now),
     }))

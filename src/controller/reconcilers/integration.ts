@@ -18,6 +18,7 @@ import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
 import { CLIENT_KEYS } from '../../modes/oauth2.js';
 import { findAuthModeModule } from '../../modes/registry.js';
+import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 
 /** The keys the Integration's Secret must hold for this auth mode (its module says; none: it needs no client credentials). */
 function secretKeysOf(mode: AuthMode): { keys: NeededKey[]; why: string } | undefined {
@@ -35,6 +36,8 @@ export class IntegrationReconciler {
   constructor(
     private readonly store: KubeStore,
     private readonly clock: Clock,
+    /** For `status.webhookUrl` (the `kubectl get integration -o wide` column); none: not written. */
+    private readonly publicBaseUrl?: string,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
@@ -42,7 +45,25 @@ export class IntegrationReconciler {
     if (!integration || integration.metadata.deletionTimestamp) return;
     const ready = { type: IntegrationCondition.Ready, ...(await this.check(integration)) };
     const lifetimes = tokenLifetimes(integration);
-    await writeConditions(this.store, INTEGRATIONS, integration, lifetimes ? [ready, lifetimes] : [ready], this.clock.now());
+    await writeConditions(
+      this.store,
+      INTEGRATIONS,
+      integration,
+      lifetimes ? [ready, lifetimes] : [ready],
+      this.clock.now(),
+      this.fields(integration),
+    );
+  }
+
+  /** Where the provider sends the Integration's webhooks, when its Provider declares them. */
+  private fields(integration: IntegrationResource): Record<string, string | undefined> {
+    if (!this.publicBaseUrl) return {};
+    const takesWebhooks = Boolean(this.store.getProvider(integration.spec.provider)?.spec.webhooks);
+    return {
+      webhookUrl: takesWebhooks
+        ? providerWebhookUrl(this.publicBaseUrl, integration.metadata.namespace!, integration.metadata.name)
+        : undefined,
+    };
   }
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {

@@ -23,6 +23,8 @@ export const BROWSER_PATHS: readonly BrowserPath[] = [
   // Shipped providers' logos (src/catalog/provider-logos.ts).
   { path: '/connect/logos', pathType: 'Prefix' },
   { path: '/oauth/callback', pathType: 'Exact' },
+  // Providers' webhooks, one URL per Integration (src/http/provider-webhook-routes.ts); not a browser's, but public too.
+  { path: '/webhooks', pathType: 'Prefix' },
 ];
 
 /** Whether an Ingress path rule matches a request path (Kubernetes' rules: Prefix matches whole path elements). */

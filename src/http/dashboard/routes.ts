@@ -101,7 +101,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
 
   api.use(requireSession(session));
   api.get('/integrations', (_req, res) => {
-    res.json({ integrations: integrationsView(ctx.store, environmentOf(res).namespace) });
+    res.json({ integrations: integrationsView(ctx.store, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
   });
   api.get('/connections', (req, res, next) => {
     try {

@@ -1,5 +1,6 @@
 /** What the dashboard shows, computed from the caches: never a credential in full. */
 import { hasShippedLogo } from '../../catalog/provider-logos.js';
+import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { ConnectionResource } from '../../k8s/resources.js';
@@ -8,7 +9,8 @@ import { endUserView } from '../rest/routes/connection-view.js';
 export type ConnectionState = 'ready' | 'needs_reauthorization' | 'refreshing' | 'failing';
 export const STATES: ConnectionState[] = ['ready', 'needs_reauthorization', 'refreshing', 'failing'];
 
-export function integrationsView(store: KubeStore, namespace: string) {
+/** `publicBaseUrl`: for the webhook URL of Integrations whose Provider declares webhooks (docs/provider-webhooks.md). */
+export function integrationsView(store: KubeStore, namespace: string, publicBaseUrl: string) {
   const counts = new Map<string, number>();
   for (const c of store.listConnections(namespace)) counts.set(c.spec.integration, (counts.get(c.spec.integration) ?? 0) + 1);
   return store
@@ -26,6 +28,7 @@ export function integrationsView(store: KubeStore, namespace: string) {
         ready: ready?.status === 'True',
         reason: ready && ready.status !== 'True' ? `${ready.reason}: ${ready.message}` : ready ? null : 'Not reconciled yet',
         connections: counts.get(i.metadata.name) ?? 0,
+        webhook_url: provider?.spec.webhooks ? providerWebhookUrl(publicBaseUrl, namespace, i.metadata.name) : null,
       };
     })
     .sort((a, b) => a.id.localeCompare(b.id));

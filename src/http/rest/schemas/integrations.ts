@@ -20,13 +20,19 @@ export const IntegrationCredentialsInput = z.discriminatedUnion('type', [
     client_id: Secretish,
     client_secret: Secretish,
     scopes: z.string().max(8192).optional(),
-    webhook_secret: z.string().max(1024).optional().describe('Accepted and ignored: Latchkey receives no provider webhooks'),
+    webhook_secret: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe("The secret the provider signs its webhooks with (the Secret's webhookSecret)"),
   }),
   z.strictObject({ type: z.literal('APP'), app_id: Secretish, app_link: z.string().max(2048), private_key: Secretish }),
 ]);
 
-/** `forward_webhooks: true` and Nango's `integration_config`/`custom` have no Latchkey meaning: refused, not ignored. */
-const noForwarding = z.literal(false, { message: 'Latchkey does not forward provider webhooks' }).optional();
+/** Forwarding follows the Provider (its `webhooks` block), not a switch per Integration: `true` is refused, not ignored. */
+const noForwarding = z
+  .literal(false, { message: "Forwarding follows the Provider's webhooks settings; it cannot be switched on here" })
+  .optional();
 
 export const CreateIntegrationBody = z.strictObject({
   provider: z.string().min(1).max(253),
@@ -64,7 +70,9 @@ export const Integration = z.object({
   forward_webhooks: z.boolean(),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
-  webhook_url: Nullable.optional().describe('With include=webhook: always null (Latchkey receives no provider webhooks)'),
+  webhook_url: Nullable.optional().describe(
+    "With include=webhook: where the provider sends this integration's webhooks (null when its Provider declares none)",
+  ),
   credentials: z
     .union([
       z.object({
@@ -72,7 +80,7 @@ export const Integration = z.object({
         client_id: Nullable,
         client_secret: Nullable,
         scopes: Nullable,
-        webhook_secret: z.null(),
+        webhook_secret: Nullable,
       }),
       z.object({ type: z.literal('APP'), app_id: Nullable, private_key: Nullable, app_link: Nullable }),
       z.null(),

@@ -15,6 +15,12 @@ export const Provider = z.object({
   connection_configuration: z.array(z.string()),
   post_connection_script: z.string().optional(),
   webhook_routing_script: z.string().optional(),
+  webhooks: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "How Latchkey verifies and routes this provider's webhooks: the Provider's `webhooks` block as declared (docs/provider-webhooks.md)",
+    ),
   proxy: z
     .object({
       base_url: z.string().optional(),

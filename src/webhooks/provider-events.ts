@@ -1,0 +1,264 @@
+/**
+ * Receives a provider's webhook for one Integration: answers the handshake, checks the signature the
+ * Provider declares, finds the connections the event names, and stores one `forward` delivery in the
+ * webhook outbox (delivered, signed, at least once by the dispatcher). The provider gets its 2xx once
+ * the delivery is stored. No HTTP framework here: src/http/provider-webhook-routes.ts calls it.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { AppContext } from '../context/app-context.js';
+import { primaryOf } from '../auth/environment-keys.js';
+import { TokenBuckets } from '../domain/token-bucket.js';
+import { FlowRecords } from '../k8s/flow-records.js';
+import { INTEGRATION_SECRET_KEYS, type ConnectionResource, type IntegrationResource, type ProviderWebhooksSpec } from '../k8s/resources.js';
+import { WebhookOutbox } from '../k8s/webhook-outbox.js';
+import { Counter, metric, type Registry } from '../platform/metrics.js';
+import { signedHandshake, unsignedHandshake, type HandshakeAnswer } from './provider-handshakes.js';
+import { verifySignature, type ReceivedRequest } from './provider-signature.js';
+import { sourceValues } from './provider-values.js';
+
+/** Body size when the Provider names none, and the most any may name (one outbox ConfigMap holds < 1 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 512 * 1024;
+export const MAX_BODY_BYTES = 900 * 1024;
+/** How long a delivery ID is remembered: Stripe retries for up to three days, the longest of the catalog. */
+const DUPLICATE_WINDOW_MS = 72 * 3600_000;
+
+export type ReceiveOutcome = 'forwarded' | 'duplicate' | 'dropped' | 'handshake' | 'unverified' | 'too_large' | 'rate_limited' | 'failed';
+
+export interface ProviderWebhookAnswer {
+  status: number;
+  contentType: HandshakeAnswer['contentType'];
+  body: string;
+  headers?: Record<string, string>;
+}
+
+/** The Integration an endpoint names, with its Provider's webhook settings. */
+export interface WebhookTarget {
+  namespace: string;
+  integration: IntegrationResource;
+  provider: string;
+  spec: ProviderWebhooksSpec;
+}
+
+/** A forwarded event as the application receives it (the `forward` webhook's body). */
+export interface ForwardWebhookBody {
+  from: string;
+  type: 'forward';
+  provider: string;
+  providerConfigKey: string;
+  environment: string;
+  /** Set when exactly one connection matched (the field Nango's forward webhook has). */
+  connectionId?: string;
+  connections: Array<{ connectionId: string; endUser: { endUserId: string | undefined; tags: Record<string, string> } }>;
+  /** The provider's delivery ID, when it sends one. */
+  deliveryId?: string;
+  /** The provider's payload: its JSON as sent, or the raw text when the body is not JSON. */
+  payload: unknown;
+}
+
+type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger' | 'metrics' | 'oplog' | 'config'> & {
+  outbox?: Pick<WebhookOutbox, 'enqueue'>;
+  markers?: Pick<FlowRecords, 'markUsed' | 'unmarkUsed'>;
+};
+
+const received = (registry: Registry) =>
+  metric(
+    registry,
+    'latchkey_provider_webhooks_total',
+    (registers) =>
+      new Counter({
+        name: 'latchkey_provider_webhooks_total',
+        help: 'Provider webhooks received, by provider and outcome (forwarded, duplicate, dropped, handshake, unverified, too_large, rate_limited, failed).',
+        labelNames: ['provider', 'outcome'] as const,
+        registers,
+      }),
+  );
+
+export class ProviderWebhookReceiver {
+  private readonly outbox: Pick<WebhookOutbox, 'enqueue'>;
+  private readonly markers: Pick<FlowRecords, 'markUsed' | 'unmarkUsed'>;
+  private readonly budget: TokenBuckets;
+
+  constructor(private readonly deps: Deps) {
+    this.outbox = deps.outbox ?? new WebhookOutbox(deps.kc);
+    this.markers = deps.markers ?? new FlowRecords(deps.kc);
+    const perMinute = deps.config.providerWebhookRatePerIntegration;
+    this.budget = new TokenBuckets(perMinute, perMinute, () => deps.clock.now());
+  }
+
+  /** The Integration and its Provider's webhook settings, or undefined (no such Integration, or its Provider takes no webhooks). */
+  target(namespace: string, name: string): WebhookTarget | undefined {
+    const integration = this.deps.store.getIntegration(namespace, name);
+    if (!integration || integration.metadata.deletionTimestamp) return undefined;
+    const spec = this.deps.store.getProvider(integration.spec.provider)?.spec.webhooks;
+    return spec ? { namespace, integration, provider: integration.spec.provider, spec } : undefined;
+  }
+
+  maxBodyBytes(target: WebhookTarget): number {
+    return Math.min(target.spec.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, MAX_BODY_BYTES);
+  }
+
+  /** Records a request refused before its body was read whole (too large). */
+  refuseTooLarge(target: WebhookTarget): ProviderWebhookAnswer {
+    const limit = this.maxBodyBytes(target);
+    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`]);
+    return error(413, 'payload_too_large', `The body is larger than ${limit} bytes.`);
+  }
+
+  async receive(target: WebhookTarget, req: ReceivedRequest & { query: URLSearchParams }): Promise<ProviderWebhookAnswer> {
+    const { spec, provider, namespace, integration } = target;
+    const early = unsignedHandshake(spec.handshake?.type, req.query);
+    if (early) {
+      // Unsigned: it spends the refused requests' budget, so a flood of them writes no log entry each.
+      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+      if (wait > 0) return this.rateLimited(provider, wait);
+      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
+      return early;
+    }
+    const secretKey = secretKeyOf(spec.signature, req.json);
+    const ref = integration.spec.clientSecretRef?.name;
+    const secret = ref ? this.deps.store.readSecretValue(namespace, ref, secretKey) : undefined;
+    const verdict = secret
+      ? verifySignature(spec.signature, req, secret, this.deps.clock.now())
+      : { ok: false as const, reason: `the Integration's Secret has no ${secretKey}` };
+    // Refused requests spend their own budget: a flood of forgeries neither spends the provider's nor
+    // writes an operation log entry each.
+    const key = `${namespace}/${integration.metadata.name}${verdict.ok ? '' : '/refused'}`;
+    const wait = this.budget.take(key);
+    if (wait > 0) return this.rateLimited(provider, wait);
+    if (!verdict.ok) {
+      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);
+      return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
+    }
+    const handshake = signedHandshake(spec.handshake?.type, req.json, secret!);
+    if (handshake) {
+      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
+      return handshake;
+    }
+    return this.forward(target, req);
+  }
+
+  private rateLimited(provider: string, waitMs: number): ProviderWebhookAnswer {
+    received(this.deps.metrics).inc({ provider, outcome: 'rate_limited' });
+    return {
+      ...error(429, 'rate_limited', 'Too many webhooks for this integration.'),
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))) },
+    };
+  }
+
+  private async forward(target: WebhookTarget, req: ReceivedRequest): Promise<ProviderWebhookAnswer> {
+    const { spec, provider, namespace } = target;
+    const name = target.integration.metadata.name;
+    const deliveryId = spec.deliveryId ? sourceValues(spec.deliveryId, req.headers, req.json)[0] : undefined;
+    const accounts = spec.account ? accountsOf(spec.account, req) : [];
+    const connections = spec.account ? this.matching(namespace, name, spec.account.connectionConfigKey, accounts) : [];
+    const routed = `routed to ${connections.length ? connections.map((c) => c.spec.connectionId).join(', ') : 'no connection'}${
+      spec.account ? ` (account ${accounts.join(', ') || 'absent'})` : ''
+    }`;
+    const about = `${provider} webhook${deliveryId ? ` ${deliveryId}` : ''} verified, ${routed}`;
+    const env = primaryOf(this.deps.store.listEnvironments(namespace));
+    if (!env?.spec.webhooks?.url) {
+      this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], connections);
+      return accepted();
+    }
+    const body: ForwardWebhookBody = {
+      from: provider,
+      type: 'forward',
+      provider,
+      providerConfigKey: name,
+      environment: env.metadata.name,
+      ...(connections.length === 1 ? { connectionId: connections[0]!.spec.connectionId } : {}),
+      connections: connections.map((c) => ({
+        connectionId: c.spec.connectionId,
+        endUser: { endUserId: c.spec.endUser?.id, tags: c.spec.endUser?.tags ?? {} },
+      })),
+      ...(deliveryId ? { deliveryId } : {}),
+      payload: req.json !== undefined ? req.json : req.body.toString('utf8'),
+    };
+    const text = JSON.stringify(body);
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES + 64 * 1024) return this.refuseTooLarge(target);
+    const marker = deliveryId ? `provider-webhook/${name}/${deliveryId}` : undefined;
+    const now = this.deps.clock.now();
+    const unstored = (err: unknown) => {
+      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], connections);
+      return error(503, 'unavailable', 'The webhook could not be stored; retry later.');
+    };
+    let first = true;
+    try {
+      if (marker) first = await this.markers.markUsed(namespace, marker, now + DUPLICATE_WINDOW_MS);
+    } catch (err) {
+      return unstored(err);
+    }
+    if (!first) {
+      this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], connections);
+      return accepted();
+    }
+    // The same webhook-id for the same provider delivery: a retry racing the first copy is one outbox entry.
+    const id = `msg_${marker ? createHash('sha256').update(`${namespace}/${marker}`).digest('hex').slice(0, 32) : randomUUID().replace(/-/g, '')}`;
+    try {
+      await this.outbox.enqueue(namespace, { id, environment: env.metadata.name, body: text }, now);
+    } catch (err) {
+      if (marker) await this.markers.unmarkUsed(namespace, marker).catch(() => undefined);
+      return unstored(err);
+    }
+    this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], connections);
+    return accepted();
+  }
+
+  /** Connections of this Integration whose configuration value under `key` is one of the accounts. */
+  private matching(namespace: string, integration: string, key: string, accounts: string[]): ConnectionResource[] {
+    if (accounts.length === 0) return [];
+    const wanted = new Set(accounts);
+    return this.deps.store.listConnections(namespace).filter((c) => {
+      const value = c.spec.connectionConfig?.[key];
+      return c.spec.integration === integration && (typeof value === 'string' || typeof value === 'number') && wanted.has(String(value));
+    });
+  }
+
+  private record(target: WebhookTarget, outcome: ReceiveOutcome, messages: string[], connections: ConnectionResource[] = []): void {
+    received(this.deps.metrics).inc({ provider: target.provider, outcome });
+    const one = connections.length === 1 ? connections[0] : undefined;
+    const ok = outcome === 'forwarded' || outcome === 'duplicate' || outcome === 'handshake';
+    this.deps.oplog?.record({
+      namespace: target.namespace,
+      operation: 'webhook',
+      step: `receive ${outcome}`,
+      outcome: ok ? 'success' : 'failure',
+      integration: target.integration.metadata.name,
+      ...(one ? { connectionId: one.spec.connectionId, connection: { name: one.metadata.name }, endUserId: one.spec.endUser?.id } : {}),
+      messages,
+    });
+  }
+}
+
+/** Secret keys of one provider webhook: `<key>.<ID>`, the ID as Secret keys may spell it. */
+const WEBHOOK_ID = /^[A-Za-z0-9_-]{1,200}$/;
+
+/**
+ * The key of the Integration's Secret holding the signing secret; with `secretKeyFrom`, the one of the
+ * provider webhook the (not yet verified) body names: a wrong ID only picks a key whose secret fails.
+ */
+function secretKeyOf(signature: ProviderWebhooksSpec['signature'], json: unknown): string {
+  const key = signature.secretKey ?? INTEGRATION_SECRET_KEYS.webhookSecret;
+  if (!signature.secretKeyFrom) return key;
+  const id = sourceValues({ bodyPath: signature.secretKeyFrom.bodyPath }, {}, json)[0];
+  return id && WEBHOOK_ID.test(id) ? `${key}.${id}` : `${key}.(no webhook ID)`;
+}
+
+/** The account values an event names, with the declared suffix taken off (a shop domain → the shop). */
+function accountsOf(account: NonNullable<ProviderWebhooksSpec['account']>, req: ReceivedRequest): string[] {
+  const values = sourceValues(account, req.headers, req.json);
+  const suffix = account.suffix;
+  return suffix ? values.filter((v) => v.endsWith(suffix)).map((v) => v.slice(0, -suffix.length)) : values;
+}
+
+function accepted(): ProviderWebhookAnswer {
+  return { status: 200, contentType: 'application/json', body: '{"ok":true}' };
+}
+
+function error(status: number, code: string, message: string): ProviderWebhookAnswer {
+  return { status, contentType: 'application/json', body: JSON.stringify({ error: { code, message } }) };
+}
+
+function errorText(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).slice(0, 200);
+}
