@@ -212,15 +212,6 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
   }
   log(`control plane ready at ${server} (logs in ${workDir})`);
 
-  const stopChild = async (child: ChildProcess) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
-
   const stopApiServer = async () => {
     await stopChild(apiServer);
     children.splice(children.indexOf(apiServer), 1);
@@ -306,4 +297,14 @@ async function waitReady(server: string, token: string, workDir: string, timeout
   throw new Error(
     `kube-apiserver not ready after ${timeoutMs} ms (${last})\n--- etcd ---\n${tail('etcd')}\n--- kube-apiserver ---\n${tail('kube-apiserver')}`,
   );
+}
+
+/** Stops a child process: SIGTERM, SIGKILL after 5 s; resolves once it has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
 }

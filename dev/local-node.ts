@@ -11,7 +11,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { join } from 'node:path';
-import { REPO_ROOT, startControlPlane, type ControlPlane } from './control-plane.js';
+import { REPO_ROOT, startControlPlane, stopChild, type ControlPlane } from './control-plane.js';
 import { lockDataDir, DataDirLockedError, type DataDirLock } from './data-dir-lock.js';
 import {
   cniConfDir,
@@ -199,15 +199,6 @@ export async function startLocalNode(opts: LocalNodeOptions = {}): Promise<Local
     await stop().catch(() => undefined);
     throw new Error(`${(err as Error).message}${logs}`);
   }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
 
 function ctrOk(l: NodeLayout): boolean {
