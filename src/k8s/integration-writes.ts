@@ -16,7 +16,7 @@ import {
   type IntegrationResource,
   type IntegrationSpec,
 } from './resources.js';
-import { AlreadyExistsError, NotFoundError, type KubeStore } from './store.js';
+import { AlreadyExistsError, createCustomObject, NotFoundError, type KubeStore } from './store.js';
 
 const FIELD_MANAGER = 'latchkey-api';
 
@@ -49,20 +49,12 @@ export async function createIntegrationWithSecret(
     metadata: { name, namespace, annotations: { [ANNOTATIONS.updatedAt]: now.toISOString() } },
     spec: { ...spec, ...(clientData ? { clientSecretRef: { name: integrationSecretName(name) } } : {}) },
   };
-  let created: IntegrationResource;
-  try {
-    created = (await store.custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: INTEGRATIONS.plural,
-      body,
-      fieldManager: FIELD_MANAGER,
-    })) as IntegrationResource;
-  } catch (err) {
-    if (isConflict(err)) throw new AlreadyExistsError(`integration ${name}`);
-    throw err;
-  }
+  const created = await createCustomObject(
+    store.custom,
+    { namespace, plural: INTEGRATIONS.plural, fieldManager: FIELD_MANAGER },
+    body,
+    `integration ${name}`,
+  );
   store.integrations.remember(created);
   if (!clientData) return created;
   try {

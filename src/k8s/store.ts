@@ -102,6 +102,21 @@ export class AlreadyExistsError extends LatchkeyError {
   }
 }
 
+/** Creates a namespaced custom object; a name already taken is an {@link AlreadyExistsError} naming `what`. */
+export async function createCustomObject<T extends object>(
+  custom: CustomObjectsApi,
+  target: { namespace: string; plural: string; fieldManager: string },
+  body: T,
+  what: string,
+): Promise<T> {
+  try {
+    return (await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, ...target, body })) as T;
+  } catch (err) {
+    if (isConflict(err)) throw new AlreadyExistsError(what);
+    throw err;
+  }
+}
+
 /** A write found no object to write to (the services turn it into their own answer). */
 export class NotFoundError extends LatchkeyError {
   constructor(what: string) {
@@ -385,20 +400,12 @@ export class KubeStore {
       metadata: { name, namespace, labels: { ...input.labels, [LABELS.integration]: input.spec.integration } },
       spec: { ...input.spec, id: input.spec.id ?? randomInt(1, 2 ** 48 - 1) },
     };
-    let created: ConnectionResource;
-    try {
-      created = (await this.custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace,
-        plural: CONNECTIONS.plural,
-        body,
-        fieldManager: this.fieldManager,
-      })) as ConnectionResource;
-    } catch (err) {
-      if (isConflict(err)) throw new AlreadyExistsError(`connection ${input.spec.connectionId}`);
-      throw err;
-    }
+    let created = await createCustomObject(
+      this.custom,
+      { namespace, plural: CONNECTIONS.plural, fieldManager: this.fieldManager },
+      body,
+      `connection ${input.spec.connectionId}`,
+    );
     this.connections.remember(created);
     try {
       const secret = await this.core.createNamespacedSecret({
