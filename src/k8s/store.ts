@@ -117,6 +117,30 @@ export async function createCustomObject<T extends object>(
   }
 }
 
+/**
+ * Deletes a namespaced custom object (its dependents in the background), only the one with `uid`
+ * when given; false when there was none.
+ */
+export async function deleteCustomObject(
+  custom: CustomObjectsApi,
+  target: { namespace: string; plural: string; name: string },
+  uid: string | undefined,
+): Promise<boolean> {
+  try {
+    await custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      ...target,
+      propagationPolicy: 'Background',
+      body: uid ? { preconditions: { uid } } : undefined,
+    });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
 /** A write found no object to write to (the services turn it into their own answer). */
 export class NotFoundError extends LatchkeyError {
   constructor(what: string) {
@@ -551,19 +575,7 @@ export class KubeStore {
   }
 
   private async deleteConnectionObject(namespace: string, name: string, uid: string | undefined): Promise<void> {
-    try {
-      await this.custom.deleteNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace,
-        plural: CONNECTIONS.plural,
-        name,
-        propagationPolicy: 'Background',
-        body: uid ? { preconditions: { uid } } : undefined,
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await deleteCustomObject(this.custom, { namespace, plural: CONNECTIONS.plural, name }, uid);
     this.connections.forget(name, namespace, this.connections.get(name, namespace)?.metadata.resourceVersion);
   }
 
