@@ -16,6 +16,7 @@ import {
 } from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
+  OAuth1Error,
   requestTemporaryCredentials,
   requestTokenCredentials,
   type OAuth1Consumer,
@@ -28,8 +29,8 @@ import {
 } from '../auth/oauth2-authorization.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
-import { MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { EgressRefusedError } from '../egress/guard.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
@@ -224,6 +225,12 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
 }
 
 /**
+ * The provider's failure in a handshake (or the egress policy's refusal of its URL): LatchkeyErrors
+ * like the flow's own refusals, but logged and answered as the flow's 502, not passed on as they are.
+ */
+const providerFailure = (err: LatchkeyError) => err instanceof OAuth1Error || err instanceof EgressRefusedError;
+
+/**
  * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
  * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
  */
@@ -324,8 +331,7 @@ export async function startOAuthFlow(
       logAttempt(deps, { ...attempt, outcome: 'failure', messages: [`Could not start the authorization: ${tooLarge.message}`] });
       throw tooLarge;
     }
-    if (err instanceof LatchkeyError) throw err;
-    if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
+    if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
     logAttempt(deps, {
       ...attempt,
       outcome: 'failure',
@@ -565,7 +571,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
           )) as unknown as StoredCredentials;
         }
       } catch (err) {
-        if (err instanceof LatchkeyError) throw err;
+        if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
         const answer = providerAnswer(err, sent);
         detail = `Token exchange failed: ${answer}`;
