@@ -91,7 +91,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     refresh_url: s.refreshUrl,
     request_token_url: s.requestTokenUrl,
     connection_configuration: configFieldNames(s),
-    post_connection_script: s.postConnectionScript,
+    post_connection_script: s.postConnection?.name ?? s.postConnectionScript,
     webhook_routing_script: s.webhookRoutingScript,
     webhooks: s.webhooks as Record<string, unknown> | undefined,
     proxy: s.proxy
