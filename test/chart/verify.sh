@@ -250,7 +250,7 @@ check "heap flag per container with --set controller.resources.limits.memory=2Gi
   <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.resources.limits.memory=2Gi -s templates/deployment.yaml)"
 for deploy in "$controller" "$server"; do
   name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy" | grep -oE '"[a-z]+"' | tr -d '"')"
-  check "$name: /healthz and /readyz probes" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")" 2
+  check "$name: /healthz startup and liveness probes, /readyz readiness probe" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")$(grep -cE '^          (startup|liveness|readiness)Probe:$' <<<"$deploy")" 33
   # "text|occurrences": the pod security context repeats three of them once more.
   for kv in 'readOnlyRootFilesystem: true|1' 'allowPrivilegeEscalation: false|1' '- ALL|1' 'mountPath: /tmp|1' \
     'runAsNonRoot: true|2' 'runAsUser: 65532|2' 'type: RuntimeDefault|2'; do
