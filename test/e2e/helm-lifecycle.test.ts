@@ -16,7 +16,9 @@
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { REPO_ROOT } from '../../dev/control-plane.js';
@@ -190,6 +192,11 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
   );
   let started = 0;
   let ended = 0;
+  // The containers' logs, copied as they are written: kubelet deletes a replaced pod's at once, and a
+  // failed request is explained by the old pods' as much as by the new ones'.
+  const kept = mkdtempSync(join(tmpdir(), `latchkey-e2e-${prefix}-`));
+  const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
+  const copier = setInterval(copyLogs, 2000);
   try {
     await new Promise((r) => setTimeout(r, 3000));
     started = Date.now();
@@ -198,8 +205,19 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
     await new Promise((r) => setTimeout(r, 3000));
   } finally {
     await load.stop();
+    clearInterval(copier);
+    copyLogs();
   }
   const outcomes = load.outcomes;
+  for (const failed of outcomes.filter((o) => !o.ok)) {
+    const account = failed.what.replace(/^fetch /, '');
+    const grants = refreshGrants(account).map((g) => `${g.at - started} ms: ${g.status}${g.error ? ` ${g.error}` : ''}`);
+    log(
+      `${prefix}: ${failed.what} failed (${failed.detail}), sent ${failed.at - failed.ms - started} ms after the change began${grants.length ? `; its refreshes at the peer: ${grants.join(', ')}` : ''}`,
+    );
+  }
+  if (outcomes.some((o) => !o.ok)) log(`${prefix}: the pods' logs are in ${kept}`);
+  else rmSync(kept, { recursive: true, force: true });
   const during = outcomes.filter((o) => o.at >= started && o.at <= ended);
   const before = outcomes.filter((o) => o.at < started);
   const p = (list: typeof outcomes, q: number) => [...list].sort((a, b) => a.ms - b.ms)[Math.floor(q * (list.length - 1))]?.ms;
