@@ -17,13 +17,15 @@
  */
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
+import { NODE_CPU_SHARES } from '../../dev/node-cleanup.js';
+import { CGROUP_ROOT } from '../../dev/node-config.js';
 import { startOidcServer, type OidcTestServer, type TokenCall } from '../../dev/peers/oidc-server.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
@@ -313,6 +315,9 @@ describeOnNode('the chart on a local node', () => {
         'server',
       ]);
       expect(all.filter((p) => !isReady(p)).map((p) => p.metadata!.name)).toEqual([]);
+      // The pods' weight against the host's processes (dev/node-cleanup.ts): at the default they starved on a shared machine.
+      const shares = `/sys/fs/cgroup/cpu${CGROUP_ROOT}/cpu.shares`;
+      if (existsSync(shares)) expect(readFileSync(shares, 'utf8').trim()).toBe(String(NODE_CPU_SHARES));
       // Ready through the probes kubelet ran, without a restart.
       expect(all.flatMap((p) => p.status!.containerStatuses!.map((s) => s.restartCount))).toEqual([0, 0, 0, 0]);
       const providers = (await kc
