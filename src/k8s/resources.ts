@@ -99,6 +99,10 @@ export interface ProviderSpec {
   /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
   appInstallation?: AppInstallationSpec;
   pluginInstall?: PluginInstallSpec;
+  /** OAUTH2: how the token endpoint answers where it departs from RFC 6749 (src/auth/provider-answers.ts). */
+  tokenResponse?: TokenResponseSpec;
+  /** OAUTH2: requests run after the token whose answers fill connection configuration (src/auth/post-connection.ts). */
+  postConnection?: PostConnectionSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   /** How the provider's own webhooks are verified and routed (src/webhooks/provider-*.ts, docs/provider-webhooks.md). */
@@ -192,6 +196,54 @@ export interface ConnectionConfigField {
   anyHost?: boolean;
   required?: boolean;
   default?: string;
+  /** A value the provider returns: never asked of the end user; checked by the rule above before it is stored or used. */
+  from?: ConfigValueSource;
+}
+/**
+ * Where a provider-returned configuration value comes from: exactly one of `tokenResponse` (a path in the
+ * token answer), `callback` (a query parameter of the OAuth callback) or `step` (a post-connection step,
+ * with `path` in its picked item). Paths are dotted (`team.id`; a number indexes an array).
+ */
+export interface ConfigValueSource {
+  tokenResponse?: string;
+  callback?: string;
+  step?: string;
+  path?: string;
+  /** `host`: keep the host name of a URL value (`https://x.my.salesforce.com` -> `x.my.salesforce.com`). */
+  as?: 'host';
+}
+/** A token endpoint's departures from RFC 6749, as the provider documents them. */
+export interface TokenResponseSpec {
+  /** The provider's documentation pages these shapes come from. */
+  docs?: string[];
+  /** A 200 answer that is an error (Slack: `{ path: ok, equals: false }`). */
+  errorWhen?: { path: string; equals: string | number | boolean };
+  /** Where the error code is in such an answer (default `error`). */
+  errorCodePath?: string;
+  /** The token fields are nested under this path (Slack user tokens: `authed_user`). */
+  tokenPath?: string;
+}
+/** Requests run after the token, in order; their answers fill `from: { step }` configuration values. */
+export interface PostConnectionSpec {
+  /** Shown as `post_connection_script` by GET /providers/{p}. */
+  name: string;
+  docs?: string[];
+  steps: PostConnectionStep[];
+}
+export interface PostConnectionStep {
+  name: string;
+  /** Default GET. */
+  method?: 'GET' | 'POST';
+  /** Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier. */
+  url: string;
+  /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */
+  headers?: Record<string, string>;
+  /** Path to the list of accounts in the answer (`''`: the answer is the list); absent: the answer is one object. */
+  items?: string;
+  /** What to do when the list holds more than one account (default refuse). */
+  several?: 'first' | 'refuse';
+  /** Time limit of the request (default 10). */
+  timeoutSeconds?: number;
 }
 export type ProviderResource = Resource<ProviderSpec, CommonStatus>;
 
