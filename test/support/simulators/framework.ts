@@ -57,7 +57,14 @@ export interface ProviderCase {
   /** Integration scopes (default: the manifest's defaultScopes). */
   scopes?: string[];
   /** One documented API call, sent through the proxy: its path as the provider's docs write it. */
-  api: { method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> };
+  api: {
+    method: 'GET' | 'POST';
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+    /** Part of the documented answer, which the simulator gives only to a valid token (matched with toMatchObject). */
+    answer: Record<string, unknown> | unknown[];
+  };
   /** Whether the provider refreshes (a refresh token in its answer): the test forces one. */
   refreshes: boolean;
   /** The documented error the test provokes: the end user denies consent, or the token endpoint refuses the code. */

@@ -150,7 +150,7 @@ export function slack(): ProviderSimulator {
     e2e: {
       // Nothing typed: the workspace and the bot user come back in the token answer.
       expectConfig: { teamId: TEAM.id, botUserId: BOT_USER_ID },
-      api: { method: 'GET', path: '/conversations.list?limit=20' },
+      api: { method: 'GET', path: '/conversations.list?limit=20', answer: { ok: true, channels: [{ id: 'C012AB3CD', name: 'general' }] } },
       refreshes: true,
       failure: 'refused-code',
     },
