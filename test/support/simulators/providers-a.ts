@@ -1,5 +1,21 @@
 /** Half of the simulated providers (the other half: providers-b.ts). One line per provider file. */
 import type { ProviderSimulator } from './framework.js';
+import { confluence, jira } from './atlassian.js';
+import { github } from './github.js';
+import { gmail, googleCalendar, googleDrive } from './google.js';
+import { microsoftTeams, outlook } from './microsoft.js';
+import { salesforce } from './salesforce.js';
 import { slack } from './slack.js';
 
-export const PROVIDERS_A: Array<() => ProviderSimulator> = [slack];
+export const PROVIDERS_A: Array<() => ProviderSimulator> = [
+  slack,
+  salesforce,
+  googleCalendar,
+  gmail,
+  googleDrive,
+  outlook,
+  microsoftTeams,
+  github,
+  jira,
+  confluence,
+];
