@@ -4,12 +4,18 @@ import { confluence, jira } from './atlassian.js';
 import { github } from './github.js';
 import { gmail, googleCalendar, googleDrive } from './google.js';
 import { microsoftTeams, outlook } from './microsoft.js';
+import { hubspot } from './hubspot.js';
+import { pipedrive } from './pipedrive.js';
+import { quickbooks } from './quickbooks.js';
 import { salesforce } from './salesforce.js';
+import { xero } from './xero.js';
+import { zohoCrm } from './zoho.js';
 import { slack } from './slack.js';
 
 export const PROVIDERS_A: Array<() => ProviderSimulator> = [
   slack,
   salesforce,
+  hubspot,
   googleCalendar,
   gmail,
   googleDrive,
@@ -18,4 +24,8 @@ export const PROVIDERS_A: Array<() => ProviderSimulator> = [
   github,
   jira,
   confluence,
+  quickbooks,
+  xero,
+  zohoCrm,
+  pipedrive,
 ];
