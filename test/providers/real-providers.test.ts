@@ -98,14 +98,21 @@ async function connectThroughUi(sim: ProviderSimulator, endUser: string, choice:
       for (const [name, value] of Object.entries(sim.e2e.typed)) await popup.fill(`input[name="${name}"]`, value);
       await popup.click('button[type=submit]');
     }
-    await popup
-      .waitForURL((u) => sim.hosts.some((h) => hostMatches(h, u.hostname)), { timeout: 30_000 })
-      .catch(async (err: Error) => {
-        // Where the popup stopped says why (a Connect page error, a provider page that did not load).
-        throw new Error(`the popup did not reach ${sim.manifest}: at ${popup.url()}: ${await popup.innerText('body').catch(() => '')}`, {
-          cause: err,
-        });
-      });
+    // The provider's page, or the Connect page's error before it (then where the popup stopped says why).
+    const reached = await Promise.race([
+      popup
+        .waitForURL((u) => sim.hosts.some((h) => hostMatches(h, u.hostname)), { timeout: 30_000 })
+        .then(
+          () => true,
+          () => false,
+        ),
+      popup.waitForSelector('text=Could not connect', { timeout: 30_000 }).then(
+        () => false,
+        () => false,
+      ),
+    ]);
+    if (!reached)
+      throw new Error(`the popup did not reach ${sim.manifest}: at ${popup.url()}: ${await popup.innerText('body').catch(() => '')}`);
     await popup.click(`#${choice}`);
     const event = await outcome(page);
     const text = event.type === 'error' ? await popup.innerText('body').catch(() => '') : '';

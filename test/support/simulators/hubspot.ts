@@ -4,8 +4,9 @@
  *   https://developers.hubspot.com/docs/api/working-with-oauth (authorize at app.hubspot.com/oauth/authorize; the
  *   redirect back with `code` (and `state`); the token request at api.hubapi.com/oauth/v1/token, form-encoded with
  *   client_id and client_secret in the body; the answer: `token_type: "bearer"`, `refresh_token`, `access_token`,
- *   `expires_in`; a refresh answers the same fields with the same refresh token; an unknown code:
- *   HTTP 400 `{"status": "BAD_AUTH_CODE", "message": "missing or unknown auth code", "correlationId"}`)
+ *   `expires_in`; a refresh answers the same fields with the same refresh token)
+ * - https://developers.hubspot.com/docs/api-reference/legacy/authentication/oauth-tokens/create-oauth-token (token
+ *   errors: HTTP 400 `{"message", "correlationId", "category": "VALIDATION_ERROR", "links"}`)
  * - https://developers.hubspot.com/docs/api/settings/account-information-api (`GET /account-info/v3/details`:
  *   `portalId` and the account's details)
  * - https://developers.hubspot.com/docs/api/crm/contacts (the API call: `GET /crm/v3/objects/contacts`; `results`,
@@ -57,9 +58,10 @@ export function hubspot(): ProviderSimulator {
             hsJson(200, { token_type: 'bearer', refresh_token: refreshToken, access_token: accessToken, expires_in: 1800 }),
           error: (code) =>
             hsJson(400, {
-              status: code === 'invalid_grant' ? 'BAD_AUTH_CODE' : code === 'invalid_client' ? 'BAD_CLIENT_ID' : 'BAD_GRANT_TYPE',
-              message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'invalid request',
+              message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
               correlationId: randomUUID(),
+              category: 'VALIDATION_ERROR',
+              links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
             }),
         }),
       },

@@ -7,8 +7,9 @@
  *   to that accounts server; API calls go to the token answer's `api_domain`)
  * - https://www.zoho.com/crm/developer/docs/api/v8/access-refresh.html (the token request: POST
  *   {accounts-server}/oauth/v2/token with grant_type, client_id, client_secret, redirect_uri and code as parameters;
- *   the answer: `access_token`, `refresh_token`, `scope`, `api_domain`, `token_type: "Bearer"`, `expires_in`; an
- *   error answered with HTTP 200: `{"error": "invalid_code"}`)
+ *   the answer: `access_token`, `refresh_token`, `scope`, `api_domain`, `token_type: "Bearer"`, `expires_in`)
+ * - https://help.zoho.com/portal/en/community/topic/kaizen-4-troubleshooting-oauth2-0 (an unknown or used grant token:
+ *   answered with HTTP 200 `{"error": "invalid_code"}`)
  * - https://www.zoho.com/crm/developer/docs/api/v8/refresh.html (a refresh answers `access_token`, `scope`,
  *   `api_domain`, `token_type`, `expires_in`: no new refresh token)
  * - https://www.zoho.com/crm/developer/docs/api/v8/get-records.html (the API call: `GET {api_domain}/crm/v8/Leads?fields=...`
