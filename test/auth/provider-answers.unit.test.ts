@@ -61,6 +61,19 @@ describe('token answers', () => {
   });
 });
 
+describe('an RFC 6749 error answer sent with a 2xx', () => {
+  it('is an error with its code when it has a string error and no access_token (GitHub OAuth Apps, Zoho)', () => {
+    expect(readTokenAnswer(undefined, { error: 'bad_verification_code', error_description: 'expired', error_uri: 'https://x' })).toEqual({
+      kind: 'error',
+      error: 'bad_verification_code',
+      description: 'expired',
+    });
+    expect(readTokenAnswer(undefined, { error: 'invalid_code' })).toEqual({ kind: 'error', error: 'invalid_code' });
+    // A token that also names an error field is still a token.
+    expect(readTokenAnswer(undefined, { access_token: 'x', error: 'ignored' })).toMatchObject({ kind: 'tokens' });
+  });
+});
+
 describe('values from the answers', () => {
   const spec: Pick<ProviderSpec, 'connectionConfiguration'> = {
     connectionConfiguration: [

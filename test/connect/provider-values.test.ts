@@ -22,6 +22,7 @@ const PROVIDERS = {
   answers: `${P}-answers`,
   steps: `${P}-steps`,
   first: `${P}-first`,
+  regional: `${P}-regional`,
 };
 
 let ns: { name: string; delete(): Promise<void> };
@@ -79,6 +80,13 @@ beforeAll(async () => {
       { name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
       { name: 'realmId', pattern: '[0-9]{1,32}', from: { callback: 'realmId' } },
     ],
+  });
+  // Zoho-style: every account starts at one authorization URL; the callback names the region whose token URL to use.
+  await applyProvider(kc, PROVIDERS.regional, {
+    ...oauth,
+    displayName: 'Regional',
+    tokenUrl: `${provider.origin}/\${connectionConfig.region}/token`,
+    connectionConfiguration: [{ name: 'region', enum: ['us', 'eu'], from: { callback: 'location' } }],
   });
   await applyProvider(kc, PROVIDERS.steps, steps('refuse'));
   await applyProvider(kc, PROVIDERS.first, steps('first'));
@@ -185,6 +193,30 @@ describe('token answers as providers send them', () => {
     const [entry] = await failures('slackbot', r.endUser);
     expect(entry).toMatchObject({ step: 'token_exchange' });
     expect(entry!.messages.join(' ')).toContain('invalid_code');
+  });
+
+  it("reads a 2xx answer with a string error and no access_token as the provider's error (GitHub OAuth Apps), JSON or form", async () => {
+    const github = { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' };
+    const asJson = await connect('steps', json(github));
+    const asForm = await connect('steps', {
+      contentType: 'application/x-www-form-urlencoded',
+      body: new URLSearchParams(github).toString(),
+    });
+    for (const r of [asJson, asForm]) {
+      expect(r.status).toBe(502);
+      expect(r.connection).toBeUndefined();
+      const [entry] = await failures('steps', r.endUser);
+      expect(entry).toMatchObject({ step: 'token_exchange' });
+      expect(entry!.messages.join(' ')).toContain('bad_verification_code');
+    }
+  });
+
+  it('starts a flow whose token URL needs a value the callback brings, and sends the token request there', async () => {
+    const calls = provider.calls.length;
+    const r = await connect('regional', json({ access_token: 'regional-token', token_type: 'bearer' }), { query: { location: 'eu' } });
+    expect(r.status).toBe(200);
+    expect(provider.calls.slice(calls).map((c) => c.path)).toEqual(['/eu/token']);
+    expect(stored('regional', r.connection!.spec.connectionId)!.resource.spec.connectionConfig).toEqual({ region: 'eu' });
   });
 
   it('reads expires_in given as a string, and no expires_in at all', async () => {
