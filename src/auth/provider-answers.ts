@@ -53,7 +53,8 @@ export type TokenAnswer =
  * it into an error; `tokenPath` finds the token
  * fields when they are nested (an answer with the token at its top level is read there, as Slack's user
  * token refreshes are); `token_type` other than bearer / DpoP is kept in `original` and read as bearer;
- * `expires_in` becomes a number or is dropped; an `id_token` is dropped (Latchkey does not use ID tokens
+ * `expires_in` becomes a number or is dropped (and `0` with `expiresInZeroMeansNever`); a `scope` that is not
+ * a string is dropped; an `id_token` is dropped (Latchkey does not use ID tokens
  * from token requests, and their issuer is seldom the token URL's).
  */
 export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: Record<string, unknown>): TokenAnswer {
@@ -81,6 +82,9 @@ export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: R
     fields.expires_in = Math.floor(Number(fields.expires_in));
   if (fields.expires_in !== undefined && (typeof fields.expires_in !== 'number' || !Number.isFinite(fields.expires_in)))
     delete fields.expires_in;
+  if (spec?.expiresInZeroMeansNever && fields.expires_in === 0) delete fields.expires_in;
+  // Linear's `scope` is a JSON array, Mailchimp's null: kept in `original`, never a reason to refuse.
+  if (fields.scope !== undefined && typeof fields.scope !== 'string') delete fields.scope;
   return { kind: 'tokens', original, fields };
 }
 
