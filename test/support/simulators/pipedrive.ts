@@ -71,7 +71,7 @@ export function pipedrive(): ProviderSimulator {
       },
     ],
     e2e: {
-      expectConfig: { apiDomain: 'acme-sales.pipedrive.com' },
+      expectConfig: { companyDomain: 'acme-sales' },
       api: { method: 'GET', path: '/v1/deals?limit=10', answer: { success: true, data: [{ id: 1 }] } },
       refreshes: true,
       failure: 'denied',
