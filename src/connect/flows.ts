@@ -328,7 +328,13 @@ export async function startOAuthFlow(
       callback.href,
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
-    const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
+    const params: Record<string, string> = {
+      ...(provider.spec.authorizationParams ?? {}),
+      ...(integration.spec.authorizationParams ?? {}),
+    };
+    // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
+    const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (provider.spec.defaultScopes ?? []);
+    if (scopes.length) params.scope = scopes.join(provider.spec.scopeSeparator ?? ' ');
     return started(
       oauth1AuthorizationUrl(fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig), temporary.token, params)
         .href,
