@@ -243,7 +243,10 @@ describe('provider catalog (offline)', () => {
           }
         }
         for (const u of used) if (!declared.has(u)) report(`\${connectionConfig.${u}} is used but not in connectionConfiguration`);
-        for (const d of declared) if (!used.has(d)) report(`connection configuration key ${d} is declared but never used`);
+        // A value the provider returns (`from`) is kept for the application (and webhook routing) even when no URL uses it.
+        const returned = new Set((m.spec.connectionConfiguration ?? []).flatMap((f) => (typeof f !== 'string' && f.from ? [f.name] : [])));
+        for (const d of declared)
+          if (!used.has(d) && !returned.has(d)) report(`connection configuration key ${d} is declared but never used`);
         for (const k of Object.keys(m.spec.fieldLabels ?? {})) {
           if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k))
             report(`fieldLabels.${k} is neither a credential field nor a configuration key`);
