@@ -33,7 +33,11 @@ export function airtable(): ProviderSimulator {
   const client = { clientId: '5f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c', clientSecret: opaque('', 32) };
 
   const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: `${USER_ID}.v1.`, refreshPrefix: `${USER_ID}.v1.`, refresh: true });
+    const { accessToken, refreshToken } = grants.issueTokens(grant, {
+      accessPrefix: `${USER_ID}.v1.`,
+      refreshPrefix: `${USER_ID}.v1.`,
+      refresh: true,
+    });
     return json(200, {
       access_token: accessToken,
       refresh_token: refreshToken,
@@ -66,7 +70,8 @@ export function airtable(): ProviderSimulator {
           return consentPage(
             'Airtable',
             redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: st }).headers!.location!,
+            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: st }).headers!
+              .location!,
           );
         },
       },

@@ -33,7 +33,11 @@ export function asana(): ProviderSimulator {
   const client = { clientId: '1201234567890123', clientSecret: opaque('', 16) };
 
   const tokenAnswer = (grant: PendingCode, withRefresh: boolean) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: '2/1201234567890123/', refreshPrefix: '2/1201234567890123/', refresh: withRefresh });
+    const { accessToken, refreshToken } = grants.issueTokens(grant, {
+      accessPrefix: '2/1201234567890123/',
+      refreshPrefix: '2/1201234567890123/',
+      refresh: withRefresh,
+    });
     return json(200, {
       access_token: accessToken,
       expires_in: 3600,
@@ -76,7 +80,9 @@ export function asana(): ProviderSimulator {
             return json(401, { error: 'invalid_client', error_description: 'The client_id or client_secret is invalid.' });
           if (req.form.get('grant_type') === 'refresh_token') {
             const grant = grants.takeRefresh(req.form.get('refresh_token'), false);
-            return grant ? tokenAnswer(grant, false) : json(400, { error: 'invalid_grant', error_description: 'The refresh token is invalid.' });
+            return grant
+              ? tokenAnswer(grant, false)
+              : json(400, { error: 'invalid_grant', error_description: 'The refresh token is invalid.' });
           }
           if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
           const grant = grants.takeCode(req.form.get('code'));
@@ -91,7 +97,14 @@ export function asana(): ProviderSimulator {
         path: '/api/1.0/users/me',
         handler: (req) => {
           if (!grants.validAccess(bearerOf(req)))
-            return json(401, { errors: [{ message: 'Not Authorized', help: 'For more information on API status codes and how to handle them, read the docs on errors: https://developers.asana.com/docs/errors' }] });
+            return json(401, {
+              errors: [
+                {
+                  message: 'Not Authorized',
+                  help: 'For more information on API status codes and how to handle them, read the docs on errors: https://developers.asana.com/docs/errors',
+                },
+              ],
+            });
           return json(200, {
             data: {
               gid: USER.gid,

@@ -60,7 +60,8 @@ export function box(): ProviderSimulator {
           return consentPage(
             'Box',
             redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied access to your application', state: st }).headers!.location!,
+            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied access to your application', state: st })
+              .headers!.location!,
           );
         },
       },
@@ -76,9 +77,12 @@ export function box(): ProviderSimulator {
             const grant = grants.takeRefresh(req.form.get('refresh_token'), true);
             return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant', error_description: 'Invalid refresh token' });
           }
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type', error_description: 'Grant type is not supported' });
+          if (req.form.get('grant_type') !== 'authorization_code')
+            return json(400, { error: 'unsupported_grant_type', error_description: 'Grant type is not supported' });
           const grant = grants.takeCode(req.form.get('code'));
-          return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant', error_description: "Auth code doesn't exist or is invalid for the client" });
+          return grant
+            ? tokenAnswer(grant)
+            : json(400, { error: 'invalid_grant', error_description: "Auth code doesn't exist or is invalid for the client" });
         },
       },
       {
@@ -87,7 +91,13 @@ export function box(): ProviderSimulator {
         path: '/2.0/users/me',
         handler: (req) => {
           if (!grants.validAccess(bearerOf(req)))
-            return { status: 401, headers: { 'www-authenticate': 'Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid."' } };
+            return {
+              status: 401,
+              headers: {
+                'www-authenticate':
+                  'Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid."',
+              },
+            };
           return json(200, {
             id: '11446498',
             type: 'user',

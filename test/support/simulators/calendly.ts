@@ -74,12 +74,16 @@ export function calendly(): ProviderSimulator {
             return { status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>The client identifier provided is invalid.</h1>' };
           const redirectUri = req.query.get('redirect_uri')!;
           const st = req.query.get('state');
-          const keep = st !== null ? { state: st } : {};
+          const keep: Record<string, string> = st !== null ? { state: st } : {};
           const code = grants.issueCode(pendingFrom(req));
           return consentPage(
             'Calendly',
             redirect(redirectUri, { code, ...keep }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.', ...keep }).headers!.location!,
+            redirect(redirectUri, {
+              error: 'access_denied',
+              error_description: 'The resource owner or authorization server denied the request.',
+              ...keep,
+            }).headers!.location!,
           );
         },
       },
@@ -90,14 +94,19 @@ export function calendly(): ProviderSimulator {
         handler: (req) => {
           const c = clientOf(req);
           if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
+            return json(401, {
+              error: 'invalid_client',
+              error_description:
+                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+            });
           if (req.form.get('grant_type') === 'refresh_token') {
             const grant = grants.takeRefresh(req.form.get('refresh_token'), true);
             return grant ? tokenAnswer(grant) : invalidGrant();
           }
           if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
           const grant = grants.takeCode(req.form.get('code'));
-          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri || !pkceMatches(grant, req.form.get('code_verifier'))) return invalidGrant();
+          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri || !pkceMatches(grant, req.form.get('code_verifier')))
+            return invalidGrant();
           return tokenAnswer(grant);
         },
       },

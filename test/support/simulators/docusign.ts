@@ -35,11 +35,18 @@ export function docusign(): ProviderSimulator {
   const client = { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' };
 
   const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: 'eyJ0eXAiOiJNVCIs', refreshPrefix: 'eyJ0eXAiOiJNVCIs', refresh: true });
+    const { accessToken, refreshToken } = grants.issueTokens(grant, {
+      accessPrefix: 'eyJ0eXAiOiJNVCIs',
+      refreshPrefix: 'eyJ0eXAiOiJNVCIs',
+      refresh: true,
+    });
     return json(200, { access_token: accessToken, token_type: 'Bearer', refresh_token: refreshToken, expires_in: 28800 });
   };
   const unauthorized = () =>
-    json(401, { errorCode: 'USER_AUTHENTICATION_FAILED', message: 'One or both of Username and Password are invalid. Invalid access token' });
+    json(401, {
+      errorCode: 'USER_AUTHENTICATION_FAILED',
+      message: 'One or both of Username and Password are invalid. Invalid access token',
+    });
 
   return {
     manifest: 'docusign',
@@ -58,7 +65,8 @@ export function docusign(): ProviderSimulator {
         host: 'account.docusign.com',
         path: '/oauth/auth',
         handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId) return json(400, { error: 'invalid_request', error_description: 'client_id' });
+          if (req.query.get('client_id') !== client.clientId)
+            return json(400, { error: 'invalid_request', error_description: 'client_id' });
           const redirectUri = req.query.get('redirect_uri')!;
           const st = req.query.get('state') ?? '';
           const code = grants.issueCode(pendingFrom(req), 'eyJ0eXAiOiJNVCIs');

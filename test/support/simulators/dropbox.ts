@@ -19,7 +19,6 @@ import {
   consentPage,
   json,
   newState,
-  opaque,
   pendingFrom,
   pkceMatches,
   redirect,
@@ -108,7 +107,13 @@ export function dropbox(): ProviderSimulator {
             return json(401, { error_summary: 'invalid_access_token/...', error: { '.tag': 'invalid_access_token' } });
           return json(200, {
             account_id: ACCOUNT_ID,
-            name: { given_name: 'Franz', surname: 'Ferdinand', familiar_name: 'Franz', display_name: 'Franz Ferdinand (Personal)', abbreviated_name: 'FF' },
+            name: {
+              given_name: 'Franz',
+              surname: 'Ferdinand',
+              familiar_name: 'Franz',
+              display_name: 'Franz Ferdinand (Personal)',
+              abbreviated_name: 'FF',
+            },
             email: 'franz@dropbox.com',
             email_verified: true,
             disabled: false,

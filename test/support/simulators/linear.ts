@@ -34,7 +34,11 @@ export function linear(): ProviderSimulator {
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
   const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: 'lin_oauth_', refreshPrefix: 'lin_refresh_', refresh: true });
+    const { accessToken, refreshToken } = grants.issueTokens(grant, {
+      accessPrefix: 'lin_oauth_',
+      refreshPrefix: 'lin_refresh_',
+      refresh: true,
+    });
     return json(200, {
       access_token: accessToken,
       token_type: 'Bearer',
@@ -51,7 +55,11 @@ export function linear(): ProviderSimulator {
         errors: [
           {
             message: 'Authentication required, not authenticated',
-            extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', userPresentableMessage: 'You need to authenticate to access this operation.' },
+            extensions: {
+              type: 'authentication error',
+              code: 'AUTHENTICATION_ERROR',
+              userPresentableMessage: 'You need to authenticate to access this operation.',
+            },
           },
         ],
       });
@@ -64,7 +72,8 @@ export function linear(): ProviderSimulator {
     const data: Record<string, unknown> = {};
     if (/\borganization\b/.test(query)) data.organization = ORGANIZATION;
     if (/\bviewer\b/.test(query)) data.viewer = VIEWER;
-    if (Object.keys(data).length === 0) return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
+    if (Object.keys(data).length === 0)
+      return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
     return json(200, { data });
   };
 

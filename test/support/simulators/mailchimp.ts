@@ -11,14 +11,31 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import { Grants, bearerOf, clientOf, consentPage, json, newState, opaque, pendingFrom, redirect, type ProviderSimulator } from './framework.js';
+import {
+  Grants,
+  bearerOf,
+  clientOf,
+  consentPage,
+  json,
+  newState,
+  opaque,
+  pendingFrom,
+  redirect,
+  type ProviderSimulator,
+} from './framework.js';
 
 const DC = 'us6';
 
 const problem = (status: number, title: string, detail: string) =>
   json(
     status,
-    { type: 'https://mailchimp.com/developer/marketing/docs/errors/', title, status, detail, instance: '995c5cb0-3280-4a6e-808b-3b096d0bb219' },
+    {
+      type: 'https://mailchimp.com/developer/marketing/docs/errors/',
+      title,
+      status,
+      detail,
+      instance: '995c5cb0-3280-4a6e-808b-3b096d0bb219',
+    },
     'application/problem+json; charset=utf-8',
   );
 
@@ -84,9 +101,15 @@ export function mailchimp(): ProviderSimulator {
           return json(200, {
             dc: DC,
             role: 'owner',
-            accountname: 'Freddie\'s Jokes',
+            accountname: "Freddie's Jokes",
             user_id: 8675309,
-            login: { email: 'freddie@example.com', avatar: null, login_id: 8675309, login_name: 'freddie', login_email: 'freddie@example.com' },
+            login: {
+              email: 'freddie@example.com',
+              avatar: null,
+              login_id: 8675309,
+              login_name: 'freddie',
+              login_email: 'freddie@example.com',
+            },
             login_url: 'https://login.mailchimp.com',
             api_endpoint: `https://${DC}.api.mailchimp.com`,
           });
@@ -99,7 +122,8 @@ export function mailchimp(): ProviderSimulator {
         handler: (req) => {
           if (req.host !== `${DC}.api.mailchimp.com`)
             return problem(401, 'API Key Invalid', `Wrong datacenter "${req.host.split('.')[0] ?? ''}".`);
-          if (!grants.validAccess(token(req))) return problem(401, 'API Key Invalid', 'Your API key may be invalid, or you\'ve attempted to access the wrong datacenter.');
+          if (!grants.validAccess(token(req)))
+            return problem(401, 'API Key Invalid', "Your API key may be invalid, or you've attempted to access the wrong datacenter.");
           return json(200, { health_status: "Everything's Chimpy!" });
         },
       },

@@ -56,7 +56,10 @@ export function notion(): ProviderSimulator {
       workspace_name: "Ada's Notion Workspace",
       workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
       workspace_id: WORKSPACE_ID,
-      owner: { type: 'user', user: { object: 'user', id: USER_ID, name: 'Ada Lovelace', avatar_url: null, type: 'person', person: { email: 'ada@example.com' } } },
+      owner: {
+        type: 'user',
+        user: { object: 'user', id: USER_ID, name: 'Ada Lovelace', avatar_url: null, type: 'person', person: { email: 'ada@example.com' } },
+      },
       duplicated_template_id: null,
       request_id: opaque('', 16),
     });
@@ -129,7 +132,20 @@ export function notion(): ProviderSimulator {
             name: 'Latchkey test integration',
             avatar_url: null,
             type: 'bot',
-            bot: { owner: { type: 'user', user: { object: 'user', id: USER_ID, name: 'Ada Lovelace', avatar_url: null, type: 'person', person: { email: 'ada@example.com' } } }, workspace_name: "Ada's Notion Workspace" },
+            bot: {
+              owner: {
+                type: 'user',
+                user: {
+                  object: 'user',
+                  id: USER_ID,
+                  name: 'Ada Lovelace',
+                  avatar_url: null,
+                  type: 'person',
+                  person: { email: 'ada@example.com' },
+                },
+              },
+              workspace_name: "Ada's Notion Workspace",
+            },
             request_id: opaque('', 16),
           });
         },

@@ -14,7 +14,17 @@
  *   login or wrong password)"}`)
  */
 import { createHmac } from 'node:crypto';
-import { Grants, consentPage, json, newState, opaque, pendingFrom, redirect, type ProviderSimulator, type SimRequest } from './framework.js';
+import {
+  Grants,
+  consentPage,
+  json,
+  newState,
+  opaque,
+  pendingFrom,
+  redirect,
+  type ProviderSimulator,
+  type SimRequest,
+} from './framework.js';
 
 const SHOP = 'acme-outfitters';
 const SHOP_DOMAIN = `${SHOP}.myshopify.com`;
@@ -60,9 +70,14 @@ export function shopify(): ProviderSimulator {
         host: '*.myshopify.com',
         path: '/admin/oauth/authorize',
         handler: (req) => {
-          if (req.host !== SHOP_DOMAIN) return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Sorry, this shop is currently unavailable.</h1>' };
+          if (req.host !== SHOP_DOMAIN)
+            return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Sorry, this shop is currently unavailable.</h1>' };
           if (req.query.get('client_id') !== client.clientId)
-            return { status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Oauth error invalid_request: The client_id is invalid</h1>' };
+            return {
+              status: 400,
+              headers: { 'content-type': 'text/html' },
+              body: '<h1>Oauth error invalid_request: The client_id is invalid</h1>',
+            };
           const redirectUri = req.query.get('redirect_uri')!;
           const st = req.query.get('state') ?? '';
           const code = grants.issueCode(pendingFrom(req));
@@ -85,7 +100,8 @@ export function shopify(): ProviderSimulator {
           if (p.get('client_id') !== client.clientId || p.get('client_secret') !== client.clientSecret)
             return json(400, { error: 'invalid_client', error_description: 'Client credentials are invalid' });
           const grant = grants.takeCode(p.get('code'));
-          if (!grant) return json(400, { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' });
+          if (!grant)
+            return json(400, { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' });
           const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'shpua_' });
           return json(200, { access_token: accessToken, scope: grant.scope });
         },

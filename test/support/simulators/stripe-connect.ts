@@ -71,7 +71,8 @@ export function stripeConnect(): ProviderSimulator {
           return consentPage(
             'Stripe',
             redirect(redirectUri, { scope, code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied your request', state: st }).headers!.location!,
+            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied your request', state: st }).headers!
+              .location!,
           );
         },
       },
@@ -81,17 +82,28 @@ export function stripeConnect(): ProviderSimulator {
         path: '/oauth/token',
         handler: (req) => {
           if (platformKey(req) !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.' });
+            return json(401, {
+              error: 'invalid_client',
+              error_description:
+                'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.',
+            });
           if (req.form.get('grant_type') === 'refresh_token') {
             const token = req.form.get('refresh_token');
             const grant = grants.takeRefresh(token, false);
-            return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant', error_description: `Refresh token does not exist: ${token ?? ''}` });
+            return grant
+              ? tokenAnswer(grant)
+              : json(400, { error: 'invalid_grant', error_description: `Refresh token does not exist: ${token ?? ''}` });
           }
           if (req.form.get('grant_type') !== 'authorization_code')
-            return json(400, { error: 'unsupported_grant_type', error_description: 'Only authorization_code and refresh_token are supported' });
+            return json(400, {
+              error: 'unsupported_grant_type',
+              error_description: 'Only authorization_code and refresh_token are supported',
+            });
           const code = req.form.get('code');
           const grant = grants.takeCode(code);
-          return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant', error_description: `Authorization code does not exist: ${code ?? ''}` });
+          return grant
+            ? tokenAnswer(grant)
+            : json(400, { error: 'invalid_grant', error_description: `Authorization code does not exist: ${code ?? ''}` });
         },
       },
       {

@@ -36,7 +36,9 @@ function signatureValid(req: SimRequest, oauth: Map<string, string>, consumerSec
     .map(([k, v]) => `${k}=${v}`)
     .join('&');
   const base = [req.method.toUpperCase(), enc(`https://${req.host}${req.path}`), enc(normalized)].join('&');
-  const expected = createHmac('sha1', `${enc(consumerSecret)}&${enc(tokenSecret)}`).update(base).digest('base64');
+  const expected = createHmac('sha1', `${enc(consumerSecret)}&${enc(tokenSecret)}`)
+    .update(base)
+    .digest('base64');
   return expected === oauth.get('oauth_signature');
 }
 
@@ -110,7 +112,11 @@ export function trello(): ProviderSimulator {
           back.searchParams.set('oauth_token', token);
           back.searchParams.set('oauth_verifier', pending.verifier);
           // Deny leaves the user on Trello (nothing is sent back to the application).
-          return consentPage(`Trello: let ${req.query.get('name') ?? 'An unknown application'} use your account?`, back.href, 'https://trello.com/');
+          return consentPage(
+            `Trello: let ${req.query.get('name') ?? 'An unknown application'} use your account?`,
+            back.href,
+            'https://trello.com/',
+          );
         },
       },
       {

@@ -54,8 +54,10 @@ export function zendesk(): ProviderSimulator {
         host: '*.zendesk.com',
         path: '/oauth/authorizations/new',
         handler: (req) => {
-          if (req.host !== HOST) return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Oops! This help center no longer exists</h1>' };
-          if (req.query.get('client_id') !== client.clientId) return json(400, { error: 'invalid_client', error_description: 'Client authentication failed' });
+          if (req.host !== HOST)
+            return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Oops! This help center no longer exists</h1>' };
+          if (req.query.get('client_id') !== client.clientId)
+            return json(400, { error: 'invalid_client', error_description: 'Client authentication failed' });
           const redirectUri = req.query.get('redirect_uri')!;
           const st = req.query.get('state') ?? '';
           const code = grants.issueCode(pendingFrom(req));
@@ -77,11 +79,23 @@ export function zendesk(): ProviderSimulator {
         handler: (req) => {
           const p = tokenParams(req);
           if (p.get('client_id') !== client.clientId || p.get('client_secret') !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.' });
-          if (p.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type', error_description: 'The authorization grant type is not supported by the authorization server.' });
+            return json(401, {
+              error: 'invalid_client',
+              error_description:
+                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+            });
+          if (p.get('grant_type') !== 'authorization_code')
+            return json(400, {
+              error: 'unsupported_grant_type',
+              error_description: 'The authorization grant type is not supported by the authorization server.',
+            });
           const grant = grants.takeCode(p.get('code'));
           if (!grant || p.get('redirect_uri') !== grant.redirectUri)
-            return json(400, { error: 'invalid_grant', error_description: 'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.' });
+            return json(400, {
+              error: 'invalid_grant',
+              error_description:
+                'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+            });
           const { accessToken } = grants.issueTokens(grant);
           return json(200, { access_token: accessToken, token_type: 'bearer', scope: grant.scope || 'read write' });
         },
@@ -91,7 +105,11 @@ export function zendesk(): ProviderSimulator {
         host: '*.zendesk.com',
         path: '/api/v2/users/me.json',
         handler: (req) => {
-          if (!grants.validAccess(bearerOf(req))) return json(401, { error: 'invalid_token', error_description: 'The access token provided is expired, revoked, malformed or invalid for other reasons.' });
+          if (!grants.validAccess(bearerOf(req)))
+            return json(401, {
+              error: 'invalid_token',
+              error_description: 'The access token provided is expired, revoked, malformed or invalid for other reasons.',
+            });
           return json(200, {
             user: {
               id: 35436,

@@ -45,7 +45,10 @@ export function zoom(): ProviderSimulator {
   return {
     manifest: 'zoom',
     hosts: ['zoom.us', 'api.zoom.us'],
-    docs: ['https://developers.zoom.us/docs/integrations/oauth/', 'https://developers.zoom.us/docs/api/users/#tag/users/GET/users/{userId}'],
+    docs: [
+      'https://developers.zoom.us/docs/integrations/oauth/',
+      'https://developers.zoom.us/docs/api/users/#tag/users/GET/users/{userId}',
+    ],
     client,
     state,
     routes: [
@@ -73,7 +76,8 @@ export function zoom(): ProviderSimulator {
           // The Basic header carries the client; parameters in the form (or the query, which the docs also allow).
           const c = clientOf(req);
           if (c.via !== 'basic') return zoomError(400, 'invalid_request', 'Client ID or client secret is missing.');
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret) return zoomError(401, 'invalid_client', 'Invalid client_id or client_secret');
+          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
+            return zoomError(401, 'invalid_client', 'Invalid client_id or client_secret');
           const p = (k: string) => req.form.get(k) ?? req.query.get(k);
           if (p('grant_type') === 'refresh_token') {
             const grant = grants.takeRefresh(p('refresh_token'), true);
