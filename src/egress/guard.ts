@@ -58,15 +58,23 @@ export interface EgressGuardOptions {
   /** CIDRs, addresses and host names that may be reached although they are not public. */
   allow?: readonly string[];
   resolve?: Resolver;
+  /**
+   * Certificates trusted instead of the system's CAs by every connection through this guard (tests
+   * whose simulated providers serve HTTPS with their own CA); the system's CAs otherwise.
+   */
+  ca?: string;
 }
 
 export class EgressGuard {
   readonly allowlist: EgressAllowlist;
+  /** See {@link EgressGuardOptions.ca}. */
+  readonly ca: string | undefined;
   private readonly resolver: Resolver;
 
   constructor(opts: EgressGuardOptions = {}) {
     this.allowlist = new EgressAllowlist(opts.allow ?? []);
     this.resolver = opts.resolve ?? systemResolver;
+    this.ca = opts.ca;
   }
 
   /**
