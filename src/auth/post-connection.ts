@@ -30,7 +30,11 @@ export interface StepLog {
 
 /** A value the provider returned broke its key's rule, or was missing: the provider's answer is at fault (502). */
 function refusedValue(spec: ProviderSpec, message: string): LatchkeyError {
-  return new LatchkeyError('upstream', 'provider_value_refused', `${spec.displayName} returned a connection value Latchkey cannot use: ${message}.`);
+  return new LatchkeyError(
+    'upstream',
+    'provider_value_refused',
+    `${spec.displayName} returned a connection value Latchkey cannot use: ${message}.`,
+  );
 }
 
 function stepFailed(spec: ProviderSpec, step: string, message: string): LatchkeyError {
@@ -68,6 +72,8 @@ export interface ProviderValuesInput {
   /** The configuration so far (typed or given by the caller, and the callback's values): these keep their values. */
   connectionConfig: Record<string, unknown>;
   log: StepLog;
+  /** false: the caller checks the whole configuration itself (an import: a key the caller left out is its 400). */
+  checkAll?: boolean;
 }
 
 /**
@@ -98,6 +104,7 @@ export async function withProviderValues(
       }
     }
   }
+  if (input.checkAll === false) return stringValues(config);
   try {
     return stringValues(checkConnectionConfig(spec, config, { path: 'connection_config' }));
   } catch (err) {
@@ -150,7 +157,7 @@ async function runStep(
     throw stepFailed(spec, step.name, message);
   };
   const template = postConnectionUrlTemplate(spec, step.url);
-  if (!template) return fail('a relative URL needs the provider\'s proxy.baseUrl');
+  if (!template) return fail("a relative URL needs the provider's proxy.baseUrl");
   let url: string;
   let headers: Headers;
   try {
@@ -161,7 +168,8 @@ async function runStep(
       headers.set(name, fillTemplate(value.replaceAll('${accessToken}', input.accessToken), config, { encode: false }));
     }
   } catch (err) {
-    if (err instanceof MissingTemplateValueError) return fail(`it needs ${err.keys.map((k) => `"${k}"`).join(', ')}, which no earlier answer gave`);
+    if (err instanceof MissingTemplateValueError)
+      return fail(`it needs ${err.keys.map((k) => `"${k}"`).join(', ')}, which no earlier answer gave`);
     if (err instanceof LatchkeyError) return fail(err.message);
     return fail('its headers are not valid');
   }
@@ -182,7 +190,11 @@ async function runStep(
     const tooLarge = findAnswerTooLarge(err);
     if (tooLarge) return fail(tooLarge.message);
     const name = (err as Error)?.name;
-    return fail(name === 'TimeoutError' ? 'no answer in time' : `the provider could not be reached (${providerText((err as Error)?.message ?? String(err), [input.accessToken], 200)})`);
+    return fail(
+      name === 'TimeoutError'
+        ? 'no answer in time'
+        : `the provider could not be reached (${providerText((err as Error)?.message ?? String(err), [input.accessToken], 200)})`,
+    );
   }
   if (status < 200 || status > 299) {
     return fail(`answered ${status}${text ? ` (${providerText(text, [input.accessToken], 200)})` : ''}`);

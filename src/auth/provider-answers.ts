@@ -118,7 +118,8 @@ export function valuesFromAnswers(
     if (typeof f === 'string' || !f.from || given[f.name] !== undefined) continue;
     let value: string | undefined;
     if (f.from.tokenResponse && answers.tokenAnswer) value = configValue(valueAt(answers.tokenAnswer, f.from.tokenResponse), f.from.as);
-    else if (f.from.callback && answers.callbackQuery) value = configValue(answers.callbackQuery.get(f.from.callback) ?? undefined, f.from.as);
+    else if (f.from.callback && answers.callbackQuery)
+      value = configValue(answers.callbackQuery.get(f.from.callback) ?? undefined, f.from.as);
     if (value !== undefined) out[f.name] = value;
   }
   return out;

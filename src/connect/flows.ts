@@ -592,6 +592,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
         step = 'post_connection';
         sent.push(credentials.access_token as string | undefined);
         connectionConfig = await providerValuesOf(deps, { state, provider, credentials, connectionConfig: exchangeConfig, name });
+        step = 'token_exchange'; // each step has its own entry; the attempt's is the exchange's, as without steps
       }
     }
     outcome.result = await saveAuthorization(deps, {

@@ -96,8 +96,13 @@ export const oauth2: AuthModeModule = {
   connect: { flow: 'redirect', via: 'oauth2', suppliedKeys: (spec) => providerValueKeys(spec).all },
   refresh,
   proxy: bearerInjection('access_token'),
-  providerProblems: (spec) =>
-    !spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : [],
+  providerProblems: (spec) => [
+    ...(!spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : []),
+    // CEL cannot type a free value: the CRD leaves errorWhen.equals to this check.
+    ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
+      ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
+      : []),
+  ],
   integration: {
     secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },
     clientBeforeConnect: true,
