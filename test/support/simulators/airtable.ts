@@ -110,7 +110,7 @@ export function airtable(): ProviderSimulator {
     ],
     e2e: {
       expectConfig: {},
-      api: { method: 'GET', path: '/v0/meta/whoami' },
+      api: { method: 'GET', path: '/v0/meta/whoami', answer: { id: USER_ID } },
       refreshes: true,
       failure: 'denied',
     },

@@ -120,7 +120,7 @@ export function asana(): ProviderSimulator {
     ],
     e2e: {
       expectConfig: {},
-      api: { method: 'GET', path: '/api/1.0/users/me' },
+      api: { method: 'GET', path: '/api/1.0/users/me', answer: { data: { gid: USER.gid, resource_type: 'user' } } },
       refreshes: true,
       failure: 'denied',
     },

@@ -117,7 +117,7 @@ export function box(): ProviderSimulator {
     ],
     e2e: {
       expectConfig: {},
-      api: { method: 'GET', path: '/2.0/users/me' },
+      api: { method: 'GET', path: '/2.0/users/me', answer: { id: '11446498', type: 'user' } },
       refreshes: true,
       failure: 'refused-code',
     },

@@ -138,7 +138,7 @@ export function calendly(): ProviderSimulator {
     e2e: {
       // Nothing typed: the user and organization URIs come back in the token answer.
       expectConfig: { owner: OWNER, organization: ORGANIZATION },
-      api: { method: 'GET', path: '/users/me' },
+      api: { method: 'GET', path: '/users/me', answer: { resource: { uri: OWNER, current_organization: ORGANIZATION } } },
       refreshes: true,
       failure: 'refused-code',
     },

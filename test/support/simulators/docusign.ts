@@ -141,7 +141,11 @@ export function docusign(): ProviderSimulator {
     e2e: {
       // Nothing typed: the account and its API host come from /oauth/userinfo (the default account).
       expectConfig: { baseUriHost: 'na3.docusign.net', accountId: DEFAULT_ACCOUNT.account_id },
-      api: { method: 'GET', path: `/restapi/v2.1/accounts/${DEFAULT_ACCOUNT.account_id}` },
+      api: {
+        method: 'GET',
+        path: `/restapi/v2.1/accounts/${DEFAULT_ACCOUNT.account_id}`,
+        answer: { accountIdGuid: DEFAULT_ACCOUNT.account_id, accountName: DEFAULT_ACCOUNT.name },
+      },
       refreshes: true,
       failure: 'denied',
     },

@@ -128,7 +128,7 @@ export function dropbox(): ProviderSimulator {
     ],
     e2e: {
       expectConfig: {},
-      api: { method: 'POST', path: '/2/users/get_current_account' },
+      api: { method: 'POST', path: '/2/users/get_current_account', answer: { account_id: ACCOUNT_ID } },
       refreshes: true,
       failure: 'denied',
     },

@@ -104,7 +104,7 @@ export function intercom(): ProviderSimulator {
     e2e: {
       // Nothing typed: the workspace (app.id_code) comes from GET /me after the token.
       expectConfig: { appId: APP_ID },
-      api: { method: 'GET', path: '/me' },
+      api: { method: 'GET', path: '/me', answer: { type: 'admin', app: { id_code: APP_ID } } },
       refreshes: false,
       failure: 'refused-code',
     },

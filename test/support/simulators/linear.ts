@@ -130,6 +130,7 @@ export function linear(): ProviderSimulator {
         path: '/graphql',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ viewer { id name email } }' }),
+        answer: { data: { viewer: VIEWER } },
       },
       refreshes: true,
       failure: 'refused-code',

@@ -131,7 +131,7 @@ export function mailchimp(): ProviderSimulator {
     e2e: {
       // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
       expectConfig: { dc: DC },
-      api: { method: 'GET', path: '/3.0/ping' },
+      api: { method: 'GET', path: '/3.0/ping', answer: { health_status: "Everything's Chimpy!" } },
       refreshes: false,
       failure: 'refused-code',
     },

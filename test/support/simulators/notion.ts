@@ -154,7 +154,7 @@ export function notion(): ProviderSimulator {
     e2e: {
       // Nothing typed: the workspace comes back in the token answer.
       expectConfig: { workspaceId: WORKSPACE_ID },
-      api: { method: 'GET', path: '/v1/users/me' },
+      api: { method: 'GET', path: '/v1/users/me', answer: { object: 'user', id: BOT_ID, type: 'bot' } },
       refreshes: true,
       failure: 'denied',
     },

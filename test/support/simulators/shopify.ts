@@ -133,7 +133,7 @@ export function shopify(): ProviderSimulator {
       // The shop name is the one value the merchant knows and types (the authorize URL is on their shop).
       typed: { shop: SHOP },
       expectConfig: { shop: SHOP },
-      api: { method: 'GET', path: `/admin/api/${API_VERSION}/shop.json` },
+      api: { method: 'GET', path: `/admin/api/${API_VERSION}/shop.json`, answer: { shop: { myshopify_domain: SHOP_DOMAIN } } },
       refreshes: false,
       failure: 'refused-code',
     },

@@ -131,7 +131,7 @@ export function stripeConnect(): ProviderSimulator {
     e2e: {
       // Nothing typed: the connected account comes back in the token answer (stripe_user_id).
       expectConfig: { accountId: ACCOUNT_ID },
-      api: { method: 'GET', path: '/v1/account' },
+      api: { method: 'GET', path: '/v1/account', answer: { id: ACCOUNT_ID, object: 'account' } },
       refreshes: true,
       failure: 'refused-code',
     },

@@ -172,7 +172,7 @@ export function trello(): ProviderSimulator {
       // Write access, which Trello grants only when the authorize URL carries scope=read,write.
       scopes: ['read', 'write'],
       expectConfig: {},
-      api: { method: 'POST', path: '/1/boards/?name=Latchkey%20test' },
+      api: { method: 'POST', path: '/1/boards/?name=Latchkey%20test', answer: { name: 'Latchkey test', closed: false } },
       refreshes: false,
       failure: 'refused-code',
     },

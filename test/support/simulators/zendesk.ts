@@ -130,7 +130,7 @@ export function zendesk(): ProviderSimulator {
       // The subdomain is the one value the end user knows and types (it is in the authorize URL itself).
       typed: { subdomain: SUBDOMAIN },
       expectConfig: { subdomain: SUBDOMAIN },
-      api: { method: 'GET', path: '/api/v2/users/me.json' },
+      api: { method: 'GET', path: '/api/v2/users/me.json', answer: { user: { id: 35436, role: 'agent' } } },
       refreshes: false,
       failure: 'denied',
     },

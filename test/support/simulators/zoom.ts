@@ -122,7 +122,7 @@ export function zoom(): ProviderSimulator {
     e2e: {
       // Nothing typed: the account and the e-mail come from GET /users/me after the token.
       expectConfig: { accountId: ACCOUNT_ID, email: EMAIL },
-      api: { method: 'GET', path: '/users/me' },
+      api: { method: 'GET', path: '/users/me', answer: { email: EMAIL, account_id: ACCOUNT_ID } },
       refreshes: true,
       failure: 'refused-code',
     },
