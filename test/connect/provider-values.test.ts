@@ -302,6 +302,7 @@ describe('post-connection steps', () => {
     provider.routes.set('/sites', json({ resources: [{ id: 'x'.repeat(2 * 1024 * 1024) }] }));
     const huge = await connect('steps', json({ access_token: 'step-token' }));
     expect([huge.status, huge.connection]).toEqual([502, undefined]);
+    expect(huge.page).toContain('larger than');
 
     provider.routes.set('/sites', sites('Not/A/Cloud'));
     const bad = await connect('steps', json({ access_token: 'step-token' }));

@@ -334,17 +334,31 @@ async function answer(simulators: ProviderSimulator[], req: IncomingMessage, res
     body,
     form: new URLSearchParams(String(req.headers['content-type'] ?? '').includes('x-www-form-urlencoded') ? body : ''),
   };
-  for (const sim of simulators) {
-    if (!sim.hosts.some((h) => hostMatches(h, host))) continue;
-    sim.state.requests.push(sreq);
-    const route = sim.routes.find((r) => r.method === sreq.method && hostMatches(r.host, host) && pathMatches(r, sreq.path));
-    const a = route
-      ? await route.handler(sreq)
-      : json(404, { simulator: `${sim.manifest} has no route for ${sreq.method} ${host}${sreq.path}` });
-    res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
+  const onHost = simulators.filter((sim) => sim.hosts.some((h) => hostMatches(h, host)));
+  if (onHost.length === 0) {
+    res.writeHead(421, { 'content-type': 'text/plain' }).end(`no simulated provider answers on ${host}`);
     return;
   }
-  res.writeHead(421, { 'content-type': 'text/plain' }).end(`no simulated provider answers on ${host}`);
+  const routed = onHost.flatMap((sim) => {
+    const route = sim.routes.find((r) => r.method === sreq.method && hostMatches(r.host, host) && pathMatches(r, sreq.path));
+    return route ? [{ sim, route }] : [];
+  });
+  // Providers sharing hosts (Google's, Microsoft's, Atlassian's products): the request's client or token picks one.
+  const chosen = routed.find(({ sim }) => owns(sim, sreq)) ?? routed[0];
+  const sim = chosen?.sim ?? onHost[0]!;
+  sim.state.requests.push(sreq);
+  const a = chosen ? await chosen.route.handler(sreq) : json(404, { simulator: `no route for ${sreq.method} ${host}${sreq.path}` });
+  res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
+}
+
+/** Whether a request is this simulator's: it names its client (query, form, JSON body, Basic) or carries one of its tokens. */
+function owns(sim: ProviderSimulator, req: SimRequest): boolean {
+  const id = sim.client.clientId;
+  if (req.query.get('client_id') === id || clientOf(req).clientId === id) return true;
+  if (req.body.includes(JSON.stringify(id))) return true;
+  const auth = req.headers.authorization ?? '';
+  const token = auth.slice(auth.indexOf(' ') + 1);
+  return sim.state.accessTokens.includes(token) || sim.state.accessTokens.some((t) => req.query.get('access_token') === t);
 }
 
 async function listenOn443(server: Server): Promise<string> {
@@ -402,5 +416,96 @@ export async function startSimulators(simulators: ProviderSimulator[]): Promise<
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+// ----- an RFC 6749 token endpoint, as most providers run one -----
+
+export interface TokenEndpointOptions {
+  grants: Grants;
+  client: { clientId: string; clientSecret: string };
+  /** How the provider documents client authentication. */
+  auth: 'basic' | 'body' | 'either';
+  /** The success answer for issued tokens (`refreshToken` set when one was issued). */
+  answer(
+    tokens: { accessToken: string; refreshToken?: string },
+    grant: PendingCode,
+    grantType: 'authorization_code' | 'refresh_token',
+  ): SimAnswer;
+  /** The documented error answer (RFC 6749 error code and a description). */
+  error(code: string, description: string): SimAnswer;
+  /** Whether a code grant returns a refresh token; `rotate`: a refresh returns a new one and the old one stops working. */
+  refresh:
+    false | { rotate: boolean; /** a refresh answer carries a refresh token (even when it does not rotate) */ returnsToken?: boolean };
+  accessPrefix?: string;
+  refreshPrefix?: string;
+  /** The provider also reads a JSON body (Atlassian documents JSON). */
+  acceptsJson?: boolean;
+}
+
+/** A token endpoint (authorization_code and refresh_token grants) checking client, code, redirect URI and PKCE. */
+export function tokenEndpoint(o: TokenEndpointOptions): Handler {
+  return (req) => {
+    let form = req.form;
+    if (o.acceptsJson && String(req.headers['content-type'] ?? '').includes('json')) {
+      const body = JSON.parse(req.body || '{}') as Record<string, string>;
+      form = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
+    }
+    const basic = clientOf({ ...req, form: new URLSearchParams() });
+    const c =
+      basic.via === 'basic'
+        ? basic
+        : { clientId: form.get('client_id') ?? undefined, clientSecret: form.get('client_secret') ?? undefined, via: 'body' as const };
+    if ((o.auth === 'basic' && basic.via !== 'basic') || (o.auth === 'body' && basic.via === 'basic'))
+      return o.error('invalid_client', 'client authentication method not accepted');
+    if (c.clientId !== o.client.clientId || c.clientSecret !== o.client.clientSecret) return o.error('invalid_client', 'invalid client');
+    const grantType = form.get('grant_type');
+    const issue = (grant: PendingCode, kind: 'authorization_code' | 'refresh_token', oldRefresh?: string) => {
+      const withRefresh = o.refresh !== false && (kind === 'authorization_code' || o.refresh.rotate);
+      const t = o.grants.issueTokens(grant, {
+        refresh: withRefresh,
+        ...(o.accessPrefix ? { accessPrefix: o.accessPrefix } : {}),
+        ...(o.refreshPrefix ? { refreshPrefix: o.refreshPrefix } : {}),
+      });
+      const refreshToken = t.refreshToken ?? (o.refresh !== false && o.refresh.returnsToken ? oldRefresh : undefined);
+      return o.answer({ accessToken: t.accessToken, ...(refreshToken ? { refreshToken } : {}) }, grant, kind);
+    };
+    if (grantType === 'authorization_code') {
+      const grant = o.grants.takeCode(form.get('code'));
+      if (!grant) return o.error('invalid_grant', 'invalid authorization code');
+      if (grant.clientId !== c.clientId || form.get('redirect_uri') !== grant.redirectUri)
+        return o.error('invalid_grant', 'redirect_uri mismatch');
+      if (!pkceMatches(grant, form.get('code_verifier'))) return o.error('invalid_grant', 'code_verifier mismatch');
+      return issue(grant, 'authorization_code');
+    }
+    if (grantType === 'refresh_token' && o.refresh !== false) {
+      const old = form.get('refresh_token') ?? undefined;
+      const grant = o.grants.takeRefresh(old ?? null, o.refresh.rotate);
+      if (!grant) return o.error('invalid_grant', 'invalid refresh token');
+      return issue(grant, 'refresh_token', old);
+    }
+    return o.error('unsupported_grant_type', 'unsupported grant type');
+  };
+}
+
+/** The authorize endpoint's usual consent page: `#allow` returns `code` and `state` (plus `extra`), `#deny` the documented error. */
+export function authorizePage(
+  provider: string,
+  grants: Grants,
+  client: { clientId: string },
+  opts: { extra?: Record<string, string>; denied?: Record<string, string>; codePrefix?: string } = {},
+): Handler {
+  return (req) => {
+    const redirectUri = req.query.get('redirect_uri');
+    if (req.query.get('client_id') !== client.clientId || !redirectUri || req.query.get('response_type') !== 'code')
+      return { status: 400, headers: { 'content-type': 'text/plain' }, body: 'invalid authorization request' };
+    const state = req.query.get('state') ?? '';
+    const code = grants.issueCode(pendingFrom(req, opts.extra ?? {}), opts.codePrefix ?? '');
+    const back = (q: Record<string, string>) => redirect(redirectUri, q).headers!.location!;
+    return consentPage(
+      provider,
+      back({ code, state, ...(opts.extra ?? {}) }),
+      back({ ...(opts.denied ?? { error: 'access_denied' }), state }),
+    );
   };
 }
