@@ -90,17 +90,23 @@ export function providerValueKeys(spec: Pick<ProviderSpec, 'connectionConfigurat
   return { all, afterCallback };
 }
 
-/** A value as stored: strings and numbers as text; `as: host` keeps a URL's host name (a bare host stays). */
+/**
+ * A value as stored: strings and numbers as text; `as: host` keeps a URL's host name (a bare host stays),
+ * `as: subdomain` the first label of that host name.
+ */
 export function configValue(value: unknown, as: ConfigValueSource['as']): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
   if (typeof value !== 'string' || value === '') return undefined;
-  if (as !== 'host') return value;
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
-  try {
-    return new URL(value).hostname;
-  } catch {
-    return value; // refused by the key's rule
+  if (!as) return value;
+  let host = value;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    try {
+      host = new URL(value).hostname;
+    } catch {
+      return value; // refused by the key's rule
+    }
   }
+  return as === 'subdomain' ? host.split('.')[0] : host;
 }
 
 /**

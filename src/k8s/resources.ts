@@ -209,8 +209,11 @@ export interface ConfigValueSource {
   callback?: string;
   step?: string;
   path?: string;
-  /** `host`: keep the host name of a URL value (`https://x.my.salesforce.com` -> `x.my.salesforce.com`). */
-  as?: 'host';
+  /**
+   * `host`: keep the host name of a URL value (`https://x.my.salesforce.com` -> `x.my.salesforce.com`);
+   * `subdomain`: its first label (`https://acme.pipedrive.com` -> `acme`).
+   */
+  as?: 'host' | 'subdomain';
 }
 /** A token endpoint's departures from RFC 6749, as the provider documents them. */
 export interface TokenResponseSpec {

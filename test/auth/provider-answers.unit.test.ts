@@ -96,6 +96,7 @@ describe('values from the answers', () => {
   it('as host keeps the host of a URL, a bare host stays, objects are no value', () => {
     expect(configValue('https://na3.docusign.net/restapi', 'host')).toBe('na3.docusign.net');
     expect(configValue('na3.docusign.net', 'host')).toBe('na3.docusign.net');
+    expect(configValue('https://acme.pipedrive.com', 'subdomain')).toBe('acme');
     expect(configValue({ host: 'x' }, undefined)).toBeUndefined();
     expect(configValue('', undefined)).toBeUndefined();
   });
