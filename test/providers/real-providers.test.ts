@@ -115,6 +115,9 @@ async function connectThroughUi(sim: ProviderSimulator, endUser: string, choice:
   }
 }
 
+/** The connection's token: OAuth 2's access token, OAuth 1's token credential (simulators list both in `accessTokens`). */
+const tokenOf = (credentials: { access_token?: string; oauth_token?: string }) => credentials.access_token ?? credentials.oauth_token;
+
 const connectionsOf = (integration: string) =>
   bed.latchkey.ctx.store.listConnections(bed.ns.name).filter((c) => c.spec.integration === integration);
 
@@ -130,7 +133,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
     expect(fetched.status).toBe(200);
     expect(fetched.body.connection_config).toEqual(sim.e2e.expectConfig);
     const issued = sim.state.accessTokens.at(-1);
-    expect(fetched.body.credentials.access_token).toBe(issued);
+    expect(tokenOf(fetched.body.credentials)).toBe(issued);
 
     const api = sim.e2e.api;
     const before = sim.state.requests.length;
@@ -152,8 +155,8 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
       );
       expect(refreshed.status).toBe(200);
       expect(sim.state.requests.some((r) => r.form.get('grant_type') === 'refresh_token')).toBe(true);
-      expect(refreshed.body.credentials.access_token).toBe(sim.state.accessTokens.at(-1));
-      expect(refreshed.body.credentials.access_token).not.toBe(issued);
+      expect(tokenOf(refreshed.body.credentials)).toBe(sim.state.accessTokens.at(-1));
+      expect(tokenOf(refreshed.body.credentials)).not.toBe(issued);
       expect(refreshed.body.connection_config).toEqual(sim.e2e.expectConfig);
       // The proxy now sends the refreshed token, which the simulator accepts.
       const again = await call(

@@ -374,7 +374,15 @@ async function listenOn443(server: Server): Promise<string> {
       });
       return address;
     } catch (err) {
-      if (attempt > 20 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EACCES')
+        throw new Error(
+          'simulated providers listen on port 443 of a 127.x.y.z address: run the tests as root (or with CAP_NET_BIND_SERVICE)',
+          {
+            cause: err,
+          },
+        );
+      if (attempt > 20 || code !== 'EADDRINUSE') throw err;
     }
   }
 }
