@@ -32,8 +32,11 @@ export interface OAuth2ConfigurationInput {
   client: ClientCredentials;
   /** Fills `${connectionConfig.X}` in the provider's URLs. */
   connectionConfig?: Record<string, unknown>;
-  /** `refresh` uses the provider's refreshUrl when it has one. Default `token`. */
-  purpose?: 'token' | 'refresh';
+  /**
+   * `refresh` uses the provider's refreshUrl when it has one; `authorize` builds only the authorization
+   * request, so the token URL is not filled (it may use a value the callback brings). Default `token`.
+   */
+  purpose?: 'token' | 'refresh' | 'authorize';
   /** The context's guarded fetch (egress rules); required so no call falls back to the global one. */
   fetch: typeof fetch;
   timeoutSeconds?: number;
@@ -51,15 +54,19 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   const s = input.provider.spec;
   const tokenTemplate = (input.purpose === 'refresh' ? s.refreshUrl : undefined) ?? s.tokenUrl;
   if (!tokenTemplate) throw new Error(`provider ${input.provider.metadata.name} has no token URL`);
-  const tokenUrl = fillProviderUrl(s, tokenTemplate, input.connectionConfig);
   let authorizationUrl: string | undefined;
   if (s.authorizationUrl) {
     try {
       authorizationUrl = fillProviderUrl(s, s.authorizationUrl, input.connectionConfig);
-    } catch {
+    } catch (err) {
+      if (input.purpose === 'authorize') throw err;
       authorizationUrl = undefined; // not needed for token requests
     }
   }
+  // The authorization request needs no token URL; it may name a value only the callback brings (Zoho's accounts server).
+  const tokenUrl = input.purpose === 'authorize' ? undefined : fillProviderUrl(s, tokenTemplate, input.connectionConfig);
+  const issuerUrl = tokenUrl ?? authorizationUrl;
+  if (!issuerUrl) throw new Error(`provider ${input.provider.metadata.name} has no authorization URL`);
   const method = s.tokenRequestAuthMethod === 'basic' ? 'client_secret_basic' : input.client.clientSecret ? 'client_secret_post' : 'none';
   const auth =
     method === 'client_secret_basic'
@@ -69,8 +76,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
         : oidc.None();
   const config = new oidc.Configuration(
     {
-      issuer: new URL(tokenUrl).origin,
-      token_endpoint: tokenUrl,
+      issuer: new URL(issuerUrl).origin,
+      ...(tokenUrl ? { token_endpoint: tokenUrl } : {}),
       ...(authorizationUrl ? { authorization_endpoint: authorizationUrl } : {}),
     },
     input.client.clientId,

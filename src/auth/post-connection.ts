@@ -163,7 +163,7 @@ async function runStep(
   try {
     url = fillProviderUrl(spec, template, config);
     const given = step.headers ?? { Authorization: 'Bearer ${accessToken}' };
-    headers = new Headers({ accept: 'application/json' });
+    headers = new Headers({ accept: 'application/json', ...(step.body !== undefined ? { 'content-type': 'application/json' } : {}) });
     for (const [name, value] of Object.entries(given)) {
       headers.set(name, fillTemplate(value.replaceAll('${accessToken}', input.accessToken), config, { encode: false }));
     }
@@ -181,6 +181,7 @@ async function runStep(
     const res = await ctx.fetch(url, {
       method,
       headers,
+      ...(step.body !== undefined ? { body: step.body } : {}),
       redirect: 'manual',
       signal: AbortSignal.timeout((step.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000),
     });
@@ -211,11 +212,19 @@ async function runStep(
     const list = valueAt(body, step.items);
     if (!Array.isArray(list)) return fail(`its answer has no list at "${step.items}"`);
     if (list.length === 0) return fail('the authorization gives access to no account');
-    if (list.length > 1 && (step.several ?? 'refuse') === 'refuse') {
-      return fail(`the authorization gives access to ${list.length} accounts, and this provider connects one at a time`);
+    if (step.pick) {
+      const { path, equals } = step.pick;
+      const index = list.findIndex((item) => valueAt(item, path) === equals);
+      if (index < 0) return fail(`none of its ${list.length} accounts has ${path} = ${JSON.stringify(equals)}`);
+      picked = list[index];
+      note = ` (${list.length} accounts, took the one with ${path} = ${JSON.stringify(equals)})`;
+    } else {
+      if (list.length > 1 && (step.several ?? 'refuse') === 'refuse') {
+        return fail(`the authorization gives access to ${list.length} accounts, and this provider connects one at a time`);
+      }
+      picked = list[0];
+      note = list.length > 1 ? ` (${list.length} accounts, took the first)` : ' (one account)';
     }
-    picked = list[0];
-    note = list.length > 1 ? ` (${list.length} accounts, took the first)` : ' (one account)';
   }
   log('success', `answered ${status}${note}`);
   return picked;

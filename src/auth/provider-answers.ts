@@ -42,14 +42,19 @@ export function parseAnswerBody(text: string, contentType: string): Record<strin
 export type TokenAnswer =
   /** `fields`: what openid-client checks (strict shape); `original`: the answer as sent (the credentials' `raw`). */
   | { kind: 'tokens'; original: Record<string, unknown>; fields: Record<string, unknown> }
-  /** An error answer in a 200 (the Provider's `errorWhen`): handled like an RFC 6749 error answer. */
+  /**
+   * An error answer in a 200 (the Provider's `errorWhen`, or a string `error` without `access_token`):
+   * handled like an RFC 6749 error answer.
+   */
   | { kind: 'error'; error: string; description?: string };
 
 /**
- * Reads a successful (2xx) token answer. `errorWhen` turns it into an error; `tokenPath` finds the token
+ * Reads a successful (2xx) token answer. `errorWhen`, or a string `error` without an `access_token`, turns
+ * it into an error; `tokenPath` finds the token
  * fields when they are nested (an answer with the token at its top level is read there, as Slack's user
  * token refreshes are); `token_type` other than bearer / DpoP is kept in `original` and read as bearer;
- * `expires_in` becomes a number or is dropped; an `id_token` is dropped (Latchkey does not use ID tokens
+ * `expires_in` becomes a number or is dropped (and `0` with `expiresInZeroMeansNever`); a `scope` that is not
+ * a string is dropped; an `id_token` is dropped (Latchkey does not use ID tokens
  * from token requests, and their issuer is seldom the token URL's).
  */
 export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: Record<string, unknown>): TokenAnswer {
@@ -62,6 +67,11 @@ export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: R
       ...(typeof description === 'string' ? { description } : {}),
     };
   }
+  // RFC 6749's error answer sent with a 2xx (GitHub OAuth Apps, Zoho): an error, never a token.
+  if (typeof original.error === 'string' && original.error !== '' && original.access_token === undefined) {
+    const description = original.error_description;
+    return { kind: 'error', error: original.error, ...(typeof description === 'string' ? { description } : {}) };
+  }
   const nested = spec?.tokenPath ? valueAt(original, spec.tokenPath) : undefined;
   const useNested = nested && typeof nested === 'object' && !Array.isArray(nested) && 'access_token' in nested;
   const fields: Record<string, unknown> = { ...(useNested ? (nested as Record<string, unknown>) : original) };
@@ -72,6 +82,9 @@ export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: R
     fields.expires_in = Math.floor(Number(fields.expires_in));
   if (fields.expires_in !== undefined && (typeof fields.expires_in !== 'number' || !Number.isFinite(fields.expires_in)))
     delete fields.expires_in;
+  if (spec?.expiresInZeroMeansNever && fields.expires_in === 0) delete fields.expires_in;
+  // Linear's `scope` is a JSON array, Mailchimp's null: kept in `original`, never a reason to refuse.
+  if (fields.scope !== undefined && typeof fields.scope !== 'string') delete fields.scope;
   return { kind: 'tokens', original, fields };
 }
 

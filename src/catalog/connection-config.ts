@@ -9,15 +9,8 @@ import type { ConnectionConfigField, ProviderSpec } from '../k8s/resources.js';
 import { fillTemplate } from './template.js';
 
 /** A configuration key with its rule; an old plain string `x` reads as `{ name: x, required: true }`. */
-export interface ConfigField {
-  name: string;
-  label?: string;
-  pattern?: string;
-  enum?: string[];
-  hostSuffixes?: string[];
-  anyHost?: boolean;
+export interface ConfigField extends ConnectionConfigField {
   required: boolean;
-  default?: string;
 }
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;

@@ -16,6 +16,7 @@ import {
 } from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
+  OAuth1Error,
   requestTemporaryCredentials,
   requestTokenCredentials,
   type OAuth1Consumer,
@@ -30,8 +31,8 @@ import { resolveClient } from '../auth/oauth2-client.js';
 import { callbackValues, withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
-import { MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { EgressRefusedError } from '../egress/guard.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import { connectionObjectName } from '../k8s/names.js';
@@ -233,6 +234,12 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
 }
 
 /**
+ * The provider's failure in a handshake (or the egress policy's refusal of its URL): LatchkeyErrors
+ * like the flow's own refusals, but logged and answered as the flow's 502, not passed on as they are.
+ */
+const providerFailure = (err: LatchkeyError) => err instanceof OAuth1Error || err instanceof EgressRefusedError;
+
+/**
  * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
  * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
  */
@@ -321,7 +328,13 @@ export async function startOAuthFlow(
       callback.href,
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
-    const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
+    const params: Record<string, string> = {
+      ...(provider.spec.authorizationParams ?? {}),
+      ...(integration.spec.authorizationParams ?? {}),
+    };
+    // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
+    const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (provider.spec.defaultScopes ?? []);
+    if (scopes.length) params.scope = scopes.join(provider.spec.scopeSeparator ?? ' ');
     return started(
       oauth1AuthorizationUrl(fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig), temporary.token, params)
         .href,
@@ -333,8 +346,7 @@ export async function startOAuthFlow(
       logAttempt(deps, { ...attempt, outcome: 'failure', messages: [`Could not start the authorization: ${tooLarge.message}`] });
       throw tooLarge;
     }
-    if (err instanceof LatchkeyError) throw err;
-    if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
+    if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
     logAttempt(deps, {
       ...attempt,
       outcome: 'failure',
@@ -581,7 +593,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
           )) as unknown as StoredCredentials;
         }
       } catch (err) {
-        if (err instanceof LatchkeyError) throw err;
+        if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
         const answer = providerAnswer(err, sent);
         detail = `Token exchange failed: ${answer}`;

@@ -225,6 +225,8 @@ export interface TokenResponseSpec {
   errorCodePath?: string;
   /** The token fields are nested under this path (Slack user tokens: `authed_user`). */
   tokenPath?: string;
+  /** `expires_in: 0` means the token never expires (Mailchimp), not that it already has. */
+  expiresInZeroMeansNever?: boolean;
 }
 /** Requests run after the token, in order; their answers fill `from: { step }` configuration values. */
 export interface PostConnectionSpec {
@@ -241,9 +243,13 @@ export interface PostConnectionStep {
   url: string;
   /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */
   headers?: Record<string, string>;
+  /** POST only: the request body, sent as is (`content-type: application/json` unless `headers` say otherwise). */
+  body?: string;
   /** Path to the list of accounts in the answer (`''`: the answer is the list); absent: the answer is one object. */
   items?: string;
-  /** What to do when the list holds more than one account (default refuse). */
+  /** The account the provider's docs name: the first item whose `path` equals `equals` (none: the step fails). */
+  pick?: { path: string; equals: string | number | boolean };
+  /** What to do when the list holds more than one account and no `pick` names one (default refuse). */
   several?: 'first' | 'refuse';
   /** Time limit of the request (default 10). */
   timeoutSeconds?: number;

@@ -102,6 +102,11 @@ export const oauth2: AuthModeModule = {
     ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
       ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
       : []),
+    ...(spec.postConnection?.steps ?? []).flatMap((step, i) =>
+      step.pick && !['string', 'number', 'boolean'].includes(typeof step.pick.equals)
+        ? [`spec.postConnection.steps[${i}].pick.equals must be a string, a number or a boolean`]
+        : [],
+    ),
   ],
   integration: {
     secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
+import { ConnectionNotFoundError, RefreshError } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
@@ -153,7 +154,8 @@ export class CredentialProxy {
     if (refreshable) {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
-        if (err instanceof LatchkeyError) throw err;
+        // The refresher's own failures fall back (they are LatchkeyErrors too); others (the API server's) are answered.
+        if (err instanceof LatchkeyError && !(err instanceof RefreshError || err instanceof ConnectionNotFoundError)) throw err;
         this.logger.warn(
           { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
           'refresh before a proxied request failed; using the stored token',

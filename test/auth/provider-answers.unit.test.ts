@@ -61,6 +61,52 @@ describe('token answers', () => {
   });
 });
 
+describe('scope and expires_in as some providers send them', () => {
+  it('drops a scope that is not a string from the fields openid-client checks, and keeps it in the original', () => {
+    const linear = { access_token: 'x', scope: ['read', 'write'] };
+    expect(readTokenAnswer(undefined, linear)).toEqual({
+      kind: 'tokens',
+      original: linear,
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, { access_token: 'x', scope: null })).toMatchObject({
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, { access_token: 'x', scope: 'a b' })).toMatchObject({ fields: { scope: 'a b' } });
+  });
+
+  it('reads expires_in 0 as never expiring only when the Provider declares it (Mailchimp)', () => {
+    const mailchimp = { access_token: 'x', expires_in: 0, scope: null };
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, mailchimp)).toEqual({
+      kind: 'tokens',
+      original: mailchimp,
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, { access_token: 'x', expires_in: '0' })).toEqual({
+      kind: 'tokens',
+      original: { access_token: 'x', expires_in: '0' },
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, mailchimp)).toMatchObject({ fields: { expires_in: 0 } });
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, { access_token: 'x', expires_in: 60 })).toMatchObject({
+      fields: { expires_in: 60 },
+    });
+  });
+});
+
+describe('an RFC 6749 error answer sent with a 2xx', () => {
+  it('is an error with its code when it has a string error and no access_token (GitHub OAuth Apps, Zoho)', () => {
+    expect(readTokenAnswer(undefined, { error: 'bad_verification_code', error_description: 'expired', error_uri: 'https://x' })).toEqual({
+      kind: 'error',
+      error: 'bad_verification_code',
+      description: 'expired',
+    });
+    expect(readTokenAnswer(undefined, { error: 'invalid_code' })).toEqual({ kind: 'error', error: 'invalid_code' });
+    // A token that also names an error field is still a token.
+    expect(readTokenAnswer(undefined, { access_token: 'x', error: 'ignored' })).toMatchObject({ kind: 'tokens' });
+  });
+});
+
 describe('values from the answers', () => {
   const spec: Pick<ProviderSpec, 'connectionConfiguration'> = {
     connectionConfiguration: [

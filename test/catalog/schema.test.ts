@@ -132,6 +132,7 @@ describe('provider catalog on the API server', () => {
         errorWhen: { path: 'ok', equals: false },
         errorCodePath: 'error',
         tokenPath: 'authed_user',
+        expiresInZeroMeansNever: true,
       },
       connectionConfiguration: [
         { name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
@@ -148,6 +149,8 @@ describe('provider catalog on the API server', () => {
             several: 'first',
             headers: { Authorization: 'OAuth ${accessToken}' },
           },
+          { name: 'org', method: 'POST', url: 'https://api.example.com/graphql', body: '{"query":"{ organization { id } }"}' },
+          { name: 'accounts', url: 'https://api.example.com/userinfo', items: 'accounts', pick: { path: 'is_default', equals: true } },
         ],
       },
       ...extra,
@@ -196,6 +199,15 @@ describe('provider catalog on the API server', () => {
         postConnection: { name: 'x', steps: [{ name: 'sites', url: '/sites' }] },
       });
       expect(await tryCreate(noProxy)).toMatch(/relative url needs proxy\.baseUrl/);
+    });
+
+    it("refuses a step's body without POST and a pick without items", async () => {
+      const sites = { name: 'sites', url: 'https://api.example.com/sites', items: '' };
+      const body = { name: 'org', url: 'https://api.example.com/graphql', body: '{}' };
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, body] } }))).toMatch(/body goes with method POST/);
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, { ...body, method: 'POST' }] } }))).toBeUndefined();
+      const pick = { name: 'me', url: 'https://api.example.com/me', pick: { path: 'is_default', equals: true } };
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, pick] } }))).toMatch(/pick chooses among/);
     });
 
     it('refuses the new fields on a provider that is not OAUTH2', async () => {

@@ -22,6 +22,10 @@ const PROVIDERS = {
   answers: `${P}-answers`,
   steps: `${P}-steps`,
   first: `${P}-first`,
+  regional: `${P}-regional`,
+  never: `${P}-never`,
+  graphql: `${P}-graphql`,
+  picked: `${P}-picked`,
 };
 
 let ns: { name: string; delete(): Promise<void> };
@@ -79,6 +83,37 @@ beforeAll(async () => {
       { name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
       { name: 'realmId', pattern: '[0-9]{1,32}', from: { callback: 'realmId' } },
     ],
+  });
+  // Zoho-style: every account starts at one authorization URL; the callback names the region whose token URL to use.
+  await applyProvider(kc, PROVIDERS.regional, {
+    ...oauth,
+    displayName: 'Regional',
+    tokenUrl: `${provider.origin}/\${connectionConfig.region}/token`,
+    connectionConfiguration: [{ name: 'region', enum: ['us', 'eu'], from: { callback: 'location' } }],
+  });
+  await applyProvider(kc, PROVIDERS.never, { ...oauth, displayName: 'Never', tokenResponse: { expiresInZeroMeansNever: true } });
+  // Linear-style: the organization comes from a GraphQL POST.
+  await applyProvider(kc, PROVIDERS.graphql, {
+    ...oauth,
+    displayName: 'GraphQL',
+    connectionConfiguration: [{ name: 'organizationId', pattern: '[a-z0-9-]{1,64}', from: { step: 'org', path: 'data.organization.id' } }],
+    postConnection: {
+      name: 'graphql-organization',
+      steps: [{ name: 'org', method: 'POST', url: `${provider.origin}/graphql`, body: '{"query":"{ organization { id name urlKey } }"}' }],
+    },
+  });
+  // DocuSign-style: the account the docs name is the one with is_default true.
+  await applyProvider(kc, PROVIDERS.picked, {
+    ...oauth,
+    displayName: 'Picked',
+    connectionConfiguration: [
+      { name: 'accountId', pattern: '[a-z0-9-]{1,64}', from: { step: 'userinfo', path: 'account_id' } },
+      { name: 'baseUriHost', hostSuffixes: ['example.com'], from: { step: 'userinfo', path: 'base_uri', as: 'host' } },
+    ],
+    postConnection: {
+      name: 'picked-userinfo',
+      steps: [{ name: 'userinfo', url: `${provider.origin}/userinfo`, items: 'accounts', pick: { path: 'is_default', equals: true } }],
+    },
   });
   await applyProvider(kc, PROVIDERS.steps, steps('refuse'));
   await applyProvider(kc, PROVIDERS.first, steps('first'));
@@ -187,6 +222,45 @@ describe('token answers as providers send them', () => {
     expect(entry!.messages.join(' ')).toContain('invalid_code');
   });
 
+  it("reads a 2xx answer with a string error and no access_token as the provider's error (GitHub OAuth Apps), JSON or form", async () => {
+    const github = { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' };
+    const asJson = await connect('steps', json(github));
+    const asForm = await connect('steps', {
+      contentType: 'application/x-www-form-urlencoded',
+      body: new URLSearchParams(github).toString(),
+    });
+    for (const r of [asJson, asForm]) {
+      expect(r.status).toBe(502);
+      expect(r.connection).toBeUndefined();
+      const [entry] = await failures('steps', r.endUser);
+      expect(entry).toMatchObject({ step: 'token_exchange' });
+      expect(entry!.messages.join(' ')).toContain('bad_verification_code');
+    }
+  });
+
+  it('starts a flow whose token URL needs a value the callback brings, and sends the token request there', async () => {
+    const calls = provider.calls.length;
+    const r = await connect('regional', json({ access_token: 'regional-token', token_type: 'bearer' }), { query: { location: 'eu' } });
+    expect(r.status).toBe(200);
+    expect(provider.calls.slice(calls).map((c) => c.path)).toEqual(['/eu/token']);
+    expect(stored('regional', r.connection!.spec.connectionId)!.resource.spec.connectionConfig).toEqual({ region: 'eu' });
+  });
+
+  it('stores a scope sent as a JSON array (Linear) or null (Mailchimp), kept in raw; expires_in 0 is never when declared', async () => {
+    const linear = { access_token: 'lin-token', token_type: 'Bearer', expires_in: 86399, scope: ['read', 'write'], refresh_token: 'lin-r' };
+    const r = await connect('never', json(linear));
+    expect(r.status).toBe(200);
+    const conn = stored('never', r.connection!.spec.connectionId)!;
+    expect(conn.credentials).toMatchObject({ access_token: 'lin-token', refresh_token: 'lin-r', raw: linear });
+    expect(conn.credentials.expires_at).toBeDefined();
+    const mailchimp = { access_token: 'mc-token', expires_in: 0, scope: null };
+    const m = await connect('never', json(mailchimp));
+    expect(m.status).toBe(200);
+    const never = stored('never', m.connection!.spec.connectionId)!;
+    expect(never.credentials).toMatchObject({ access_token: 'mc-token', raw: mailchimp });
+    expect(never.credentials.expires_at).toBeUndefined();
+  });
+
   it('reads expires_in given as a string, and no expires_in at all', async () => {
     const before = Date.now();
     const withString = await connect('slackbot', json({ ...slackAnswer, expires_in: '43200', refresh_token: 'xoxe-refresh' }));
@@ -290,6 +364,40 @@ describe('post-connection steps', () => {
       cloudId: 'cloud-2',
       accountId: '43',
     });
+  });
+
+  it("sends a step's body as JSON (a GraphQL POST) and takes the value from its answer", async () => {
+    provider.routes.set('/graphql', json({ data: { organization: { id: 'org-1', name: 'Acme', urlKey: 'acme' } } }));
+    const calls = provider.calls.length;
+    const r = await connect('graphql', json({ access_token: 'gql-token', token_type: 'Bearer' }));
+    expect(r.status).toBe(200);
+    expect(stored('graphql', r.connection!.spec.connectionId)!.resource.spec.connectionConfig).toEqual({ organizationId: 'org-1' });
+    expect(provider.calls.slice(calls + 1)).toEqual([
+      {
+        method: 'POST',
+        path: '/graphql',
+        authorization: 'Bearer gql-token',
+        contentType: 'application/json',
+        body: '{"query":"{ organization { id name urlKey } }"}',
+      },
+    ]);
+  });
+
+  it('picks the account the docs name (is_default true) among several; none named fails the flow', async () => {
+    const account = (id: string, isDefault: boolean) => ({ account_id: id, is_default: isDefault, base_uri: `https://${id}.example.com` });
+    provider.routes.set('/userinfo', json({ sub: 'u1', accounts: [account('acct-1', false), account('acct-2', true)] }));
+    const r = await connect('picked', json({ access_token: 'ds-token' }));
+    expect(r.status).toBe(200);
+    expect(stored('picked', r.connection!.spec.connectionId)!.resource.spec.connectionConfig).toEqual({
+      accountId: 'acct-2',
+      baseUriHost: 'acct-2.example.com',
+    });
+    provider.routes.set('/userinfo', json({ sub: 'u1', accounts: [account('acct-1', false), account('acct-3', false)] }));
+    const none = await connect('picked', json({ access_token: 'ds-token' }));
+    expect(none.status).toBe(502);
+    expect(none.connection).toBeUndefined();
+    const [entry] = await failures('picked', none.endUser);
+    expect(entry!.messages.join(' ')).toContain('is_default');
   });
 
   it('a step answering 500, an oversized answer, or a value breaking its rule fails the flow and stores nothing', async () => {

@@ -18,6 +18,7 @@ export interface ScriptedCall {
   method: string;
   path: string;
   authorization?: string;
+  contentType?: string;
   body: string;
 }
 
@@ -25,7 +26,7 @@ export interface ScriptedProvider {
   origin: string;
   authorizationUrl: string;
   tokenUrl: string;
-  /** The token endpoint's next answers, in order; when empty it answers 500. */
+  /** The token endpoint's (any path ending in /token) next answers, in order; when empty it answers 500. */
   tokenAnswers: ScriptedAnswer[];
   /** What each API path answers (until changed). */
   routes: Map<string, ScriptedAnswer>;
@@ -49,8 +50,14 @@ export async function startScriptedProvider(): Promise<ScriptedProvider> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-      calls.push({ method: req.method ?? '', path, authorization: req.headers.authorization, body: Buffer.concat(chunks).toString() });
-      const answer = path === '/token' ? (tokenAnswers.shift() ?? { status: 500, body: 'no answer scripted' }) : routes.get(path);
+      calls.push({
+        method: req.method ?? '',
+        path,
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        body: Buffer.concat(chunks).toString(),
+      });
+      const answer = path.endsWith('/token') ? (tokenAnswers.shift() ?? { status: 500, body: 'no answer scripted' }) : routes.get(path);
       if (!answer) {
         res.writeHead(404).end();
         return;
