@@ -502,8 +502,16 @@ export interface AsanaCreation {
  * as Asana does, and answers 201 with the webhook when the target echoed `X-Hook-Secret` (200 or 204),
  * 400 with Asana's `errors` otherwise.
  */
-export async function asanaApi(): Promise<{ url: string; creations: AsanaCreation[]; close(): Promise<void> }> {
+export async function asanaApi(): Promise<{
+  url: string;
+  creations: AsanaCreation[];
+  /** Runs when a creation arrives, before Asana's handshake (a peer racing it, in a test). */
+  beforeHandshake?: (target: string) => Promise<void>;
+  close(): Promise<void>;
+}> {
   const creations: AsanaCreation[] = [];
+  // eslint-disable-next-line prefer-const -- assigned after the server that reads it
+  let api: Awaited<ReturnType<typeof asanaApi>>;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -517,6 +525,7 @@ export async function asanaApi(): Promise<{ url: string; creations: AsanaCreatio
             .end(JSON.stringify({ errors: [{ message: 'target: Missing input' }] }));
           return;
         }
+        await api.beforeHandshake?.(target);
         const secret = randomBytes(32).toString('hex');
         const answer = await fetch(target, { method: 'POST', headers: { 'x-hook-secret': secret } }).catch(() => undefined);
         const confirmed = !!answer && (answer.status === 200 || answer.status === 204) && answer.headers.get('x-hook-secret') === secret;
@@ -537,9 +546,10 @@ export async function asanaApi(): Promise<{ url: string; creations: AsanaCreatio
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  api = {
     url: `http://127.0.0.1:${port}`,
     creations,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+  return api;
 }
