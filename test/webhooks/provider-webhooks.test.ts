@@ -304,6 +304,9 @@ it('the Provider CRD refuses a webhooks block the engine could not interpret', a
     'signedContent may use',
   );
   expect(await refusal({ signature: { scheme: 'client-state' } })).toContain('client-state needs bodyPath');
+  expect(
+    await refusal({ signature: { scheme: 'hmac-sha256', header: 'x-hook-signature' }, handshake: { type: 'asana-hook-secret' } }),
+  ).toContain('asana-hook-secret needs opensOn');
   expect(await refusal({ signature: { scheme: 'stripe' }, deliveryId: { header: 'x-id', bodyPath: 'id' } })).toContain(
     'deliveryId needs exactly one of header and bodyPath',
   );
@@ -575,6 +578,32 @@ describe('Asana: the X-Hook-Secret handshake, taken only inside a webhook creati
     });
     await eventually(async () => (await new WebhookOutbox(kc).list([ns.name])).length === 0);
     expect(forwards().length).toBe(before + 1);
+  });
+
+  it('a second creation while one is in flight is answered 409 (a handshake names no creation) and sends nothing', async () => {
+    const calls = asana.creations.length;
+    let second: { status: number; body: unknown } | undefined;
+    asana.beforeHandshake = async () => {
+      const res = await createWebhook(`${creator}-other`);
+      second = { status: res.status, body: await res.json() };
+    };
+    try {
+      expect((await createWebhook()).status).toBe(201);
+    } finally {
+      asana.beforeHandshake = undefined;
+    }
+    expect(second).toEqual({
+      status: 409,
+      body: {
+        error: {
+          code: 'webhook_creation_in_progress',
+          message: 'Another webhook creation of this integration is in flight; retry when it ends',
+        },
+      },
+    });
+    expect(asana.creations.length).toBe(calls + 1);
+    // The first one's window closes (its secret kept) once its proxied call has ended.
+    await eventually(async () => !(await secretKeys()).includes('webhookHandshakeWindow'));
   });
 
   it('a handshake racing into the window first is answered, but the creation then fails and nothing is kept', async () => {
