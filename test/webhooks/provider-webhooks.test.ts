@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { HandshakeWindows, handshakeSecrets, MAX_HANDSHAKE_SECRETS } from '../../src/k8s/handshake-windows.js';
 import { GROUP, VERSION, type ProviderSpec } from '../../src/k8s/resources.js';
 import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
 import { integrationsView } from '../../src/http/dashboard/views.js';
@@ -625,5 +626,33 @@ describe('Asana: the X-Hook-Secret handshake, taken only inside a webhook creati
     await eventually(async () => !(await secretKeys()).includes('webhookHandshakeWindow'));
     expect((await secretKeys()).filter((k) => k.startsWith('handshakeSecret.'))).toEqual(kept);
     expect((await send(ASANA.sign(ASANA.event(), forged, target()))).status).toBe(401);
+  });
+
+  it('a window expires on its own, takes one secret, and an Integration keeps at most 20 secrets, the oldest going first', async () => {
+    const name = 'asana-windows';
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedSecret({ namespace: ns.name, body: { metadata: { name }, stringData: { clientId: 'x' } } });
+    const windows = new HandshakeWindows(replica.ctx.store);
+    const t0 = 1_800_000_000_000;
+    const stale = (await windows.open(ns.name, name, 'c-stale', t0, 30_000))!;
+    // Past its 30 s nothing is taken, and another creation may open the window (the stale one's close then changes nothing).
+    expect(await windows.accept(ns.name, name, 'late-secret', t0 + 30_000)).toBe(false);
+    const first = (await windows.open(ns.name, name, 'c-0', t0 + 30_001, 30_000))!;
+    expect(await windows.close(ns.name, name, stale, true, t0 + 30_002)).toBe(false);
+    expect(await windows.accept(ns.name, name, 'secret-0', t0 + 30_003)).toBe(true);
+    expect(await windows.accept(ns.name, name, 'secret-0-again', t0 + 30_004)).toBe(false);
+    expect(await windows.close(ns.name, name, first, true, t0 + 30_005)).toBe(true);
+    for (let i = 1; i <= MAX_HANDSHAKE_SECRETS; i++) {
+      const id = (await windows.open(ns.name, name, `c-${i}`, t0 + 40_000 + i, 30_000))!;
+      expect(await windows.accept(ns.name, name, `secret-${i}`, t0 + 40_000 + i)).toBe(true);
+      await windows.close(ns.name, name, id, true, t0 + 40_000 + i);
+    }
+    const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns.name, name });
+    const kept = handshakeSecrets(secret);
+    expect(kept).toHaveLength(MAX_HANDSHAKE_SECRETS);
+    expect(kept.map((k) => k.connectionId)).not.toContain('c-0');
+    expect(kept[0]).toMatchObject({ secret: `secret-${MAX_HANDSHAKE_SECRETS}`, connectionId: `c-${MAX_HANDSHAKE_SECRETS}` });
+    expect(Object.keys(secret.data ?? {})).not.toContain('webhookHandshakeWindow');
   });
 });
