@@ -126,21 +126,39 @@ export interface ProviderWebhooksSpec {
   /** Largest body accepted, in bytes (at most what one outbox ConfigMap holds). */
   maxBodyBytes?: number;
   signature: WebhookSignatureSpec;
-  handshake?: { type: WebhookHandshakeType };
+  /** Other schemes the same provider signs with (Jira: admin webhooks' HMAC, OAuth apps' JWT): any one verifying suffices. */
+  alternatives?: WebhookSignatureSpec[];
+  handshake?: WebhookHandshakeSpec;
+  /** An event whose array at this body path is empty is a heartbeat (Asana): answered 2xx, not forwarded. */
+  heartbeat?: { bodyPath: string };
   /** Where the provider's delivery ID is (duplicates are dropped): a header, or a body path. */
   deliveryId?: WebhookValueSource;
   /** Where the account is, and which connection configuration key holds it on the connection. */
   account?: WebhookValueSource & { connectionConfigKey: string; suffix?: string };
 }
-export type WebhookHandshakeType = 'slack-url-verification' | 'graph-validation-token' | 'zoom-url-validation';
+export type WebhookHandshakeType = 'slack-url-verification' | 'graph-validation-token' | 'zoom-url-validation' | 'asana-hook-secret';
+export interface WebhookHandshakeSpec {
+  type: WebhookHandshakeType;
+  /**
+   * asana-hook-secret: the proxied call that creates a webhook (method and path under the proxy). It
+   * opens the Integration's handshake window while in flight; a handshake outside one is refused.
+   */
+  opensOn?: { method: string; path: string };
+  /** How long a window stays open at most, in seconds (default 30), should its proxied call never end. */
+  windowSeconds?: number;
+}
 /** A header (lower case) or a dotted path into the JSON body (`*` takes every element of an array). */
 export interface WebhookValueSource {
   header?: string;
   bodyPath?: string;
 }
 export interface WebhookSignatureSpec {
-  /** hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a shared value in the body. */
-  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state';
+  /**
+   * hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a
+   * shared value in the body; jwt-hs256: a JWT (HS256) in `header` after `prefix`, its `exp`/`iat` within `timestamp.toleranceSeconds`.
+   * With the asana-hook-secret handshake the secrets are those handshakes handed over, not `secretKey`.
+   */
+  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state' | 'jwt-hs256';
   /** The header carrying the signature (hmac-sha256, stripe) */
   header?: string;
   /** What precedes the digest in the header (`sha256=`, `v0=`). */
