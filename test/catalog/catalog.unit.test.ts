@@ -294,7 +294,7 @@ describe('provider catalog (offline)', () => {
           }
         }
         for (const f of fields) {
-          if (f.anyHost && !['API_KEY', 'BASIC', 'NONE', 'JWT'].includes(m.spec.authMode))
+          if (f.anyHost && !['API_KEY', 'BASIC', 'NONE', 'JWT', 'TWO_STEP'].includes(m.spec.authMode))
             report(`${f.name}: anyHost in ${m.spec.authMode}`);
           if (f.pattern !== undefined) {
             try {
