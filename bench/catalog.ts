@@ -1,0 +1,201 @@
+/**
+ * The provider catalog through the REST API with 1,000 Providers in the informer cache: `GET /providers`
+ * (every Provider's view in one answer) and `GET /providers/{name}` (one view), each next to a bare
+ * express route answering the same JSON (serialized per request) in the same run, and `GET /connections/:id`
+ * (a fresh API key, cache only: today's REST latency) as the reference. A real Latchkey HTTP server
+ * (`startHttpServer` on an `AppContext`) against a real control plane; load from autocannon in its own
+ * process, the rows one after the other. The Providers are the shipped catalog (config/providers) and,
+ * while it has fewer than 1,000, copies of its manifests under other names (`<name>-copy-<n>`, aliases
+ * left out) up to 1,000.
+ *
+ * Writes its section of docs/benchmarks.md and the key `catalog` of docs/benchmarks.json.
+ *
+ *   npm run bench:catalog
+ *   BENCH_CATALOG_PROVIDERS=2000 BENCH_CATALOG_SECONDS=5 node dist/bench/catalog.js
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { KubeConfig, loadAllYaml } from '@kubernetes/client-node';
+import express from 'express';
+import { startHttpServer } from '../src/http/server.js';
+import { loadConfig } from '../src/platform/config.js';
+import { createContext } from '../src/app/context.js';
+import type { AppContext } from '../src/context/app-context.js';
+import { KubeStore } from '../src/k8s/store.js';
+import type { ProviderSpec } from '../src/k8s/resources.js';
+import { createLogger } from '../src/platform/log.js';
+import { createTestNamespace, eventually } from '../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../dev/fixtures.js';
+import { REPO_ROOT } from '../dev/repo-root.js';
+import { cannon, type CannonResult } from './load.js';
+import { writeFigures } from './figures.js';
+import { apiKeyProvider, machine, writeSection, startBenchControlPlane } from './support.js';
+
+const PROVIDERS = Number(process.env.BENCH_CATALOG_PROVIDERS ?? 1000);
+const SECONDS = Number(process.env.BENCH_CATALOG_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_CATALOG_CLIENTS ?? 4);
+const APPLY_CONCURRENCY = 32;
+/** The one provider fetched by name. */
+const ONE = 'github';
+
+interface Row {
+  name: string;
+  bytes: number;
+  result: CannonResult;
+}
+
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<Row> {
+  const res = await fetch(url, { headers });
+  if (res.status !== 200) throw new Error(`${name}: status ${res.status}`);
+  const bytes = Buffer.byteLength(await res.text());
+  const result = await cannon({ url, headers }, { connections: CLIENTS, seconds: SECONDS });
+  if (result.errors || result.non2xx) throw new Error(`${name}: ${result.errors} errors, ${result.non2xx} non-2xx answers`);
+  return { name, bytes, result };
+}
+
+/** The shipped manifests, then copies of them under other names until there are `count`. */
+function providersToApply(count: number): { specs: Array<[string, ProviderSpec]>; shipped: number } {
+  const dir = join(REPO_ROOT, 'config/providers');
+  const shipped = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .sort()
+    .map((f) => loadAllYaml(readFileSync(join(dir, f), 'utf8'))[0] as { metadata: { name: string }; spec: ProviderSpec })
+    .map((m) => [m.metadata.name, m.spec] as [string, ProviderSpec]);
+  const specs = shipped.slice(0, count);
+  for (let n = 1; specs.length < count; n++) {
+    for (const [name, spec] of shipped) {
+      if (specs.length >= count) break;
+      const { aliases: _aliases, ...copy } = spec;
+      specs.push([`${name}-copy-${n}`, copy]);
+    }
+  }
+  return { specs, shipped: shipped.length };
+}
+
+async function main(): Promise<void> {
+  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
+  const ns = await createTestNamespace(kc, 'bench-catalog');
+  const { specs, shipped } = providersToApply(PROVIDERS);
+  const applyStarted = Date.now();
+  for (let i = 0; i < specs.length; i += APPLY_CONCURRENCY)
+    await Promise.all(specs.slice(i, i + APPLY_CONCURRENCY).map(([name, spec]) => applyProvider(kc, name, spec)));
+  const applySeconds = (Date.now() - applyStarted) / 1000;
+  const keysProvider = `bench-catalog-keys-${ns.name}`;
+  await applyProvider(kc, keysProvider, apiKeyProvider('Bench catalog keys'));
+  const env = await createEnvironment(kc, ns.name);
+  await createIntegration(kc, ns.name, 'keys', { provider: keysProvider });
+
+  const logger = createLogger('silent');
+  const store = new KubeStore(kc, { namespaces: [ns.name], logger });
+  await store.start();
+  await eventually(() => store.listProviders().length >= specs.length + 1, 120_000);
+  await store.createConnection({
+    namespace: ns.name,
+    spec: { integration: 'keys', provider: keysProvider, connectionId: 'ref', authMode: 'API_KEY', endUser: { id: 'user-ref' } },
+    credentials: { type: 'API_KEY', apiKey: 'bench-key' },
+  });
+  await eventually(() => store.getConnection(ns.name, 'keys', 'ref'));
+  const config = loadConfig({
+    LATCHKEY_LOG_LEVEL: 'silent',
+    LATCHKEY_WATCH_NAMESPACES: ns.name,
+    LATCHKEY_LEADER_ELECTION: 'false',
+    LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
+    POD_NAME: 'bench-catalog',
+  });
+  const ctx: AppContext = createContext({ config, logger, kc, store });
+  const server = await startHttpServer(ctx, 0, '127.0.0.1');
+  const auth = { authorization: `Bearer ${env.secretKey}` };
+  await eventually(async () => (await fetch(`${server.url}/providers/${ONE}`, { headers: auth })).status === 200);
+
+  // The peers: the same answers from bare express routes (JSON serialized on every request).
+  const list = (await (await fetch(`${server.url}/providers`, { headers: auth })).json()) as { data: unknown[] };
+  if (list.data.length !== specs.length + 1) throw new Error(`listed ${list.data.length} providers, expected ${specs.length + 1}`);
+  const one = (await (await fetch(`${server.url}/providers/${ONE}`, { headers: auth })).json()) as unknown;
+  const peer = express();
+  peer.get('/providers', (_req, res) => {
+    res.json(list);
+  });
+  peer.get('/providers/:provider', (_req, res) => {
+    res.json(one);
+  });
+  const peerServer = await new Promise<Server>((resolve) => {
+    const s = peer.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const peerUrl = `http://127.0.0.1:${(peerServer.address() as { port: number }).port}`;
+
+  const rows = [
+    await measure(`Latchkey \`GET /providers\` (${list.data.length} providers)`, `${server.url}/providers`, auth),
+    await measure('bare express route, the same JSON', `${peerUrl}/providers`, {}),
+    await measure(`Latchkey \`GET /providers/${ONE}\``, `${server.url}/providers/${ONE}`, auth),
+    await measure('bare express route, the same JSON', `${peerUrl}/providers/${ONE}`, {}),
+    await measure(
+      'Latchkey `GET /connections/:id` (fresh API key: the reference REST latency)',
+      `${server.url}/connections/ref?provider_config_key=keys`,
+      auth,
+    ),
+  ];
+  const [listRow, listPeer, oneRow, onePeer, reference] = rows as [Row, Row, Row, Row, Row];
+  const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
+  const table = [
+    '| request | response | req/s | p50 | p99 | requests |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${kib(r.bytes)} | ${r.result.requestsPerSecond.toFixed(0)} | ${r.result.p50Ms} ms | ${r.result.p99Ms} ms | ${r.result.requests} |`,
+    ),
+  ].join('\n');
+  const within = listRow.result.p99Ms <= reference.result.p99Ms;
+  const copies = specs.length - Math.min(shipped, specs.length);
+  const markdown = `## The provider catalog with ${specs.length.toLocaleString('en')} Providers (\`npm run bench:catalog\`, \`bench/catalog.ts\`)
+
+${machine().join('\n')}
+
+${specs.length.toLocaleString('en')} Providers in the informer cache: the ${Math.min(shipped, specs.length)} shipped manifests of config/providers${
+    copies ? ` and ${copies} copies of them under other names (\`<name>-copy-<n>\`; the catalog has fewer than 1,000 providers yet)` : ''
+  }, applied ${APPLY_CONCURRENCY} at a time in ${applySeconds.toFixed(0)} s, plus the API key Provider of the reference connection. One Latchkey
+HTTP server built as in production; load from autocannon in its own process, ${CLIENTS} keep-alive connections, ${SECONDS} s per
+row, the rows one after the other in the same run. Each Latchkey route is next to a bare express route serving the same JSON
+(serialized per request); \`GET /connections/:id\` of an API key connection (cache only) is the REST latency of today's routes.
+
+${table}
+
+\`GET /providers\` answers every Provider's view (sorted by name, logo URLs, snake_case) in ${kib(listRow.bytes)}; ${
+    within
+      ? `its p99 (${listRow.result.p99Ms} ms) is within the reference REST route's (${reference.result.p99Ms} ms) in the same run`
+      : `its p99 (${listRow.result.p99Ms} ms) is above the reference REST route's (${reference.result.p99Ms} ms) in the same run`
+  }; the bare route serving the same bytes answers ${(listPeer.result.requestsPerSecond / Math.max(1, listRow.result.requestsPerSecond)).toFixed(1)}× as many requests per second. \`GET /providers/{name}\` answers
+${(oneRow.result.requestsPerSecond / Math.max(1, onePeer.result.requestsPerSecond)).toFixed(2)}× the requests per second of its bare peer.
+`;
+  process.stdout.write(markdown);
+  writeSection('catalog', markdown);
+  const figures = (r: Row) => ({ responseBytes: r.bytes, ...r.result });
+  writeFigures('catalog', {
+    providers: specs.length + 1,
+    shippedManifests: Math.min(shipped, specs.length),
+    copies,
+    seconds: SECONDS,
+    clients: CLIENTS,
+    applySeconds,
+    list: figures(listRow),
+    listBareExpress: figures(listPeer),
+    one: { provider: ONE, ...figures(oneRow) },
+    oneBareExpress: figures(onePeer),
+    referenceConnectionFetch: figures(reference),
+    listP99WithinReference: within,
+  });
+
+  await new Promise<void>((resolve) => peerServer.close(() => resolve()));
+  await server.close();
+  await store.stop();
+  for (let i = 0; i < specs.length; i += APPLY_CONCURRENCY)
+    await Promise.all(specs.slice(i, i + APPLY_CONCURRENCY).map(([name]) => deleteProvider(kc, name)));
+  await deleteProvider(kc, keysProvider);
+  await ns.delete();
+  await cp.stop();
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
