@@ -3,7 +3,7 @@
  * each auth mode's own block in snake_case, the TWO_STEP request templates never shown, and every
  * shipped catalog provider shown with every field it sets, in a shape the REST schema documents.
  */
-import { providerView } from '../../src/catalog/provider-view.js';
+import { cachedProviderView, providerMatches, providerView } from '../../src/catalog/provider-view.js';
 import { Provider } from '../../src/http/rest/schemas/providers.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
@@ -137,6 +137,24 @@ describe('provider view', () => {
       token_response: tokenResponse,
     });
     expect(Provider.strict().safeParse(view).success).toBe(true);
+  });
+
+  it('shows aliases (none when the list is empty), and a search matches an alias', () => {
+    const withAliases = resource({ authMode: 'API_KEY', aliases: ['old-name', 'other-name'] });
+    expect(providerView(withAliases, BASE).aliases).toEqual(['old-name', 'other-name']);
+    expect(providerView(resource({ authMode: 'API_KEY', aliases: [] }), BASE)).not.toHaveProperty('aliases');
+    expect(providerMatches(withAliases, 'other-na')).toBe(true);
+    expect(providerMatches(withAliases, 'unrelated')).toBe(false);
+  });
+
+  it('builds a view once per Provider object and again for a changed one (the informer replaces the object)', () => {
+    const first = resource({ authMode: 'API_KEY', categories: ['crm'] });
+    const view = cachedProviderView(first, BASE);
+    expect(view).toEqual(providerView(first, BASE));
+    expect(cachedProviderView(first, BASE)).toBe(view);
+    const changed = { ...first, spec: { ...first.spec, categories: ['support'] } };
+    expect(cachedProviderView(changed, BASE).categories).toEqual(['support']);
+    expect(cachedProviderView(first, 'https://other.example.com').logo_url).toBe(providerView(first, 'https://other.example.com').logo_url);
   });
 
   it('leaves out the blocks a provider does not set', () => {
