@@ -47,6 +47,12 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
     domains: ['zoho.com', 'zohoapis.com'],
     why: 'Bigin is a Zoho product: Zoho accounts sign in, the API is on www.zohoapis.<domain>',
   },
+  jira: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
+  confluence: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
+  'zoho-crm': {
+    domains: ['zohocloud.ca'],
+    why: "Zoho's Canada data centre signs in on accounts.zohocloud.ca (the accounts-server the redirect names)",
+  },
   smartsheet: {
     domains: ['smartsheetgov.com', 'smartsheet.eu', 'smartsheet.au'],
     why: 'Smartsheet Gov, Regions Europe and Regions Australia (https://developers.smartsheet.com/api/smartsheet/guides/basics/base-url)',
