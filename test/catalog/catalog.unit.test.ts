@@ -175,6 +175,23 @@ describe('provider catalog (offline)', () => {
     expect(display.filter((n, i) => display.indexOf(n) !== i)).toEqual([]);
   });
 
+  it('keeps every alias unique across the catalog: no alias is a provider name or another alias, and each is a provider name in shape', () => {
+    const names = new Set(entries.map(([, m]) => m.metadata.name));
+    const claimed = new Map<string, string>();
+    expect(
+      problems((m, report) => {
+        for (const alias of m.spec.aliases ?? []) {
+          if (!NAME_RE.test(alias)) report(`alias ${alias} is not lowercase kebab-case`);
+          if (names.has(alias)) report(`alias ${alias} is the name of a provider`);
+          const other = claimed.get(alias);
+          if (other) report(`alias ${alias} is also an alias of ${other}`);
+          claimed.set(alias, m.metadata.name);
+        }
+      }),
+    ).toEqual([]);
+    expect(claimed.size).toBeGreaterThan(0);
+  });
+
   it('matches the CRD schema (types, enums, lengths, patterns, no unknown fields)', () => {
     expect(problems((m, report) => validateSchema(m, rootSchema, '', (msg) => report(`schema${msg}`)))).toEqual([]);
   });
