@@ -252,7 +252,7 @@ describe('provider catalog (offline)', () => {
     ).toEqual([]);
   });
 
-  it('writes proxy.baseUrl as the API root the docs write request paths from (the common catalog\'s base path where it has the name)', () => {
+  it("writes proxy.baseUrl as the API root the docs write request paths from (the common catalog's base path where it has the name)", () => {
     expect(
       problems((m, report) => {
         const name = m.metadata.name;
