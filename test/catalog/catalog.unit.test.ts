@@ -543,7 +543,8 @@ describe('provider catalog (offline)', () => {
     expect(mode('slack')).toBe('OAUTH2');
     expect(mode('google-calendar')).toBe('OAUTH2');
     expect(mode('trello')).toBe('OAUTH1');
-    expect(mode('stripe')).toBe('API_KEY');
+    expect(mode('stripe')).toBe('OAUTH2');
+    expect(mode('stripe-api-key')).toBe('API_KEY');
   });
 
   it("never tells the end user to look a value up from an API or a token answer (such values are the Provider's `from`)", () => {
