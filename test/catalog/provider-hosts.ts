@@ -40,6 +40,7 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   },
   conductorone: { domains: ['conductor.one'], why: 'ConductorOne tenants are <tenant>.conductor.one' },
   'databricks-workspace': { domains: ['azuredatabricks.net'], why: 'Azure Databricks workspaces are adb-<id>.<n>.azuredatabricks.net' },
+  datadog: { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   'datadog-basic': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   'datadog-oauth': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   dayforce: { domains: ['dayforcehcm.com'], why: "Dayforce's API (www.dayforcehcm.com) and identity (dfid.dayforcehcm.com) hosts" },
@@ -60,6 +61,11 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   'okta-api-key': { domains: ['oktapreview.com', 'okta-emea.com'], why: "Okta's preview and EMEA cells serve orgs under these domains" },
   'polar-accesslink': { domains: ['polarremote.com'], why: "Polar's token endpoint is polarremote.com" },
   'sage-accounting': { domains: ['sageone.com'], why: "Sage Accounting's authorize page is on www.sageone.com" },
+  segment: { domains: ['segmentapis.com'], why: "Segment's OAuth server is id.segmentapis.com (the Public API's domain)" },
+  snowflake: {
+    domains: ['snowflakecomputing.com'],
+    why: "a Snowflake account's own host (<org>-<account>.snowflakecomputing.com) serves its OAuth endpoints and APIs",
+  },
   'zoho-bigin': {
     domains: ['zoho.com', 'zohoapis.com'],
     why: 'Bigin is a Zoho product: Zoho accounts sign in, the API is on www.zohoapis.<domain>',

@@ -42,8 +42,6 @@ export const PENDING_ELSEWHERE: Record<string, string> = {
   'zendesk-api-token': 'https://${connectionConfig.subdomain}.zendesk.com/api/v2',
   shopify: 'https://${connectionConfig.shop}.myshopify.com/admin',
   'shopify-api-key': 'https://${connectionConfig.shop}.myshopify.com/admin',
-  stripe: 'https://api.stripe.com/v1',
-  'stripe-connect': 'https://api.stripe.com/v1',
   linear: 'https://api.linear.app',
   asana: 'https://app.asana.com/api/1.0',
   dropbox: 'https://api.dropboxapi.com/2',

@@ -51,7 +51,7 @@ export function stripeConnect(): ProviderSimulator {
   };
 
   return {
-    manifest: 'stripe-connect',
+    manifest: 'stripe',
     hosts: ['connect.stripe.com', 'api.stripe.com'],
     docs: ['https://docs.stripe.com/connect/oauth-reference', 'https://docs.stripe.com/api/accounts/retrieve'],
     client,
