@@ -5,6 +5,8 @@ import { providerLogoUrl } from './provider-logos.js';
 /** The spec's Provider record (snake_case), plus Latchkey's extra catalog fields in snake_case. */
 export interface ProviderView {
   name: string;
+  /** Other names this provider answers to (`GET /providers/{alias}`, an Integration's provider). */
+  aliases?: string[];
   display_name: string;
   categories: string[];
   auth_mode: string;
@@ -83,6 +85,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
   const paginate = s.proxy?.paginate;
   return compact({
     name: p.metadata.name,
+    aliases: s.aliases?.length ? s.aliases : undefined,
     display_name: s.displayName,
     categories: s.categories ?? [],
     auth_mode: s.authMode,
@@ -193,7 +196,9 @@ function twoStepView(t: Record<string, unknown>): TwoStepView {
 export function providerMatches(p: ProviderResource, search: string | undefined): boolean {
   if (!search) return true;
   const q = search.toLowerCase();
-  return [p.metadata.name, p.spec.displayName, ...(p.spec.categories ?? [])].some((v) => v.toLowerCase().includes(q));
+  return [p.metadata.name, p.spec.displayName, ...(p.spec.aliases ?? []), ...(p.spec.categories ?? [])].some((v) =>
+    v.toLowerCase().includes(q),
+  );
 }
 
 function compact<T extends Record<string, unknown>>(o: T): T {

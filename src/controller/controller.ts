@@ -462,9 +462,11 @@ export class Controller {
     store.providers.onChange((p) => {
       const name = p.metadata!.name!;
       this.enqueue(`provider:${name}`);
+      // Integrations and connections may name the Provider by one of its aliases.
+      const names = new Set([name, ...(p.spec?.aliases ?? [])]);
       for (const i of store.integrations.list())
-        if (i.spec.provider === name) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-      for (const c of store.connections.list()) if (c.spec.provider === name) this.enqueueConnection(connectionKey(c));
+        if (names.has(i.spec.provider)) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
+      for (const c of store.connections.list()) if (names.has(c.spec.provider)) this.enqueueConnection(connectionKey(c));
     });
     store.integrations.onChange((i) => {
       const ns = i.metadata!.namespace!;

@@ -68,6 +68,8 @@ export interface FieldHelp {
 
 export interface ProviderSpec {
   displayName: string;
+  /** Other names users know this provider by: `GET /providers/{alias}` and an Integration's `provider` resolve to it. */
+  aliases?: string[];
   /** Logo shown in the Connect UI (https, or http on a loopback host for local use). */
   logoUrl?: string;
   categories?: string[];

@@ -120,6 +120,8 @@ export class KubeStore {
   /** The calls of every refresh (the Secret's read and write, the Connection's writes), as plain JSON: see ./json-api.ts. */
   private readonly json: KubeJsonApi;
   readonly providers: ResourceCache<ProviderResource>;
+  /** alias -> provider name ({@link getProvider}); undefined after a Provider changed. */
+  private providerAliases: Map<string, string> | undefined;
   readonly integrations: ResourceCache<IntegrationResource>;
   readonly connections: ResourceCache<ConnectionResource>;
   /**
@@ -157,6 +159,7 @@ export class KubeStore {
     this.json = new KubeJsonApi(kc);
     const namespaces = opts.namespaces ?? [];
     this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
+    this.providers.onChange(() => (this.providerAliases = undefined));
     const perNamespace = <T extends KubernetesObject>(
       make: (ns: string | undefined) => ResilientInformer<T>,
       selects?: (obj: KubernetesObject) => boolean,
@@ -209,8 +212,33 @@ export class KubeStore {
 
   // ---- reads (informer caches) ----
 
+  /**
+   * A Provider by its name, or else by one of its `spec.aliases`. A name always wins over an alias;
+   * two Providers claiming one alias: the first by name.
+   */
   getProvider(name: string): ProviderResource | undefined {
-    return this.providers.get(name);
+    return this.providers.get(name) ?? this.providerByAlias(name);
+  }
+
+  private providerByAlias(alias: string): ProviderResource | undefined {
+    let target = this.aliasIndex().get(alias);
+    let found = target === undefined ? undefined : this.providers.get(target);
+    if (target !== undefined && !found?.spec.aliases?.includes(alias)) {
+      // A change the index has not seen yet (a write of ours still in the overlay): build it again.
+      this.providerAliases = undefined;
+      target = this.aliasIndex().get(alias);
+      found = target === undefined ? undefined : this.providers.get(target);
+    }
+    return found;
+  }
+
+  /** alias -> provider name, built on first use after any Provider change. */
+  private aliasIndex(): Map<string, string> {
+    if (this.providerAliases) return this.providerAliases;
+    const index = new Map<string, string>();
+    const providers = this.providers.list().sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    for (const p of providers) for (const a of p.spec?.aliases ?? []) if (!index.has(a)) index.set(a, p.metadata.name);
+    return (this.providerAliases = index);
   }
 
   listProviders(): ProviderResource[] {

@@ -7,8 +7,8 @@
  * honours for 10 minutes; its API accepts only a Bearer token it issued and that is still live.
  *
  * The shipped `looker` and `tableau` manifests are run too, each as a copy whose only change is the
- * origin of its URLs (`https://${connectionConfig.host}` → the loopback server; their host rules
- * accept only looker.com / online.tableau.com names, which cannot reach loopback). Hand-written fakes
+ * origin of its URLs (`https://${connectionConfig.host}` → the loopback server; their configuration
+ * takes public host names only, which cannot reach loopback). Hand-written fakes
  * again, checking the request shapes the providers document: Looker's `POST /api/4.0/login` takes
  * `client_id` and `client_secret` form-encoded in the body and answers `access_token` + `expires_in`;
  * its API wants `Authorization: token <access_token>`. Tableau's `POST /api/3.21/auth/signin` takes
@@ -229,7 +229,7 @@ describe('TWO_STEP', () => {
     ]);
   });
 
-  it("the token URL's host goes through the provider's host rules: a Looker host off looker.com is a 400 before any request", async () => {
+  it("the token URL's host goes through the provider's host rules: a Looker host that is an address is a 400 before any request", async () => {
     const res = await t.rest('POST', '/connections', {
       provider_config_key: 'looker',
       credentials: { type: 'TWO_STEP', client_id: 'id', client_secret: 'secret' },
@@ -323,7 +323,7 @@ describe('TWO_STEP: the shipped Looker and Tableau manifests against peers', () 
 
     const fetched = await t.rest('GET', '/connections/bi?provider_config_key=looker-peer');
     expect(fetched.body.credentials.token).toBe(token);
-    const proxied = await t.proxyGet('looker-peer', 'bi', '/user');
+    const proxied = await t.proxyGet('looker-peer', 'bi', '/4.0/user');
     expect(proxied.status).toBe(200);
     expect(proxied.body.token).toBe(token);
     expect(lookerExchanges).toHaveLength(1);
@@ -340,7 +340,7 @@ describe('TWO_STEP: the shipped Looker and Tableau manifests against peers', () 
     const renewed = fetched.body.credentials.token as string;
     expect(renewed).not.toBe(before.token);
     expect(isLive(renewed, 'looker')).toBe(true);
-    expect((await t.proxyGet('looker-peer', 'bi', '/user')).body.token).toBe(renewed);
+    expect((await t.proxyGet('looker-peer', 'bi', '/4.0/user')).body.token).toBe(renewed);
   });
 
   it('Tableau: the peer gets the nested JSON body with Accept: application/json; fetch and the proxy use credentials.token', async () => {

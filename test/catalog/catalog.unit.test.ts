@@ -9,6 +9,7 @@ import { loadAllYaml } from '@kubernetes/client-node';
 import { AUTH_MODES } from '../../src/domain/auth-modes.js';
 import { configFieldNames, configFields, templateHost, undeclaredHost, urlTemplates } from '../../src/catalog/connection-config.js';
 import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
+import { BASE_PATH_EXCEPTIONS, COMMON_BASE_PATHS, PENDING_ELSEWHERE } from './proxy-base-paths.js';
 
 type Schema = {
   type?: string;
@@ -132,6 +133,11 @@ function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string
   return out;
 }
 
+/** A base URL's path with each `${...}` written `*` and no trailing slash ('' for a host alone). */
+function basePath(url: string): string {
+  return (/^https:\/\/[^/]+(\/.*)?$/.exec(url)?.[1] ?? '').replace(/\$\{[^}]*\}/g, '*').replace(/\/+$/, '');
+}
+
 /** The URL with every placeholder replaced by a plausible host label, so it can be parsed. */
 function filled(url: string): string {
   return url.replace(/\$\{[^}]*\}/g, 'acme');
@@ -167,6 +173,23 @@ describe('provider catalog (offline)', () => {
     expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
     const display = entries.map(([, m]) => m.spec.displayName.trim().toLowerCase());
     expect(display.filter((n, i) => display.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('keeps every alias unique across the catalog: no alias is a provider name or another alias, and each is a provider name in shape', () => {
+    const names = new Set(entries.map(([, m]) => m.metadata.name));
+    const claimed = new Map<string, string>();
+    expect(
+      problems((m, report) => {
+        for (const alias of m.spec.aliases ?? []) {
+          if (!NAME_RE.test(alias)) report(`alias ${alias} is not lowercase kebab-case`);
+          if (names.has(alias)) report(`alias ${alias} is the name of a provider`);
+          const other = claimed.get(alias);
+          if (other) report(`alias ${alias} is also an alias of ${other}`);
+          claimed.set(alias, m.metadata.name);
+        }
+      }),
+    ).toEqual([]);
+    expect(claimed.size).toBeGreaterThan(0);
   });
 
   it('matches the CRD schema (types, enums, lengths, patterns, no unknown fields)', () => {
@@ -229,6 +252,26 @@ describe('provider catalog (offline)', () => {
     ).toEqual([]);
   });
 
+  it('writes proxy.baseUrl as the API root the docs write request paths from (the common catalog\'s base path where it has the name)', () => {
+    expect(
+      problems((m, report) => {
+        const name = m.metadata.name;
+        const base = m.spec.proxy?.baseUrl;
+        if (!base || PENDING_ELSEWHERE[name] === base || name in BASE_PATH_EXCEPTIONS) return;
+        const path = basePath(base);
+        const common = COMMON_BASE_PATHS[name];
+        if (common !== undefined) {
+          if (path !== common) report(`proxy.baseUrl path ${path || '(none)'} is not the common catalog's ${common || '(none)'}`);
+          return;
+        }
+        const segments = path.split('/').filter(Boolean);
+        const afterAccount = segments.slice(segments.lastIndexOf('*') + 1);
+        if (afterAccount.length) report(`proxy.baseUrl ends in /${afterAccount.join('/')}: the docs' request paths carry it`);
+      }),
+    ).toEqual([]);
+    for (const name of Object.keys(BASE_PATH_EXCEPTIONS)) expect([name, manifests.has(`${name}.yaml`)]).toEqual([name, true]);
+  });
+
   it('declares every ${connectionConfig.X} placeholder in connectionConfiguration, and uses every declared key', () => {
     expect(
       problems((m, report) => {
@@ -268,7 +311,7 @@ describe('provider catalog (offline)', () => {
           }
         }
         for (const f of fields) {
-          if (f.anyHost && !['API_KEY', 'BASIC', 'NONE', 'JWT'].includes(m.spec.authMode))
+          if (f.anyHost && !['API_KEY', 'BASIC', 'NONE', 'JWT', 'TWO_STEP'].includes(m.spec.authMode))
             report(`${f.name}: anyHost in ${m.spec.authMode}`);
           if (f.pattern !== undefined) {
             try {

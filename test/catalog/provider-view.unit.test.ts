@@ -3,7 +3,7 @@
  * each auth mode's own block in snake_case, the TWO_STEP request templates never shown, and every
  * shipped catalog provider shown with every field it sets, in a shape the REST schema documents.
  */
-import { providerView } from '../../src/catalog/provider-view.js';
+import { providerMatches, providerView } from '../../src/catalog/provider-view.js';
 import { Provider } from '../../src/http/rest/schemas/providers.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
@@ -113,6 +113,14 @@ describe('provider view', () => {
     });
     expect(JSON.stringify(view)).not.toMatch(/fixed-app-|x-app-key|credentials\.username/);
     expect(Provider.strict().safeParse(view).success).toBe(true);
+  });
+
+  it('shows aliases (none when the list is empty), and a search matches an alias', () => {
+    const withAliases = resource({ authMode: 'API_KEY', aliases: ['old-name', 'other-name'] });
+    expect(providerView(withAliases, BASE).aliases).toEqual(['old-name', 'other-name']);
+    expect(providerView(resource({ authMode: 'API_KEY', aliases: [] }), BASE)).not.toHaveProperty('aliases');
+    expect(providerMatches(withAliases, 'other-na')).toBe(true);
+    expect(providerMatches(withAliases, 'unrelated')).toBe(false);
   });
 
   it('leaves out the blocks a provider does not set', () => {

@@ -5,6 +5,10 @@ const StringMap = z.record(z.string(), z.string());
 
 export const Provider = z.object({
   name: z.string(),
+  aliases: z
+    .array(z.string())
+    .optional()
+    .describe('Other names this provider answers to: GET /providers/{alias} answers this provider, and an Integration may name an alias'),
   display_name: z.string(),
   categories: z.array(z.string()),
   auth_mode: z.enum(AUTH_MODES),
