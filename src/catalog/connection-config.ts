@@ -73,7 +73,8 @@ function placeholderRegex(field: ConfigField | undefined): string {
   if (field?.enum?.length) return `(?:${field.enum.map((v) => escape(v.toLowerCase())).join('|')})`;
   if (field?.hostSuffixes?.length)
     return `(?:${DNS_LABEL}\\.)*(?:${field.hostSuffixes.map((s) => escape(s.toLowerCase().replace(/^\./, ''))).join('|')})`;
-  if (field?.anyHost) return `${DNS_LABEL}(?:\\.${DNS_LABEL})+`;
+  // Any public host name, never an address (all digits and dots, or hex): the value check refuses them too.
+  if (field?.anyHost) return `(?![0-9.]+$)(?!0x)${DNS_LABEL}(?:\\.${DNS_LABEL})+`;
   // A pattern or no rule: one DNS label, so the literal rest of the template keeps the host.
   return DNS_LABEL;
 }

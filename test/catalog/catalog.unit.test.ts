@@ -10,6 +10,7 @@ import { AUTH_MODES } from '../../src/domain/auth-modes.js';
 import { configFieldNames, configFields, templateHost, undeclaredHost, urlTemplates } from '../../src/catalog/connection-config.js';
 import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
 import { BASE_PATH_EXCEPTIONS, COMMON_BASE_PATHS, PENDING_ELSEWHERE } from './proxy-base-paths.js';
+import { EXTRA_DOMAINS, FAMILY_DOMAINS, registrableDomain } from './provider-hosts.js';
 
 type Schema = {
   type?: string;
@@ -133,6 +134,17 @@ function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string
   return out;
 }
 
+/**
+ * The literal host a URL reaches: its host after the last placeholder (`${x}.zendesk.com` -> `zendesk.com`),
+ * or undefined when a placeholder is the whole host (its rule is checked apart) or it is no URL.
+ */
+function literalHost(url: string | undefined): string | undefined {
+  const host = /^https?:\/\/([^/?#]*)/.exec(url ?? '')?.[1]?.replace(/:[0-9]+$/, '');
+  if (!host) return undefined;
+  const rest = host.slice(host.lastIndexOf('}') + 1).replace(/^\./, '');
+  return rest.includes('.') ? rest : undefined;
+}
+
 /** A base URL's path with each `${...}` written `*` and no trailing slash ('' for a host alone). */
 function basePath(url: string): string {
   return (/^https:\/\/[^/]+(\/.*)?$/.exec(url)?.[1] ?? '').replace(/\$\{[^}]*\}/g, '*').replace(/\/+$/, '');
@@ -252,7 +264,7 @@ describe('provider catalog (offline)', () => {
     ).toEqual([]);
   });
 
-  it('writes proxy.baseUrl as the API root the docs write request paths from (the common catalog\'s base path where it has the name)', () => {
+  it("writes proxy.baseUrl as the API root the docs write request paths from (the common catalog's base path where it has the name)", () => {
     expect(
       problems((m, report) => {
         const name = m.metadata.name;
@@ -270,6 +282,58 @@ describe('provider catalog (offline)', () => {
       }),
     ).toEqual([]);
     for (const name of Object.keys(BASE_PATH_EXCEPTIONS)) expect([name, manifests.has(`${name}.yaml`)]).toEqual([name, true]);
+  });
+
+  it("keeps every URL on the provider's own domains: its docs' and API's, or one listed with its reason", () => {
+    expect(
+      problems((m, report) => {
+        const s = m.spec;
+        const own = new Set([literalHost(s.docs), literalHost(s.proxy?.baseUrl)].filter((h): h is string => !!h).map(registrableDomain));
+        for (const d of [...own]) for (const extra of FAMILY_DOMAINS[d]?.domains ?? []) own.add(extra);
+        for (const extra of EXTRA_DOMAINS[m.metadata.name]?.domains ?? []) own.add(extra);
+        const urls: Array<[string, string | undefined]> = [
+          ...URL_FIELDS.map((f) => [f, s[f]] as [string, string | undefined]),
+          ['proxy.baseUrl', s.proxy?.baseUrl],
+          ['logoUrl', s.logoUrl],
+          ['twoStep.tokenUrl', typeof s.twoStep?.tokenUrl === 'string' ? s.twoStep.tokenUrl : undefined],
+          ['pluginInstall.installUrl', s.pluginInstall?.installUrl],
+          ['appInstallation.installationUrl', s.appInstallation?.installationUrl],
+          ['appInstallation.userTokenUrl', s.appInstallation?.userTokenUrl],
+          ['appInstallation.userInstallationsUrl', s.appInstallation?.userInstallationsUrl],
+          ...Object.entries(s.fieldHelp ?? {}).map(([k, v]) => [`fieldHelp.${k}.docsUrl`, v.docsUrl] as [string, string | undefined]),
+        ];
+        for (const f of configFields(s)) {
+          for (const suffix of f.hostSuffixes ?? []) urls.push([`connectionConfiguration.${f.name}.hostSuffixes`, `https://${suffix}`]);
+          // Each enum value that fills a host (a region's host) makes a host the URL may reach.
+          for (const { template } of urlTemplates(s)) {
+            const host = templateHost(template)?.host;
+            const key = `\${connectionConfig.${f.name}}`;
+            if (!host?.includes(key)) continue;
+            for (const value of f.enum ?? [])
+              urls.push([
+                `connectionConfiguration.${f.name}.enum`,
+                `https://${host
+                  .split(key)
+                  .join(value)
+                  .replace(/\$\{[^}]*\}/g, 'x')}`,
+              ]);
+          }
+        }
+        const brands = new Set([...own].map((d) => d.split('.')[0]));
+        const reported = new Set<string>();
+        for (const [field, url] of urls) {
+          const host = literalHost(url);
+          if (!host) continue;
+          const domain = registrableDomain(host);
+          // The same brand under another public suffix (datadoghq.eu, zoho.com.au) is the provider's too.
+          if (!own.has(domain) && !brands.has(domain.split('.')[0]) && !reported.has(`${field} ${host}`)) {
+            reported.add(`${field} ${host}`);
+            report(`${field} is on ${host}, not on ${[...own].join(', ')}: list it in EXTRA_DOMAINS with why`);
+          }
+        }
+      }),
+    ).toEqual([]);
+    for (const name of Object.keys(EXTRA_DOMAINS)) expect([name, manifests.has(`${name}.yaml`)]).toEqual([name, true]);
   });
 
   it('declares every ${connectionConfig.X} placeholder in connectionConfiguration, and uses every declared key', () => {

@@ -3,7 +3,7 @@
  * each auth mode's own block in snake_case, the TWO_STEP request templates never shown, and every
  * shipped catalog provider shown with every field it sets, in a shape the REST schema documents.
  */
-import { providerMatches, providerView } from '../../src/catalog/provider-view.js';
+import { cachedProviderView, providerMatches, providerView } from '../../src/catalog/provider-view.js';
 import { Provider } from '../../src/http/rest/schemas/providers.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
@@ -121,6 +121,16 @@ describe('provider view', () => {
     expect(providerView(resource({ authMode: 'API_KEY', aliases: [] }), BASE)).not.toHaveProperty('aliases');
     expect(providerMatches(withAliases, 'other-na')).toBe(true);
     expect(providerMatches(withAliases, 'unrelated')).toBe(false);
+  });
+
+  it('builds a view once per Provider object and again for a changed one (the informer replaces the object)', () => {
+    const first = resource({ authMode: 'API_KEY', categories: ['crm'] });
+    const view = cachedProviderView(first, BASE);
+    expect(view).toEqual(providerView(first, BASE));
+    expect(cachedProviderView(first, BASE)).toBe(view);
+    const changed = { ...first, spec: { ...first.spec, categories: ['support'] } };
+    expect(cachedProviderView(changed, BASE).categories).toEqual(['support']);
+    expect(cachedProviderView(first, 'https://other.example.com').logo_url).toBe(providerView(first, 'https://other.example.com').logo_url);
   });
 
   it('leaves out the blocks a provider does not set', () => {

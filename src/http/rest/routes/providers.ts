@@ -1,4 +1,4 @@
-import { providerMatches, providerView } from '../../../catalog/provider-view.js';
+import { cachedProviderView, providerMatches } from '../../../catalog/provider-view.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { ProviderParams, ProviderResponse, ProvidersQuery, ProvidersResponse } from '../schemas/providers.js';
 import { defineRoute, type RouteSpec } from './define.js';
@@ -22,7 +22,7 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
             .listProviders()
             .filter((p) => providerMatches(p, query.search))
             .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
-            .map((p) => providerView(p, deps.config.publicBaseUrl)),
+            .map((p) => cachedProviderView(p, deps.config.publicBaseUrl)),
         },
       }),
     }),
@@ -38,7 +38,7 @@ export function providerRoutes(deps: RestDeps): RouteSpec[] {
       handle: ({ params }) => {
         const p = deps.store.getProvider(params.provider);
         if (!p) throw new LatchkeyError('not_found', 'unknown_provider', `No provider "${params.provider}" in the catalog`);
-        return { status: 200, body: { data: providerView(p, deps.config.publicBaseUrl) } };
+        return { status: 200, body: { data: cachedProviderView(p, deps.config.publicBaseUrl) } };
       },
     }),
   ];
