@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { CGROUP_ROOT, containerdSocket, type NodeLayout } from './node-config.js';
 import { restoreSysctls, sh, tearDownNetwork } from './node-host.js';
@@ -34,8 +35,19 @@ export function createCgroupRoot(): void {
       const parent = join('/sys/fs/cgroup', hierarchy, file);
       if (existsSync(parent)) writeFileSync(join(root, file), readFileSync(parent, 'utf8').trim());
     }
+    const shares = join(root, 'cpu.shares');
+    if (existsSync(shares)) writeFileSync(shares, String(NODE_CPU_SHARES));
   }
 }
+
+/**
+ * The weight of all the node's pods together against the host's own processes, which sit in the root
+ * cgroup. At the default (1024) every pod together weighs as much as one busy host process: on a shared
+ * machine with tens of runnable processes (other test runs) the pods got too little CPU to answer their
+ * probes or requests within seconds (the e2e suite's upgrade under load failed with timeouts and pods
+ * all unready at once). Four busy processes per core is what a node offering these cores may claim.
+ */
+export const NODE_CPU_SHARES = 4 * 1024 * Math.max(1, cpus().length);
 
 /** PIDs of containerd shims started for this node's containerd (matched by its socket, which is ours alone). */
 function shimPids(l: NodeLayout): number[] {

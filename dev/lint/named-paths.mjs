@@ -3,9 +3,10 @@
 // moved module leaves its old path behind in every comment that cited it. No I/O here; the caller
 // (dev/lint/check-docs.mjs) reads the files and says what exists.
 
-// A path from the repository root into one of our source folders, ending in a source extension. Not
-// part of a longer path (dist/src/..., node_modules/x/src/...) and not a template (`test/${name}.ts`).
-const NAMED_PATH = /(?<![\w/.@$-])((?:src|dev|test|bench)\/[\w/.-]*[\w-]\.(?:ts|mts|cts|mjs|cjs))(?!\w)/g;
+// A path from the repository root into one of our source folders, ending in a source extension, or
+// to a document under docs/. Not part of a longer path (dist/src/..., node_modules/x/src/...) and not
+// a template (`test/${name}.ts`).
+const NAMED_PATH = /(?<![\w/.@$-])((?:src|dev|test|bench)\/[\w/.-]*[\w-]\.(?:ts|mts|cts|mjs|cjs)|docs\/[\w/.-]*[\w-]\.md)(?!\w)/g;
 
 /**
  * The source paths a text names, with the line (from 1) of each.

@@ -2,9 +2,12 @@
  * A real OAuth 2 / OpenID Connect server for tests: `oidc-provider` in process on 127.0.0.1, with
  * short token lifetimes, refresh-token rotation (reuse of a rotated token revokes the grant, as
  * real providers do), PKCE, client credentials, revocation, and its development login/consent pages
- * for browser tests. The wrapper counts token-endpoint calls and can make the endpoint fail.
+ * for browser tests. The wrapper counts token-endpoint calls and can make the endpoint fail. The
+ * end-to-end suite runs it over HTTPS (a CA of the test's) on the local node's address, for pods.
  */
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import Provider from 'oidc-provider';
 
 export interface TestClient {
@@ -20,6 +23,10 @@ export interface OidcServerOptions {
   /** Access token (and client-credentials token) lifetime in seconds. */
   accessTokenTtl?: number;
   refreshTokenTtl?: number;
+  /** Address to listen on (default 127.0.0.1); the issuer's host. */
+  host?: string;
+  /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
+  tls?: { key: string; cert: string };
 }
 
 export interface TokenCall {
@@ -29,6 +36,12 @@ export interface TokenCall {
   /** process.hrtime.bigint() when the request arrived and when its answer was written (timelines in benchmarks). */
   arrivedNs: bigint;
   answeredNs?: bigint;
+  /** refresh_token grants: the account the grant is for (tests mint one per connection), once oidc-provider read the token. */
+  accountId?: string;
+  /** refresh_token grants: a hash of the refresh token presented (never the token), to find one presented twice. */
+  presentedTokenHash?: string;
+  /** oidc-provider's reason when it refused the grant ("refresh token already used", ...). */
+  error?: string;
 }
 
 export interface OidcTestServer {
@@ -57,10 +70,12 @@ export interface OidcTestServer {
 
 export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTestServer> {
   const accessTokenTtl = opts.accessTokenTtl ?? 60;
-  const server: Server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const host = opts.host ?? '127.0.0.1';
+  // https.Server answers requests as http.Server does; the wrapper needs only that.
+  const server: Server = opts.tls ? (createTlsServer({ key: opts.tls.key, cert: opts.tls.cert }) as unknown as Server) : createServer();
+  await new Promise<void>((r) => server.listen(0, host, r));
   const { port } = server.address() as { port: number };
-  const issuer = `http://127.0.0.1:${port}`;
+  const issuer = `${opts.tls ? 'https' : 'http'}://${host}:${port}`;
 
   const provider = new Provider(issuer, {
     clients: opts.clients.map((c) => ({
@@ -114,12 +129,23 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
 
   // Grant type comes from oidc-provider's own events, so the request body reaches it untouched.
   const pending = new Map<IncomingMessage, TokenCall>();
-  const noteGrant = (ctx: { req: IncomingMessage; oidc?: { params?: { grant_type?: unknown } } }) => {
-    const call = pending.get(ctx.req);
-    if (call) call.grantType = String(ctx.oidc?.params?.grant_type ?? 'unknown');
+  type GrantContext = {
+    req: IncomingMessage;
+    oidc?: { params?: { grant_type?: unknown; refresh_token?: unknown }; entities?: { RefreshToken?: { accountId?: string } } };
   };
-  provider.on('grant.success', noteGrant);
-  provider.on('grant.error', noteGrant);
+  const noteGrant = (ctx: GrantContext, err?: Error) => {
+    const call = pending.get(ctx.req);
+    if (!call) return;
+    call.grantType = String(ctx.oidc?.params?.grant_type ?? 'unknown');
+    const presented = ctx.oidc?.params?.refresh_token;
+    if (call.grantType === 'refresh_token' && typeof presented === 'string') {
+      call.presentedTokenHash = createHash('sha256').update(presented).digest('hex').slice(0, 16);
+      call.accountId = ctx.oidc?.entities?.RefreshToken?.accountId;
+    }
+    if (err) call.error = (err as Error & { error_description?: string }).error_description ?? err.message;
+  };
+  provider.on('grant.success', (ctx: GrantContext) => noteGrant(ctx));
+  provider.on('grant.error', (ctx: GrantContext, err: Error) => noteGrant(ctx, err));
 
   async function handleToken(req: IncomingMessage, res: ServerResponse) {
     const call: TokenCall = { grantType: 'unknown', at: Date.now(), status: 0, arrivedNs: process.hrtime.bigint() };

@@ -73,14 +73,8 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
   const text = await readAnswerText(res);
   // not JSON: handled below by status
   const body = jsonObjectOf(text);
-  if (res.status >= 500 || res.status === 429 || res.status === 408) {
-    throw new RefreshError(`provider unavailable: installation token endpoint answered ${res.status}`, {
-      permanent: false,
-      code: 'provider_unavailable',
-      retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), req.now),
-      providerError: { status: res.status },
-    });
-  }
+  const later = unavailableAnswer(res, 'installation token endpoint', req.now);
+  if (later) throw later;
   if (res.status >= 400) {
     // The provider's message may quote the request: not the app's JWT (nor its signature alone), nor the key.
     const said = typeof body.message === 'string' ? providerText(body.message, [...requestSecrets(init), req.privateKeyPem], 200) : '';
@@ -214,6 +208,17 @@ export async function getInstallation(
     account: str(account?.login),
     createdAt: str(body.created_at),
   };
+}
+
+/** An answer that says "later" (5xx, 429, 408): a transient failure, with the provider's Retry-After. */
+export function unavailableAnswer(res: Response, what: string, now: number): RefreshError | undefined {
+  if (res.status < 500 && res.status !== 429 && res.status !== 408) return undefined;
+  return new RefreshError(`provider unavailable: ${what} answered ${res.status}`, {
+    permanent: false,
+    code: 'provider_unavailable',
+    retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), now),
+    providerError: { status: res.status },
+  });
 }
 
 /** The JSON object an answer holds, or an empty one (not JSON, or not an object). */

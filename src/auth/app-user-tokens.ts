@@ -6,11 +6,10 @@
  * that an `installation_id` in a callback was not typed in by someone else.
  */
 import { findAnswerTooLarge } from '../domain/errors.js';
-import { parseRetryAfter } from '../domain/retry.js';
 import { readAnswerJson, readAnswerText } from '../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../oplog/redact.js';
 import { RefreshError } from './refresh/errors.js';
-import { jsonObjectOf } from './app-installation.js';
+import { jsonObjectOf, unavailableAnswer } from './app-installation.js';
 
 export interface UserToken {
   access_token: string;
@@ -56,14 +55,8 @@ async function tokenRequest(call: TokenCall, params: Record<string, string>): Pr
     throw new RefreshError('provider unavailable: user token request failed', { permanent: false, code: 'provider_unavailable' });
   }
   const text = await readAnswerText(res);
-  if (res.status >= 500 || res.status === 429 || res.status === 408) {
-    throw new RefreshError(`provider unavailable: user token endpoint answered ${res.status}`, {
-      permanent: false,
-      code: 'provider_unavailable',
-      retryAfterMs: parseRetryAfter(res.headers.get('retry-after'), call.now),
-      providerError: { status: res.status },
-    });
-  }
+  const later = unavailableAnswer(res, 'user token endpoint', call.now);
+  if (later) throw later;
   // handled below: no token
   const body = jsonObjectOf(text);
   // GitHub answers 200 with `error` (bad_verification_code, bad_refresh_token, incorrect_client_credentials).

@@ -7,7 +7,7 @@
  */
 import { isRetryableStatus, parseRetryAfter } from '../domain/retry.js';
 import { RefreshError } from './refresh/errors.js';
-import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge, type ErrorKind } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
 import type { ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
@@ -20,14 +20,21 @@ import type { StrategyInput } from './refresh/strategies.js';
  */
 export type ExchangeProblem = 'rejected' | 'unavailable' | 'misconfigured';
 
-export class CredentialExchangeError extends Error {
+/** Each problem's kind and code: as {@link exchangeInputError} answers it at import and in the form. */
+const EXCHANGE_PROBLEMS: Record<ExchangeProblem, { kind: ErrorKind; code: string }> = {
+  rejected: { kind: 'invalid_input', code: 'invalid_credentials' },
+  unavailable: { kind: 'upstream', code: 'provider_unavailable' },
+  misconfigured: { kind: 'unavailable', code: 'integration_misconfigured' },
+};
+
+export class CredentialExchangeError extends LatchkeyError {
   constructor(
     readonly problem: ExchangeProblem,
     message: string,
     readonly status?: number,
-    readonly retryAfterMs?: number,
+    retryAfterMs?: number,
   ) {
-    super(message);
+    super(EXCHANGE_PROBLEMS[problem].kind, EXCHANGE_PROBLEMS[problem].code, message, { retryAfterMs });
     this.name = 'CredentialExchangeError';
   }
 }
@@ -143,7 +150,8 @@ export async function renewByExchange(
     });
   } catch (err) {
     if (err instanceof CredentialExchangeError) throw exchangeRefreshError(err);
-    if (findAnswerTooLarge(err)) throw err;
+    // Already classified (a RefreshError is a LatchkeyError too: it must not become "the end user again").
+    if (err instanceof RefreshError || findAnswerTooLarge(err)) throw err;
     if (err instanceof LatchkeyError) throw new RefreshError(err.message, { permanent: true, code: 'reauthorization_required' });
     throw err;
   }

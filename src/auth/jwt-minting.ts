@@ -16,6 +16,7 @@ import { createHmac, createPrivateKey, sign, type KeyObject } from 'node:crypto'
 import { z } from 'zod';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import type { JwtCredentials } from '../domain/credentials.js';
+import { LatchkeyError, type ErrorKind } from '../domain/errors.js';
 import { RefreshError, type RefreshStrategy } from './refresh/token-refresher.js';
 
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'RS256'] as const;
@@ -38,14 +39,21 @@ export type JwtModeOptions = z.infer<typeof JwtModeOptions>;
  */
 export type JwtMintProblem = 'invalid_key' | 'missing_connection_config' | 'provider_misconfigured';
 
-export class JwtMintError extends Error {
+/** Each problem's kind and code: as an import answers it (src/modes/jwt.ts). */
+const MINT_PROBLEMS: Record<JwtMintProblem, { kind: ErrorKind; code: string }> = {
+  invalid_key: { kind: 'invalid_input', code: 'invalid_credentials' },
+  missing_connection_config: { kind: 'invalid_input', code: 'missing_connection_config' },
+  provider_misconfigured: { kind: 'unavailable', code: 'integration_misconfigured' },
+};
+
+export class JwtMintError extends LatchkeyError {
   constructor(
     readonly problem: JwtMintProblem,
     message: string,
     /** For `missing_connection_config`: the configuration keys without a value. */
     readonly keys: string[] = [],
   ) {
-    super(message);
+    super(MINT_PROBLEMS[problem].kind, MINT_PROBLEMS[problem].code, message);
     this.name = 'JwtMintError';
   }
 }

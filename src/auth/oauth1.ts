@@ -4,6 +4,7 @@
  * proxy uses to sign calls made with an OAUTH1 connection.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { LatchkeyError } from '../domain/errors.js';
 import { readAnswerForm } from '../egress/bounded-body.js';
 
 export interface OAuth1SignInput {
@@ -77,12 +78,13 @@ export interface OAuth1Consumer {
   fetch: typeof fetch;
 }
 
-export class OAuth1Error extends Error {
+/** The provider refused or garbled a step of the OAuth 1.0a handshake (502: its failure, not the caller's). */
+export class OAuth1Error extends LatchkeyError {
   constructor(
     message: string,
     readonly status?: number,
   ) {
-    super(message);
+    super('upstream', 'oauth1_failed', message);
     this.name = 'OAuth1Error';
   }
 }

@@ -58,6 +58,7 @@ export async function buildAuthorizationRedirect(
     client: input.client,
     connectionConfig: input.connectionConfig,
     fetch: input.fetch,
+    purpose: 'authorize',
   });
   if (!config.serverMetadata().authorization_endpoint) throw new Error('provider has no authorization URL');
   const params: Record<string, string> = {

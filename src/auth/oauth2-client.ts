@@ -1,7 +1,8 @@
 import * as oidc from 'openid-client';
 import { readAnswerText } from '../egress/bounded-body.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
-import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource } from '../k8s/resources.js';
+import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource, type TokenResponseSpec } from '../k8s/resources.js';
+import { parseAnswerBody, readTokenAnswer } from './provider-answers.js';
 import type { KubeStore } from '../k8s/store.js';
 
 export interface ClientCredentials {
@@ -31,8 +32,11 @@ export interface OAuth2ConfigurationInput {
   client: ClientCredentials;
   /** Fills `${connectionConfig.X}` in the provider's URLs. */
   connectionConfig?: Record<string, unknown>;
-  /** `refresh` uses the provider's refreshUrl when it has one. Default `token`. */
-  purpose?: 'token' | 'refresh';
+  /**
+   * `refresh` uses the provider's refreshUrl when it has one; `authorize` builds only the authorization
+   * request, so the token URL is not filled (it may use a value the callback brings). Default `token`.
+   */
+  purpose?: 'token' | 'refresh' | 'authorize';
   /** The context's guarded fetch (egress rules); required so no call falls back to the global one. */
   fetch: typeof fetch;
   timeoutSeconds?: number;
@@ -50,15 +54,19 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   const s = input.provider.spec;
   const tokenTemplate = (input.purpose === 'refresh' ? s.refreshUrl : undefined) ?? s.tokenUrl;
   if (!tokenTemplate) throw new Error(`provider ${input.provider.metadata.name} has no token URL`);
-  const tokenUrl = fillProviderUrl(s, tokenTemplate, input.connectionConfig);
   let authorizationUrl: string | undefined;
   if (s.authorizationUrl) {
     try {
       authorizationUrl = fillProviderUrl(s, s.authorizationUrl, input.connectionConfig);
-    } catch {
+    } catch (err) {
+      if (input.purpose === 'authorize') throw err;
       authorizationUrl = undefined; // not needed for token requests
     }
   }
+  // The authorization request needs no token URL; it may name a value only the callback brings (Zoho's accounts server).
+  const tokenUrl = input.purpose === 'authorize' ? undefined : fillProviderUrl(s, tokenTemplate, input.connectionConfig);
+  const issuerUrl = tokenUrl ?? authorizationUrl;
+  if (!issuerUrl) throw new Error(`provider ${input.provider.metadata.name} has no authorization URL`);
   const method = s.tokenRequestAuthMethod === 'basic' ? 'client_secret_basic' : input.client.clientSecret ? 'client_secret_post' : 'none';
   const auth =
     method === 'client_secret_basic'
@@ -68,8 +76,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
         : oidc.None();
   const config = new oidc.Configuration(
     {
-      issuer: new URL(tokenUrl).origin,
-      token_endpoint: tokenUrl,
+      issuer: new URL(issuerUrl).origin,
+      ...(tokenUrl ? { token_endpoint: tokenUrl } : {}),
       ...(authorizationUrl ? { authorization_endpoint: authorizationUrl } : {}),
     },
     input.client.clientId,
@@ -80,7 +88,7 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
     const res = await input.fetch(url, options as RequestInit);
-    return normalizeTokenResponse(res, input.onTokenResponse);
+    return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);
   };
   return config;
 }
@@ -97,34 +105,35 @@ export function isLoopback(url: string): boolean {
 }
 
 /**
- * Real providers bend RFC 6749: no `token_type`, `expires_in` as a string, an `id_token` whose
- * issuer is not the token URL's. Latchkey does not use ID tokens from token requests, so a successful
- * JSON response is rewritten into the strict shape openid-client checks; the untouched body goes
- * to `onBody` (it becomes the credentials' `raw`). Every answer is read here, bounded, once
- * ({@link readAnswerText}: {@link AnswerTooLargeError} past the limit), and handed to openid-client
- * as a new Response, so it never reads a provider's body itself.
+ * Real providers bend RFC 6749 (see ./provider-answers.ts): any `token_type`, `expires_in` as a string
+ * or absent, form-encoded answers, errors in a 200 answer, nested tokens. A successful answer is
+ * rewritten into the strict shape openid-client checks (an error in a 200 becomes a 400 RFC 6749 error
+ * answer, so it takes the same path as one); the untouched body goes to `onBody` (it becomes the
+ * credentials' `raw`). Every answer is read here, bounded, once ({@link readAnswerText}:
+ * {@link AnswerTooLargeError} past the limit), and handed to openid-client as a new Response, so it
+ * never reads a provider's body itself.
  */
-async function normalizeTokenResponse(res: Response, onBody?: (body: Record<string, unknown>) => void): Promise<Response> {
+async function normalizeTokenResponse(
+  res: Response,
+  spec: TokenResponseSpec | undefined,
+  onBody?: (body: Record<string, unknown>) => void,
+): Promise<Response> {
   const text = await readAnswerText(res);
   const headers = new Headers(res.headers);
   headers.delete('content-length');
   headers.delete('content-encoding');
-  const answer = (body: string | null) => new Response(body, { status: res.status, statusText: res.statusText, headers });
+  const answer = (body: string | null, status = res.status) =>
+    new Response(body, { status, statusText: status === res.status ? res.statusText : '', headers });
   const noBody = res.status === 204 || res.status === 304;
-  if (!res.ok || !(res.headers.get('content-type') ?? '').includes('json')) return answer(noBody ? null : text);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return answer(text);
-  }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return answer(text);
-  const original = body as Record<string, unknown>;
-  onBody?.(original);
-  const fixed: Record<string, unknown> = { ...original };
-  delete fixed.id_token;
-  if (typeof fixed.token_type !== 'string') fixed.token_type = 'bearer';
-  if (typeof fixed.expires_in === 'string' && /^\d+$/.test(fixed.expires_in)) fixed.expires_in = Number(fixed.expires_in);
-  if (fixed.expires_in !== undefined && typeof fixed.expires_in !== 'number') delete fixed.expires_in;
-  return answer(JSON.stringify(fixed));
+  const contentType = res.headers.get('content-type') ?? '';
+  const body = noBody ? undefined : parseAnswerBody(text, contentType);
+  if (!body) return answer(noBody ? null : text);
+  headers.set('content-type', 'application/json');
+  // An error answer (4xx) in a form encoding: openid-client reads RFC 6749 errors from JSON only.
+  if (!res.ok) return answer(JSON.stringify(body));
+  const read = readTokenAnswer(spec, body);
+  if (read.kind === 'error')
+    return answer(JSON.stringify({ error: read.error, ...(read.description ? { error_description: read.description } : {}) }), 400);
+  onBody?.(read.original);
+  return answer(JSON.stringify(read.fields));
 }

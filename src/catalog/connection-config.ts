@@ -9,15 +9,8 @@ import type { ConnectionConfigField, ProviderSpec } from '../k8s/resources.js';
 import { fillTemplate } from './template.js';
 
 /** A configuration key with its rule; an old plain string `x` reads as `{ name: x, required: true }`. */
-export interface ConfigField {
-  name: string;
-  label?: string;
-  pattern?: string;
-  enum?: string[];
-  hostSuffixes?: string[];
-  anyHost?: boolean;
+export interface ConfigField extends ConnectionConfigField {
   required: boolean;
-  default?: string;
 }
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
@@ -48,7 +41,18 @@ export function urlTemplates(spec: ProviderSpec): Array<{ field: string; templat
   if (typeof twoStepUrl === 'string') out.push({ field: 'twoStep.tokenUrl', template: twoStepUrl });
   const aud = (spec.modeOptions?.claims as Record<string, unknown> | undefined)?.aud;
   if (typeof aud === 'string' && /^https?:\/\//i.test(aud)) out.push({ field: 'modeOptions.claims.aud', template: aud });
+  // Post-connection steps carry the access token: their hosts are checked like the token URL's.
+  for (const step of spec.postConnection?.steps ?? []) {
+    const url = postConnectionUrlTemplate(spec, step.url);
+    if (url) out.push({ field: `postConnection.steps.${step.name}.url`, template: url });
+  }
   return out;
+}
+
+/** A post-connection step's URL template: absolute, or a path under proxy.baseUrl (undefined without one). */
+export function postConnectionUrlTemplate(spec: ProviderSpec, url: string): string | undefined {
+  if (!url.startsWith('/')) return url;
+  return spec.proxy?.baseUrl ? spec.proxy.baseUrl.replace(/\/+$/, '') + url : undefined;
 }
 
 /** The host part (with port) of a URL template, or undefined when it is not an absolute URL. */
@@ -145,6 +149,17 @@ export interface ConfigCheckOptions {
   path?: string;
   /** Keys that are not declared by the Provider are refused (Connect forms); the REST API keeps them. */
   strict?: boolean;
+  /** Keys the provider returns later in the flow (`from`): not required yet; URLs using them are checked once they are known. */
+  later?: ReadonlySet<string>;
+}
+
+/**
+ * Why one value a provider returned breaks its key's rule (undefined when it is fine): the same check as
+ * a typed value's, so a value taken from an answer is held to it before it is stored or used in a URL.
+ */
+export function configValueProblem(spec: ProviderSpec, name: string, value: string): string | undefined {
+  const field = configFields(spec).find((f) => f.name === name);
+  return field ? valueProblem(field, value.trim(), hostKeys(spec).has(name)) : `"${name}" is not a configuration key`;
 }
 
 /**
@@ -168,7 +183,8 @@ export function checkConnectionConfig(
     let v = out[f.name];
     if (typeof v === 'number' && Number.isFinite(v)) v = String(v);
     if (v === undefined || v === null || v === '') {
-      if (f.default !== undefined) out[f.name] = f.default;
+      if (opts.later?.has(f.name)) delete out[f.name];
+      else if (f.default !== undefined) out[f.name] = f.default;
       else if (f.required) missing.push(f.name);
       else delete out[f.name];
       continue;

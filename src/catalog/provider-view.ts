@@ -19,6 +19,8 @@ export interface ProviderView {
   webhook_routing_script?: string;
   /** How Latchkey verifies and routes this provider's webhooks (the Provider's `webhooks` block as declared; docs/provider-webhooks.md). */
   webhooks?: Record<string, unknown>;
+  token_response?: Record<string, unknown>;
+  post_connection?: Record<string, unknown>;
   proxy?: {
     base_url?: string;
     decompress?: boolean;
@@ -94,9 +96,11 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     refresh_url: s.refreshUrl,
     request_token_url: s.requestTokenUrl,
     connection_configuration: configFieldNames(s),
-    post_connection_script: s.postConnectionScript,
+    post_connection_script: s.postConnection?.name ?? s.postConnectionScript,
     webhook_routing_script: s.webhookRoutingScript,
     webhooks: s.webhooks as Record<string, unknown> | undefined,
+    token_response: s.tokenResponse as Record<string, unknown> | undefined,
+    post_connection: s.postConnection as unknown as Record<string, unknown> | undefined,
     proxy: s.proxy
       ? compact({
           base_url: s.proxy.baseUrl,

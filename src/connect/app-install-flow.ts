@@ -81,7 +81,10 @@ export function startAppInstall(deps: ConnectDeps, input: InstallStart): string 
 
 const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
 
-/** What the provider's failure means for the end user: 502 when it failed, 400 when it refused. */
+/**
+ * What the provider's failure means for the end user: 502 when it failed, 400 when it refused. Any
+ * other error (this flow's own refusals) is thrown as it is.
+ */
 function fromRefresh(err: unknown, name: string): never {
   if (err instanceof RefreshError) {
     if (err.code === 'integration_misconfigured') throw notConfigured('the app key is not usable');
@@ -167,7 +170,6 @@ export async function completeAppInstall(
       });
       if (!mine) throw refused('installation_not_yours', `This ${name} installation is not one of the accounts you can access.`);
     } catch (err) {
-      if (err instanceof LatchkeyError) throw err;
       fromRefresh(err, name);
     }
   }
@@ -192,7 +194,6 @@ export async function completeAppInstall(
     }
     minted = await requestInstallationToken({ ...keys, ...common, tokenUrl: fill(provider.spec.tokenUrl) });
   } catch (err) {
-    if (err instanceof LatchkeyError) throw err;
     fromRefresh(err, name);
   }
   const credentials: Record<string, unknown> = { type: mode, access_token: minted.token, raw: minted.raw };

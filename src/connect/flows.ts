@@ -16,6 +16,7 @@ import {
 } from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
+  OAuth1Error,
   requestTemporaryCredentials,
   requestTokenCredentials,
   type OAuth1Consumer,
@@ -27,11 +28,14 @@ import {
   type OAuth2FlowInput,
 } from '../auth/oauth2-authorization.js';
 import { resolveClient } from '../auth/oauth2-client.js';
+import { callbackValues, withProviderValues } from '../auth/post-connection.js';
+import { providerValueKeys } from '../auth/provider-answers.js';
 import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
-import { MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { EgressRefusedError } from '../egress/guard.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
+import { connectionObjectName } from '../k8s/names.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
@@ -157,9 +161,15 @@ function flowConfig(deps: ConnectDeps, session: OpenSession, provider: ProviderR
     }
     return stringValues(checkConnectionConfig(provider.spec, stored, { path: 'connectionConfig' }));
   }
-  return stringValues(
-    checkConnectionConfig(provider.spec, (rawConfig ?? {}) as Record<string, unknown>, { path: 'connectionConfig', strict: true }),
-  );
+  const later = providerValueKeys(provider.spec).all;
+  const given = (rawConfig ?? {}) as Record<string, unknown>;
+  const fromProvider = Object.keys(given).filter((k) => later.has(k) && given[k] !== undefined && given[k] !== '');
+  if (fromProvider.length) {
+    throw new LatchkeyError('invalid_input', 'invalid_connection_config', `${provider.spec.displayName} gives these values itself.`, {
+      errors: fromProvider.map((k) => ({ path: `connectionConfig.${k}`, message: `"${k}" is given by the provider, not typed` })),
+    });
+  }
+  return stringValues(checkConnectionConfig(provider.spec, given, { path: 'connectionConfig', strict: true, later }));
 }
 
 function stringValues(config: Record<string, unknown>): Record<string, string> {
@@ -222,6 +232,12 @@ function sessionUse(session: OpenSession, integrationId: string): SessionUse {
 export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec: { callbackUrl?: string } } }): string {
   return session.environment.spec.callbackUrl ?? `${deps.config.publicBaseUrl}/oauth/callback`;
 }
+
+/**
+ * The provider's failure in a handshake (or the egress policy's refusal of its URL): LatchkeyErrors
+ * like the flow's own refusals, but logged and answered as the flow's 502, not passed on as they are.
+ */
+const providerFailure = (err: LatchkeyError) => err instanceof OAuth1Error || err instanceof EgressRefusedError;
 
 /**
  * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
@@ -312,7 +328,13 @@ export async function startOAuthFlow(
       callback.href,
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
-    const params = { ...(provider.spec.authorizationParams ?? {}), ...(integration.spec.authorizationParams ?? {}) };
+    const params: Record<string, string> = {
+      ...(provider.spec.authorizationParams ?? {}),
+      ...(integration.spec.authorizationParams ?? {}),
+    };
+    // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
+    const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (provider.spec.defaultScopes ?? []);
+    if (scopes.length) params.scope = scopes.join(provider.spec.scopeSeparator ?? ' ');
     return started(
       oauth1AuthorizationUrl(fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig), temporary.token, params)
         .href,
@@ -324,8 +346,7 @@ export async function startOAuthFlow(
       logAttempt(deps, { ...attempt, outcome: 'failure', messages: [`Could not start the authorization: ${tooLarge.message}`] });
       throw tooLarge;
     }
-    if (err instanceof LatchkeyError) throw err;
-    if (err instanceof MissingTemplateValueError) throw new LatchkeyError('invalid_input', 'invalid_input', err.message);
+    if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
     logAttempt(deps, {
       ...attempt,
       outcome: 'failure',
@@ -479,7 +500,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
   }
   const startedAt = deps.clock.now();
   let detail: string | undefined;
-  let step: 'callback' | 'token_exchange' = 'callback';
+  let step: 'callback' | 'token_exchange' | 'post_connection' = 'callback';
   // What the callback and the token request carry: never in a log line, even when a provider quotes it back.
   const sent: Array<string | undefined> = [
     q.get('code') ?? undefined,
@@ -528,6 +549,11 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     claimed = true;
     let credentials: StoredCredentials;
     let connectionConfig = state.connectionConfig;
+    const returned = providerValueKeys(provider.spec).all;
+    // A reconnect takes the provider's values afresh, to check they are the stored ones (the same account).
+    let exchangeConfig: Record<string, string> = state.reconnect
+      ? Object.fromEntries(Object.entries(state.connectionConfig).filter(([k]) => !returned.has(k)))
+      : state.connectionConfig;
     step = 'token_exchange';
     if (via === 'plugin-install') {
       ({ credentials, connectionConfig } = completePluginInstall(deps, { state, query: q, integration, provider, name }));
@@ -538,7 +564,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
         const client = oauthClient(deps, state.namespace, integration);
         sent.push(client.clientSecret);
         if (via === 'oauth2') {
-          const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: state.connectionConfig, fetch: deps.fetch };
+          // The callback's values come first: the token URL may use them (a reconnect takes them afresh).
+          exchangeConfig = { ...exchangeConfig, ...callbackValues(provider.spec, q, exchangeConfig) };
+          const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: exchangeConfig, fetch: deps.fetch };
           credentials = (await exchangeAuthorizationCode(
             input,
             url,
@@ -565,12 +593,18 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
           )) as unknown as StoredCredentials;
         }
       } catch (err) {
-        if (err instanceof LatchkeyError) throw err;
+        if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
         // The provider's answer (error code and description) is in the message: what a support engineer needs.
         const answer = providerAnswer(err, sent);
         detail = `Token exchange failed: ${answer}`;
         deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: answer }, 'token exchange failed');
         throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
+      }
+      if (via === 'oauth2' && returned.size) {
+        step = 'post_connection';
+        sent.push(credentials.access_token as string | undefined);
+        connectionConfig = await providerValuesOf(deps, { state, provider, credentials, connectionConfig: exchangeConfig, name });
+        step = 'token_exchange'; // each step has its own entry; the attempt's is the exchange's, as without steps
       }
     }
     outcome.result = await saveAuthorization(deps, {
@@ -604,6 +638,50 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     await logFailedAttempt(deps, { ...attempt, error: outcome.error, detail, onConnection: outcome.error.code !== 'session_already_used' });
   else logAttempt(deps, { ...attempt, outcome: 'success', messages: [`Authorized (${outcome.result?.operation ?? 'saved'})`] });
   return outcome;
+}
+
+/**
+ * The configuration values the provider returns (token answer, post-connection steps), checked. A
+ * reconnect keeps the stored configuration, and refuses an authorization of another account (a value
+ * the provider returns that differs from the stored one): the old credentials stay.
+ */
+async function providerValuesOf(
+  deps: ConnectDeps,
+  input: {
+    state: FlowState;
+    provider: ProviderResource;
+    credentials: StoredCredentials;
+    connectionConfig: Record<string, string>;
+    name: string;
+  },
+): Promise<Record<string, string>> {
+  const { state, provider, credentials } = input;
+  const r = state.reconnect;
+  const values = await withProviderValues(deps, {
+    provider,
+    accessToken: String(credentials.access_token ?? ''),
+    tokenAnswer: credentials.raw && typeof credentials.raw === 'object' ? (credentials.raw as Record<string, unknown>) : undefined,
+    connectionConfig: input.connectionConfig,
+    log: {
+      namespace: state.namespace,
+      operation: 'authorization',
+      integration: state.integration,
+      endUserId: state.endUser?.id,
+      ...(r ? { connectionId: r.connectionId, connection: { name: connectionObjectName(r.integration, r.connectionId) } } : {}),
+    },
+  });
+  if (!r) return values;
+  const returned = providerValueKeys(provider.spec).all;
+  const other = [...returned].filter((k) => state.connectionConfig[k] !== undefined && values[k] !== state.connectionConfig[k]);
+  if (other.length) {
+    throw new LatchkeyError(
+      'invalid_input',
+      'different_account',
+      `This authorization is for another ${input.name} account than the connection's. The connection keeps its credentials; connect the other account as a new connection.`,
+      { errors: other.map((k) => ({ path: `connectionConfig.${k}`, message: `"${k}" differs from the connection's` })) },
+    );
+  }
+  return state.connectionConfig;
 }
 
 interface SaveInput {

@@ -4,13 +4,16 @@
  * credentials to store — a 400 naming the fields, or the provider's refusal, before anything is
  * stored — and the connection service stores them.
  */
+import { withProviderValues } from '../auth/post-connection.js';
+import { providerValueKeys } from '../auth/provider-answers.js';
+import type { AppContext } from '../context/app-context.js';
 import { LatchkeyError } from '../domain/errors.js';
-import type { StoredConnection } from '../k8s/store.js';
+import type { StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { FlatCredentialFields, GivenCredentials, ModeDeps } from '../modes/auth-mode.js';
 import { authModeModule } from '../modes/registry.js';
 import { importConnection, type ConnectionServiceDeps, type NewConnection } from './service.js';
 
-export type ImportDeps = ConnectionServiceDeps & ModeDeps;
+export type ImportDeps = ConnectionServiceDeps & ModeDeps & Partial<Pick<AppContext, 'oplog'>>;
 
 export interface ImportRequest extends Omit<NewConnection, 'credentials' | 'labels'> {
   /** POST /connections: the body's `credentials` (schema-checked); or the flat fields of POST /connection. */
@@ -40,7 +43,47 @@ export async function importCredentials(
   } else {
     credentials = await mode.fromFlatImport(deps, { ...common, fields: request.credentials.flat });
   }
+  connectionConfig = await withReturnedValues(
+    deps,
+    request,
+    credentials,
+    { ...(keptConfig ?? {}), ...(connectionConfig ?? {}) },
+    connectionConfig,
+  );
   return importConnection(deps, { ...request, credentials, connectionConfig });
+}
+
+/**
+ * Values the provider returns (`connectionConfiguration[].from`) that the caller did not give: taken
+ * from what was imported, and the post-connection steps run with the imported access token. A failed
+ * step stores nothing (502); a key still missing is the caller's 400 (the connection service's check).
+ */
+async function withReturnedValues(
+  deps: ImportDeps,
+  request: ImportRequest,
+  credentials: StoredCredentials,
+  merged: Record<string, unknown>,
+  sent: Record<string, unknown> | undefined,
+): Promise<Record<string, unknown> | undefined> {
+  const { provider } = request;
+  const returned = providerValueKeys(provider.spec).all;
+  const missing = [...returned].filter((k) => merged[k] === undefined || merged[k] === '');
+  if (!missing.length || typeof credentials.access_token !== 'string') return sent;
+  const values = await withProviderValues(deps, {
+    provider,
+    accessToken: credentials.access_token,
+    tokenAnswer: credentials.raw && typeof credentials.raw === 'object' ? (credentials.raw as Record<string, unknown>) : undefined,
+    connectionConfig: merged,
+    checkAll: false,
+    log: {
+      namespace: request.namespace,
+      operation: 'import',
+      integration: request.integration.metadata.name,
+      ...(request.connectionId ? { connectionId: request.connectionId } : {}),
+    },
+  });
+  const found = Object.fromEntries(missing.flatMap((k) => (values[k] !== undefined ? [[k, values[k]]] : [])));
+  return { ...(sent ?? {}), ...found };
 }
 
 function typeMismatch(type: string, authMode: string, provider: string): LatchkeyError {

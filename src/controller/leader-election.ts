@@ -1,5 +1,6 @@
 import type { AcquireResult } from '../k8s/leases.js';
 import type { Logger } from '../platform/log.js';
+import { RepeatingTask } from './repeating-task.js';
 import { errMessage, settleWithin } from './settle.js';
 
 /** What the elector needs of {@link import('../k8s/leases.js').Leases}. */
@@ -35,9 +36,10 @@ export class LeaderElector {
   private readonly opts: Required<Omit<LeaderElectorOptions, 'now'>> & { now: () => number };
   private leading = false;
   private lastRenewedAt = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private tick: Promise<void> = Promise.resolve();
+  private readonly loop = new RepeatingTask(
+    () => this.attempt(),
+    () => (this.leading ? this.opts.renewIntervalMs : this.opts.retryIntervalMs),
+  );
 
   constructor(opts: LeaderElectorOptions) {
     const renew = opts.renewIntervalMs ?? Math.max(200, Math.floor((opts.leaseDurationSeconds * 1000) / 3));
@@ -62,9 +64,7 @@ export class LeaderElector {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /**
@@ -72,11 +72,9 @@ export class LeaderElector {
    * at once; without it (a crash, in tests) the others wait for the lease to expire.
    */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
     // A request to an API server that is going away can hang for its one-minute timeout: stop waiting
     // after a few seconds. Not releasing in time only makes a follower wait for the lease to expire.
-    await settleWithin(this.tick, STOP_WAIT_MS);
+    await this.loop.stop(STOP_WAIT_MS);
     if (this.leading) {
       await this.loseLeadership('stopping');
       if (opts.release ?? true) {
@@ -88,14 +86,6 @@ export class LeaderElector {
     }
   }
 
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      this.tick = this.attempt().finally(() => this.schedule(this.leading ? this.opts.renewIntervalMs : this.opts.retryIntervalMs));
-    }, delayMs);
-    this.timer.unref?.();
-  }
-
   private async attempt(): Promise<void> {
     const { leases, namespace, name, identity, leaseDurationSeconds, logger } = this.opts;
     const startedAt = this.opts.now();
@@ -105,7 +95,7 @@ export class LeaderElector {
     } catch (err) {
       logger.warn({ lease: `${namespace}/${name}`, err: errMessage(err) }, 'leader lease request failed');
     }
-    if (!this.running) return;
+    if (!this.loop.isRunning) return;
     if (result?.acquired) {
       this.lastRenewedAt = startedAt;
       if (!this.leading) {

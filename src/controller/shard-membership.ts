@@ -2,6 +2,7 @@ import type { AcquireResult, LeaseState } from '../k8s/leases.js';
 import type { Logger } from '../platform/log.js';
 import { LABELS } from '../k8s/resources.js';
 import { RendezvousHash } from './rendezvous-hash.js';
+import { RepeatingTask } from './repeating-task.js';
 import { errMessage, settleWithin } from './settle.js';
 
 /** What membership needs of {@link import('../k8s/leases.js').Leases}. */
@@ -64,10 +65,11 @@ export class ShardMembership {
   private joinedAt: number | undefined;
   private lastSyncedAt = 0;
   private activeNow = false;
-  private running = false;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly loop = new RepeatingTask(
+    () => this.sync(),
+    () => this.nextSyncDelay(),
+  );
   private deadline: NodeJS.Timeout | undefined;
-  private tick: Promise<void> = Promise.resolve();
   /** When the first other live member's Lease expires unless renewed (ms since epoch), as last read. */
   private peerExpiry: number | undefined;
 
@@ -105,17 +107,13 @@ export class ShardMembership {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Stops acting at once; with `release` (the default) deletes the Lease so the others take over without waiting. */
   async stop(opts: { release?: boolean } = {}): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
     clearTimeout(this.deadline);
-    await settleWithin(this.tick, 3000);
+    await this.loop.stop(3000);
     this.setActive(false);
     this.joinedAt = undefined;
     if (opts.release ?? true) {
@@ -125,14 +123,6 @@ export class ShardMembership {
       });
       await settleWithin(released, 3000);
     }
-  }
-
-  private schedule(delayMs: number): void {
-    if (!this.running) return;
-    this.timer = setTimeout(() => {
-      this.tick = this.sync().finally(() => this.schedule(this.nextSyncDelay()));
-    }, delayMs);
-    this.timer.unref?.();
   }
 
   /**
@@ -156,7 +146,7 @@ export class ShardMembership {
       });
       if (!result.acquired) throw new Error(`shard lease held by ${result.lease?.holder ?? 'someone else'}`);
       const all = await leases.list(namespace, `${LABELS.shardMember}=true`);
-      if (!this.running) return;
+      if (!this.loop.isRunning) return;
       // Not synced for a lease duration: the others may have counted this member dead and taken its
       // share, so it joins again (and waits again) rather than carry on.
       if (this.joinedAt === undefined || startedAt > this.lastSyncedAt + leaseMs - this.renewMs) this.joinedAt = startedAt;
@@ -184,7 +174,7 @@ export class ShardMembership {
     const now = this.now();
     const from = this.joinedAt === undefined ? Infinity : this.joinedAt + leaseMs;
     const until = this.lastSyncedAt + leaseMs - this.renewMs;
-    const active = this.running && now >= from && now < until;
+    const active = this.loop.isRunning && now >= from && now < until;
     clearTimeout(this.deadline);
     if (active) {
       this.deadline = setTimeout(() => this.evaluate(false), until - now);

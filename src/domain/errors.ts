@@ -3,7 +3,11 @@
  * a stable `code` clients can branch on, and a message safe to show (never a token, key or code).
  * Lower layers subclass it where a catcher needs to tell their error apart or read a field of it
  * (`MissingTemplateValueError.keys`, `AlreadyExistsError`, `NotFoundError`, `ConflictRetriesExhausted`,
- * `UpstreamNetworkError`); a subclass still has a kind and a code, so uncaught it is answered like any other.
+ * `UpstreamNetworkError`, `RefreshError.permanent`, `ConnectionNotFoundError`, `CredentialExchangeError.problem`,
+ * `OAuth1Error`, `JwtMintError.problem`, `EgressRefusedError`); a subclass still has a kind and a code, so
+ * uncaught it is answered like any other. A catcher that passes LatchkeyErrors on as they are and
+ * answers the rest itself names the subclasses it answers first. No other class extends Error in src/
+ * (test/http/error-kinds.unit.test.ts).
  */
 
 /** What kind of failure this is; src/http/errors.ts maps each to one HTTP status. */

@@ -7,9 +7,10 @@
 import { buildConnector } from 'undici';
 import type { EgressGuard } from './guard.js';
 
-/** `ca`: extra trusted certificates (tests with their own CA); the system's CAs otherwise. */
+/** `ca`: the trusted certificates (tests with their own CA; default: the guard's); the system's CAs otherwise. */
 export function guardedConnector(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): buildConnector.connector {
-  const connectTo = buildConnector(tls.ca ? { ca: tls.ca } : {});
+  const ca = tls.ca ?? guard.ca;
+  const connectTo = buildConnector(ca ? { ca } : {});
   return (opts, callback) => {
     guard.resolve(opts.hostname).then(
       (checked) =>

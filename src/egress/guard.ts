@@ -7,6 +7,7 @@
  * lookup could answer differently: DNS rebinding).
  */
 import { lookup } from 'node:dns/promises';
+import { LatchkeyError } from '../domain/errors.js';
 import { classify, formatIp, parseIp, type AddressClass } from './addresses.js';
 import { EgressAllowlist } from './allowlist.js';
 
@@ -33,15 +34,16 @@ export interface CheckedAddress {
 /** Code on refusals, so callers can tell a policy refusal from a network error. */
 export const EGRESS_REFUSED = 'EGRESS_REFUSED';
 
-export class EgressRefusedError extends Error {
-  readonly code = EGRESS_REFUSED;
+/** The egress policy refused an address (403 when uncaught: what was asked for, not a network failure). */
+export class EgressRefusedError extends LatchkeyError {
+  declare readonly code: typeof EGRESS_REFUSED;
   constructor(
     readonly host: string,
     readonly address: string,
     readonly addressClass: AddressClass,
   ) {
     const where = host === address ? address : `${host} (${address})`;
-    super(`egress refused: ${where} is a ${addressClass} address; only LATCHKEY_EGRESS_ALLOW can allow it`);
+    super('forbidden', EGRESS_REFUSED, `egress refused: ${where} is a ${addressClass} address; only LATCHKEY_EGRESS_ALLOW can allow it`);
     this.name = 'EgressRefusedError';
   }
 }
@@ -58,15 +60,23 @@ export interface EgressGuardOptions {
   /** CIDRs, addresses and host names that may be reached although they are not public. */
   allow?: readonly string[];
   resolve?: Resolver;
+  /**
+   * Certificates trusted instead of the system's CAs by every connection through this guard (tests
+   * whose simulated providers serve HTTPS with their own CA); the system's CAs otherwise.
+   */
+  ca?: string;
 }
 
 export class EgressGuard {
   readonly allowlist: EgressAllowlist;
+  /** See {@link EgressGuardOptions.ca}. */
+  readonly ca: string | undefined;
   private readonly resolver: Resolver;
 
   constructor(opts: EgressGuardOptions = {}) {
     this.allowlist = new EgressAllowlist(opts.allow ?? []);
     this.resolver = opts.resolve ?? systemResolver;
+    this.ca = opts.ca;
   }
 
   /**

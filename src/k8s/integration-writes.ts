@@ -16,7 +16,7 @@ import {
   type IntegrationResource,
   type IntegrationSpec,
 } from './resources.js';
-import { AlreadyExistsError, NotFoundError, type KubeStore } from './store.js';
+import { AlreadyExistsError, createCustomObject, deleteCustomObject, NotFoundError, type KubeStore } from './store.js';
 
 const FIELD_MANAGER = 'latchkey-api';
 
@@ -49,20 +49,12 @@ export async function createIntegrationWithSecret(
     metadata: { name, namespace, annotations: { [ANNOTATIONS.updatedAt]: now.toISOString() } },
     spec: { ...spec, ...(clientData ? { clientSecretRef: { name: integrationSecretName(name) } } : {}) },
   };
-  let created: IntegrationResource;
-  try {
-    created = (await store.custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: INTEGRATIONS.plural,
-      body,
-      fieldManager: FIELD_MANAGER,
-    })) as IntegrationResource;
-  } catch (err) {
-    if (isConflict(err)) throw new AlreadyExistsError(`integration ${name}`);
-    throw err;
-  }
+  const created = await createCustomObject(
+    store.custom,
+    { namespace, plural: INTEGRATIONS.plural, fieldManager: FIELD_MANAGER },
+    body,
+    `integration ${name}`,
+  );
   store.integrations.remember(created);
   if (!clientData) return created;
   try {
@@ -163,20 +155,8 @@ export async function putClientSecret(store: KubeStore, integration: Integration
  */
 export async function deleteIntegrationObject(store: KubeStore, namespace: string, name: string): Promise<void> {
   const current = store.integrations.get(name, namespace);
-  try {
-    await store.custom.deleteNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace,
-      plural: INTEGRATIONS.plural,
-      name,
-      propagationPolicy: 'Background',
-      body: current?.metadata.uid ? { preconditions: { uid: current.metadata.uid } } : undefined,
-    });
-  } catch (err) {
-    if (isNotFound(err)) throw new NotFoundError(`integration ${name}`);
-    throw err;
-  }
+  if (!(await deleteCustomObject(store.custom, { namespace, plural: INTEGRATIONS.plural, name }, current?.metadata.uid)))
+    throw new NotFoundError(`integration ${name}`);
   store.integrations.forget(name, namespace, current?.metadata.resourceVersion);
   if (current) await deleteOwnedClientSecret(store, namespace, current);
 }

@@ -101,6 +101,10 @@ export interface ProviderSpec {
   /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
   appInstallation?: AppInstallationSpec;
   pluginInstall?: PluginInstallSpec;
+  /** OAUTH2: how the token endpoint answers where it departs from RFC 6749 (src/auth/provider-answers.ts). */
+  tokenResponse?: TokenResponseSpec;
+  /** OAUTH2: requests run after the token whose answers fill connection configuration (src/auth/post-connection.ts). */
+  postConnection?: PostConnectionSpec;
   postConnectionScript?: string;
   webhookRoutingScript?: string;
   /** How the provider's own webhooks are verified and routed (src/webhooks/provider-*.ts, docs/provider-webhooks.md). */
@@ -124,21 +128,39 @@ export interface ProviderWebhooksSpec {
   /** Largest body accepted, in bytes (at most what one outbox ConfigMap holds). */
   maxBodyBytes?: number;
   signature: WebhookSignatureSpec;
-  handshake?: { type: WebhookHandshakeType };
+  /** Other schemes the same provider signs with (Jira: admin webhooks' HMAC, OAuth apps' JWT): any one verifying suffices. */
+  alternatives?: WebhookSignatureSpec[];
+  handshake?: WebhookHandshakeSpec;
+  /** An event whose array at this body path is empty is a heartbeat (Asana): answered 2xx, not forwarded. */
+  heartbeat?: { bodyPath: string };
   /** Where the provider's delivery ID is (duplicates are dropped): a header, or a body path. */
   deliveryId?: WebhookValueSource;
   /** Where the account is, and which connection configuration key holds it on the connection. */
   account?: WebhookValueSource & { connectionConfigKey: string; suffix?: string };
 }
-export type WebhookHandshakeType = 'slack-url-verification' | 'graph-validation-token' | 'zoom-url-validation';
+export type WebhookHandshakeType = 'slack-url-verification' | 'graph-validation-token' | 'zoom-url-validation' | 'asana-hook-secret';
+export interface WebhookHandshakeSpec {
+  type: WebhookHandshakeType;
+  /**
+   * asana-hook-secret: the proxied call that creates a webhook (method and path under the proxy). It
+   * opens the Integration's handshake window while in flight; a handshake outside one is refused.
+   */
+  opensOn?: { method: string; path: string };
+  /** How long a window stays open at most, in seconds (default 30), should its proxied call never end. */
+  windowSeconds?: number;
+}
 /** A header (lower case) or a dotted path into the JSON body (`*` takes every element of an array). */
 export interface WebhookValueSource {
   header?: string;
   bodyPath?: string;
 }
 export interface WebhookSignatureSpec {
-  /** hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a shared value in the body. */
-  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state';
+  /**
+   * hmac-sha256 (hmac-sha1: Intercom): over `signedContent`; stripe: `t=…,v1=…` over `{t}.{body}`; client-state: a
+   * shared value in the body; jwt-hs256: a JWT (HS256) in `header` after `prefix`, its `exp`/`iat` within `timestamp.toleranceSeconds`.
+   * With the asana-hook-secret handshake the secrets are those handshakes handed over, not `secretKey`.
+   */
+  scheme: 'hmac-sha256' | 'hmac-sha1' | 'stripe' | 'client-state' | 'jwt-hs256';
   /** The header carrying the signature (hmac-sha256, stripe) */
   header?: string;
   /** What precedes the digest in the header (`sha256=`, `v0=`). */
@@ -194,6 +216,63 @@ export interface ConnectionConfigField {
   anyHost?: boolean;
   required?: boolean;
   default?: string;
+  /** A value the provider returns: never asked of the end user; checked by the rule above before it is stored or used. */
+  from?: ConfigValueSource;
+}
+/**
+ * Where a provider-returned configuration value comes from: exactly one of `tokenResponse` (a path in the
+ * token answer), `callback` (a query parameter of the OAuth callback) or `step` (a post-connection step,
+ * with `path` in its picked item). Paths are dotted (`team.id`; a number indexes an array).
+ */
+export interface ConfigValueSource {
+  tokenResponse?: string;
+  callback?: string;
+  step?: string;
+  path?: string;
+  /**
+   * `host`: keep the host name of a URL value (`https://x.my.salesforce.com` -> `x.my.salesforce.com`);
+   * `subdomain`: its first label (`https://acme.pipedrive.com` -> `acme`).
+   */
+  as?: 'host' | 'subdomain';
+}
+/** A token endpoint's departures from RFC 6749, as the provider documents them. */
+export interface TokenResponseSpec {
+  /** The provider's documentation pages these shapes come from. */
+  docs?: string[];
+  /** A 200 answer that is an error (Slack: `{ path: ok, equals: false }`). */
+  errorWhen?: { path: string; equals: string | number | boolean };
+  /** Where the error code is in such an answer (default `error`). */
+  errorCodePath?: string;
+  /** The token fields are nested under this path (Slack user tokens: `authed_user`). */
+  tokenPath?: string;
+  /** `expires_in: 0` means the token never expires (Mailchimp), not that it already has. */
+  expiresInZeroMeansNever?: boolean;
+}
+/** Requests run after the token, in order; their answers fill `from: { step }` configuration values. */
+export interface PostConnectionSpec {
+  /** Shown as `post_connection_script` by GET /providers/{p}. */
+  name: string;
+  docs?: string[];
+  steps: PostConnectionStep[];
+}
+export interface PostConnectionStep {
+  name: string;
+  /** Default GET. */
+  method?: 'GET' | 'POST';
+  /** Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier. */
+  url: string;
+  /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */
+  headers?: Record<string, string>;
+  /** POST only: the request body, sent as is (`content-type: application/json` unless `headers` say otherwise). */
+  body?: string;
+  /** Path to the list of accounts in the answer (`''`: the answer is the list); absent: the answer is one object. */
+  items?: string;
+  /** The account the provider's docs name: the first item whose `path` equals `equals` (none: the step fails). */
+  pick?: { path: string; equals: string | number | boolean };
+  /** What to do when the list holds more than one account and no `pick` names one (default refuse). */
+  several?: 'first' | 'refuse';
+  /** Time limit of the request (default 10). */
+  timeoutSeconds?: number;
 }
 export type ProviderResource = Resource<ProviderSpec, CommonStatus>;
 

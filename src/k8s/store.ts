@@ -102,6 +102,45 @@ export class AlreadyExistsError extends LatchkeyError {
   }
 }
 
+/** Creates a namespaced custom object; a name already taken is an {@link AlreadyExistsError} naming `what`. */
+export async function createCustomObject<T extends object>(
+  custom: CustomObjectsApi,
+  target: { namespace: string; plural: string; fieldManager: string },
+  body: T,
+  what: string,
+): Promise<T> {
+  try {
+    return (await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, ...target, body })) as T;
+  } catch (err) {
+    if (isConflict(err)) throw new AlreadyExistsError(what);
+    throw err;
+  }
+}
+
+/**
+ * Deletes a namespaced custom object (its dependents in the background), only the one with `uid`
+ * when given; false when there was none.
+ */
+export async function deleteCustomObject(
+  custom: CustomObjectsApi,
+  target: { namespace: string; plural: string; name: string },
+  uid: string | undefined,
+): Promise<boolean> {
+  try {
+    await custom.deleteNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      ...target,
+      propagationPolicy: 'Background',
+      body: uid ? { preconditions: { uid } } : undefined,
+    });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
+}
+
 /** A write found no object to write to (the services turn it into their own answer). */
 export class NotFoundError extends LatchkeyError {
   constructor(what: string) {
@@ -413,20 +452,12 @@ export class KubeStore {
       metadata: { name, namespace, labels: { ...input.labels, [LABELS.integration]: input.spec.integration } },
       spec: { ...input.spec, id: input.spec.id ?? randomInt(1, 2 ** 48 - 1) },
     };
-    let created: ConnectionResource;
-    try {
-      created = (await this.custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace,
-        plural: CONNECTIONS.plural,
-        body,
-        fieldManager: this.fieldManager,
-      })) as ConnectionResource;
-    } catch (err) {
-      if (isConflict(err)) throw new AlreadyExistsError(`connection ${input.spec.connectionId}`);
-      throw err;
-    }
+    let created = await createCustomObject(
+      this.custom,
+      { namespace, plural: CONNECTIONS.plural, fieldManager: this.fieldManager },
+      body,
+      `connection ${input.spec.connectionId}`,
+    );
     this.connections.remember(created);
     try {
       const secret = await this.core.createNamespacedSecret({
@@ -572,19 +603,7 @@ export class KubeStore {
   }
 
   private async deleteConnectionObject(namespace: string, name: string, uid: string | undefined): Promise<void> {
-    try {
-      await this.custom.deleteNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace,
-        plural: CONNECTIONS.plural,
-        name,
-        propagationPolicy: 'Background',
-        body: uid ? { preconditions: { uid } } : undefined,
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    await deleteCustomObject(this.custom, { namespace, plural: CONNECTIONS.plural, name }, uid);
     this.connections.forget(name, namespace, this.connections.get(name, namespace)?.metadata.resourceVersion);
   }
 

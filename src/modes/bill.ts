@@ -4,10 +4,8 @@
  * their own on every proxied call.
  */
 import { billLogin, billProxyHeaders, billSessionStrategy, checkBillSignIn } from '../auth/bill-session.js';
-import type { ProviderResource } from '../k8s/resources.js';
-import type { StoredCredentials } from '../k8s/store.js';
-import type { AuthModeModule, GivenCredentials, ModeDeps } from './auth-mode.js';
-import { exchangeNow, formOutcomeOf, importConfig } from './exchange.js';
+import type { AuthModeModule } from './auth-mode.js';
+import { formByExchange, importByExchange, type Exchange } from './exchange.js';
 import { noFlatFields } from './flat-fields.js';
 import { noAuthorization } from './injection.js';
 
@@ -15,27 +13,17 @@ const plain = (name: string) => ({ name, secret: false, required: true });
 const secret = (name: string) => ({ name, secret: true, required: true });
 const FIELDS = [plain('username'), secret('password'), plain('organization_id'), secret('dev_key')];
 
-function signIn(
-  deps: ModeDeps,
-  provider: ProviderResource,
-  given: GivenCredentials,
-  connectionConfig: Record<string, unknown>,
-  path: string,
-): Promise<StoredCredentials> {
-  return exchangeNow(deps, provider, connectionConfig, path, (call) => billLogin({ ...call, signIn: checkBillSignIn(given, path) }));
-}
+/** The sign-in checked, then signed in with. */
+const signIn: Exchange = (call, given, path) => billLogin({ ...call, signIn: checkBillSignIn(given, path) });
 
 export const bill: AuthModeModule = {
   mode: 'BILL',
-  fromImport: async (deps, input) => ({
-    credentials: await signIn(deps, input.provider, input.given, importConfig(input), 'body.credentials'),
-  }),
+  fromImport: importByExchange(signIn),
   fromFlatImport: (_deps, input) => noFlatFields(input),
   connect: {
     flow: 'form',
     fields: () => [...FIELDS],
-    credentials: (deps, form) =>
-      formOutcomeOf(() => signIn(deps, form.provider, { ...form.values, type: 'BILL' }, form.connectionConfig, 'values')),
+    credentials: formByExchange('BILL', signIn),
   },
   refresh: billSessionStrategy,
   // No Authorization header: the session goes in Bill.com's own headers.

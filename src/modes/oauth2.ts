@@ -3,6 +3,7 @@
  * with the refresh token grant when there is a refresh token; sent as a bearer token.
  */
 import { refreshOAuth2Tokens } from '../auth/oauth2-authorization.js';
+import { providerValueKeys } from '../auth/provider-answers.js';
 import { clientFor, type RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { OAuth2Credentials } from '../domain/credentials.js';
 import { LatchkeyError } from '../domain/errors.js';
@@ -13,8 +14,6 @@ import { bearerInjection } from './injection.js';
 
 /** The OAuth client ID and secret an Integration's Secret holds (OAUTH2, OAUTH1, OAUTH2_CC, TBA, CUSTOM's user authorization). */
 export const CLIENT_KEYS: NeededKey[] = [{ key: 'clientId' }, { key: 'clientSecret' }];
-
-const NO_KEYS: ReadonlySet<string> = new Set();
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
@@ -93,11 +92,22 @@ export const oauth2: AuthModeModule = {
       ...clientOverride(body),
     });
   },
-  connect: { flow: 'redirect', via: 'oauth2', suppliedKeys: () => NO_KEYS },
+  // What the provider returns (`connectionConfiguration[].from`) is never asked of the end user.
+  connect: { flow: 'redirect', via: 'oauth2', suppliedKeys: (spec) => providerValueKeys(spec).all },
   refresh,
   proxy: bearerInjection('access_token'),
-  providerProblems: (spec) =>
-    !spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : [],
+  providerProblems: (spec) => [
+    ...(!spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : []),
+    // CEL cannot type a free value: the CRD leaves errorWhen.equals to this check.
+    ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
+      ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
+      : []),
+    ...(spec.postConnection?.steps ?? []).flatMap((step, i) =>
+      step.pick && !['string', 'number', 'boolean'].includes(typeof step.pick.equals)
+        ? [`spec.postConnection.steps[${i}].pick.equals must be a string, a number or a boolean`]
+        : [],
+    ),
+  ],
   integration: {
     secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },
     clientBeforeConnect: true,

@@ -3,10 +3,9 @@
  * endpoint for a token, at import, in the form and again before the token expires; sent as a bearer.
  */
 import { checkTwoStepFields, exchangeTwoStep, twoStepOptions, twoStepStrategy, TwoStepOptions } from '../auth/two-step.js';
-import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
-import type { StoredCredentials } from '../k8s/store.js';
-import type { AuthModeModule, CredentialField, GivenCredentials, ModeDeps } from './auth-mode.js';
-import { exchangeNow, formOutcomeOf, importConfig } from './exchange.js';
+import type { ProviderSpec } from '../k8s/resources.js';
+import type { AuthModeModule, CredentialField, GivenCredentials } from './auth-mode.js';
+import { exchangeNow, formByExchange, importByExchange, importConfig, type Exchange } from './exchange.js';
 import { flatFields } from './flat-fields.js';
 import { bearerInjection } from './injection.js';
 
@@ -19,34 +18,22 @@ function fields(spec: ProviderSpec): CredentialField[] {
   }
 }
 
-function exchange(
-  deps: ModeDeps,
-  provider: ProviderResource,
-  given: GivenCredentials,
-  connectionConfig: Record<string, unknown>,
-  path: string,
-): Promise<StoredCredentials> {
-  return exchangeNow(deps, provider, connectionConfig, path, (call) =>
-    exchangeTwoStep({ ...call, fields: checkTwoStepFields(provider.spec, given, path) }),
-  );
-}
+/** The fields checked against the Provider's, then exchanged. */
+const exchange: Exchange = (call, given, path) => exchangeTwoStep({ ...call, fields: checkTwoStepFields(call.provider.spec, given, path) });
 
 export const twoStep: AuthModeModule = {
   mode: 'TWO_STEP',
-  fromImport: async (deps, input) => ({
-    credentials: await exchange(deps, input.provider, input.given, importConfig(input), 'body.credentials'),
-  }),
+  fromImport: importByExchange(exchange),
   // The flat username and password fit providers that exchange exactly those (the exchange checks which fields).
   fromFlatImport(deps, input) {
     const body = flatFields(input, ['username', 'password']);
     const given = JSON.parse(JSON.stringify({ type: 'TWO_STEP', username: body.username, password: body.password })) as GivenCredentials;
-    return exchange(deps, input.provider, given, importConfig(input), 'body');
+    return exchangeNow(deps, input.provider, given, importConfig(input), 'body', exchange);
   },
   connect: {
     flow: 'form',
     fields,
-    credentials: (deps, form) =>
-      formOutcomeOf(() => exchange(deps, form.provider, { ...form.values, type: 'TWO_STEP' }, form.connectionConfig, 'values')),
+    credentials: formByExchange('TWO_STEP', exchange),
   },
   refresh: twoStepStrategy,
   proxy: bearerInjection('token'),

@@ -7,8 +7,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
+import { ConnectionNotFoundError, RefreshError } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { HandshakeWindows } from '../k8s/handshake-windows.js';
+import type { IntegrationResource, WebhookHandshakeSpec } from '../k8s/resources.js';
 import type { Logger } from '../platform/log.js';
 import type { Registry } from '../platform/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
@@ -52,6 +55,8 @@ export interface CredentialProxyDeps {
   /** How long to wait for the provider's response headers (default 120 s). */
   headersTimeoutMs?: number;
   backoff?: Partial<Omit<RetryPolicy, 'retries'>>;
+  /** Handshake windows (src/k8s/handshake-windows.ts): opened while a call that creates a provider webhook is in flight. */
+  handshakeWindows?: Pick<HandshakeWindows, 'open' | 'close'>;
 }
 
 export interface ProxyCall {
@@ -153,7 +158,8 @@ export class CredentialProxy {
     if (refreshable) {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
-        if (err instanceof LatchkeyError) throw err;
+        // The refresher's own failures fall back (they are LatchkeyErrors too); others (the API server's) are answered.
+        if (err instanceof LatchkeyError && !(err instanceof RefreshError || err instanceof ConnectionNotFoundError)) throw err;
         this.logger.warn(
           { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
           'refresh before a proxied request failed; using the stored token',
@@ -175,6 +181,8 @@ export class CredentialProxy {
         `Form bodies signed with OAuth 1.0a are limited to ${this.replayLimit} bytes`,
       );
     const formParams = needsForm && body.kind === 'buffered' ? new URLSearchParams(body.data.toString('utf8')) : undefined;
+
+    await this.openHandshakeWindow(res, call, integration, provider.spec.webhooks?.handshake, method);
 
     const cancellation = new Cancellation();
     // Only a caller that leaves before the answer is complete cancels the upstream request (and a
@@ -298,6 +306,54 @@ export class CredentialProxy {
         'proxied request',
       );
     return statusCode;
+  }
+
+  /**
+   * A call the Provider declares as creating a webhook whose handshake hands over a secret (Asana)
+   * opens the Integration's handshake window for this connection, shared by every replica, and closes
+   * it when the response ends: the handshake's secret is kept only if the creation answered 2xx.
+   */
+  private async openHandshakeWindow(
+    res: ServerResponse,
+    call: ProxyCall,
+    integration: IntegrationResource,
+    handshake: WebhookHandshakeSpec | undefined,
+    method: string,
+  ): Promise<void> {
+    const opens = handshake?.opensOn;
+    const windows = this.deps.handshakeWindows;
+    if (!opens || !windows || opens.method.toUpperCase() !== method || call.rawPath.replace(/\/+$/, '') !== opens.path) return;
+    const secretName = integration.spec.clientSecretRef?.name;
+    if (!secretName)
+      throw new LatchkeyError(
+        'conflict',
+        'integration_has_no_secret',
+        'This integration has no client Secret to keep the webhook secret in',
+      );
+    const now = this.deps.clock.now();
+    const id = await windows
+      .open(call.namespace, secretName, call.connectionId, now, (handshake.windowSeconds ?? 30) * 1000)
+      .catch((err: unknown) => {
+        this.logger.warn({ integration: call.providerConfigKey, err: (err as Error).message }, 'webhook handshake window not opened');
+        throw new LatchkeyError('unavailable', 'unavailable', 'The webhook handshake window could not be opened; retry later');
+      });
+    if (!id)
+      throw new LatchkeyError(
+        'conflict',
+        'webhook_creation_in_progress',
+        'Another webhook creation of this integration is in flight; retry when it ends',
+      );
+    res.once('close', () => {
+      const succeeded = res.statusCode >= 200 && res.statusCode < 300 && res.writableFinished;
+      windows.close(call.namespace, secretName, id, succeeded, this.deps.clock.now()).then(
+        (kept) => this.logger.info({ integration: call.providerConfigKey, kept }, 'webhook handshake window closed'),
+        (err: unknown) =>
+          this.logger.warn(
+            { integration: call.providerConfigKey, err: (err as Error).message },
+            'webhook handshake window not closed (it expires)',
+          ),
+      );
+    });
   }
 
   private async refresh(call: ProxyCall, current: StoredConnection, force: boolean): Promise<StoredConnection> {

@@ -9,12 +9,13 @@ import type { AppContext } from '../context/app-context.js';
 import { primaryOf } from '../auth/environment-keys.js';
 import { TokenBuckets } from '../domain/token-bucket.js';
 import { FlowRecords } from '../k8s/flow-records.js';
+import { HandshakeWindows, handshakeSecrets } from '../k8s/handshake-windows.js';
 import { INTEGRATION_SECRET_KEYS, type ConnectionResource, type IntegrationResource, type ProviderWebhooksSpec } from '../k8s/resources.js';
 import { WebhookOutbox } from '../k8s/webhook-outbox.js';
 import { Counter, metric, type Registry } from '../platform/metrics.js';
 import { signedHandshake, unsignedHandshake, type HandshakeAnswer } from './provider-handshakes.js';
 import { verifySignature, type ReceivedRequest } from './provider-signature.js';
-import { sourceValues } from './provider-values.js';
+import { sourceValues, valuesAt } from './provider-values.js';
 
 /** Body size when the Provider names none, and the most any may name (one outbox ConfigMap holds < 1 MiB). */
 export const DEFAULT_MAX_BODY_BYTES = 512 * 1024;
@@ -58,6 +59,7 @@ export interface ForwardWebhookBody {
 type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger' | 'metrics' | 'oplog' | 'config'> & {
   outbox?: Pick<WebhookOutbox, 'enqueue'>;
   markers?: Pick<FlowRecords, 'markUsed' | 'unmarkUsed'>;
+  windows?: Pick<HandshakeWindows, 'accept'>;
 };
 
 const received = (registry: Registry) =>
@@ -77,9 +79,11 @@ export class ProviderWebhookReceiver {
   private readonly outbox: Pick<WebhookOutbox, 'enqueue'>;
   private readonly markers: Pick<FlowRecords, 'markUsed' | 'unmarkUsed'>;
   private readonly budget: TokenBuckets;
+  private readonly windows: Pick<HandshakeWindows, 'accept'>;
 
   constructor(private readonly deps: Deps) {
     this.outbox = deps.outbox ?? new WebhookOutbox(deps.kc);
+    this.windows = deps.windows ?? new HandshakeWindows(deps.store);
     this.markers = deps.markers ?? new FlowRecords(deps.kc);
     const perMinute = deps.config.providerWebhookRatePerIntegration;
     this.budget = new TokenBuckets(perMinute, perMinute, () => deps.clock.now());
@@ -114,12 +118,9 @@ export class ProviderWebhookReceiver {
       this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
       return early;
     }
-    const secretKey = secretKeyOf(spec.signature, req.json);
-    const ref = integration.spec.clientSecretRef?.name;
-    const secret = ref ? this.deps.store.readSecretValue(namespace, ref, secretKey) : undefined;
-    const verdict = secret
-      ? verifySignature(spec.signature, req, secret, this.deps.clock.now())
-      : { ok: false as const, reason: `the Integration's Secret has no ${secretKey}` };
+    const hookSecret = spec.handshake?.type === 'asana-hook-secret' ? req.headers['x-hook-secret'] : undefined;
+    if (hookSecret !== undefined) return this.hookSecretHandshake(target, hookSecret);
+    const verdict = this.verify(target, req);
     // Refused requests spend their own budget: a flood of forgeries neither spends the provider's nor
     // writes an operation log entry each.
     const key = `${namespace}/${integration.metadata.name}${verdict.ok ? '' : '/refused'}`;
@@ -129,12 +130,70 @@ export class ProviderWebhookReceiver {
       this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);
       return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
     }
-    const handshake = signedHandshake(spec.handshake?.type, req.json, secret!);
+    const handshake = signedHandshake(spec.handshake?.type, req.json, verdict.secret);
     if (handshake) {
       this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
       return handshake;
     }
-    return this.forward(target, req);
+    return this.forward(target, req, verdict.connectionId);
+  }
+
+  /**
+   * Checks the request against each scheme the Provider declares (its `signature`, then its
+   * `alternatives`) with the secrets each may use: the key of the Integration's Secret, or the secrets
+   * handshakes handed over (asana-hook-secret), each with the connection whose call created its webhook.
+   */
+  private verify(target: WebhookTarget, req: ReceivedRequest): Verified | { ok: false; reason: string } {
+    const { spec, namespace, integration } = target;
+    const ref = integration.spec.clientSecretRef?.name;
+    const now = this.deps.clock.now();
+    const reasons: string[] = [];
+    for (const signature of [spec.signature, ...(spec.alternatives ?? [])]) {
+      const candidates: Array<{ secret: string; connectionId?: string }> = [];
+      if (spec.handshake?.type === 'asana-hook-secret') {
+        candidates.push(...handshakeSecrets(ref ? this.deps.store.getReferencedSecret(namespace, ref) : undefined));
+        if (candidates.length === 0) reasons.push('no webhook of this integration completed its handshake');
+      } else {
+        const secretKey = secretKeyOf(signature, req.json);
+        const secret = ref ? this.deps.store.readSecretValue(namespace, ref, secretKey) : undefined;
+        if (secret) candidates.push({ secret });
+        else reasons.push(`the Integration's Secret has no ${secretKey}`);
+      }
+      for (const candidate of candidates) {
+        const verdict = verifySignature(signature, req, candidate.secret, now);
+        if (verdict.ok) return { ok: true, ...candidate };
+        reasons.push(verdict.reason);
+      }
+    }
+    // The reason of a scheme the request tried (its header is there) says most.
+    return { ok: false, reason: reasons.find((r) => !r.startsWith('no ')) ?? reasons[0] ?? 'no scheme' };
+  }
+
+  /**
+   * Asana's handshake: an unauthenticated POST handing over the secret later events are signed with.
+   * Taken only inside a window a proxied webhook creation of this Integration opened (on any replica);
+   * outside one it is refused, logged, and nothing is stored.
+   */
+  private async hookSecretHandshake(target: WebhookTarget, value: string): Promise<ProviderWebhookAnswer> {
+    const { provider, namespace, integration } = target;
+    const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+    if (wait > 0) return this.rateLimited(provider, wait);
+    const ref = integration.spec.clientSecretRef?.name;
+    let taken = false;
+    try {
+      taken = ref !== undefined && HOOK_SECRET.test(value) && (await this.windows.accept(namespace, ref, value, this.deps.clock.now()));
+    } catch (err) {
+      this.record(target, 'failed', [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`]);
+      return error(503, 'unavailable', 'The handshake could not be stored; retry later.');
+    }
+    if (!taken) {
+      this.record(target, 'unverified', [
+        `${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`,
+      ]);
+      return error(401, 'handshake_refused', 'No webhook creation of this integration is in flight through Latchkey.');
+    }
+    this.record(target, 'handshake', [`${provider} handshake (asana-hook-secret) answered inside a webhook creation window.`]);
+    return { ...accepted(), headers: { 'x-hook-secret': value } };
   }
 
   private rateLimited(provider: string, waitMs: number): ProviderWebhookAnswer {
@@ -145,16 +204,26 @@ export class ProviderWebhookReceiver {
     };
   }
 
-  private async forward(target: WebhookTarget, req: ReceivedRequest): Promise<ProviderWebhookAnswer> {
+  private async forward(target: WebhookTarget, req: ReceivedRequest, creator?: string): Promise<ProviderWebhookAnswer> {
     const { spec, provider, namespace } = target;
     const name = target.integration.metadata.name;
     const deliveryId = spec.deliveryId ? sourceValues(spec.deliveryId, req.headers, req.json)[0] : undefined;
     const accounts = spec.account ? accountsOf(spec.account, req) : [];
-    const connections = spec.account ? this.matching(namespace, name, spec.account.connectionConfigKey, accounts) : [];
+    // A secret a handshake handed over names the connection whose proxied call created the webhook.
+    const created = creator !== undefined ? this.deps.store.getConnection(namespace, name, creator)?.resource : undefined;
+    const connections = created
+      ? [created]
+      : spec.account
+        ? this.matching(namespace, name, spec.account.connectionConfigKey, accounts)
+        : [];
     const routed = `routed to ${connections.length ? connections.map((c) => c.spec.connectionId).join(', ') : 'no connection'}${
-      spec.account ? ` (account ${accounts.join(', ') || 'absent'})` : ''
+      creator !== undefined ? ' (the creator of the webhook)' : spec.account ? ` (account ${accounts.join(', ') || 'absent'})` : ''
     }`;
     const about = `${provider} webhook${deliveryId ? ` ${deliveryId}` : ''} verified, ${routed}`;
+    if (spec.heartbeat && valuesAt(req.json, spec.heartbeat.bodyPath).some((v) => Array.isArray(v) && v.length === 0)) {
+      this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], connections);
+      return accepted();
+    }
     const env = primaryOf(this.deps.store.listEnvironments(namespace));
     if (!env?.spec.webhooks?.url) {
       this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], connections);
@@ -250,6 +319,11 @@ function accountsOf(account: NonNullable<ProviderWebhooksSpec['account']>, req: 
   const suffix = account.suffix;
   return suffix ? values.filter((v) => v.endsWith(suffix)).map((v) => v.slice(0, -suffix.length)) : values;
 }
+
+/** What a handshake secret may be (Asana's are 64 hex characters): printable, bounded. */
+const HOOK_SECRET = /^[\x21-\x7e]{1,256}$/;
+
+type Verified = { ok: true; secret: string; connectionId?: string };
 
 function accepted(): ProviderWebhookAnswer {
   return { status: 200, contentType: 'application/json', body: '{"ok":true}' };

@@ -25,6 +25,7 @@ export function verifySignature(spec: WebhookSignatureSpec, req: ReceivedRequest
   if (!secret) return refused('the Integration has no webhook secret');
   if (spec.scheme === 'stripe') return verifyStripe(spec, req, secret, nowMs);
   if (spec.scheme === 'client-state') return verifyClientState(spec, req, secret);
+  if (spec.scheme === 'jwt-hs256') return verifyJwt(spec, req, secret, nowMs);
   return verifyHmac(spec, req, secret, nowMs);
 }
 
@@ -75,6 +76,47 @@ function verifyClientState(spec: WebhookSignatureSpec, req: ReceivedRequest, sec
   const want = Buffer.from(secret);
   const all = states.every((s) => typeof s === 'string' && sameDigest(want, Buffer.from(s)));
   return all ? { ok: true } : refused('the clientState does not match');
+}
+
+/** Longest token read (Atlassian's are a few hundred bytes). */
+const MAX_JWT = 8192;
+
+/**
+ * A JWT signed with HS256 under the secret (Atlassian: the OAuth 2.0 app's client secret), in the
+ * declared header after its prefix. Only HS256 is taken (never `none` or another algorithm the token
+ * names); `exp` is required and may be at most `toleranceSeconds` past, `iat` at most that far ahead.
+ * The token does not cover the body: HTTPS protects it, as for Microsoft Graph's clientState.
+ */
+function verifyJwt(spec: WebhookSignatureSpec, req: ReceivedRequest, secret: string, nowMs: number): SignatureVerdict {
+  const header = spec.header ?? 'authorization';
+  const sent = req.headers[header];
+  if (!sent) return refused(`no ${header} header`);
+  const prefix = spec.prefix ?? 'Bearer ';
+  if (!sent.toLowerCase().startsWith(prefix.toLowerCase())) return refused(`${header} does not start with ${prefix.trim()}`);
+  const token = sent.slice(prefix.length).trim();
+  const parts = token.split('.');
+  if (token.length > MAX_JWT || parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]+$/.test(p)))
+    return refused('the token is not a JWT');
+  const [head, claims, signature] = parts as [string, string, string];
+  const alg = (jsonOf(head) as { alg?: unknown } | undefined)?.alg;
+  if (alg !== 'HS256') return refused('the token is not signed with HS256');
+  const expected = createHmac('sha256', secret).update(`${head}.${claims}`).digest();
+  if (!sameDigest(expected, Buffer.from(signature, 'base64url'))) return refused('the signature does not match');
+  const body = jsonOf(claims) as { exp?: unknown; iat?: unknown } | undefined;
+  const leewayMs = (spec.timestamp?.toleranceSeconds ?? 60) * 1000;
+  if (typeof body?.exp !== 'number') return refused('the token has no exp');
+  if (body.exp * 1000 + leewayMs < nowMs) return refused('the token has expired');
+  if (body.iat !== undefined && (typeof body.iat !== 'number' || body.iat * 1000 - leewayMs > nowMs))
+    return refused('the token is issued in the future');
+  return { ok: true };
+}
+
+function jsonOf(base64url: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(base64url, 'base64url').toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The bytes a template names: `{body}` (raw), `{method}`, `{url}`, `{header:NAME}`; other text as is. */

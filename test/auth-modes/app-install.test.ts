@@ -223,4 +223,20 @@ describe('CUSTOM: GitHub App with user authorization', () => {
     await context.close();
     expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
   });
+
+  it('answers a user authorization code the provider refuses as a refused installation, and stores nothing', async () => {
+    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const theirs = gh.addInstallation(userApp.id, 'refused-code-org');
+    const context = await browser.newContext();
+    const { popup } = await toInstallPage(context, 'github-user', 'custom-refused-code');
+    const state = new URL(popup.url()).searchParams.get('state')!;
+    const refused = await popup.goto(
+      `${latchkey.url}/oauth/callback?installation_id=${theirs.id}&setup_action=install&code=a-code-github-never-issued&state=${encodeURIComponent(state)}`,
+    );
+    // The refresher's classification (reauthorization_required) is not the end user's answer: the flow's own 400 is.
+    expect(refused?.status()).toBe(400);
+    expect(await popup.textContent('main')).toContain('did not accept this installation');
+    await context.close();
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+  });
 });

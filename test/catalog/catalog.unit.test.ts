@@ -40,6 +40,9 @@ const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenU
 const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken']);
 const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
+/** What a field label must not say: where in the provider's answers a value is (the Provider's `from` fills those). */
+const LOOKUP_WORDING =
+  /token (response|answer)|returned (on|by|in|from)|\bfrom (GET |https?:\/\/|\/)|\bGET (https?:\/\/|\/)|field of (the |https?:\/\/)|\/oauth\/|userinfo|accessible-resources|\bapi_domain\b|\binstance_url\b/i;
 const FIELD_LABEL_KEYS = new Set([
   'apiKey',
   'username',
@@ -350,6 +353,9 @@ describe('provider catalog (offline)', () => {
           }
         }
         for (const u of used) if (!declared.has(u)) report(`\${connectionConfig.${u}} is used but not in connectionConfiguration`);
+        // A value the provider returns is kept for the application (and webhooks' account match) even where no URL uses it.
+        for (const f of configFields(m.spec)) if ((f as { from?: unknown }).from) used.add(f.name);
+        if (m.spec.webhooks?.account?.connectionConfigKey) used.add(m.spec.webhooks.account.connectionConfigKey);
         for (const d of declared) if (!used.has(d)) report(`connection configuration key ${d} is declared but never used`);
         for (const k of Object.keys(m.spec.fieldLabels ?? {})) {
           if (!FIELD_LABEL_KEYS.has(k) && !declared.has(k))
@@ -538,6 +544,32 @@ describe('provider catalog (offline)', () => {
     expect(mode('google-calendar')).toBe('OAUTH2');
     expect(mode('trello')).toBe('OAUTH1');
     expect(mode('stripe')).toBe('API_KEY');
+  });
+
+  it("never tells the end user to look a value up from an API or a token answer (such values are the Provider's `from`)", () => {
+    expect(
+      problems((m, report) => {
+        const texts: Array<[string, string]> = Object.entries(m.spec.fieldLabels ?? {}).map(([k, v]) => [`fieldLabels.${k}`, v]);
+        for (const f of configFields(m.spec)) if (f.label) texts.push([`connectionConfiguration.${f.name}.label`, f.label]);
+        for (const [k, h] of Object.entries(m.spec.fieldHelp ?? {})) {
+          for (const [lang, v] of Object.entries({ '': h.description, ...(h.descriptions ?? {}) })) {
+            if (v) texts.push([`fieldHelp.${k}.description${lang ? `s.${lang}` : ''}`, v]);
+          }
+        }
+        for (const [where, text] of texts) if (LOOKUP_WORDING.test(text)) report(`${where} sends the end user to look it up: "${text}"`);
+      }),
+    ).toEqual([]);
+  });
+
+  it('would catch a label that sends the end user to an API (the check above is not vacuous)', () => {
+    const LOOKUP_SAMPLES = [
+      'Instance host (instance_url from the token response without https://)',
+      'Atlassian site cloud ID (from https://api.atlassian.com/oauth/token/accessible-resources)',
+      'Company ID (realmId, returned on the OAuth redirect)',
+      'Tenant ID (from GET https://api.xero.com/connections)',
+    ];
+    expect(LOOKUP_SAMPLES.filter((t) => !LOOKUP_WORDING.test(t))).toEqual([]);
+    expect(LOOKUP_WORDING.test('Your Zendesk subdomain (the part before .zendesk.com)')).toBe(false);
   });
 
   it('lists every manifest exactly once in kustomization.yaml', () => {

@@ -115,6 +115,30 @@ describe('provider view', () => {
     expect(Provider.strict().safeParse(view).success).toBe(true);
   });
 
+  it('names the post-connection steps as post_connection_script, and shows them and the token answer shapes as declared', () => {
+    const postConnection = {
+      name: 'atlassian-accessible-resources',
+      steps: [{ name: 'sites', url: 'https://api.atlassian.com/oauth/token/accessible-resources', items: '', several: 'refuse' as const }],
+    };
+    const tokenResponse = { errorWhen: { path: 'ok', equals: false }, tokenPath: 'authed_user' };
+    const view = providerView(
+      resource({
+        authMode: 'OAUTH2',
+        authorizationUrl: 'https://a.example.com/authorize',
+        tokenUrl: 'https://a.example.com/token',
+        postConnection,
+        tokenResponse,
+      }),
+      BASE,
+    );
+    expect(view).toMatchObject({
+      post_connection_script: 'atlassian-accessible-resources',
+      post_connection: postConnection,
+      token_response: tokenResponse,
+    });
+    expect(Provider.strict().safeParse(view).success).toBe(true);
+  });
+
   it('shows aliases (none when the list is empty), and a search matches an alias', () => {
     const withAliases = resource({ authMode: 'API_KEY', aliases: ['old-name', 'other-name'] });
     expect(providerView(withAliases, BASE).aliases).toEqual(['old-name', 'other-name']);

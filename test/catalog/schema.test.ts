@@ -114,4 +114,108 @@ describe('provider catalog on the API server', () => {
     );
     expect(missing).toMatch(/OAUTH1 providers need requestTokenUrl/);
   });
+
+  describe('the fields for values the provider returns (issue #43)', () => {
+    const base = {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'Provider',
+      metadata: { name: `answers-${run}` },
+    };
+    const spec = (extra: Record<string, unknown> = {}) => ({
+      displayName: 'Answers',
+      authMode: 'OAUTH2',
+      authorizationUrl: 'https://auth.example.com/authorize',
+      tokenUrl: 'https://auth.example.com/token',
+      proxy: { baseUrl: 'https://${connectionConfig.instanceHost}' },
+      tokenResponse: {
+        docs: ['https://example.com/docs'],
+        errorWhen: { path: 'ok', equals: false },
+        errorCodePath: 'error',
+        tokenPath: 'authed_user',
+        expiresInZeroMeansNever: true,
+      },
+      connectionConfiguration: [
+        { name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
+        { name: 'realmId', pattern: '[0-9]{1,32}', from: { callback: 'realmId' } },
+        { name: 'cloudId', from: { step: 'sites', path: 'id' } },
+      ],
+      postConnection: {
+        name: 'example-sites',
+        steps: [
+          {
+            name: 'sites',
+            url: 'https://api.example.com/sites',
+            items: '',
+            several: 'first',
+            headers: { Authorization: 'OAuth ${accessToken}' },
+          },
+          { name: 'org', method: 'POST', url: 'https://api.example.com/graphql', body: '{"query":"{ organization { id } }"}' },
+          { name: 'accounts', url: 'https://api.example.com/userinfo', items: 'accounts', pick: { path: 'is_default', equals: true } },
+        ],
+      },
+      ...extra,
+    });
+    const tryCreate = (s: Record<string, unknown>) => create({ ...base, spec: s } as unknown as ProviderManifest, { dryRun: true });
+    const withConfig = (field: Record<string, unknown>) =>
+      spec({
+        connectionConfiguration: [{ name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url' } }, field],
+      });
+
+    it('accepts tokenResponse, from (token answer, callback, step) and postConnection', async () => {
+      expect(await tryCreate(spec())).toBeUndefined();
+    });
+
+    it('refuses a from.step naming no step, a from with two sources or none, and a step path without a step', async () => {
+      expect(await tryCreate(withConfig({ name: 'cloudId', from: { step: 'nosuch', path: 'id' } }))).toMatch(
+        /names a step of postConnection\.steps/,
+      );
+      expect(await tryCreate(withConfig({ name: 'cloudId', from: { tokenResponse: 'a', callback: 'b' } }))).toMatch(/exactly one of/);
+      expect(await tryCreate(withConfig({ name: 'cloudId', from: {} }))).toMatch(/exactly one of/);
+      expect(await tryCreate(withConfig({ name: 'cloudId', from: { tokenResponse: 'a', path: 'id' } }))).toMatch(/from\.path/);
+      expect(await tryCreate(withConfig({ name: 'cloudId', from: { step: 'sites' } }))).toMatch(/from\.path/);
+    });
+
+    it('refuses the OAuth parameters as callback values, empty paths, an unknown several and as', async () => {
+      expect(await tryCreate(withConfig({ name: 'realmId', from: { callback: 'code' } }))).toMatch(/cannot be an OAuth parameter/);
+      expect(await tryCreate(withConfig({ name: 'realmId', from: { tokenResponse: '' } }))).toMatch(/tokenResponse/);
+      expect(await tryCreate(withConfig({ name: 'realmId', from: { tokenResponse: 'a..b' } }))).toMatch(/tokenResponse/);
+      expect(await tryCreate(withConfig({ name: 'realmId', from: { tokenResponse: 'a', as: 'url' } }))).toMatch(/as/);
+      expect(await tryCreate(spec({ tokenResponse: { tokenPath: '' } }))).toMatch(/tokenPath/);
+      const step = { name: 'sites', url: 'https://api.example.com/sites', several: 'all' };
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [step] } }))).toMatch(/several/);
+    });
+
+    it('refuses a returned value in the authorization or token URL, and a relative step without proxy.baseUrl', async () => {
+      expect(await tryCreate(spec({ authorizationUrl: 'https://${connectionConfig.instanceHost}/authorize' }))).toMatch(
+        /authorizationUrl cannot use a value the provider returns/,
+      );
+      expect(await tryCreate(spec({ tokenUrl: 'https://${connectionConfig.instanceHost}/token' }))).toMatch(
+        /tokenUrl can use only the callback/,
+      );
+      // The callback comes before the token request: its values may be in the token URL (Zoho's accounts server).
+      expect(await tryCreate(spec({ tokenUrl: 'https://${connectionConfig.realmId}.example.com/token' }))).toBeUndefined();
+      const { proxy: _p, ...noProxy } = spec({
+        connectionConfiguration: [{ name: 'cloudId', from: { step: 'sites', path: 'id' } }],
+        postConnection: { name: 'x', steps: [{ name: 'sites', url: '/sites' }] },
+      });
+      expect(await tryCreate(noProxy)).toMatch(/relative url needs proxy\.baseUrl/);
+    });
+
+    it("refuses a step's body without POST and a pick without items", async () => {
+      const sites = { name: 'sites', url: 'https://api.example.com/sites', items: '' };
+      const body = { name: 'org', url: 'https://api.example.com/graphql', body: '{}' };
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, body] } }))).toMatch(/body goes with method POST/);
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, { ...body, method: 'POST' }] } }))).toBeUndefined();
+      const pick = { name: 'me', url: 'https://api.example.com/me', pick: { path: 'is_default', equals: true } };
+      expect(await tryCreate(spec({ postConnection: { name: 'x', steps: [sites, pick] } }))).toMatch(/pick chooses among/);
+    });
+
+    it('refuses the new fields on a provider that is not OAUTH2', async () => {
+      const apiKey = { displayName: 'K', authMode: 'API_KEY' };
+      expect(await tryCreate({ ...apiKey, tokenResponse: { tokenPath: 'a' } })).toMatch(/only for OAUTH2 providers/);
+      expect(await tryCreate({ ...apiKey, connectionConfiguration: [{ name: 'a', from: { tokenResponse: 'a' } }] })).toMatch(
+        /from is only for OAUTH2 providers/,
+      );
+    });
+  });
 });

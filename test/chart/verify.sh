@@ -250,7 +250,7 @@ check "heap flag per container with --set controller.resources.limits.memory=2Gi
   <<<"$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.resources.limits.memory=2Gi -s templates/deployment.yaml)"
 for deploy in "$controller" "$server"; do
   name="$(grep -m1 -oE 'args: \["[a-z]+"\]' <<<"$deploy" | grep -oE '"[a-z]+"' | tr -d '"')"
-  check "$name: /healthz and /readyz probes" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")" 2
+  check "$name: /healthz startup and liveness probes, /readyz readiness probe" eq "$(grep -cE 'path: /(healthz|readyz)' <<<"$deploy")$(grep -cE '^          (startup|liveness|readiness)Probe:$' <<<"$deploy")" 33
   # "text|occurrences": the pod security context repeats three of them once more.
   for kv in 'readOnlyRootFilesystem: true|1' 'allowPrivilegeEscalation: false|1' '- ALL|1' 'mountPath: /tmp|1' \
     'runAsNonRoot: true|2' 'runAsUser: 65532|2' 'type: RuntimeDefault|2'; do
@@ -285,11 +285,14 @@ check "production ingress: the Connect UI API and the OAuth callback" eq "$(grep
 check "production ingress: TLS; public base URL https://connect.example.com" grep -q 'value: "https://connect.example.com"' "$p"
 check "default: no Ingress, NetworkPolicy or ServiceMonitor" eq "$(( $(count_docs "$d" Ingress) + $(count_docs "$d" NetworkPolicy) + $(count_docs "$d" ServiceMonitor) ))" 0
 check "production: NetworkPolicy and ServiceMonitor (both ports)" eq "$(count_docs "$p" NetworkPolicy)$(count_docs "$p" ServiceMonitor)$(grep -cE '^    - port: (http|metrics)$' <<<"$(doc_of "$p" ServiceMonitor "$release")")" 112
-check "catalog: every provider of catalog/ rendered ($n_catalog files)" eq "$(count_docs "$d" Provider)" "$(cat "$chart"/catalog/*.yaml /dev/null | grep -c '^kind: Provider')"
-check "catalog on first install: post-install hooks with release ownership metadata" eq "$(count_docs "$work/rendered-sample-catalog.yaml" Provider 'helm.sh/hook: post-install\n(.*\n)*.*meta.helm.sh/release-name: latchkey\n')" 1
-check "catalog.exclude leaves sample-key out" eq "$(count_docs "$work/rendered-sample-catalog.yaml" Provider 'name: sample-key\n')" 0
-check "catalog on upgrade (CRD present): ordinary resources, no hooks" eq "$(grep -c 'helm.sh/hook' "$work/rendered-upgrade.yaml" || true)" 0
-check "catalog.install=false renders no Provider" eq "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set catalog.install=false | grep -c '^kind: Provider' || true)" 0
+n_providers="$(cat "$chart"/catalog/*.yaml /dev/null | grep -c '^kind: Provider')"
+# On a first install the catalog is the items of one List (a single post-install hook); on an upgrade, ordinary documents.
+check "catalog on first install: every provider of catalog/ ($n_catalog files) an item of one List" eq "$(count_docs "$d" List)/$(doc_of "$d" List "$release-catalog" | grep -c '^    kind: Provider$')" "1/$n_providers"
+check "catalog on upgrade: every provider of catalog/ a document of its own" eq "$(count_docs "$work/rendered-upgrade.yaml" Provider)" "$n_providers"
+check "catalog on first install: one post-install hook, its items with release ownership metadata" eq "$(count_docs "$work/rendered-sample-catalog.yaml" List '\n  annotations:\n    helm.sh/hook: post-install\n(.*\n)*.*meta.helm.sh/release-name: latchkey\n')/$(doc_of "$work/rendered-sample-catalog.yaml" List "$release-catalog" | grep -c '^    kind: Provider$')" 1/1
+check "catalog.exclude leaves sample-key out" eq "$(grep -c 'name: sample-key$' "$work/rendered-sample-catalog.yaml" || true)" 0
+check "catalog on upgrade (CRD present): ordinary resources, no hooks, no List" eq "$(grep -c 'helm.sh/hook' "$work/rendered-upgrade.yaml" || true)$(count_docs "$work/rendered-upgrade.yaml" List)" 00
+check "catalog.install=false renders no Provider" eq "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set catalog.install=false | grep -cE '^kind: (Provider|List)$' || true)" 0
 
 step "kubeconform -strict (Kubernetes $k8s_version, Latchkey CRDs, ServiceMonitor subset)"
 for f in "$work"/rendered-*.yaml; do

@@ -31,6 +31,10 @@ beforeAll(async () => {
     requestTokenUrl: `${provider.url}/request_token`,
     authorizationUrl: `${provider.url}/authorize`,
     tokenUrl: `${provider.url}/access_token`,
+    // Trello-style: scopes and the token's lifetime on the authorize URL.
+    scopeSeparator: ',',
+    defaultScopes: ['read', 'write'],
+    authorizationParams: { expiration: 'never' },
   });
   await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER }, CONSUMER);
   await bed.synced(
@@ -57,6 +61,8 @@ describe('OAuth 1.0a through the Connect UI', () => {
     });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
+    const authorize = new URL(popup.url()).searchParams;
+    expect([authorize.get('scope'), authorize.get('expiration')]).toEqual(['read,write', 'never']);
     await popup.click('button[value=approve]');
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('tumble');

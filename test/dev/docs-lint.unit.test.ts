@@ -84,17 +84,19 @@ describe('layer table against LAYERS', () => {
 });
 
 describe('source paths named in comments and docs', () => {
-  it('finds paths into src, dev, test and bench with their lines, and nothing inside longer paths or templates', () => {
+  it('finds paths into src, dev, test, bench and docs with their lines, and nothing inside longer paths or templates', () => {
     const text = [
       `// the refresher (${path('src', 'auth', 'refresh', 'token-refresher.ts')}), see ${path('test', 'k8s', 'store.test.ts')}.`,
       `built to dist/${path('src', 'k8s', 'kubernetes-client.ts')} or node_modules/x/${path('src', 'index.ts')}`,
       `run \`node ${path('dev', 'lint', 'check-docs.mjs')}\`; compiled: ${path('src', 'app', 'run.js')}, data: ${path('bench', 'before.json')}`,
       `a template: \`test/\${name}.test.ts\`, a glob: src/**/*.ts`,
+      `the cookie (see ${path('docs', 'security-oauth-callback.md')}), not node_modules/x/${path('docs', 'README.md')}`,
     ].join('\n');
     expect(namedSourcePaths(text)).toEqual([
       { path: path('src', 'auth', 'refresh', 'token-refresher.ts'), line: 1 },
       { path: path('test', 'k8s', 'store.test.ts'), line: 1 },
       { path: path('dev', 'lint', 'check-docs.mjs'), line: 3 },
+      { path: path('docs', 'security-oauth-callback.md'), line: 5 },
     ]);
   });
 
@@ -102,7 +104,7 @@ describe('source paths named in comments and docs', () => {
     const gone = path('src', 'auth', 'refresh.ts');
     const files = [
       { file: path('src', 'a.ts'), text: `/** The refresher (${gone}). */\nconst x = 1;\n// again: ${gone}` },
-      { file: 'docs/b.md', text: `See \`${path('src', 'app', 'run.ts')}\`.` },
+      { file: path('docs', 'b.md'), text: `See \`${path('src', 'app', 'run.ts')}\`.` },
     ];
     const exists = (p: string) => p === path('src', 'app', 'run.ts');
     expect(missingNamedPaths(files, exists)).toEqual([

@@ -1,6 +1,8 @@
 /**
  * Steady REST traffic through the Service for the e2e suite: at a fixed rate, alternately a fetch
- * of a known connection (its credentials must come back) and an import of a new one. Every request
+ * of a known connection (its credentials must come back) and an import of a new one; with OAuth
+ * connections given, every fourth request fetches one of them instead (a server pod refreshes a
+ * token about to expire, beside the controllers' own refreshes). Every request
  * is recorded; a failed one keeps what failed (status and error code, or the socket error), never a
  * credential.
  */
@@ -29,6 +31,8 @@ export interface LoadTarget {
   expectedApiKey: string;
   /** Prefix of the connections imported by the load (each tick's is unique). */
   importPrefix: string;
+  /** OAuth connections fetched in turn on every fourth tick (an access token must come back). */
+  oauth?: { integration: string; connectionIds: string[] };
 }
 
 const REQUEST_BOUND_MS = 10_000;
@@ -39,30 +43,41 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
   let tick = 0;
   const headers = { authorization: `Bearer ${target.secretKey}`, 'content-type': 'application/json' };
   const send = async (n: number) => {
+    const oauthId =
+      target.oauth?.connectionIds.length && n % 4 === 3
+        ? target.oauth.connectionIds[(n >> 2) % target.oauth.connectionIds.length]
+        : undefined;
     const fetching = n % 2 === 0;
-    const what = fetching ? `fetch ${target.fetchConnectionId}` : `import ${target.importPrefix}-${n}`;
+    const what = oauthId ? `fetch ${oauthId}` : fetching ? `fetch ${target.fetchConnectionId}` : `import ${target.importPrefix}-${n}`;
     const sent = Date.now();
     try {
-      const res = fetching
-        ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
+      const res = oauthId
+        ? await fetch(`${target.url}/connections/${oauthId}?provider_config_key=${target.oauth!.integration}`, {
             headers,
             signal: AbortSignal.timeout(REQUEST_BOUND_MS),
           })
-        : await fetch(`${target.url}/connections`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({
-              provider_config_key: target.integration,
-              connection_id: `${target.importPrefix}-${n}`,
-              credentials: { type: 'API_KEY', apiKey: `key-${target.importPrefix}-${n}` },
-            }),
-            signal: AbortSignal.timeout(REQUEST_BOUND_MS),
-          });
+        : fetching
+          ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
+              headers,
+              signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+            })
+          : await fetch(`${target.url}/connections`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({
+                provider_config_key: target.integration,
+                connection_id: `${target.importPrefix}-${n}`,
+                credentials: { type: 'API_KEY', apiKey: `key-${target.importPrefix}-${n}` },
+              }),
+              signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+            });
       const body = (await res.json().catch(() => undefined)) as
-        { credentials?: { apiKey?: string }; error?: { code?: string } } | undefined;
-      const ok = fetching
-        ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
-        : res.status === 201 || res.status === 200;
+        { credentials?: { apiKey?: string; access_token?: string }; error?: { code?: string } } | undefined;
+      const ok = oauthId
+        ? res.status === 200 && typeof body?.credentials?.access_token === 'string'
+        : fetching
+          ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
+          : res.status === 201 || res.status === 200;
       outcomes.push({
         what,
         ok,

@@ -109,4 +109,24 @@ describe('proxy and token refresh', () => {
     const fresh = storedToken('expired');
     expect(up.requests.map((r) => r.headers.authorization)).toEqual(Array(4).fill(`Bearer ${fresh}`));
   });
+
+  it('an expired token whose refresh the provider refuses is still sent: the provider decides', async () => {
+    const minted = await oidc.mintTokens({ clientId: CLIENT.clientId });
+    await h.addConnection(
+      { integration: 'refreshing', provider: `oauth2-refresh-${h.suffix}`, connectionId: 'refresh-refused', authMode: 'OAUTH2' },
+      {
+        type: 'OAUTH2',
+        access_token: minted.accessToken,
+        refresh_token: 'a-refresh-token-the-server-never-issued',
+        expires_at: new Date(Date.now() - 60_000).toISOString(),
+        raw: {},
+      },
+    );
+    up.requests.length = 0;
+    const res = await rawRequest(h.server.port, { path: '/proxy/list', headers: proxyHeaders(h, 'refreshing', 'refresh-refused') });
+    // The refresher's refusal (a 424 on the fetch route) is not the proxy's answer: the stored token went out.
+    expect(res.status).toBe(200);
+    expect(up.requests.map((r) => r.headers.authorization)).toEqual([`Bearer ${minted.accessToken}`]);
+    expect(storedToken('refresh-refused')).toBe(minted.accessToken);
+  });
 });

@@ -10,8 +10,9 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
+/** `extraArgs`: more flags (simulated providers: their host resolver rules and the test CA's key). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
 /** Opens the application page, sets the session token and clicks "Connect"; returns the popup. */

@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Browser, Page } from 'playwright-core';
 import type { Logger } from '../../src/platform/log.js';
 import type { KubeStore } from '../../src/k8s/store.js';
+import type { EgressGuard } from '../../src/egress/guard.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
@@ -37,7 +38,14 @@ export async function startConnectBed(
   kc: KubeConfig,
   prefix: string,
   mode: 'development' | 'production',
-  opts: { /** The replica's logger (the secrets scan passes captureLogs().logger). */ logger?: Logger } = {},
+  opts: {
+    /** The replica's logger (the secrets scan passes captureLogs().logger). */
+    logger?: Logger;
+    /** The replica's egress guard (simulated providers: their hosts resolved to the simulator). */
+    egress?: EgressGuard;
+    /** More Chromium flags (see launchBrowser). */
+    browserArgs?: string[];
+  } = {},
 ): Promise<ConnectBed> {
   const ns = await createTestNamespace(kc, prefix);
   const receiver = await webhookReceiver();
@@ -48,9 +56,10 @@ export async function startConnectBed(
     components: ['server', 'webhooks'],
     selfBaseUrl: true,
     ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(opts.egress ? { egress: opts.egress } : {}),
   });
   const app = await appPage(latchkey.url);
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(opts.browserArgs);
   return {
     ns,
     env,

@@ -2,7 +2,9 @@
  * Simulated providers: each signs an event the way its public webhook docs describe (the page is named
  * above each), independently of src/webhooks, so the engine is checked against the docs, not itself.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 export interface SimulatedRequest {
   method: string;
@@ -31,6 +33,11 @@ export interface ProviderSimulator {
   tamper?(r: SimulatedRequest): SimulatedRequest;
   /** The request without its signature (default: without the signature header). */
   unsign?(r: SimulatedRequest): SimulatedRequest;
+  /** The scheme it signs with when not the Provider's `signature`: its index in `webhooks.alternatives`. */
+  alternative?: number;
+  /** signsTime: how long after signing it is refused, in seconds (default the scheme's toleranceSeconds), and why. */
+  lateAfterSeconds?: number;
+  lateReason?: string;
 }
 
 /** A field added at the end of the JSON body (inside the outer object or the last array element). */
@@ -45,6 +52,17 @@ export function unsigned(sim: ProviderSimulator, r: SimulatedRequest): Simulated
 }
 
 const hmac = (secret: string, content: string) => createHmac('sha256', secret).update(content);
+
+/** How long the simulated Atlassian JWT is valid (exp − iat). */
+export const JWT_LIFETIME_SECONDS = 180;
+
+/** An HS256 JWT (RFC 7519) issued at `now`, built by hand so the verifier is checked against the RFC, not itself. */
+export function jwtHs256(secret: string, now: number, claims: Record<string, unknown> = {}): string {
+  const iat = Math.floor(now / 1000);
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const signing = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ iat, exp: iat + JWT_LIFETIME_SECONDS, ...claims })}`;
+  return `${signing}.${createHmac('sha256', secret).update(signing).digest('base64url')}`;
+}
 const DEFAULT_URL = 'https://latchkey.example/webhooks/ns/x';
 const json = { 'content-type': 'application/json' };
 
@@ -325,6 +343,7 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
   /** https://confluence.atlassian.com/adminjiraserver/managing-webhooks-938846912.html (admin webhooks with a secret) */
   jira: {
     provider: 'jira',
+    alternative: 0,
     secretKey: 'webhookSecret',
     secret: 'jira-admin-webhook-secret',
     signatureHeader: 'x-hub-signature',
@@ -341,6 +360,41 @@ export const SIMULATORS: Record<string, ProviderSimulator> = {
       headers: { ...json, 'x-hub-signature': `sha256=${hmac('jira-admin-webhook-secret', body).digest('hex')}` },
       body,
     }),
+  },
+  /**
+   * Webhooks a Jira OAuth 2.0 app registers (POST /rest/api/3/webhook):
+   * https://developer.atlassian.com/cloud/jira/platform/webhooks/#webhooks-authentication-for-oauth-2-0-apps
+   * says they carry a JWT in `Authorization: Bearer` signed with the app's client secret. HS256, and
+   * `iat`/`exp` three minutes apart, as Atlassian's client-secret JWTs have them; the page documents no
+   * other claim, so none is sent. The body is as the payload examples show it (matchedWebhookIds).
+   */
+  'jira-oauth': {
+    provider: 'jira',
+    secretKey: 'clientSecret',
+    secret: 'ATOA-jira-oauth-app-client-secret-0123456789',
+    signatureHeader: 'authorization',
+    signsTime: true,
+    lateAfterSeconds: JWT_LIFETIME_SECONDS + 60,
+    lateReason: 'the token has expired',
+    event: () =>
+      JSON.stringify({
+        timestamp: 1716000000000,
+        webhookEvent: 'jira:issue_updated',
+        issue: { id: '10002', key: 'PROJ-2', self: 'https://example.atlassian.net/rest/api/3/issue/10002' },
+        matchedWebhookIds: [10000],
+      }),
+    sign: (body, now, url = DEFAULT_URL) => ({
+      method: 'POST',
+      url,
+      headers: { ...json, authorization: `Bearer ${jwtHs256('ATOA-jira-oauth-app-client-secret-0123456789', now)}` },
+      body,
+    }),
+    // The JWT does not cover the body: tampering that counts is with the token (a later exp, same signature).
+    tamper: (r) => {
+      const [head, , sig] = r.headers.authorization!.slice('Bearer '.length).split('.');
+      const claims = Buffer.from(JSON.stringify({ iat: 1, exp: 4102444800 })).toString('base64url');
+      return { ...r, headers: { ...r.headers, authorization: `Bearer ${head}.${claims}.${sig}` } };
+    },
   },
   /** https://airtable.com/developers/web/api/webhooks-overview */
   airtable: {
@@ -399,4 +453,103 @@ function graphNotification(clientState: string): string {
       },
     ],
   });
+}
+
+/**
+ * Asana, as https://developers.asana.com/reference/createwebhook and
+ * https://developers.asana.com/docs/webhooks-guide describe it: creating a webhook (POST /webhooks,
+ * `resource` and `target` form fields) makes Asana POST a handshake with `X-Hook-Secret` to the target
+ * while the creation is in flight; the target must answer 200 or 204 with the same header, or the
+ * creation fails. Events then carry `X-Hook-Signature`, the hex HMAC-SHA256 of the body with that
+ * secret; heartbeats are events with an empty `events` array. Not in {@link SIMULATORS}: its secret
+ * comes from a handshake, not from the Integration's Secret.
+ */
+export const ASANA = {
+  provider: 'asana',
+  handshake: (url: string, secret: string): SimulatedRequest => ({ method: 'POST', url, headers: { 'x-hook-secret': secret }, body: '' }),
+  event: () =>
+    JSON.stringify({
+      events: [
+        {
+          user: { gid: '1201', resource_type: 'user' },
+          created_at: '2026-11-27T12:00:00.000Z',
+          action: 'changed',
+          resource: { gid: '8675309', resource_type: 'task', resource_subtype: 'default_task' },
+          parent: null,
+          change: { field: 'name', action: 'changed' },
+        },
+      ],
+    }),
+  heartbeat: () => JSON.stringify({ events: [] }),
+  sign: (body: string, secret: string, url: string): SimulatedRequest => ({
+    method: 'POST',
+    url,
+    headers: { ...json, 'x-hook-signature': hmac(secret, body).digest('hex') },
+    body,
+  }),
+};
+
+/** One webhook creation the simulated Asana API handled: the secret it sent, and whether the target echoed it. */
+export interface AsanaCreation {
+  target: string;
+  secret: string;
+  handshakeStatus: number;
+  confirmed: boolean;
+}
+
+/**
+ * The Asana API's `POST /webhooks` on loopback: sends the handshake to the `target` before answering,
+ * as Asana does, and answers 201 with the webhook when the target echoed `X-Hook-Secret` (200 or 204),
+ * 400 with Asana's `errors` otherwise.
+ */
+export async function asanaApi(): Promise<{
+  url: string;
+  creations: AsanaCreation[];
+  /** Runs when a creation arrives, before Asana's handshake (a peer racing it, in a test). */
+  beforeHandshake?: (target: string) => Promise<void>;
+  close(): Promise<void>;
+}> {
+  const creations: AsanaCreation[] = [];
+  // eslint-disable-next-line prefer-const -- assigned after the server that reads it
+  let api: Awaited<ReturnType<typeof asanaApi>>;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+        const target = form.get('target');
+        if (req.method !== 'POST' || req.url !== '/webhooks' || !target) {
+          res
+            .writeHead(400, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ errors: [{ message: 'target: Missing input' }] }));
+          return;
+        }
+        await api.beforeHandshake?.(target);
+        const secret = randomBytes(32).toString('hex');
+        const answer = await fetch(target, { method: 'POST', headers: { 'x-hook-secret': secret } }).catch(() => undefined);
+        const confirmed = !!answer && (answer.status === 200 || answer.status === 204) && answer.headers.get('x-hook-secret') === secret;
+        creations.push({ target, secret, handshakeStatus: answer?.status ?? 0, confirmed });
+        if (!confirmed) {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ errors: [{ message: 'The remote server did not respond with the handshake secret.' }] }));
+          return;
+        }
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            data: { gid: String(43214 + creations.length), resource: { gid: form.get('resource'), name: 'Bugs' }, target, active: true },
+          }),
+        );
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  api = {
+    url: `http://127.0.0.1:${port}`,
+    creations,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  return api;
 }

@@ -6,8 +6,9 @@
 import { verifySignature, type ReceivedRequest } from '../../src/webhooks/provider-signature.js';
 import { signedHandshake, unsignedHandshake } from '../../src/webhooks/provider-handshakes.js';
 import { valuesAt } from '../../src/webhooks/provider-values.js';
+import { createHmac } from 'node:crypto';
 import { catalogSpec } from '../support/catalog-files.js';
-import { SIMULATORS, tampered, unsigned, type SimulatedRequest } from '../support/provider-simulators.js';
+import { jwtHs256, SIMULATORS, tampered, unsigned, type SimulatedRequest } from '../support/provider-simulators.js';
 
 const signatureOf = (provider: string) => catalogSpec(provider).webhooks!.signature;
 
@@ -66,7 +67,8 @@ describe('documented examples', () => {
 
 describe.each(Object.keys(SIMULATORS))('%s as its docs describe', (provider) => {
   const sim = SIMULATORS[provider]!;
-  const spec = () => signatureOf(sim.provider);
+  const spec = () =>
+    sim.alternative === undefined ? signatureOf(sim.provider) : catalogSpec(sim.provider).webhooks!.alternatives![sim.alternative]!;
   const now = Date.now();
 
   it('verifies a signed event', () => {
@@ -83,16 +85,63 @@ describe.each(Object.keys(SIMULATORS))('%s as its docs describe', (provider) => 
 
   if (sim.signsTime) {
     it('refuses it replayed just outside its window, and takes it just inside', () => {
-      const window = spec().timestamp!.toleranceSeconds;
+      const window = sim.lateAfterSeconds ?? spec().timestamp!.toleranceSeconds;
       const late = request(sim.sign(sim.event(), now - (window + 1) * 1000));
       expect(verifySignature(spec(), late, sim.secret, now)).toEqual({
         ok: false,
-        reason: `the timestamp is more than ${window} s from now`,
+        reason: sim.lateReason ?? `the timestamp is more than ${window} s from now`,
       });
       const inTime = request(sim.sign(sim.event(), now - (window - 1) * 1000));
       expect(verifySignature(spec(), inTime, sim.secret, now)).toEqual({ ok: true });
     });
   }
+});
+
+describe('jwt-hs256 (Jira OAuth 2.0 app webhooks)', () => {
+  const spec = () => signatureOf('jira');
+  const secret = SIMULATORS['jira-oauth']!.secret;
+  const now = Date.now();
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const bearer = (token: string) => request({ headers: { authorization: `Bearer ${token}` }, body: '{}' });
+  const signedWith = (head: unknown, claims: unknown, key = secret) => {
+    const signing = `${b64(head)}.${b64(claims)}`;
+    return `${signing}.${createHmac('sha256', key).update(signing).digest('base64url')}`;
+  };
+  const iat = Math.floor(now / 1000);
+
+  it('takes an HS256 token signed with the client secret, its exp ahead', () => {
+    expect(verifySignature(spec(), bearer(jwtHs256(secret, now)), secret, now)).toEqual({ ok: true });
+  });
+
+  it('refuses alg none, another algorithm, no exp, an iat ahead, and a token that is not one', () => {
+    const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iat, exp: iat + 180 })}.`;
+    expect(verifySignature(spec(), bearer(none), secret, now).ok).toBe(false);
+    expect(verifySignature(spec(), bearer(signedWith({ alg: 'HS512' }, { iat, exp: iat + 180 })), secret, now)).toEqual({
+      ok: false,
+      reason: 'the token is not signed with HS256',
+    });
+    expect(verifySignature(spec(), bearer(signedWith({ alg: 'HS256' }, { iat })), secret, now)).toEqual({
+      ok: false,
+      reason: 'the token has no exp',
+    });
+    expect(verifySignature(spec(), bearer(signedWith({ alg: 'HS256' }, { iat: iat + 600, exp: iat + 780 })), secret, now)).toEqual({
+      ok: false,
+      reason: 'the token is issued in the future',
+    });
+    expect(verifySignature(spec(), bearer('not-a-jwt'), secret, now)).toEqual({ ok: false, reason: 'the token is not a JWT' });
+    expect(
+      verifySignature(spec(), request({ headers: { authorization: `Basic ${jwtHs256(secret, now)}` }, body: '{}' }), secret, now).ok,
+    ).toBe(false);
+  });
+
+  it('refuses a token signed with another secret (the admin webhook secret, say)', () => {
+    expect(
+      verifySignature(spec(), bearer(signedWith({ alg: 'HS256' }, { iat, exp: iat + 180 }, 'jira-admin-webhook-secret')), secret, now),
+    ).toEqual({
+      ok: false,
+      reason: 'the signature does not match',
+    });
+  });
 });
 
 describe('handshakes', () => {

@@ -8,8 +8,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { ProviderWebhookReceiver, type ForwardWebhookBody } from '../../src/webhooks/provider-events.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, loadAllYaml } from '@kubernetes/client-node';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
+import { HandshakeWindows, handshakeSecrets, MAX_HANDSHAKE_SECRETS } from '../../src/k8s/handshake-windows.js';
 import { GROUP, VERSION, type ProviderSpec } from '../../src/k8s/resources.js';
 import { IntegrationReconciler } from '../../src/controller/reconcilers/integration.js';
 import { integrationsView } from '../../src/http/dashboard/views.js';
@@ -17,7 +18,15 @@ import { createTestNamespace, eventually, testKubeConfig } from '../../dev/clust
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { SIMULATORS, tampered, unsigned, type ProviderSimulator, type SimulatedRequest } from '../support/provider-simulators.js';
+import {
+  ASANA,
+  asanaApi,
+  SIMULATORS,
+  tampered,
+  unsigned,
+  type ProviderSimulator,
+  type SimulatedRequest,
+} from '../support/provider-simulators.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { signatureValid, webhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
 
@@ -29,25 +38,20 @@ let replica: Replica;
 /** Cluster-scoped Providers: named for this file, so parallel files do not share them. */
 const providerName = (p: string) => `pwh-${p}`;
 const integrationOf = (p: string) => `${p}-events`;
+const PROVIDERS = [...new Set(Object.values(SIMULATORS).map((s) => s.provider))];
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'provider-webhooks');
   receiver = await webhookReceiver();
   await receiver.listen();
   env = await createEnvironment(kc, ns.name, { webhooks: { url: receiver.url }, api: { integrationWrites: true } });
-  for (const sim of Object.values(SIMULATORS)) {
-    await applyProvider(kc, providerName(sim.provider), catalogSpec(sim.provider));
-    await createIntegration(
-      kc,
-      ns.name,
-      integrationOf(sim.provider),
-      { provider: providerName(sim.provider) },
-      {
-        clientId: 'client-id',
-        clientSecret: sim.secretKey === 'clientSecret' ? sim.secret : 'not-the-webhook-secret',
-        ...(sim.secretKey === 'webhookSecret' ? { [sim.storedAs ?? 'webhookSecret']: sim.secret } : {}),
-      },
-    );
+  for (const provider of PROVIDERS) {
+    // Simulators of one provider (Jira's admin and OAuth app webhooks) share its Integration and Secret.
+    const client: Record<string, string> = { clientId: 'client-id', clientSecret: 'not-the-webhook-secret' };
+    for (const sim of Object.values(SIMULATORS).filter((s) => s.provider === provider))
+      client[sim.secretKey === 'clientSecret' ? 'clientSecret' : (sim.storedAs ?? 'webhookSecret')] = sim.secret;
+    await applyProvider(kc, providerName(provider), catalogSpec(provider));
+    await createIntegration(kc, ns.name, integrationOf(provider), { provider: providerName(provider) }, client);
   }
   replica = await startReplica(kc, { namespaces: [ns.name], components: ['server', 'webhooks'], webhookPollMs: 100, selfBaseUrl: true });
   const store = replica.ctx.store;
@@ -63,7 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await replica?.stop();
   await receiver.close();
-  for (const sim of Object.values(SIMULATORS)) await deleteProvider(kc, providerName(sim.provider));
+  for (const provider of PROVIDERS) await deleteProvider(kc, providerName(provider));
   await ns.delete();
 });
 
@@ -123,7 +127,7 @@ describe.each(Object.keys(SIMULATORS))('%s', (name) => {
     const before = forwardsFor(sim).length;
     const genuine = signed(sim);
     const changed = tampered(sim, genuine);
-    expect(changed.body).not.toBe(genuine.body);
+    expect(changed).not.toEqual(genuine);
     const bare = unsigned(sim, genuine);
     const refused = [changed, bare, ...(sim.signsTime ? [signed(sim, sim.event(), Date.now() - 10 * 60_000)] : [])];
     for (const r of refused) {
@@ -301,6 +305,9 @@ it('the Provider CRD refuses a webhooks block the engine could not interpret', a
     'signedContent may use',
   );
   expect(await refusal({ signature: { scheme: 'client-state' } })).toContain('client-state needs bodyPath');
+  expect(
+    await refusal({ signature: { scheme: 'hmac-sha256', header: 'x-hook-signature' }, handshake: { type: 'asana-hook-secret' } }),
+  ).toContain('asana-hook-secret needs opensOn');
   expect(await refusal({ signature: { scheme: 'stripe' }, deliveryId: { header: 'x-id', bodyPath: 'id' } })).toContain(
     'deliveryId needs exactly one of header and bodyPath',
   );
@@ -461,4 +468,191 @@ it('keeps every received event in the operation log, and counts them by provider
   expect(messages).toContain('pwh-stripe webhook refused: the signature does not match.');
   expect(messages).toMatch(/webhook evt_\w+ verified, routed to conn-stripe-[\w-]+ \(account acct_1032D82eZvKYlo2C\); forwarded as msg_/);
   expect(messages).not.toContain(SIMULATORS.stripe!.secret);
+});
+
+describe('Asana: the X-Hook-Secret handshake, taken only inside a webhook creation proxied through Latchkey', () => {
+  const integration = integrationOf('asana');
+  const creator = 'conn-asana-creator';
+  let asana: Awaited<ReturnType<typeof asanaApi>>;
+  /** A second server replica: the handshake reaches it while the creation goes through the first one. */
+  let other: Replica;
+  const secretKeys = async () =>
+    Object.keys((await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns.name, name: `${integration}-client` })).data ?? {});
+  const target = () => `${other.url}/webhooks/${ns.name}/${integration}`;
+  const forwards = () => receiver.delivered().filter((w) => w.json.type === 'forward' && w.json.providerConfigKey === integration);
+  /** `POST /webhooks` to Asana through the first replica's proxy, as the application calls it. */
+  const createWebhook = (connectionId = creator) =>
+    fetch(`${replica.url}/proxy/webhooks`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${env.secretKey}`,
+        'connection-id': connectionId,
+        'provider-config-key': integration,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ resource: '8675309', target: target() }).toString(),
+    });
+
+  beforeAll(async () => {
+    asana = await asanaApi();
+    const spec = catalogSpec('asana');
+    await applyProvider(kc, providerName('asana'), { ...spec, proxy: { ...spec.proxy, baseUrl: asana.url } });
+    await createIntegration(
+      kc,
+      ns.name,
+      integration,
+      { provider: providerName('asana') },
+      { clientId: 'id', clientSecret: 'asana-client-secret' },
+    );
+    other = await startReplica(kc, { namespaces: [ns.name], components: ['server'], selfBaseUrl: true });
+    for (const id of [creator, `${creator}-other`])
+      await replica.ctx.store.createConnection({
+        namespace: ns.name,
+        spec: {
+          integration,
+          provider: providerName('asana'),
+          connectionId: id,
+          authMode: 'OAUTH2',
+          endUser: { id: `user-of-${id}`, tags: {} },
+          connectionConfig: {},
+        },
+        credentials: { type: 'OAUTH2', access_token: `token-of-${id}` },
+      });
+    await eventually(() =>
+      [replica, other].every(
+        (r) =>
+          r.ctx.store.getConnection(ns.name, integration, creator) && r.ctx.store.getReferencedSecret(ns.name, `${integration}-client`),
+      ),
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await other?.stop();
+    await asana?.close();
+    await deleteProvider(kc, providerName('asana'));
+  });
+
+  it('refuses a handshake outside a creation window with 401 and stores nothing; an event signed with its secret is refused', async () => {
+    const secret = 'b537207f20cbfa02357cf448134da559e8bd39d61597dcd5631b8012eae53e81';
+    const answer = await send(ASANA.handshake(target(), secret));
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.text)).toEqual({
+      error: { code: 'handshake_refused', message: 'No webhook creation of this integration is in flight through Latchkey.' },
+    });
+    expect((await secretKeys()).filter((k) => k !== 'clientId' && k !== 'clientSecret')).toEqual([]);
+    expect((await send(ASANA.sign(ASANA.event(), secret, target()))).status).toBe(401);
+    const logs = await eventually(async () => {
+      const res = await replica.call('GET', `/logs?integration=${integration}`, { key: env.secretKey });
+      const text = (res.body.logs as Array<{ messages: string[] }>).flatMap((e) => e.messages).join('\n');
+      return text.includes('handshake refused') ? text : undefined;
+    });
+    expect(logs).not.toContain(secret);
+  });
+
+  it('a creation through one replica opens the window for the handshake another replica answers; its events go to the creating connection', async () => {
+    const before = forwards().length;
+    const created = await createWebhook();
+    expect(created.status).toBe(201);
+    const creation = asana.creations.at(-1)!;
+    expect(creation).toMatchObject({ target: target(), handshakeStatus: 200, confirmed: true });
+    // Kept once the proxied call ended: one handshake secret, and no window left open.
+    await eventually(async () => (await secretKeys()).some((k) => k.startsWith('handshakeSecret.')));
+    expect((await secretKeys()).filter((k) => k.startsWith('handshakeSecret.') || k === 'webhookHandshakeWindow')).toHaveLength(1);
+
+    const genuine = ASANA.sign(ASANA.event(), creation.secret, target());
+    // A heartbeat is answered and not forwarded (200 once this replica's cache has the kept secret).
+    await eventually(async () => (await send(ASANA.sign(ASANA.heartbeat(), creation.secret, target()))).status === 200);
+    // Refused: tampered with, unsigned, signed with another secret; a handshake now that the window is closed.
+    expect((await send({ ...genuine, body: genuine.body.replace('"changed"', '"removed"') })).status).toBe(401);
+    expect((await send({ ...genuine, headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect((await send(ASANA.sign(ASANA.event(), `${creation.secret.slice(1)}0`, target()))).status).toBe(401);
+    expect((await send(ASANA.handshake(target(), 'f'.repeat(64)))).status).toBe(401);
+    expect((await send(genuine)).status).toBe(200);
+    const [forward] = await eventually(() => (forwards().length > before ? forwards().slice(before) : undefined));
+    expect(signatureValid(env.webhookSigningKey, forward!)).toBe(true);
+    expect(forward!.json).toMatchObject({
+      type: 'forward',
+      provider: providerName('asana'),
+      connectionId: creator,
+      connections: [{ connectionId: creator, endUser: { endUserId: `user-of-${creator}`, tags: {} } }],
+      payload: JSON.parse(genuine.body),
+    });
+    await eventually(async () => (await new WebhookOutbox(kc).list([ns.name])).length === 0);
+    expect(forwards().length).toBe(before + 1);
+  });
+
+  it('a second creation while one is in flight is answered 409 (a handshake names no creation) and sends nothing', async () => {
+    const calls = asana.creations.length;
+    let second: { status: number; body: unknown } | undefined;
+    asana.beforeHandshake = async () => {
+      const res = await createWebhook(`${creator}-other`);
+      second = { status: res.status, body: await res.json() };
+    };
+    try {
+      expect((await createWebhook()).status).toBe(201);
+    } finally {
+      asana.beforeHandshake = undefined;
+    }
+    expect(second).toEqual({
+      status: 409,
+      body: {
+        error: {
+          code: 'webhook_creation_in_progress',
+          message: 'Another webhook creation of this integration is in flight; retry when it ends',
+        },
+      },
+    });
+    expect(asana.creations.length).toBe(calls + 1);
+    // The first one's window closes (its secret kept) once its proxied call has ended.
+    await eventually(async () => !(await secretKeys()).includes('webhookHandshakeWindow'));
+  });
+
+  it('a handshake racing into the window first is answered, but the creation then fails and nothing is kept', async () => {
+    const kept = (await secretKeys()).filter((k) => k.startsWith('handshakeSecret.'));
+    const forged = 'a'.repeat(64);
+    let forgedStatus = 0;
+    asana.beforeHandshake = async (to) => {
+      forgedStatus = (await send(ASANA.handshake(to, forged))).status;
+    };
+    try {
+      const created = await createWebhook(`${creator}-other`);
+      // The window takes one secret: Asana's own handshake is refused, so Asana refuses the creation.
+      expect(forgedStatus).toBe(200);
+      expect(asana.creations.at(-1)).toMatchObject({ handshakeStatus: 401, confirmed: false });
+      expect(created.status).toBe(400);
+    } finally {
+      asana.beforeHandshake = undefined;
+    }
+    await eventually(async () => !(await secretKeys()).includes('webhookHandshakeWindow'));
+    expect((await secretKeys()).filter((k) => k.startsWith('handshakeSecret.'))).toEqual(kept);
+    expect((await send(ASANA.sign(ASANA.event(), forged, target()))).status).toBe(401);
+  });
+
+  it('a window expires on its own, takes one secret, and an Integration keeps at most 20 secrets, the oldest going first', async () => {
+    const name = 'asana-windows';
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedSecret({ namespace: ns.name, body: { metadata: { name }, stringData: { clientId: 'x' } } });
+    const windows = new HandshakeWindows(replica.ctx.store);
+    const t0 = 1_800_000_000_000;
+    const stale = (await windows.open(ns.name, name, 'c-stale', t0, 30_000))!;
+    // Past its 30 s nothing is taken, and another creation may open the window (the stale one's close then changes nothing).
+    expect(await windows.accept(ns.name, name, 'late-secret', t0 + 30_000)).toBe(false);
+    const first = (await windows.open(ns.name, name, 'c-0', t0 + 30_001, 30_000))!;
+    expect(await windows.close(ns.name, name, stale, true, t0 + 30_002)).toBe(false);
+    expect(await windows.accept(ns.name, name, 'secret-0', t0 + 30_003)).toBe(true);
+    expect(await windows.accept(ns.name, name, 'secret-0-again', t0 + 30_004)).toBe(false);
+    expect(await windows.close(ns.name, name, first, true, t0 + 30_005)).toBe(true);
+    for (let i = 1; i <= MAX_HANDSHAKE_SECRETS; i++) {
+      const id = (await windows.open(ns.name, name, `c-${i}`, t0 + 40_000 + i, 30_000))!;
+      expect(await windows.accept(ns.name, name, `secret-${i}`, t0 + 40_000 + i)).toBe(true);
+      await windows.close(ns.name, name, id, true, t0 + 40_000 + i);
+    }
+    const secret = await kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns.name, name });
+    const kept = handshakeSecrets(secret);
+    expect(kept).toHaveLength(MAX_HANDSHAKE_SECRETS);
+    expect(kept.map((k) => k.connectionId)).not.toContain('c-0');
+    expect(kept[0]).toMatchObject({ secret: `secret-${MAX_HANDSHAKE_SECRETS}`, connectionId: `c-${MAX_HANDSHAKE_SECRETS}` });
+    expect(Object.keys(secret.data ?? {})).not.toContain('webhookHandshakeWindow');
+  });
 });

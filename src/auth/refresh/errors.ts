@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
-import { findAnswerTooLarge } from '../../domain/errors.js';
+import { findAnswerTooLarge, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { providerText, redactMessage } from '../../oplog/redact.js';
 
@@ -10,12 +10,12 @@ export type RefreshErrorCode =
 /**
  * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
  * client is rejected); the end user must re-authorize or an operator must fix the Integration.
- * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again.
+ * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again. Its kind
+ * is the status the fetch route answers it with (src/http/rest/routes/connections.ts `refreshFailure`).
  */
-export class RefreshError extends Error {
+export class RefreshError extends LatchkeyError {
   readonly permanent: boolean;
-  readonly code: RefreshErrorCode;
-  readonly retryAfterMs?: number;
+  declare readonly code: RefreshErrorCode;
   /**
    * What the token endpoint said (OAuth error code and description, HTTP status), redacted: never a
    * token or anything else the request carried (see {@link classifyRefreshFailure}).
@@ -34,23 +34,30 @@ export class RefreshError extends Error {
       logId?: string;
     },
   ) {
-    super(message);
+    super(refreshErrorKind(opts.code, opts.providerError?.status), opts.code, message, { retryAfterMs: opts.retryAfterMs });
     this.name = 'RefreshError';
     this.permanent = opts.permanent;
-    this.code = opts.code;
-    this.retryAfterMs = opts.retryAfterMs;
     this.providerError = opts.providerError;
     this.logId = opts.logId;
   }
 }
 
-export class ConnectionNotFoundError extends Error {
+/** 424 when the end user must authorize again; 502 when the provider failed (5xx, an oversized answer); 503 otherwise. */
+function refreshErrorKind(code: RefreshErrorCode, providerStatus: number | undefined): ErrorKind {
+  if (code === 'reauthorization_required') return 'reauthorization_required';
+  if (code === 'provider_answer_too_large') return 'upstream';
+  if (code === 'integration_misconfigured') return 'unavailable';
+  return providerStatus !== undefined && providerStatus >= 500 ? 'upstream' : 'unavailable';
+}
+
+/** The refresher was asked for a connection that does not exist (or was deleted while it refreshed). */
+export class ConnectionNotFoundError extends LatchkeyError {
   constructor(
     readonly namespace: string,
     readonly integration: string,
     readonly connectionId: string,
   ) {
-    super(`connection ${connectionId} of integration ${integration} not found`);
+    super('not_found', 'unknown_connection', `connection ${connectionId} of integration ${integration} not found`);
     this.name = 'ConnectionNotFoundError';
   }
 }

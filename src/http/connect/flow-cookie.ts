@@ -1,8 +1,8 @@
 /**
- * The browser-binding cookie of OAuth flows (see docs/security-oauth-callback.md): HttpOnly,
- * SameSite=Lax (sent on the provider's top-level redirect back to the callback, not on cross-site
- * subrequests), Secure and `__Host-` prefixed when the public URL is https. One value per browser,
- * reused by concurrent flows, so two tabs do not undo each other.
+ * The browser-binding cookie of OAuth flows (docs/security.md, "The OAuth callback is bound to the
+ * browser that started the flow"): HttpOnly, SameSite=Lax (sent on the provider's top-level redirect
+ * back to the callback, not on cross-site subrequests), Secure and `__Host-` prefixed when the public
+ * URL is https. One value per browser, reused by concurrent flows, so two tabs do not undo each other.
  */
 import type { Request } from 'express';
 import { isBrowserBinding } from '../../auth/flow-state.js';

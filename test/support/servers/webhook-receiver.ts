@@ -27,8 +27,11 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-/** A loopback webhook receiver; `port` may be given to come back up on the same address. */
-export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
+/**
+ * A loopback webhook receiver; `port` may be given to come back up on the same address, and `host`
+ * to listen elsewhere (the e2e suite's receiver, on the local node's address for its pods).
+ */
+export async function webhookReceiver(port = 0, host = '127.0.0.1'): Promise<WebhookReceiver> {
   let server: Server | undefined;
   const r: WebhookReceiver = {
     url: '',
@@ -55,9 +58,9 @@ export async function webhookReceiver(port = 0): Promise<WebhookReceiver> {
           res.writeHead(answer.status, answer.headers ?? {}).end();
         });
       });
-      await new Promise<void>((resolve) => server!.listen(r.port, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) => server!.listen(r.port, host, resolve));
       r.port = (server.address() as { port: number }).port;
-      r.url = `http://127.0.0.1:${r.port}/hooks`;
+      r.url = `http://${host}:${r.port}/hooks`;
     },
     close: () =>
       new Promise<void>((resolve) => {

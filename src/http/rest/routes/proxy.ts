@@ -10,6 +10,7 @@ import type { AppContext } from '../../../context/app-context.js';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
 import { CredentialProxy, type ProxyTokenRefresher } from '../../../proxy/credential-proxy.js';
 import { connectionObjectName } from '../../../k8s/names.js';
+import { HandshakeWindows } from '../../../k8s/handshake-windows.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse, statusOf } from '../../errors.js';
 import { ConnectionId, IntegrationId } from '../schemas/common.js';
@@ -39,6 +40,7 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
     egress: ctx.egress,
     refresher: ctx.refresher,
     statusOf,
+    handshakeWindows: new HandshakeWindows(ctx.store),
   });
   return async (req, res, environment) => {
     const startedAt = ctx.clock.now();

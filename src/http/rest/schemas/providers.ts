@@ -25,6 +25,16 @@ export const Provider = z.object({
     .describe(
       "How Latchkey verifies and routes this provider's webhooks: the Provider's `webhooks` block as declared (docs/provider-webhooks.md)",
     ),
+  token_response: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("How the provider's token endpoint departs from RFC 6749: the Provider's `tokenResponse` as declared (docs/providers.md)"),
+  post_connection: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "The requests run after the token whose answers fill connection configuration: the Provider's `postConnection` as declared (docs/providers.md)",
+    ),
   proxy: z
     .object({
       base_url: z.string().optional(),

@@ -1,0 +1,231 @@
+/**
+ * The connection configuration values a provider returns (`connectionConfiguration[].from`): taken from
+ * the callback's query, the token answer, and the Provider's `postConnection` steps (requests made with
+ * the new access token). Every value is checked by its key's rule before it is used in a URL or stored;
+ * a refused value or a failed step is a clear error and nothing is stored. Each step goes through the
+ * context's guarded fetch (egress rules, bounded answer), has a time limit, and is one operation log
+ * entry (without the token).
+ */
+import type { AppContext } from '../context/app-context.js';
+import { checkConnectionConfig, configValueProblem, fillProviderUrl, postConnectionUrlTemplate } from '../catalog/connection-config.js';
+import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { readAnswerText } from '../egress/bounded-body.js';
+import type { PostConnectionStep, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { Operation } from '../oplog/entry.js';
+import { providerText } from '../oplog/redact.js';
+import { configValue, valueAt, valuesFromAnswers } from './provider-answers.js';
+
+const DEFAULT_TIMEOUT_SECONDS = 10;
+
+/** Where each step's operation log entry goes. */
+export interface StepLog {
+  namespace: string;
+  operation: Extract<Operation, 'authorization' | 'import'>;
+  integration: string;
+  endUserId?: string;
+  connectionId?: string;
+  connection?: { name: string; uid?: string };
+}
+
+/** A value the provider returned broke its key's rule, or was missing: the provider's answer is at fault (502). */
+function refusedValue(spec: ProviderSpec, message: string): LatchkeyError {
+  return new LatchkeyError(
+    'upstream',
+    'provider_value_refused',
+    `${spec.displayName} returned a connection value Latchkey cannot use: ${message}.`,
+  );
+}
+
+function stepFailed(spec: ProviderSpec, step: string, message: string): LatchkeyError {
+  return new LatchkeyError(
+    'upstream',
+    'post_connection_failed',
+    `${spec.displayName}: the step "${step}" after the authorization failed: ${message}.`,
+  );
+}
+
+/** Checks values taken from the provider by their keys' rules; returns them trimmed. */
+function checked(spec: ProviderSpec, values: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(values)) {
+    const problem = configValueProblem(spec, name, value);
+    if (problem) throw refusedValue(spec, problem);
+    out[name] = value.trim();
+  }
+  return out;
+}
+
+/**
+ * The callback's values (`from: { callback }`), checked; they come before the token request (a token
+ * URL may use them). Keys the configuration has already keep their values.
+ */
+export function callbackValues(spec: ProviderSpec, query: URLSearchParams, given: Record<string, unknown>): Record<string, string> {
+  return checked(spec, valuesFromAnswers({ connectionConfiguration: spec.connectionConfiguration }, { callbackQuery: query }, given));
+}
+
+export interface ProviderValuesInput {
+  provider: ProviderResource;
+  accessToken: string;
+  /** The token answer as the provider sent it (the credentials' `raw`). */
+  tokenAnswer?: Record<string, unknown>;
+  /** The configuration so far (typed or given by the caller, and the callback's values): these keep their values. */
+  connectionConfig: Record<string, unknown>;
+  log: StepLog;
+  /** false: the caller checks the whole configuration itself (an import: a key the caller left out is its 400). */
+  checkAll?: boolean;
+}
+
+/**
+ * The whole configuration of a new connection: the given values, then the token answer's, then the
+ * post-connection steps' (run when a value they give is missing), each checked by its key's rule, and
+ * the result checked as a whole (required keys, URL hosts). Throws an `upstream` LatchkeyError naming
+ * the key or the step; never includes a value or the token.
+ */
+export async function withProviderValues(
+  ctx: Pick<AppContext, 'fetch' | 'oplog' | 'clock'>,
+  input: ProviderValuesInput,
+): Promise<Record<string, string>> {
+  const spec = input.provider.spec;
+  const config: Record<string, unknown> = { ...input.connectionConfig };
+  Object.assign(config, checked(spec, valuesFromAnswers(spec, { tokenAnswer: input.tokenAnswer }, config)));
+  const stepKeys = (spec.connectionConfiguration ?? []).flatMap((f) => (typeof f !== 'string' && f.from?.step ? [f] : []));
+  if (spec.postConnection && stepKeys.some((f) => isEmpty(config[f.name]))) {
+    for (const step of spec.postConnection.steps) {
+      const wanted = stepKeys.filter((f) => f.from!.step === step.name && isEmpty(config[f.name]));
+      if (!wanted.length) continue;
+      const picked = await runStep(ctx, input, step, config);
+      for (const f of wanted) {
+        const value = configValue(valueAt(picked, f.from!.path ?? ''), f.from!.as);
+        if (value === undefined) throw stepFailed(spec, step.name, `its answer has no "${f.from!.path}" for "${f.name}"`);
+        const problem = configValueProblem(spec, f.name, value);
+        if (problem) throw refusedValue(spec, problem);
+        config[f.name] = value.trim();
+      }
+    }
+  }
+  if (input.checkAll === false) return stringValues(config);
+  try {
+    return stringValues(checkConnectionConfig(spec, config, { path: 'connection_config' }));
+  } catch (err) {
+    // A required key the provider did not return, or a URL its values point elsewhere: the provider's answer.
+    if (err instanceof LatchkeyError && err.code === 'invalid_connection_config') {
+      const e = refusedValue(spec, (err.errors ?? []).map((d) => d.message).join('; ') || err.message);
+      throw err.errors ? new LatchkeyError(e.kind, e.code, e.message, { errors: err.errors }) : e;
+    }
+    throw err;
+  }
+}
+
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || v === '';
+}
+
+function stringValues(config: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config).flatMap(([k, v]) => (typeof v === 'string' || typeof v === 'number' ? [[k, String(v)]] : [])),
+  );
+}
+
+/** One step: the request, its answer read bounded, and the account it picks (logged either way). */
+async function runStep(
+  ctx: Pick<AppContext, 'fetch' | 'oplog' | 'clock'>,
+  input: ProviderValuesInput,
+  step: PostConnectionStep,
+  config: Record<string, unknown>,
+): Promise<unknown> {
+  const spec = input.provider.spec;
+  const started = ctx.clock.now();
+  const method = step.method ?? 'GET';
+  let where = `${method} ${step.url}`;
+  const log = (outcome: 'success' | 'failure', message: string) =>
+    ctx.oplog?.record({
+      namespace: input.log.namespace,
+      operation: input.log.operation,
+      step: `post_connection ${step.name}`,
+      outcome,
+      integration: input.log.integration,
+      endUserId: input.log.endUserId,
+      connectionId: input.log.connectionId,
+      connection: input.log.connection,
+      durationMs: ctx.clock.now() - started,
+      messages: [`${spec.postConnection!.name}: ${where}: ${message}`],
+      secrets: [input.accessToken],
+    });
+  const fail = (message: string): never => {
+    log('failure', message);
+    throw stepFailed(spec, step.name, message);
+  };
+  const template = postConnectionUrlTemplate(spec, step.url);
+  if (!template) return fail("a relative URL needs the provider's proxy.baseUrl");
+  let url: string;
+  let headers: Headers;
+  try {
+    url = fillProviderUrl(spec, template, config);
+    const given = step.headers ?? { Authorization: 'Bearer ${accessToken}' };
+    headers = new Headers({ accept: 'application/json', ...(step.body !== undefined ? { 'content-type': 'application/json' } : {}) });
+    for (const [name, value] of Object.entries(given)) {
+      headers.set(name, fillTemplate(value.replaceAll('${accessToken}', input.accessToken), config, { encode: false }));
+    }
+  } catch (err) {
+    if (err instanceof MissingTemplateValueError)
+      return fail(`it needs ${err.keys.map((k) => `"${k}"`).join(', ')}, which no earlier answer gave`);
+    if (err instanceof LatchkeyError) return fail(err.message);
+    return fail('its headers are not valid');
+  }
+  const target = new URL(url);
+  where = `${method} ${target.origin}${target.pathname}`;
+  let status: number;
+  let text: string;
+  try {
+    const res = await ctx.fetch(url, {
+      method,
+      headers,
+      ...(step.body !== undefined ? { body: step.body } : {}),
+      redirect: 'manual',
+      signal: AbortSignal.timeout((step.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000),
+    });
+    status = res.status;
+    text = await readAnswerText(res);
+  } catch (err) {
+    const tooLarge = findAnswerTooLarge(err);
+    if (tooLarge) return fail(tooLarge.message);
+    const name = (err as Error)?.name;
+    return fail(
+      name === 'TimeoutError'
+        ? 'no answer in time'
+        : `the provider could not be reached (${providerText((err as Error)?.message ?? String(err), [input.accessToken], 200)})`,
+    );
+  }
+  if (status < 200 || status > 299) {
+    return fail(`answered ${status}${text ? ` (${providerText(text, [input.accessToken], 200)})` : ''}`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return fail(`answered ${status} with a body that is not JSON`);
+  }
+  let picked: unknown = body;
+  let note = '';
+  if (step.items !== undefined) {
+    const list = valueAt(body, step.items);
+    if (!Array.isArray(list)) return fail(`its answer has no list at "${step.items}"`);
+    if (list.length === 0) return fail('the authorization gives access to no account');
+    if (step.pick) {
+      const { path, equals } = step.pick;
+      const index = list.findIndex((item) => valueAt(item, path) === equals);
+      if (index < 0) return fail(`none of its ${list.length} accounts has ${path} = ${JSON.stringify(equals)}`);
+      picked = list[index];
+      note = ` (${list.length} accounts, took the one with ${path} = ${JSON.stringify(equals)})`;
+    } else {
+      if (list.length > 1 && (step.several ?? 'refuse') === 'refuse') {
+        return fail(`the authorization gives access to ${list.length} accounts, and this provider connects one at a time`);
+      }
+      picked = list[0];
+      note = list.length > 1 ? ` (${list.length} accounts, took the first)` : ' (one account)';
+    }
+  }
+  log('success', `answered ${status}${note}`);
+  return picked;
+}

@@ -1,0 +1,167 @@
+/**
+ * Token answers as providers send them (src/auth/provider-answers.ts): the shapes read without declaring
+ * anything, the Provider's `tokenResponse`, and the values taken into connection configuration.
+ */
+import { configValue, parseAnswerBody, readTokenAnswer, valueAt, valuesFromAnswers } from '../../src/auth/provider-answers.js';
+import { oauth2 } from '../../src/modes/oauth2.js';
+import type { ProviderSpec } from '../../src/k8s/resources.js';
+
+describe('token answers', () => {
+  it('reads JSON, a form-encoded answer and a JSON body sent as text/plain; refuses what is neither', () => {
+    expect(parseAnswerBody('{"access_token":"a"}', 'application/json; charset=utf-8')).toEqual({ access_token: 'a' });
+    expect(parseAnswerBody('access_token=a&token_type=bearer&expires_in=60', 'application/x-www-form-urlencoded')).toEqual({
+      access_token: 'a',
+      token_type: 'bearer',
+      expires_in: '60',
+    });
+    expect(parseAnswerBody('{"access_token":"a"}', 'text/plain')).toEqual({ access_token: 'a' });
+    expect(parseAnswerBody('<html>maintenance</html>', 'text/html')).toBeUndefined();
+    expect(parseAnswerBody('hello world', 'text/plain')).toBeUndefined();
+    expect(parseAnswerBody('[1,2]', 'application/json')).toBeUndefined();
+  });
+
+  it('keeps any token_type in the original and reads it as bearer; expires_in as a string, absent or not a number', () => {
+    const read = readTokenAnswer(undefined, { access_token: 'x', token_type: 'bot', expires_in: '3600', id_token: 'j.w.t' });
+    expect(read).toEqual({
+      kind: 'tokens',
+      original: { access_token: 'x', token_type: 'bot', expires_in: '3600', id_token: 'j.w.t' },
+      fields: { access_token: 'x', token_type: 'bearer', expires_in: 3600 },
+    });
+    expect(readTokenAnswer(undefined, { access_token: 'x', token_type: 'DPoP' })).toMatchObject({ fields: { token_type: 'DPoP' } });
+    expect(readTokenAnswer(undefined, { access_token: 'x' })).toMatchObject({ fields: { token_type: 'bearer' } });
+    expect(readTokenAnswer(undefined, { access_token: 'x', expires_in: 'soon' })).toEqual({
+      kind: 'tokens',
+      original: { access_token: 'x', expires_in: 'soon' },
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+  });
+
+  it("reads Slack's ok:false as an error with its code, and a token nested under tokenPath (or at the top when it is there)", () => {
+    const slack = { errorWhen: { path: 'ok', equals: false }, errorCodePath: 'error', tokenPath: 'authed_user' };
+    expect(readTokenAnswer(slack, { ok: false, error: 'invalid_code' })).toEqual({ kind: 'error', error: 'invalid_code' });
+    expect(readTokenAnswer({ errorWhen: { path: 'ok', equals: false } }, { ok: false })).toEqual({
+      kind: 'error',
+      error: 'invalid_request',
+    });
+    const answer = {
+      ok: true,
+      access_token: 'xoxb',
+      token_type: 'bot',
+      authed_user: { id: 'U1', access_token: 'xoxp', token_type: 'user' },
+    };
+    expect(readTokenAnswer(slack, answer)).toEqual({
+      kind: 'tokens',
+      original: answer,
+      fields: { id: 'U1', access_token: 'xoxp', token_type: 'bearer' },
+    });
+    // A user token refresh answers at the top level.
+    expect(readTokenAnswer(slack, { ok: true, access_token: 'xoxe.xoxp', token_type: 'user' })).toMatchObject({
+      fields: { access_token: 'xoxe.xoxp', token_type: 'bearer' },
+    });
+  });
+});
+
+describe('scope and expires_in as some providers send them', () => {
+  it('drops a scope that is not a string from the fields openid-client checks, and keeps it in the original', () => {
+    const linear = { access_token: 'x', scope: ['read', 'write'] };
+    expect(readTokenAnswer(undefined, linear)).toEqual({
+      kind: 'tokens',
+      original: linear,
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, { access_token: 'x', scope: null })).toMatchObject({
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, { access_token: 'x', scope: 'a b' })).toMatchObject({ fields: { scope: 'a b' } });
+  });
+
+  it('reads expires_in 0 as never expiring only when the Provider declares it (Mailchimp)', () => {
+    const mailchimp = { access_token: 'x', expires_in: 0, scope: null };
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, mailchimp)).toEqual({
+      kind: 'tokens',
+      original: mailchimp,
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, { access_token: 'x', expires_in: '0' })).toEqual({
+      kind: 'tokens',
+      original: { access_token: 'x', expires_in: '0' },
+      fields: { access_token: 'x', token_type: 'bearer' },
+    });
+    expect(readTokenAnswer(undefined, mailchimp)).toMatchObject({ fields: { expires_in: 0 } });
+    expect(readTokenAnswer({ expiresInZeroMeansNever: true }, { access_token: 'x', expires_in: 60 })).toMatchObject({
+      fields: { expires_in: 60 },
+    });
+  });
+});
+
+describe('an RFC 6749 error answer sent with a 2xx', () => {
+  it('is an error with its code when it has a string error and no access_token (GitHub OAuth Apps, Zoho)', () => {
+    expect(readTokenAnswer(undefined, { error: 'bad_verification_code', error_description: 'expired', error_uri: 'https://x' })).toEqual({
+      kind: 'error',
+      error: 'bad_verification_code',
+      description: 'expired',
+    });
+    expect(readTokenAnswer(undefined, { error: 'invalid_code' })).toEqual({ kind: 'error', error: 'invalid_code' });
+    // A token that also names an error field is still a token.
+    expect(readTokenAnswer(undefined, { access_token: 'x', error: 'ignored' })).toMatchObject({ kind: 'tokens' });
+  });
+});
+
+describe('values from the answers', () => {
+  const spec: Pick<ProviderSpec, 'connectionConfiguration'> = {
+    connectionConfiguration: [
+      { name: 'instanceHost', hostSuffixes: ['salesforce.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
+      { name: 'teamId', from: { tokenResponse: 'team.id' } },
+      { name: 'first', from: { tokenResponse: 'accounts.0.id' } },
+      { name: 'realmId', from: { callback: 'realmId' } },
+      { name: 'cloudId', from: { step: 'sites', path: 'id' } },
+      { name: 'subdomain' },
+    ],
+  };
+
+  it('takes paths of the token answer (host of a URL, nested, array index) and callback parameters; keeps what is given', () => {
+    const tokenAnswer = { instance_url: 'https://acme.my.salesforce.com', team: { id: 'T1' }, accounts: [{ id: 7 }] };
+    const callbackQuery = new URLSearchParams({ realmId: '123', code: 'c' });
+    expect(valuesFromAnswers(spec, { tokenAnswer, callbackQuery }, {})).toEqual({
+      instanceHost: 'acme.my.salesforce.com',
+      teamId: 'T1',
+      first: '7',
+      realmId: '123',
+    });
+    expect(valuesFromAnswers(spec, { tokenAnswer, callbackQuery }, { teamId: 'given' })).not.toHaveProperty('teamId');
+    expect(valuesFromAnswers(spec, { tokenAnswer: {} }, {})).toEqual({});
+  });
+
+  it('reads paths without reaching into prototypes', () => {
+    expect(valueAt({ a: { b: [1, { c: 'x' }] } }, 'a.b.1.c')).toBe('x');
+    expect(valueAt({}, 'constructor')).toBeUndefined();
+    expect(valueAt({ a: 1 }, 'a.b')).toBeUndefined();
+    expect(valueAt([5], '')).toEqual([5]);
+  });
+
+  it('as host keeps the host of a URL, a bare host stays, objects are no value', () => {
+    expect(configValue('https://na3.docusign.net/restapi', 'host')).toBe('na3.docusign.net');
+    expect(configValue('na3.docusign.net', 'host')).toBe('na3.docusign.net');
+    expect(configValue('https://acme.pipedrive.com', 'subdomain')).toBe('acme');
+    expect(configValue({ host: 'x' }, undefined)).toBeUndefined();
+    expect(configValue('', undefined)).toBeUndefined();
+  });
+});
+
+describe('the OAUTH2 mode', () => {
+  const base: ProviderSpec = { displayName: 'X', authMode: 'OAUTH2', authorizationUrl: 'https://a/', tokenUrl: 'https://a/t' };
+  it('never asks the end user for a value the provider returns', () => {
+    const flow = oauth2.connect;
+    expect(flow.flow).toBe('redirect');
+    if (flow.flow !== 'redirect') return;
+    const supplied = flow.suppliedKeys({ ...base, connectionConfiguration: [{ name: 'a', from: { callback: 'a' } }, { name: 'b' }] });
+    expect([...supplied]).toEqual(['a']);
+  });
+
+  it('reports an errorWhen.equals that is not a string, a number or a boolean (the CRD cannot)', () => {
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'ok', equals: false } } })).toEqual([]);
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'ok', equals: {} as never } } })).toEqual([
+      'spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean',
+    ]);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * Atlassian Cloud (Jira, Confluence) with OAuth 2.0 (3LO), as its docs describe it:
+ * - https://developer.atlassian.com/cloud/jira/platform/oauth-2-3lo-apps/ and
+ *   https://developer.atlassian.com/cloud/confluence/oauth-2-3lo-apps/ (authorize at auth.atlassian.com/authorize
+ *   with `audience=api.atlassian.com`; the redirect back with `code` and `state`; the token request at
+ *   auth.atlassian.com/oauth/token as JSON; its answer: `access_token`, `expires_in`, `scope` (and a refresh token
+ *   with `offline_access`), no `token_type`; the sites: `GET https://api.atlassian.com/oauth/token/accessible-resources`
+ *   answers a list of `{id, name, url, scopes, avatarUrl}`; API calls go to
+ *   `https://api.atlassian.com/ex/jira/{cloudid}/{api}` or `.../ex/confluence/{cloudid}/{api}`)
+ * - https://developer.atlassian.com/cloud/oauth/getting-started/refresh-tokens/ (rotating refresh tokens: a refresh
+ *   returns `access_token`, `refresh_token`, `expires_in`, `scope`; the used one is disabled; errors as HTTP 403
+ *   `{"error": "invalid_grant", "error_description": "Unknown or invalid refresh token."}`)
+ * - Jira: https://developer.atlassian.com/cloud/jira/platform/rest/v3/api-group-projects/#api-rest-api-3-project-search-get
+ *   (`GET /rest/api/3/project/search`)
+ * - Confluence: https://developer.atlassian.com/cloud/confluence/rest/v2/api-group-space/#api-spaces-get
+ *   (`GET /wiki/api/v2/spaces`)
+ */
+import {
+  authorizePage,
+  bearerOf,
+  Grants,
+  json,
+  newState,
+  opaque,
+  tokenEndpoint,
+  type ProviderCase,
+  type ProviderSimulator,
+  type SimRequest,
+} from './framework.js';
+
+const CLOUD_ID = '1324a887-45db-1bf4-1e99-ef0ff456d421';
+const SITE = 'https://acme.atlassian.net';
+const unauthorized = () => json(401, { code: 401, message: 'Unauthorized' }, 'application/json;charset=UTF-8');
+
+function atlassianProduct(
+  manifest: string,
+  product: 'jira' | 'confluence',
+  api: { path: string; body: Record<string, unknown> },
+  e2e: Pick<ProviderCase, 'api' | 'failure'>,
+): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` };
+  const authorize = authorizePage('Atlassian', grants, client);
+  return {
+    manifest,
+    hosts: ['auth.atlassian.com', 'api.atlassian.com'],
+    docs: [`https://developer.atlassian.com/cloud/${product === 'jira' ? 'jira/platform' : 'confluence'}/oauth-2-3lo-apps/`],
+    client,
+    state,
+    routes: [
+      {
+        method: 'GET',
+        host: 'auth.atlassian.com',
+        path: '/authorize',
+        handler: (req: SimRequest) =>
+          req.query.get('audience') === 'api.atlassian.com'
+            ? authorize(req)
+            : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'audience must be api.atlassian.com' },
+      },
+      {
+        method: 'POST',
+        host: 'auth.atlassian.com',
+        path: '/oauth/token',
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'body',
+          // The docs show JSON; a form body (RFC 6749) is read too.
+          acceptsJson: true,
+          refresh: { rotate: true },
+          accessPrefix: 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20t.',
+          answer: ({ accessToken, refreshToken }, grant) =>
+            json(200, {
+              access_token: accessToken,
+              ...(refreshToken ? { refresh_token: refreshToken } : {}),
+              expires_in: 3600,
+              scope: grant.scope,
+            }),
+          error: (code) =>
+            json(403, {
+              error: code === 'invalid_client' ? 'access_denied' : code,
+              error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
+            }),
+        }),
+      },
+      {
+        method: 'GET',
+        host: 'api.atlassian.com',
+        path: '/oauth/token/accessible-resources',
+        handler: (req) =>
+          grants.validAccess(bearerOf(req))
+            ? json(200, [
+                {
+                  id: CLOUD_ID,
+                  name: 'acme',
+                  url: SITE,
+                  scopes:
+                    product === 'jira'
+                      ? ['read:jira-work', 'read:jira-user', 'write:jira-work']
+                      : ['read:page:confluence', 'read:space:confluence'],
+                  avatarUrl: 'https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png',
+                },
+              ])
+            : unauthorized(),
+      },
+      {
+        method: 'GET',
+        host: 'api.atlassian.com',
+        path: `/ex/${product}/${CLOUD_ID}${api.path}`,
+        handler: (req) => (grants.validAccess(bearerOf(req)) ? json(200, api.body, 'application/json;charset=UTF-8') : unauthorized()),
+      },
+    ],
+    e2e: { expectConfig: { cloudId: CLOUD_ID, siteHost: 'acme.atlassian.net' }, refreshes: true, ...e2e },
+  };
+}
+
+export const jira = (): ProviderSimulator =>
+  atlassianProduct(
+    'jira',
+    'jira',
+    {
+      path: '/rest/api/3/project/search',
+      body: {
+        self: `${SITE}/rest/api/3/project/search?maxResults=50&startAt=0`,
+        maxResults: 50,
+        startAt: 0,
+        total: 1,
+        isLast: true,
+        values: [{ id: '10000', key: 'EX', name: 'Example', projectTypeKey: 'software', simplified: false, style: 'classic' }],
+      },
+    },
+    { api: { method: 'GET', path: '/rest/api/3/project/search', answer: { total: 1, values: [{ key: 'EX' }] } }, failure: 'refused-code' },
+  );
+
+export const confluence = (): ProviderSimulator =>
+  atlassianProduct(
+    'confluence',
+    'confluence',
+    {
+      path: '/wiki/api/v2/spaces',
+      body: {
+        results: [
+          { id: '98306', key: 'ENG', name: 'Engineering', type: 'global', status: 'current', authorId: '5b10ac8d82e05b22cc7d4ef5' },
+        ],
+        _links: { base: `${SITE}/wiki` },
+      },
+    },
+    { api: { method: 'GET', path: '/wiki/api/v2/spaces?limit=25', answer: { results: [{ key: 'ENG' }] } }, failure: 'denied' },
+  );

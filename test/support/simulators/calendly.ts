@@ -1,0 +1,146 @@
+/**
+ * Calendly, as its docs describe it:
+ * - https://developer.calendly.com/docs/authentication/how-to-access-calendly-data-on-behalf-of-authenticated-users
+ *   (GET https://auth.calendly.com/oauth/authorize with `client_id`, `response_type=code`, `redirect_uri`; the
+ *   redirect back: `code`; access tokens last 2 hours, refresh tokens until used)
+ * - https://developer.calendly.com/api-docs/calendly-o-auth/o-auth/post-oauth-refresh-token (POST
+ *   https://auth.calendly.com/oauth/token, a form, HTTP Basic for web clients; the answer: `token_type: "Bearer"`,
+ *   `expires_in: 7200`, `created_at`, `refresh_token`, `access_token`, `scope`, `owner` (the user's URI),
+ *   `organization` (the organization's URI); a refresh is single use; errors: 400 `{"error": "invalid_grant",
+ *   "error_description": ...}`)
+ * - https://developer.calendly.com/api-docs/users/get-current-user (GET /users/me: `{"resource": {...}}`; a bad
+ *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
+ */
+import {
+  Grants,
+  bearerOf,
+  clientOf,
+  consentPage,
+  json,
+  newState,
+  opaque,
+  pendingFrom,
+  pkceMatches,
+  redirect,
+  type PendingCode,
+  type ProviderSimulator,
+} from './framework.js';
+
+const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
+const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
+
+export function calendly(): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: opaque('', 20), clientSecret: opaque('', 32) };
+
+  const tokenAnswer = (grant: PendingCode) => {
+    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: 'eyJraWQiOiIx', refresh: true });
+    return json(200, {
+      token_type: 'Bearer',
+      expires_in: 7200,
+      created_at: Math.floor(Date.now() / 1000),
+      refresh_token: refreshToken,
+      access_token: accessToken,
+      scope: 'default',
+      owner: OWNER,
+      organization: ORGANIZATION,
+    });
+  };
+  const invalidGrant = () =>
+    json(400, {
+      error: 'invalid_grant',
+      error_description:
+        'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+    });
+
+  return {
+    manifest: 'calendly',
+    hosts: ['auth.calendly.com', 'api.calendly.com'],
+    docs: [
+      'https://developer.calendly.com/docs/authentication/how-to-access-calendly-data-on-behalf-of-authenticated-users',
+      'https://developer.calendly.com/api-docs/calendly-o-auth/o-auth/post-oauth-refresh-token',
+      'https://developer.calendly.com/api-docs/users/get-current-user',
+    ],
+    client,
+    state,
+    routes: [
+      {
+        method: 'GET',
+        host: 'auth.calendly.com',
+        path: '/oauth/authorize',
+        handler: (req) => {
+          if (req.query.get('client_id') !== client.clientId)
+            return { status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>The client identifier provided is invalid.</h1>' };
+          const redirectUri = req.query.get('redirect_uri')!;
+          const st = req.query.get('state');
+          const keep: Record<string, string> = st !== null ? { state: st } : {};
+          const code = grants.issueCode(pendingFrom(req));
+          return consentPage(
+            'Calendly',
+            redirect(redirectUri, { code, ...keep }).headers!.location!,
+            redirect(redirectUri, {
+              error: 'access_denied',
+              error_description: 'The resource owner or authorization server denied the request.',
+              ...keep,
+            }).headers!.location!,
+          );
+        },
+      },
+      {
+        method: 'POST',
+        host: 'auth.calendly.com',
+        path: '/oauth/token',
+        handler: (req) => {
+          const c = clientOf(req);
+          if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
+            return json(401, {
+              error: 'invalid_client',
+              error_description:
+                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+            });
+          if (req.form.get('grant_type') === 'refresh_token') {
+            const grant = grants.takeRefresh(req.form.get('refresh_token'), true);
+            return grant ? tokenAnswer(grant) : invalidGrant();
+          }
+          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
+          const grant = grants.takeCode(req.form.get('code'));
+          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri || !pkceMatches(grant, req.form.get('code_verifier')))
+            return invalidGrant();
+          return tokenAnswer(grant);
+        },
+      },
+      {
+        method: 'GET',
+        host: 'api.calendly.com',
+        path: '/users/me',
+        handler: (req) => {
+          if (!grants.validAccess(bearerOf(req))) return json(401, { title: 'Unauthenticated', message: 'The access token is invalid' });
+          return json(200, {
+            resource: {
+              uri: OWNER,
+              name: 'John Doe',
+              slug: 'acmesales',
+              email: 'test@example.com',
+              scheduling_url: 'https://calendly.com/acmesales',
+              timezone: 'America/New York',
+              avatar_url: null,
+              created_at: '2019-01-02T03:04:05.678123Z',
+              updated_at: '2019-08-07T06:05:04.321123Z',
+              current_organization: ORGANIZATION,
+              resource_type: 'User',
+              locale: 'en',
+            },
+          });
+        },
+      },
+    ],
+    e2e: {
+      // Nothing typed: the user and organization URIs come back in the token answer.
+      expectConfig: { owner: OWNER, organization: ORGANIZATION },
+      api: { method: 'GET', path: '/users/me', answer: { resource: { uri: OWNER, current_organization: ORGANIZATION } } },
+      refreshes: true,
+      failure: 'refused-code',
+    },
+  };
+}

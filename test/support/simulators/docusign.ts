@@ -1,0 +1,153 @@
+/**
+ * DocuSign eSignature (production account server), as its docs describe it:
+ * - https://developers.docusign.com/platform/auth/confidential-authcode-get-token/ (GET /oauth/auth with
+ *   `response_type=code`, `scope`, `client_id`, `redirect_uri`, `state`; the redirect back: `code` and `state`, or
+ *   `error=access_denied` and `error_message` when the user declines)
+ * - https://developers.docusign.com/platform/auth/reference/obtain-access-token/ (POST /oauth/token, HTTP Basic with
+ *   the integration key and secret, a form; the answer: `access_token`, `token_type: "Bearer"`, `refresh_token`,
+ *   `expires_in: 28800`; a refresh answers the same shape; a bad code: 400 `{"error": "invalid_grant"}`)
+ * - https://developers.docusign.com/platform/auth/reference/user-info/ (GET /oauth/userinfo: `sub`, `name`, `email`,
+ *   `accounts[]` with `account_id`, `is_default`, `account_name`, `base_uri`; use the account whose `is_default` is true)
+ * - https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/ (GET
+ *   {base_uri}/restapi/v2.1/accounts/{accountId}; a bad token: 401 `{"errorCode": "USER_AUTHENTICATION_FAILED", ...}`)
+ */
+import {
+  Grants,
+  bearerOf,
+  clientOf,
+  consentPage,
+  json,
+  newState,
+  opaque,
+  pendingFrom,
+  redirect,
+  type PendingCode,
+  type ProviderSimulator,
+} from './framework.js';
+
+// The simulated user has two accounts, the default one listed second (the docs: pick is_default, not the first).
+const OTHER_ACCOUNT = { account_id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', base_uri: 'https://eu.docusign.net', name: 'Old team' };
+const DEFAULT_ACCOUNT = { account_id: 'a4ec37d6-04f2-4b5e-9c1a-143885c2e5b1', base_uri: 'https://na3.docusign.net', name: 'Acme Legal' };
+
+export function docusign(): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' };
+
+  const tokenAnswer = (grant: PendingCode) => {
+    const { accessToken, refreshToken } = grants.issueTokens(grant, {
+      accessPrefix: 'eyJ0eXAiOiJNVCIs',
+      refreshPrefix: 'eyJ0eXAiOiJNVCIs',
+      refresh: true,
+    });
+    return json(200, { access_token: accessToken, token_type: 'Bearer', refresh_token: refreshToken, expires_in: 28800 });
+  };
+  const unauthorized = () =>
+    json(401, {
+      errorCode: 'USER_AUTHENTICATION_FAILED',
+      message: 'One or both of Username and Password are invalid. Invalid access token',
+    });
+
+  return {
+    manifest: 'docusign',
+    hosts: ['account.docusign.com', 'na3.docusign.net', 'eu.docusign.net'],
+    docs: [
+      'https://developers.docusign.com/platform/auth/confidential-authcode-get-token/',
+      'https://developers.docusign.com/platform/auth/reference/obtain-access-token/',
+      'https://developers.docusign.com/platform/auth/reference/user-info/',
+      'https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/',
+    ],
+    client,
+    state,
+    routes: [
+      {
+        method: 'GET',
+        host: 'account.docusign.com',
+        path: '/oauth/auth',
+        handler: (req) => {
+          if (req.query.get('client_id') !== client.clientId)
+            return json(400, { error: 'invalid_request', error_description: 'client_id' });
+          const redirectUri = req.query.get('redirect_uri')!;
+          const st = req.query.get('state') ?? '';
+          const code = grants.issueCode(pendingFrom(req), 'eyJ0eXAiOiJNVCIs');
+          return consentPage(
+            'DocuSign',
+            redirect(redirectUri, { code, state: st }).headers!.location!,
+            redirect(redirectUri, {
+              error: 'access_denied',
+              error_message: 'The user did not consent to connecting the application.',
+              state: st,
+            }).headers!.location!,
+          );
+        },
+      },
+      {
+        method: 'POST',
+        host: 'account.docusign.com',
+        path: '/oauth/token',
+        handler: (req) => {
+          const c = clientOf(req);
+          if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
+            return json(400, { error: 'invalid_client' });
+          if (req.form.get('grant_type') === 'refresh_token') {
+            const grant = grants.takeRefresh(req.form.get('refresh_token'), false);
+            return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant' });
+          }
+          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
+          const grant = grants.takeCode(req.form.get('code'));
+          return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant' });
+        },
+      },
+      {
+        method: 'GET',
+        host: 'account.docusign.com',
+        path: '/oauth/userinfo',
+        handler: (req) => {
+          if (!grants.validAccess(bearerOf(req))) return json(401, { error: 'internal_server_error', reference_id: opaque('', 8) });
+          const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
+            account_id: a.account_id,
+            is_default: isDefault,
+            account_name: a.name,
+            base_uri: a.base_uri,
+          });
+          return json(200, {
+            sub: '4799e5e9-1559-4915-9862-cf4713bbcacc',
+            name: 'Susan Smart',
+            given_name: 'Susan',
+            family_name: 'Smart',
+            created: '2015-08-13T22:03:03.45',
+            email: 'susan.smart@example.com',
+            accounts: [account(OTHER_ACCOUNT, false), account(DEFAULT_ACCOUNT, true)],
+          });
+        },
+      },
+      ...[DEFAULT_ACCOUNT, OTHER_ACCOUNT].map((a) => ({
+        method: 'GET',
+        host: new URL(a.base_uri).hostname,
+        path: `/restapi/v2.1/accounts/${a.account_id}`,
+        handler: (req: Parameters<typeof bearerOf>[0]) =>
+          grants.validAccess(bearerOf(req))
+            ? json(200, {
+                accountIdGuid: a.account_id,
+                accountName: a.name,
+                currentPlanId: 'f2de9c8c-7b6a-4e5d-9c3b-2a1f0e9d8c7b',
+                planName: 'DEVCENTER_DEMO_APRIL2013',
+                isDowngrade: 'false',
+                billingPeriodStartDate: '2024-01-01T08:00:00.0000000Z',
+              })
+            : unauthorized(),
+      })),
+    ],
+    e2e: {
+      // Nothing typed: the account and its API host come from /oauth/userinfo (the default account).
+      expectConfig: { baseUriHost: 'na3.docusign.net', accountId: DEFAULT_ACCOUNT.account_id },
+      api: {
+        method: 'GET',
+        path: `/restapi/v2.1/accounts/${DEFAULT_ACCOUNT.account_id}`,
+        answer: { accountIdGuid: DEFAULT_ACCOUNT.account_id, accountName: DEFAULT_ACCOUNT.name },
+      },
+      refreshes: true,
+      failure: 'denied',
+    },
+  };
+}

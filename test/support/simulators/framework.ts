@@ -1,0 +1,519 @@
+/**
+ * Loopback simulators of real providers, written from their public documentation (each provider's file
+ * names the page behind every wire shape). One HTTPS server on a random 127.x.y.z address, port 443,
+ * answers every simulated provider's hosts (the virtual host decides which provider answers); a test CA
+ * made at start signs its certificate. Latchkey reaches it through an egress guard whose resolver maps
+ * the providers' hosts to that address and which trusts the test CA (`egressGuard()`); Chromium through
+ * `--host-resolver-rules` and the certificate's key pinned (`chromiumArgs()`). Nothing in the shipped
+ * manifests is rewritten: the URLs stay the providers' own.
+ */
+import { createHash, createPublicKey, randomBytes, randomInt } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EgressGuard } from '../../../src/egress/guard.js';
+import { LOOPBACK_PEERS } from '../../../dev/egress.js';
+
+/** A request as a simulator sees it. */
+export interface SimRequest {
+  method: string;
+  /** The host name the client asked for (no port). */
+  host: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The body read as `application/x-www-form-urlencoded`. */
+  form: URLSearchParams;
+}
+
+/** An answer: the status, the headers and the body exactly as sent (no content type is added). */
+export interface SimAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export type Handler = (req: SimRequest) => SimAnswer | Promise<SimAnswer>;
+
+export interface Route {
+  method: string;
+  /** A host pattern of the simulator's `hosts` (`*.x.com`: any one label under x.com). */
+  host: string;
+  /** The path, or a pattern for paths with IDs in them. */
+  path: string | RegExp;
+  handler: Handler;
+}
+
+/** What the end-to-end test does with a provider (test/providers/real-providers.test.ts). */
+export interface ProviderCase {
+  /** What the end user types in the Connect form (only values they must know: a subdomain, a region). */
+  typed?: Record<string, string>;
+  /** The connection configuration after connecting: every value the provider handed back. */
+  expectConfig: Record<string, string>;
+  /** Integration scopes (default: the manifest's defaultScopes). */
+  scopes?: string[];
+  /** One documented API call, sent through the proxy: its path as the provider's docs write it. */
+  api: {
+    method: 'GET' | 'POST';
+    path: string;
+    body?: string;
+    headers?: Record<string, string>;
+    /** Part of the documented answer, which the simulator gives only to a valid token (matched with toMatchObject). */
+    answer: Record<string, unknown> | unknown[];
+  };
+  /** Whether the provider refreshes (a refresh token in its answer): the test forces one. */
+  refreshes: boolean;
+  /** The documented error the test provokes: the end user denies consent, or the token endpoint refuses the code. */
+  failure: 'denied' | 'refused-code';
+}
+
+/** One simulated provider. Make a fresh one per test file: it keeps its grants in memory. */
+export interface ProviderSimulator {
+  /** The shipped manifest: config/providers/NAME.yaml. */
+  manifest: string;
+  /** Host names it answers on (`*.x.com`: one label under x.com, as a certificate wildcard). */
+  hosts: string[];
+  /** The documentation pages its wire shapes come from. */
+  docs: string[];
+  routes: Route[];
+  /** The OAuth client the Integration is given; the simulator accepts only it. */
+  client: { clientId: string; clientSecret: string };
+  /** The consent decision of the next authorization (the test sets `refused-code` cases' flag here). */
+  state: SimulatorState;
+  e2e: ProviderCase;
+}
+
+/** Mutable knobs a test turns, and what the simulator issued. */
+export interface SimulatorState {
+  /** When set, the token endpoint refuses the next authorization code with the provider's documented error. */
+  refuseNextCode: boolean;
+  /** Every access token issued, newest last. */
+  accessTokens: string[];
+  /** Every request received, in order. */
+  requests: SimRequest[];
+}
+
+export function newState(): SimulatorState {
+  return { refuseNextCode: false, accessTokens: [], requests: [] };
+}
+
+/** A random opaque value with a provider-like prefix (never a real token). */
+export const opaque = (prefix = '', bytes = 18): string => `${prefix}${randomBytes(bytes).toString('hex')}`;
+
+export const hostMatches = (pattern: string, host: string): boolean =>
+  pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) && !host.slice(0, -pattern.length + 1).includes('.') : host === pattern;
+
+// ----- answers -----
+
+export function json(status: number, body: unknown, contentType = 'application/json'): SimAnswer {
+  return { status, headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) };
+}
+
+/** A 302 to `url` with `query` appended (the redirect back to the client's callback). */
+export function redirect(url: string, query: Record<string, string>): SimAnswer {
+  const target = new URL(url);
+  for (const [k, v] of Object.entries(query)) target.searchParams.append(k, v);
+  return { status: 302, headers: { location: target.href } };
+}
+
+/**
+ * A consent page (the provider's own UI is not a wire shape): two links the test clicks, `#allow` and
+ * `#deny`, each the redirect back to the client with the query the provider documents.
+ */
+export function consentPage(provider: string, allow: string, deny: string): SimAnswer {
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  return {
+    status: 200,
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: `<!doctype html><html><head><meta charset="utf-8"><title>${provider} consent</title></head><body>
+<h1>${provider}: allow access?</h1><a id="allow" href="${esc(allow)}">Allow</a> <a id="deny" href="${esc(deny)}">Cancel</a></body></html>`,
+  };
+}
+
+/** The client a token request authenticates as: HTTP Basic, or client_id/client_secret in the form. */
+export function clientOf(req: SimRequest): { clientId?: string; clientSecret?: string; via: 'basic' | 'body' | 'none' } {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Basic ')) {
+    const [id, ...secret] = Buffer.from(auth.slice(6), 'base64').toString('utf8').split(':');
+    return { clientId: decodeURIComponent(id!), clientSecret: decodeURIComponent(secret.join(':')), via: 'basic' };
+  }
+  const clientId = req.form.get('client_id') ?? undefined;
+  const clientSecret = req.form.get('client_secret') ?? undefined;
+  return { clientId, clientSecret, via: clientId ? 'body' : 'none' };
+}
+
+/** The bearer token of a request (`scheme` for providers with their own, e.g. `Zoho-oauthtoken`). */
+export function bearerOf(req: SimRequest, scheme = 'Bearer'): string | undefined {
+  const auth = req.headers.authorization;
+  return auth && auth.toLowerCase().startsWith(`${scheme.toLowerCase()} `) ? auth.slice(scheme.length + 1) : undefined;
+}
+
+// ----- an authorization server's memory -----
+
+export interface PendingCode {
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge?: string;
+  /** Anything the provider ties to the grant (a user, an account). */
+  extra: Record<string, string>;
+}
+
+/** Codes (single use), refresh tokens and access tokens of one simulated authorization server. */
+export class Grants {
+  private readonly codes = new Map<string, PendingCode>();
+  private readonly refreshTokens = new Map<string, PendingCode>();
+  private readonly accessTokens = new Set<string>();
+
+  constructor(private readonly state: SimulatorState) {}
+
+  issueCode(grant: PendingCode, prefix = ''): string {
+    const code = opaque(prefix, 16);
+    this.codes.set(code, grant);
+    return code;
+  }
+
+  /** The code's grant, once: a second use (or an unknown code) is undefined. */
+  takeCode(code: string | null): PendingCode | undefined {
+    if (!code) return undefined;
+    const grant = this.codes.get(code);
+    this.codes.delete(code);
+    if (grant && this.state.refuseNextCode) {
+      this.state.refuseNextCode = false;
+      return undefined;
+    }
+    return grant;
+  }
+
+  /** A new access token (and refresh token when `refresh`), remembered as valid. */
+  issueTokens(grant: PendingCode, opts: { accessPrefix?: string; refreshPrefix?: string; refresh?: boolean } = {}) {
+    const accessToken = opaque(opts.accessPrefix ?? '', 24);
+    this.accessTokens.add(accessToken);
+    this.state.accessTokens.push(accessToken);
+    let refreshToken: string | undefined;
+    if (opts.refresh) {
+      refreshToken = opaque(opts.refreshPrefix ?? '', 24);
+      this.refreshTokens.set(refreshToken, grant);
+    }
+    return { accessToken, refreshToken };
+  }
+
+  /** The grant of a refresh token; `rotate`: the old one stops working (providers that rotate). */
+  takeRefresh(token: string | null, rotate: boolean): PendingCode | undefined {
+    if (!token) return undefined;
+    const grant = this.refreshTokens.get(token);
+    if (grant && rotate) this.refreshTokens.delete(token);
+    return grant;
+  }
+
+  validAccess(token: string | undefined): boolean {
+    return token !== undefined && this.accessTokens.has(token);
+  }
+}
+
+/** RFC 7636 S256 check (a grant without a challenge passes: PKCE is the client's choice where providers allow it). */
+export function pkceMatches(grant: PendingCode, verifier: string | null): boolean {
+  if (!grant.codeChallenge) return true;
+  if (!verifier) return false;
+  return createHash('sha256').update(verifier).digest('base64url') === grant.codeChallenge;
+}
+
+/** The authorization request's parameters a simulator keeps for its code. */
+export function pendingFrom(req: SimRequest, extra: Record<string, string> = {}): PendingCode {
+  return {
+    clientId: req.query.get('client_id') ?? '',
+    redirectUri: req.query.get('redirect_uri') ?? '',
+    scope: req.query.get('scope') ?? '',
+    ...(req.query.get('code_challenge') ? { codeChallenge: req.query.get('code_challenge')! } : {}),
+    extra,
+  };
+}
+
+// ----- the server -----
+
+export interface SimulatorHost {
+  /** The loopback address every simulated host resolves to. */
+  address: string;
+  /** The test CA (PEM), trusted by {@link egressGuard}. */
+  ca: string;
+  simulators: ProviderSimulator[];
+  /** An egress guard for the replica: provider hosts resolve here, the test CA is trusted, loopback peers allowed. */
+  egressGuard(): EgressGuard;
+  /** Chromium flags: provider hosts resolve here, the server's key is trusted. */
+  chromiumArgs(): string[];
+  close(): Promise<void>;
+}
+
+function makeCertificates(hosts: string[]): { ca: string; key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-sim-ca-'));
+  try {
+    const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Latchkey simulators test CA',
+    );
+    run(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'leaf.key',
+      '-out',
+      'leaf.csr',
+      '-subj',
+      '/CN=simulated providers',
+    );
+    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'leaf.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+      '-out',
+      'leaf.pem',
+    );
+    return {
+      ca: readFileSync(join(dir, 'ca.pem'), 'utf8'),
+      key: readFileSync(join(dir, 'leaf.key'), 'utf8'),
+      cert: readFileSync(join(dir, 'leaf.pem'), 'utf8'),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function pathMatches(route: Route, path: string): boolean {
+  return typeof route.path === 'string' ? route.path === path : route.path.test(path);
+}
+
+async function answer(simulators: ProviderSimulator[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+  const url = new URL(req.url ?? '/', `https://${host}`);
+  const body = await readBody(req);
+  const sreq: SimRequest = {
+    method: req.method ?? 'GET',
+    host,
+    path: url.pathname,
+    query: url.searchParams,
+    headers: req.headers,
+    body,
+    form: new URLSearchParams(String(req.headers['content-type'] ?? '').includes('x-www-form-urlencoded') ? body : ''),
+  };
+  const onHost = simulators.filter((sim) => sim.hosts.some((h) => hostMatches(h, host)));
+  if (onHost.length === 0) {
+    res.writeHead(421, { 'content-type': 'text/plain' }).end(`no simulated provider answers on ${host}`);
+    return;
+  }
+  const routed = onHost.flatMap((sim) => {
+    const route = sim.routes.find((r) => r.method === sreq.method && hostMatches(r.host, host) && pathMatches(r, sreq.path));
+    return route ? [{ sim, route }] : [];
+  });
+  // Providers sharing hosts (Google's, Microsoft's, Atlassian's products): the request's client or token picks one.
+  const chosen = routed.find(({ sim }) => owns(sim, sreq)) ?? routed[0];
+  const sim = chosen?.sim ?? onHost[0]!;
+  sim.state.requests.push(sreq);
+  const a = chosen ? await chosen.route.handler(sreq) : json(404, { simulator: `no route for ${sreq.method} ${host}${sreq.path}` });
+  res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
+}
+
+/** Whether a request is this simulator's: it names its client (query, form, JSON body, Basic) or carries one of its tokens. */
+function owns(sim: ProviderSimulator, req: SimRequest): boolean {
+  const id = sim.client.clientId;
+  if (req.query.get('client_id') === id || clientOf(req).clientId === id) return true;
+  if (req.body.includes(JSON.stringify(id))) return true;
+  const auth = req.headers.authorization ?? '';
+  const token = auth.slice(auth.indexOf(' ') + 1);
+  return sim.state.accessTokens.includes(token) || sim.state.accessTokens.some((t) => req.query.get('access_token') === t);
+}
+
+async function listenOn443(server: Server): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const address = `127.${randomInt(1, 255)}.${randomInt(0, 255)}.${randomInt(1, 255)}`;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(443, address, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      return address;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EACCES')
+        throw new Error(
+          'simulated providers listen on port 443 of a 127.x.y.z address: run the tests as root (or with CAP_NET_BIND_SERVICE)',
+          {
+            cause: err,
+          },
+        );
+      if (attempt > 20 || code !== 'EADDRINUSE') throw err;
+    }
+  }
+}
+
+/** Starts one HTTPS server on 127.x.y.z:443 for all the given simulators. */
+export async function startSimulators(simulators: ProviderSimulator[]): Promise<SimulatorHost> {
+  const hosts = [...new Set(simulators.flatMap((s) => s.hosts))];
+  const { ca, key, cert } = makeCertificates(hosts);
+  const server = createServer({ key, cert }, (req, res) => {
+    answer(simulators, req, res).catch((err: Error) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`simulator failed: ${err.message}`);
+    });
+  });
+  const address = await listenOn443(server);
+  const spki = createHash('sha256')
+    .update(createPublicKey(key).export({ type: 'spki', format: 'der' }))
+    .digest('base64');
+  const simulated = (host: string) => hosts.some((h) => hostMatches(h, host.toLowerCase()));
+  return {
+    address,
+    ca,
+    simulators,
+    egressGuard: () =>
+      new EgressGuard({
+        allow: [...LOOPBACK_PEERS.split(','), `${address}/32`],
+        ca,
+        resolve: async (host) => {
+          if (simulated(host)) return [{ address, family: 4 }];
+          throw Object.assign(new Error(`${host} is not a simulated provider host`), { code: 'ENOTFOUND' });
+        },
+      }),
+    chromiumArgs: () => [
+      `--host-resolver-rules=${hosts.map((h) => `MAP ${h} ${address}`).join(', ')}`,
+      `--ignore-certificate-errors-spki-list=${spki}`,
+    ],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ----- an RFC 6749 token endpoint, as most providers run one -----
+
+export interface TokenEndpointOptions {
+  grants: Grants;
+  client: { clientId: string; clientSecret: string };
+  /** How the provider documents client authentication. */
+  auth: 'basic' | 'body' | 'either';
+  /** The success answer for issued tokens (`refreshToken` set when one was issued). */
+  answer(
+    tokens: { accessToken: string; refreshToken?: string },
+    grant: PendingCode,
+    grantType: 'authorization_code' | 'refresh_token',
+  ): SimAnswer;
+  /** The documented error answer (RFC 6749 error code and a description). */
+  error(code: string, description: string): SimAnswer;
+  /** Whether a code grant returns a refresh token; `rotate`: a refresh returns a new one and the old one stops working. */
+  refresh:
+    false | { rotate: boolean; /** a refresh answer carries a refresh token (even when it does not rotate) */ returnsToken?: boolean };
+  accessPrefix?: string;
+  refreshPrefix?: string;
+  /** The provider also reads a JSON body (Atlassian documents JSON). */
+  acceptsJson?: boolean;
+}
+
+/** A token endpoint (authorization_code and refresh_token grants) checking client, code, redirect URI and PKCE. */
+export function tokenEndpoint(o: TokenEndpointOptions): Handler {
+  return (req) => {
+    let form = req.form;
+    if (o.acceptsJson && String(req.headers['content-type'] ?? '').includes('json')) {
+      const body = JSON.parse(req.body || '{}') as Record<string, string>;
+      form = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
+    }
+    const basic = clientOf({ ...req, form: new URLSearchParams() });
+    const c =
+      basic.via === 'basic'
+        ? basic
+        : { clientId: form.get('client_id') ?? undefined, clientSecret: form.get('client_secret') ?? undefined, via: 'body' as const };
+    if ((o.auth === 'basic' && basic.via !== 'basic') || (o.auth === 'body' && basic.via === 'basic'))
+      return o.error('invalid_client', 'client authentication method not accepted');
+    if (c.clientId !== o.client.clientId || c.clientSecret !== o.client.clientSecret) return o.error('invalid_client', 'invalid client');
+    const grantType = form.get('grant_type');
+    const issue = (grant: PendingCode, kind: 'authorization_code' | 'refresh_token', oldRefresh?: string) => {
+      const withRefresh = o.refresh !== false && (kind === 'authorization_code' || o.refresh.rotate);
+      const t = o.grants.issueTokens(grant, {
+        refresh: withRefresh,
+        ...(o.accessPrefix ? { accessPrefix: o.accessPrefix } : {}),
+        ...(o.refreshPrefix ? { refreshPrefix: o.refreshPrefix } : {}),
+      });
+      const refreshToken = t.refreshToken ?? (o.refresh !== false && o.refresh.returnsToken ? oldRefresh : undefined);
+      return o.answer({ accessToken: t.accessToken, ...(refreshToken ? { refreshToken } : {}) }, grant, kind);
+    };
+    if (grantType === 'authorization_code') {
+      const grant = o.grants.takeCode(form.get('code'));
+      if (!grant) return o.error('invalid_grant', 'invalid authorization code');
+      if (grant.clientId !== c.clientId || form.get('redirect_uri') !== grant.redirectUri)
+        return o.error('invalid_grant', 'redirect_uri mismatch');
+      if (!pkceMatches(grant, form.get('code_verifier'))) return o.error('invalid_grant', 'code_verifier mismatch');
+      return issue(grant, 'authorization_code');
+    }
+    if (grantType === 'refresh_token' && o.refresh !== false) {
+      const old = form.get('refresh_token') ?? undefined;
+      const grant = o.grants.takeRefresh(old ?? null, o.refresh.rotate);
+      if (!grant) return o.error('invalid_grant', 'invalid refresh token');
+      return issue(grant, 'refresh_token', old);
+    }
+    return o.error('unsupported_grant_type', 'unsupported grant type');
+  };
+}
+
+/** The authorize endpoint's usual consent page: `#allow` returns `code` and `state` (plus `extra`), `#deny` the documented error. */
+export function authorizePage(
+  provider: string,
+  grants: Grants,
+  client: { clientId: string },
+  opts: { extra?: Record<string, string>; denied?: Record<string, string>; codePrefix?: string } = {},
+): Handler {
+  return (req) => {
+    const redirectUri = req.query.get('redirect_uri');
+    if (req.query.get('client_id') !== client.clientId || !redirectUri || req.query.get('response_type') !== 'code')
+      return { status: 400, headers: { 'content-type': 'text/plain' }, body: 'invalid authorization request' };
+    const state = req.query.get('state') ?? '';
+    const code = grants.issueCode(pendingFrom(req, opts.extra ?? {}), opts.codePrefix ?? '');
+    const back = (q: Record<string, string>) => redirect(redirectUri, q).headers!.location!;
+    return consentPage(
+      provider,
+      back({ code, state, ...(opts.extra ?? {}) }),
+      back({ ...(opts.denied ?? { error: 'access_denied' }), state }),
+    );
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * HubSpot, as its docs describe it:
+ * - https://developers.hubspot.com/docs/api/oauth-quickstart-guide and
+ *   https://developers.hubspot.com/docs/api/working-with-oauth (authorize at app.hubspot.com/oauth/authorize; the
+ *   redirect back with `code` (and `state`); the token request at api.hubapi.com/oauth/v1/token, form-encoded with
+ *   client_id and client_secret in the body; the answer: `token_type: "bearer"`, `refresh_token`, `access_token`,
+ *   `expires_in`; a refresh answers the same fields with the same refresh token)
+ * - https://developers.hubspot.com/docs/api-reference/legacy/authentication/oauth-tokens/create-oauth-token (token
+ *   errors: HTTP 400 `{"message", "correlationId", "category": "VALIDATION_ERROR", "links"}`)
+ * - https://developers.hubspot.com/docs/api/settings/account-information-api (`GET /account-info/v3/details`:
+ *   `portalId` and the account's details)
+ * - https://developers.hubspot.com/docs/api/crm/contacts (the API call: `GET /crm/v3/objects/contacts`; `results`,
+ *   `paging.next.after`)
+ * - https://developers.hubspot.com/docs/api/error-handling (401: `{"status": "error", "message", "correlationId",
+ *   "category": "INVALID_AUTHENTICATION"}`)
+ */
+import { randomUUID } from 'node:crypto';
+import { authorizePage, bearerOf, Grants, json, newState, tokenEndpoint, type ProviderSimulator } from './framework.js';
+
+const PORTAL_ID = 62515;
+const hsJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=utf-8');
+const unauthenticated = () =>
+  hsJson(401, {
+    status: 'error',
+    message:
+      'Authentication credentials not found. This API supports OAuth 2.0 authentication and you can find more details at https://developers.hubspot.com/docs/methods/auth/oauth-overview',
+    correlationId: randomUUID(),
+    category: 'INVALID_AUTHENTICATION',
+  });
+
+export function hubspot(): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: randomUUID(), clientSecret: randomUUID() };
+  return {
+    manifest: 'hubspot',
+    hosts: ['app.hubspot.com', 'api.hubapi.com'],
+    docs: [
+      'https://developers.hubspot.com/docs/api/oauth-quickstart-guide',
+      'https://developers.hubspot.com/docs/api/settings/account-information-api',
+      'https://developers.hubspot.com/docs/api/crm/contacts',
+    ],
+    client,
+    state,
+    routes: [
+      { method: 'GET', host: 'app.hubspot.com', path: '/oauth/authorize', handler: authorizePage('HubSpot', grants, client) },
+      {
+        method: 'POST',
+        host: 'api.hubapi.com',
+        path: '/oauth/v1/token',
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'body',
+          refresh: { rotate: false, returnsToken: true },
+          accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
+          answer: ({ accessToken, refreshToken }) =>
+            hsJson(200, { token_type: 'bearer', refresh_token: refreshToken, access_token: accessToken, expires_in: 1800 }),
+          error: (code) =>
+            hsJson(400, {
+              message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
+              correlationId: randomUUID(),
+              category: 'VALIDATION_ERROR',
+              links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
+            }),
+        }),
+      },
+      {
+        method: 'GET',
+        host: 'api.hubapi.com',
+        path: '/account-info/v3/details',
+        handler: (req) =>
+          grants.validAccess(bearerOf(req))
+            ? hsJson(200, {
+                portalId: PORTAL_ID,
+                accountType: 'STANDARD',
+                timeZone: 'US/Eastern',
+                companyCurrency: 'USD',
+                additionalCurrencies: [],
+                utcOffset: '-05:00',
+                utcOffsetMilliseconds: -18000000,
+                uiDomain: 'app.hubspot.com',
+                dataHostingLocation: 'na1',
+              })
+            : unauthenticated(),
+      },
+      {
+        method: 'GET',
+        host: 'api.hubapi.com',
+        path: '/crm/v3/objects/contacts',
+        handler: (req) =>
+          grants.validAccess(bearerOf(req))
+            ? hsJson(200, {
+                results: [
+                  {
+                    id: '512',
+                    properties: {
+                      createdate: '2019-10-30T03:30:17.883Z',
+                      email: 'bcooper@biglytics.net',
+                      firstname: 'Bryan',
+                      lastname: 'Cooper',
+                    },
+                    createdAt: '2019-10-30T03:30:17.883Z',
+                    updatedAt: '2019-12-07T16:50:06.678Z',
+                    archived: false,
+                  },
+                ],
+                paging: { next: { after: 'NTI1Cg%3D%3D', link: '?after=NTI1Cg%3D%3D' } },
+              })
+            : unauthenticated(),
+      },
+    ],
+    e2e: {
+      expectConfig: { portalId: String(PORTAL_ID) },
+      api: { method: 'GET', path: '/crm/v3/objects/contacts?limit=10', answer: { results: [{ id: '512' }] } },
+      refreshes: true,
+      failure: 'refused-code',
+    },
+  };
+}

@@ -1,0 +1,6 @@
+/** Every simulated provider the end-to-end test runs (test/providers/real-providers.test.ts). */
+import type { ProviderSimulator } from './framework.js';
+import { PROVIDERS_A } from './providers-a.js';
+import { PROVIDERS_B } from './providers-b.js';
+
+export const SIMULATORS: Array<() => ProviderSimulator> = [...PROVIDERS_A, ...PROVIDERS_B];

@@ -1,0 +1,80 @@
+/**
+ * Pipedrive, as its docs describe it:
+ * - https://pipedrive.readme.io/docs/marketplace-oauth-authorization (authorize at oauth.pipedrive.com/oauth/authorize;
+ *   the redirect back with `code` and `state`, or the error when the user cancels; the token request at
+ *   oauth.pipedrive.com/oauth/token, form-encoded, with HTTP Basic client authentication; the answer:
+ *   `access_token`, `token_type: "Bearer"`, `expires_in`, `refresh_token`, `scope`, `api_domain`)
+ * - https://developers.pipedrive.com/changelog/post/new-parameter-in-oauth-oauthtoken-responses (`api_domain`,
+ *   `https://<company>.pipedrive.com`, in every token answer, refreshes included)
+ * - https://pipedrive.readme.io/docs/marketplace-oauth-and-api-proxy-status-codes (refresh tokens are used once:
+ *   "Invalid grant: refresh_token is invalid ... or it was already exchanged"; API 401 "Invalid token")
+ * - https://developers.pipedrive.com/docs/api/v1/Deals#getDeals (the API call: `GET /api/v1/deals` on the company
+ *   domain; `success`, `data`, `additional_data.pagination`)
+ */
+import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+
+const API_DOMAIN = 'https://acme-sales.pipedrive.com';
+
+export function pipedrive(): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: opaque('', 10), clientSecret: opaque('', 20) };
+  return {
+    manifest: 'pipedrive',
+    hosts: ['oauth.pipedrive.com', 'acme-sales.pipedrive.com'],
+    docs: ['https://pipedrive.readme.io/docs/marketplace-oauth-authorization'],
+    client,
+    state,
+    routes: [
+      // A cancelled consent: the docs say the error is sent to the redirect URI; its code is RFC 6749's access_denied.
+      { method: 'GET', host: 'oauth.pipedrive.com', path: '/oauth/authorize', handler: authorizePage('Pipedrive', grants, client) },
+      {
+        method: 'POST',
+        host: 'oauth.pipedrive.com',
+        path: '/oauth/token',
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'basic',
+          refresh: { rotate: true },
+          accessPrefix: 'v1u:AQIBAHj',
+          answer: ({ accessToken, refreshToken }) =>
+            json(200, {
+              access_token: accessToken,
+              token_type: 'Bearer',
+              expires_in: 3599,
+              refresh_token: refreshToken,
+              scope: 'base,deals:read',
+              api_domain: API_DOMAIN,
+            }),
+          // The status-codes page gives each error's status and message; the body carries the message as the
+          // API's errors do (`success: false`, `error`).
+          error: (code) =>
+            json(code === 'invalid_client' ? 401 : 400, {
+              success: false,
+              error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
+            }),
+        }),
+      },
+      {
+        method: 'GET',
+        host: 'acme-sales.pipedrive.com',
+        path: '/api/v1/deals',
+        handler: (req) =>
+          grants.validAccess(bearerOf(req))
+            ? json(200, {
+                success: true,
+                data: [{ id: 1, title: 'Acme deal', value: 5000, currency: 'EUR', status: 'open' }],
+                additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
+              })
+            : json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
+      },
+    ],
+    e2e: {
+      expectConfig: { companyDomain: 'acme-sales' },
+      api: { method: 'GET', path: '/v1/deals?limit=10', answer: { success: true, data: [{ id: 1 }] } },
+      refreshes: true,
+      failure: 'denied',
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Xero, as its docs describe it:
+ * - https://developer.xero.com/documentation/guides/oauth2/auth-flow (authorize at
+ *   login.xero.com/identity/connect/authorize; the redirect back with `code`, `scope` and `state`, or
+ *   `error=access_denied` and `state`; the token request at identity.xero.com/connect/token with HTTP Basic client
+ *   authentication; the answer: `id_token` (with openid), `access_token`, `expires_in: 1800`, `token_type:
+ *   "Bearer"`, `refresh_token`, `scope`; refresh tokens rotate; errors as HTTP 400 `{"error": "invalid_grant"}`;
+ *   the tenants: `GET https://api.xero.com/connections` answers a list of `{id, authEventId, tenantId, tenantType,
+ *   tenantName, createdDateUtc, updatedDateUtc}`; API calls carry the `xero-tenant-id` header)
+ * - https://developer.xero.com/documentation/api/accounting/organisation (the API call:
+ *   `GET /api.xro/2.0/Organisation` on api.xero.com)
+ * - https://developer.xero.com/documentation/guides/oauth2/troubleshooting (401: `{"Type", "Title": "Unauthorized",
+ *   "Status": 401, "Detail": "AuthenticationUnsuccessful", "Instance", "Extensions"}`)
+ */
+import { randomUUID } from 'node:crypto';
+import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+
+const TENANT_ID = '70784a63-d24b-46a9-a4db-0e70a274b056';
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+export function xero(): ProviderSimulator {
+  const state = newState();
+  const grants = new Grants(state);
+  const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 24) };
+  const unauthorized = () =>
+    json(401, {
+      Type: null,
+      Title: 'Unauthorized',
+      Status: 401,
+      Detail: 'AuthenticationUnsuccessful',
+      Instance: randomUUID(),
+      Extensions: {},
+    });
+  return {
+    manifest: 'xero',
+    hosts: ['login.xero.com', 'identity.xero.com', 'api.xero.com'],
+    docs: ['https://developer.xero.com/documentation/guides/oauth2/auth-flow'],
+    client,
+    state,
+    routes: [
+      {
+        method: 'GET',
+        host: 'login.xero.com',
+        path: '/identity/connect/authorize',
+        handler: (req) => authorizePage('Xero', grants, client, { extra: { scope: req.query.get('scope') ?? '' } })(req),
+      },
+      {
+        method: 'POST',
+        host: 'identity.xero.com',
+        path: '/connect/token',
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'basic',
+          refresh: { rotate: true },
+          accessPrefix: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjFDQUY4RTY2NzcyRDZEQzAyOEQ2NzI2RkQwMjYxNTgxNTcwRUZDMTkiLCJ0eXAiOiJKV1QifQ.',
+          answer: ({ accessToken, refreshToken }, grant, grantType) =>
+            json(200, {
+              // An ID token with openid in the scope (on the code grant).
+              ...(grantType === 'authorization_code' && grant.scope.split(' ').includes('openid')
+                ? {
+                    id_token: `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'https://identity.xero.com', aud: client.clientId, sub: randomUUID() })}.${opaque('', 32)}`,
+                  }
+                : {}),
+              access_token: accessToken,
+              expires_in: 1800,
+              token_type: 'Bearer',
+              refresh_token: refreshToken,
+              scope: grant.scope,
+            }),
+          error: (code) => json(400, { error: code }),
+        }),
+      },
+      {
+        method: 'GET',
+        host: 'api.xero.com',
+        path: '/connections',
+        handler: (req) =>
+          grants.validAccess(bearerOf(req))
+            ? json(200, [
+                {
+                  id: 'e1eede29-f875-4a5d-8470-17f6a29a88b1',
+                  authEventId: 'd99ecdfe-391d-43d2-b834-17636ba90e8d',
+                  tenantId: TENANT_ID,
+                  tenantType: 'ORGANISATION',
+                  tenantName: 'Maple Florists',
+                  createdDateUtc: '2019-07-09T23:40:30.1833130',
+                  updatedDateUtc: '2020-05-15T01:35:13.8491980',
+                },
+              ])
+            : unauthorized(),
+      },
+      {
+        method: 'GET',
+        host: 'api.xero.com',
+        path: '/api.xro/2.0/Organisation',
+        handler: (req) => {
+          if (!grants.validAccess(bearerOf(req))) return unauthorized();
+          if (req.headers['xero-tenant-id'] !== TENANT_ID)
+            return json(403, {
+              Type: null,
+              Title: 'Forbidden',
+              Status: 403,
+              Detail: 'AuthenticationUnsuccessful',
+              Instance: randomUUID(),
+              Extensions: {},
+            });
+          return json(200, {
+            Id: randomUUID(),
+            Status: 'OK',
+            ProviderName: 'Latchkey',
+            DateTimeUTC: '/Date(1589505313849)/',
+            Organisations: [
+              {
+                OrganisationID: TENANT_ID,
+                Name: 'Maple Florists',
+                LegalName: 'Maple Florists Ltd',
+                BaseCurrency: 'NZD',
+                CountryCode: 'NZ',
+              },
+            ],
+          });
+        },
+      },
+    ],
+    e2e: {
+      expectConfig: { tenantId: TENANT_ID },
+      api: { method: 'GET', path: '/api.xro/2.0/Organisation', answer: { Status: 'OK', Organisations: [{ Name: 'Maple Florists' }] } },
+      refreshes: true,
+      failure: 'denied',
+    },
+  };
+}

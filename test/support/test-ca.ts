@@ -1,0 +1,60 @@
+/**
+ * A certificate authority made at test start with openssl, and a server certificate it signs for
+ * given IP addresses: what a platform team's private CA is to the chart (config.egress.caBundle).
+ * The key files stay in a temporary directory removed by `remove()`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestCa {
+  /** The CA certificate (PEM): what clients are given to trust. */
+  caCert: string;
+  /** A server key and certificate (PEM) for the addresses asked for. */
+  serverKey: string;
+  serverCert: string;
+  remove(): void;
+}
+
+const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+
+export function makeTestCa(ipAddresses: string[]): TestCa {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-test-ca-'));
+  const f = (name: string) => join(dir, name);
+  openssl(['req', '-x509', ...EC, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=Latchkey test CA']);
+  openssl(['req', '-new', ...EC, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', `/CN=${ipAddresses[0]}`]);
+  writeFileSync(
+    f('server.ext'),
+    [
+      `subjectAltName=${ipAddresses.map((ip) => `IP:${ip}`).join(',')}`,
+      'basicConstraints=CA:FALSE',
+      'keyUsage=digitalSignature',
+      'extendedKeyUsage=serverAuth',
+    ].join('\n'),
+  );
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+  ]);
+  return {
+    caCert: readFileSync(f('ca.crt'), 'utf8'),
+    serverKey: readFileSync(f('server.key'), 'utf8'),
+    serverCert: readFileSync(f('server.crt'), 'utf8'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
