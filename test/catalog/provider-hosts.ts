@@ -134,4 +134,10 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
     domains: ['yahooapis.com'],
     why: "Yahoo's APIs are on yahooapis.com (fantasysports.yahooapis.com), its sign-in on api.login.yahoo.com",
   },
+  jira: { domains: ['jira.com'], why: 'older Atlassian Cloud sites are <site>.jira.com (the site URL accessible-resources answers)' },
+  confluence: { domains: ['jira.com'], why: 'older Atlassian Cloud sites are <site>.jira.com (the site URL accessible-resources answers)' },
+  'zoho-crm': {
+    domains: ['zohocloud.ca'],
+    why: "Zoho's Canada data center signs in on accounts.zohocloud.ca (the accounts-server the callback names)",
+  },
 };
