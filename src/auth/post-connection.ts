@@ -61,7 +61,16 @@ function checked(spec: ProviderSpec, values: Record<string, string>): Record<str
  * URL may use them). Keys the configuration has already keep their values.
  */
 export function callbackValues(spec: ProviderSpec, query: URLSearchParams, given: Record<string, unknown>): Record<string, string> {
-  return checked(spec, valuesFromAnswers({ connectionConfiguration: spec.connectionConfiguration }, { callbackQuery: query }, given));
+  const values = checked(
+    spec,
+    valuesFromAnswers({ connectionConfiguration: spec.connectionConfiguration }, { callbackQuery: query }, given),
+  );
+  // A required one the callback lacks (or that its `match` refuses) is the provider's answer at fault, before the token request.
+  for (const f of spec.connectionConfiguration ?? []) {
+    if (typeof f === 'string' || !f.from?.callback || f.required === false || f.default !== undefined || !isEmpty(given[f.name])) continue;
+    if (values[f.name] === undefined) throw refusedValue(spec, `"${f.name}" is missing or not in the expected form`);
+  }
+  return values;
 }
 
 export interface ProviderValuesInput {
@@ -96,7 +105,7 @@ export async function withProviderValues(
       if (!wanted.length) continue;
       const picked = await runStep(ctx, input, step, config);
       for (const f of wanted) {
-        const value = configValue(valueAt(picked, f.from!.path ?? ''), f.from!.as);
+        const value = configValue(valueAt(picked, f.from!.path ?? ''), f.from!.as, f.from!.match);
         if (value === undefined) throw stepFailed(spec, step.name, `its answer has no "${f.from!.path}" for "${f.name}"`);
         const problem = configValueProblem(spec, f.name, value);
         if (problem) throw refusedValue(spec, problem);

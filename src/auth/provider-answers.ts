@@ -105,21 +105,35 @@ export function providerValueKeys(spec: Pick<ProviderSpec, 'connectionConfigurat
 
 /**
  * A value as stored: strings and numbers as text; `as: host` keeps a URL's host name (a bare host stays),
- * `as: subdomain` the first label of that host name.
+ * `as: subdomain` the first label of that host name; then `match` (a regular expression) keeps its first
+ * group (or the whole match), and a value it does not match is no value (Zoho: `^accounts\.zoho\.(.+)$`
+ * keeps `eu` of `accounts.zoho.eu`).
  */
-export function configValue(value: unknown, as: ConfigValueSource['as']): string | undefined {
+export function configValue(value: unknown, as: ConfigValueSource['as'], match?: string): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) value = String(value);
   if (typeof value !== 'string' || value === '') return undefined;
-  if (!as) return value;
-  let host = value;
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
-    try {
-      host = new URL(value).hostname;
-    } catch {
-      return value; // refused by the key's rule
+  let out = value;
+  if (as) {
+    let host = value;
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+      try {
+        host = new URL(value).hostname;
+      } catch {
+        return value; // refused by the key's rule
+      }
     }
+    out = as === 'subdomain' ? host.split('.')[0]! : host;
   }
-  return as === 'subdomain' ? host.split('.')[0] : host;
+  if (match === undefined) return out;
+  if (out.length > 1024) return undefined;
+  let found: RegExpExecArray | null;
+  try {
+    found = new RegExp(match).exec(out);
+  } catch {
+    return undefined; // the Provider's Ready condition reports the pattern
+  }
+  const kept = found ? (found[1] ?? found[0]) : '';
+  return kept === '' ? undefined : kept;
 }
 
 /**
@@ -136,9 +150,10 @@ export function valuesFromAnswers(
   for (const f of spec.connectionConfiguration ?? []) {
     if (typeof f === 'string' || !f.from || given[f.name] !== undefined) continue;
     let value: string | undefined;
-    if (f.from.tokenResponse && answers.tokenAnswer) value = configValue(valueAt(answers.tokenAnswer, f.from.tokenResponse), f.from.as);
+    if (f.from.tokenResponse && answers.tokenAnswer)
+      value = configValue(valueAt(answers.tokenAnswer, f.from.tokenResponse), f.from.as, f.from.match);
     else if (f.from.callback && answers.callbackQuery)
-      value = configValue(answers.callbackQuery.get(f.from.callback) ?? undefined, f.from.as);
+      value = configValue(answers.callbackQuery.get(f.from.callback) ?? undefined, f.from.as, f.from.match);
     if (value !== undefined) out[f.name] = value;
   }
   return out;

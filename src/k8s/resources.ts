@@ -234,6 +234,8 @@ export interface ConfigValueSource {
    * `subdomain`: its first label (`https://acme.pipedrive.com` -> `acme`).
    */
   as?: 'host' | 'subdomain';
+  /** A regular expression applied after `as`: its first group (or the whole match) is the value; no match, no value. */
+  match?: string;
 }
 /** A token endpoint's departures from RFC 6749, as the provider documents them. */
 export interface TokenResponseSpec {

@@ -102,6 +102,11 @@ export const oauth2: AuthModeModule = {
     ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
       ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
       : []),
+    ...(spec.connectionConfiguration ?? []).flatMap((f) =>
+      typeof f !== 'string' && f.from?.match !== undefined && !isRegExp(f.from.match)
+        ? [`spec.connectionConfiguration ${f.name}: from.match is not a valid regular expression`]
+        : [],
+    ),
     ...(spec.postConnection?.steps ?? []).flatMap((step, i) =>
       step.pick && !['string', 'number', 'boolean'].includes(typeof step.pick.equals)
         ? [`spec.postConnection.steps[${i}].pick.equals must be a string, a number or a boolean`]
@@ -115,3 +120,12 @@ export const oauth2: AuthModeModule = {
     accepts: ['OAUTH2'],
   },
 };
+
+function isRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}

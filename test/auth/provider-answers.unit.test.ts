@@ -5,6 +5,7 @@
 import { configValue, parseAnswerBody, readTokenAnswer, valueAt, valuesFromAnswers } from '../../src/auth/provider-answers.js';
 import { oauth2 } from '../../src/modes/oauth2.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
+import { readCatalog } from '../support/catalog-files.js';
 
 describe('token answers', () => {
   it('reads JSON, a form-encoded answer and a JSON body sent as text/plain; refuses what is neither', () => {
@@ -148,6 +149,33 @@ describe('values from the answers', () => {
   });
 });
 
+describe('from.match', () => {
+  const zoho = '^accounts\\.zoho(?:cloud)?\\.(.+)$';
+  it('keeps the first group of a match after as (or the whole match); no match is no value', () => {
+    expect(configValue('https://accounts.zoho.eu', 'host', zoho)).toBe('eu');
+    expect(configValue('https://accounts.zoho.com.au', 'host', zoho)).toBe('com.au');
+    expect(configValue('https://accounts.zohocloud.ca', 'host', zoho)).toBe('ca');
+    expect(configValue('https://accounts.zoho.eu.evil.example/x', undefined, zoho)).toBeUndefined();
+    expect(configValue('https://evil.example', 'host', zoho)).toBeUndefined();
+    expect(configValue('us-east-1.api.example.com', undefined, '^[a-z]+-[a-z]+-[0-9]')).toBe('us-east-1');
+    expect(configValue('x', undefined, '(')).toBeUndefined();
+  });
+
+  it("gives the shipped Zoho providers their domain extension from the redirect's accounts-server", () => {
+    const manifests = readCatalog().filter((m) => m.metadata.name.startsWith('zoho-') && m.metadata.name !== 'zoho-crm');
+    expect(manifests.length).toBeGreaterThanOrEqual(10);
+    for (const m of manifests) {
+      const query = (server: string) => ({ callbackQuery: new URLSearchParams({ location: 'x', 'accounts-server': server }) });
+      expect([m.metadata.name, valuesFromAnswers(m.spec, query('https://accounts.zoho.com.au'), {})]).toEqual([
+        m.metadata.name,
+        { domainExtension: 'com.au' },
+      ]);
+      expect(valuesFromAnswers(m.spec, query('https://accounts.zoho.evil.example'), {})).toEqual({ domainExtension: 'evil.example' });
+      expect(valuesFromAnswers(m.spec, query('https://login.example.net'), {})).toEqual({});
+    }
+  });
+});
+
 describe('the OAUTH2 mode', () => {
   const base: ProviderSpec = { displayName: 'X', authMode: 'OAUTH2', authorizationUrl: 'https://a/', tokenUrl: 'https://a/t' };
   it('never asks the end user for a value the provider returns', () => {
@@ -156,6 +184,16 @@ describe('the OAUTH2 mode', () => {
     if (flow.flow !== 'redirect') return;
     const supplied = flow.suppliedKeys({ ...base, connectionConfiguration: [{ name: 'a', from: { callback: 'a' } }, { name: 'b' }] });
     expect([...supplied]).toEqual(['a']);
+  });
+
+  it('reports a from.match that is not a regular expression and a pick.equals that is not a scalar', () => {
+    expect(oauth2.providerProblems({ ...base, connectionConfiguration: [{ name: 'a', from: { callback: 'a', match: '(' } }] })).toEqual([
+      'spec.connectionConfiguration a: from.match is not a valid regular expression',
+    ]);
+    const step = { name: 's', url: 'https://a/s', items: '', pick: { path: 'p', equals: [] as never } };
+    expect(oauth2.providerProblems({ ...base, postConnection: { name: 'x', steps: [step] } })).toEqual([
+      'spec.postConnection.steps[0].pick.equals must be a string, a number or a boolean',
+    ]);
   });
 
   it('reports an errorWhen.equals that is not a string, a number or a boolean (the CRD cannot)', () => {

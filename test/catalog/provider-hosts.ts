@@ -31,10 +31,27 @@ export const FAMILY_DOMAINS: Record<string, { domains: string[]; why: string }> 
 
 /** Registrable domains on another domain than the docs and the API, per provider, with what they are. */
 export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> = {
+  'adobe-umapi': { domains: ['adobelogin.com'], why: 'Adobe IMS (ims-na1.adobelogin.com) issues the tokens for Adobe APIs' },
+  'adobe-workfront': { domains: ['workfront.com'], why: 'Workfront instances are <name>.my.workfront.com (or .my.workfront.adobe.com)' },
+  aws: { domains: ['amazoncognito.com'], why: "a Cognito user pool's hosted OAuth endpoints are <prefix>.auth.<region>.amazoncognito.com" },
+  'checkr-partner-staging': {
+    domains: ['checkrhq-staging.net'],
+    why: "Checkr's staging partner sign-up page is partners.checkrhq-staging.net",
+  },
+  conductorone: { domains: ['conductor.one'], why: 'ConductorOne tenants are <tenant>.conductor.one' },
+  'databricks-workspace': { domains: ['azuredatabricks.net'], why: 'Azure Databricks workspaces are adb-<id>.<n>.azuredatabricks.net' },
   'datadog-basic': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
+  'datadog-oauth': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
+  dayforce: { domains: ['dayforcehcm.com'], why: "Dayforce's API (www.dayforcehcm.com) and identity (dfid.dayforcehcm.com) hosts" },
   docusign: { domains: ['docusign.net'], why: "the account's API host (base_uri from /oauth/userinfo) is under docusign.net" },
+  freshworks: {
+    domains: ['myfreshworks.com', 'freshdesk.com', 'freshservice.com'],
+    why: "Freshworks organisations sign in on <org>.myfreshworks.com; product accounts are on the products' domains",
+  },
   'goto-meeting': { domains: ['logmeininc.com'], why: "GoTo's sign-in service is authentication.logmeininc.com" },
   highlevel: { domains: ['gohighlevel.com'], why: "HighLevel's authorize page (location chooser) is on marketplace.gohighlevel.com" },
+  lattice: { domains: ['latticehq.com'], why: "Lattice's API hosts are api.latticehq.com and api.emea.latticehq.com" },
+  'lever-sandbox': { domains: ['auth0.com'], why: "Lever's sandbox sign-in runs on sandbox-lever.auth0.com" },
   lucid: { domains: ['lucid.app'], why: "Lucid's authorize page is on lucid.app, its API on api.lucid.co" },
   mastodon: {
     domains: ['mastodon.social'],
@@ -46,6 +63,12 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   'zoho-bigin': {
     domains: ['zoho.com', 'zohoapis.com'],
     why: 'Bigin is a Zoho product: Zoho accounts sign in, the API is on www.zohoapis.<domain>',
+  },
+  jira: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
+  confluence: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
+  'zoho-crm': {
+    domains: ['zohocloud.ca'],
+    why: "Zoho's Canada data centre signs in on accounts.zohocloud.ca (the accounts-server the redirect names)",
   },
   smartsheet: {
     domains: ['smartsheetgov.com', 'smartsheet.eu', 'smartsheet.au'],
@@ -133,11 +156,5 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   yahoo: {
     domains: ['yahooapis.com'],
     why: "Yahoo's APIs are on yahooapis.com (fantasysports.yahooapis.com), its sign-in on api.login.yahoo.com",
-  },
-  jira: { domains: ['jira.com'], why: 'older Atlassian Cloud sites are <site>.jira.com (the site URL accessible-resources answers)' },
-  confluence: { domains: ['jira.com'], why: 'older Atlassian Cloud sites are <site>.jira.com (the site URL accessible-resources answers)' },
-  'zoho-crm': {
-    domains: ['zohocloud.ca'],
-    why: "Zoho's Canada data center signs in on accounts.zohocloud.ca (the accounts-server the callback names)",
   },
 };

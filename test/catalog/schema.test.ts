@@ -138,6 +138,7 @@ describe('provider catalog on the API server', () => {
         { name: 'instanceHost', hostSuffixes: ['example.com'], from: { tokenResponse: 'instance_url', as: 'host' } },
         { name: 'realmId', pattern: '[0-9]{1,32}', from: { callback: 'realmId' } },
         { name: 'cloudId', from: { step: 'sites', path: 'id' } },
+        { name: 'region', enum: ['eu'], from: { callback: 'accounts-server', as: 'host', match: '^accounts\\.example\\.(.+)$' } },
       ],
       postConnection: {
         name: 'example-sites',

@@ -1,11 +1,18 @@
 /**
  * Host injection through connection configuration (issue 11, attack 1) against the real API server:
- * the shipped zoho-crm Provider, its Connect OAuth start, both import endpoints and a reconnect. A
- * domain extension of `evil.example` would put the token URL (and so the client secret and every
- * refresh token) on accounts.zoho.evil.example; it must be refused before any URL is built.
+ * the shipped zoho-crm Provider, its Connect OAuth start and callback, both import endpoints and a
+ * reconnect. Zoho names the account's data centre itself (the redirect's `accounts-server`, the token
+ * answer's `api_domain`); an accounts server of `accounts.zoho.evil.example` would put the token request
+ * (the code, the client secret, every refresh token) there: it must be refused before any URL is built,
+ * whether it comes on the callback or from an import. Connections stored with the old typed
+ * `domainExtension` keep working after the one-off migration (dev/migrations/zoho-data-centre.ts).
  */
+import { CustomObjectsApi } from '@kubernetes/client-node';
 import { eventually, createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { migrateZohoConnections, zohoDataCentreConfig } from '../../dev/migrations/zoho-data-centre.js';
+import { checkConnectionConfig, fillProviderUrl } from '../../src/catalog/connection-config.js';
+import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
@@ -14,6 +21,7 @@ const kc = testKubeConfig();
 const PROVIDER = `zoho-crm-${process.pid}`;
 const CLIENT = { clientId: 'zoho-client-id', clientSecret: 'zoho-client-secret-value' };
 const zoho = readCatalog().find((m) => m.metadata.name === 'zoho-crm')!.spec;
+const EU = { accountsServer: 'accounts.zoho.eu', apiDomain: 'www.zohoapis.eu' };
 
 let ns: { name: string; delete(): Promise<void> };
 let env: TestEnvironment;
@@ -46,8 +54,14 @@ async function oauthStart(token: string, connectionConfig: Record<string, string
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ integration: 'zoho', connectionConfig }),
   });
-  return { status: res.status, text: await res.text() };
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return { status: res.status, text: await res.text(), cookie };
 }
+
+const urlOf = (start: { text: string }) => new URL((JSON.parse(start.text) as { data: { url: string } }).data.url);
 
 const session = (reconnect?: { connectionId: string; integration: string }) =>
   sealSession(env.secretKey, {
@@ -57,36 +71,51 @@ const session = (reconnect?: { connectionId: string; integration: string }) =>
     ...(reconnect ? { reconnect } : {}),
   });
 
-describe('zoho-crm domain extension', () => {
-  it('refuses evil.example at OAuth start, naming the key, and builds the URL for a listed data centre', async () => {
-    const bad = await oauthStart(session(), { domainExtension: 'evil.example' });
-    expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.text)).toMatchObject({
-      error: { code: 'invalid_connection_config', errors: [{ path: 'connectionConfig.domainExtension' }] },
-    });
-    expect(bad.text).not.toContain('evil');
-    const good = await oauthStart(session(), { domainExtension: 'eu' });
+describe("zoho-crm's data centre", () => {
+  it('starts at accounts.zoho.com without asking the end user anything, and refuses a typed data centre', async () => {
+    const good = await oauthStart(session(), {});
     expect(good.status).toBe(200);
-    expect(new URL((JSON.parse(good.text) as { data: { url: string } }).data.url).host).toBe('accounts.zoho.eu');
+    expect(urlOf(good).host).toBe('accounts.zoho.com');
+    const typed = await oauthStart(session(), { accountsServer: 'accounts.zoho.eu' });
+    expect(typed.status).toBe(400);
+    expect(JSON.parse(typed.text)).toMatchObject({
+      error: { code: 'invalid_connection_config', errors: [{ path: 'connectionConfig.accountsServer' }] },
+    });
   });
 
-  it('refuses it, and a missing key, on both import endpoints, storing nothing', async () => {
+  it('refuses a callback naming an accounts server outside Zoho before the code is sent anywhere, storing nothing', async () => {
+    const start = await oauthStart(session(), {});
+    const callback = new URL(`${latchkey.url}/oauth/callback`);
+    callback.searchParams.set('code', 'the-code');
+    callback.searchParams.set('state', urlOf(start).searchParams.get('state')!);
+    callback.searchParams.set('location', 'eu');
+    callback.searchParams.set('accounts-server', 'https://accounts.zoho.com.evil.example');
+    const res = await fetch(callback, { headers: { cookie: start.cookie } });
+    const page = await res.text();
+    expect(res.status).toBe(502);
+    expect(page).toContain('accountsServer');
+    expect(page).not.toContain('evil');
+    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(0);
+  });
+
+  it('refuses it, and missing keys, on both import endpoints, storing nothing', async () => {
     const credentials = { type: 'OAUTH2', access_token: 'at-1', refresh_token: 'rt-1' };
+    const evil = { ...EU, accountsServer: 'accounts.zoho.evil.example' };
     const imported = await latchkey.call('POST', '/connections', {
       key: env.secretKey,
-      body: { provider_config_key: 'zoho', connection_id: 'c-evil', credentials, connection_config: { domainExtension: 'evil.example' } },
+      body: { provider_config_key: 'zoho', connection_id: 'c-evil', credentials, connection_config: evil },
     });
     expect(imported.status).toBe(400);
     expect(imported.body.error).toMatchObject({
       code: 'invalid_connection_config',
-      errors: [{ path: 'connection_config.domainExtension' }],
+      errors: [{ path: 'connection_config.accountsServer' }],
     });
     const missing = await latchkey.call('POST', '/connections', {
       key: env.secretKey,
       body: { provider_config_key: 'zoho', connection_id: 'c-missing', credentials },
     });
     expect(missing.status).toBe(400);
-    expect(missing.body.error.errors).toEqual([{ path: 'connection_config.domainExtension', message: '"domainExtension" is required' }]);
+    expect(missing.body.error.errors).toContainEqual({ path: 'connection_config.accountsServer', message: '"accountsServer" is required' });
     const deprecated = await latchkey.call('POST', '/connection', {
       key: env.secretKey,
       body: {
@@ -94,7 +123,7 @@ describe('zoho-crm domain extension', () => {
         connection_id: 'c-evil-2',
         access_token: 'at-2',
         no_expiration: true,
-        connection_config: { domainExtension: 'evil.example' },
+        connection_config: { ...EU, apiDomain: 'www.zohoapis.evil.example' },
       },
     });
     expect(deprecated.status).toBe(400);
@@ -104,37 +133,97 @@ describe('zoho-crm domain extension', () => {
 
   it('re-imports keep the stored configuration unless a valid one is sent', async () => {
     const credentials = { type: 'OAUTH2', access_token: 'at-3', refresh_token: 'rt-3' };
-    const body = { provider_config_key: 'zoho', connection_id: 'c-keep', credentials, connection_config: { domainExtension: 'eu' } };
+    const body = { provider_config_key: 'zoho', connection_id: 'c-keep', credentials, connection_config: EU };
     expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
     const again = await latchkey.call('POST', '/connections', {
       key: env.secretKey,
-      body: { ...body, credentials: { ...credentials, access_token: 'at-4' }, connection_config: { domainExtension: 'evil.example' } },
+      body: {
+        ...body,
+        credentials: { ...credentials, access_token: 'at-4' },
+        connection_config: { ...EU, accountsServer: 'accounts.zoho.evil.example' },
+      },
     });
     expect(again.status).toBe(400);
     const stored = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-keep')!;
-    expect(stored.resource.spec.connectionConfig).toEqual({ domainExtension: 'eu' });
+    expect(stored.resource.spec.connectionConfig).toEqual(EU);
     expect(stored.credentials).toMatchObject({ access_token: 'at-3' });
   });
 
   it('a reconnect uses the stored configuration and may not point the connection at another data centre', async () => {
+    const au = { accountsServer: 'accounts.zoho.com.au', apiDomain: 'www.zohoapis.com.au' };
     const body = {
       provider_config_key: 'zoho',
       connection_id: 'c-reconnect',
       credentials: { type: 'OAUTH2', access_token: 'at-5', refresh_token: 'rt-5' },
-      connection_config: { domainExtension: 'com.au' },
+      connection_config: au,
     };
     expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
     await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-reconnect'));
     const token = session({ connectionId: 'c-reconnect', integration: 'zoho' });
-    for (const other of ['evil.example', 'com']) {
-      const moved = await oauthStart(token, { domainExtension: other });
+    for (const other of ['accounts.zoho.evil.example', 'accounts.zoho.eu']) {
+      const moved = await oauthStart(token, { accountsServer: other });
       expect(moved.status).toBe(400);
       expect(JSON.parse(moved.text)).toMatchObject({ error: { code: 'invalid_connection_config' } });
     }
     const kept = await oauthStart(token, {});
     expect(kept.status).toBe(200);
-    expect(new URL((JSON.parse(kept.text) as { data: { url: string } }).data.url).host).toBe('accounts.zoho.com.au');
-    const same = await oauthStart(token, { domainExtension: 'com.au' });
-    expect(same.status).toBe(200);
+    expect(urlOf(kept).host).toBe('accounts.zoho.com');
+    expect((await oauthStart(token, au)).status).toBe(200);
+  });
+
+  it('a connection stored with the old typed domainExtension works again after the one-off migration', async () => {
+    const body = {
+      provider_config_key: 'zoho',
+      connection_id: 'c-old',
+      credentials: { type: 'OAUTH2', access_token: 'at-6', refresh_token: 'rt-6' },
+      connection_config: EU,
+    };
+    expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
+    // As stored before the upgrade: the end user typed the extension.
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const ref = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections' };
+    const name = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old')!.resource.metadata.name!;
+    const current = (await custom.getNamespacedCustomObject({ ...ref, name })) as ConnectionResource;
+    await custom.replaceNamespacedCustomObject({
+      ...ref,
+      name,
+      body: { ...current, spec: { ...current.spec, connectionConfig: { domainExtension: 'eu' } } },
+    });
+    await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old')?.resource.spec.connectionConfig?.domainExtension);
+    // Unmigrated, it has no token URL to refresh at: the refresh fails before any request.
+    const before = await latchkey.call('GET', '/connections/c-old?provider_config_key=zoho&force_refresh=true', { key: env.secretKey });
+    expect(before.status).not.toBe(200);
+
+    expect(await migrateZohoConnections(kc, { providers: [PROVIDER], dryRun: true })).toEqual({
+      migrated: [`${ns.name}/${name}`],
+      unknown: [],
+    });
+    expect((await custom.getNamespacedCustomObject({ ...ref, name })) as ConnectionResource).toMatchObject({
+      spec: { connectionConfig: { domainExtension: 'eu' } },
+    });
+    expect(await migrateZohoConnections(kc, { providers: [PROVIDER] })).toEqual({ migrated: [`${ns.name}/${name}`], unknown: [] });
+    const migrated = await eventually(() => {
+      const c = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old');
+      return c?.resource.spec.connectionConfig?.accountsServer ? c : undefined;
+    });
+    expect(migrated.resource.spec.connectionConfig).toEqual(EU);
+    expect(checkConnectionConfig(zoho, migrated.resource.spec.connectionConfig, {})).toEqual(EU);
+    expect(fillProviderUrl(zoho, zoho.tokenUrl!, EU)).toBe('https://accounts.zoho.eu/oauth/v2/token');
+    expect(fillProviderUrl(zoho, zoho.proxy!.baseUrl!, EU)).toBe('https://www.zohoapis.eu');
+    // Run again: nothing left to do.
+    expect(await migrateZohoConnections(kc, { providers: [PROVIDER] })).toEqual({ migrated: [], unknown: [] });
+  });
+
+  it("maps every extension the old form offered to a data centre the Provider's rules accept", () => {
+    for (const ext of ['com', 'eu', 'in', 'com.au', 'jp', 'ca', 'com.cn', 'sa']) {
+      const config = zohoDataCentreConfig({ domainExtension: ext })!;
+      expect(checkConnectionConfig(zoho, config, {})).toEqual(config);
+    }
+    expect(zohoDataCentreConfig({ domainExtension: 'ca' })).toEqual({
+      accountsServer: 'accounts.zohocloud.ca',
+      apiDomain: 'www.zohoapis.ca',
+    });
+    expect(zohoDataCentreConfig({ domainExtension: 'evil.example' })).toBeUndefined();
+    expect(zohoDataCentreConfig(EU)).toBeUndefined();
   });
 });

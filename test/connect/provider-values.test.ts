@@ -89,7 +89,9 @@ beforeAll(async () => {
     ...oauth,
     displayName: 'Regional',
     tokenUrl: `${provider.origin}/\${connectionConfig.region}/token`,
-    connectionConfiguration: [{ name: 'region', enum: ['us', 'eu'], from: { callback: 'location' } }],
+    connectionConfiguration: [
+      { name: 'region', enum: ['us', 'eu'], from: { callback: 'accounts-server', as: 'host', match: '^accounts\\.example\\.(.+)$' } },
+    ],
   });
   await applyProvider(kc, PROVIDERS.never, { ...oauth, displayName: 'Never', tokenResponse: { expiresInZeroMeansNever: true } });
   // Linear-style: the organization comes from a GraphQL POST.
@@ -238,12 +240,20 @@ describe('token answers as providers send them', () => {
     }
   });
 
-  it('starts a flow whose token URL needs a value the callback brings, and sends the token request there', async () => {
+  it('starts a flow whose token URL needs a value the callback brings (matched out of a host), and sends the token request there', async () => {
     const calls = provider.calls.length;
-    const r = await connect('regional', json({ access_token: 'regional-token', token_type: 'bearer' }), { query: { location: 'eu' } });
+    const token = json({ access_token: 'regional-token', token_type: 'bearer' });
+    const r = await connect('regional', token, { query: { 'accounts-server': 'https://accounts.example.eu' } });
     expect(r.status).toBe(200);
     expect(provider.calls.slice(calls).map((c) => c.path)).toEqual(['/eu/token']);
     expect(stored('regional', r.connection!.spec.connectionId)!.resource.spec.connectionConfig).toEqual({ region: 'eu' });
+    // Matched but outside the key's rule, or not matched: refused before the code goes anywhere.
+    for (const server of ['https://accounts.example.evil', 'https://login.example.net']) {
+      const refused = await connect('regional', token, { query: { 'accounts-server': server } });
+      expect(refused.status).toBe(502);
+      expect(refused.connection).toBeUndefined();
+    }
+    expect(provider.calls.length).toBe(calls + 1);
   });
 
   it('stores a scope sent as a JSON array (Linear) or null (Mailchimp), kept in raw; expires_in 0 is never when declared', async () => {

@@ -166,6 +166,23 @@ describe('credentials per auth mode', () => {
     expect(JSON.stringify(seen.headers)).not.toContain(h.env.secretKey);
   });
 
+  it("OAUTH2 with the provider's own scheme in proxy.headers (Zoho's Zoho-oauthtoken): sends that, not Bearer", async () => {
+    const zoho = await h.addProvider('own-scheme', {
+      displayName: 'Own scheme',
+      authMode: 'OAUTH2',
+      authorizationUrl: `${up.origin}/auth`,
+      tokenUrl: `${up.origin}/token`,
+      proxy: { baseUrl: `${up.origin}/api/v1`, headers: { authorization: 'Zoho-oauthtoken ${accessToken}' } },
+    });
+    await h.addIntegration('own-scheme', zoho);
+    await h.addConnection(
+      { integration: 'own-scheme', provider: zoho, connectionId: 'u1', authMode: 'OAUTH2' },
+      { type: 'OAUTH2', access_token: 'at-zoho-1', expires_at: new Date(Date.now() + 3600_000).toISOString(), raw: {} },
+    );
+    expect((await call('own-scheme', '/proxy/crm/v8/Leads')).status).toBe(200);
+    expect(up.requests.map((r) => [r.url, r.headers.authorization])).toEqual([['/api/v1/crm/v8/Leads', 'Zoho-oauthtoken at-zoho-1']]);
+  });
+
   it('BASIC: sends HTTP Basic with the stored username and password', async () => {
     expect((await call('basic', '/proxy/me')).status).toBe(200);
     const auth = up.requests[0]!.headers.authorization!;
