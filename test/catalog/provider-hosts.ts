@@ -84,4 +84,78 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
     domains: ['typeform.eu'],
     why: 'the EU data center host api.typeform.eu (https://www.typeform.com/developers/get-started/mcp/)',
   },
+  'mercado-libre': {
+    domains: ['mercadolivre.com.br'],
+    why: "Mercado Livre (Brazil) signs in on auth.mercadolivre.com.br, one of the country authorization hosts the docs' authentication page lists",
+  },
+  'microsoft-dataverse': {
+    domains: ['dynamics.com'],
+    why: 'each Dataverse environment is its own host under dynamics.com (https://yourorg.api.crm.dynamics.com/api/data/v9.2 in the Web API docs)',
+  },
+  'microsoft-dynamics-365-finance-and-operations': {
+    domains: ['dynamics.com'],
+    why: "each Finance and Operations environment is its own host under dynamics.com (the services overview's base URLs)",
+  },
+  'microsoft-dynamics-365-finance-and-operations-cc': {
+    domains: ['dynamics.com'],
+    why: "each Finance and Operations environment is its own host under dynamics.com (the services overview's base URLs)",
+  },
+  odoo: {
+    domains: ['odoo.com'],
+    why: "the REST API module runs on the customer's Odoo.sh database under odoo.com; the module's docs are on readthedocs.io",
+  },
+  'odoo-cc': {
+    domains: ['odoo.com'],
+    why: "the REST API module runs on the customer's Odoo.sh database under odoo.com; the module's docs are on readthedocs.io",
+  },
+  'oracle-hcm': {
+    domains: ['oraclecloud.com'],
+    why: "the REST server is the customer's Fusion Cloud host (servername.fa.us2.oraclecloud.com in the Quick Start)",
+  },
+  perimeter81: {
+    domains: ['checkpoint.com'],
+    why: 'Perimeter 81 is now Check Point Harmony SASE: its EU authentication host is api.eu.sase.checkpoint.com',
+  },
+  pingone: {
+    domains: ['pingone.com', 'pingone.ca', 'pingone.eu', 'pingone.com.au', 'pingone.sg', 'pingone.asia'],
+    why: "PingOne's regional sign-in and API hosts (auth.pingone.<tld>, api.pingone.<tld>); the docs are on pingidentity.com",
+  },
+  'pingone-cc': {
+    domains: ['pingone.com', 'pingone.ca', 'pingone.eu', 'pingone.com.au', 'pingone.sg', 'pingone.asia'],
+    why: "PingOne's regional sign-in and API hosts (auth.pingone.<tld>, api.pingone.<tld>); the docs are on pingidentity.com",
+  },
+  rydership: {
+    domains: ['getwhiplash.com'],
+    why: "RyderShip's (formerly Whiplash) production host is www.getwhiplash.com; its help center is on whiplash.com",
+  },
+  'servicenow-oauth2-cc': {
+    domains: ['service-now.com'],
+    why: 'each ServiceNow instance is <instance>.service-now.com; the docs are on servicenow.com',
+  },
+  stackexchange: {
+    domains: ['stackoverflow.com'],
+    why: "Stack Exchange's OAuth dialog and token endpoint are on stackoverflow.com (api.stackexchange.com/docs/authentication)",
+  },
+  'ukg-pro': {
+    domains: ['ultipro.com', 'ultipro.ca'],
+    why: "UKG Pro tenants' service hosts are under ultipro.com (US) and ultipro.ca (Canada)",
+  },
+  'ukg-pro-cc': {
+    domains: ['ultipro.com', 'ultipro.ca'],
+    why: "UKG Pro tenants' service hosts are under ultipro.com (US) and ultipro.ca (Canada)",
+  },
+  'ukg-ready': {
+    domains: ['rdy.ukg'],
+    why: "UKG Ready's service hosts are under rdy.ukg (secure.us.rdy.ukg); its API docs are still on saashr.com",
+  },
+  vanta: {
+    domains: ['vanta-gov.com'],
+    why: "Vanta Government Cloud's API host api.vanta-gov.com (https://developer.vanta.com/reference/overview)",
+  },
+  workday: { domains: ['myworkday.com'], why: 'Workday tenants are served from hosts under workday.com and myworkday.com' },
+  'workday-oauth': { domains: ['myworkday.com'], why: 'Workday tenants are served from hosts under workday.com and myworkday.com' },
+  yahoo: {
+    domains: ['yahooapis.com'],
+    why: "Yahoo's APIs are on yahooapis.com (fantasysports.yahooapis.com), its sign-in on api.login.yahoo.com",
+  },
 };
