@@ -270,6 +270,7 @@ const SECTIONS = [
   'refresh-storm',
   'soak',
   'connect-ui',
+  'etcd-bytes',
 ] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
