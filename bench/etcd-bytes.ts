@@ -14,6 +14,7 @@
  *   npm run bench:etcd-bytes                       # 2,000 connections
  *   BENCH_ETCD_BYTES_COUNT=500 npm run bench:etcd-bytes
  *   BENCH_ETCD_BYTES_LABEL=after npm run bench:etcd-bytes   # which key of memory.etcdBytesPerConnection it writes
+ *   BENCH_ETCD_BYTES_DUMP=1 ...                    # also logs one Connection and its Secret's metadata of each kind
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -237,6 +238,7 @@ async function main(): Promise<void> {
         const name = connectionObjectName(i % 2 ? KEYS : OAUTH, `conn-${String(i).padStart(7, '0')}`);
         const c = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: CONNECTIONS.plural, name })) as ConnectionResource;
         const s = await core.readNamespacedSecret({ namespace: ns.name, name });
+        if (process.env.BENCH_ETCD_BYTES_DUMP && rows.connection.length === 0) log(JSON.stringify({ connection: c, secret: { ...s, data: '(left out)' } }, null, 1));
         rows.connection.push(parts(c as never, 'connection'));
         rows.secret.push(parts(s as never, 'secret'));
       }
