@@ -306,10 +306,13 @@ export function writeSection(id: SectionId, markdown: string): void {
     if (a >= 0 && b > a) sections.set(s, current.slice(a + start(s).length, b).trim());
   }
   sections.set(id, markdown.trim());
+  // Text after the last section (written by hand, e.g. the e2e suite's figures) stays after them.
+  const lastEnd = Math.max(...SECTIONS.map((s) => (current.includes(end(s)) ? current.indexOf(end(s)) + end(s).length : -1)));
+  const tail = lastEnd > 0 ? current.slice(lastEnd).trim() : '';
   const body = SECTIONS.filter((s) => sections.has(s))
     .map((s) => `${start(s)}\n${sections.get(s)}\n${end(s)}`)
     .join('\n\n');
-  writeFileSync(REPORT, `${HEADER}\n${body}\n`);
+  writeFileSync(REPORT, `${HEADER}\n${body}\n${tail ? `\n${tail}\n` : ''}`);
 }
 
 /**
