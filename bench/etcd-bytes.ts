@@ -71,7 +71,8 @@ async function etcdValues(url: string, prefix: string): Promise<Array<{ key: str
       body: JSON.stringify({ key: b64(from), range_end: b64(end), limit: 500 }),
     });
     const body = (await res.json()) as { kvs?: Array<{ key: string; value?: string }>; more?: boolean };
-    for (const kv of body.kvs ?? []) out.push({ key: Buffer.from(kv.key, 'base64').toString(), bytes: Buffer.from(kv.value ?? '', 'base64').length });
+    for (const kv of body.kvs ?? [])
+      out.push({ key: Buffer.from(kv.key, 'base64').toString(), bytes: Buffer.from(kv.value ?? '', 'base64').length });
     if (!body.more || !body.kvs?.length) return out;
     from = Buffer.concat([Buffer.from(body.kvs.at(-1)!.key, 'base64'), Buffer.from([0])]);
   }
@@ -93,7 +94,13 @@ function connectionInput(namespace: string, i: number): NewConnection {
       access_token: accessToken,
       refresh_token: refreshToken,
       expires_at: new Date(Date.now() + 3600_000).toISOString(),
-      raw: { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: 3600, scope: 'openid offline_access read write' },
+      raw: {
+        access_token: accessToken,
+        refresh_token: refreshToken,
+        token_type: 'Bearer',
+        expires_in: 3600,
+        scope: 'openid offline_access read write',
+      },
     };
   } else {
     credentials = { type: 'API_KEY', apiKey: `sk_live_${randomBytes(24).toString('hex')}` };
@@ -113,10 +120,6 @@ function connectionInput(namespace: string, i: number): NewConnection {
   };
 }
 
-interface Parts {
-  stored: number;
-  [part: string]: number;
-}
 type Kind = 'connection' | 'secret';
 
 const size = (v: unknown) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
@@ -177,7 +180,8 @@ async function main(): Promise<void> {
     const store = new KubeStore(kc, {
       namespaces: [ns.name],
       logger,
-      deriveStatus: (_r: ConnectionResource, c: StoredCredentials) => statusAfterNewCredentials(undefined, c, config, Date.now(), 'authorized'),
+      deriveStatus: (_r: ConnectionResource, c: StoredCredentials) =>
+        statusAfterNewCredentials(undefined, c, config, Date.now(), 'authorized'),
     });
     const before = await dbInUse(url);
     log(`creating ${COUNT} connections`);
@@ -192,7 +196,13 @@ async function main(): Promise<void> {
     });
     if (created.errors || created.count !== COUNT) throw new Error(`created ${created.count} of ${COUNT} (${created.errors} errors)`);
     log(`created in ${created.seconds.toFixed(0)} s; starting a controller`);
-    controller = await startReplica({ kind: 'controller', identity: 'bench-controller-0', kubeconfigPath: cp.kubeconfigPath, namespace: ns.name, waitSeconds: 300 });
+    controller = await startReplica({
+      kind: 'controller',
+      identity: 'bench-controller-0',
+      kubeconfigPath: cp.kubeconfigPath,
+      namespace: ns.name,
+      waitSeconds: 300,
+    });
     const deadline = Date.now() + MAX_SECONDS * 1000;
     for (;;) {
       const page = await controller.metrics();
@@ -218,7 +228,9 @@ async function main(): Promise<void> {
       event: `/registry/events/${ns.name}/`,
       configmap: `/registry/configmaps/${ns.name}/`,
     };
-    const names = new Set(Array.from({ length: COUNT }, (_, i) => connectionObjectName(i % 2 ? KEYS : OAUTH, `conn-${String(i).padStart(7, '0')}`)));
+    const names = new Set(
+      Array.from({ length: COUNT }, (_, i) => connectionObjectName(i % 2 ? KEYS : OAUTH, `conn-${String(i).padStart(7, '0')}`)),
+    );
     const stored: Record<string, { keys: number; keyBytes: number; valueBytes: number }> = {};
     for (const [kind, prefix] of Object.entries(kinds)) {
       const kvs = await etcdValues(url, prefix);
@@ -242,9 +254,16 @@ async function main(): Promise<void> {
       const rows: Record<Kind, Array<Record<string, number>>> = { connection: [], secret: [] };
       for (const i of sample.map((i) => (pick(i) ? i : i + 1)).filter((i) => i < COUNT)) {
         const name = connectionObjectName(i % 2 ? KEYS : OAUTH, `conn-${String(i).padStart(7, '0')}`);
-        const c = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: CONNECTIONS.plural, name })) as ConnectionResource;
+        const c = (await custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns.name,
+          plural: CONNECTIONS.plural,
+          name,
+        })) as ConnectionResource;
         const s = await core.readNamespacedSecret({ namespace: ns.name, name });
-        if (process.env.BENCH_ETCD_BYTES_DUMP && rows.connection.length === 0) log(JSON.stringify({ connection: c, secret: { ...s, data: '(left out)' } }, null, 1));
+        if (process.env.BENCH_ETCD_BYTES_DUMP && rows.connection.length === 0)
+          log(JSON.stringify({ connection: c, secret: { ...s, data: '(left out)' } }, null, 1));
         rows.connection.push(parts(c as never, 'connection'));
         rows.secret.push(parts(s as never, 'secret'));
       }
@@ -253,7 +272,9 @@ async function main(): Promise<void> {
     const figures = {
       count: COUNT,
       bytesPerConnection: Math.round(perConnection),
-      stored: Object.fromEntries(Object.entries(stored).map(([k, s]) => [k, { ...s, perConnection: Math.round((s.keyBytes + s.valueBytes) / COUNT) }])),
+      stored: Object.fromEntries(
+        Object.entries(stored).map(([k, s]) => [k, { ...s, perConnection: Math.round((s.keyBytes + s.valueBytes) / COUNT) }]),
+      ),
       dbInUseBefore: before,
       dbInUseAfter: after,
       dbInUsePerConnection: Math.round((after - before) / COUNT),
@@ -283,12 +304,15 @@ type Figures = {
 
 /** The section from every run in docs/benchmarks.json (before, after, ...). */
 function render(machineLines: string[]): string {
-  const runs = ((readFigures().memory as { etcdBytesPerConnection?: Record<string, Figures> })?.etcdBytesPerConnection ?? {}) as Record<string, Figures>;
+  const runs = ((readFigures().memory as { etcdBytesPerConnection?: Record<string, Figures> })?.etcdBytesPerConnection ?? {}) as Record<
+    string,
+    Figures
+  >;
   const lines = [
     '## etcd bytes per connection',
     '',
     '`npm run bench:etcd-bytes` (`BENCH_ETCD_BYTES_COUNT`, default 2,000; `BENCH_ETCD_BYTES_LABEL` names the run): connections',
-    "created as a server replica creates them (half OAuth 2 with a refresh token, half API key), their status written by a",
+    'created as a server replica creates them (half OAuth 2 with a refresh token, half API key), their status written by a',
     "controller replica, then etcd's own figures: the keys and stored values under the namespace (etcd's gRPC gateway,",
     '`/v3/kv/range`), and `etcd_mvcc_db_total_size_in_use_in_bytes` before and after (it also holds revisions not yet compacted).',
     '',
@@ -303,7 +327,11 @@ function render(machineLines: string[]): string {
       `| ${label} (${f.count}) | ${f.date.slice(0, 10)} | ${f.loadAverage.map((l) => l.toFixed(2)).join(' ')} | ${f.bytesPerConnection} | ${f.stored.connection!.perConnection} | ${f.stored.secret!.perConnection} | ${other} | ${f.dbInUsePerConnection} |`,
     );
   }
-  lines.push('', 'Parts, JSON bytes as the API server answers (mean of 100 of each kind, after the controller wrote the status; Secrets are stored in protobuf, smaller than their JSON):', '');
+  lines.push(
+    '',
+    'Parts, JSON bytes as the API server answers (mean of 100 of each kind, after the controller wrote the status; Secrets are stored in protobuf, smaller than their JSON):',
+    '',
+  );
   const partNames = ['json', 'managedFields', 'labels', 'annotations', 'ownerReferences', 'otherMetadata', 'spec', 'status', 'data'];
   lines.push(`| run | object | ${partNames.join(' | ')} |`, `|---|---|${partNames.map(() => '---:').join('|')}|`);
   for (const [label, f] of Object.entries(runs))

@@ -173,8 +173,15 @@ describe('custom resource schemas', () => {
     const written = (await custom.replaceNamespacedCustomObjectStatus({
       ...target,
       name: 'conds',
-      body: { ...connection('conds', {}), metadata: created.metadata, status: { conditions: [condition('Ready'), condition('CredentialsValid')] } },
-    })) as { status: { conditions: Array<{ type: string }> }; metadata: { managedFields: Array<{ subresource?: string; fieldsV1: unknown }> } };
+      body: {
+        ...connection('conds', {}),
+        metadata: created.metadata,
+        status: { conditions: [condition('Ready'), condition('CredentialsValid')] },
+      },
+    })) as {
+      status: { conditions: Array<{ type: string }> };
+      metadata: { managedFields: Array<{ subresource?: string; fieldsV1: unknown }> };
+    };
     // The whole list is kept as written (kubectl's Ready and Reason columns read it by type).
     expect(written.status.conditions.map((c) => c.type)).toEqual(['Ready', 'CredentialsValid']);
     const status = written.metadata.managedFields.find((f) => f.subresource === 'status');
