@@ -11,10 +11,9 @@
  *   401 `{"error": {"type": "AUTHENTICATION_REQUIRED", "message": ...}}`)
  */
 import {
-  Grants,
+  authServer,
   authorizePage,
   json,
-  newState,
   oauthError,
   opaque,
   redirect,
@@ -26,8 +25,7 @@ import {
 const USER_ID = 'usrL2PNC5o3H4lBEi';
 
 export function airtable(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '5f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c', clientSecret: opaque('', 32) };
 
   return {

@@ -11,10 +11,9 @@
  *   `{"errors": [{"message": "Not Authorized"}]}`)
  */
 import {
-  Grants,
+  authServer,
   authorizePage,
   json,
-  newState,
   oauthError,
   opaque,
   redirect,
@@ -27,8 +26,7 @@ import {
 const USER = { id: 4673218951, gid: '4673218951', name: 'Greg Sanchez', email: 'gsanchez@example.com' };
 
 export function asana(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '1201234567890123', clientSecret: opaque('', 16) };
 
   return {

@@ -11,21 +11,10 @@
  * - https://developer.box.com/reference/get-users-me/ (GET /2.0/users/me; a bad token: 401 with an empty body and
  *   `WWW-Authenticate: Bearer realm="Service", error="invalid_token"`)
  */
-import {
-  Grants,
-  authorizePage,
-  json,
-  newState,
-  oauthError,
-  opaque,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
 
 export function box(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
   return {

@@ -143,6 +143,13 @@ export function clientOf(req: SimRequest): { clientId?: string; clientSecret?: s
   return { clientId, clientSecret, via: clientId ? 'body' : 'none' };
 }
 
+/** A request's parameters from a JSON object body (as some providers' docs send them) or else its form body. */
+export function paramsOf(req: SimRequest): URLSearchParams {
+  if (!String(req.headers['content-type'] ?? '').includes('json')) return req.form;
+  const body = JSON.parse(req.body || '{}') as Record<string, unknown>;
+  return new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
+}
+
 /** The bearer token of a request (`scheme` for providers with their own, e.g. `Zoho-oauthtoken`). */
 export function bearerOf(req: SimRequest, scheme = 'Bearer'): string | undefined {
   const auth = req.headers.authorization;
@@ -210,6 +217,12 @@ export class Grants {
   validAccess(token: string | undefined): boolean {
     return token !== undefined && this.accessTokens.has(token);
   }
+}
+
+/** A simulated authorization server's state (what the test sees) and its grants. */
+export function authServer(): { state: SimulatorState; grants: Grants } {
+  const state = newState();
+  return { state, grants: new Grants(state) };
 }
 
 /** RFC 7636 S256 check (a grant without a challenge passes: PKCE is the client's choice where providers allow it). */
@@ -419,11 +432,7 @@ export function withToken(grants: Grants, unauthorized: SimAnswer | (() => SimAn
 /** A token endpoint (authorization_code and refresh_token grants) checking client, code, redirect URI and PKCE. */
 export function tokenEndpoint(o: TokenEndpointOptions): Handler {
   return (req) => {
-    let form = req.form;
-    if (o.acceptsJson && String(req.headers['content-type'] ?? '').includes('json')) {
-      const body = JSON.parse(req.body || '{}') as Record<string, string>;
-      form = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
-    }
+    const form = o.acceptsJson ? paramsOf(req) : req.form;
     const basic = clientOf({ ...req, form: new URLSearchParams() });
     const c =
       basic.via === 'basic'

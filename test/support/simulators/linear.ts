@@ -11,10 +11,9 @@
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
 import {
-  Grants,
+  authServer,
   authorizePage,
   json,
-  newState,
   oauthError,
   opaque,
   tokenEndpoint,
@@ -27,8 +26,7 @@ const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme',
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };
 
 export function linear(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
   /** The GraphQL endpoint: the two queries the test and the post-connection step send. */
