@@ -11,7 +11,17 @@
  * - https://developer.calendly.com/api-docs/users/get-current-user (GET /users/me: `{"resource": {...}}`; a bad
  *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
  */
-import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
+import {
+  authServer,
+  authorizePage,
+  json,
+  oauthError,
+  opaque,
+  RFC6749_DESCRIPTIONS,
+  tokenEndpoint,
+  withToken,
+  type ProviderSimulator,
+} from './framework.js';
 
 const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
 const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
@@ -19,9 +29,6 @@ const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
 export function calendly(): ProviderSimulator {
   const { state, grants } = authServer();
   const client = { clientId: opaque('', 20), clientSecret: opaque('', 32) };
-
-  const invalidGrant =
-    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.';
 
   return {
     manifest: 'calendly',
@@ -70,14 +77,7 @@ export function calendly(): ProviderSimulator {
             }),
           error: oauthError({
             status: { invalid_client: 401 },
-            descriptions: {
-              client:
-                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
-              code: invalidGrant,
-              redirect: invalidGrant,
-              pkce: invalidGrant,
-              refresh: invalidGrant,
-            },
+            descriptions: RFC6749_DESCRIPTIONS,
           }),
         }),
       },

@@ -405,6 +405,17 @@ export interface TokenEndpointOptions {
 /** Which check of a token request failed. */
 export type TokenFailure = 'client' | 'code' | 'redirect' | 'pkce' | 'refresh' | 'grant_type';
 
+/** RFC 6749 §5.2's own descriptions of its token errors, which some providers send word for word. */
+export const RFC6749_DESCRIPTIONS: Partial<Record<TokenFailure, string>> = {
+  client: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  ...Object.fromEntries(
+    (['code', 'redirect', 'pkce', 'refresh'] as const).map((why) => [
+      why,
+      'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+    ]),
+  ),
+};
+
 /**
  * The usual RFC 6749 error answer, `{"error": code, "error_description": ...}` (status 400 unless `status` names
  * another for that code). With `descriptions`, each failure's documented message (none where it names none);

@@ -9,7 +9,17 @@
  * - https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self (GET /api/v2/users/me.json;
  *   a bad token: 401 `{"error": "invalid_token", "error_description": ...}`)
  */
-import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
+import {
+  authServer,
+  authorizePage,
+  json,
+  oauthError,
+  opaque,
+  RFC6749_DESCRIPTIONS,
+  tokenEndpoint,
+  withToken,
+  type ProviderSimulator,
+} from './framework.js';
 
 const SUBDOMAIN = 'acme-support';
 const HOST = `${SUBDOMAIN}.zendesk.com`;
@@ -21,9 +31,6 @@ export function zendesk(): ProviderSimulator {
     invalid: () => json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }),
     denied: { error: 'access_denied', error_description: 'The end-user or authorization server denied the request.' },
   });
-  const invalidGrant =
-    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.';
-
   return {
     manifest: 'zendesk',
     hosts: ['*.zendesk.com'],
@@ -58,11 +65,7 @@ export function zendesk(): ProviderSimulator {
           error: oauthError({
             status: { invalid_client: 401 },
             descriptions: {
-              client:
-                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
-              code: invalidGrant,
-              redirect: invalidGrant,
-              pkce: invalidGrant,
+              ...RFC6749_DESCRIPTIONS,
               grant_type: 'The authorization grant type is not supported by the authorization server.',
             },
           }),
