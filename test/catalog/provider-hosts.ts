@@ -45,6 +45,10 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   'datadog-oauth': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   dayforce: { domains: ['dayforcehcm.com'], why: "Dayforce's API (www.dayforcehcm.com) and identity (dfid.dayforcehcm.com) hosts" },
   docusign: { domains: ['docusign.net'], why: "the account's API host (base_uri from /oauth/userinfo) is under docusign.net" },
+  'figma-scim': {
+    domains: ['figma-gov.com'],
+    why: 'Figma for Government organisations are on figma-gov.com (the common catalog lists it beside www.figma.com)',
+  },
   freshworks: {
     domains: ['myfreshworks.com', 'freshdesk.com', 'freshservice.com'],
     why: "Freshworks organisations sign in on <org>.myfreshworks.com; product accounts are on the products' domains",
