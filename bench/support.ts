@@ -270,6 +270,7 @@ const SECTIONS = [
   'refresh-storm',
   'soak',
   'connect-ui',
+  'etcd-bytes',
 ] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
@@ -279,7 +280,7 @@ const HEADER = `# Benchmarks
 \`npm run bench\` builds and runs every benchmark below, one after the other, each against its own real local
 control plane (etcd, kube-apiserver, kube-controller-manager from \`dev/control-plane.ts\`) on 127.0.0.1, and
 rewrites its own section of this file (and its key of \`docs/benchmarks.json\`, where it writes one). One benchmark alone: \`npm run bench:hot-paths\` (\`npm run bench:proxy\`: its proxy part only, figures printed), \`npm run bench:store\`, \`npm run bench:oplog\`,
-\`npm run bench:api\`, \`npm run bench:provider-webhooks\`, \`npm run bench:list-connections\`, \`npm run bench:catalog\`, \`npm run bench:imports\`, \`npm run bench:memory\` (not part of \`npm run bench\`: it fills the API server with tens of thousands of connections), \`npm run bench:refresh-storm\` and \`npm run bench:soak\` (30 minutes; neither part of \`npm run bench\` either), \`npm run bench:connect-ui\` (the Connect UI's page weight). Every benchmark is bounded in count and time (environment variables at the top of each
+\`npm run bench:api\`, \`npm run bench:provider-webhooks\`, \`npm run bench:list-connections\`, \`npm run bench:catalog\`, \`npm run bench:imports\`, \`npm run bench:memory\` (not part of \`npm run bench\`: it fills the API server with tens of thousands of connections), \`npm run bench:refresh-storm\` and \`npm run bench:soak\` (30 minutes; neither part of \`npm run bench\` either), \`npm run bench:connect-ui\` (the Connect UI's page weight), \`npm run bench:etcd-bytes\` (what one connection costs in etcd; not part of \`npm run bench\`). Every benchmark is bounded in count and time (environment variables at the top of each
 file) and deletes what it created. Speed and memory are measured here, never asserted in tests.
 
 The machine is small (2 cores) and shared: the API server, etcd and the Node.js process (Latchkey, the load
@@ -305,10 +306,13 @@ export function writeSection(id: SectionId, markdown: string): void {
     if (a >= 0 && b > a) sections.set(s, current.slice(a + start(s).length, b).trim());
   }
   sections.set(id, markdown.trim());
+  // Text after the last section (written by hand, e.g. the e2e suite's figures) stays after them.
+  const lastEnd = Math.max(...SECTIONS.map((s) => (current.includes(end(s)) ? current.indexOf(end(s)) + end(s).length : -1)));
+  const tail = lastEnd > 0 ? current.slice(lastEnd).trim() : '';
   const body = SECTIONS.filter((s) => sections.has(s))
     .map((s) => `${start(s)}\n${sections.get(s)}\n${end(s)}`)
     .join('\n\n');
-  writeFileSync(REPORT, `${HEADER}\n${body}\n`);
+  writeFileSync(REPORT, `${HEADER}\n${body}\n${tail ? `\n${tail}\n` : ''}`);
 }
 
 /**

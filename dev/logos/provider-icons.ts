@@ -1,7 +1,8 @@
 /**
  * Which simple-icons icon is a shipped Provider's logo: only an exact match (the icon's slug is the
  * provider's name without separators, or its title is the provider's display name, ignoring case and
- * punctuation), and only icons under CC0 (simple-icons marks the few under other licences). No match,
+ * punctuation; a variant named by the catalog's naming rule, `<name>-<mode word>` such as `okta-api-key`
+ * or `paypal-sandbox-cc`, matches as its base name), and only icons under CC0 (simple-icons marks the few under other licences). No match,
  * no logo: the Connect UI then shows the provider's initial.
  */
 import { readFileSync } from 'node:fs';
@@ -45,6 +46,16 @@ function iconPath(slug: string): string {
 
 const normal = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
+/** The mode words of variant names (config/providers/README.md, "Names and aliases"), plus the renamed variants' own. */
+const VARIANT_SUFFIX = /-(api-key|api-token|basic|oauth|cc|jwt|pat|sandbox|data-center|server|v2|app-api|management)$/;
+
+/** The provider name a variant's name is built on (`paypal-sandbox-cc` -> `paypal`), or the name itself. */
+export function baseName(name: string): string {
+  let base = name;
+  while (VARIANT_SUFFIX.test(base)) base = base.replace(VARIANT_SUFFIX, '');
+  return base || name;
+}
+
 /** Each provider that has an icon, by name. */
 export function providerIcons(providers: Array<{ name: string; displayName: string }>): ProviderIcon[] {
   const icons = simpleIcons().filter((i) => !i.license || i.license.type === 'CC0-1.0');
@@ -52,7 +63,7 @@ export function providerIcons(providers: Array<{ name: string; displayName: stri
   const byTitle = new Map(icons.map((i) => [normal(i.title), i]));
   const found: ProviderIcon[] = [];
   for (const p of [...providers].sort((a, b) => a.name.localeCompare(b.name))) {
-    const icon = bySlug.get(normal(p.name)) ?? byTitle.get(normal(p.displayName));
+    const icon = bySlug.get(normal(p.name)) ?? byTitle.get(normal(p.displayName)) ?? bySlug.get(normal(baseName(p.name)));
     if (icon) found.push({ provider: p.name, slug: icon.slug, title: icon.title, hex: icon.hex, path: iconPath(icon.slug) });
   }
   return found;

@@ -53,6 +53,16 @@ export interface ProviderView {
   tba?: { account_id_key?: string; signature_method?: string };
   signature?: { protocol: string; lifetime_seconds?: number; header?: string };
   app_installation?: { installation_url?: string; user_token_url?: string; user_installations_url?: string };
+  verification?: { docs?: string; method: string; path: string; headers?: Record<string, string> };
+  revocation?: {
+    docs?: string;
+    url: string;
+    method: string;
+    token?: 'refresh_token' | 'access_token';
+    token_in: 'form' | 'json' | 'bearer';
+    token_field?: string;
+    client_auth?: 'basic' | 'body' | 'none';
+  };
   plugin_install?: {
     install_url: string;
     credential_param: string;
@@ -148,8 +158,22 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
 
 /** Each mode's own block (the CRD allows each only on its mode), in snake_case; absent ones left out. */
 function modeViews(s: ProviderSpec): Partial<ProviderView> {
-  const { appStore, tba, signature, appInstallation: app, pluginInstall: plugin } = s;
+  const { appStore, tba, signature, appInstallation: app, pluginInstall: plugin, verification: check, revocation: revoke } = s;
   return compact({
+    verification: check
+      ? compact({ docs: check.docs, method: check.method ?? 'GET', path: check.path, headers: check.headers })
+      : undefined,
+    revocation: revoke
+      ? compact({
+          docs: revoke.docs,
+          url: revoke.url,
+          method: revoke.method ?? 'POST',
+          token: revoke.token,
+          token_in: revoke.tokenIn ?? 'form',
+          token_field: revoke.tokenField,
+          client_auth: revoke.clientAuth,
+        })
+      : undefined,
     two_step: s.twoStep ? twoStepView(s.twoStep) : undefined,
     app_store: appStore ? compact({ lifetime_seconds: appStore.lifetimeSeconds }) : undefined,
     tba: tba ? compact({ account_id_key: tba.accountIdKey, signature_method: tba.signatureMethod }) : undefined,

@@ -14,6 +14,7 @@ import { LatchkeyError } from '../domain/errors.js';
 import { checkConnectionConfig } from '../catalog/connection-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
 import type { RefreshLock } from '../auth/refresh/lock.js';
+import { revokeGrant, type RevocationOutcome } from '../auth/grant-revocation.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { AlreadyExistsError, type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
@@ -172,15 +173,35 @@ export async function recordFailedReauthorization(
 }
 
 /** Deletes a connection (its Secret goes with it) and its refresh lock. False when it does not exist. */
+/**
+ * Deletes a connection; with `fetch`, first revokes its grant where the provider declares revocation
+ * (src/auth/grant-revocation.ts: best effort, bounded in time, never failing the delete) and reports
+ * the outcome to `onRevocation` (for the operation log).
+ */
 export async function deleteConnection(
-  deps: { store: KubeStore; refreshLock: RefreshLock },
+  deps: { store: KubeStore; refreshLock: RefreshLock; fetch?: typeof fetch },
   namespace: string,
   integrationId: string,
   connectionId: string,
+  onRevocation?: (outcome: RevocationOutcome) => void,
 ): Promise<boolean> {
   const conn = deps.store.getConnection(namespace, integrationId, connectionId);
   if (!conn) return false;
   const name = conn.resource.metadata.name;
+  const integration = deps.store.getIntegration(namespace, integrationId);
+  const provider = integration && deps.store.getProvider(integration.spec.provider);
+  if (deps.fetch && integration && provider?.spec.revocation) {
+    const outcome = await revokeGrant({
+      store: deps.store,
+      namespace,
+      integration,
+      provider,
+      credentials: conn.credentials,
+      connectionConfig: conn.resource.spec.connectionConfig,
+      fetch: deps.fetch,
+    });
+    if (outcome) onRevocation?.(outcome);
+  }
   await deps.store.deleteConnection(namespace, name);
   // The Lease is owned by the Connection, so the garbage collector removes it anyway; this is sooner.
   await deps.refreshLock.remove(namespace, name).catch(() => undefined);

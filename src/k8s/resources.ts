@@ -66,6 +66,36 @@ export interface FieldHelp {
   descriptions?: Record<string, string>;
 }
 
+/** A provider's cheap authenticated call: any 2xx accepts the credentials, 401/403 refuses them. */
+export interface VerificationSpec {
+  /** The provider's page documenting the call. */
+  docs?: string;
+  method?: 'GET' | 'POST' | 'HEAD';
+  /** Under `proxy.baseUrl`, or absolute on one of the provider's hosts; may use `${connectionConfig.X}`. */
+  path: string;
+  /** Headers of the call's own (the provider's `proxy.headers` are sent too). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Where a grant is revoked: RFC 7009 (`token=` and `token_type_hint` form-encoded, the client
+ * authenticated as at the token endpoint), or the provider's own shape as data.
+ */
+export interface RevocationSpec {
+  docs?: string;
+  /** May use `${connectionConfig.X}` and `${clientId}`. */
+  url: string;
+  method?: 'POST' | 'DELETE' | 'GET';
+  /** Which token: the refresh token (revokes the grant where the provider ties them), else the access token. */
+  token?: 'refresh_token' | 'access_token';
+  /** Where the token goes: `form` (RFC 7009), `json` (a JSON object), `bearer` (an Authorization header, no body). */
+  tokenIn?: 'form' | 'json' | 'bearer';
+  /** The token's field name in a form or JSON body (`token`). */
+  tokenField?: string;
+  /** How the client authenticates: `basic`, `body` (client_id and client_secret beside the token), `none`; default as tokenRequestAuthMethod for `form`, none otherwise. */
+  clientAuth?: 'basic' | 'body' | 'none';
+}
+
 export interface ProviderSpec {
   displayName: string;
   /** Other names users know this provider by: `GET /providers/{alias}` and an Integration's `provider` resolve to it. */
@@ -110,6 +140,10 @@ export interface ProviderSpec {
   /** How the provider's own webhooks are verified and routed (src/webhooks/provider-*.ts, docs/provider-webhooks.md). */
   webhooks?: ProviderWebhooksSpec;
   docs?: string;
+  /** API_KEY, BASIC: a cheap authenticated call that checks typed credentials before they are stored (src/auth/credential-check.ts). */
+  verification?: VerificationSpec;
+  /** OAUTH2: where a connection's grant is revoked when it is deleted (src/auth/grant-revocation.ts). */
+  revocation?: RevocationSpec;
   proxy?: {
     baseUrl?: string;
     decompress?: boolean;

@@ -2,6 +2,15 @@
 import type { AuthModeModule } from './auth-mode.js';
 import { flatFields } from './flat-fields.js';
 import { noAuthorization } from './injection.js';
+import type { ProxyInjection } from './auth-mode.js';
+import { checkedFormCredentials } from './typed-check.js';
+
+const injection: ProxyInjection = {
+  accessTokenField: 'access_token',
+  refreshesOnUse: false,
+  signsFormBody: false,
+  authorization: noAuthorization,
+};
 
 export const apiKey: AuthModeModule = {
   mode: 'API_KEY',
@@ -13,9 +22,10 @@ export const apiKey: AuthModeModule = {
   connect: {
     flow: 'form',
     fields: () => [{ name: 'apiKey', secret: true, required: true }],
-    credentials: (_deps, form) => Promise.resolve({ credentials: { type: 'API_KEY', apiKey: form.values.apiKey! } }),
+    // Checked with the provider's verification call, when it declares one.
+    credentials: (deps, form) => checkedFormCredentials(deps, form, { type: 'API_KEY', apiKey: form.values.apiKey! }, injection, 'API key'),
   },
-  proxy: { accessTokenField: 'access_token', refreshesOnUse: false, signsFormBody: false, authorization: noAuthorization },
+  proxy: injection,
   providerProblems(spec) {
     const places = [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})];
     return places.some((v) => v.includes('${apiKey}'))

@@ -1,10 +1,23 @@
 /** BASIC: a username and password, sent as HTTP Basic unless the Provider's templates place them; never renewed. */
 import { LatchkeyError } from '../domain/errors.js';
-import type { AuthModeModule } from './auth-mode.js';
+import type { AuthModeModule, ProxyInjection } from './auth-mode.js';
+import { checkedFormCredentials } from './typed-check.js';
 import { flatFields } from './flat-fields.js';
 import { templatesUse } from './injection.js';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+const injection: ProxyInjection = {
+  accessTokenField: 'access_token',
+  refreshesOnUse: false,
+  signsFormBody: false,
+  authorization({ spec, credentials }) {
+    if (templatesUse(spec, '${username}') || templatesUse(spec, '${password}')) return undefined;
+    const username = str(credentials.username);
+    if (username === undefined) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no username');
+    return `Basic ${Buffer.from(`${username}:${str(credentials.password) ?? ''}`, 'utf8').toString('base64')}`;
+  },
+};
 
 export const basic: AuthModeModule = {
   mode: 'BASIC',
@@ -19,20 +32,17 @@ export const basic: AuthModeModule = {
       { name: 'username', secret: false, required: true },
       { name: 'password', secret: true, required: false },
     ],
-    credentials: (_deps, { values }) =>
-      Promise.resolve({ credentials: { type: 'BASIC', username: values.username!, password: values.password ?? '' } }),
+    // Checked with the provider's verification call, when it declares one.
+    credentials: (deps, form) =>
+      checkedFormCredentials(
+        deps,
+        form,
+        { type: 'BASIC', username: form.values.username!, password: form.values.password ?? '' },
+        injection,
+        'username and password',
+      ),
   },
-  proxy: {
-    accessTokenField: 'access_token',
-    refreshesOnUse: false,
-    signsFormBody: false,
-    authorization({ spec, credentials }) {
-      if (templatesUse(spec, '${username}') || templatesUse(spec, '${password}')) return undefined;
-      const username = str(credentials.username);
-      if (username === undefined) throw new LatchkeyError('invalid_input', 'missing_credentials', 'The connection has no username');
-      return `Basic ${Buffer.from(`${username}:${str(credentials.password) ?? ''}`, 'utf8').toString('base64')}`;
-    },
-  },
+  proxy: injection,
   providerProblems: () => [],
   integration: { clientBeforeConnect: false, accepts: [], needsNoClient: true },
 };

@@ -6,25 +6,17 @@
  * nothing). A provider whose headers already carry the credential (for example
  * `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
-import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
+import { filledHeaders, filledQuery, type CredentialValues, type Injection } from '../catalog/credential-templates.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { LatchkeyError } from '../domain/errors.js';
 import type { AuthorizationInput } from '../modes/auth-mode.js';
 import { accessTokenOf, moduleOfCredentials } from '../modes/registry.js';
-import { isUnsafeHeaderValue } from './headers.js';
 
 export type { AuthorizationInput, OAuth1Consumer } from '../modes/auth-mode.js';
 export { templatesUse } from '../modes/injection.js';
+export type { Injection } from '../catalog/credential-templates.js';
 
-const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
-
-export interface Injection {
-  headers: Record<string, string>;
-  query: Array<[string, string]>;
-}
-
-function credentialValues(credentials: StoredCredentials): Record<string, string | undefined> {
+function credentialValues(credentials: StoredCredentials): CredentialValues {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {
     apiKey: str(credentials.apiKey),
@@ -34,59 +26,18 @@ function credentialValues(credentials: StoredCredentials): Record<string, string
   };
 }
 
-function fill(
-  template: string,
-  where: string,
-  credentials: StoredCredentials,
-  connectionConfig: Record<string, unknown> | undefined,
-): string {
-  let withConfig: string;
-  try {
-    withConfig = fillTemplate(template, connectionConfig, { encode: false });
-  } catch (err) {
-    if (err instanceof MissingTemplateValueError) {
-      throw new LatchkeyError(
-        'invalid_input',
-        'missing_connection_config',
-        `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
-      );
-    }
-    throw err;
-  }
-  const values = credentialValues(credentials);
-  return withConfig.replace(VALUE_PLACEHOLDER, (_m, name: string) => {
-    const v = values[name];
-    if (v === undefined)
-      throw new LatchkeyError(
-        'invalid_input',
-        'missing_credentials',
-        `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
-      );
-    return v;
-  });
-}
-
 /** The templated headers and query parameters of the provider record, filled for this connection. */
 export function templatedInjection(
   spec: ProviderSpec,
   credentials: StoredCredentials,
   connectionConfig: Record<string, unknown> | undefined,
 ): Injection {
-  const headers: Record<string, string> = {};
-  for (const [name, template] of Object.entries(spec.proxy?.headers ?? {})) {
-    const value = fill(template, `proxy header ${name}`, credentials, connectionConfig);
-    if (isUnsafeHeaderValue(value))
-      throw new LatchkeyError('invalid_input', 'invalid_header_value', `The proxy header ${name} would contain control characters`);
-    headers[name.toLowerCase()] = value;
-  }
+  const values = credentialValues(credentials);
+  const headers = filledHeaders(spec.proxy?.headers, values, connectionConfig);
   // Headers of the mode's own (BILL: the session and developer key), under the templated ones.
   const own = moduleOfCredentials(credentials)?.proxy.defaultHeaders?.(credentials) ?? {};
   for (const [name, value] of Object.entries(own)) headers[name] ??= value;
-  const query: Array<[string, string]> = Object.entries(spec.proxy?.query ?? {}).map(([name, template]) => [
-    name,
-    fill(template, `proxy query parameter ${name}`, credentials, connectionConfig),
-  ]);
-  return { headers, query };
+  return { headers, query: filledQuery(spec.proxy?.query, values, connectionConfig) };
 }
 
 /**

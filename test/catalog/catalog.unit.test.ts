@@ -540,7 +540,24 @@ describe('provider catalog (offline)', () => {
     expect(mode('slack')).toBe('OAUTH2');
     expect(mode('google-calendar')).toBe('OAUTH2');
     expect(mode('trello')).toBe('OAUTH1');
-    expect(mode('stripe')).toBe('API_KEY');
+    expect(mode('stripe')).toBe('OAUTH2');
+    expect(mode('stripe-api-key')).toBe('API_KEY');
+    // Stripe Connect's former name still answers: an alias of `stripe`, not a second manifest.
+    expect([...manifests.values()].find((m) => m.metadata.name === 'stripe')?.spec.aliases).toContain('stripe-connect');
+    expect(manifests.has('stripe-connect.yaml')).toBe(false);
+    // Names the common catalog uses mean its mode; the variant keeps the other one (issue #44).
+    const plainAndVariant: Array<[string, string, string, string]> = [
+      ['okta', 'OAUTH2', 'okta-api-key', 'API_KEY'],
+      ['bamboohr', 'OAUTH2', 'bamboohr-basic', 'BASIC'],
+      ['greenhouse', 'OAUTH2', 'greenhouse-basic', 'BASIC'],
+      ['snowflake', 'OAUTH2', 'snowflake-jwt', 'JWT'],
+      ['datadog', 'API_KEY', 'datadog-basic', 'BASIC'],
+      ['paypal', 'OAUTH2', 'paypal-cc', 'OAUTH2_CC'],
+      ['microsoft-business-central', 'OAUTH2_CC', 'microsoft-business-central-oauth', 'OAUTH2'],
+    ];
+    for (const [plain, plainMode, variant, variantMode] of plainAndVariant) {
+      expect([plain, mode(plain), variant, mode(variant)]).toEqual([plain, plainMode, variant, variantMode]);
+    }
   });
 
   it("never tells the end user to look a value up from an API or a token answer (such values are the Provider's `from`)", () => {

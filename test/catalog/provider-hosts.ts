@@ -40,10 +40,15 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   },
   conductorone: { domains: ['conductor.one'], why: 'ConductorOne tenants are <tenant>.conductor.one' },
   'databricks-workspace': { domains: ['azuredatabricks.net'], why: 'Azure Databricks workspaces are adb-<id>.<n>.azuredatabricks.net' },
+  datadog: { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   'datadog-basic': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   'datadog-oauth': { domains: ['ddog-gov.com'], why: "Datadog's US1-FED site (ddog-gov.com), one of the sites the site key lists" },
   dayforce: { domains: ['dayforcehcm.com'], why: "Dayforce's API (www.dayforcehcm.com) and identity (dfid.dayforcehcm.com) hosts" },
   docusign: { domains: ['docusign.net'], why: "the account's API host (base_uri from /oauth/userinfo) is under docusign.net" },
+  'figma-scim': {
+    domains: ['figma-gov.com'],
+    why: 'Figma for Government organisations are on figma-gov.com (the common catalog lists it beside www.figma.com)',
+  },
   freshworks: {
     domains: ['myfreshworks.com', 'freshdesk.com', 'freshservice.com'],
     why: "Freshworks organisations sign in on <org>.myfreshworks.com; product accounts are on the products' domains",
@@ -60,6 +65,11 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   'okta-api-key': { domains: ['oktapreview.com', 'okta-emea.com'], why: "Okta's preview and EMEA cells serve orgs under these domains" },
   'polar-accesslink': { domains: ['polarremote.com'], why: "Polar's token endpoint is polarremote.com" },
   'sage-accounting': { domains: ['sageone.com'], why: "Sage Accounting's authorize page is on www.sageone.com" },
+  segment: { domains: ['segmentapis.com'], why: "Segment's OAuth server is id.segmentapis.com (the Public API's domain)" },
+  snowflake: {
+    domains: ['snowflakecomputing.com'],
+    why: "a Snowflake account's own host (<org>-<account>.snowflakecomputing.com) serves its OAuth endpoints and APIs",
+  },
   'zoho-bigin': {
     domains: ['zoho.com', 'zohoapis.com'],
     why: 'Bigin is a Zoho product: Zoho accounts sign in, the API is on www.zohoapis.<domain>',
@@ -77,5 +87,79 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
   typeform: {
     domains: ['typeform.eu'],
     why: 'the EU data center host api.typeform.eu (https://www.typeform.com/developers/get-started/mcp/)',
+  },
+  'mercado-libre': {
+    domains: ['mercadolivre.com.br'],
+    why: "Mercado Livre (Brazil) signs in on auth.mercadolivre.com.br, one of the country authorization hosts the docs' authentication page lists",
+  },
+  'microsoft-dataverse': {
+    domains: ['dynamics.com'],
+    why: 'each Dataverse environment is its own host under dynamics.com (https://yourorg.api.crm.dynamics.com/api/data/v9.2 in the Web API docs)',
+  },
+  'microsoft-dynamics-365-finance-and-operations': {
+    domains: ['dynamics.com'],
+    why: "each Finance and Operations environment is its own host under dynamics.com (the services overview's base URLs)",
+  },
+  'microsoft-dynamics-365-finance-and-operations-cc': {
+    domains: ['dynamics.com'],
+    why: "each Finance and Operations environment is its own host under dynamics.com (the services overview's base URLs)",
+  },
+  odoo: {
+    domains: ['odoo.com'],
+    why: "the REST API module runs on the customer's Odoo.sh database under odoo.com; the module's docs are on readthedocs.io",
+  },
+  'odoo-cc': {
+    domains: ['odoo.com'],
+    why: "the REST API module runs on the customer's Odoo.sh database under odoo.com; the module's docs are on readthedocs.io",
+  },
+  'oracle-hcm': {
+    domains: ['oraclecloud.com'],
+    why: "the REST server is the customer's Fusion Cloud host (servername.fa.us2.oraclecloud.com in the Quick Start)",
+  },
+  perimeter81: {
+    domains: ['checkpoint.com'],
+    why: 'Perimeter 81 is now Check Point Harmony SASE: its EU authentication host is api.eu.sase.checkpoint.com',
+  },
+  pingone: {
+    domains: ['pingone.com', 'pingone.ca', 'pingone.eu', 'pingone.com.au', 'pingone.sg', 'pingone.asia'],
+    why: "PingOne's regional sign-in and API hosts (auth.pingone.<tld>, api.pingone.<tld>); the docs are on pingidentity.com",
+  },
+  'pingone-cc': {
+    domains: ['pingone.com', 'pingone.ca', 'pingone.eu', 'pingone.com.au', 'pingone.sg', 'pingone.asia'],
+    why: "PingOne's regional sign-in and API hosts (auth.pingone.<tld>, api.pingone.<tld>); the docs are on pingidentity.com",
+  },
+  rydership: {
+    domains: ['getwhiplash.com'],
+    why: "RyderShip's (formerly Whiplash) production host is www.getwhiplash.com; its help center is on whiplash.com",
+  },
+  'servicenow-oauth2-cc': {
+    domains: ['service-now.com'],
+    why: 'each ServiceNow instance is <instance>.service-now.com; the docs are on servicenow.com',
+  },
+  stackexchange: {
+    domains: ['stackoverflow.com'],
+    why: "Stack Exchange's OAuth dialog and token endpoint are on stackoverflow.com (api.stackexchange.com/docs/authentication)",
+  },
+  'ukg-pro': {
+    domains: ['ultipro.com', 'ultipro.ca'],
+    why: "UKG Pro tenants' service hosts are under ultipro.com (US) and ultipro.ca (Canada)",
+  },
+  'ukg-pro-cc': {
+    domains: ['ultipro.com', 'ultipro.ca'],
+    why: "UKG Pro tenants' service hosts are under ultipro.com (US) and ultipro.ca (Canada)",
+  },
+  'ukg-ready': {
+    domains: ['rdy.ukg'],
+    why: "UKG Ready's service hosts are under rdy.ukg (secure.us.rdy.ukg); its API docs are still on saashr.com",
+  },
+  vanta: {
+    domains: ['vanta-gov.com'],
+    why: "Vanta Government Cloud's API host api.vanta-gov.com (https://developer.vanta.com/reference/overview)",
+  },
+  workday: { domains: ['myworkday.com'], why: 'Workday tenants are served from hosts under workday.com and myworkday.com' },
+  'workday-oauth': { domains: ['myworkday.com'], why: 'Workday tenants are served from hosts under workday.com and myworkday.com' },
+  yahoo: {
+    domains: ['yahooapis.com'],
+    why: "Yahoo's APIs are on yahooapis.com (fantasysports.yahooapis.com), its sign-in on api.login.yahoo.com",
   },
 };

@@ -1,13 +1,14 @@
 /**
  * Shipped providers' logos (src/catalog/provider-logos.ts, data generated from simple-icons): the
  * generated table is what the extraction makes from the catalog and the installed simple-icons (so
- * it is neither stale nor edited by hand, and names no icon the exact-match rule does not), and the
- * served SVG is the icon on a tile that keeps the brand colour visible.
+ * it is neither stale nor edited by hand, and names no icon the exact-match rule does not; a variant such
+ * as `okta-api-key` has its provider's logo), and the served SVG is the icon on a tile that keeps the
+ * brand colour visible.
  */
 import { readFileSync } from 'node:fs';
 import * as prettier from 'prettier';
 import { LOGO_DATA_FILE, logoDataSource, shippedProviders } from '../../dev/logos/extract-provider-logos.js';
-import { providerIcons } from '../../dev/logos/provider-icons.js';
+import { baseName, providerIcons } from '../../dev/logos/provider-icons.js';
 import { PROVIDER_LOGOS } from '../../src/catalog/provider-logo-data.js';
 import { hasShippedLogo, providerLogoSvg } from '../../src/catalog/provider-logos.js';
 import { contrast } from '../../src/domain/colour-contrast.js';
@@ -33,6 +34,33 @@ describe('shipped provider logos', () => {
     const shipped = new Set(shippedProviders().map((p) => p.name));
     expect(Object.keys(PROVIDER_LOGOS).filter((n) => !shipped.has(n))).toEqual([]);
     expect(Object.keys(PROVIDER_LOGOS).length).toBeGreaterThan(150);
+  });
+
+  it("give a variant named by the catalog's naming rule its provider's logo, as the plain name has it", () => {
+    const icons = providerIcons([
+      { name: 'okta-api-key', displayName: 'Okta (API token)' },
+      { name: 'paypal-sandbox-cc', displayName: 'Something else' },
+      // Only the naming rule's mode words are taken off: no icon is guessed from another suffix or a prefix.
+      { name: 'github-like', displayName: 'Something else' },
+      { name: 'acme-basic', displayName: 'Acme (Basic auth)' },
+    ]);
+    expect(icons.map((i) => [i.provider, i.slug])).toEqual([
+      ['okta-api-key', 'okta'],
+      ['paypal-sandbox-cc', 'paypal'],
+    ]);
+    expect(baseName('paypal-sandbox-cc')).toBe('paypal');
+    expect(baseName('okta')).toBe('okta');
+    // The shipped table: the plain names (the common catalog's modes) and their renamed variants alike.
+    for (const [plain, variant] of [
+      ['okta', 'okta-api-key'],
+      ['datadog', 'datadog-basic'],
+      ['snowflake', 'snowflake-jwt'],
+      ['greenhouse', 'greenhouse-basic'],
+      ['stripe', 'stripe-api-key'],
+    ]) {
+      expect([variant, PROVIDER_LOGOS[variant]?.slug]).toEqual([variant, PROVIDER_LOGOS[plain]!.slug]);
+      expect(providerLogoSvg(variant)).toBe(providerLogoSvg(plain));
+    }
   });
 
   it('serve the icon in its brand colour on a tile it stands out from', () => {

@@ -76,6 +76,35 @@ describe('provider view', () => {
         },
       },
     },
+    {
+      mode: 'API_KEY' as const,
+      spec: {
+        proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
+        verification: { docs: 'https://docs.example.test/me', path: '/v1/me', headers: { 'x-version': '2' } },
+      },
+      shown: { verification: { docs: 'https://docs.example.test/me', method: 'GET', path: '/v1/me', headers: { 'x-version': '2' } } },
+    },
+    {
+      mode: 'OAUTH2' as const,
+      spec: {
+        revocation: {
+          url: 'https://api.example.test/apps/${clientId}/grant',
+          method: 'DELETE' as const,
+          tokenIn: 'json' as const,
+          tokenField: 'access_token',
+          clientAuth: 'basic' as const,
+        },
+      },
+      shown: {
+        revocation: {
+          url: 'https://api.example.test/apps/${clientId}/grant',
+          method: 'DELETE',
+          token_in: 'json',
+          token_field: 'access_token',
+          client_auth: 'basic',
+        },
+      },
+    },
   ])("shows $mode's own block in snake_case", ({ mode, spec, shown }) => {
     const view = providerView(resource({ authMode: mode, ...spec }), BASE);
     expect(view).toMatchObject({ auth_mode: mode, ...shown });
@@ -159,7 +188,17 @@ describe('provider view', () => {
 
   it('leaves out the blocks a provider does not set', () => {
     const view = providerView(resource({ authMode: 'API_KEY', proxy: { headers: { authorization: 'Bearer ${apiKey}' } } }), BASE);
-    for (const key of ['two_step', 'app_store', 'tba', 'signature', 'app_installation', 'plugin_install', 'logo_url'])
+    for (const key of [
+      'two_step',
+      'app_store',
+      'tba',
+      'signature',
+      'app_installation',
+      'plugin_install',
+      'logo_url',
+      'verification',
+      'revocation',
+    ])
       expect(view).not.toHaveProperty(key);
   });
 

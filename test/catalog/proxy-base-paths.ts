@@ -42,8 +42,6 @@ export const PENDING_ELSEWHERE: Record<string, string> = {
   'zendesk-api-token': 'https://${connectionConfig.subdomain}.zendesk.com/api/v2',
   shopify: 'https://${connectionConfig.shop}.myshopify.com/admin',
   'shopify-api-key': 'https://${connectionConfig.shop}.myshopify.com/admin',
-  stripe: 'https://api.stripe.com/v1',
-  'stripe-connect': 'https://api.stripe.com/v1',
   linear: 'https://api.linear.app',
   asana: 'https://app.asana.com/api/1.0',
   dropbox: 'https://api.dropboxapi.com/2',
@@ -64,6 +62,9 @@ export const BASE_PATH_EXCEPTIONS: Record<string, string> = {
     'the common catalog puts the project key in the base; the docs print `/{projectKey}/...`, and no project key is asked here',
   'google-search-console':
     'the common catalog base ends in `/webmasters`; the docs print `/webmasters/v3/sites` and `/v1/urlInspection/index:inspect` on the same host, so the base stops at the host',
+  'microsoft-teams-bot-cc':
+    'the Bot Connector docs print `{serviceUrl}/v3/conversations/...` after the service URL an activity names, and the Teams default service URL is https://smba.trafficmanager.net/teams (learn.microsoft.com/en-us/azure/bot-service/rest-api/bot-framework-rest-connector-api-reference)',
+  myob: 'the common catalog fills the company file (`/accountright/{businessId}`) from its own callback; the docs print `/accountright/{cf_uri}/...` and the file is chosen after authorization (`GET /accountright/`), so the base stops at the host (developer.myob.com/api/myob-business-api/api-overview/authentication/)',
   personio:
     'the common catalog base ends in `/v1`; the docs print `/v1/company/employees` and `/v2/persons`, so the base stops at the host',
   wordpress:

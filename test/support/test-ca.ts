@@ -1,6 +1,7 @@
 /**
  * A certificate authority made at test start with openssl, and a server certificate it signs for
- * given IP addresses: what a platform team's private CA is to the chart (config.egress.caBundle).
+ * given IP addresses and host names: what a platform team's private CA is to the chart
+ * (config.egress.caBundle), and what the provider simulators' server presents (test/support/simulators).
  * The key files stay in a temporary directory removed by `remove()`.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 export interface TestCa {
   /** The CA certificate (PEM): what clients are given to trust. */
   caCert: string;
-  /** A server key and certificate (PEM) for the addresses asked for. */
+  /** A server key and certificate (PEM) for the addresses and names asked for. */
   serverKey: string;
   serverCert: string;
   remove(): void;
@@ -20,15 +21,18 @@ export interface TestCa {
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
-export function makeTestCa(ipAddresses: string[]): TestCa {
+const IP = /^[\d.]+$|:/;
+
+/** `names`: IP addresses and DNS names (`*.x.com` wildcards too), each a subjectAltName of the server certificate. */
+export function makeTestCa(names: string[]): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-test-ca-'));
   const f = (name: string) => join(dir, name);
   openssl(['req', '-x509', ...EC, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=Latchkey test CA']);
-  openssl(['req', '-new', ...EC, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', `/CN=${ipAddresses[0]}`]);
+  openssl(['req', '-new', ...EC, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', `/CN=${names[0]}`]);
   writeFileSync(
     f('server.ext'),
     [
-      `subjectAltName=${ipAddresses.map((ip) => `IP:${ip}`).join(',')}`,
+      `subjectAltName=${names.map((n) => (IP.test(n) ? `IP:${n}` : `DNS:${n}`)).join(',')}`,
       'basicConstraints=CA:FALSE',
       'keyUsage=digitalSignature',
       'extendedKeyUsage=serverAuth',

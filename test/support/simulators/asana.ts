@@ -11,41 +11,23 @@
  *   `{"errors": [{"message": "Not Authorized"}]}`)
  */
 import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
+  authServer,
+  authorizePage,
   json,
-  newState,
+  oauthError,
   opaque,
-  pendingFrom,
-  pkceMatches,
   redirect,
-  type PendingCode,
+  refreshField,
+  tokenEndpoint,
+  withToken,
   type ProviderSimulator,
 } from './framework.js';
 
 const USER = { id: 4673218951, gid: '4673218951', name: 'Greg Sanchez', email: 'gsanchez@example.com' };
 
 export function asana(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '1201234567890123', clientSecret: opaque('', 16) };
-
-  const tokenAnswer = (grant: PendingCode, withRefresh: boolean) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, {
-      accessPrefix: '2/1201234567890123/',
-      refreshPrefix: '2/1201234567890123/',
-      refresh: withRefresh,
-    });
-    return json(200, {
-      access_token: accessToken,
-      expires_in: 3600,
-      token_type: 'bearer',
-      data: USER,
-      ...(refreshToken ? { refresh_token: refreshToken } : {}),
-    });
-  };
 
   return {
     manifest: 'asana',
@@ -58,64 +40,61 @@ export function asana(): ProviderSimulator {
         method: 'GET',
         host: 'app.asana.com',
         path: '/-/oauth_authorize',
-        handler: (req) => {
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          if (req.query.get('client_id') !== client.clientId) return redirect(redirectUri, { error: 'invalid_client', state: st });
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Asana',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', state: st }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Asana', grants, client, {
+          invalid: (req) => redirect(req.query.get('redirect_uri')!, { error: 'invalid_client', state: req.query.get('state') ?? '' }),
+        }),
       },
       {
         method: 'POST',
         host: 'app.asana.com',
         path: '/-/oauth_token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'The client_id or client_secret is invalid.' });
-          if (req.form.get('grant_type') === 'refresh_token') {
-            const grant = grants.takeRefresh(req.form.get('refresh_token'), false);
-            return grant
-              ? tokenAnswer(grant, false)
-              : json(400, { error: 'invalid_grant', error_description: 'The refresh token is invalid.' });
-          }
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri || !pkceMatches(grant, req.form.get('code_verifier')))
-            return json(400, { error: 'invalid_grant', error_description: 'The `code` is invalid or has expired.' });
-          return tokenAnswer(grant, true);
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'either',
+          accessPrefix: '2/1201234567890123/',
+          refreshPrefix: '2/1201234567890123/',
+          // A refresh answers the same without `refresh_token`: the old one stays valid.
+          refresh: { rotate: false },
+          answer: (t) => json(200, { access_token: t.accessToken, expires_in: 3600, token_type: 'bearer', data: USER, ...refreshField(t) }),
+          error: oauthError({
+            status: { invalid_client: 401 },
+            descriptions: {
+              client: 'The client_id or client_secret is invalid.',
+              code: 'The `code` is invalid or has expired.',
+              redirect: 'The `code` is invalid or has expired.',
+              pkce: 'The `code` is invalid or has expired.',
+              refresh: 'The refresh token is invalid.',
+            },
+          }),
+        }),
       },
       {
         method: 'GET',
         host: 'app.asana.com',
         path: '/api/1.0/users/me',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req)))
-            return json(401, {
-              errors: [
-                {
-                  message: 'Not Authorized',
-                  help: 'For more information on API status codes and how to handle them, read the docs on errors: https://developers.asana.com/docs/errors',
-                },
-              ],
-            });
-          return json(200, {
-            data: {
-              gid: USER.gid,
-              resource_type: 'user',
-              name: USER.name,
-              email: USER.email,
-              photo: null,
-              workspaces: [{ gid: '1331', resource_type: 'workspace', name: 'My Company Workspace' }],
-            },
-          });
-        },
+        handler: withToken(
+          grants,
+          json(401, {
+            errors: [
+              {
+                message: 'Not Authorized',
+                help: 'For more information on API status codes and how to handle them, read the docs on errors: https://developers.asana.com/docs/errors',
+              },
+            ],
+          }),
+          () =>
+            json(200, {
+              data: {
+                gid: USER.gid,
+                resource_type: 'user',
+                name: USER.name,
+                email: USER.email,
+                photo: null,
+                workspaces: [{ gid: '1331', resource_type: 'workspace', name: 'My Company Workspace' }],
+              },
+            }),
+        ),
       },
     ],
     e2e: {

@@ -16,16 +16,16 @@
  *   (`GET /wiki/api/v2/spaces`)
  */
 import {
+  authServer,
   authorizePage,
   bearerOf,
-  Grants,
   json,
-  newState,
   opaque,
   tokenEndpoint,
   type ProviderCase,
   type ProviderSimulator,
   type SimRequest,
+  refreshField,
 } from './framework.js';
 
 const CLOUD_ID = '1324a887-45db-1bf4-1e99-ef0ff456d421';
@@ -38,8 +38,7 @@ function atlassianProduct(
   api: { path: string; body: Record<string, unknown> },
   e2e: Pick<ProviderCase, 'api' | 'failure'>,
 ): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` };
   const authorize = authorizePage('Atlassian', grants, client);
   return {
@@ -73,7 +72,7 @@ function atlassianProduct(
           answer: ({ accessToken, refreshToken }, grant) =>
             json(200, {
               access_token: accessToken,
-              ...(refreshToken ? { refresh_token: refreshToken } : {}),
+              ...refreshField({ refreshToken }),
               expires_in: 3600,
               scope: grant.scope,
             }),

@@ -12,17 +12,14 @@
  *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
  */
 import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
+  authServer,
+  authorizePage,
   json,
-  newState,
+  oauthError,
   opaque,
-  pendingFrom,
-  pkceMatches,
-  redirect,
-  type PendingCode,
+  RFC6749_DESCRIPTIONS,
+  tokenEndpoint,
+  withToken,
   type ProviderSimulator,
 } from './framework.js';
 
@@ -30,29 +27,8 @@ const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
 const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
 
 export function calendly(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 20), clientSecret: opaque('', 32) };
-
-  const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, { accessPrefix: 'eyJraWQiOiIx', refresh: true });
-    return json(200, {
-      token_type: 'Bearer',
-      expires_in: 7200,
-      created_at: Math.floor(Date.now() / 1000),
-      refresh_token: refreshToken,
-      access_token: accessToken,
-      scope: 'default',
-      owner: OWNER,
-      organization: ORGANIZATION,
-    });
-  };
-  const invalidGrant = () =>
-    json(400, {
-      error: 'invalid_grant',
-      error_description:
-        'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
-    });
 
   return {
     manifest: 'calendly',
@@ -69,54 +45,48 @@ export function calendly(): ProviderSimulator {
         method: 'GET',
         host: 'auth.calendly.com',
         path: '/oauth/authorize',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId)
-            return { status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>The client identifier provided is invalid.</h1>' };
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state');
-          const keep: Record<string, string> = st !== null ? { state: st } : {};
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Calendly',
-            redirect(redirectUri, { code, ...keep }).headers!.location!,
-            redirect(redirectUri, {
-              error: 'access_denied',
-              error_description: 'The resource owner or authorization server denied the request.',
-              ...keep,
-            }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Calendly', grants, client, {
+          invalid: () => ({
+            status: 400,
+            headers: { 'content-type': 'text/html' },
+            body: '<h1>The client identifier provided is invalid.</h1>',
+          }),
+          denied: { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' },
+        }),
       },
       {
         method: 'POST',
         host: 'auth.calendly.com',
         path: '/oauth/token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, {
-              error: 'invalid_client',
-              error_description:
-                'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
-            });
-          if (req.form.get('grant_type') === 'refresh_token') {
-            const grant = grants.takeRefresh(req.form.get('refresh_token'), true);
-            return grant ? tokenAnswer(grant) : invalidGrant();
-          }
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri || !pkceMatches(grant, req.form.get('code_verifier')))
-            return invalidGrant();
-          return tokenAnswer(grant);
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'basic',
+          accessPrefix: 'eyJraWQiOiIx',
+          refresh: { rotate: true },
+          answer: (t) =>
+            json(200, {
+              token_type: 'Bearer',
+              expires_in: 7200,
+              created_at: Math.floor(Date.now() / 1000),
+              refresh_token: t.refreshToken,
+              access_token: t.accessToken,
+              scope: 'default',
+              owner: OWNER,
+              organization: ORGANIZATION,
+            }),
+          error: oauthError({
+            status: { invalid_client: 401 },
+            descriptions: RFC6749_DESCRIPTIONS,
+          }),
+        }),
       },
       {
         method: 'GET',
         host: 'api.calendly.com',
         path: '/users/me',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req))) return json(401, { title: 'Unauthenticated', message: 'The access token is invalid' });
-          return json(200, {
+        handler: withToken(grants, json(401, { title: 'Unauthenticated', message: 'The access token is invalid' }), () =>
+          json(200, {
             resource: {
               uri: OWNER,
               name: 'John Doe',
@@ -131,8 +101,8 @@ export function calendly(): ProviderSimulator {
               resource_type: 'User',
               locale: 'en',
             },
-          });
-        },
+          }),
+        ),
       },
     ],
     e2e: {

@@ -11,37 +11,16 @@
  * - https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/ (GET
  *   {base_uri}/restapi/v2.1/accounts/{accountId}; a bad token: 401 `{"errorCode": "USER_AUTHENTICATION_FAILED", ...}`)
  */
-import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
-  json,
-  newState,
-  opaque,
-  pendingFrom,
-  redirect,
-  type PendingCode,
-  type ProviderSimulator,
-} from './framework.js';
+import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
 
 // The simulated user has two accounts, the default one listed second (the docs: pick is_default, not the first).
 const OTHER_ACCOUNT = { account_id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', base_uri: 'https://eu.docusign.net', name: 'Old team' };
 const DEFAULT_ACCOUNT = { account_id: 'a4ec37d6-04f2-4b5e-9c1a-143885c2e5b1', base_uri: 'https://na3.docusign.net', name: 'Acme Legal' };
 
 export function docusign(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' };
 
-  const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, {
-      accessPrefix: 'eyJ0eXAiOiJNVCIs',
-      refreshPrefix: 'eyJ0eXAiOiJNVCIs',
-      refresh: true,
-    });
-    return json(200, { access_token: accessToken, token_type: 'Bearer', refresh_token: refreshToken, expires_in: 28800 });
-  };
   const unauthorized = () =>
     json(401, {
       errorCode: 'USER_AUTHENTICATION_FAILED',
@@ -64,78 +43,68 @@ export function docusign(): ProviderSimulator {
         method: 'GET',
         host: 'account.docusign.com',
         path: '/oauth/auth',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId)
-            return json(400, { error: 'invalid_request', error_description: 'client_id' });
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const code = grants.issueCode(pendingFrom(req), 'eyJ0eXAiOiJNVCIs');
-          return consentPage(
-            'DocuSign',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, {
-              error: 'access_denied',
-              error_message: 'The user did not consent to connecting the application.',
-              state: st,
-            }).headers!.location!,
-          );
-        },
+        handler: authorizePage('DocuSign', grants, client, {
+          codePrefix: 'eyJ0eXAiOiJNVCIs',
+          invalid: () => json(400, { error: 'invalid_request', error_description: 'client_id' }),
+          denied: { error: 'access_denied', error_message: 'The user did not consent to connecting the application.' },
+        }),
       },
       {
         method: 'POST',
         host: 'account.docusign.com',
         path: '/oauth/token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(400, { error: 'invalid_client' });
-          if (req.form.get('grant_type') === 'refresh_token') {
-            const grant = grants.takeRefresh(req.form.get('refresh_token'), false);
-            return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant' });
-          }
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
-          const grant = grants.takeCode(req.form.get('code'));
-          return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant' });
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'basic',
+          accessPrefix: 'eyJ0eXAiOiJNVCIs',
+          refreshPrefix: 'eyJ0eXAiOiJNVCIs',
+          // A refresh answers a refresh token too; the old one stays valid.
+          refresh: { rotate: false, returnsToken: true },
+          answer: (t) => json(200, { access_token: t.accessToken, token_type: 'Bearer', refresh_token: t.refreshToken, expires_in: 28800 }),
+          error: oauthError({ descriptions: {} }),
+        }),
       },
       {
         method: 'GET',
         host: 'account.docusign.com',
         path: '/oauth/userinfo',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req))) return json(401, { error: 'internal_server_error', reference_id: opaque('', 8) });
-          const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
-            account_id: a.account_id,
-            is_default: isDefault,
-            account_name: a.name,
-            base_uri: a.base_uri,
-          });
-          return json(200, {
-            sub: '4799e5e9-1559-4915-9862-cf4713bbcacc',
-            name: 'Susan Smart',
-            given_name: 'Susan',
-            family_name: 'Smart',
-            created: '2015-08-13T22:03:03.45',
-            email: 'susan.smart@example.com',
-            accounts: [account(OTHER_ACCOUNT, false), account(DEFAULT_ACCOUNT, true)],
-          });
-        },
+        handler: withToken(
+          grants,
+          () => json(401, { error: 'internal_server_error', reference_id: opaque('', 8) }),
+          () => {
+            const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
+              account_id: a.account_id,
+              is_default: isDefault,
+              account_name: a.name,
+              base_uri: a.base_uri,
+            });
+            return json(200, {
+              sub: '4799e5e9-1559-4915-9862-cf4713bbcacc',
+              name: 'Susan Smart',
+              given_name: 'Susan',
+              family_name: 'Smart',
+              created: '2015-08-13T22:03:03.45',
+              email: 'susan.smart@example.com',
+              accounts: [account(OTHER_ACCOUNT, false), account(DEFAULT_ACCOUNT, true)],
+            });
+          },
+        ),
       },
       ...[DEFAULT_ACCOUNT, OTHER_ACCOUNT].map((a) => ({
         method: 'GET',
         host: new URL(a.base_uri).hostname,
         path: `/restapi/v2.1/accounts/${a.account_id}`,
-        handler: (req: Parameters<typeof bearerOf>[0]) =>
-          grants.validAccess(bearerOf(req))
-            ? json(200, {
-                accountIdGuid: a.account_id,
-                accountName: a.name,
-                currentPlanId: 'f2de9c8c-7b6a-4e5d-9c3b-2a1f0e9d8c7b',
-                planName: 'DEVCENTER_DEMO_APRIL2013',
-                isDowngrade: 'false',
-                billingPeriodStartDate: '2024-01-01T08:00:00.0000000Z',
-              })
-            : unauthorized(),
+        handler: withToken(grants, unauthorized, () =>
+          json(200, {
+            accountIdGuid: a.account_id,
+            accountName: a.name,
+            currentPlanId: 'f2de9c8c-7b6a-4e5d-9c3b-2a1f0e9d8c7b',
+            planName: 'DEVCENTER_DEMO_APRIL2013',
+            isDowngrade: 'false',
+            billingPeriodStartDate: '2024-01-01T08:00:00.0000000Z',
+          }),
+        ),
       })),
     ],
     e2e: {

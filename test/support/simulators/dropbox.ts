@@ -13,23 +13,22 @@
  *   "error": {".tag": "invalid_access_token"}}`)
  */
 import {
-  Grants,
-  bearerOf,
+  authServer,
   clientOf,
   consentPage,
   json,
-  newState,
   pendingFrom,
   pkceMatches,
   redirect,
+  refreshField,
+  withToken,
   type ProviderSimulator,
 } from './framework.js';
 
 const ACCOUNT_ID = 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc';
 
 export function dropbox(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: 'a1b2c3d4e5f6g7h', clientSecret: 'z9y8x7w6v5u4t3s' };
 
   return {
@@ -92,7 +91,7 @@ export function dropbox(): ProviderSimulator {
             expires_in: 14400,
             token_type: 'bearer',
             scope: grant.scope || 'account_info.read',
-            ...(refreshToken ? { refresh_token: refreshToken } : {}),
+            ...refreshField({ refreshToken }),
             account_id: ACCOUNT_ID,
             uid: '12345',
           });
@@ -102,28 +101,29 @@ export function dropbox(): ProviderSimulator {
         method: 'POST',
         host: 'api.dropboxapi.com',
         path: '/2/users/get_current_account',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req)))
-            return json(401, { error_summary: 'invalid_access_token/...', error: { '.tag': 'invalid_access_token' } });
-          return json(200, {
-            account_id: ACCOUNT_ID,
-            name: {
-              given_name: 'Franz',
-              surname: 'Ferdinand',
-              familiar_name: 'Franz',
-              display_name: 'Franz Ferdinand (Personal)',
-              abbreviated_name: 'FF',
-            },
-            email: 'franz@dropbox.com',
-            email_verified: true,
-            disabled: false,
-            country: 'US',
-            locale: 'en',
-            is_paired: false,
-            account_type: { '.tag': 'basic' },
-            root_info: { '.tag': 'user', root_namespace_id: '3235641', home_namespace_id: '3235641' },
-          });
-        },
+        handler: withToken(
+          grants,
+          json(401, { error_summary: 'invalid_access_token/...', error: { '.tag': 'invalid_access_token' } }),
+          () =>
+            json(200, {
+              account_id: ACCOUNT_ID,
+              name: {
+                given_name: 'Franz',
+                surname: 'Ferdinand',
+                familiar_name: 'Franz',
+                display_name: 'Franz Ferdinand (Personal)',
+                abbreviated_name: 'FF',
+              },
+              email: 'franz@dropbox.com',
+              email_verified: true,
+              disabled: false,
+              country: 'US',
+              locale: 'en',
+              is_paired: false,
+              account_type: { '.tag': 'basic' },
+              root_info: { '.tag': 'user', root_namespace_id: '3235641', home_namespace_id: '3235641' },
+            }),
+        ),
       },
     ],
     e2e: {

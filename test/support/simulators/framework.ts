@@ -8,14 +8,11 @@
  * manifests is rewritten: the URLs stay the providers' own.
  */
 import { createHash, createPublicKey, randomBytes, randomInt } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EgressGuard } from '../../../src/egress/guard.js';
 import { LOOPBACK_PEERS } from '../../../dev/egress.js';
+import { makeTestCa } from '../test-ca.js';
 
 /** A request as a simulator sees it. */
 export interface SimRequest {
@@ -146,6 +143,13 @@ export function clientOf(req: SimRequest): { clientId?: string; clientSecret?: s
   return { clientId, clientSecret, via: clientId ? 'body' : 'none' };
 }
 
+/** A request's parameters from a JSON object body (as some providers' docs send them) or else its form body. */
+export function paramsOf(req: SimRequest): URLSearchParams {
+  if (!String(req.headers['content-type'] ?? '').includes('json')) return req.form;
+  const body = JSON.parse(req.body || '{}') as Record<string, unknown>;
+  return new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
+}
+
 /** The bearer token of a request (`scheme` for providers with their own, e.g. `Zoho-oauthtoken`). */
 export function bearerOf(req: SimRequest, scheme = 'Bearer'): string | undefined {
   const auth = req.headers.authorization;
@@ -215,6 +219,12 @@ export class Grants {
   }
 }
 
+/** A simulated authorization server's state (what the test sees) and its grants. */
+export function authServer(): { state: SimulatorState; grants: Grants } {
+  const state = newState();
+  return { state, grants: new Grants(state) };
+}
+
 /** RFC 7636 S256 check (a grant without a challenge passes: PKCE is the client's choice where providers allow it). */
 export function pkceMatches(grant: PendingCode, verifier: string | null): boolean {
   if (!grant.codeChallenge) return true;
@@ -246,69 +256,6 @@ export interface SimulatorHost {
   /** Chromium flags: provider hosts resolve here, the server's key is trusted. */
   chromiumArgs(): string[];
   close(): Promise<void>;
-}
-
-function makeCertificates(hosts: string[]): { ca: string; key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-sim-ca-'));
-  try {
-    const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-    run(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.pem',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=Latchkey simulators test CA',
-    );
-    run(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'leaf.key',
-      '-out',
-      'leaf.csr',
-      '-subj',
-      '/CN=simulated providers',
-    );
-    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\nextendedKeyUsage=serverAuth\n`);
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'leaf.csr',
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '2',
-      '-extfile',
-      'ext.cnf',
-      '-out',
-      'leaf.pem',
-    );
-    return {
-      ca: readFileSync(join(dir, 'ca.pem'), 'utf8'),
-      key: readFileSync(join(dir, 'leaf.key'), 'utf8'),
-      cert: readFileSync(join(dir, 'leaf.pem'), 'utf8'),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -390,7 +337,9 @@ async function listenOn443(server: Server): Promise<string> {
 /** Starts one HTTPS server on 127.x.y.z:443 for all the given simulators. */
 export async function startSimulators(simulators: ProviderSimulator[]): Promise<SimulatorHost> {
   const hosts = [...new Set(simulators.flatMap((s) => s.hosts))];
-  const { ca, key, cert } = makeCertificates(hosts);
+  const testCa = makeTestCa(hosts);
+  testCa.remove();
+  const { caCert: ca, serverKey: key, serverCert: cert } = testCa;
   const server = createServer({ key, cert }, (req, res) => {
     answer(simulators, req, res).catch((err: Error) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -440,8 +389,8 @@ export interface TokenEndpointOptions {
     grant: PendingCode,
     grantType: 'authorization_code' | 'refresh_token',
   ): SimAnswer;
-  /** The documented error answer (RFC 6749 error code and a description). */
-  error(code: string, description: string): SimAnswer;
+  /** The documented error answer (RFC 6749 error code, a description, and which check failed). */
+  error(code: string, description: string, why: TokenFailure): SimAnswer;
   /** Whether a code grant returns a refresh token; `rotate`: a refresh returns a new one and the old one stops working. */
   refresh:
     false | { rotate: boolean; /** a refresh answer carries a refresh token (even when it does not rotate) */ returnsToken?: boolean };
@@ -449,24 +398,61 @@ export interface TokenEndpointOptions {
   refreshPrefix?: string;
   /** The provider also reads a JSON body (Atlassian documents JSON). */
   acceptsJson?: boolean;
+  /** A code grant must carry a `code_verifier` (providers requiring PKCE). */
+  pkceRequired?: boolean;
+}
+
+/** Which check of a token request failed. */
+export type TokenFailure = 'client' | 'code' | 'redirect' | 'pkce' | 'refresh' | 'grant_type';
+
+/** RFC 6749 §5.2's own descriptions of its token errors, which some providers send word for word. */
+export const RFC6749_DESCRIPTIONS: Partial<Record<TokenFailure, string>> = {
+  client: 'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  ...Object.fromEntries(
+    (['code', 'redirect', 'pkce', 'refresh'] as const).map((why) => [
+      why,
+      'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+    ]),
+  ),
+};
+
+/**
+ * The usual RFC 6749 error answer, `{"error": code, "error_description": ...}` (status 400 unless `status` names
+ * another for that code). With `descriptions`, each failure's documented message (none where it names none);
+ * without, the framework's own.
+ */
+export function oauthError(
+  opts: { status?: Record<string, number>; descriptions?: Partial<Record<TokenFailure, string>> } = {},
+): TokenEndpointOptions['error'] {
+  return (code, description, why) => {
+    const text = opts.descriptions ? opts.descriptions[why] : description;
+    return json(opts.status?.[code] ?? 400, { error: code, ...(text !== undefined ? { error_description: text } : {}) });
+  };
+}
+
+/** `refresh_token` for a token answer, when one was issued. */
+export const refreshField = (t: { refreshToken?: string }): { refresh_token?: string } =>
+  t.refreshToken ? { refresh_token: t.refreshToken } : {};
+
+/** An API route's handler: `unauthorized` without a valid access token (`scheme`: the provider's own, default Bearer), else `ok`. */
+export function withToken(grants: Grants, unauthorized: SimAnswer | (() => SimAnswer), ok: Handler, scheme?: string): Handler {
+  return (req) =>
+    grants.validAccess(bearerOf(req, scheme)) ? ok(req) : typeof unauthorized === 'function' ? unauthorized() : unauthorized;
 }
 
 /** A token endpoint (authorization_code and refresh_token grants) checking client, code, redirect URI and PKCE. */
 export function tokenEndpoint(o: TokenEndpointOptions): Handler {
   return (req) => {
-    let form = req.form;
-    if (o.acceptsJson && String(req.headers['content-type'] ?? '').includes('json')) {
-      const body = JSON.parse(req.body || '{}') as Record<string, string>;
-      form = new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
-    }
+    const form = o.acceptsJson ? paramsOf(req) : req.form;
     const basic = clientOf({ ...req, form: new URLSearchParams() });
     const c =
       basic.via === 'basic'
         ? basic
         : { clientId: form.get('client_id') ?? undefined, clientSecret: form.get('client_secret') ?? undefined, via: 'body' as const };
     if ((o.auth === 'basic' && basic.via !== 'basic') || (o.auth === 'body' && basic.via === 'basic'))
-      return o.error('invalid_client', 'client authentication method not accepted');
-    if (c.clientId !== o.client.clientId || c.clientSecret !== o.client.clientSecret) return o.error('invalid_client', 'invalid client');
+      return o.error('invalid_client', 'client authentication method not accepted', 'client');
+    if (c.clientId !== o.client.clientId || c.clientSecret !== o.client.clientSecret)
+      return o.error('invalid_client', 'invalid client', 'client');
     const grantType = form.get('grant_type');
     const issue = (grant: PendingCode, kind: 'authorization_code' | 'refresh_token', oldRefresh?: string) => {
       const withRefresh = o.refresh !== false && (kind === 'authorization_code' || o.refresh.rotate);
@@ -480,19 +466,20 @@ export function tokenEndpoint(o: TokenEndpointOptions): Handler {
     };
     if (grantType === 'authorization_code') {
       const grant = o.grants.takeCode(form.get('code'));
-      if (!grant) return o.error('invalid_grant', 'invalid authorization code');
+      if (!grant) return o.error('invalid_grant', 'invalid authorization code', 'code');
       if (grant.clientId !== c.clientId || form.get('redirect_uri') !== grant.redirectUri)
-        return o.error('invalid_grant', 'redirect_uri mismatch');
-      if (!pkceMatches(grant, form.get('code_verifier'))) return o.error('invalid_grant', 'code_verifier mismatch');
+        return o.error('invalid_grant', 'redirect_uri mismatch', 'redirect');
+      if ((o.pkceRequired && !form.get('code_verifier')) || !pkceMatches(grant, form.get('code_verifier')))
+        return o.error('invalid_grant', 'code_verifier mismatch', 'pkce');
       return issue(grant, 'authorization_code');
     }
     if (grantType === 'refresh_token' && o.refresh !== false) {
       const old = form.get('refresh_token') ?? undefined;
       const grant = o.grants.takeRefresh(old ?? null, o.refresh.rotate);
-      if (!grant) return o.error('invalid_grant', 'invalid refresh token');
+      if (!grant) return o.error('invalid_grant', 'invalid refresh token', 'refresh');
       return issue(grant, 'refresh_token', old);
     }
-    return o.error('unsupported_grant_type', 'unsupported grant type');
+    return o.error('unsupported_grant_type', 'unsupported grant type', 'grant_type');
   };
 }
 
@@ -501,13 +488,25 @@ export function authorizePage(
   provider: string,
   grants: Grants,
   client: { clientId: string },
-  opts: { extra?: Record<string, string>; denied?: Record<string, string>; codePrefix?: string } = {},
+  opts: {
+    extra?: Record<string, string>;
+    denied?: Record<string, string>;
+    codePrefix?: string;
+    /** The documented answer to a request with an unknown client or no redirect URI. */
+    invalid?: Handler;
+    /** A provider's own checks of the request: an answer refuses it. */
+    check?: (req: SimRequest, redirectUri: string, state: string) => SimAnswer | undefined;
+  } = {},
 ): Handler {
   return (req) => {
     const redirectUri = req.query.get('redirect_uri');
     if (req.query.get('client_id') !== client.clientId || !redirectUri || req.query.get('response_type') !== 'code')
-      return { status: 400, headers: { 'content-type': 'text/plain' }, body: 'invalid authorization request' };
+      return opts.invalid
+        ? opts.invalid(req)
+        : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'invalid authorization request' };
     const state = req.query.get('state') ?? '';
+    const refused = opts.check?.(req, redirectUri, state);
+    if (refused) return refused;
     const code = grants.issueCode(pendingFrom(req, opts.extra ?? {}), opts.codePrefix ?? '');
     const back = (q: Record<string, string>) => redirect(redirectUri, q).headers!.location!;
     return consentPage(

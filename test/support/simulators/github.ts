@@ -14,7 +14,7 @@
  * - https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api#user-agent (requests
  *   without a User-Agent are refused)
  */
-import { authorizePage, bearerOf, clientOf, Grants, json, newState, opaque, type ProviderSimulator, type SimAnswer } from './framework.js';
+import { authServer, authorizePage, bearerOf, clientOf, json, opaque, type ProviderSimulator, type SimAnswer } from './framework.js';
 
 const USER = { login: 'octocat', id: 1, node_id: 'MDQ6VXNlcjE=', type: 'User', site_admin: false, name: 'monalisa octocat' };
 
@@ -35,8 +35,7 @@ function negotiated(accept: string | undefined, fields: Record<string, string>):
 }
 
 export function github(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `Ov23li${opaque('', 7)}`, clientSecret: opaque('', 20) };
   const tokenError = (accept: string | undefined, error: string, description: string, anchor: string) =>
     negotiated(accept, {

@@ -16,16 +16,16 @@
  *   (`GET https://www.googleapis.com/drive/v3/files`)
  */
 import {
+  authServer,
   authorizePage,
   bearerOf,
-  Grants,
   json,
-  newState,
   opaque,
   tokenEndpoint,
   type ProviderCase,
   type ProviderSimulator,
   type Route,
+  refreshField,
 } from './framework.js';
 
 const googleJson = (status: number, body: unknown) => json(status, body, 'application/json; charset=utf-8');
@@ -48,8 +48,7 @@ interface GoogleApi {
 }
 
 function googleProduct(api: GoogleApi): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `${opaque('', 6)}-${opaque('', 16)}.apps.googleusercontent.com`, clientSecret: `GOCSPX-${opaque('', 14)}` };
   const routes: Route[] = [
     {
@@ -75,7 +74,7 @@ function googleProduct(api: GoogleApi): ProviderSimulator {
           googleJson(200, {
             access_token: accessToken,
             expires_in: 3599,
-            ...(refreshToken ? { refresh_token: refreshToken } : {}),
+            ...refreshField({ refreshToken }),
             scope: grant.scope,
             token_type: 'Bearer',
           }),

@@ -15,7 +15,7 @@
  *   "category": "INVALID_AUTHENTICATION"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { authorizePage, bearerOf, Grants, json, newState, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const PORTAL_ID = 62515;
 const hsJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=utf-8');
@@ -29,8 +29,7 @@ const unauthenticated = () =>
   });
 
 export function hubspot(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: randomUUID(), clientSecret: randomUUID() };
   return {
     manifest: 'hubspot',

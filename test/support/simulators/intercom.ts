@@ -9,18 +9,7 @@
  * - https://developers.intercom.com/docs/references/rest-api/api.intercom.io/admins/identifyadmin (GET /me: the
  *   admin, and `app` with `id_code`, the workspace ID webhooks name in `app_id`)
  */
-import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
-  json,
-  newState,
-  opaque,
-  pendingFrom,
-  redirect,
-  type ProviderSimulator,
-} from './framework.js';
+import { authServer, authorizePage, json, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
 
 const APP_ID = 'ecahpwf5';
 
@@ -28,8 +17,7 @@ const errorList = (status: number, code: string, message: string) =>
   json(status, { type: 'error.list', request_id: opaque('', 10), errors: [{ code, message }] });
 
 export function intercom(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '8f3a9c2e-6b1d-4e7a-9f0c-2d5b8e1a7c4f', clientSecret: '3d2f8a7e-1c9b-4f6e-a2d4-7b8c9e0f1a2b' };
 
   return {
@@ -47,58 +35,51 @@ export function intercom(): ProviderSimulator {
         method: 'GET',
         host: 'app.intercom.com',
         path: '/oauth',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId) return errorList(400, 'parameter_invalid', 'Invalid client_id');
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Intercom',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', state: st }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Intercom', grants, client, { invalid: () => errorList(400, 'parameter_invalid', 'Invalid client_id') }),
       },
       {
         method: 'POST',
         host: 'api.intercom.io',
         path: '/auth/eagle/token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return errorList(401, 'unauthorized', 'Access Token Invalid');
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant) return errorList(400, 'parameter_invalid', 'Invalid code');
-          const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'dG9rOjk' });
-          return json(200, { token_type: 'Bearer', token: accessToken, access_token: accessToken });
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'either',
+          accessPrefix: 'dG9rOjk',
+          refresh: false,
+          answer: (t) => json(200, { token_type: 'Bearer', token: t.accessToken, access_token: t.accessToken }),
+          error: (_code, _description, why) =>
+            why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
+        }),
       },
       {
         method: 'GET',
         host: 'api.intercom.io',
         path: '/me',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req))) return errorList(401, 'unauthorized', 'Access Token Invalid');
-          return json(200, {
-            type: 'admin',
-            id: '991267464',
-            email: 'admin@example.com',
-            name: 'Ciaran Lee',
-            email_verified: true,
-            app: {
-              type: 'app',
-              id_code: APP_ID,
-              name: 'Acme Support',
-              created_at: 1719492696,
-              secure: false,
-              identity_verification: false,
-              timezone: 'America/Los_Angeles',
-              region: 'US',
-            },
-            avatar: { type: 'avatar', image_url: 'https://static.intercomassets.com/assets/default-avatars/admins/128.png' },
-            has_inbox_seat: true,
-          });
-        },
+        handler: withToken(
+          grants,
+          () => errorList(401, 'unauthorized', 'Access Token Invalid'),
+          () =>
+            json(200, {
+              type: 'admin',
+              id: '991267464',
+              email: 'admin@example.com',
+              name: 'Ciaran Lee',
+              email_verified: true,
+              app: {
+                type: 'app',
+                id_code: APP_ID,
+                name: 'Acme Support',
+                created_at: 1719492696,
+                secure: false,
+                identity_verification: false,
+                timezone: 'America/Los_Angeles',
+                region: 'US',
+              },
+              avatar: { type: 'avatar', image_url: 'https://static.intercomassets.com/assets/default-avatars/admins/128.png' },
+              has_inbox_seat: true,
+            }),
+        ),
       },
     ],
     e2e: {

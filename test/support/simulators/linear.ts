@@ -11,16 +11,13 @@
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
 import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
+  authServer,
+  authorizePage,
   json,
-  newState,
+  oauthError,
   opaque,
-  pendingFrom,
-  redirect,
-  type PendingCode,
+  tokenEndpoint,
+  withToken,
   type ProviderSimulator,
   type SimRequest,
 } from './framework.js';
@@ -29,53 +26,39 @@ const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme',
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };
 
 export function linear(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
-  const tokenAnswer = (grant: PendingCode) => {
-    const { accessToken, refreshToken } = grants.issueTokens(grant, {
-      accessPrefix: 'lin_oauth_',
-      refreshPrefix: 'lin_refresh_',
-      refresh: true,
-    });
-    return json(200, {
-      access_token: accessToken,
-      token_type: 'Bearer',
-      expires_in: 86399,
-      scope: (grant.scope || 'read').split(','),
-      refresh_token: refreshToken,
-    });
-  };
-
   /** The GraphQL endpoint: the two queries the test and the post-connection step send. */
-  const graphql = (req: SimRequest) => {
-    if (!grants.validAccess(bearerOf(req)))
-      return json(400, {
-        errors: [
-          {
-            message: 'Authentication required, not authenticated',
-            extensions: {
-              type: 'authentication error',
-              code: 'AUTHENTICATION_ERROR',
-              userPresentableMessage: 'You need to authenticate to access this operation.',
-            },
+  const graphql = withToken(
+    grants,
+    json(400, {
+      errors: [
+        {
+          message: 'Authentication required, not authenticated',
+          extensions: {
+            type: 'authentication error',
+            code: 'AUTHENTICATION_ERROR',
+            userPresentableMessage: 'You need to authenticate to access this operation.',
           },
-        ],
-      });
-    let query = '';
-    try {
-      query = String((JSON.parse(req.body) as { query?: unknown }).query ?? '');
-    } catch {
-      return json(400, { errors: [{ message: 'Unexpected token in JSON', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] });
-    }
-    const data: Record<string, unknown> = {};
-    if (/\borganization\b/.test(query)) data.organization = ORGANIZATION;
-    if (/\bviewer\b/.test(query)) data.viewer = VIEWER;
-    if (Object.keys(data).length === 0)
-      return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
-    return json(200, { data });
-  };
+        },
+      ],
+    }),
+    (req: SimRequest) => {
+      let query = '';
+      try {
+        query = String((JSON.parse(req.body) as { query?: unknown }).query ?? '');
+      } catch {
+        return json(400, { errors: [{ message: 'Unexpected token in JSON', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] });
+      }
+      const data: Record<string, unknown> = {};
+      if (/\borganization\b/.test(query)) data.organization = ORGANIZATION;
+      if (/\bviewer\b/.test(query)) data.viewer = VIEWER;
+      if (Object.keys(data).length === 0)
+        return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
+      return json(200, { data });
+    },
+  );
 
   return {
     manifest: 'linear',
@@ -88,37 +71,41 @@ export function linear(): ProviderSimulator {
         method: 'GET',
         host: 'linear.app',
         path: '/oauth/authorize',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId) return json(400, { error: 'invalid_client' });
-          if (req.query.get('response_type') !== 'code') return json(400, { error: 'unsupported_response_type' });
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Linear',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', state: st }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Linear', grants, client, {
+          invalid: (req) =>
+            json(400, { error: req.query.get('client_id') !== client.clientId ? 'invalid_client' : 'unsupported_response_type' }),
+        }),
       },
       {
         method: 'POST',
         host: 'api.linear.app',
         path: '/oauth/token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'Client authentication failed' });
-          if (req.form.get('grant_type') === 'refresh_token') {
-            const grant = grants.takeRefresh(req.form.get('refresh_token'), true);
-            return grant ? tokenAnswer(grant) : json(400, { error: 'invalid_grant', error_description: 'Invalid refresh token' });
-          }
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri)
-            return json(400, { error: 'invalid_grant', error_description: 'Invalid authorization code' });
-          return tokenAnswer(grant);
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'either',
+          accessPrefix: 'lin_oauth_',
+          refreshPrefix: 'lin_refresh_',
+          refresh: { rotate: true },
+          answer: (t, grant) =>
+            json(200, {
+              access_token: t.accessToken,
+              token_type: 'Bearer',
+              expires_in: 86399,
+              scope: (grant.scope || 'read').split(','),
+              refresh_token: t.refreshToken,
+            }),
+          error: oauthError({
+            status: { invalid_client: 401 },
+            descriptions: {
+              client: 'Client authentication failed',
+              code: 'Invalid authorization code',
+              redirect: 'Invalid authorization code',
+              pkce: 'Invalid authorization code',
+              refresh: 'Invalid refresh token',
+            },
+          }),
+        }),
       },
       { method: 'POST', host: 'api.linear.app', path: '/graphql', handler: graphql },
     ],

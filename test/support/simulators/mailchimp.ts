@@ -11,18 +11,7 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
-  json,
-  newState,
-  opaque,
-  pendingFrom,
-  redirect,
-  type ProviderSimulator,
-} from './framework.js';
+import { authServer, authorizePage, bearerOf, json, oauthError, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const DC = 'us6';
 
@@ -40,8 +29,7 @@ const problem = (status: number, title: string, detail: string) =>
   );
 
 export function mailchimp(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '123456789012', clientSecret: opaque('', 24) };
   // The API takes the token as a Bearer token (the guide's SDK) or with the OAuth scheme.
   const token = (req: Parameters<typeof bearerOf>[0]) => bearerOf(req) ?? bearerOf(req, 'OAuth');
@@ -61,34 +49,30 @@ export function mailchimp(): ProviderSimulator {
         method: 'GET',
         host: 'login.mailchimp.com',
         path: '/oauth2/authorize',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId)
-            return { status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' };
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state');
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Mailchimp',
-            redirect(redirectUri, { code, ...(st !== null ? { state: st } : {}) }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', ...(st !== null ? { state: st } : {}) }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Mailchimp', grants, client, {
+          invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
+        }),
       },
       {
         method: 'POST',
         host: 'login.mailchimp.com',
         path: '/oauth2/token',
-        handler: (req) => {
-          const c = clientOf(req);
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, { error: 'invalid_client', error_description: 'Invalid client credentials' });
-          if (req.form.get('grant_type') !== 'authorization_code') return json(400, { error: 'unsupported_grant_type' });
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant || req.form.get('redirect_uri') !== grant.redirectUri)
-            return json(400, { error: 'invalid_grant', error_description: 'Invalid authorization code' });
-          const { accessToken } = grants.issueTokens(grant);
-          return json(200, { access_token: accessToken, expires_in: 0, scope: null });
-        },
+        handler: tokenEndpoint({
+          grants,
+          client,
+          auth: 'either',
+          refresh: false,
+          answer: (t) => json(200, { access_token: t.accessToken, expires_in: 0, scope: null }),
+          error: oauthError({
+            status: { invalid_client: 401 },
+            descriptions: {
+              client: 'Invalid client credentials',
+              code: 'Invalid authorization code',
+              redirect: 'Invalid authorization code',
+              pkce: 'Invalid authorization code',
+            },
+          }),
+        }),
       },
       {
         method: 'GET',

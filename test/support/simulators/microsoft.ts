@@ -15,16 +15,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
+  authServer,
   authorizePage,
   bearerOf,
-  Grants,
   json,
-  newState,
   opaque,
   tokenEndpoint,
   type ProviderCase,
   type ProviderSimulator,
   type Route,
+  refreshField,
 } from './framework.js';
 
 const TENANT_ID = '84c31ca0-ac3b-4eae-ad11-519d80233e6f';
@@ -51,8 +51,7 @@ function graphProduct(
   api: { path: string; body: Record<string, unknown> },
   e2e: Omit<ProviderCase, 'refreshes' | 'failure'>,
 ): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: randomUUID(), clientSecret: `${opaque('', 3)}8Q~${opaque('', 18)}` };
   const authorize = authorizePage('Microsoft', grants, client, {
     extra: { session_state: randomUUID() },
@@ -81,7 +80,7 @@ function graphProduct(
             expires_in: 4742,
             ext_expires_in: 4742,
             access_token: accessToken,
-            ...(refreshToken ? { refresh_token: refreshToken } : {}),
+            ...refreshField({ refreshToken }),
           }),
         error: (code, description) => {
           const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];

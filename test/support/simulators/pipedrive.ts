@@ -11,13 +11,12 @@
  * - https://developers.pipedrive.com/docs/api/v1/Deals#getDeals (the API call: `GET /api/v1/deals` on the company
  *   domain; `success`, `data`, `additional_data.pagination`)
  */
-import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const API_DOMAIN = 'https://acme-sales.pipedrive.com';
 
 export function pipedrive(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 10), clientSecret: opaque('', 20) };
   return {
     manifest: 'pipedrive',

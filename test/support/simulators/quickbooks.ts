@@ -11,13 +11,12 @@
  * - https://developer.intuit.com/app/developer/qbo/docs/develop/troubleshooting/error-codes (401:
  *   `AuthenticationFailed`, errorCode 003200)
  */
-import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const REALM_ID = '9130357766900456';
 
 export function quickbooks(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `AB${opaque('', 24)}`, clientSecret: opaque('', 20) };
   return {
     manifest: 'quickbooks',

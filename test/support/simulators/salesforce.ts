@@ -13,7 +13,7 @@
  *   `[{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}]`)
  */
 import { createHash } from 'node:crypto';
-import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator, refreshField } from './framework.js';
 
 const INSTANCE = 'acme-dev-ed.my.salesforce.com';
 const ORG_ID = '00DB0000000TfcRMAS';
@@ -21,8 +21,7 @@ const USER_ID = '005B0000005Bk90IAC';
 const sfJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=UTF-8');
 
 export function salesforce(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `3MVG9${opaque('', 20)}`, clientSecret: opaque('', 32) };
   return {
     manifest: 'salesforce',
@@ -59,7 +58,7 @@ export function salesforce(): ProviderSimulator {
             sfJson(200, {
               access_token: accessToken,
               // Web server flow answers carry the refresh token when the refresh_token scope was granted.
-              ...(refreshToken ? { refresh_token: refreshToken } : {}),
+              ...refreshField({ refreshToken }),
               signature: createHash('sha256').update(accessToken).digest('base64'),
               scope: grant.scope,
               instance_url: `https://${INSTANCE}`,

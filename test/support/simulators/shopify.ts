@@ -14,34 +14,14 @@
  *   login or wrong password)"}`)
  */
 import { createHmac } from 'node:crypto';
-import {
-  Grants,
-  consentPage,
-  json,
-  newState,
-  opaque,
-  pendingFrom,
-  redirect,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import { authServer, consentPage, json, opaque, paramsOf, pendingFrom, redirect, type ProviderSimulator } from './framework.js';
 
 const SHOP = 'acme-outfitters';
 const SHOP_DOMAIN = `${SHOP}.myshopify.com`;
 const API_VERSION = '2025-07';
 
-/** The access_token request takes JSON (the docs' example) or a form. */
-function tokenParams(req: SimRequest): URLSearchParams {
-  if (String(req.headers['content-type'] ?? '').includes('application/json')) {
-    const body = JSON.parse(req.body || '{}') as Record<string, unknown>;
-    return new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));
-  }
-  return req.form;
-}
-
 export function shopify(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
   /** The callback's query, signed as the docs describe (hmac over the sorted other parameters). */
@@ -96,7 +76,8 @@ export function shopify(): ProviderSimulator {
         host: '*.myshopify.com',
         path: '/admin/oauth/access_token',
         handler: (req) => {
-          const p = tokenParams(req);
+          // The access_token request takes JSON (the docs' example) or a form.
+          const p = paramsOf(req);
           if (p.get('client_id') !== client.clientId || p.get('client_secret') !== client.clientSecret)
             return json(400, { error: 'invalid_client', error_description: 'Client credentials are invalid' });
           const grant = grants.takeCode(p.get('code'));

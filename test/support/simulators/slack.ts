@@ -12,15 +12,12 @@
  *   `response_metadata.next_cursor`; `{"ok": false, "error": "invalid_auth"}` for a bad token)
  */
 import {
-  Grants,
+  authServer,
+  authorizePage,
   bearerOf,
   clientOf,
-  consentPage,
   json,
-  newState,
   opaque,
-  pendingFrom,
-  redirect,
   type PendingCode,
   type ProviderSimulator,
   type SimRequest,
@@ -33,8 +30,7 @@ const BOT_USER_ID = 'U0KRQLJ9H';
 const APP_ID = 'A0KRD7HC3';
 
 export function slack(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: '2141029472.691202649728', clientSecret: opaque('', 16) };
 
   const clientOk = (req: SimRequest) => {
@@ -82,17 +78,7 @@ export function slack(): ProviderSimulator {
         method: 'GET',
         host: 'slack.com',
         path: '/oauth/v2/authorize',
-        handler: (req) => {
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          if (req.query.get('client_id') !== client.clientId) return { status: 400, body: 'invalid client_id' };
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Slack',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', state: st }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Slack', grants, client, { invalid: () => ({ status: 400, body: 'invalid client_id' }) }),
       },
       {
         // oauth.v2.access: authorization_code (the default grant) and refresh_token (rotation).

@@ -11,25 +11,23 @@
  *   `{"error": {"type": "invalid_request_error", "message": "Invalid API Key provided: ..."}}`)
  */
 import {
-  Grants,
-  bearerOf,
+  authServer,
   clientOf,
   consentPage,
   json,
-  newState,
   opaque,
   pendingFrom,
   redirect,
   type PendingCode,
   type ProviderSimulator,
   type SimRequest,
+  withToken,
 } from './framework.js';
 
 const ACCOUNT_ID = 'acct_1032D82eZvKYlo2C';
 
 export function stripeConnect(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `ca_${opaque('', 16)}`, clientSecret: `sk_test_${opaque('', 24)}` };
 
   /** The platform's secret key: `client_secret`, or the Basic user name (empty password). */
@@ -51,7 +49,7 @@ export function stripeConnect(): ProviderSimulator {
   };
 
   return {
-    manifest: 'stripe-connect',
+    manifest: 'stripe',
     hosts: ['connect.stripe.com', 'api.stripe.com'],
     docs: ['https://docs.stripe.com/connect/oauth-reference', 'https://docs.stripe.com/api/accounts/retrieve'],
     client,
@@ -110,22 +108,23 @@ export function stripeConnect(): ProviderSimulator {
         method: 'GET',
         host: 'api.stripe.com',
         path: '/v1/account',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req)))
-            return json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****' } });
-          return json(200, {
-            id: ACCOUNT_ID,
-            object: 'account',
-            business_type: 'company',
-            charges_enabled: true,
-            country: 'US',
-            default_currency: 'usd',
-            details_submitted: true,
-            email: 'site@stripe.com',
-            payouts_enabled: true,
-            type: 'standard',
-          });
-        },
+        handler: withToken(
+          grants,
+          json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****' } }),
+          () =>
+            json(200, {
+              id: ACCOUNT_ID,
+              object: 'account',
+              business_type: 'company',
+              charges_enabled: true,
+              country: 'US',
+              default_currency: 'usd',
+              details_submitted: true,
+              email: 'site@stripe.com',
+              payouts_enabled: true,
+              type: 'standard',
+            }),
+        ),
       },
     ],
     e2e: {

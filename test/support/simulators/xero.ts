@@ -13,14 +13,13 @@
  *   "Status": 401, "Detail": "AuthenticationUnsuccessful", "Instance", "Extensions"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { authorizePage, bearerOf, Grants, json, newState, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const TENANT_ID = '70784a63-d24b-46a9-a4db-0e70a274b056';
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
 export function xero(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 24) };
   const unauthorized = () =>
     json(401, {

@@ -17,23 +17,22 @@
  *   "invalid oauth token", "status": "error"}`)
  */
 import {
+  authServer,
   authorizePage,
   bearerOf,
-  Grants,
   json,
-  newState,
   opaque,
   tokenEndpoint,
   type ProviderSimulator,
   type SimRequest,
+  refreshField,
 } from './framework.js';
 
 const ACCOUNTS_SERVER = 'https://accounts.zoho.eu';
 const API_DOMAIN = 'https://www.zohoapis.eu';
 
 export function zohoCrm(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) };
   const token = tokenEndpoint({
     grants,
@@ -45,7 +44,7 @@ export function zohoCrm(): ProviderSimulator {
     answer: ({ accessToken, refreshToken }, grant) =>
       json(200, {
         access_token: accessToken,
-        ...(refreshToken ? { refresh_token: refreshToken } : {}),
+        ...refreshField({ refreshToken }),
         scope: grant.scope,
         api_domain: API_DOMAIN,
         token_type: 'Bearer',

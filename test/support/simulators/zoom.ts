@@ -7,26 +7,13 @@
  * - https://developers.zoom.us/docs/api/users/#tag/users/GET/users/{userId} (GET /v2/users/me: `id`, `email`,
  *   `account_id`, ...; a bad token: 401 `{"code": 124, "message": "Invalid access token."}`)
  */
-import {
-  Grants,
-  bearerOf,
-  clientOf,
-  consentPage,
-  json,
-  newState,
-  opaque,
-  pendingFrom,
-  redirect,
-  type PendingCode,
-  type ProviderSimulator,
-} from './framework.js';
+import { authServer, authorizePage, clientOf, json, opaque, withToken, type PendingCode, type ProviderSimulator } from './framework.js';
 
 const ACCOUNT_ID = 'Wk9PTV9BQ0NPVU5UX0lE';
 const EMAIL = 'jchill@example.com';
 
 export function zoom(): ProviderSimulator {
-  const state = newState();
-  const grants = new Grants(state);
+  const { state, grants } = authServer();
   const client = { clientId: 'xB8Uq0nSR2m6aSgYgE5Dnw', clientSecret: opaque('', 16) };
   const zoomError = (status: number, error: string, reason: string) => json(status, { reason, error });
 
@@ -56,17 +43,7 @@ export function zoom(): ProviderSimulator {
         method: 'GET',
         host: 'zoom.us',
         path: '/oauth/authorize',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId) return zoomError(400, 'invalid_client', 'Invalid client_id');
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const code = grants.issueCode(pendingFrom(req));
-          return consentPage(
-            'Zoom',
-            redirect(redirectUri, { code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', state: st }).headers!.location!,
-          );
-        },
+        handler: authorizePage('Zoom', grants, client, { invalid: () => zoomError(400, 'invalid_client', 'Invalid client_id') }),
       },
       {
         method: 'POST',
@@ -94,9 +71,8 @@ export function zoom(): ProviderSimulator {
         method: 'GET',
         host: 'api.zoom.us',
         path: '/v2/users/me',
-        handler: (req) => {
-          if (!grants.validAccess(bearerOf(req))) return json(401, { code: 124, message: 'Invalid access token.' });
-          return json(200, {
+        handler: withToken(grants, json(401, { code: 124, message: 'Invalid access token.' }), () =>
+          json(200, {
             id: 'KDcuGIm1QgePTO8WbOqwIQ',
             first_name: 'Jill',
             last_name: 'Chill',
@@ -115,8 +91,8 @@ export function zoom(): ProviderSimulator {
             status: 'active',
             role_id: '0',
             user_created_at: '2019-06-01T07:58:03Z',
-          });
-        },
+          }),
+        ),
       },
     ],
     e2e: {

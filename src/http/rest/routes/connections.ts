@@ -2,6 +2,7 @@ import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/tok
 import { importCredentials } from '../../../connections/import.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection } from '../../../connections/service.js';
+import type { RevocationOutcome } from '../../../auth/grant-revocation.js';
 import { moduleOfCredentials } from '../../../modes/registry.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import type { EndUserSpec } from '../../../k8s/resources.js';
@@ -184,9 +185,11 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       async handle({ params, query, env }) {
         integrationAndProvider(deps, env.namespace, query.provider_config_key);
         const conn = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
-        if (!conn || !(await deleteConnection(deps, env.namespace, query.provider_config_key, params.connectionId))) {
-          throw unknownConnection(params.connectionId, query.provider_config_key);
-        }
+        // The grant is revoked at the provider first where it declares how (best effort, bounded).
+        let revocation: RevocationOutcome | undefined;
+        const deleted =
+          conn && (await deleteConnection(deps, env.namespace, query.provider_config_key, params.connectionId, (o) => (revocation = o)));
+        if (!conn || !deleted) throw unknownConnection(params.connectionId, query.provider_config_key);
         // In the environment's ring: the connection's own log goes with it.
         deps.oplog?.record({
           namespace: env.namespace,
@@ -195,7 +198,10 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
           integration: conn.resource.spec.integration,
           connectionId: conn.resource.spec.connectionId,
           endUserId: conn.resource.spec.endUser?.id,
-          messages: [`Connection deleted with its credentials (object ${conn.resource.metadata.name})`],
+          messages: [
+            ...(revocation ? [revocation.message] : []),
+            `Connection deleted with its credentials (object ${conn.resource.metadata.name})`,
+          ],
         });
         return { status: 200, body: { success: true } };
       },

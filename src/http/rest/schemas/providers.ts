@@ -111,6 +111,27 @@ export const Provider = z.object({
     })
     .optional()
     .describe('INSTALL_PLUGIN: the install page and what its signed callback carries'),
+  verification: z
+    .object({
+      docs: z.string().optional(),
+      method: z.string(),
+      path: z.string(),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .optional()
+    .describe('API_KEY and BASIC: the call that checks credentials typed into the Connect form before they are stored'),
+  revocation: z
+    .object({
+      docs: z.string().optional(),
+      url: z.string(),
+      method: z.string(),
+      token: z.enum(['refresh_token', 'access_token']).optional(),
+      token_in: z.enum(['form', 'json', 'bearer']),
+      token_field: z.string().optional(),
+      client_auth: z.enum(['basic', 'body', 'none']).optional(),
+    })
+    .optional()
+    .describe("OAUTH2: where a deleted connection's grant is revoked (best effort)"),
 });
 
 export const ProviderParams = z.strictObject({ provider: z.string().min(1).max(253) });

@@ -1,0 +1,79 @@
+/**
+ * A Provider's templated `proxy.headers` and `proxy.query` filled for one set of credentials and a
+ * connection's configuration (`${apiKey}`, `${username}`, `${password}`, `${accessToken}`,
+ * `${connectionConfig.X}`): what the proxy adds to a request, and what a typed credential's check sends.
+ */
+import { fillTemplate, MissingTemplateValueError } from './template.js';
+import { LatchkeyError } from '../domain/errors.js';
+import { isUnsafeHeaderValue } from '../domain/header-value.js';
+
+const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
+
+/** The credential values the templates name (undefined: the credentials have none). */
+export type CredentialValues = Record<'apiKey' | 'username' | 'password' | 'accessToken', string | undefined>;
+
+export interface Injection {
+  headers: Record<string, string>;
+  query: Array<[string, string]>;
+}
+
+/** One template filled; a 400 naming what is missing. */
+export function fillCredentialTemplate(
+  template: string,
+  where: string,
+  values: CredentialValues,
+  connectionConfig: Record<string, unknown> | undefined,
+): string {
+  let withConfig: string;
+  try {
+    withConfig = fillTemplate(template, connectionConfig, { encode: false });
+  } catch (err) {
+    if (err instanceof MissingTemplateValueError) {
+      throw new LatchkeyError(
+        'invalid_input',
+        'missing_connection_config',
+        `The provider's ${where} needs ${err.message.replace(/^connection configuration is missing /, 'connection configuration ')}`,
+      );
+    }
+    throw err;
+  }
+  return withConfig.replace(VALUE_PLACEHOLDER, (_m, name: keyof CredentialValues) => {
+    const v = values[name];
+    if (v === undefined)
+      throw new LatchkeyError(
+        'invalid_input',
+        'missing_credentials',
+        `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
+      );
+    return v;
+  });
+}
+
+/** Header templates filled (names lower-cased); a 400 for a value with control characters. */
+export function filledHeaders(
+  templates: Record<string, string> | undefined,
+  values: CredentialValues,
+  connectionConfig: Record<string, unknown> | undefined,
+  what = 'proxy header',
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, template] of Object.entries(templates ?? {})) {
+    const value = fillCredentialTemplate(template, `${what} ${name}`, values, connectionConfig);
+    if (isUnsafeHeaderValue(value))
+      throw new LatchkeyError('invalid_input', 'invalid_header_value', `The ${what} ${name} would contain control characters`);
+    headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}
+
+/** Query parameter templates filled. */
+export function filledQuery(
+  templates: Record<string, string> | undefined,
+  values: CredentialValues,
+  connectionConfig: Record<string, unknown> | undefined,
+): Array<[string, string]> {
+  return Object.entries(templates ?? {}).map(([name, template]) => [
+    name,
+    fillCredentialTemplate(template, `proxy query parameter ${name}`, values, connectionConfig),
+  ]);
+}
