@@ -158,12 +158,14 @@ it('writes credentials it kept after failed writes on its own, before another re
 it('keeps the Lease through a token call slower than its TTL: a second replica does not spend the same token', async () => {
   const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName);
   const { connectionId } = conn.resource.spec;
-  // A 2-second Lease and a token endpoint that takes 4 s: without renewal the Lease lapses mid-call.
+  // A 2-second Lease and a token endpoint that takes 8 s: without renewal the Lease lapses mid-call. The
+  // call must still be in flight when B asks (B's baseline is then the old credentials), however slowly the
+  // Lease reads below come back on a loaded machine.
   const a = refresher({ holder: 'replica-a', lockTtlSeconds: 2 });
   const b = refresher({ holder: 'replica-b', lockTtlSeconds: 2 });
   const calls = oidc.refreshCalls();
   const tokenCallsBefore = oidc.tokenCalls.length;
-  oidc.setTokenDelay(4000);
+  oidc.setTokenDelay(8000);
   try {
     const first = a.ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
     // B asks once A's Lease, as the API server stores it, has outlived its first term (acquireTime + TTL:

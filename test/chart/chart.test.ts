@@ -386,6 +386,8 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       `rbac.namespaces={${appA.name},${appB.name}}`,
       '--set',
       'crds.install=false',
+      // Other suites on the same control plane apply shipped Providers of their own (the catalog is cluster-wide).
+      '--take-ownership',
     ]);
     installed = true;
     rendered = await helm.manifest(RELEASE, rel.name);
