@@ -329,7 +329,9 @@ describeOnNode('the chart on a local node', () => {
       serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
       env = await createEnvironment(kc, APP_NS, { webhooks: { url: receiver.url } });
-      await createIntegration(kc, APP_NS, 'keys', { provider: 'openai' });
+      // A shipped API-key provider that declares no typed-key check: the pods have no way out to the real
+      // provider, and a declared check (OpenAI's) would refuse every key typed into the form here.
+      await createIntegration(kc, APP_NS, 'keys', { provider: 'mistral' });
       await applyProvider(kc, 'e2e-oidc', {
         displayName: 'E2E OIDC',
         authMode: 'OAUTH2',
