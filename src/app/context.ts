@@ -30,6 +30,8 @@ export interface ContextOptions {
   shard?: string;
   /** Cache only the credentials Secrets of this shard (a benchmark's server without credentials). */
   credentialShard?: string;
+  /** Keep at most this many connections in memory (a server: src/k8s/bounded-cache.ts). */
+  boundedConnections?: { maxEntries: number };
 }
 
 /**
@@ -59,6 +61,7 @@ export function createContext(opts: ContextOptions): AppContext {
         logger,
         credentialShard: opts.credentialShard ?? opts.shard,
         connectionShard: opts.shard,
+        boundedConnections: opts.boundedConnections,
         deriveStatus: (resource, credentials) => {
           const created = Date.parse(String(resource.metadata.creationTimestamp ?? ''));
           return statusAfterNewCredentials(undefined, credentials, config, Number.isFinite(created) ? created : clock.now(), 'authorized');

@@ -30,6 +30,18 @@ export function shardOf(
   return components.length === 1 && components[0] === 'controller' && leaderElection ? { shard: identity } : {};
 }
 
+/**
+ * Whether a process keeps a bounded cache of connections: a server (with or without webhook delivery)
+ * when `LATCHKEY_CONNECTION_CACHE_ENTRIES` is set. A controller walks every connection of its share,
+ * so a process running one caches them all.
+ */
+export function connectionCacheOf(
+  components: readonly string[],
+  entries: number,
+): { boundedConnections: { maxEntries: number } } | Record<string, never> {
+  return entries > 0 && !components.includes('controller') ? { boundedConnections: { maxEntries: entries } } : {};
+}
+
 export interface RunOptions {
   config: Config;
   logger: Logger;
@@ -48,7 +60,13 @@ export interface Running {
 export async function runLatchkey(opts: RunOptions): Promise<Running> {
   const { config, logger, kc } = opts;
   const shard = shardOf(opts.components, config.leaderElection, config.identity);
-  const ctx: AppContext = createContext({ config, logger, kc, ...shard });
+  const ctx: AppContext = createContext({
+    config,
+    logger,
+    kc,
+    ...shard,
+    ...connectionCacheOf(opts.components, config.connectionCacheEntries),
+  });
   const { store } = ctx;
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];

@@ -54,7 +54,7 @@ function appSlugOf(deps: ConnectDeps, namespace: string, integration: Integratio
 }
 
 /** Starts the install flow: the install page URL with the sealed state. */
-export function startAppInstall(deps: ConnectDeps, input: InstallStart): string {
+export async function startAppInstall(deps: ConnectDeps, input: InstallStart): Promise<string> {
   const { session, integration, provider } = input;
   const mode = provider.spec.authMode;
   const supplied = flowSuppliedKeys(provider.spec);
@@ -66,7 +66,7 @@ export function startAppInstall(deps: ConnectDeps, input: InstallStart): string 
   if (userAuthorizes(mode) && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
     throw notConfigured('its client ID and secret are missing');
   const appSlug = appSlugOf(deps, session.namespace, integration);
-  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
+  const userConfig = await installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
   const state = sealFlowState(
     { ...input.base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
     session.secretKey,
@@ -124,7 +124,7 @@ export async function completeAppInstall(
   const appSlug = appSlugOf(deps, state.namespace, integration);
   const r = state.reconnect;
   if (r) {
-    const kept = deps.store.getConnection(state.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig;
+    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig;
     if (kept?.installationId !== undefined && String(kept.installationId) !== installationId)
       throw refused('installation_changed', 'A reconnect keeps the installation; connect the other installation as a new connection.');
   }

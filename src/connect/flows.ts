@@ -145,10 +145,16 @@ function unavailableReason(
  * The configuration a flow uses, checked against the Provider's rules before any request leaves. A
  * reconnect uses the stored configuration: it may not point the connection at another tenant or host.
  */
-function flowConfig(deps: ConnectDeps, session: OpenSession, provider: ProviderResource, rawConfig: unknown): Record<string, string> {
+async function flowConfig(
+  deps: ConnectDeps,
+  session: OpenSession,
+  provider: ProviderResource,
+  rawConfig: unknown,
+): Promise<Record<string, string>> {
   const r = session.claims.reconnect;
   if (r) {
-    const stored = deps.store.getConnection(session.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig ?? {};
+    const stored =
+      (await deps.store.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
     const sent = rawConfig && typeof rawConfig === 'object' ? (rawConfig as Record<string, unknown>) : {};
     const changed = Object.keys(sent).filter((k) => {
       const value = typeof sent[k] === 'string' ? sent[k].trim() : sent[k];
@@ -211,10 +217,10 @@ function oauthClient(deps: ConnectDeps, namespace: string, integration: Integrat
   return { clientId: client.clientId, clientSecret: client.clientSecret ?? '' };
 }
 
-function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: string): void {
+async function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: string): Promise<void> {
   const r = session.claims.reconnect;
   if (!r) return;
-  if (r.integration !== integrationId || !deps.store.getConnection(session.namespace, r.integration, r.connectionId)) {
+  if (r.integration !== integrationId || !(await deps.store.findConnection(session.namespace, r.integration, r.connectionId))) {
     throw new LatchkeyError('not_found', 'connection_not_found', 'The connection to re-authorize no longer exists.');
   }
 }
@@ -254,9 +260,9 @@ export async function startOAuthFlow(
   const v = view(integration, provider);
   const redirect = redirectFlow(provider.spec.authMode);
   if (!redirect) throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
-  checkReconnect(deps, session, integrationId);
+  await checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
-    checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
+    await checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   // Starting again before completing is fine; once completed, the session would be refused at the callback.
   await refuseUsedSession(deps.flows, sessionUse(session, integrationId));
   const redirectUri = callbackUrlOf(deps, session);
@@ -280,7 +286,7 @@ export async function startOAuthFlow(
       ? startPluginInstall(deps, { session, integration, provider, base: bound, rawConfig })
       : startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
   }
-  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
+  const connectionConfig = await flowConfig(deps, session, provider, rawConfig);
   const client = oauthClient(deps, session.namespace, integration);
   const base: FlowState = {
     namespace: session.namespace,
@@ -376,11 +382,11 @@ export async function submitForm(
   const { integration, provider } = lookup(deps, session, integrationId);
   const v = view(integration, provider);
   if (v.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
-  checkReconnect(deps, session, integrationId);
+  await checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
-    checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
+    await checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
-  const connectionConfig = flowConfig(deps, session, provider, rawConfig);
+  const connectionConfig = await flowConfig(deps, session, provider, rawConfig);
   // Once per session and integration: a used session sends the provider nothing and changes nothing.
   return completeOnce(deps, sessionUse(session, integrationId), () =>
     saveForm(deps, session, { integration, provider, v, values, connectionConfig }),
@@ -556,7 +562,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       : state.connectionConfig;
     step = 'token_exchange';
     if (via === 'plugin-install') {
-      ({ credentials, connectionConfig } = completePluginInstall(deps, { state, query: q, integration, provider, name }));
+      ({ credentials, connectionConfig } = await completePluginInstall(deps, { state, query: q, integration, provider, name }));
     } else if (via === 'app-install') {
       ({ credentials, connectionConfig } = await completeAppInstall(deps, { state, query: q, integration, provider, name }));
     } else {
@@ -715,7 +721,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
     endUser = { ...(saved.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
   } else {
     operation = 'creation';
-    if (input.sid) checkSessionQuota(deps.store, namespace, input.sid, deps.config.connectMaxConnectionsPerSession);
+    if (input.sid) await checkSessionQuota(deps.store, namespace, input.sid, deps.config.connectMaxConnectionsPerSession);
     const created = await createConnection(deps, {
       namespace,
       integration,

@@ -25,15 +25,17 @@ export function userFacingSpec(spec: ProviderSpec, supplied: ReadonlySet<string>
 }
 
 /** The stored configuration on reconnect, else the checked input; string values only, flow-filled keys left out. */
-export function installUserConfig(
+export async function installUserConfig(
   deps: Pick<AppContext, 'store'>,
   session: OpenSession,
   spec: ProviderSpec,
   rawConfig: unknown,
   supplied: ReadonlySet<string>,
-): Record<string, string> {
+): Promise<Record<string, string>> {
   const r = session.claims.reconnect;
-  const stored = r ? deps.store.getConnection(session.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig : undefined;
+  const stored = r
+    ? (await deps.store.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig
+    : undefined;
   const config =
     stored ??
     checkConnectionConfig(userFacingSpec(spec, supplied), (rawConfig ?? {}) as Record<string, unknown>, {

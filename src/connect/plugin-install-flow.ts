@@ -56,13 +56,13 @@ export function signPluginCallback(query: URLSearchParams, secret: string, signa
 }
 
 /** Starts the flow: the install page URL with the sealed state and the callback. */
-export function startPluginInstall(deps: AppContext, input: InstallStart): string {
+export async function startPluginInstall(deps: AppContext, input: InstallStart): Promise<string> {
   const { session, integration, provider } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
   signingSecretOf(deps, session.namespace, integration);
   const supplied = pluginSuppliedKeys(provider.spec);
-  const userConfig = installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
+  const userConfig = await installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
   const state = sealFlowState(
     { ...input.base, mode: 'INSTALL_PLUGIN', connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
     session.secretKey,
@@ -96,10 +96,10 @@ function verifyTimestamp(q: URLSearchParams, plugin: PluginInstallSpec, nowMs: n
  * checked: verifies the signature and its age, then returns the credential and the configuration to
  * store. Throws a 4xx LatchkeyError for anything forged, foreign or stale; nothing is stored then.
  */
-export function completePluginInstall(
+export async function completePluginInstall(
   deps: AppContext,
   input: { state: FlowState; query: URLSearchParams; integration: IntegrationResource; provider: ProviderResource; name: string },
-): { credentials: StoredCredentials; connectionConfig: Record<string, string> } {
+): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
   const { state, query: q, integration, provider, name } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
@@ -116,7 +116,7 @@ export function completePluginInstall(
   }
   const r = state.reconnect;
   if (r) {
-    const kept = deps.store.getConnection(state.namespace, r.integration, r.connectionId)?.resource.spec.connectionConfig ?? {};
+    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
     const moved = Object.keys(fromCallback).filter((k) => kept[k] !== undefined && String(kept[k]) !== fromCallback[k]);
     if (moved.length)
       throw refused(

@@ -17,10 +17,11 @@ export function sessionLabelValue(sid: string): string {
  * Refuses a new connection when the session already created `max` (0: no cap). Two requests at the
  * same instant may both pass; the per-session rate limit keeps that overshoot small.
  */
-export function checkSessionQuota(store: KubeStore, namespace: string, sid: string, max: number): void {
+export async function checkSessionQuota(store: KubeStore, namespace: string, sid: string, max: number): Promise<void> {
   if (max <= 0) return;
   const value = sessionLabelValue(sid);
-  const made = store.listConnections(namespace).filter((c) => c.metadata.labels?.[SESSION_LABEL] === value).length;
+  let made = 0;
+  for await (const _ of store.scanConnections(namespace, { labels: { [SESSION_LABEL]: value } })) if (++made >= max) break;
   if (made >= max) {
     throw new LatchkeyError(
       'forbidden',

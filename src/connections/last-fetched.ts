@@ -90,7 +90,7 @@ export class LastFetchedRecorder {
       });
       this.written.set(key, now);
     } catch (err) {
-      if (this.deps.store.getConnectionByName(namespace, name) === undefined) return; // deleted meanwhile
+      if ((await this.deps.store.findConnectionByName(namespace, name)) === undefined) return; // deleted meanwhile
       this.deps.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record last_fetched_at; kept for the next flush');
       this.record(namespace, name, at);
     }

@@ -2,6 +2,7 @@
 import { LatchkeyError } from '../domain/errors.js';
 import type { ConnectionResource } from '../k8s/resources.js';
 import type { KubeStore } from '../k8s/store.js';
+import { FirstInOrder } from '../domain/first-in-order.js';
 
 export const DEFAULT_PAGE = 100;
 
@@ -30,27 +31,28 @@ export interface PageRequest {
   page?: number;
 }
 
-export function listConnections(
+export async function listConnections(
   store: KubeStore,
   namespace: string,
   filter: ConnectionFilter,
   page: PageRequest,
-): { connections: ConnectionResource[]; nextCursor: string | null } {
-  const all = store.listConnections(namespace).filter((c) => matches(c, filter));
-  all.sort(byCreation);
+): Promise<{ connections: ConnectionResource[]; nextCursor: string | null }> {
   // Without any paging parameter, answer as Nango does (its SDK's listConnections reads one answer).
   const paged = page.limit !== undefined || page.cursor !== undefined || page.offset !== undefined || page.page !== undefined;
   const limit = page.limit ?? (paged ? DEFAULT_PAGE : UNPAGED_LIMIT);
-  let start = 0;
-  if (page.cursor !== undefined) {
-    const after = decodeCursor(page.cursor);
-    start = all.findIndex((c) => byCreation(c, after) > 0);
-    if (start < 0) start = all.length;
-  } else if (page.offset !== undefined) start = page.offset;
-  else if (page.page !== undefined) start = page.page * limit;
-  const connections = all.slice(start, start + limit);
+  const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined;
+  const skip = after ? 0 : (page.offset ?? (page.page !== undefined ? page.page * limit : 0));
+  // The first skip + limit + 1 in creation order: what this page and "is there a next one" need,
+  // kept as the connections stream by (a bounded store reads them page by page from the API server).
+  const first = new FirstInOrder<ConnectionResource>(skip + limit + 1, byCreation);
+  for await (const c of store.scanConnections(namespace, { integrations: filter.integrations })) {
+    if (!matches(c, filter) || (after && byCreation(c, after) <= 0)) continue;
+    first.offer(c);
+  }
+  const ordered = first.items;
+  const connections = ordered.slice(skip, skip + limit);
   const last = connections[connections.length - 1];
-  return { connections, nextCursor: last && start + limit < all.length ? encodeCursor(last) : null };
+  return { connections, nextCursor: last && ordered.length > skip + limit ? encodeCursor(last) : null };
 }
 
 function matches(c: ConnectionResource, f: ConnectionFilter): boolean {

@@ -76,7 +76,7 @@ export async function importConnection(
   const connectionId = input.connectionId ?? randomUUID();
   const integrationId = input.integration.metadata.name;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = deps.store.getConnection(input.namespace, integrationId, connectionId);
+    const existing = await deps.store.findConnection(input.namespace, integrationId, connectionId);
     if (existing) return { connection: await replaceCredentials(deps, input.namespace, existing, input), created: false };
     try {
       return { connection: await createConnection(deps, { ...input, connectionId }), created: true };
@@ -135,7 +135,7 @@ export async function reauthorize(
   connectionId: string,
   credentials: StoredCredentials,
 ): Promise<StoredConnection | undefined> {
-  const existing = deps.store.getConnection(namespace, integrationId, connectionId);
+  const existing = await deps.store.findConnection(namespace, integrationId, connectionId);
   if (!existing) return undefined;
   const name = existing.resource.metadata.name;
   const stored = await deps.store.updateCredentials(namespace, name, (current) => mergeCredentials(current, credentials));
@@ -158,7 +158,7 @@ export async function recordFailedReauthorization(
   connectionId: string,
   failure: { logId: string; message: string },
 ): Promise<StoredConnection['resource'] | undefined> {
-  const existing = deps.store.getConnection(namespace, integrationId, connectionId);
+  const existing = await deps.store.findConnection(namespace, integrationId, connectionId);
   if (!existing) return undefined;
   const entry = {
     type: CREDENTIALS_ERROR,
@@ -185,7 +185,7 @@ export async function deleteConnection(
   connectionId: string,
   onRevocation?: (outcome: RevocationOutcome) => void,
 ): Promise<boolean> {
-  const conn = deps.store.getConnection(namespace, integrationId, connectionId);
+  const conn = await deps.store.findConnection(namespace, integrationId, connectionId);
   if (!conn) return false;
   const name = conn.resource.metadata.name;
   const integration = deps.store.getIntegration(namespace, integrationId);

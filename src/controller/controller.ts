@@ -185,7 +185,7 @@ class ShardSession {
     const { store } = this.controller.ctx;
     const c = store.connectionIdentity(ns, name);
     if (!c || c.metadata.deletionTimestamp) return;
-    const secretLabel = store.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
+    const secretLabel = store.watched.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
     if (c.metadata.labels?.[LABELS.shard] === shard && secretLabel === shard) return;
     const { secret } = await store.labelShard(ns, name, shard);
     const age = this.controller.ctx.clock.now() - Date.parse(String(c.metadata.creationTimestamp ?? ''));
@@ -395,7 +395,7 @@ export class Controller {
     this.gaugeStale = false;
     const counts = new Map<string, number>();
     // Whole Connections: this replica's share when sharded (the store caches only those whole).
-    for (const c of this.ctx.store.connections.list()) {
+    for (const c of this.ctx.store.watched.connections.list()) {
       if (this.membership && !this.owns(connectionKey(c))) continue;
       for (const cond of c.status?.conditions ?? []) {
         const k = `${cond.type}\0${cond.status}`;
@@ -459,6 +459,9 @@ export class Controller {
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */
   private watch(): void {
     const { store } = this.ctx;
+    // A controller walks its caches: a bounded store (a server's) has none, and `watched` refuses it here.
+    const { connections, credentialSecrets } = store.watched;
+    const connectionIndex = store.connectionIndex!;
     store.providers.onChange((p) => {
       const name = p.metadata!.name!;
       this.enqueue(`provider:${name}`);
@@ -466,13 +469,13 @@ export class Controller {
       const names = new Set([name, ...(p.spec?.aliases ?? [])]);
       for (const i of store.integrations.list())
         if (names.has(i.spec.provider)) this.enqueue(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-      for (const c of store.connections.list()) if (names.has(c.spec.provider)) this.enqueueConnection(connectionKey(c));
+      for (const c of store.watched.connections.list()) if (names.has(c.spec.provider)) this.enqueueConnection(connectionKey(c));
     });
     store.integrations.onChange((i) => {
       const ns = i.metadata!.namespace!;
       const name = i.metadata!.name!;
       this.enqueue(`integration:${ns}/${name}`);
-      for (const c of store.connections.list(ns)) if (c.spec.integration === name) this.enqueueConnection(connectionKey(c));
+      for (const c of store.watched.connections.list(ns)) if (c.spec.integration === name) this.enqueueConnection(connectionKey(c));
     });
     store.environments.onChange((e) => {
       // Duplicates in a namespace, and secret keys shared across namespaces, are judged against the
@@ -480,25 +483,25 @@ export class Controller {
       for (const other of store.environments.list()) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
-    store.connections.onChange(() => (this.gaugeStale = true));
+    connections.onChange(() => (this.gaugeStale = true));
     // Every Connection's identity: a new one, a change (a shard label too) or a deletion reaches its owner.
-    store.connectionIndex.on('add', (c) => this.enqueueConnection(connectionKey(c)));
-    store.connectionIndex.on('update', (c) => this.enqueueConnection(connectionKey(c)));
-    store.connectionIndex.on('delete', (c) => this.onConnectionDeleted(c));
+    connectionIndex.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+    connectionIndex.on('update', (c) => this.enqueueConnection(connectionKey(c)));
+    connectionIndex.on('delete', (c) => this.onConnectionDeleted(c));
     if (store.connectionShard) {
       // Sharded: whole Connections come in (labelled for this replica) and go (labelled for another)
       // on their own watch, which can trail the identities': each arrival is reconciled again, ahead
       // of other work (it was just labelled for this replica: taken over, its refresh may be due).
-      store.connections.on('add', (c) => this.enqueueConnection(connectionKey(c), true));
-      store.connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
-      store.connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
+      connections.on('add', (c) => this.enqueueConnection(connectionKey(c), true));
+      connections.on('update', (c) => this.enqueueConnection(connectionKey(c)));
+      connections.on('delete', (c) => this.shard?.scheduler.forget(connectionKey(c)));
     }
     // A connection's credentials Secret has the connection's name. One arriving in a sharded cache was
     // just labelled for this replica (taken over): it goes ahead, its refresh may be due.
     const secretKey = (s: { metadata?: { namespace?: string; name?: string } }) => `${s.metadata!.namespace}/${s.metadata!.name}`;
-    store.credentialSecrets.on('add', (s) => this.enqueueConnection(secretKey(s), store.connectionShard !== undefined));
-    store.credentialSecrets.on('update', (s) => this.enqueueConnection(secretKey(s)));
-    store.credentialSecrets.on('delete', (s) => this.enqueueConnection(secretKey(s)));
+    credentialSecrets.on('add', (s) => this.enqueueConnection(secretKey(s), store.connectionShard !== undefined));
+    credentialSecrets.on('update', (s) => this.enqueueConnection(secretKey(s)));
+    credentialSecrets.on('delete', (s) => this.enqueueConnection(secretKey(s)));
     // A Secret an Integration or Environment refers to changed: check them again.
     store.referencedSecrets.onChange((s) => {
       const ns = s.metadata!.namespace!;

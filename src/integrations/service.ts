@@ -165,7 +165,8 @@ export class IntegrationsService {
     const namespace = writable(env);
     this.existing(namespace, key);
     // Deleting would orphan stored credentials: the application deletes its connections first.
-    const connections = this.deps.store.listConnections(namespace).filter((c) => c.spec.integration === key).length;
+    let connections = 0;
+    for await (const _ of this.deps.store.scanConnections(namespace, { integrations: [key] })) connections += 1;
     if (connections > 0)
       throw new LatchkeyError(
         'conflict',

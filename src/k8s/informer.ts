@@ -224,7 +224,7 @@ function asWatched<T extends KubernetesObject>(item: T): T {
   return Object.getPrototypeOf(item) === Object.prototype ? item : (JSON.parse(JSON.stringify(item)) as T);
 }
 
-function dropManagedFields(obj: KubernetesObject): void {
+export function dropManagedFields(obj: KubernetesObject): void {
   const metadata = obj.metadata;
   if (!metadata || !('managedFields' in metadata)) return;
   // A new object rather than `delete`: deleting a property turns an object into a hash table

@@ -15,5 +15,6 @@ export {
   makeInformer,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
 } from '@kubernetes/client-node';
 export type * from '@kubernetes/client-node';

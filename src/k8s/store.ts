@@ -17,9 +17,11 @@ import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
 import { apiMessage, isConflict, isNotFound } from './errors.js';
-import { ResilientInformer } from './informer.js';
+import { BoundedCache } from './bounded-cache.js';
+import { ChangeFeed } from './change-feed.js';
+import { dropManagedFields, ResilientInformer } from './informer.js';
 import { metadataOnly } from './metadata-only.js';
-import { StringPool } from './string-pool.js';
+import { internStrings, StringPool } from './string-pool.js';
 import { shareConnections } from './shared-dispatcher.js';
 import { apiPath, KubeJsonApi } from './json-api.js';
 import { connectionObjectName } from './names.js';
@@ -77,7 +79,19 @@ export interface KubeStoreOptions {
    * Connection and its Secret only): readers see them as if written; the owning controller writes them.
    */
   deriveStatus?: (resource: ConnectionResource, credentials: StoredCredentials) => ConnectionStatus;
+  /**
+   * Keep at most this many connections (and as many credentials Secrets) in memory, read from the API
+   * server on a miss and dropped when a metadata-only watch says they changed: memory that does not
+   * grow with the count (a server replica; docs/operations.md). Undefined: every connection cached by
+   * informers (a controller, or a server of a cluster small enough).
+   */
+  boundedConnections?: { maxEntries: number };
+  /** Connections a bounded store's scan reads per request to the API server (tests make it small). */
+  scanPageSize?: number;
 }
+
+/** How a store holds connections and their Secrets: informer caches of all (or a shard's), or a bounded cache. */
+type ConnectionCache<T extends KubernetesObject> = ResourceCache<T> | BoundedCache<T>;
 
 /** Request options of a JSON merge patch (the generated clients send JSON Patch otherwise). */
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -162,18 +176,20 @@ export class KubeStore {
   /** alias -> provider name ({@link getProvider}); undefined after a Provider changed. */
   private providerAliases: Map<string, string> | undefined;
   readonly integrations: ResourceCache<IntegrationResource>;
-  readonly connections: ResourceCache<ConnectionResource>;
+  readonly connections: ConnectionCache<ConnectionResource>;
   /**
    * Every Connection's identity: name, uid, versions, shard label. The same cache as `connections`
    * unless the store is sharded (`connectionShard`); then a metadata-only list-watch, whose objects
-   * are a fifth of a whole Connection's size.
+   * are a fifth of a whole Connection's size. None in a bounded store.
    */
-  readonly connectionIndex: ResourceCache<ConnectionIdentity>;
+  readonly connectionIndex: ResourceCache<ConnectionIdentity> | undefined;
+  /** Connections are read on demand and at most this many kept ({@link KubeStoreOptions.boundedConnections}). */
+  readonly bounded: boolean;
   /** The shard whose Connections this store caches whole (undefined: all of them). */
   readonly connectionShard: string | undefined;
   readonly environments: ResourceCache<EnvironmentResource>;
   /** Connection credential Secrets (labelled managed-by=latchkey). */
-  readonly credentialSecrets: ResourceCache<V1Secret>;
+  readonly credentialSecrets: ConnectionCache<V1Secret>;
   /** Secrets that Integrations and Environments refer to (labelled latchkey.dev/watch=true). */
   readonly referencedSecrets: ResourceCache<V1Secret>;
   private readonly logger: Logger;
@@ -181,6 +197,7 @@ export class KubeStore {
   private readonly deriveStatus: KubeStoreOptions['deriveStatus'];
   /** The metadata-only view of `kc` and its client (sharded stores: the Connection identities). */
   private metadataClient: { kc: KubeConfig; custom: CustomObjectsApi } | undefined;
+  private readonly scanPageSize: number;
   /** One copy of each repeated string across every cache of this store. */
   private readonly strings = new StringPool();
 
@@ -191,6 +208,7 @@ export class KubeStore {
     this.logger = opts.logger.child({ component: 'store' });
     this.fieldManager = opts.fieldManager ?? 'latchkey';
     this.deriveStatus = opts.deriveStatus;
+    this.scanPageSize = opts.scanPageSize ?? SCAN_PAGE;
     // Every typed client of this KubeConfig (the store's, the operation log's, the Events') reuses its connections.
     shareConnections(kc);
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
@@ -205,29 +223,56 @@ export class KubeStore {
     ) => new ResourceCache(namespaces.length ? namespaces.map(make) : [make(undefined)], Date.now, selects);
     this.integrations = perNamespace((ns) => this.customInformer(INTEGRATIONS, ns));
     const connectionShard = (this.connectionShard = opts.connectionShard);
-    this.connections = connectionShard
-      ? perNamespace(
-          (ns) => this.customInformer(CONNECTIONS, ns, { labelSelector: `${LABELS.shard}=${connectionShard}` }),
-          (c) => c.metadata?.labels?.[LABELS.shard] === connectionShard,
-        )
-      : perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
-    this.connectionIndex = connectionShard
-      ? perNamespace((ns) => this.identityInformer(ns))
-      : (this.connections as unknown as ResourceCache<ConnectionIdentity>);
-    this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
     const credentialSelector = `${LABELS.managedBy}=${LABELS.managedByValue}${opts.credentialShard ? `,${LABELS.shard}=${opts.credentialShard}` : ''}`;
-    const shard = opts.credentialShard;
-    this.credentialSecrets = perNamespace(
-      (ns) => this.secretInformer(ns, credentialSelector),
-      shard ? (secret) => secret.metadata?.labels?.[LABELS.shard] === shard : undefined,
-    );
+    this.bounded = opts.boundedConnections !== undefined;
+    if (opts.boundedConnections) {
+      if (connectionShard || opts.credentialShard) throw new Error('a bounded store caches no shard');
+      const { maxEntries } = opts.boundedConnections;
+      this.connections = this.boundedCache<ConnectionResource>(namespaces, maxEntries, (ns) => connectionCollection(ns), undefined);
+      this.credentialSecrets = this.boundedCache<V1Secret>(namespaces, maxEntries, (ns) => secretCollection(ns), credentialSelector);
+      this.connectionIndex = undefined;
+    } else {
+      this.connections = connectionShard
+        ? perNamespace(
+            (ns) => this.customInformer(CONNECTIONS, ns, { labelSelector: `${LABELS.shard}=${connectionShard}` }),
+            (c) => c.metadata?.labels?.[LABELS.shard] === connectionShard,
+          )
+        : perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
+      this.connectionIndex = connectionShard
+        ? perNamespace((ns) => this.identityInformer(ns))
+        : (this.connections as unknown as ResourceCache<ConnectionIdentity>);
+      const shard = opts.credentialShard;
+      this.credentialSecrets = perNamespace(
+        (ns) => this.secretInformer(ns, credentialSelector),
+        shard ? (secret) => secret.metadata?.labels?.[LABELS.shard] === shard : undefined,
+      );
+    }
+    this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
     this.referencedSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.watch}=true`));
   }
 
-  private get caches(): ResourceCache<KubernetesObject>[] {
-    const caches: ResourceCache<KubernetesObject>[] = [this.providers, this.integrations, this.connections, this.environments];
-    if (this.connectionShard) caches.push(this.connectionIndex);
+  private get caches(): Array<ConnectionCache<KubernetesObject>> {
+    const caches: Array<ConnectionCache<KubernetesObject>> = [this.providers, this.integrations, this.environments];
+    caches.push(this.connections as ConnectionCache<KubernetesObject>);
+    if (this.connectionShard && this.connectionIndex) caches.push(this.connectionIndex);
     return [...caches, this.credentialSecrets, this.referencedSecrets];
+  }
+
+  /**
+   * The informer caches of connections and their Secrets (every one, or a shard's): what a controller
+   * walks and listens to. A bounded store has none.
+   */
+  get watched(): { connections: ResourceCache<ConnectionResource>; credentialSecrets: ResourceCache<V1Secret> } {
+    const { connections, credentialSecrets } = this;
+    if (connections instanceof BoundedCache || credentialSecrets instanceof BoundedCache)
+      throw new LatchkeyError('internal', 'bounded_store', 'a bounded store keeps no informer caches of connections');
+    return { connections, credentialSecrets };
+  }
+
+  /** The index of every Connection's identity (not kept by a bounded store). */
+  private get index(): ResourceCache<ConnectionIdentity> {
+    if (!this.connectionIndex) throw new LatchkeyError('internal', 'bounded_store', 'a bounded store keeps no index of connections');
+    return this.connectionIndex;
   }
 
   async start(): Promise<void> {
@@ -342,11 +387,77 @@ export class KubeStore {
     }
   }
 
-  /** Complete connections of a namespace (those whose credentials Secret exists). */
+  /**
+   * A connection with its credentials, from memory or else from the API server (a bounded store's
+   * miss: the Connection and its Secret read together). What the server's paths ask; the controller,
+   * whose caches hold its whole share, may ask {@link getConnection}.
+   */
+  async findConnection(namespace: string, integration: string, connectionId: string): Promise<StoredConnection | undefined> {
+    const found = await this.findConnectionByName(namespace, connectionObjectName(integration, connectionId));
+    if (!found || found.resource.spec.integration !== integration || found.resource.spec.connectionId !== connectionId) return undefined;
+    return found;
+  }
+
+  async findConnectionByName(namespace: string, name: string): Promise<StoredConnection | undefined> {
+    const { connections, credentialSecrets } = this;
+    if (!(connections instanceof BoundedCache) || !(credentialSecrets instanceof BoundedCache))
+      return this.getConnectionByName(namespace, name);
+    const [resource, secret] = await Promise.all([connections.load(name, namespace), credentialSecrets.load(name, namespace)]);
+    return resource && secret ? this.withCredentials(resource, secret) : undefined;
+  }
+
+  /**
+   * The complete connections of a namespace (those whose credentials Secret exists), optionally only
+   * those of some integrations or carrying some labels, one at a time: a bounded store reads them from
+   * the API server page by page (label-selected), never holding more than a page.
+   */
+  async *scanConnections(namespace: string, select: ConnectionSelection = {}): AsyncGenerator<ConnectionResource> {
+    const integrations = select.integrations?.filter(isLabelValue);
+    if (select.integrations?.length && !integrations?.length) return; // no name a connection could carry
+    const labels = Object.entries(select.labels ?? {});
+    if (labels.some(([, v]) => !isLabelValue(v))) return;
+    if (!this.bounded) {
+      for (const c of this.listConnections(namespace)) {
+        if (integrations?.length && !integrations.includes(c.spec.integration)) continue;
+        if (labels.some(([k, v]) => c.metadata.labels?.[k] !== v)) continue;
+        yield c;
+      }
+      return;
+    }
+    const selector = [
+      ...(integrations?.length ? [`${LABELS.integration} in (${integrations.join(',')})`] : []),
+      ...labels.map(([k, v]) => `${k}=${v}`),
+    ].join(',');
+    let next: string | undefined;
+    do {
+      const page = await this.json.get<KubernetesListObject<ConnectionResource> & { metadata?: { continue?: string } }>(
+        apiPath(`/apis/${GROUP}/${VERSION}/namespaces`, namespace, CONNECTIONS.plural),
+        {
+          query: {
+            limit: String(this.scanPageSize),
+            ...(selector ? { labelSelector: selector } : {}),
+            ...(next ? { continue: next } : {}),
+          },
+        },
+      );
+      for (const c of page.items ?? []) {
+        // A status the owner wrote says the Secret was there; one never written is checked.
+        if (c.status?.updatedAt) yield c;
+        else {
+          const complete = await this.findConnectionByName(namespace, c.metadata.name);
+          if (complete) yield complete.resource;
+        }
+      }
+      next = page.metadata?.continue || undefined;
+    } while (next);
+  }
+
+  /** Complete connections of a namespace (those whose credentials Secret exists); not in a bounded store ({@link scanConnections}). */
   listConnections(namespace: string): ConnectionResource[] {
+    const { connections, credentialSecrets } = this.watched;
     const out: ConnectionResource[] = [];
-    for (const c of this.connections.list(namespace)) {
-      const secret = this.credentialSecrets.get(c.metadata.name, namespace);
+    for (const c of connections.list(namespace)) {
+      const secret = credentialSecrets.get(c.metadata.name, namespace);
       if (!secret) continue;
       if (!this.deriveStatus || c.status?.updatedAt) out.push(c);
       else out.push(this.withCredentials(c)?.resource ?? c);
@@ -356,16 +467,24 @@ export class KubeStore {
 
   /** The identity of every Connection of every watched namespace, complete or not (for the controller). */
   listAllConnections(): ConnectionIdentity[] {
-    return this.connectionIndex.list();
+    return this.index.list();
   }
 
-  /** The identity of one Connection, whether this store caches it whole or not. */
+  /** The identity of one Connection, whether this store caches it whole or not (not in a bounded store: {@link findConnectionIdentity}). */
   connectionIdentity(namespace: string, name: string): ConnectionIdentity | undefined {
-    return this.connectionIndex.get(name, namespace);
+    return this.index.get(name, namespace);
   }
 
-  private withCredentials(resource: ConnectionResource): StoredConnection | undefined {
-    const secret = this.credentialSecrets.get(resource.metadata.name, resource.metadata.namespace);
+  /** The same, from the API server on a bounded store's miss. */
+  async findConnectionIdentity(namespace: string, name: string): Promise<ConnectionIdentity | undefined> {
+    if (this.connections instanceof BoundedCache) return this.connections.load(name, namespace);
+    return this.index.get(name, namespace);
+  }
+
+  private withCredentials(
+    resource: ConnectionResource,
+    secret = this.credentialSecrets.get(resource.metadata.name, resource.metadata.namespace),
+  ): StoredConnection | undefined {
     if (!secret || !isOwnedBy(secret, resource)) return undefined;
     const credentials = decodedOnce(secret);
     if (!credentials) return undefined;
@@ -393,7 +512,7 @@ export class KubeStore {
    * label. Returns whether the Secret exists (a creation may still be writing it).
    */
   async labelShard(namespace: string, name: string, shard: string): Promise<{ secret: boolean }> {
-    const identity = this.connectionIndex.get(name, namespace);
+    const identity = this.index.get(name, namespace);
     const labelConnection = async (): Promise<boolean> => {
       if (identity?.metadata.labels?.[LABELS.shard] === shard) return true;
       const version = identity?.metadata.resourceVersion;
@@ -613,7 +732,7 @@ export class KubeStore {
    */
   async sweepIncompleteConnections(olderThanMs: number, now = Date.now(), owns: (key: string) => boolean = () => true): Promise<string[]> {
     const removed: string[] = [];
-    for (const c of this.connectionIndex.list()) {
+    for (const c of this.index.list()) {
       const ns = c.metadata.namespace!;
       if (!owns(`${ns}/${c.metadata.name}`)) continue;
       if (await this.removeIfIncomplete(c, olderThanMs, now)) removed.push(`${ns}/${c.metadata.name}`);
@@ -626,7 +745,7 @@ export class KubeStore {
    * server went away between the two writes) clears it instead of waiting for the sweeper. True when removed.
    */
   async removeIncompleteConnection(namespace: string, name: string, olderThanMs: number, now = Date.now()): Promise<boolean> {
-    const c = this.connectionIndex.get(name, namespace);
+    const c = await this.findConnectionIdentity(namespace, name);
     return c ? this.removeIfIncomplete(c, olderThanMs, now) : false;
   }
 
@@ -634,6 +753,7 @@ export class KubeStore {
     const ns = c.metadata.namespace!;
     const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
     if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) return false;
+    // (A bounded store's miss says nothing: the read below decides.)
     // The cache may lag: confirm with the API server before deleting.
     try {
       await this.core.readNamespacedSecret({ namespace: ns, name: c.metadata.name });
@@ -714,8 +834,6 @@ export class KubeStore {
         return this.providers;
       case INTEGRATIONS.plural:
         return this.integrations;
-      case CONNECTIONS.plural:
-        return this.connections;
       case ENVIRONMENTS.plural:
         return this.environments;
       default:
@@ -755,15 +873,68 @@ export class KubeStore {
     return new ResilientInformer<T>({ kc, path, listPage, labelSelector, reduce, logger: this.logger, strings: this.strings });
   }
 
-  /** Every Connection's identity: listed and watched as metadata only, and cut down to {@link ConnectionIdentity}. */
-  private identityInformer(namespace: string | undefined): ResilientInformer<ConnectionIdentity> {
-    // One metadata-only client for every watched namespace's informer.
+  /**
+   * A bounded cache of one collection (Connections, or credentials Secrets selected by `labelSelector`):
+   * objects read by name on demand, dropped on the changes a metadata-only watch per namespace reports.
+   */
+  private boundedCache<T extends KubernetesObject>(
+    namespaces: string[],
+    maxEntries: number,
+    collection: (ns: string | undefined) => string,
+    labelSelector: string | undefined,
+  ): BoundedCache<T> {
+    const kc = this.metadataView().kc;
+    const feeds = (namespaces.length ? namespaces : [undefined]).map(
+      (ns) =>
+        new ChangeFeed({
+          kc,
+          path: collection(ns),
+          labelSelector,
+          logger: this.logger,
+          // One object at most: the answer's list version is where the watch starts.
+          currentVersion: async () =>
+            (
+              await this.json.get<KubernetesListObject<T>>(collection(ns), {
+                query: { limit: '1', ...(labelSelector ? { labelSelector } : {}) },
+              })
+            ).metadata?.resourceVersion ?? '0',
+        }),
+    );
+    const wanted = labelSelector ? Object.fromEntries(labelSelector.split(',').map((kv) => kv.split('=') as [string, string])) : {};
+    const selects = (obj: T) => Object.entries(wanted).every(([k, v]) => obj.metadata?.labels?.[k] === v);
+    return new BoundedCache<T>({
+      maxEntries,
+      feeds,
+      selects,
+      read: async (namespace, name) => {
+        try {
+          const obj = await this.json.get<T>(`${collection(namespace)}/${encodeURIComponent(name)}`);
+          return selects(obj) ? obj : undefined;
+        } catch (err) {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        }
+      },
+      shape: (obj) => {
+        dropManagedFields(obj);
+        internStrings(obj, this.strings, SECRET_VALUES);
+      },
+    });
+  }
+
+  private metadataView(): { kc: KubeConfig; custom: CustomObjectsApi } {
     if (!this.metadataClient) {
       const kc = metadataOnly(this.kc);
       this.metadataClient = { kc, custom: makeBoundedApiClient(kc, CustomObjectsApi) };
     }
+    return this.metadataClient;
+  }
+
+  /** Every Connection's identity: listed and watched as metadata only, and cut down to {@link ConnectionIdentity}. */
+  private identityInformer(namespace: string | undefined): ResilientInformer<ConnectionIdentity> {
+    // One metadata-only client for every watched namespace's informer.
     return this.customInformer(CONNECTIONS as unknown as Kind<ConnectionIdentity>, namespace, {
-      ...this.metadataClient,
+      ...this.metadataView(),
       reduce: toIdentity,
     });
   }
@@ -785,6 +956,27 @@ export class KubeStore {
     });
   }
 }
+
+/** Which connections {@link KubeStore.scanConnections} goes through: all unless narrowed. */
+export interface ConnectionSelection {
+  /** Only these integrations' (any of them). */
+  integrations?: string[];
+  /** Only those carrying every one of these labels. */
+  labels?: Record<string, string>;
+}
+
+/** Connections a bounded store's scan reads per request to the API server. */
+const SCAN_PAGE = 500;
+
+/** A valid label value: anything else could not be on a connection, and must not reach a label selector. */
+const isLabelValue = (v: string) => v.length <= 63 && /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/.test(v) && v !== '';
+
+const connectionCollection = (namespace: string | undefined) =>
+  namespace
+    ? apiPath(`/apis/${GROUP}/${VERSION}/namespaces`, namespace, CONNECTIONS.plural)
+    : `/apis/${GROUP}/${VERSION}/${CONNECTIONS.plural}`;
+const secretCollection = (namespace: string | undefined) =>
+  namespace ? apiPath('/api/v1/namespaces', namespace, 'secrets') : '/api/v1/secrets';
 
 interface CustomInformerOptions<T extends KubernetesObject> {
   labelSelector?: string;

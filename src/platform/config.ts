@@ -27,6 +27,7 @@ const ConfigSchema = z.object({
   LATCHKEY_KUBECONFIG: z.string().optional(),
   LATCHKEY_EGRESS_ALLOW: z.string().default(''),
   LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION: z.coerce.number().int().min(0).default(5),
+  LATCHKEY_CONNECTION_CACHE_ENTRIES: z.coerce.number().int().min(0).default(0),
   LATCHKEY_CONNECT_API_RATE_PER_SESSION: z.coerce.number().min(0).default(60),
   LATCHKEY_AUTH_FAILURES_BURST: z.coerce.number().int().min(1).default(20),
   LATCHKEY_AUTH_FAILURES_PER_MINUTE: z.coerce.number().min(0).default(20),
@@ -83,6 +84,11 @@ export interface Config {
   egressAllow: string[];
   /** Connections one Connect session token may create (0: no cap). */
   connectMaxConnectionsPerSession: number;
+  /**
+   * A server without a controller in its process keeps at most this many connections in memory, read
+   * from the API server on a miss (0: every connection, listed and watched).
+   */
+  connectionCacheEntries: number;
   /** Requests a minute to /connect/api/* per session and per namespace, and session creations a minute per namespace (0: off). */
   connectApiRatePerSession: number;
   connectApiRatePerNamespace: number;
@@ -146,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     kubeconfig: e.LATCHKEY_KUBECONFIG,
     egressAllow: parseEgressAllow(e.LATCHKEY_EGRESS_ALLOW),
     connectMaxConnectionsPerSession: e.LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION,
+    connectionCacheEntries: e.LATCHKEY_CONNECTION_CACHE_ENTRIES,
     connectApiRatePerSession: e.LATCHKEY_CONNECT_API_RATE_PER_SESSION,
     authFailuresBurst: e.LATCHKEY_AUTH_FAILURES_BURST,
     authFailuresPerMinute: e.LATCHKEY_AUTH_FAILURES_PER_MINUTE,

@@ -136,7 +136,7 @@ export class CredentialProxy {
     const integration = store.getIntegration(call.namespace, call.providerConfigKey);
     if (!integration)
       throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
-    let connection = store.getConnection(call.namespace, call.providerConfigKey, call.connectionId);
+    let connection = await store.findConnection(call.namespace, call.providerConfigKey, call.connectionId);
     if (!connection)
       throw new LatchkeyError(
         'not_found',

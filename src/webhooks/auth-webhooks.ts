@@ -83,7 +83,7 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
     providerConfigKey: input.providerConfigKey,
     provider: input.provider,
     environment: env.metadata.name,
-    authMode: authModeOf(deps, input),
+    authMode: await authModeOf(deps, input),
     ...(input.error ? { error: input.error } : {}),
   };
   const id = `msg_${randomUUID().replace(/-/g, '')}`;
@@ -126,9 +126,9 @@ function errorText(err: unknown): string {
 }
 
 /** From the connection when it exists, else from its provider (as Nango does, 'unknown' otherwise). */
-function authModeOf(deps: Deps, input: AuthWebhookInput): string {
+async function authModeOf(deps: Deps, input: AuthWebhookInput): Promise<string> {
   if (input.authMode) return input.authMode;
-  const connection = deps.store.getConnection(input.namespace, input.providerConfigKey, input.connectionId);
+  const connection = await deps.store.findConnection(input.namespace, input.providerConfigKey, input.connectionId);
   return connection?.resource.spec.authMode ?? deps.store.getProvider(input.provider)?.spec.authMode ?? 'unknown';
 }
 

@@ -210,11 +210,11 @@ export class ProviderWebhookReceiver {
     const deliveryId = spec.deliveryId ? sourceValues(spec.deliveryId, req.headers, req.json)[0] : undefined;
     const accounts = spec.account ? accountsOf(spec.account, req) : [];
     // A secret a handshake handed over names the connection whose proxied call created the webhook.
-    const created = creator !== undefined ? this.deps.store.getConnection(namespace, name, creator)?.resource : undefined;
+    const created = creator !== undefined ? (await this.deps.store.findConnection(namespace, name, creator))?.resource : undefined;
     const connections = created
       ? [created]
       : spec.account
-        ? this.matching(namespace, name, spec.account.connectionConfigKey, accounts)
+        ? await this.matching(namespace, name, spec.account.connectionConfigKey, accounts)
         : [];
     const routed = `routed to ${connections.length ? connections.map((c) => c.spec.connectionId).join(', ') : 'no connection'}${
       creator !== undefined ? ' (the creator of the webhook)' : spec.account ? ` (account ${accounts.join(', ') || 'absent'})` : ''
@@ -274,13 +274,15 @@ export class ProviderWebhookReceiver {
   }
 
   /** Connections of this Integration whose configuration value under `key` is one of the accounts. */
-  private matching(namespace: string, integration: string, key: string, accounts: string[]): ConnectionResource[] {
+  private async matching(namespace: string, integration: string, key: string, accounts: string[]): Promise<ConnectionResource[]> {
     if (accounts.length === 0) return [];
     const wanted = new Set(accounts);
-    return this.deps.store.listConnections(namespace).filter((c) => {
+    const found: ConnectionResource[] = [];
+    for await (const c of this.deps.store.scanConnections(namespace, { integrations: [integration] })) {
       const value = c.spec.connectionConfig?.[key];
-      return c.spec.integration === integration && (typeof value === 'string' || typeof value === 'number') && wanted.has(String(value));
-    });
+      if ((typeof value === 'string' || typeof value === 'number') && wanted.has(String(value))) found.push(c);
+    }
+    return found;
   }
 
   private record(target: WebhookTarget, outcome: ReceiveOutcome, messages: string[], connections: ConnectionResource[] = []): void {

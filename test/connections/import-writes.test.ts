@@ -25,8 +25,8 @@ beforeAll(async () => {
   watcher = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await watcher.start();
   for (const verb of ['add', 'update', 'delete'] as const) {
-    watcher.connections.on(verb, (c) => events.push(`connection ${verb} ${c.metadata.name}`));
-    watcher.credentialSecrets.on(verb, (s) => events.push(`secret ${verb} ${s.metadata!.name}`));
+    watcher.watched.connections.on(verb, (c) => events.push(`connection ${verb} ${c.metadata.name}`));
+    watcher.watched.credentialSecrets.on(verb, (s) => events.push(`secret ${verb} ${s.metadata!.name}`));
   }
 });
 afterAll(async () => {

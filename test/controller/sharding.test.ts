@@ -110,8 +110,8 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
         const { store } = replicas.get(id)!.ctx;
         const owned = keys.filter((k) => assignment.get(k) === id);
         return (
-          exactly(store.credentialSecrets.list(), owned) &&
-          exactly(store.connections.list(), owned) &&
+          exactly(store.watched.credentialSecrets.list(), owned) &&
+          exactly(store.watched.connections.list(), owned) &&
           exactly(store.listAllConnections(), keys)
         );
       }),
@@ -120,7 +120,7 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
   );
   for (const id of ids) {
     const { store } = replicas.get(id)!.ctx;
-    for (const c of store.connections.list()) expect(c.spec.provider).toBe(providerName);
+    for (const c of store.watched.connections.list()) expect(c.spec.provider).toBe(providerName);
     for (const identity of store.listAllConnections()) {
       expect(identity).not.toHaveProperty('spec');
       expect(identity).not.toHaveProperty('status');

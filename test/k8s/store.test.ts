@@ -272,7 +272,7 @@ describe('connections and their Secrets', () => {
         expect(onServer.spec.connectionId).toBe(n === name ? 'shard me' : 'bare');
       }
       // Its label-selected watches bring the Connection and its Secret; the identity shows the label.
-      await eventually(() => sharded.credentialSecrets.get(name, ns.name) && sharded.connections.list().length === 2);
+      await eventually(() => sharded.credentialSecrets.get(name, ns.name) && sharded.watched.connections.list().length === 2);
       await eventually(() => sharded.connectionIdentity(ns.name, bare)?.metadata.labels?.[LABELS.shard] === 'shard-x');
       expect(sharded.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s'));
     } finally {

@@ -7,7 +7,7 @@ import type { Config } from '../../src/platform/config.js';
 import { createContext } from '../../src/app/context.js';
 import type { AppContext } from '../../src/context/app-context.js';
 import { startController, type RunningController, type StartControllerOptions } from '../../src/controller/start.js';
-import { shardOf } from '../../src/app/run.js';
+import { connectionCacheOf, shardOf } from '../../src/app/run.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
@@ -64,7 +64,14 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   const config = testConfig(opts.namespaces, { ...(opts.identity ? { identity: opts.identity } : {}), ...opts.config });
   const logger = (opts.logger ?? testLogger()).child({ replica: config.identity });
   const shard = shardOf(components, opts.controller?.leaderElection ?? config.leaderElection, config.identity);
-  const ctx = createContext({ config, logger, kc, egress: opts.egress, ...shard });
+  const ctx = createContext({
+    config,
+    logger,
+    kc,
+    egress: opts.egress,
+    ...shard,
+    ...connectionCacheOf(components, config.connectionCacheEntries),
+  });
   await ctx.store.start();
   const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
 

@@ -268,8 +268,8 @@ it('the Integration reconciler writes status.webhookUrl (the -o wide column) for
   await deleteProvider(kc, 'pwh-none');
 });
 
-it('the dashboard lists the webhook URL of integrations whose Provider declares webhooks', () => {
-  const rows = integrationsView(replica.ctx.store, ns.name, 'https://latchkey.example.com');
+it('the dashboard lists the webhook URL of integrations whose Provider declares webhooks', async () => {
+  const rows = await integrationsView(replica.ctx.store, ns.name, 'https://latchkey.example.com');
   const row = (id: string) => rows.find((r) => r.id === id);
   expect(row(integrationOf('slack'))?.webhook_url).toBe(`https://latchkey.example.com/webhooks/${ns.name}/${integrationOf('slack')}`);
   expect(row('no-webhooks')?.webhook_url).toBeNull();

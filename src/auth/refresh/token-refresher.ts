@@ -154,7 +154,7 @@ export class TokenRefresher {
    * `force`). Throws {@link ConnectionNotFoundError} or a classified {@link RefreshError}.
    */
   async ensureFresh(namespace: string, integration: string, connectionId: string, opts: EnsureFreshOptions): Promise<StoredConnection> {
-    const conn = this.deps.store.getConnection(namespace, integration, connectionId);
+    const conn = await this.deps.store.findConnection(namespace, integration, connectionId);
     if (!conn) throw new ConnectionNotFoundError(namespace, integration, connectionId);
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy || !strategy.canRefresh(conn.credentials)) return conn;
@@ -240,7 +240,7 @@ export class TokenRefresher {
 
     for (;;) {
       // The informer cache first; once the lock is held, the Secret is read to see whether it is behind.
-      const current = store.getConnection(namespace, integration, connectionId);
+      const current = await store.findConnection(namespace, integration, connectionId);
       if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
       if (behind !== undefined && current.credentialsVersion === behind) [baseline, behind] = [current, undefined];
       if (behind === undefined && this.satisfied(current, baseline, opts)) return current;
@@ -266,7 +266,7 @@ export class TokenRefresher {
         // Nobody held the Lease: what this cache has not seen was written by no refresh this forced
         // request may count as its own (the controller's label, or one that ended before it arrived).
         if (opts.force) behind = version;
-        if (store.getConnection(namespace, integration, connectionId)?.credentialsVersion !== current.credentialsVersion) continue;
+        if ((await store.findConnection(namespace, integration, connectionId))?.credentialsVersion !== current.credentialsVersion) continue;
         waitUntil = clock.now() + 1000; // a second for the watch to bring it
       } else waitUntil = taken.waitUntil; // until the holder's Lease could expire
       // Another replica holds the lock, or wrote credentials this cache would not take (the Secret is
@@ -283,7 +283,7 @@ export class TokenRefresher {
       const until = Math.min(deadline, Math.max(waitUntil, clock.now() + 50));
       for (;;) {
         await store.whenConnectionChanges(namespace, name, until - clock.now());
-        const now = store.getConnection(namespace, integration, connectionId);
+        const now = await store.findConnection(namespace, integration, connectionId);
         const changed =
           !now ||
           now.credentialsVersion !== current.credentialsVersion ||
@@ -462,7 +462,7 @@ export class TokenRefresher {
     }
     this.unsaved.delete(key);
     const { credentials, credentialsVersion } = written;
-    const cached = store.getConnectionByName(namespace, name)?.resource ?? conn.resource;
+    const cached = (await store.findConnectionByName(namespace, name))?.resource ?? conn.resource;
     if (superseded) {
       this.logger.info({ namespace, connection: name }, 'credentials changed during the refresh; the newer ones are kept');
       return { resource: cached, credentials, credentialsVersion };
@@ -519,7 +519,7 @@ export class TokenRefresher {
       if (this.unsaved.get(key) === kept) this.unsaved.delete(key);
       this.logger.warn({ namespace, connection: name, why }, 'refreshed credentials not written; dropped');
     };
-    const current = this.deps.store.connectionIdentity(namespace, name);
+    const current = await this.deps.store.findConnectionIdentity(namespace, name);
     if (!current || current.metadata.uid !== conn.resource.metadata.uid) return drop('the connection was deleted');
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy) return drop('no refresh strategy');

@@ -100,21 +100,25 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   });
 
   api.use(requireSession(session));
-  api.get('/integrations', (_req, res) => {
-    res.json({ integrations: integrationsView(ctx.store, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
-  });
-  api.get('/connections', (req, res, next) => {
+  api.get('/integrations', async (_req, res, next) => {
     try {
-      const q = parse(ConnectionsQuery, { ...(req.query as object) }, 'query');
-      res.json(searchConnections(ctx.store, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
+      res.json({ integrations: await integrationsView(ctx.store, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
     } catch (err) {
       next(err);
     }
   });
-  api.get('/connection', (req, res, next) => {
+  api.get('/connections', async (req, res, next) => {
+    try {
+      const q = parse(ConnectionsQuery, { ...(req.query as object) }, 'query');
+      res.json(await searchConnections(ctx.store, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
+    } catch (err) {
+      next(err);
+    }
+  });
+  api.get('/connection', async (req, res, next) => {
     try {
       const q = parse(ConnectionRef, { ...(req.query as object) }, 'query');
-      const conn = ctx.store.getConnection(environmentOf(res).namespace, q.integration, q.connection_id);
+      const conn = await ctx.store.findConnection(environmentOf(res).namespace, q.integration, q.connection_id);
       if (!conn) throw unknownConnection(q.connection_id, q.integration);
       res.json(connectionDetail(conn, ctx.clock.now()));
     } catch (err) {

@@ -2,6 +2,7 @@
 import { hasShippedLogo } from '../../catalog/provider-logos.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
+import { FirstInOrder } from '../../domain/first-in-order.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { ConnectionResource } from '../../k8s/resources.js';
 import { endUserView } from '../rest/routes/connection-view.js';
@@ -10,9 +11,9 @@ export type ConnectionState = 'ready' | 'needs_reauthorization' | 'refreshing' |
 export const STATES: ConnectionState[] = ['ready', 'needs_reauthorization', 'refreshing', 'failing'];
 
 /** `publicBaseUrl`: for the webhook URL of Integrations whose Provider declares webhooks (docs/provider-webhooks.md). */
-export function integrationsView(store: KubeStore, namespace: string, publicBaseUrl: string) {
+export async function integrationsView(store: KubeStore, namespace: string, publicBaseUrl: string) {
   const counts = new Map<string, number>();
-  for (const c of store.listConnections(namespace)) counts.set(c.spec.integration, (counts.get(c.spec.integration) ?? 0) + 1);
+  for await (const c of store.scanConnections(namespace)) counts.set(c.spec.integration, (counts.get(c.spec.integration) ?? 0) + 1);
   return store
     .listIntegrations(namespace)
     .map((i) => {
@@ -73,27 +74,28 @@ export interface ConnectionSearch {
  * One page of the namespace's connections (from the cache), sorted by integration and connection
  * ID; the cursor is the last row's key, so the browser never loads more than a page.
  */
-export function searchConnections(store: KubeStore, namespace: string, q: ConnectionSearch, now: number) {
+export async function searchConnections(store: KubeStore, namespace: string, q: ConnectionSearch, now: number) {
   const needle = q.search?.trim().toLowerCase();
   const key = (c: ConnectionResource) => `${c.spec.integration}\u0000${c.spec.connectionId}`;
   const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString('utf8') : undefined;
-  const rows = store
-    .listConnections(namespace)
-    .filter((c) => {
-      if (q.integration && c.spec.integration !== q.integration) return false;
-      if (after !== undefined && key(c) <= after) return false;
-      if (needle) {
-        const u = c.spec.endUser;
-        const hay = [c.spec.connectionId, u?.id, u?.email, u?.displayName].filter(Boolean).map((s) => s!.toLowerCase());
-        if (!hay.some((s) => s.includes(needle))) return false;
-      }
-      return !q.state || stateOf(c, now) === q.state;
-    })
-    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const first = new FirstInOrder<ConnectionResource>(q.limit + 1, (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  let matching = 0;
+  for await (const c of store.scanConnections(namespace, q.integration ? { integrations: [q.integration] } : {})) {
+    if (after !== undefined && key(c) <= after) continue;
+    if (needle) {
+      const u = c.spec.endUser;
+      const hay = [c.spec.connectionId, u?.id, u?.email, u?.displayName].filter(Boolean).map((s) => s!.toLowerCase());
+      if (!hay.some((s) => s.includes(needle))) continue;
+    }
+    if (q.state && stateOf(c, now) !== q.state) continue;
+    matching += 1;
+    first.offer(c);
+  }
+  const rows = first.items;
   const pageRows = rows.slice(0, q.limit);
   return {
     connections: pageRows.map((c) => connectionRow(c, now)),
-    total_matching: rows.length,
+    total_matching: matching,
     next_cursor: rows.length > q.limit ? Buffer.from(key(pageRows[pageRows.length - 1]!)).toString('base64url') : null,
   };
 }

@@ -90,9 +90,9 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
       body: ReconnectSessionBody,
       responses: { 201: { description: 'The session', schema: ConnectSessionResponse } },
       errors: [400, 401, 404],
-      handle({ body, env }) {
+      async handle({ body, env }) {
         unknownIntegrations(env.namespace, [body.integration_id]);
-        const conn = deps.store.getConnection(env.namespace, body.integration_id, body.connection_id);
+        const conn = await deps.store.findConnection(env.namespace, body.integration_id, body.connection_id);
         if (!conn) throw unknownConnection(body.connection_id, body.integration_id);
         const stored = conn.resource.spec.endUser;
         const u = body.end_user;

@@ -103,8 +103,8 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       query: ListConnectionsQuery,
       responses: { 200: { description: 'A page of connections', schema: ConnectionsList } },
       errors: [400, 401],
-      handle({ query, rawQuery, env }) {
-        const { connections, nextCursor } = listConnections(
+      async handle({ query, rawQuery, env }) {
+        const { connections, nextCursor } = await listConnections(
           deps.store,
           env.namespace,
           {
@@ -144,7 +144,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
         let force = query.force_refresh ?? false;
         if (appJwt && !force) {
           // Looked up here only when the answer depends on it: the refresher reads it anyway (and answers an unknown one).
-          const existing = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
+          const existing = await deps.store.findConnection(env.namespace, query.provider_config_key, params.connectionId);
           if (!existing) throw unknownConnection(params.connectionId, query.provider_config_key);
           force = moduleOfCredentials(existing.credentials)?.refreshOnAppJwtRequest === true;
         }
@@ -184,7 +184,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404],
       async handle({ params, query, env }) {
         integrationAndProvider(deps, env.namespace, query.provider_config_key);
-        const conn = deps.store.getConnection(env.namespace, query.provider_config_key, params.connectionId);
+        const conn = await deps.store.findConnection(env.namespace, query.provider_config_key, params.connectionId);
         // The grant is revoked at the provider first where it declares how (best effort, bounded).
         let revocation: RevocationOutcome | undefined;
         const deleted =

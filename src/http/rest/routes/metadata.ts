@@ -20,7 +20,9 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
     mode: Mode,
   ): Promise<StoredConnection[]> {
     integrationAndProvider(deps, namespace, integrationId);
-    const found = connectionIds.map((id) => [id, deps.store.getConnection(namespace, integrationId, id)] as const);
+    const found = await Promise.all(
+      connectionIds.map(async (id) => [id, await deps.store.findConnection(namespace, integrationId, id)] as const),
+    );
     const unknown = found.filter(([, c]) => !c).map(([id]) => id);
     if (unknown.length === 1) throw unknownConnection(unknown[0]!, integrationId);
     if (unknown.length > 1) {

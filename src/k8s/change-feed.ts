@@ -1,0 +1,158 @@
+import { Watch, type KubeConfig } from './kubernetes-client.js';
+import type { Logger } from '../platform/log.js';
+
+/** One change the API server reported: which object, its new version, and whether it is gone. */
+export interface Change {
+  name: string;
+  namespace: string | undefined;
+  resourceVersion: string;
+  deleted: boolean;
+}
+
+export interface ChangeFeedOptions {
+  /** A metadata-only view of the client configuration (./metadata-only.ts): events carry no spec, status or data. */
+  kc: KubeConfig;
+  /** The collection watched (all namespaces or one). */
+  path: string;
+  labelSelector?: string;
+  /** The collection's current resourceVersion (a list of at most one object): where a watch without history starts. */
+  currentVersion(): Promise<string>;
+  logger: Logger;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** How long one watch request lasts before it is started again from the last version seen, seconds. */
+  watchSeconds?: number;
+}
+
+/**
+ * Which objects of a collection changed, without keeping any of them: a metadata-only watch that
+ * resumes from the last version it saw (bookmarks keep that version current) and says when it lost
+ * history (`onReset`: the version it resumed from was compacted away, so any object may have changed
+ * unseen) and while it is not watching (`isFresh`). What a bounded cache needs to drop what changed
+ * elsewhere; an informer would keep every object of the collection.
+ */
+export class ChangeFeed {
+  private readonly watch: Watch;
+  private version: string | undefined;
+  private stopped = true;
+  private fresh = false;
+  private current: AbortController | undefined;
+  private backoffMs: number;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly changeListeners: Array<(c: Change) => void> = [];
+  private readonly resetListeners: Array<() => void> = [];
+  private readonly freshWaiters: Array<() => void> = [];
+  /** Watch errors and history losses so far (for tests and metrics). */
+  restarts = 0;
+
+  constructor(private readonly opts: ChangeFeedOptions) {
+    this.watch = new Watch(opts.kc);
+    this.backoffMs = opts.minBackoffMs ?? 250;
+  }
+
+  get isFresh(): boolean {
+    return this.fresh;
+  }
+
+  onChange(cb: (c: Change) => void): void {
+    this.changeListeners.push(cb);
+  }
+
+  /** History lost, or the feed stopped watching after an error: every object may have changed unseen. */
+  onReset(cb: () => void): void {
+    this.resetListeners.push(cb);
+  }
+
+  /** Resolves once the first watch is established. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const watching = new Promise<void>((resolve) => this.freshWaiters.push(resolve));
+    void this.connect();
+    await watching;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.fresh = false;
+    clearTimeout(this.retryTimer);
+    this.current?.abort();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    let failed = false;
+    const fail = (err: unknown, historyLost: boolean) => {
+      if (failed || this.stopped) return;
+      failed = true;
+      this.current?.abort();
+      this.lost(err, historyLost);
+    };
+    try {
+      if (this.version === undefined) {
+        this.version = await this.opts.currentVersion();
+        // Whatever was known before this version is unverifiable now.
+        this.reset();
+      }
+      const query = {
+        resourceVersion: this.version,
+        allowWatchBookmarks: true,
+        labelSelector: this.opts.labelSelector,
+        timeoutSeconds: this.opts.watchSeconds ?? 300,
+      };
+      this.current = await this.watch.watch(
+        this.opts.path,
+        query,
+        (type: string, obj: { metadata?: { name?: string; namespace?: string; resourceVersion?: string }; code?: number }) => {
+          if (type === 'ERROR') return fail(new Error(`watch error ${obj.code ?? ''}`), obj.code === 410);
+          const m = obj.metadata;
+          if (!m?.resourceVersion) return;
+          this.version = m.resourceVersion;
+          if (type === 'BOOKMARK' || !m.name) return;
+          const change = { name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion, deleted: type === 'DELETED' };
+          for (const cb of this.changeListeners) cb(change);
+        },
+        (err: unknown) => {
+          if (err) return fail(err, isGone(err));
+          // The API server ended the request (its timeout): go on from the last version seen, nothing missed.
+          if (!failed && !this.stopped) void this.connect();
+        },
+      );
+      if (failed || this.stopped) return;
+      this.backoffMs = this.opts.minBackoffMs ?? 250;
+      if (!this.fresh) {
+        this.fresh = true;
+        for (const resolve of this.freshWaiters.splice(0)) resolve();
+      }
+    } catch (err) {
+      fail(err, isGone(err));
+    }
+  }
+
+  private lost(err: unknown, historyLost: boolean): void {
+    this.fresh = false;
+    this.restarts += 1;
+    // What changed while no watch ran arrives when the next one resumes from `version`, unless that
+    // version is gone: then start over from the current one, and everything known is suspect.
+    if (historyLost) this.version = undefined;
+    this.reset();
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
+    this.opts.logger.warn({ path: this.opts.path, err: summary(err), retryInMs: delay }, 'change feed interrupted; restarting');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+    this.retryTimer.unref?.();
+  }
+
+  private reset(): void {
+    for (const cb of this.resetListeners) cb();
+  }
+}
+
+function isGone(err: unknown): boolean {
+  const e = err as { statusCode?: number; code?: number; message?: string } | undefined;
+  return e?.statusCode === 410 || e?.code === 410 || /\b410\b|too old resource version|Expired/i.test(e?.message ?? '');
+}
+
+function summary(err: unknown): string {
+  return (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 300);
+}
