@@ -6,7 +6,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { BoundedCache } from '../../src/k8s/bounded-cache.js';
+import type { BoundedCache } from '../../src/k8s/bounded-cache.js';
 import { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 

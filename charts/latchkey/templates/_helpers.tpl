@@ -181,4 +181,7 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
 {{- /* Read by the server alone (a stopping server keeps serving while the Service drops the pod); set in both, like every setting here. */}}
 - name: LATCHKEY_SHUTDOWN_DELAY_SECONDS
   value: {{ .Values.server.shutdownDelaySeconds | quote }}
+{{- /* Read by a process without a controller (the server); the controller caches its whole share. */}}
+- name: LATCHKEY_CONNECTION_CACHE_ENTRIES
+  value: {{ .Values.server.connectionCache.maxEntries | int | quote }}
 {{- end -}}
