@@ -81,6 +81,7 @@ class ShardSession {
   /** A wave (start-up or rebalance, not a periodic resync) is being reconciled; keys handled since it began. */
   private waveOpen = false;
   private reconciledInWave = 0;
+  private stopped = false;
 
   constructor(
     private readonly controller: Controller,
@@ -171,9 +172,9 @@ class ShardSession {
       // (every 5 minutes it kept a replica busy and growing after its wave; docs/benchmarks.md).
       intervalMs: opts.resyncIntervalMs ?? ctx.config.resyncSeconds * 1000,
       queued: () => this.reconcile.depth,
-      resync: () => this.enqueueOwned(),
+      resync: () => void this.enqueueOwned(),
     });
-    this.enqueueOwned({ wave: true });
+    this.scanOwned({ wave: true });
   }
 
   /**
@@ -183,11 +184,11 @@ class ShardSession {
    */
   private async label(key: string, ns: string, name: string, shard: string): Promise<void> {
     const { store } = this.controller.ctx;
-    const c = store.connectionIdentity(ns, name);
+    const c = await store.findConnectionIdentity(ns, name);
     if (!c || c.metadata.deletionTimestamp) return;
     const secretLabel = store.watched.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
     if (c.metadata.labels?.[LABELS.shard] === shard && secretLabel === shard) return;
-    const { secret } = await store.labelShard(ns, name, shard);
+    const { secret } = await store.labelShard(ns, name, shard, c);
     const age = this.controller.ctx.clock.now() - Date.parse(String(c.metadata.creationTimestamp ?? ''));
     if (!secret && age < SWEEP_AGE_MS) this.reconcile.addAfter(key, 2_000);
   }
@@ -197,26 +198,45 @@ class ShardSession {
    * `wave`: at start-up or after a rebalance (see {@link ControllerOptions.afterReconcileWave});
    * `rebalance`: the members changed, and connections this replica kept need no reconcile for it.
    */
-  enqueueOwned(opts: { wave?: boolean; rebalance?: boolean } = {}): void {
+  async enqueueOwned(opts: { wave?: boolean; rebalance?: boolean; scan?: boolean } = {}): Promise<void> {
     if (opts.wave) {
       this.waveOpen = true;
       this.reconciledInWave = 0;
     }
     const now = Date.now();
-    for (const c of this.controller.ctx.store.listAllConnections()) {
+    const { store } = this.controller.ctx;
+    const visit = (c: ConnectionIdentity) => {
+      if (this.stopped) return;
       const key = connectionKey(c);
       if (this.controller.owns(key)) {
         const labelled = this.shard === undefined || c.metadata.labels?.[LABELS.shard] === this.shard;
         // After a rebalance, a connection this replica kept (labelled for it, its refresh still
         // tracked) has nothing new to reconcile: its no-op reconcile would only delay the share taken over.
-        if (opts.rebalance && labelled && this.scheduler.queue.holds(key)) continue;
+        if (opts.rebalance && labelled && this.scheduler.queue.holds(key)) return;
         if (labelled) this.reconcile.add(key, now);
         else this.enqueueTakenOver(key);
       } else {
         this.scheduler.forget(key);
         this.reconcile.remove(key);
       }
-    }
+    };
+    // A sharded replica keeps whole only its share: a periodic resync walks that; start-up, a
+    // rebalance or a watch that lost history read every identity from the API server (page by
+    // page, none kept) to find what it owns now.
+    if (opts.scan || store.connectionShard === undefined) await store.scanConnectionIdentities(visit);
+    else for (const c of store.watched.connections.list()) visit(c);
+  }
+
+  /** {@link enqueueOwned} with every identity read, tried again until it gets through (the API server may be away). */
+  scanOwned(opts: { wave?: boolean; rebalance?: boolean }): void {
+    this.enqueueOwned({ ...opts, scan: true }).catch((err: unknown) => {
+      if (this.stopped) return;
+      this.controller.ctx.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'reading the connections to own failed; trying again',
+      );
+      setTimeout(() => this.scanOwned(opts), 2000).unref();
+    });
   }
 
   /**
@@ -230,6 +250,7 @@ class ShardSession {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.resync.stop();
     await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop()]);
   }
@@ -440,7 +461,7 @@ export class Controller {
         return;
       }
       if (!this.shard) this.shard = new ShardSession(this, this.opts, this.metrics, this.membership?.identity);
-      else this.shard.enqueueOwned({ wave: true, rebalance: true });
+      else this.shard.scanOwned({ wave: true, rebalance: true });
     });
     return this.transition;
   }
@@ -461,7 +482,6 @@ export class Controller {
     const { store } = this.ctx;
     // A controller walks its caches: a bounded store (a server's) has none, and `watched` refuses it here.
     const { connections, credentialSecrets } = store.watched;
-    const connectionIndex = store.connectionIndex!;
     store.providers.onChange((p) => {
       const name = p.metadata!.name!;
       this.enqueue(`provider:${name}`);
@@ -484,10 +504,22 @@ export class Controller {
       this.enqueue(`environment:${e.metadata!.namespace}/${e.metadata!.name}`);
     });
     connections.onChange(() => (this.gaugeStale = true));
-    // Every Connection's identity: a new one, a change (a shard label too) or a deletion reaches its owner.
-    connectionIndex.on('add', (c) => this.enqueueConnection(connectionKey(c)));
-    connectionIndex.on('update', (c) => this.enqueueConnection(connectionKey(c)));
-    connectionIndex.on('delete', (c) => this.onConnectionDeleted(c));
+    // Every Connection: a new one, a change (a shard label too) or a deletion reaches its owner. Sharded,
+    // from a metadata-only watch that keeps nothing (and whose lost history means reading them all again).
+    if (store.connectionIndex) {
+      const index = store.connectionIndex;
+      index.on('add', (c) => this.enqueueConnection(connectionKey(c)));
+      index.on('update', (c) => this.enqueueConnection(connectionKey(c)));
+      index.on('delete', (c) => this.onConnectionDeleted(connectionKey(c)));
+    }
+    for (const feed of store.connectionChanges) {
+      feed.onChange((c) => {
+        const key = `${c.namespace}/${c.name}`;
+        if (c.deleted) this.onConnectionDeleted(key);
+        else this.enqueueConnection(key);
+      });
+      feed.onReset(() => this.shard?.scanOwned({}));
+    }
     if (store.connectionShard) {
       // Sharded: whole Connections come in (labelled for this replica) and go (labelled for another)
       // on their own watch, which can trail the identities': each arrival is reconciled again, ahead
@@ -514,8 +546,7 @@ export class Controller {
     });
   }
 
-  private onConnectionDeleted(c: ConnectionIdentity): void {
-    const key = connectionKey(c);
+  private onConnectionDeleted(key: string): void {
     this.shard?.scheduler.forget(key);
     // The owner removes the refresh lock (the garbage collector would too, later).
     if (this.shard && this.owns(key) && this.opts.refreshLockName && this.opts.leases?.delete) {

@@ -178,11 +178,18 @@ export class KubeStore {
   readonly integrations: ResourceCache<IntegrationResource>;
   readonly connections: ConnectionCache<ConnectionResource>;
   /**
-   * Every Connection's identity: name, uid, versions, shard label. The same cache as `connections`
-   * unless the store is sharded (`connectionShard`); then a metadata-only list-watch, whose objects
-   * are a fifth of a whole Connection's size. None in a bounded store.
+   * Every Connection's identity: name, uid, versions, shard label: the same cache as `connections`
+   * when that caches every Connection whole. None in a sharded store (a controller replica keeps
+   * whole only its share: it learns of the others from {@link connectionChanges} and
+   * {@link scanConnectionIdentities}, and keeps nothing of them) or a bounded one.
    */
   readonly connectionIndex: ResourceCache<ConnectionIdentity> | undefined;
+  /**
+   * A sharded store's metadata-only watch of every Connection (one per watched namespace): which
+   * changed or went, for the controller to see new connections and deletions outside its share
+   * without keeping any of them.
+   */
+  readonly connectionChanges: ChangeFeed[];
   /** Connections are read on demand and at most this many kept ({@link KubeStoreOptions.boundedConnections}). */
   readonly bounded: boolean;
   /** The shard whose Connections this store caches whole (undefined: all of them). */
@@ -198,6 +205,8 @@ export class KubeStore {
   /** The metadata-only view of `kc` and its client (sharded stores: the Connection identities). */
   private metadataClient: { kc: KubeConfig; custom: CustomObjectsApi } | undefined;
   private readonly scanPageSize: number;
+  /** The watched namespaces (none: all). */
+  private readonly namespaces: string[];
   /** One copy of each repeated string across every cache of this store. */
   private readonly strings = new StringPool();
 
@@ -214,7 +223,7 @@ export class KubeStore {
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
     this.json = new KubeJsonApi(kc);
-    const namespaces = opts.namespaces ?? [];
+    const namespaces = (this.namespaces = opts.namespaces ?? []);
     this.providers = new ResourceCache([this.customInformer(PROVIDERS, undefined)]);
     this.providers.onChange(() => (this.providerAliases = undefined));
     const perNamespace = <T extends KubernetesObject>(
@@ -231,6 +240,7 @@ export class KubeStore {
       this.connections = this.boundedCache<ConnectionResource>(namespaces, maxEntries, (ns) => connectionCollection(ns), undefined);
       this.credentialSecrets = this.boundedCache<V1Secret>(namespaces, maxEntries, (ns) => secretCollection(ns), credentialSelector);
       this.connectionIndex = undefined;
+      this.connectionChanges = [];
     } else {
       this.connections = connectionShard
         ? perNamespace(
@@ -238,15 +248,17 @@ export class KubeStore {
             (c) => c.metadata?.labels?.[LABELS.shard] === connectionShard,
           )
         : perNamespace((ns) => this.customInformer(CONNECTIONS, ns));
-      this.connectionIndex = connectionShard
-        ? perNamespace((ns) => this.identityInformer(ns))
-        : (this.connections as unknown as ResourceCache<ConnectionIdentity>);
+      this.connectionIndex = connectionShard ? undefined : (this.connections as unknown as ResourceCache<ConnectionIdentity>);
       const shard = opts.credentialShard;
       this.credentialSecrets = perNamespace(
         (ns) => this.secretInformer(ns, credentialSelector),
         shard ? (secret) => secret.metadata?.labels?.[LABELS.shard] === shard : undefined,
       );
     }
+    this.connectionChanges =
+      connectionShard && !opts.boundedConnections
+        ? (namespaces.length ? namespaces : [undefined]).map((ns) => this.changeFeed(connectionCollection(ns)))
+        : [];
     this.environments = perNamespace((ns) => this.customInformer(ENVIRONMENTS, ns));
     this.referencedSecrets = perNamespace((ns) => this.secretInformer(ns, `${LABELS.watch}=true`));
   }
@@ -254,7 +266,6 @@ export class KubeStore {
   private get caches(): Array<ConnectionCache<KubernetesObject>> {
     const caches: Array<ConnectionCache<KubernetesObject>> = [this.providers, this.integrations, this.environments];
     caches.push(this.connections as ConnectionCache<KubernetesObject>);
-    if (this.connectionShard && this.connectionIndex) caches.push(this.connectionIndex);
     return [...caches, this.credentialSecrets, this.referencedSecrets];
   }
 
@@ -270,18 +281,16 @@ export class KubeStore {
   }
 
   /** The index of every Connection's identity (not kept by a bounded store). */
-  private get index(): ResourceCache<ConnectionIdentity> {
-    if (!this.connectionIndex) throw new LatchkeyError('internal', 'bounded_store', 'a bounded store keeps no index of connections');
-    return this.connectionIndex;
-  }
 
   async start(): Promise<void> {
+    // The feeds first: a scan of the identities after start() misses nothing they do not report.
+    await Promise.all(this.connectionChanges.map((f) => f.start()));
     await Promise.all(this.caches.map((c) => c.start()));
     this.logger.info('caches synced');
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.caches.map((c) => c.stop()));
+    await Promise.all([...this.caches.map((c) => c.stop()), ...this.connectionChanges.map((f) => f.stop())]);
     await this.json.close();
   }
 
@@ -291,7 +300,7 @@ export class KubeStore {
 
   /** Every cache follows the API server now: false while a watch is down (an API server restart) until it resumes. */
   get isFresh(): boolean {
-    return this.caches.every((c) => c.isFresh);
+    return this.caches.every((c) => c.isFresh) && this.connectionChanges.every((f) => f.isFresh);
   }
 
   // ---- reads (informer caches) ----
@@ -465,20 +474,50 @@ export class KubeStore {
     return out;
   }
 
-  /** The identity of every Connection of every watched namespace, complete or not (for the controller). */
-  listAllConnections(): ConnectionIdentity[] {
-    return this.index.list();
+  /**
+   * The identity of every Connection of every watched namespace, complete or not (for the controller),
+   * each handed to `visit` as it arrives: a store that caches every Connection walks its cache, a
+   * sharded one reads them from the API server as metadata, a page at a time, and keeps none.
+   */
+  async scanConnectionIdentities(visit: (c: ConnectionIdentity) => void): Promise<void> {
+    if (this.connectionIndex) {
+      for (const c of this.connectionIndex.list()) visit(c);
+      return;
+    }
+    const { custom } = this.metadataView();
+    for (const namespace of this.namespaces.length ? this.namespaces : [undefined]) {
+      let next: string | undefined;
+      do {
+        const base = { group: GROUP, version: VERSION, plural: CONNECTIONS.plural, limit: this.scanPageSize, _continue: next };
+        const page = (
+          namespace ? await custom.listNamespacedCustomObject({ ...base, namespace }) : await custom.listClusterCustomObject(base)
+        ) as KubernetesListObject<ConnectionIdentity> & { metadata?: { continue?: string } };
+        for (const c of page.items ?? []) {
+          toIdentity(c);
+          visit(c);
+        }
+        next = page.metadata?.continue || page.metadata?._continue || undefined;
+      } while (next);
+    }
   }
 
-  /** The identity of one Connection, whether this store caches it whole or not (not in a bounded store: {@link findConnectionIdentity}). */
+  /** The identity of one Connection this store caches (whole, or in its index). */
   connectionIdentity(namespace: string, name: string): ConnectionIdentity | undefined {
-    return this.index.get(name, namespace);
+    return this.connectionIndex?.get(name, namespace) ?? this.connections.get(name, namespace);
   }
 
-  /** The same, from the API server on a bounded store's miss. */
+  /** The identity of one Connection, from the API server when this store does not cache it. */
   async findConnectionIdentity(namespace: string, name: string): Promise<ConnectionIdentity | undefined> {
     if (this.connections instanceof BoundedCache) return this.connections.load(name, namespace);
-    return this.index.get(name, namespace);
+    if (this.connectionIndex) return this.connectionIndex.get(name, namespace);
+    const cached = this.connections.get(name, namespace);
+    if (cached) return cached;
+    try {
+      return await this.readConnection(namespace, name);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   private withCredentials(
@@ -511,8 +550,8 @@ export class KubeStore {
    * compare-and-swap (a conflict falls back to read-and-update); the Secret's touches nothing but the
    * label. Returns whether the Secret exists (a creation may still be writing it).
    */
-  async labelShard(namespace: string, name: string, shard: string): Promise<{ secret: boolean }> {
-    const identity = this.index.get(name, namespace);
+  async labelShard(namespace: string, name: string, shard: string, known?: ConnectionIdentity): Promise<{ secret: boolean }> {
+    const identity = known ?? (await this.findConnectionIdentity(namespace, name));
     const labelConnection = async (): Promise<boolean> => {
       if (identity?.metadata.labels?.[LABELS.shard] === shard) return true;
       const version = identity?.metadata.resourceVersion;
@@ -732,7 +771,8 @@ export class KubeStore {
    */
   async sweepIncompleteConnections(olderThanMs: number, now = Date.now(), owns: (key: string) => boolean = () => true): Promise<string[]> {
     const removed: string[] = [];
-    for (const c of this.index.list()) {
+    // A sharded store's share: every Connection it owns is labelled for it (Secret or not) and so cached whole.
+    for (const c of this.connectionIndex?.list() ?? this.watched.connections.list()) {
       const ns = c.metadata.namespace!;
       if (!owns(`${ns}/${c.metadata.name}`)) continue;
       if (await this.removeIfIncomplete(c, olderThanMs, now)) removed.push(`${ns}/${c.metadata.name}`);
@@ -883,23 +923,7 @@ export class KubeStore {
     collection: (ns: string | undefined) => string,
     labelSelector: string | undefined,
   ): BoundedCache<T> {
-    const kc = this.metadataView().kc;
-    const feeds = (namespaces.length ? namespaces : [undefined]).map(
-      (ns) =>
-        new ChangeFeed({
-          kc,
-          path: collection(ns),
-          labelSelector,
-          logger: this.logger,
-          // One object at most: the answer's list version is where the watch starts.
-          currentVersion: async () =>
-            (
-              await this.json.get<KubernetesListObject<T>>(collection(ns), {
-                query: { limit: '1', ...(labelSelector ? { labelSelector } : {}) },
-              })
-            ).metadata?.resourceVersion ?? '0',
-        }),
-    );
+    const feeds = (namespaces.length ? namespaces : [undefined]).map((ns) => this.changeFeed(collection(ns), labelSelector));
     const wanted = labelSelector ? Object.fromEntries(labelSelector.split(',').map((kv) => kv.split('=') as [string, string])) : {};
     const selects = (obj: T) => Object.entries(wanted).every(([k, v]) => obj.metadata?.labels?.[k] === v);
     return new BoundedCache<T>({
@@ -930,12 +954,20 @@ export class KubeStore {
     return this.metadataClient;
   }
 
-  /** Every Connection's identity: listed and watched as metadata only, and cut down to {@link ConnectionIdentity}. */
-  private identityInformer(namespace: string | undefined): ResilientInformer<ConnectionIdentity> {
-    // One metadata-only client for every watched namespace's informer.
-    return this.customInformer(CONNECTIONS as unknown as Kind<ConnectionIdentity>, namespace, {
-      ...this.metadataView(),
-      reduce: toIdentity,
+  /** Which objects of a collection change, as metadata, keeping none (./change-feed.ts). */
+  private changeFeed(path: string, labelSelector?: string): ChangeFeed {
+    return new ChangeFeed({
+      kc: this.metadataView().kc,
+      path,
+      labelSelector,
+      logger: this.logger,
+      // One object at most: the answer's list version is where the watch starts.
+      currentVersion: async () =>
+        (
+          await this.json.get<KubernetesListObject<KubernetesObject>>(path, {
+            query: { limit: '1', ...(labelSelector ? { labelSelector } : {}) },
+          })
+        ).metadata?.resourceVersion ?? '0',
     });
   }
 

@@ -6,7 +6,8 @@
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Leases } from '../../src/k8s/leases.js';
-import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
+import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionIdentity, type ConnectionResource } from '../../src/k8s/resources.js';
+import type { KubeStore } from '../../src/k8s/store.js';
 import { shardLeaseName } from '../../src/controller/shard-membership.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
@@ -99,7 +100,12 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
   await eventually(() => ids.every((id) => waves.includes(id)), 30_000, 200);
 
   // Each replica's label-selected informers hold exactly its own connections whole, and their Secrets;
-  // of every other connection it keeps only the identity (metadata-only list-watch).
+  // of every other connection it keeps nothing (it reads their identities, as metadata, when it scans).
+  const identities = async (store: Pick<KubeStore, 'scanConnectionIdentities'>) => {
+    const seen: ConnectionIdentity[] = [];
+    await store.scanConnectionIdentities((c) => seen.push(c));
+    return seen;
+  };
   const exactly = (cached: Array<{ metadata?: { namespace?: string; name?: string } }>, owned: string[]) => {
     const names = new Set(cached.map((o) => `${o.metadata!.namespace}/${o.metadata!.name}`));
     return names.size === owned.length && owned.every((k) => names.has(k));
@@ -112,7 +118,7 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
         return (
           exactly(store.watched.credentialSecrets.list(), owned) &&
           exactly(store.watched.connections.list(), owned) &&
-          exactly(store.listAllConnections(), keys)
+          store.connectionIndex === undefined
         );
       }),
     30_000,
@@ -121,7 +127,9 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
   for (const id of ids) {
     const { store } = replicas.get(id)!.ctx;
     for (const c of store.watched.connections.list()) expect(c.spec.provider).toBe(providerName);
-    for (const identity of store.listAllConnections()) {
+    const scanned = await identities(store);
+    expect(scanned.map((c) => `${ns.name}/${c.metadata.name}`).sort()).toEqual([...keys].sort());
+    for (const identity of scanned) {
       expect(identity).not.toHaveProperty('spec');
       expect(identity).not.toHaveProperty('status');
       expect(identity.metadata.labels).toEqual({ [LABELS.shard]: assignment.get(`${ns.name}/${identity.metadata.name}`) });

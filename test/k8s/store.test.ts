@@ -219,7 +219,7 @@ describe('connections and their Secrets', () => {
 
   it('hides and then sweeps a Connection whose Secret was never written', async () => {
     const name = await createByHand('orphan', 42);
-    await eventually(() => store.listAllConnections().some((c) => c.metadata.name === name));
+    await eventually(() => store.connectionIdentity(ns.name, name));
     expect(store.getConnection(ns.name, 'github-prod', 'orphan')).toBeUndefined();
     expect(store.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
     const removed = await store.sweepIncompleteConnections(0);
@@ -229,7 +229,7 @@ describe('connections and their Secrets', () => {
     ).rejects.toMatchObject({ code: 404 });
   });
 
-  it('a sharded store caches whole only its share and every other Connection by its identity; it labels one it takes over', async () => {
+  it('a sharded store caches whole only its share, reads the identity of any other, and labels one it takes over', async () => {
     const created = await store.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
     const name = created.resource.metadata.name;
     // Made by hand, without any label.
@@ -242,11 +242,17 @@ describe('connections and their Secrets', () => {
     });
     await sharded.start();
     try {
-      await eventually(() => sharded.connectionIdentity(ns.name, name) && sharded.connectionIdentity(ns.name, bare));
+      // Nothing of the connections outside its share is kept; their identities are read when asked for.
+      expect(sharded.connectionIndex).toBeUndefined();
+      expect(sharded.connectionIdentity(ns.name, name)).toBeUndefined();
       expect(sharded.connections.get(name, ns.name)).toBeUndefined();
       expect(sharded.credentialSecrets.get(name, ns.name)).toBeUndefined();
-      const identity = sharded.connectionIdentity(ns.name, name)!;
-      // Listed and watched as metadata only, cut down to what a controller reads of it.
+      expect((await sharded.findConnectionIdentity(ns.name, bare))?.metadata.uid).toEqual(expect.any(String));
+      const scanned: Array<{ metadata: Record<string, unknown> }> = [];
+      await sharded.scanConnectionIdentities((c) => scanned.push(c as never));
+      const identity = scanned.find((c) => c.metadata.name === name)!;
+      expect(scanned.some((c) => c.metadata.name === bare)).toBe(true);
+      // Read as metadata only, cut down to what a controller reads of it.
       expect(identity).not.toHaveProperty('spec');
       expect(identity).not.toHaveProperty('status');
       expect(identity.metadata).toMatchObject({ name, namespace: ns.name, uid: created.resource.metadata.uid, labels: undefined });
