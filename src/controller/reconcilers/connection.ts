@@ -24,7 +24,17 @@ type Reauth = { condition: Input; active: boolean; lifted: boolean };
 const { IntegrationReady, CredentialsValid, NeedsReauthorization, Ready } = ConnectionCondition;
 const REFUSED = 'The provider refused these credentials; the end user must authorize again.';
 const REAUTHORIZED = 'New credentials were stored after the provider refused the old ones.';
-const ACCEPTED = 'The provider has not refused these credentials.';
+/**
+ * The healthy IntegrationReady, CredentialsValid and NeedsReauthorization carry no message: their
+ * reasons say it all (`IntegrationReady`, `CredentialsPresent`, `CredentialsAccepted`), and a
+ * Connection is stored per end user (about 140 bytes each in etcd, bench/etcd-bytes-notes.md). Ready
+ * and every condition that needs attention keep theirs.
+ */
+const HEALTHY_WITHOUT_MESSAGE: ReadonlySet<string> = new Set([
+  ConnectionReason.IntegrationReady,
+  ConnectionReason.CredentialsPresent,
+  ConnectionReason.CredentialsAccepted,
+]);
 
 export interface ConnectionReconcilerOptions {
   store: KubeStore;
@@ -95,10 +105,12 @@ export class ConnectionReconciler {
       const credentialsCond = this.credentialsCondition(view, stored, reauth);
       const ready = this.readyCondition(view, stored, integrationCond, credentialsCond, reauth, expiry, now);
       const updates = [integrationCond, credentialsCond, reauth.condition, ready];
+      // The conditions carry no generation of their own: it is status.observedGeneration, written with
+      // them (`kubectl wait --for=condition=` reads that one when a condition has none).
       const next: ConnectionStatus = {
         ...s,
         observedGeneration: generation,
-        conditions: setConditions(s.conditions, updates, generation, now),
+        conditions: setConditions(s.conditions, updates, undefined, now),
       };
       if (reauth.lifted) next.refreshAttempts = 0;
       // A creation writes no status (two writes per import): its time goes in with the first reconcile.
@@ -107,7 +119,7 @@ export class ConnectionReconciler {
       else if (stored) delete next.expiresAt;
       if (plan.kind === 'at' && !reauth.active) next.nextRefreshAt = new Date(plan.at).toISOString();
       else if (plan.kind === 'none') delete next.nextRefreshAt;
-      return sameStatus(current, next) ? undefined : next;
+      return sameStatus(asWrittenNow(current), next) ? undefined : next;
     });
     await written.catch((err: unknown) => terminalIfRefused(err, `Connection ${namespace}/${name}`));
     if (done) this.opts.recorded?.(key, done);
@@ -156,7 +168,7 @@ export class ConnectionReconciler {
       type: IntegrationReady,
       status: 'True',
       reason: ConnectionReason.IntegrationReady,
-      message: `Integration "${integration.metadata.name}" and its provider are in place.`,
+      message: '',
     };
   }
 
@@ -187,7 +199,7 @@ export class ConnectionReconciler {
       };
     }
     return {
-      condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.CredentialsAccepted, message: ACCEPTED },
+      condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.CredentialsAccepted, message: '' },
       active: false,
       lifted: false,
     };
@@ -223,7 +235,7 @@ export class ConnectionReconciler {
       type: CredentialsValid,
       status: 'True',
       reason: ConnectionReason.CredentialsPresent,
-      message: `Credentials of type ${stored.credentials.type} are stored.`,
+      message: '',
     };
   }
 
@@ -295,4 +307,19 @@ export class ConnectionReconciler {
 function lastAuthError(status: ConnectionStatus | undefined): string | undefined {
   const last = [...(status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
   return last?.message?.slice(0, 600);
+}
+
+/**
+ * A status as this release writes it: without the conditions' generations and the healthy conditions'
+ * messages. A Connection written before is not rewritten for these alone (no status write per
+ * Connection after an upgrade); it takes the shorter form with its next change.
+ */
+export function asWrittenNow(status: ConnectionStatus): ConnectionStatus {
+  if (!status.conditions) return status;
+  return {
+    ...status,
+    conditions: status.conditions.map(({ observedGeneration: _generation, ...c }) =>
+      HEALTHY_WITHOUT_MESSAGE.has(c.reason) ? { ...c, message: '' } : c,
+    ),
+  };
 }
