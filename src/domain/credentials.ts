@@ -5,7 +5,8 @@ import { MINTED_TOKEN_FIELD, type AuthMode } from './auth-modes.js';
 /**
  * Credentials as stored in a connection's Secret (`credentials.json`). The stored JSON is the shape
  * the REST API returns (the official Nango client's `ApiPublicAllAuthCredentials`), plus private
- * fields the API never returns (listed in {@link PRIVATE_FIELDS}).
+ * fields the API never returns (listed in {@link PRIVATE_FIELDS}), with each token once in the Secret
+ * (src/k8s/stored-credentials.ts: read back to this shape).
  */
 
 const raw = z.record(z.string(), z.unknown());

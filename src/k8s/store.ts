@@ -22,6 +22,8 @@ import { ChangeFeed } from './change-feed.js';
 import { dropManagedFields, ResilientInformer } from './informer.js';
 import { metadataOnly } from './metadata-only.js';
 import { internStrings, StringPool } from './string-pool.js';
+import { fromStoredForm, toStoredForm } from './stored-credentials.js';
+import { RESET_MANAGED_FIELDS } from './managed-fields.js';
 import { shareConnections } from './shared-dispatcher.js';
 import { apiPath, KubeJsonApi } from './json-api.js';
 import { connectionObjectName } from './names.js';
@@ -556,7 +558,7 @@ export class KubeStore {
       if (identity?.metadata.labels?.[LABELS.shard] === shard) return true;
       const version = identity?.metadata.resourceVersion;
       const request = { group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name, fieldManager: this.fieldManager };
-      const body = { metadata: { labels: { [LABELS.shard]: shard }, resourceVersion: version } };
+      const body = { metadata: { labels: { [LABELS.shard]: shard }, resourceVersion: version, managedFields: RESET_MANAGED_FIELDS } };
       try {
         // Changed since the cached identity (a conflict), or none cached: read and update instead.
         const patched = version
@@ -581,7 +583,7 @@ export class KubeStore {
     const labelSecret = async (): Promise<boolean> => {
       if (this.credentialSecrets.get(name, namespace)?.metadata?.labels?.[LABELS.shard] === shard) return true;
       try {
-        const body = { metadata: { labels: { [LABELS.shard]: shard } } };
+        const body = { metadata: { labels: { [LABELS.shard]: shard }, managedFields: RESET_MANAGED_FIELDS } };
         const secret = await this.core.patchNamespacedSecret({ namespace, name, body, fieldManager: this.fieldManager }, MERGE_PATCH);
         this.credentialSecrets.remember(secret);
         return true;
@@ -1046,7 +1048,6 @@ function credentialsSecret(owner: ConnectionResource, credentials: StoredCredent
       namespace: owner.metadata.namespace,
       labels: {
         [LABELS.managedBy]: LABELS.managedByValue,
-        [LABELS.connection]: owner.metadata.name,
         [LABELS.integration]: owner.spec.integration,
       },
       ownerReferences: [
@@ -1068,9 +1069,12 @@ function isOwnedBy(secret: V1Secret, owner: ConnectionResource): boolean {
   return (secret.metadata?.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid);
 }
 
-/** The Secret's value: never more than a Secret holds (`fitCredentials`: `raw` trimmed, oversized refused). */
+/**
+ * The Secret's value: never more than a Secret holds (`fitCredentials`: `raw` trimmed, oversized
+ * refused), each token once (`toStoredForm`).
+ */
 function encode(credentials: StoredCredentials): string {
-  return Buffer.from(JSON.stringify(fitCredentials(credentials)), 'utf8').toString('base64');
+  return Buffer.from(JSON.stringify(toStoredForm(fitCredentials(credentials))), 'utf8').toString('base64');
 }
 
 /**
@@ -1098,7 +1102,7 @@ function decodeCredentials(secret: V1Secret): StoredCredentials | undefined {
   try {
     const parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as unknown;
     if (parsed && typeof parsed === 'object' && typeof (parsed as { type?: unknown }).type === 'string') {
-      return parsed as StoredCredentials;
+      return fromStoredForm(parsed as StoredCredentials);
     }
   } catch {
     // fall through: a Secret someone edited by hand into something unreadable

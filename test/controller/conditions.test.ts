@@ -122,6 +122,14 @@ it('deleting an Integration or a Provider that connections use shows in their co
   for (const c of [c1, c2]) await readyOf('connections', c, 'Ready');
   const first = await readCustom<ConnectionResource>(kc, 'connections', ns.name, c1);
   expect(condition(first, 'Ready')!.message).toMatch(/do not expire/);
+  // The healthy conditions say it in their reasons alone (etcd bytes per connection); each still carries its generation.
+  expect(first.status?.conditions?.filter((c) => c.type !== 'Ready').map((c) => [c.reason, c.message])).toEqual([
+    ['IntegrationReady', ''],
+    ['CredentialsPresent', ''],
+    ['CredentialsAccepted', ''],
+  ]);
+  expect(first.status?.conditions?.every((c) => c.observedGeneration === first.metadata.generation)).toBe(true);
+  expect(first.status?.observedGeneration).toBe(first.metadata.generation);
   expect(first.status?.nextRefreshAt).toBeUndefined();
 
   await custom.deleteNamespacedCustomObject({
@@ -198,7 +206,8 @@ it('derives re-authorization from the refused credentials version alone, and lif
     const r = await readyOf('connections', name, 'ReauthorizationRequired');
     return r.ready.message.includes('grant revoked') ? r : undefined;
   });
-  expect(refused.ready).toMatchObject({ status: 'False', observedGeneration: refused.obj.metadata.generation });
+  expect(refused.ready).toMatchObject({ status: 'False' });
+  expect((refused.obj as unknown as ConnectionResource).status?.observedGeneration).toBe(refused.obj.metadata.generation);
   expect(refused.ready.message).toMatch(/reconnect session for connection "refused-1"/);
   expect(condition(refused.obj, 'NeedsReauthorization')).toMatchObject({ status: 'True', reason: 'ReauthorizationRequired' });
   expect(condition(refused.obj, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });

@@ -71,7 +71,7 @@ it('leaves JWT connections to be minted on demand, and calls them Ready', async 
   const generation = changed.metadata.generation!;
   const seen = await eventually(async () => {
     const c = await readCustom<ConnectionResource>(kc, 'connections', ns.name, name);
-    return condition(c, 'Ready')?.observedGeneration === generation ? c : undefined;
+    return c.status?.observedGeneration === generation ? c : undefined;
   });
   expect(condition(seen, 'Ready')).toMatchObject({ status: 'True' });
   expect(seen.status?.nextRefreshAt).toBeUndefined();

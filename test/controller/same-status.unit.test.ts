@@ -2,6 +2,7 @@
 import { setConditions } from '../../src/domain/conditions.js';
 import { sameStatus } from '../../src/controller/reconcilers/conditions.js';
 import type { ConnectionStatus } from '../../src/k8s/resources.js';
+import { asWrittenNow } from '../../src/controller/reconcilers/connection.js';
 
 /** What the API server returns: every object's keys sorted (it serializes maps so). */
 function asServerReturnsIt<T>(value: T): T {
@@ -57,5 +58,60 @@ describe('sameStatus', () => {
     expect(sameStatus(stored, { ...built, observedGeneration: 2 })).toBe(false);
     const notReady = setConditions(stored.conditions, [{ type: 'Ready', status: 'False', reason: 'Expired', message: 'expired' }], 1, now);
     expect(sameStatus(stored, { ...built, conditions: notReady })).toBe(false);
+  });
+});
+
+describe('a Connection status written before the conditions were shortened', () => {
+  const now = Date.parse('2026-11-25T12:00:00Z');
+  const updates = [
+    {
+      type: 'IntegrationReady',
+      status: 'True' as const,
+      reason: 'IntegrationReady',
+      message: 'Integration "crm" and its provider are in place.',
+    },
+    { type: 'CredentialsValid', status: 'True' as const, reason: 'CredentialsPresent', message: 'Credentials of type OAUTH2 are stored.' },
+    {
+      type: 'NeedsReauthorization',
+      status: 'False' as const,
+      reason: 'CredentialsAccepted',
+      message: 'The provider has not refused these credentials.',
+    },
+    { type: 'Ready', status: 'True' as const, reason: 'Ready', message: 'The access token is renewed before it expires.' },
+  ];
+  const before: ConnectionStatus = { observedGeneration: 3, conditions: setConditions(undefined, updates, 3, now) };
+  // As the reconciler builds it now: no message on the healthy ones.
+  const shortened = (message: (u: (typeof updates)[number]) => string): ConnectionStatus => ({
+    observedGeneration: 3,
+    conditions: setConditions(
+      undefined,
+      updates.map((u) => ({ ...u, message: message(u) })),
+      3,
+      now,
+    ),
+  });
+  const now3 = shortened((u) => (u.type === 'Ready' ? u.message : ''));
+
+  it('is the same as the shortened one, so a reconcile does not rewrite it for that alone', () => {
+    expect(sameStatus(before, now3)).toBe(false);
+    expect(sameStatus(asWrittenNow(asServerReturnsIt(before)), now3)).toBe(true);
+    expect(asWrittenNow(before).conditions!.every((c) => c.observedGeneration === 3)).toBe(true);
+  });
+
+  it('still differs when Ready’s message, a condition or the generation changed', () => {
+    expect(
+      sameStatus(
+        asWrittenNow(before),
+        shortened(() => ''),
+      ),
+    ).toBe(false);
+    expect(sameStatus(asWrittenNow({ ...before, observedGeneration: 2 }), now3)).toBe(false);
+    const refused = setConditions(
+      before.conditions,
+      [{ ...updates[2]!, status: 'True', reason: 'ReauthorizationRequired', message: 'x' }],
+      3,
+      now,
+    );
+    expect(sameStatus(asWrittenNow({ ...before, conditions: refused }), now3)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
@@ -49,6 +49,10 @@ async function createByHand(connectionId: string, id: number): Promise<string> {
   return name;
 }
 const oauth = (token: string) => ({ type: 'OAUTH2', access_token: token, refresh_token: `r-${token}`, raw: {} });
+const readConnectionObject = async (name: string) =>
+  (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name })) as {
+    metadata: { managedFields?: unknown[] };
+  };
 
 describe('connection status writers', () => {
   it('writes the fields the writer owns and refuses, unwritten, a change to any other', async () => {
@@ -117,11 +121,7 @@ describe('connections and their Secrets', () => {
 
     const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
     expect(secret.type).toBe(CREDENTIALS_SECRET_TYPE);
-    expect(secret.metadata?.labels).toMatchObject({
-      [LABELS.managedBy]: 'latchkey',
-      [LABELS.connection]: name,
-      [LABELS.integration]: 'github-prod',
-    });
+    expect(secret.metadata?.labels).toEqual({ [LABELS.managedBy]: 'latchkey', [LABELS.integration]: 'github-prod' });
     expect(secret.metadata?.ownerReferences?.[0]).toMatchObject({
       kind: 'Connection',
       uid: created.resource.metadata.uid,
@@ -131,6 +131,48 @@ describe('connections and their Secrets', () => {
     // The custom resource itself never holds a credential.
     const raw = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name });
     expect(JSON.stringify(raw)).not.toContain('tok-1');
+  });
+
+  it('stores each token once in the Secret and reads back what was written; a Secret written before reads as it is', async () => {
+    const access = `ya29.${'a'.repeat(170)}`;
+    const refresh = `1//${'r'.repeat(90)}`;
+    const credentials = {
+      type: 'OAUTH2',
+      access_token: access,
+      refresh_token: refresh,
+      expires_at: '2026-11-27T15:00:00.000Z',
+      raw: { access_token: access, expires_in: 3599, refresh_token: refresh, token_type: 'Bearer' },
+    };
+    const created = await store.createConnection({ namespace: ns.name, spec: spec('tokens once'), credentials });
+    const name = created.resource.metadata.name;
+    const secretJson = async () => {
+      const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
+      return Buffer.from(secret.data!['credentials.json']!, 'base64').toString('utf8');
+    };
+    const stored = await secretJson();
+    expect(stored.split(access)).toHaveLength(2);
+    expect(stored.split(refresh)).toHaveLength(2);
+    expect((JSON.parse(stored) as { raw: object }).raw).toEqual({ expires_in: 3599, token_type: 'Bearer' });
+    // Every reader sees what was written, key order included: this process, another replica, one that starts later.
+    expect(JSON.stringify(store.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
+    await eventually(() => replica.getConnectionByName(ns.name, name));
+    expect(JSON.stringify(replica.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
+    const updated = await replica.updateCredentials(ns.name, name, (c) => {
+      expect(JSON.stringify(c)).toBe(JSON.stringify(credentials));
+      return { ...c, expires_at: '2026-11-27T16:00:00.000Z' };
+    });
+    expect(JSON.stringify(updated.credentials)).toBe(JSON.stringify({ ...credentials, expires_at: '2026-11-27T16:00:00.000Z' }));
+    expect((await secretJson()).split(access)).toHaveLength(2);
+
+    // A Secret as the previous release wrote it (the tokens in raw too) reads as it is.
+    const old = { ...credentials, access_token: `${access}-old`, raw: { ...credentials.raw, access_token: `${access}-old` } };
+    await core.patchNamespacedSecret(
+      { namespace: ns.name, name, body: { data: { 'credentials.json': Buffer.from(JSON.stringify(old)).toString('base64') } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await eventually(() => replica.getConnectionByName(ns.name, name)?.credentials.access_token === old.access_token);
+    expect(JSON.stringify(replica.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(old));
+    await store.deleteConnection(ns.name, name);
   });
 
   it('refuses a second connection with the same integration and connection ID', async () => {
@@ -260,8 +302,19 @@ describe('connections and their Secrets', () => {
         ['creationTimestamp', 'deletionTimestamp', 'labels', 'name', 'namespace', 'resourceVersion', 'uid'].sort(),
       );
 
+      // The API server recorded field ownership at the creations.
+      expect((await readConnectionObject(name)).metadata.managedFields?.length).toBeGreaterThan(0);
+      expect((await core.readNamespacedSecret({ namespace: ns.name, name })).metadata?.managedFields?.length).toBeGreaterThan(0);
       expect(await sharded.labelShard(ns.name, name, 'shard-x')).toEqual({ secret: true });
       expect(await sharded.labelShard(ns.name, bare, 'shard-x')).toEqual({ secret: false });
+      // The label's write dropped it, and later writes (the status, new credentials) record none again.
+      await sharded.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+        ...s,
+        lastFetchedAt: '2026-01-02T03:04:05.000Z',
+      }));
+      await sharded.updateCredentials(ns.name, name, () => oauth('tok-s2'));
+      for (const n of [name, bare]) expect((await readConnectionObject(n)).metadata.managedFields).toBeUndefined();
+      expect((await core.readNamespacedSecret({ namespace: ns.name, name })).metadata?.managedFields).toBeUndefined();
       for (const n of [name, bare]) {
         // Read-your-writes: whole at once, before its watch delivers it.
         expect(sharded.connections.get(n, ns.name)?.spec.integration).toBe('github-prod');
@@ -280,7 +333,7 @@ describe('connections and their Secrets', () => {
       // Its label-selected watches bring the Connection and its Secret; the identity shows the label.
       await eventually(() => sharded.credentialSecrets.get(name, ns.name) && sharded.watched.connections.list().length === 2);
       await eventually(() => sharded.connectionIdentity(ns.name, bare)?.metadata.labels?.[LABELS.shard] === 'shard-x');
-      expect(sharded.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s'));
+      expect(sharded.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s2'));
     } finally {
       await sharded.stop();
       await store.deleteConnection(ns.name, name);

@@ -24,7 +24,17 @@ type Reauth = { condition: Input; active: boolean; lifted: boolean };
 const { IntegrationReady, CredentialsValid, NeedsReauthorization, Ready } = ConnectionCondition;
 const REFUSED = 'The provider refused these credentials; the end user must authorize again.';
 const REAUTHORIZED = 'New credentials were stored after the provider refused the old ones.';
-const ACCEPTED = 'The provider has not refused these credentials.';
+/**
+ * The healthy IntegrationReady, CredentialsValid and NeedsReauthorization carry no message: their
+ * reasons say it all (`IntegrationReady`, `CredentialsPresent`, `CredentialsAccepted`), and a
+ * Connection is stored per end user (about 140 bytes each in etcd, bench/etcd-bytes-notes.md). Ready
+ * and every condition that needs attention keep theirs.
+ */
+const HEALTHY_WITHOUT_MESSAGE: ReadonlySet<string> = new Set([
+  ConnectionReason.IntegrationReady,
+  ConnectionReason.CredentialsPresent,
+  ConnectionReason.CredentialsAccepted,
+]);
 
 export interface ConnectionReconcilerOptions {
   store: KubeStore;
@@ -107,7 +117,7 @@ export class ConnectionReconciler {
       else if (stored) delete next.expiresAt;
       if (plan.kind === 'at' && !reauth.active) next.nextRefreshAt = new Date(plan.at).toISOString();
       else if (plan.kind === 'none') delete next.nextRefreshAt;
-      return sameStatus(current, next) ? undefined : next;
+      return sameStatus(asWrittenNow(current), next) ? undefined : next;
     });
     await written.catch((err: unknown) => terminalIfRefused(err, `Connection ${namespace}/${name}`));
     if (done) this.opts.recorded?.(key, done);
@@ -156,7 +166,7 @@ export class ConnectionReconciler {
       type: IntegrationReady,
       status: 'True',
       reason: ConnectionReason.IntegrationReady,
-      message: `Integration "${integration.metadata.name}" and its provider are in place.`,
+      message: '',
     };
   }
 
@@ -187,7 +197,7 @@ export class ConnectionReconciler {
       };
     }
     return {
-      condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.CredentialsAccepted, message: ACCEPTED },
+      condition: { type: NeedsReauthorization, status: 'False', reason: ConnectionReason.CredentialsAccepted, message: '' },
       active: false,
       lifted: false,
     };
@@ -223,7 +233,7 @@ export class ConnectionReconciler {
       type: CredentialsValid,
       status: 'True',
       reason: ConnectionReason.CredentialsPresent,
-      message: `Credentials of type ${stored.credentials.type} are stored.`,
+      message: '',
     };
   }
 
@@ -295,4 +305,17 @@ export class ConnectionReconciler {
 function lastAuthError(status: ConnectionStatus | undefined): string | undefined {
   const last = [...(status?.errors ?? [])].reverse().find((e) => e.type === 'auth');
   return last?.message?.slice(0, 600);
+}
+
+/**
+ * A status as this release writes it: without the healthy conditions' messages. A Connection written
+ * before is not rewritten for that alone (no status write per Connection after an upgrade); it takes
+ * the shorter form with its next change.
+ */
+export function asWrittenNow(status: ConnectionStatus): ConnectionStatus {
+  if (!status.conditions) return status;
+  return {
+    ...status,
+    conditions: status.conditions.map((c) => (HEALTHY_WITHOUT_MESSAGE.has(c.reason) ? { ...c, message: '' } : c)),
+  };
 }
