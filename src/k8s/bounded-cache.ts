@@ -29,8 +29,6 @@ export class BoundedCache<T extends KubernetesObject> {
   /** Bumped when the feed resets: a read started before it may have missed a change. */
   private epoch = 0;
   private readonly waiters = new Map<string, Set<() => void>>();
-  hits = 0;
-  misses = 0;
 
   constructor(private readonly opts: BoundedCacheOptions<T>) {
     for (const feed of opts.feeds) {
@@ -88,11 +86,7 @@ export class BoundedCache<T extends KubernetesObject> {
   /** The object, from memory or else from the API server (kept then, if it may be). */
   async load(name: string, namespace: string): Promise<T | undefined> {
     const found = this.get(name, namespace);
-    if (found) {
-      this.hits += 1;
-      return found;
-    }
-    this.misses += 1;
+    if (found) return found;
     const k = key(name, namespace);
     const running = this.loading.get(k);
     if (running) return running.promise;

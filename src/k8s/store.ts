@@ -413,6 +413,10 @@ export class KubeStore {
     const { connections, credentialSecrets } = this;
     if (!(connections instanceof BoundedCache) || !(credentialSecrets instanceof BoundedCache))
       return this.getConnectionByName(namespace, name);
+    // Both kept (the hot path): answered without a promise per read.
+    const kept = connections.get(name, namespace);
+    const keptSecret = kept && credentialSecrets.get(name, namespace);
+    if (kept && keptSecret) return this.withCredentials(kept, keptSecret);
     const [resource, secret] = await Promise.all([connections.load(name, namespace), credentialSecrets.load(name, namespace)]);
     return resource && secret ? this.withCredentials(resource, secret) : undefined;
   }
