@@ -82,6 +82,9 @@ class ShardSession {
   private waveOpen = false;
   private reconciledInWave = 0;
   private stopped = false;
+  /** A scan of every identity runs ({@link scanOwned}), and whether another was asked for meanwhile. */
+  private scanning = false;
+  private scanAgain: { wave?: boolean; rebalance?: boolean } | undefined;
 
   constructor(
     private readonly controller: Controller,
@@ -227,16 +230,32 @@ class ShardSession {
     else for (const c of store.watched.connections.list()) visit(c);
   }
 
-  /** {@link enqueueOwned} with every identity read, tried again until it gets through (the API server may be away). */
+  /**
+   * {@link enqueueOwned} with every identity read, tried again until it gets through (the API server
+   * may be away). One scan at a time: asked again meanwhile, it runs once more after.
+   */
   scanOwned(opts: { wave?: boolean; rebalance?: boolean }): void {
-    this.enqueueOwned({ ...opts, scan: true }).catch((err: unknown) => {
-      if (this.stopped) return;
-      this.controller.ctx.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        'reading the connections to own failed; trying again',
-      );
-      setTimeout(() => this.scanOwned(opts), 2000).unref();
-    });
+    if (this.scanning) {
+      this.scanAgain = { wave: this.scanAgain?.wave || opts.wave, rebalance: this.scanAgain?.rebalance || opts.rebalance };
+      return;
+    }
+    this.scanning = true;
+    let retry = false;
+    this.enqueueOwned({ ...opts, scan: true })
+      .catch((err: unknown) => {
+        retry = true;
+        this.controller.ctx.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'reading the connections to own failed; trying again',
+        );
+      })
+      .finally(() => {
+        this.scanning = false;
+        if (this.stopped) return;
+        const again = retry ? { ...opts, ...this.scanAgain } : this.scanAgain;
+        this.scanAgain = undefined;
+        if (again) setTimeout(() => this.scanOwned(again), retry ? 2000 : 0).unref();
+      });
   }
 
   /**

@@ -58,7 +58,7 @@ export class ChangeFeed {
     this.changeListeners.push(cb);
   }
 
-  /** History lost, or the feed stopped watching after an error: every object may have changed unseen. */
+  /** History lost (and at the first start): every object may have changed unseen. */
   onReset(cb: () => void): void {
     this.resetListeners.push(cb);
   }
@@ -132,9 +132,9 @@ export class ChangeFeed {
     this.fresh = false;
     this.restarts += 1;
     // What changed while no watch ran arrives when the next one resumes from `version`, unless that
-    // version is gone: then start over from the current one, and everything known is suspect.
+    // version is gone: then start over from the current one (connect() says reset: everything known
+    // is suspect). Until it resumes, isFresh is false: readers trust nothing they kept.
     if (historyLost) this.version = undefined;
-    this.reset();
     const delay = this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
     this.opts.logger.warn({ path: this.opts.path, err: summary(err), retryInMs: delay }, 'change feed interrupted; restarting');
