@@ -139,8 +139,9 @@ export class ChangeFeed {
     this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
     this.opts.logger.warn({ path: this.opts.path, err: summary(err), retryInMs: delay }, 'change feed interrupted; restarting');
     clearTimeout(this.retryTimer);
+    // Not unref'd: a process waiting for its first watch (start()) has nothing else keeping it alive
+    // (a controller that exited 0 on a loaded machine); stop() clears it.
     this.retryTimer = setTimeout(() => void this.connect(), delay);
-    this.retryTimer.unref?.();
   }
 
   private reset(): void {
