@@ -5,8 +5,8 @@
  *
  * The connections are written straight to the API server in parallel (bench/memory-fill.ts), shaped as
  * an import writes them, with the shard label of the controller the rendezvous hashing gives them among
- * the 3 below (so those start without relabelling anything). After the fill: etcd's database size
- * (bench/etcd-metrics.ts), the bytes it grew by per connection.
+ * the 3 below (so those start without relabelling anything). etcd's in-use database size
+ * (bench/etcd-metrics.ts, compacted first) is read before and after the fill and at the end of the point.
  *
  * Per N: 3 controllers start together; each one's time to /readyz 200, then, once they have reconciled
  * their shares (every connection carries a Ready condition and the work queues are empty) and compacted
@@ -24,7 +24,8 @@
  * one-in-flight latency of reading one Secret from the API server (what a cache miss costs at least).
  *
  *   npm run bench:memory                                   # 10,000 and 50,000
- *   BENCH_MEMORY_COUNTS=100000 npm run bench:memory        # one count on a fresh control plane
+ *   BENCH_MEMORY_COUNTS=100000 BENCH_MEMORY_SETTLE_SECONDS=1800 npm run bench:memory   # one count on a fresh control plane
+ *   BENCH_MEMORY_COUNTS=250000 BENCH_MEMORY_SETTLE_SECONDS=3600 npm run bench:memory   # (3 controllers took 500 s at 100,000)
  *   BENCH_MEMORY_COUNTS=2000 npm run bench:memory          # a quick run (figures still written)
  *   BENCH_MEMORY_COUNTS=5000 BENCH_MEMORY_FILL_ONLY=1 ...  # the fill alone: its rate and CPU, nothing written
  *   BENCH_MEMORY_RENDER_ONLY=1 node dist/bench/memory.js   # the Markdown section again from docs/benchmarks.json
@@ -40,7 +41,7 @@ import { RendezvousHash } from '../src/controller/rendezvous-hash.js';
 import { RECONCILE_WAVE } from '../src/controller/controller.js';
 import { createTestNamespace } from '../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
-import { etcdClientUrl, etcdSize, type EtcdSize } from './etcd-metrics.js';
+import { compactEtcd, etcdClientUrl, etcdSize, type EtcdSize } from './etcd-metrics.js';
 import { mergeFigures, readFigures } from './figures.js';
 import { cannon, paced, type PacedResult } from './load.js';
 import { connectionName, fill, INTEGRATION, type FillClient, type FillTarget } from './memory-fill.js';
@@ -51,8 +52,8 @@ import { apiKeyProvider, handNotes, machine, percentile, sourceCommit, writeSect
 const COUNTS = (process.env.BENCH_MEMORY_COUNTS ?? '10000,50000').split(',').map(Number);
 /** Connections being written at once while filling the API server (each: the Connection, then its Secret). */
 const CREATE_IN_FLIGHT = Number(process.env.BENCH_MEMORY_CREATE_IN_FLIGHT ?? 48);
-/** `raw` (node:https, JSON by hand) or `typed` (@kubernetes/client-node): bench/memory-fill.ts. */
-const FILL_CLIENT = (process.env.BENCH_MEMORY_FILL_CLIENT ?? 'raw') as FillClient;
+/** `json` (src/k8s/json-api.ts, one pooled connection) or `typed` (@kubernetes/client-node): bench/memory-fill.ts. */
+const FILL_CLIENT = (process.env.BENCH_MEMORY_FILL_CLIENT ?? 'json') as FillClient;
 /** Fill the API server, log the fill's rate and CPU, stop: nothing measured or written. */
 const FILL_ONLY = process.env.BENCH_MEMORY_FILL_ONLY === '1';
 /** The server's bounded connection cache (LATCHKEY_CONNECTION_CACHE_ENTRIES), entries. */
@@ -99,7 +100,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const log = (l: string) => process.stderr.write(`[memory ${new Date().toISOString().slice(11, 19)}] ${l}\n`);
 
 interface Bed extends FillTarget {
-  kc: KubeConfig;
   kubeconfigPath: string;
   secretKey: string;
   etcdUrl: string;
@@ -276,10 +276,13 @@ interface Point {
   peerExpressP50Ms?: number;
   apiServerSecretReadP50Ms: number;
   apiServerSecretReadP99Ms: number;
-  /** etcd's in-use size grown by the fill, per connection added (includes nothing compactable: creates only). */
+  /**
+   * etcd's in-use size at the end of the point, compacted, grown since before the first fill, per connection:
+   * the Connection and its Secret as they stay once the controllers wrote their status and shard labels.
+   */
   etcdBytesPerConnection?: number;
-  /** etcd's in-use size at the end of the point over the whole count, per connection: statuses and shard labels written, old revisions not yet compacted included. */
-  etcdBytesPerConnectionAtEnd?: number;
+  /** etcd's in-use size grown by this point's fill (compacted before and after), per connection added: as written, before any status. */
+  etcdBytesPerConnectionAsFilled?: number;
   etcdDbTotalBytes?: number;
   etcdDbInUseBytes?: number;
   /** The fill of this point: connections written per second, and how many at once. */
@@ -446,10 +449,11 @@ async function measurePoint(
   opts: { six: boolean; relabelling: boolean; etcdBefore: EtcdSize; etcdBaseline: EtcdSize; added: number },
 ): Promise<Point> {
   const loadAverageAtStart = loadavg();
+  await compactEtcd(bed.etcdUrl);
   const etcdFilled = await etcdSize(bed.etcdUrl);
-  const etcdBytesPerConnection = Math.round((etcdFilled.inUseBytes - opts.etcdBefore.inUseBytes) / opts.added);
+  const etcdAsFilled = Math.round((etcdFilled.inUseBytes - opts.etcdBefore.inUseBytes) / opts.added);
   log(
-    `${count}: etcd ${mb(etcdFilled.totalBytes)} MiB, ${mb(etcdFilled.inUseBytes)} MiB in use: ${etcdBytesPerConnection} bytes per connection added`,
+    `${count}: etcd ${mb(etcdFilled.totalBytes)} MiB, ${mb(etcdFilled.inUseBytes)} MiB in use: ${etcdAsFilled} bytes per connection added`,
   );
 
   log(`${count}: starting ${CONTROLLERS.length} controllers`);
@@ -475,7 +479,10 @@ async function measurePoint(
 
   const secretRead = await secretReadP99(bed, count);
   log(`${count}: API server Secret read p99 ${secretRead.p99.toFixed(1)} ms`);
+  await compactEtcd(bed.etcdUrl);
   const etcdEnd = await etcdSize(bed.etcdUrl);
+  const etcdBytesPerConnection = Math.round((etcdEnd.inUseBytes - opts.etcdBaseline.inUseBytes) / count);
+  log(`${count}: etcd after compaction ${mb(etcdEnd.inUseBytes)} MiB in use: ${etcdBytesPerConnection} bytes per connection`);
 
   const largest = (ms: MemoryReport[]) => ms.reduce((a, b) => (b.rssBytes > a.rssBytes ? b : a));
   const worst = largest(three.memory);
@@ -536,7 +543,7 @@ async function measurePoint(
     apiServerSecretReadP50Ms: Math.round(secretRead.p50 * 100) / 100,
     apiServerSecretReadP99Ms: Math.round(secretRead.p99 * 100) / 100,
     etcdBytesPerConnection,
-    etcdBytesPerConnectionAtEnd: Math.round((etcdEnd.inUseBytes - opts.etcdBaseline.inUseBytes) / count),
+    etcdBytesPerConnectionAsFilled: etcdAsFilled,
     etcdDbTotalBytes: etcdEnd.totalBytes,
     etcdDbInUseBytes: etcdEnd.inUseBytes,
     loadAverageAtStart,
@@ -588,11 +595,12 @@ function renderSection(points: Record<string, Point>, machineLines = machine()):
 
 ${machineLines.join('\n')}
 
-\`npm run bench:memory\` (\`BENCH_MEMORY_COUNTS\`, default \`10000,50000\`; at 100,000: \`BENCH_MEMORY_COUNTS=100000 npm run bench:memory\`,
-at 250,000 \`BENCH_MEMORY_COUNTS=250000 BENCH_MEMORY_SETTLE_SECONDS=1800 npm run bench:memory\`). One local control plane; the connections
+\`npm run bench:memory\` (\`BENCH_MEMORY_COUNTS\`, default \`10000,50000\`; at 100,000: \`BENCH_MEMORY_COUNTS=100000 BENCH_MEMORY_SETTLE_SECONDS=1800 npm run bench:memory\`,
+at 250,000 the same with \`BENCH_MEMORY_COUNTS=250000 BENCH_MEMORY_SETTLE_SECONDS=3600\`: one count per run, each on a fresh control plane). One local control plane per run, grown from one count to the next; the connections
 (a Connection and its credentials Secret each, shaped as an import writes them, with the shard label of their
 controller among 3) are written straight to the API server (\`bench/memory-fill.ts\`, ${CREATE_IN_FLIGHT} connections at once, ${FILL_CLIENT} client), and etcd's
-in-use database size (\`etcd_mvcc_db_total_size_in_use_in_bytes\`) is read before and after: the bytes it grew by per connection.
+in-use database size (\`etcd_mvcc_db_total_size_in_use_in_bytes\`, read after compacting etcd to its latest revision, so old
+revisions do not count) is read before and after the fill and at the end of the point, once the controllers wrote statuses and labels.
 Then for each count 3 controller replicas start (leader election and sharding on; Lease duration ${LEASE_SECONDS} s, since with the
 default 15 s the shard members of this overloaded machine kept losing their Leases and dropping their shares); at the largest count
 they stop and 6 with new identities start, which moves every connection (its shard labels rewritten: "rebalance" is from their
@@ -618,8 +626,8 @@ ${row('measured (UTC)', (p) => p.date.slice(0, 16).replace('T', ' '))} |
 ${row('commit measured', (p) => (p.commit === undefined ? 'not recorded' : `\`${p.commit}\``))} |
 ${row('load average at the start of the point', (p) => la(p.loadAverageAtStart))} |
 ${row('fill: connections written per second / at once', (p) => (p.fillPerSecond === undefined ? '—' : `${f1(p.fillPerSecond)} / ${p.fillInFlight}`))} — |
-${row('**etcd bytes per connection** (in use, grown by the fill; goal: halved)', (p) => (p.etcdBytesPerConnection === undefined ? '—' : String(p.etcdBytesPerConnection)))} — |
-${row('etcd bytes per connection at the end of the point (statuses written; old revisions until compacted)', (p) => (p.etcdBytesPerConnectionAtEnd === undefined ? '—' : String(p.etcdBytesPerConnectionAtEnd)))} — |
+${row('**etcd bytes per connection** (in use after compaction, statuses and labels written; goal: halved)', (p) => (p.etcdBytesPerConnection === undefined ? '—' : String(p.etcdBytesPerConnection)))} — |
+${row('etcd bytes per connection as filled (the Connection and its Secret as written, no status)', (p) => (p.etcdBytesPerConnectionAsFilled === undefined ? '—' : String(p.etcdBytesPerConnectionAsFilled)))} — |
 ${row('etcd database: file / in use, MiB', (p) => (p.etcdDbTotalBytes === undefined ? '—' : `${f1(mb(p.etcdDbTotalBytes))} / ${f1(mb(p.etcdDbInUseBytes!))}`))} ${slope((p) => mb(p.etcdDbInUseBytes ?? NaN))} |
 ${row('server: connections cached', cache)} — |
 ${row('**server RSS, MiB** (cache filled; goal ≤ 512 at any count)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
@@ -691,17 +699,17 @@ async function main(): Promise<void> {
     custom: kc.makeApiClient(CustomObjectsApi),
     core: kc.makeApiClient(CoreV1Api),
     ring: new RendezvousHash(CONTROLLERS),
-    server: cp.server,
-    token: cp.token,
     controlPlaneMarker: cp.workDir,
     etcdUrl: etcdClientUrl(cp.workDir),
   };
   try {
     let created = 0;
+    await compactEtcd(bed.etcdUrl);
     const etcdBaseline = await etcdSize(bed.etcdUrl);
     const counts = [...COUNTS].sort((a, b) => a - b);
     let sixBefore = false;
     for (const count of counts) {
+      await compactEtcd(bed.etcdUrl);
       const etcdBefore = await etcdSize(bed.etcdUrl);
       const filled = await fill(bed, created, count, { inFlight: CREATE_IN_FLIGHT, client: FILL_CLIENT, log });
       log(`${count} connections in the API server: ${JSON.stringify(filled)}`);
