@@ -271,6 +271,8 @@ interface Point {
   fetchP50MsUncached?: number;
   fetchErrorsUncached?: number;
   fetchUncachedDistinct?: number;
+  /** Distinct connections the bounded server had fetched when its memory was read (at least its cache's size, where the count allows). */
+  serverFetchedDistinct?: number;
   /** The bare express route (its own process) at the same rate. */
   peerExpressP99Ms?: number;
   peerExpressP50Ms?: number;
@@ -368,6 +370,8 @@ interface ServerRun {
   cached: PacedResult;
   uncached: PacedResult;
   uncachedDistinct: number;
+  /** Distinct connections fetched before memory was read (the cache holds at most its size of them). */
+  fetchedDistinct: number;
   peer: PacedResult;
 }
 
@@ -402,6 +406,19 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
     const cold = distinctIndexes(count, needed, new Set([one, ...warm]));
     if (cold.length < needed) log(`${count}: only ${cold.length} connections never fetched for ${needed} requests: they repeat`);
     const uncached = await paced({ url: base, headers }, { ...pacing, paths: cold.map(fetchPath) });
+    // Memory is read with the cache full: as many more never-fetched connections as it still has room for.
+    const fetched = new Set([one, ...warm, ...cold]);
+    const room = Math.min(SERVER_CACHE_ENTRIES || count, count) - fetched.size;
+    if (room > 0) {
+      const more = distinctIndexes(count, room, fetched);
+      log(`${count}: filling the cache with ${more.length} more connections`);
+      const topUp = await paced(
+        { url: base, headers },
+        { rate: FETCH_RATE, seconds: more.length / FETCH_RATE, connections: PACED_SOCKETS, paths: more.map(fetchPath) },
+      );
+      if (topUp.errors > 0) log(`${count}: ${topUp.errors} errors while filling the cache`);
+      for (const i of more) fetched.add(i);
+    }
     const filled = await server.measure();
 
     // The floor: a bare express route answering the same body behind the same bearer check, its own process.
@@ -418,6 +435,7 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
       cached,
       uncached,
       uncachedDistinct: Math.min(cold.length, needed),
+      fetchedDistinct: fetched.size,
       peer: peerRun,
     };
   } finally {
@@ -538,6 +556,7 @@ async function measurePoint(
     fetchP50MsUncached: server.uncached.p50Ms,
     fetchErrorsUncached: server.uncached.errors,
     fetchUncachedDistinct: server.uncachedDistinct,
+    serverFetchedDistinct: server.fetchedDistinct,
     peerExpressP99Ms: server.peer.p99Ms,
     peerExpressP50Ms: server.peer.p50Ms,
     apiServerSecretReadP50Ms: Math.round(secretRead.p50 * 100) / 100,
@@ -611,7 +630,7 @@ every connection (the variable at 0; up to \`BENCH_MEMORY_WHOLE_CACHE_MAX\`, def
 gives it by default (\`--max-old-space-size\` ${CHART_HEAP_LIMIT_MIB.controller} for a controller, ${CHART_HEAP_LIMIT_MIB.server} for the server: 75 % of the
 default memory limits; \`--max-semi-space-size=${CHART_SEMI_SPACE_MIB}\`). Memory is read inside the replica after two forced GCs (RSS and
 V8's used heap): for controllers once they have reconciled their shares (or after ${SETTLE_SECONDS} s) and compacted once quiet; for the
-bounded server after the fetches below, with its cache filled. Ready is the time from the fork to the first \`/readyz\` 200.
+bounded server after the fetches below and as many more never-fetched connections as its cache had room for (at ${FETCH_RATE}/s), so with its cache full. Ready is the time from the fork to the first \`/readyz\` 200.
 The paced fetch rows are \`GET /connections/{id}\` at ${FETCH_RATE} requests/s spread over each second (\`bench/paced-load.ts\`, its own
 process, ${PACED_SOCKETS} keep-alive sockets, ${PACED_WARMUP_SECONDS} s of warm-up then ${PACED_SECONDS} s measured; latency from each request's scheduled start):
 "in cache" cycles through ${WARM_CONNECTIONS} connections fetched once before, "not in cache" asks for a connection never fetched on every request
@@ -630,6 +649,7 @@ ${row('**etcd bytes per connection** (in use after compaction, statuses and labe
 ${row('etcd bytes per connection as filled (the Connection and its Secret as written, no status)', (p) => (p.etcdBytesPerConnectionAsFilled === undefined ? '—' : String(p.etcdBytesPerConnectionAsFilled)))} — |
 ${row('etcd database: file / in use, MiB', (p) => (p.etcdDbTotalBytes === undefined ? '—' : `${f1(mb(p.etcdDbTotalBytes))} / ${f1(mb(p.etcdDbInUseBytes!))}`))} ${slope((p) => mb(p.etcdDbInUseBytes ?? NaN))} |
 ${row('server: connections cached', cache)} — |
+${row('server: distinct connections fetched when its memory was read', (p) => (p.serverFetchedDistinct === undefined ? '—' : fmtCount(p.serverFetchedDistinct)))} — |
 ${row('**server RSS, MiB** (cache filled; goal ≤ 512 at any count)', (p) => f1(p.serverRssMiB))} ${slope((p) => p.serverRssMiB)} |
 ${row('server retained heap, MiB', (p) => f1(p.serverHeapMiB))} ${slope((p) => p.serverHeapMiB)} |
 ${row('server RSS after a compacting GC, MiB', (p) => f1(p.serverCompactedRssMiB))} ${slope((p) => p.serverCompactedRssMiB ?? NaN)} |
