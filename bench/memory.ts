@@ -273,6 +273,9 @@ interface Point {
   fetchUncachedDistinct?: number;
   /** Distinct connections the bounded server had fetched when its memory was read (at least its cache's size, where the count allows). */
   serverFetchedDistinct?: number;
+  /** The bounded server's own heap compactions during the two paced rows: how many, their pauses in all (ms). */
+  serverCompactionsDuringFetches?: number;
+  serverCompactionMsDuringFetches?: number;
   /** The bare express route (its own process) at the same rate. */
   peerExpressP99Ms?: number;
   peerExpressP50Ms?: number;
@@ -372,6 +375,8 @@ interface ServerRun {
   uncachedDistinct: number;
   /** Distinct connections fetched before memory was read (the cache holds at most its size of them). */
   fetchedDistinct: number;
+  /** The server's heap compactions during the paced rows (in and not in cache), and their pauses in all. */
+  pacedCompactions: { count: number; ms: number };
   peer: PacedResult;
 }
 
@@ -388,8 +393,6 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
     const syncCompactionMs = 1000 * metricSum(await server.metrics(), COMPACTION_SUM, 'reason="caches synced"');
     log(`${count}: server (cache ${SERVER_CACHE_ENTRIES}) ready in ${server.readySeconds.toFixed(1)} s, ${mb(atReady.rssBytes)} MiB`);
     const one = randomInt(0, count);
-    const closedLoop = await cannon({ url: `${base}${fetchPath(one)}`, headers }, { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS });
-    const providers = await cannon({ url: `${base}/providers`, headers }, { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS });
 
     // In cache: WARM_CONNECTIONS fetched once (at the rate), then fetched in turn at the rate.
     const warm = distinctIndexes(count, Math.min(WARM_CONNECTIONS, count), new Set([one]));
@@ -400,12 +403,19 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
       { rate: FETCH_RATE, seconds: warm.length / FETCH_RATE, connections: PACED_SOCKETS, paths: warmPaths },
     );
     if (warming.errors > 0) log(`${count}: ${warming.errors} errors while warming the cache`);
+    // The server's own heap compactions (src/app/compact-heap.ts) pause it: counted over the paced rows.
+    const compactions = async () => {
+      const page = await server.metrics();
+      return { count: metricSum(page, COMPACTION_COUNT), ms: 1000 * metricSum(page, COMPACTION_SUM) };
+    };
+    const compactions0 = await compactions();
     const cached = await paced({ url: base, headers }, { ...pacing, paths: warmPaths });
     // Not in cache: a connection never fetched on every request (warm-up included), more than the cache holds.
     const needed = FETCH_RATE * (PACED_SECONDS + PACED_WARMUP_SECONDS);
     const cold = distinctIndexes(count, needed, new Set([one, ...warm]));
     if (cold.length < needed) log(`${count}: only ${cold.length} connections never fetched for ${needed} requests: they repeat`);
     const uncached = await paced({ url: base, headers }, { ...pacing, paths: cold.map(fetchPath) });
+    const compactions1 = await compactions();
     // Memory is read with the cache full: as many more never-fetched connections as it still has room for.
     const fetched = new Set([one, ...warm, ...cold]);
     const room = Math.min(SERVER_CACHE_ENTRIES || count, count) - fetched.size;
@@ -420,6 +430,9 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
       for (const i of more) fetched.add(i);
     }
     const filled = await server.measure();
+    // Closed loop last: its tens of thousands of requests a second leave garbage that would pause the paced rows.
+    const closedLoop = await cannon({ url: `${base}${fetchPath(one)}`, headers }, { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS });
+    const providers = await cannon({ url: `${base}/providers`, headers }, { connections: FETCH_IN_FLIGHT, seconds: FETCH_SECONDS });
 
     // The floor: a bare express route answering the same body behind the same bearer check, its own process.
     const body = await (await fetch(`${base}${fetchPath(one)}`, { headers })).text();
@@ -436,6 +449,7 @@ async function runBoundedServer(bed: Bed, count: number): Promise<ServerRun> {
       uncached,
       uncachedDistinct: Math.min(cold.length, needed),
       fetchedDistinct: fetched.size,
+      pacedCompactions: { count: compactions1.count - compactions0.count, ms: compactions1.ms - compactions0.ms },
       peer: peerRun,
     };
   } finally {
@@ -557,6 +571,8 @@ async function measurePoint(
     fetchErrorsUncached: server.uncached.errors,
     fetchUncachedDistinct: server.uncachedDistinct,
     serverFetchedDistinct: server.fetchedDistinct,
+    serverCompactionsDuringFetches: server.pacedCompactions.count,
+    serverCompactionMsDuringFetches: Math.round(server.pacedCompactions.ms),
     peerExpressP99Ms: server.peer.p99Ms,
     peerExpressP50Ms: server.peer.p50Ms,
     apiServerSecretReadP50Ms: Math.round(secretRead.p50 * 100) / 100,
@@ -636,7 +652,7 @@ process, ${PACED_SOCKETS} keep-alive sockets, ${PACED_WARMUP_SECONDS} s of warm-
 "in cache" cycles through ${WARM_CONNECTIONS} connections fetched once before, "not in cache" asks for a connection never fetched on every request
 (more of them than the cache holds); next to them a bare express route (\`bench/peer-servers.ts\` \`express\`, its own process, same
 body and bearer check) at the same rate. The closed-loop row is autocannon (${FETCH_IN_FLIGHT} in flight, ${FETCH_SECONDS} s) on one connection, with its peer
-\`GET /providers\` on the same server. "API server Secret read" is ${SECRET_READS} one-in-flight reads of a random credentials Secret from the
+\`GET /providers\` on the same server, run after the paced rows and the memory reading. "API server Secret read" is ${SECRET_READS} one-in-flight reads of a random credentials Secret from the
 bench process: the least a miss of the cache costs.
 
 | | ${counts.map((n) => `${fmtCount(n)} connections`).join(' | ')} | per 1,000 (slope between the columns of the same commit) |
@@ -665,6 +681,7 @@ ${
 ${row('**fetch p99 / p50 ms / errors, not in cache**, paced (goal p99 ≤ 25)', (p) => paced(p.fetchP50MsUncached, p.fetchP99MsUncached, p.fetchErrorsUncached))} — |
 ${row('not in cache: distinct connections asked for (requests: rate × 12 s)', (p) => (p.fetchUncachedDistinct === undefined ? '—' : fmtCount(p.fetchUncachedDistinct)))} — |
 ${row('peer: bare express route, paced at the same rate, p99 / p50 ms', (p) => paced(p.peerExpressP50Ms, p.peerExpressP99Ms))} — |
+${row('server heap compactions during the two paced rows: count / pauses in all, ms', (p) => (p.serverCompactionsDuringFetches === undefined ? '—' : `${p.serverCompactionsDuringFetches} / ${p.serverCompactionMsDuringFetches}`))} — |
 ${row('fetch, closed loop on one connection: p99 / p50 ms / requests/s / errors', (p) => `${f1(p.fetchP99Ms)} / ${f1(p.fetchP50Ms)} / ${p.fetchPerSecond} / ${p.fetchErrors}`)} — |
 ${row('peer: `GET /providers` closed loop, p99 ms / requests/s', (p) => `${f1(p.peerGetProvidersP99Ms)} / ${p.peerGetProvidersPerSecond}`)} — |
 ${row('API server Secret read, one in flight, p50 / p99 ms', (p) => `${f1(p.apiServerSecretReadP50Ms)} / ${f1(p.apiServerSecretReadP99Ms)}`)} — |
