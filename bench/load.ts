@@ -93,10 +93,11 @@ export interface PacedResult {
 /**
  * GET requests at a fixed rate spread over each second (open loop, latencies from each request's
  * scheduled start), from bench/paced-load.ts in its own process: what "p99 at N requests/s" means.
+ * With `paths`, each request goes to the next of them on the target's host (wrapping).
  */
 export async function paced(
   target: Target,
-  opts: { rate: number; seconds: number; connections: number; warmupSeconds?: number },
+  opts: { rate: number; seconds: number; connections: number; warmupSeconds?: number; paths?: string[] },
 ): Promise<PacedResult> {
   const out = await run(process.execPath, [PACED], JSON.stringify({ url: target.url, headers: target.headers, ...opts }));
   return JSON.parse(out) as PacedResult;

@@ -3,23 +3,17 @@
  * as `latchkey server|controller` starts (src/app/run.ts, configured from the environment), plus an
  * IPC hook that reports memory after a forced GC, so the figure is what the replica retains, not
  * garbage that a collection would free.
- *
- *   server-without-credentials: a server whose credentials-Secret cache selects a shard label no
- *   Secret carries, i.e. the same process holding no credentials at all: the floor a bounded
- *   credentials cache could reach (it cannot answer fetches; only its memory is measured).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
-import { compactHeap, LAST_RESORT, type LastResortGc } from '../src/app/compact-heap.js';
+import { LAST_RESORT, type LastResortGc } from '../src/app/compact-heap.js';
 import { loadConfig } from '../src/platform/config.js';
-import { createContext } from '../src/app/context.js';
 import { createLogger } from '../src/platform/log.js';
 import { runLatchkey } from '../src/app/run.js';
-import { startHttpServer } from '../src/http/server.js';
 import { loadKubeConfig } from '../src/k8s/client.js';
 
-export type ReplicaKind = 'server' | 'controller' | 'server-without-credentials';
+export type ReplicaKind = 'server' | 'controller';
 
 export interface MemoryReport {
   /** After the forced collections. */
@@ -100,17 +94,6 @@ async function start(kind: ReplicaKind): Promise<() => Promise<void>> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const kc = loadKubeConfig(config.kubeconfig);
-  if (kind === 'server-without-credentials') {
-    const ctx = createContext({ config, logger, kc, credentialShard: 'bench-memory-no-such-shard' });
-    await ctx.store.start();
-    // As runLatchkey does after the first sync, so the two servers differ only in the credentials.
-    compactHeap(logger, 'caches synced', ctx.metrics);
-    const server = await startHttpServer(ctx);
-    return async () => {
-      await server.close();
-      await ctx.store.stop();
-    };
-  }
   const running = await runLatchkey({ config, logger, kc, components: [kind] });
   return () => running.stop();
 }

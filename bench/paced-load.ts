@@ -1,6 +1,6 @@
 /**
  * An open-loop load generator at a fixed rate, run as its own process by bench/load.ts: reads
- * `{ url, headers?, rate, seconds, connections }` on stdin, starts request i at `i / rate` seconds
+ * `{ url, paths?, headers?, rate, seconds, connections }` on stdin, starts request i at `i / rate` seconds
  * whatever the answers before it did, on up to `connections` keep-alive connections, and prints
  * `{ count, errors, requestsPerSecond, p50Ms, p99Ms, p999Ms, maxMs }`.
  *
@@ -18,6 +18,11 @@ import { timedOk } from './timed-request.js';
 
 interface PacedInput {
   url: string;
+  /**
+   * Paths (with their query) on `url`'s host, taken in order, one per request, wrapping at the end
+   * (warm-up first, then the measured requests): e.g. a different connection for every request.
+   */
+  paths?: string[];
   headers?: Record<string, string>;
   rate: number;
   seconds: number;
@@ -32,7 +37,9 @@ async function main(): Promise<void> {
   const input = JSON.parse(raw) as PacedInput;
   const agent = new Agent({ keepAlive: true, maxSockets: input.connections });
   const url = new URL(input.url);
-  const send = (scheduledNs: bigint) => timedOk({ url, headers: input.headers, agent, fromNs: scheduledNs });
+  const urls = input.paths?.length ? input.paths.map((p) => new URL(p, url)) : [url];
+  let next = 0;
+  const send = (scheduledNs: bigint) => timedOk({ url: urls[next++ % urls.length]!, headers: input.headers, agent, fromNs: scheduledNs });
 
   const run = async (seconds: number) => {
     const latencies: number[] = [];
