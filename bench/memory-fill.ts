@@ -95,7 +95,6 @@ export function secretBody(owner: ConnectionResource): V1Secret {
       namespace: owner.metadata.namespace,
       labels: {
         [LABELS.managedBy]: LABELS.managedByValue,
-        [LABELS.connection]: owner.metadata.name,
         [LABELS.integration]: owner.spec.integration,
         [LABELS.shard]: owner.metadata.labels![LABELS.shard]!,
       },
