@@ -40,6 +40,7 @@ import {
 import { createTestNamespace } from '../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration } from '../dev/fixtures.js';
 import { mergeFigures, readFigures } from './figures.js';
+import { recordKinePostgresPoint } from './memory-kine-postgres.js';
 import { cannon } from './load.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
@@ -520,7 +521,7 @@ async function main(): Promise<void> {
     writeSection('memory', renderSection(points, [...lines, '- Load average and date: per point, in the table']));
     return;
   }
-  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
+  const { cp, kc, kine } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-memory');
   const provider = `bench-memory-keys-${ns.name}`;
   await applyProvider(kc, provider, apiKeyProvider('Bench keys'));
@@ -536,14 +537,22 @@ async function main(): Promise<void> {
     core: kc.makeApiClient(CoreV1Api),
     ring: new RendezvousHash(CONTROLLERS),
   };
+  // On kine (BENCH_STORAGE=kine-postgres): what Postgres holds before the fill, and the points go to their own key.
+  const baselineBytes = await kine?.databaseBytes();
   try {
     let created = 0;
     for (const count of [...COUNTS].sort((a, b) => a - b)) {
       const t0 = Date.now();
       await createConnections(bed, created, count);
-      log(`${count} connections in the API server (${((Date.now() - t0) / 1000).toFixed(0)} s to add ${count - created})`);
+      const fillSeconds = (Date.now() - t0) / 1000;
+      log(`${count} connections in the API server (${fillSeconds.toFixed(0)} s to add ${count - created})`);
+      const perSecond = (count - created) / fillSeconds;
       created = count;
       const point = await measurePoint(bed, count);
+      if (kine) {
+        await recordKinePostgresPoint(kine, count, point, { perSecond, baselineBytes: baselineBytes! });
+        continue;
+      }
       mergeFigures(['memory', 'connections', String(count)], point as unknown as Record<string, unknown>);
       const points = (readFigures().memory as { connections: Record<string, Point> }).connections;
       writeSection('memory', renderSection(points));
