@@ -58,9 +58,15 @@ export async function startKinePostgres(opts: { log?: (line: string) => void } =
   const dataDir = join(workDir, 'pgdata');
   // Postgres will not run as root: as root, the cluster belongs to Debian's postgres user.
   const asRoot = process.getuid?.() === 0;
-  const owner = asRoot ? { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) } : undefined;
+  const owner = asRoot
+    ? {
+        uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+        gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+      }
+    : undefined;
   if (owner) chownSync(workDir, owner.uid, owner.gid);
-  const asOwner = (file: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args]);
+  const asOwner = (file: string, args: string[]): [string, string[]] =>
+    asRoot ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
 
   const pgPort = await freePort();
   const kinePort = await freePort();
