@@ -550,7 +550,7 @@ async function main(): Promise<void> {
       created = count;
       const point = await measurePoint(bed, count);
       if (kine) {
-        await recordKinePostgresPoint(kine, count, point, { perSecond, baselineBytes: baselineBytes! });
+        await recordKinePostgresPoint(kine, count, point, { perSecond, baselineBytes: baselineBytes!, namespace: bed.namespace });
         continue;
       }
       mergeFigures(['memory', 'connections', String(count)], point as unknown as Record<string, unknown>);

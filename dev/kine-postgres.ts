@@ -27,6 +27,8 @@ export interface KinePostgres {
   databaseBytes(): Promise<number>;
   /** Rows of kine's table (every revision it keeps, not only the live keys). */
   rows(): Promise<number>;
+  /** Bytes of the keys and values of one namespace's live objects (their latest revision): what etcd-bytes counts in etcd. */
+  liveBytes(namespace: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -129,6 +131,13 @@ export async function startKinePostgres(opts: { log?: (line: string) => void } =
     workDir,
     databaseBytes: () => query(`SELECT pg_database_size('${DATABASE}')`),
     rows: () => query('SELECT count(*) FROM kine'),
+    liveBytes(namespace: string) {
+      if (!/^[a-z0-9-]+$/.test(namespace)) throw new Error('not a namespace name');
+      return query(
+        `WITH latest AS (SELECT DISTINCT ON (name) name, deleted, value FROM kine WHERE name LIKE '/registry/%/${namespace}/%' ORDER BY name, id DESC) ` +
+          'SELECT coalesce(sum(octet_length(name) + octet_length(value)), 0) FROM latest WHERE deleted = 0',
+      );
+    },
     async stop() {
       for (const child of [...children].reverse()) await stopChild(child);
       if (!process.env.LATCHKEY_KEEP_CONTROLPLANE_DIR) rmSync(workDir, { recursive: true, force: true });
