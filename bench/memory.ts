@@ -45,6 +45,7 @@ import { compactEtcd, etcdClientUrl, etcdSize, type EtcdSize } from './etcd-metr
 import { mergeFigures, readFigures } from './figures.js';
 import { cannon, paced, type PacedResult } from './load.js';
 import { connectionName, fill, INTEGRATION, type FillClient, type FillTarget } from './memory-fill.js';
+import { recordKinePostgresPoint } from './memory-kine-postgres.js';
 import type { MemoryReport, ReplicaKind } from './memory-replica.js';
 import { CHART_HEAP_LIMIT_MIB, CHART_SEMI_SPACE_MIB, metricSum, startReplica, type RunningReplica } from './replica-process.js';
 import { apiKeyProvider, handNotes, machine, percentile, sourceCommit, writeSection, startBenchControlPlane } from './support.js';
@@ -102,7 +103,7 @@ const log = (l: string) => process.stderr.write(`[memory ${new Date().toISOStrin
 interface Bed extends FillTarget {
   kubeconfigPath: string;
   secretKey: string;
-  etcdUrl: string;
+  etcdUrl: string | undefined;
 }
 
 // ---- replicas ----
@@ -481,8 +482,7 @@ async function measurePoint(
   opts: { six: boolean; relabelling: boolean; etcdBefore: EtcdSize; etcdBaseline: EtcdSize; added: number },
 ): Promise<Point> {
   const loadAverageAtStart = loadavg();
-  await compactEtcd(bed.etcdUrl);
-  const etcdFilled = await etcdSize(bed.etcdUrl);
+  const etcdFilled = await compactedEtcdSize(bed.etcdUrl);
   const etcdAsFilled = Math.round((etcdFilled.inUseBytes - opts.etcdBefore.inUseBytes) / opts.added);
   log(
     `${count}: etcd ${mb(etcdFilled.totalBytes)} MiB, ${mb(etcdFilled.inUseBytes)} MiB in use: ${etcdAsFilled} bytes per connection added`,
@@ -511,8 +511,7 @@ async function measurePoint(
 
   const secretRead = await secretReadP99(bed, count);
   log(`${count}: API server Secret read p99 ${secretRead.p99.toFixed(1)} ms`);
-  await compactEtcd(bed.etcdUrl);
-  const etcdEnd = await etcdSize(bed.etcdUrl);
+  const etcdEnd = await compactedEtcdSize(bed.etcdUrl);
   const etcdBytesPerConnection = Math.round((etcdEnd.inUseBytes - opts.etcdBaseline.inUseBytes) / count);
   log(`${count}: etcd after compaction ${mb(etcdEnd.inUseBytes)} MiB in use: ${etcdBytesPerConnection} bytes per connection`);
 
@@ -713,6 +712,13 @@ Not run: ${missing.map(fmtCount).join(', ')} connections. Extrapolated linearly 
 ${handNotes('memory')}`;
 }
 
+/** etcd's size after a compaction to its latest revision; zeros on kine (no etcd). */
+async function compactedEtcdSize(url: string | undefined): Promise<EtcdSize> {
+  if (!url) return { totalBytes: 0, inUseBytes: 0 };
+  await compactEtcd(url);
+  return etcdSize(url);
+}
+
 async function main(): Promise<void> {
   if (process.env.BENCH_MEMORY_RENDER_ONLY === '1') {
     // The section again from docs/benchmarks.json (after a change of this text), nothing measured.
@@ -721,7 +727,7 @@ async function main(): Promise<void> {
     writeSection('memory', renderSection(points, [...lines, '- Load average and date: per point, in the table']));
     return;
   }
-  const { cp, kc } = await startBenchControlPlane(new KubeConfig());
+  const { cp, kc, kine } = await startBenchControlPlane(new KubeConfig());
   const ns = await createTestNamespace(kc, 'bench-memory');
   const provider = `bench-memory-keys-${ns.name}`;
   await applyProvider(kc, provider, apiKeyProvider('Bench keys'));
@@ -737,17 +743,18 @@ async function main(): Promise<void> {
     core: kc.makeApiClient(CoreV1Api),
     ring: new RendezvousHash(CONTROLLERS),
     controlPlaneMarker: cp.workDir,
-    etcdUrl: etcdClientUrl(cp.workDir),
+    // No etcd on kine: Postgres's size is recorded instead (bench/memory-kine-postgres.ts).
+    etcdUrl: kine ? undefined : etcdClientUrl(cp.workDir),
   };
+  // On kine (BENCH_STORAGE=kine-postgres): what Postgres holds before the fill, and the points go to their own key.
+  const baselineBytes = await kine?.databaseBytes();
   try {
     let created = 0;
-    await compactEtcd(bed.etcdUrl);
-    const etcdBaseline = await etcdSize(bed.etcdUrl);
+    const etcdBaseline = await compactedEtcdSize(bed.etcdUrl);
     const counts = [...COUNTS].sort((a, b) => a - b);
     let sixBefore = false;
     for (const count of counts) {
-      await compactEtcd(bed.etcdUrl);
-      const etcdBefore = await etcdSize(bed.etcdUrl);
+      const etcdBefore = await compactedEtcdSize(bed.etcdUrl);
       const filled = await fill(bed, created, count, { inFlight: CREATE_IN_FLIGHT, client: FILL_CLIENT, log });
       log(`${count} connections in the API server: ${JSON.stringify(filled)}`);
       const added = count - created;
@@ -758,6 +765,14 @@ async function main(): Promise<void> {
       sixBefore = six;
       point.fillPerSecond = filled.perSecond;
       point.fillInFlight = filled.inFlight;
+      if (kine) {
+        await recordKinePostgresPoint(kine, count, point, {
+          perSecond: filled.perSecond,
+          baselineBytes: baselineBytes!,
+          namespace: bed.namespace,
+        });
+        continue;
+      }
       mergeFigures(['memory', 'connections', String(count)], point as unknown as Record<string, unknown>);
       const points = (readFigures().memory as { connections: Record<string, Point> }).connections;
       writeSection('memory', renderSection(points));

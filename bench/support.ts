@@ -11,15 +11,40 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCrds } from '../dev/apply.js';
 import { REPO_ROOT, startControlPlane, type ControlPlane } from '../dev/control-plane.js';
+import { startKinePostgres, type KinePostgres } from '../dev/kine-postgres.js';
 
 // ---- control plane ----
 
-/** A local control plane of the benchmark's own (its log lines on stderr), Latchkey's CRDs installed, `kc` pointed at it. */
-export async function startBenchControlPlane<K extends KubeConfig>(kc: K): Promise<{ cp: ControlPlane; kc: K }> {
-  const cp = await startControlPlane({ log: (l) => process.stderr.write(`[controlplane] ${l}\n`) });
+/**
+ * What the benchmark's API server stores its objects in: `BENCH_STORAGE=kine-postgres` puts kine on a
+ * throwaway Postgres behind it (dev/kine-postgres.ts) instead of etcd.
+ */
+export const BENCH_STORAGE = process.env.BENCH_STORAGE === 'kine-postgres' ? 'kine-postgres' : 'etcd';
+
+/**
+ * A local control plane of the benchmark's own (its log lines on stderr), Latchkey's CRDs installed, `kc`
+ * pointed at it; on kine and Postgres when BENCH_STORAGE says so (`kine` is then set; cp.stop() stops it too).
+ */
+export async function startBenchControlPlane<K extends KubeConfig>(kc: K): Promise<{ cp: ControlPlane; kc: K; kine?: KinePostgres }> {
+  const log = (l: string) => process.stderr.write(`[controlplane] ${l}\n`);
+  const kine = BENCH_STORAGE === 'kine-postgres' ? await startKinePostgres({ log }) : undefined;
+  let cp: ControlPlane;
+  try {
+    cp = await startControlPlane({ log, etcdServers: kine?.etcdEndpoint });
+  } catch (err) {
+    await kine?.stop();
+    throw err;
+  }
+  if (kine) {
+    const stopControlPlane = cp.stop;
+    cp.stop = async () => {
+      await stopControlPlane();
+      await kine.stop();
+    };
+  }
   kc.loadFromFile(cp.kubeconfigPath);
   await installCrds(kc, join(REPO_ROOT, 'crds'));
-  return { cp, kc };
+  return { cp, kc, kine };
 }
 
 /**
@@ -267,6 +292,7 @@ const SECTIONS = [
   'catalog',
   'imports',
   'memory',
+  'memory-kine-postgres',
   'refresh-storm',
   'soak',
   'connect-ui',

@@ -48,6 +48,11 @@ export interface StartOptions {
   dataDir?: string;
   /** Serve pods on a local node (dev/local-node.ts): see {@link NodeFacingOptions}. */
   node?: NodeFacingOptions;
+  /**
+   * An etcd API already running (kine on Postgres: dev/kine-postgres.ts) for kube-apiserver's
+   * `--etcd-servers`; no etcd is started then, and stopEtcd/startEtcd refuse.
+   */
+  etcdServers?: string;
 }
 
 /**
@@ -164,13 +169,14 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     ...(persistent ? [] : ['--unsafe-no-fsync=true']),
     '--log-level=warn',
   ];
-  let etcd = startChild('etcd', etcdArgs);
+  const external = opts.etcdServers;
+  let etcd = external === undefined ? startChild('etcd', etcdArgs) : undefined;
   // Detached children outlive a launcher that dies without stopping them: take them along.
   const killAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
   if (persistent) process.once('exit', killAll);
 
   const apiArgs = [
-    `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+    `--etcd-servers=${external ?? `http://127.0.0.1:${etcdPort}`}`,
     `--secure-port=${apiPort}`,
     `--bind-address=${address}`,
     `--advertise-address=${address}`,
@@ -233,10 +239,12 @@ export async function startControlPlane(opts: StartOptions = {}): Promise<Contro
     stopApiServer,
     startApiServer,
     async stopEtcd() {
+      if (!etcd) throw new Error('this control plane stores its objects in an etcd API it did not start');
       await stopChild(etcd);
       children.splice(children.indexOf(etcd), 1);
     },
     async startEtcd() {
+      if (external !== undefined) throw new Error('this control plane stores its objects in an etcd API it did not start');
       etcd = startChild('etcd', etcdArgs);
       // First in the list again, so that stop() ends it after kube-apiserver.
       children.splice(children.indexOf(etcd), 1);
