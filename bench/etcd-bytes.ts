@@ -17,8 +17,8 @@
  *   BENCH_ETCD_BYTES_RENDER_ONLY=1 node dist/bench/etcd-bytes.js   # the Markdown section again from docs/benchmarks.json
  *   BENCH_ETCD_BYTES_DUMP=1 ...                    # also logs one Connection and its Secret's metadata of each kind
  */
+import { etcdClientUrl } from './etcd-metrics.js';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { connectionObjectName } from '../src/k8s/names.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
@@ -40,22 +40,6 @@ const OAUTH = 'oauth';
 const KEYS = 'keys';
 
 const log = (l: string) => process.stderr.write(`[etcd-bytes ${new Date().toISOString().slice(11, 19)}] ${l}\n`);
-
-/** etcd's client URL of the control plane in `workDir` (its command line names the data directory). */
-function etcdUrl(workDir: string): string {
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    let args: string[];
-    try {
-      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    if (!args.includes(`--data-dir=${workDir}/etcd`)) continue;
-    const url = args.find((a) => a.startsWith('--listen-client-urls='));
-    if (url) return url.slice('--listen-client-urls='.length);
-  }
-  throw new Error(`no etcd running for ${workDir}`);
-}
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
@@ -156,7 +140,7 @@ async function main(): Promise<void> {
     return;
   }
   const { cp, kc } = await startBenchControlPlane(new KubeConfig());
-  const url = etcdUrl(cp.workDir);
+  const url = etcdClientUrl(cp.workDir);
   const ns = await createTestNamespace(kc, 'bench-etcd');
   const logger = createLogger('silent');
   const config = loadConfig({});

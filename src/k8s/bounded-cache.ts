@@ -1,5 +1,6 @@
 import type { KubernetesObject } from './kubernetes-client.js';
 import type { Change, ChangeFeed } from './change-feed.js';
+import { ChangeWaiters } from './change-waiters.js';
 
 export interface BoundedCacheOptions<T extends KubernetesObject> {
   /** At most this many objects are kept; the least recently read goes first. */
@@ -28,7 +29,7 @@ export class BoundedCache<T extends KubernetesObject> {
   private readonly loading = new Map<string, { promise: Promise<T | undefined>; newest: number }>();
   /** Bumped when the feed resets: a read started before it may have missed a change. */
   private epoch = 0;
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new ChangeWaiters();
 
   constructor(private readonly opts: BoundedCacheOptions<T>) {
     for (const feed of opts.feeds) {
@@ -36,7 +37,7 @@ export class BoundedCache<T extends KubernetesObject> {
       feed.onReset(() => {
         this.epoch += 1;
         this.entries.clear();
-        for (const k of [...this.waiters.keys()]) this.wake(k);
+        this.waiters.wakeAll();
       });
     }
   }
@@ -135,28 +136,12 @@ export class BoundedCache<T extends KubernetesObject> {
 
   /** Resolves at the next change of one object this process sees (the feed, or its own write), or when `signal` aborts. */
   whenChanged(name: string, namespace: string | undefined, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.resolve();
-    const k = key(name, namespace);
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        const set = this.waiters.get(k);
-        set?.delete(done);
-        if (set?.size === 0) this.waiters.delete(k);
-        resolve();
-      };
-      signal.addEventListener('abort', done, { once: true });
-      let set = this.waiters.get(k);
-      if (!set) this.waiters.set(k, (set = new Set()));
-      set.add(done);
-    });
+    return this.waiters.wait(key(name, namespace), signal);
   }
 
   /** Callers waiting in {@link whenChanged}. */
   get waiting(): number {
-    let n = 0;
-    for (const set of this.waiters.values()) n += set.size;
-    return n;
+    return this.waiters.waiting;
   }
 
   private keep(k: string, obj: T): void {
@@ -177,8 +162,7 @@ export class BoundedCache<T extends KubernetesObject> {
   }
 
   private wake(k: string): void {
-    const set = this.waiters.get(k);
-    if (set) for (const done of [...set]) done();
+    this.waiters.wake(k);
   }
 }
 

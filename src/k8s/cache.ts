@@ -1,5 +1,6 @@
 import type { KubernetesObject } from './kubernetes-client.js';
 import type { ResilientInformer } from './informer.js';
+import { ChangeWaiters } from './change-waiters.js';
 
 type Listener<T> = (obj: T) => void;
 
@@ -29,7 +30,7 @@ export class ResourceCache<T extends KubernetesObject> {
   private readonly overlay = new Map<string, OverlayEntry<T>>();
   private writesSinceSweep = 0;
   /** Callers waiting for the next change of one object, by namespace/name. */
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new ChangeWaiters();
 
   constructor(
     private readonly informers: ResilientInformer<T>[],
@@ -51,33 +52,16 @@ export class ResourceCache<T extends KubernetesObject> {
    * remembered. Resolves as well when `signal` aborts (the caller's bound); nothing is polled.
    */
   whenChanged(name: string, namespace: string | undefined, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.resolve();
-    const k = key(name, namespace);
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
-        const set = this.waiters.get(k);
-        set?.delete(done);
-        if (set?.size === 0) this.waiters.delete(k);
-        resolve();
-      };
-      signal.addEventListener('abort', done, { once: true });
-      let set = this.waiters.get(k);
-      if (!set) this.waiters.set(k, (set = new Set()));
-      set.add(done);
-    });
+    return this.waiters.wait(key(name, namespace), signal);
   }
 
   /** Callers waiting in {@link whenChanged} (for tests: waiters do not pile up). */
   get waiting(): number {
-    let n = 0;
-    for (const set of this.waiters.values()) n += set.size;
-    return n;
+    return this.waiters.waiting;
   }
 
   private wake(k: string): void {
-    const set = this.waiters.get(k);
-    if (set) for (const done of [...set]) done();
+    this.waiters.wake(k);
   }
 
   /** Entries in the read-your-writes overlay (bounded by writes whose watch event has not arrived). */

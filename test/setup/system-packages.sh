@@ -6,19 +6,12 @@
 #   podman, runc     - build and run the container image (npm run image, test/image)
 # Runs apt-get only when something is missing, so repeated runs cost nothing.
 set -euo pipefail
+# shellcheck source=/dev/null
+source "$(dirname "${BASH_SOURCE[0]}")/../../dev/apt-install.sh"
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v podman >/dev/null 2>&1 || missing+=(podman)
 command -v runc >/dev/null 2>&1 || missing+=(runc)
 if ! /usr/bin/python3 -c 'import oauthlib.oauth1' >/dev/null 2>&1; then missing+=(python3-oauthlib); fi
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "installing Debian packages: ${missing[*]}" >&2
-if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
-  echo "missing Debian packages: ${missing[*]}; install them with: apt-get install -y ${missing[*]}" >&2
-  exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt_install_missing "${missing[@]}"
