@@ -117,7 +117,7 @@ class ShardSession {
       backoff: opts.refreshBackoff,
       floorMs,
       onRenewed: (key, connection, lifetimeMs) => shortLived.observe(key, connection, lifetimeMs),
-      concurrency: opts.refreshConcurrency,
+      concurrency: opts.refreshConcurrency ?? ctx.config.refreshConcurrency,
       onStateChanged: (key) => this.reconcile.add(key),
       mayRefresh: (key) => this.controller.owns(key),
       onReauthorizationRequired: (connection, message) =>

@@ -41,6 +41,7 @@ const ConfigSchema = z.object({
   LATCHKEY_OPLOG_QUEUE_SIZE: z.coerce.number().int().min(1).default(10000),
   LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS: z.coerce.number().min(1).default(300),
   LATCHKEY_RESYNC_SECONDS: z.coerce.number().min(10).default(1800),
+  LATCHKEY_REFRESH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   LATCHKEY_SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(0),
   LATCHKEY_PROVIDER_ANSWER_MAX_BYTES: z.coerce
     .number()
@@ -110,6 +111,8 @@ export interface Config {
   lastFetchedIntervalSeconds: number;
   /** The controller reconciles everything it owns again at this interval (missed events; a time-based condition has its own revisit). */
   resyncSeconds: number;
+  /** Token calls a controller replica makes at a time (its refresh rate is about this / the provider's answer time). */
+  refreshConcurrency: number;
   /**
    * A stopping server keeps serving this long first, closing each kept-alive connection after its
    * next answer, while the Service drops the pod (the chart sets 5; 0: it stops taking requests at once).
@@ -166,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oplogQueueSize: e.LATCHKEY_OPLOG_QUEUE_SIZE,
     lastFetchedIntervalSeconds: e.LATCHKEY_LAST_FETCHED_INTERVAL_SECONDS,
     resyncSeconds: e.LATCHKEY_RESYNC_SECONDS,
+    refreshConcurrency: e.LATCHKEY_REFRESH_CONCURRENCY,
     shutdownDelaySeconds: e.LATCHKEY_SHUTDOWN_DELAY_SECONDS,
     providerAnswerMaxBytes: e.LATCHKEY_PROVIDER_ANSWER_MAX_BYTES,
   };

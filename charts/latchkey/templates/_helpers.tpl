@@ -178,6 +178,8 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.lastFetchedIntervalSeconds | quote }}
 - name: LATCHKEY_RESYNC_SECONDS
   value: {{ .Values.config.resyncSeconds | quote }}
+- name: LATCHKEY_REFRESH_CONCURRENCY
+  value: {{ .Values.config.refreshConcurrency | quote }}
 {{- /* Read by the server alone (a stopping server keeps serving while the Service drops the pod); set in both, like every setting here. */}}
 - name: LATCHKEY_SHUTDOWN_DELAY_SECONDS
   value: {{ .Values.server.shutdownDelaySeconds | quote }}
