@@ -22,6 +22,8 @@ export interface ChangeFeedOptions {
   maxBackoffMs?: number;
   /** How long one watch request lasts before it is started again from the last version seen, seconds. */
   watchSeconds?: number;
+  /** How long a watch may bring nothing before it is started again, ms (tests make it short). */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -47,6 +49,11 @@ export class ChangeFeed {
 
   constructor(private readonly opts: ChangeFeedOptions) {
     this.watch = new Watch(opts.kc);
+    // client-node ends a watch that brought nothing for this long (30 s by default). The API server
+    // sends a bookmark about once a minute to a watch that asked for them: a quiet collection's feed
+    // must outlive that, or its version never moves and goes out of etcd's history.
+    // (A field client-node's types mark private; its Watch reads it for every request.)
+    (this.watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
     this.backoffMs = opts.minBackoffMs ?? 250;
   }
 
@@ -81,6 +88,7 @@ export class ChangeFeed {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     let failed = false;
+    let established = false;
     const fail = (err: unknown, historyLost: boolean) => {
       if (failed || this.stopped) return;
       failed = true;
@@ -112,12 +120,14 @@ export class ChangeFeed {
           for (const cb of this.changeListeners) cb(change);
         },
         (err: unknown) => {
-          if (err) return fail(err, isGone(err));
-          // The API server ended the request (its timeout): go on from the last version seen, nothing missed.
+          // A watch that was running and went quiet for too long is ended like one the API server ended
+          // (its timeout): go on from the last version seen, which replays anything missed meanwhile.
+          if (err && !(established && isTimeout(err))) return fail(err, isGone(err));
           if (!failed && !this.stopped) void this.connect();
         },
       );
       if (failed || this.stopped) return;
+      established = true;
       this.backoffMs = this.opts.minBackoffMs ?? 250;
       if (!this.fresh) {
         this.fresh = true;
@@ -147,6 +157,13 @@ export class ChangeFeed {
   private reset(): void {
     for (const cb of this.resetListeners) cb();
   }
+}
+
+/** How long a watch may bring nothing (not even a bookmark) before it is started again, ms. */
+const IDLE_TIMEOUT_MS = 150_000;
+
+function isTimeout(err: unknown): boolean {
+  return (err as { name?: string } | undefined)?.name === 'TimeoutError';
 }
 
 function isGone(err: unknown): boolean {
