@@ -16,16 +16,8 @@ import type { CoreV1Api, CustomObjectsApi, KubeConfig, V1Secret } from '@kuberne
 import { KubeJsonApi } from '../src/k8s/json-api.js';
 import type { RendezvousHash } from '../src/controller/rendezvous-hash.js';
 import { connectionObjectName } from '../src/k8s/names.js';
-import {
-  API_VERSION,
-  CONNECTIONS,
-  CREDENTIALS_KEY,
-  CREDENTIALS_SECRET_TYPE,
-  GROUP,
-  LABELS,
-  VERSION,
-  type ConnectionResource,
-} from '../src/k8s/resources.js';
+import { credentialsSecret } from '../src/k8s/store.js';
+import { API_VERSION, CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionResource } from '../src/k8s/resources.js';
 import { idleBetween, machineCpu, processCpuMs } from './support.js';
 
 export const INTEGRATION = 'keys';
@@ -85,32 +77,9 @@ export function connectionBody(t: FillTarget, i: number): ConnectionResource {
 
 /** As src/k8s/store.ts writes it (credentialsSecret), with the shard label the owner would add. */
 export function secretBody(owner: ConnectionResource): V1Secret {
-  const credentials = { type: 'API_KEY', apiKey: `bench-${randomBytes(16).toString('hex')}` };
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    type: CREDENTIALS_SECRET_TYPE,
-    metadata: {
-      name: owner.metadata.name,
-      namespace: owner.metadata.namespace,
-      labels: {
-        [LABELS.managedBy]: LABELS.managedByValue,
-        [LABELS.integration]: owner.spec.integration,
-        [LABELS.shard]: owner.metadata.labels![LABELS.shard]!,
-      },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: CONNECTIONS.kind,
-          name: owner.metadata.name,
-          uid: owner.metadata.uid!,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
-    },
-    data: { [CREDENTIALS_KEY]: Buffer.from(JSON.stringify(credentials), 'utf8').toString('base64') },
-  };
+  const secret = credentialsSecret(owner, { type: 'API_KEY', apiKey: `bench-${randomBytes(16).toString('hex')}` });
+  secret.metadata!.labels![LABELS.shard] = owner.metadata.labels![LABELS.shard]!;
+  return secret;
 }
 
 /** Writes connections `from` .. `to - 1` with `inFlight` at a time; logs every 5,000. */

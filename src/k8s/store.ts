@@ -192,8 +192,6 @@ export class KubeStore {
    * without keeping any of them.
    */
   readonly connectionChanges: ChangeFeed[];
-  /** Connections are read on demand and at most this many kept ({@link KubeStoreOptions.boundedConnections}). */
-  readonly bounded: boolean;
   /** The shard whose Connections this store caches whole (undefined: all of them). */
   readonly connectionShard: string | undefined;
   readonly environments: ResourceCache<EnvironmentResource>;
@@ -235,14 +233,14 @@ export class KubeStore {
     this.integrations = perNamespace((ns) => this.customInformer(INTEGRATIONS, ns));
     const connectionShard = (this.connectionShard = opts.connectionShard);
     const credentialSelector = `${LABELS.managedBy}=${LABELS.managedByValue}${opts.credentialShard ? `,${LABELS.shard}=${opts.credentialShard}` : ''}`;
-    this.bounded = opts.boundedConnections !== undefined;
     if (opts.boundedConnections) {
       if (connectionShard || opts.credentialShard) throw new Error('a bounded store caches no shard');
       const { maxEntries } = opts.boundedConnections;
-      this.connections = this.boundedCache<ConnectionResource>(namespaces, maxEntries, (ns) => connectionCollection(ns), undefined);
-      this.credentialSecrets = this.boundedCache<V1Secret>(namespaces, maxEntries, (ns) => secretCollection(ns), credentialSelector);
+      this.connections = this.boundedCache<ConnectionResource>(namespaces, maxEntries, connectionCollection, {});
+      this.credentialSecrets = this.boundedCache<V1Secret>(namespaces, maxEntries, secretCollection, {
+        [LABELS.managedBy]: LABELS.managedByValue,
+      });
       this.connectionIndex = undefined;
-      this.connectionChanges = [];
     } else {
       this.connections = connectionShard
         ? perNamespace(
@@ -266,9 +264,19 @@ export class KubeStore {
   }
 
   private get caches(): Array<ConnectionCache<KubernetesObject>> {
-    const caches: Array<ConnectionCache<KubernetesObject>> = [this.providers, this.integrations, this.environments];
-    caches.push(this.connections as ConnectionCache<KubernetesObject>);
-    return [...caches, this.credentialSecrets, this.referencedSecrets];
+    return [
+      this.providers,
+      this.integrations,
+      this.environments,
+      this.connections as ConnectionCache<KubernetesObject>,
+      this.credentialSecrets,
+      this.referencedSecrets,
+    ];
+  }
+
+  /** Connections are read on demand and at most so many kept ({@link KubeStoreOptions.boundedConnections}). */
+  get bounded(): boolean {
+    return this.connections instanceof BoundedCache;
   }
 
   /**
@@ -281,8 +289,6 @@ export class KubeStore {
       throw new LatchkeyError('internal', 'bounded_store', 'a bounded store keeps no informer caches of connections');
     return { connections, credentialSecrets };
   }
-
-  /** The index of every Connection's identity (not kept by a bounded store). */
 
   async start(): Promise<void> {
     // The feeds first: a scan of the identities after start() misses nothing they do not report.
@@ -799,8 +805,7 @@ export class KubeStore {
     const ns = c.metadata.namespace!;
     const created = Date.parse(c.metadata.creationTimestamp as unknown as string);
     if (now - created < olderThanMs || this.credentialSecrets.get(c.metadata.name, ns)) return false;
-    // (A bounded store's miss says nothing: the read below decides.)
-    // The cache may lag: confirm with the API server before deleting.
+    // The cache may lag (or, bounded, not hold it): confirm with the API server before deleting.
     try {
       await this.core.readNamespacedSecret({ namespace: ns, name: c.metadata.name });
       return false;
@@ -927,11 +932,12 @@ export class KubeStore {
     namespaces: string[],
     maxEntries: number,
     collection: (ns: string | undefined) => string,
-    labelSelector: string | undefined,
+    labels: Record<string, string>,
   ): BoundedCache<T> {
+    const wanted = Object.entries(labels);
+    const labelSelector = wanted.map(([k, v]) => `${k}=${v}`).join(',') || undefined;
     const feeds = (namespaces.length ? namespaces : [undefined]).map((ns) => this.changeFeed(collection(ns), labelSelector));
-    const wanted = labelSelector ? Object.fromEntries(labelSelector.split(',').map((kv) => kv.split('=') as [string, string])) : {};
-    const selects = (obj: T) => Object.entries(wanted).every(([k, v]) => obj.metadata?.labels?.[k] === v);
+    const selects = (obj: T) => wanted.every(([k, v]) => obj.metadata?.labels?.[k] === v);
     return new BoundedCache<T>({
       maxEntries,
       feeds,
@@ -1042,7 +1048,8 @@ function toIdentity(obj: ConnectionIdentity): void {
   };
 }
 
-function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {
+/** A connection's credentials Secret as the store creates it (benchmarks write the same shape). */
+export function credentialsSecret(owner: ConnectionResource, credentials: StoredCredentials): V1Secret {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
