@@ -10,10 +10,12 @@
  * step runs in a popup the frame opens from the end user's click; the callback page in that popup
  * reports back to the frame (Latchkey's own origin), which reports to the application and closes it.
  *
- * On `/connect/?session_token=…` (framed by Nango's frontend SDK, `openConnectUI`, whose `baseURL`
- * carries the token so the server knows which Environment may frame it) the same frame speaks that
- * SDK's protocol: `{type:'ready'}`, then `{type:'session_token', sessionToken}` from the parent, and
- * events in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`).
+ * On `/connect/` (framed by Nango's frontend SDK, `openConnectUI`) the same frame speaks that SDK's
+ * protocol: `{type:'ready'}`, then `{type:'session_token', sessionToken}` from the parent, and events
+ * in Nango's shapes (`connect` with `payload`, `error` with `payload`, `close`). Any origin may frame
+ * that page, so it shows nothing clickable until the server has accepted the token for the origin
+ * that sent it (and the frames above, where the browser tells): otherwise it reports an `error` to
+ * that origin and stays blank.
  */
 
 import type {
@@ -563,9 +565,13 @@ async function begin(sessionToken: string): Promise<void> {
     showError(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
     return;
   }
-  applyBranding(r.data.branding);
-  integrations = r.data.integrations;
-  if (integrations.length === 0 && r.data.unavailableCount) {
+  await showSession(r.data);
+}
+
+async function showSession(view: SessionView): Promise<void> {
+  applyBranding(view.branding);
+  integrations = view.integrations;
+  if (integrations.length === 0 && view.unavailableCount) {
     // Every integration offered cannot work yet: the operator's to fix, said plainly to the end user.
     notify({ type: 'error', error: { code: 'integrations_not_ready', message: tr('notReady') } });
     show(el('div', { class: 'card', role: 'alert' }, header(tr('notReadyTitle')), el('p', {}, tr('notReady'))));
@@ -590,44 +596,123 @@ function tokenNamespace(t: string): string | undefined {
   }
 }
 
-/** The framed page: the token from the parent (an allowed origin) only, a close button, sign-in popups. */
-function mainEmbedded(settings: EmbedSettings): void {
+function addCloseButton(): void {
   const close = el('button', { type: 'button', class: 'close-frame', 'aria-label': tr('close') }, '×');
   close.addEventListener('click', () => {
     endSignIn();
     notify({ type: 'close' });
   });
   document.body.append(close);
+}
+
+/** The framed page: the token from the parent (an allowed origin) only, a close button, sign-in popups. */
+function mainEmbedded(settings: EmbedSettings): void {
+  if (settings.protocol === 'nango') {
+    mainNango(settings);
+    return;
+  }
+  addCloseButton();
   if (window.parent === window) {
     showError('not_embedded', 'This page is shown inside the application. Open it from there.');
     return;
-  }
-  const nango = settings.protocol === 'nango';
-  // A Nango-protocol page is addressed with the session token (it chose the frame-ancestors): keep it
-  // out of the frame's history. The token itself still comes from the parent, as the SDK sends it.
-  const params = new URLSearchParams(window.location.search);
-  if (params.has('session_token')) {
-    params.delete('session_token');
-    const query = params.toString();
-    history.replaceState(null, '', `${window.location.pathname}${query ? `?${query}` : ''}`);
   }
   window.addEventListener('message', (event: MessageEvent) => {
     if (event.source !== window.parent) {
       onSignInResult(event);
       return;
     }
-    const received = tokenIn(event.data, nango);
+    const received = tokenIn(event.data, false);
     if (!settings.allowedOrigins.includes(event.origin) || received === undefined || token) return;
     peerOrigin = event.origin;
-    if (!settings.namespace || tokenNamespace(received) !== settings.namespace) {
+    if (tokenNamespace(received) !== settings.namespace) {
       showError('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
       return;
     }
     void begin(received);
   });
   // Only a parent on an allowed origin receives this (postMessage drops the others).
-  const ready = nango ? { type: 'ready' } : { source: SOURCE, type: 'ready' };
-  for (const origin of settings.allowedOrigins) window.parent.postMessage(ready, origin);
+  for (const origin of settings.allowedOrigins) window.parent.postMessage({ source: SOURCE, type: 'ready' }, origin);
+}
+
+/**
+ * The page of Nango's `openConnectUI`: framed by its application (or, opened as a window, by its
+ * opener). Any origin may frame it, so until the server has accepted the session token for the
+ * origin that sent it, the page shows nothing clickable and takes no other input; refused, it tells
+ * that origin in Nango's error shape and stays blank.
+ */
+function mainNango(settings: EmbedSettings): void {
+  const framed = window.parent !== window;
+  const peer = (framed ? window.parent : window.opener) as Window | null;
+  if (!peer) {
+    showError('not_embedded', 'This page is shown inside the application. Open it from there.');
+    return;
+  }
+  // A token in the page's address (it narrowed the frame-ancestors) stays out of the frame's history.
+  // The token itself still comes from the parent, as the SDK sends it.
+  const params = new URLSearchParams(window.location.search);
+  if (params.has('session_token')) {
+    params.delete('session_token');
+    const query = params.toString();
+    history.replaceState(null, '', `${window.location.pathname}${query ? `?${query}` : ''}`);
+  }
+  let settled = false;
+  window.addEventListener('message', (event: MessageEvent) => {
+    if (event.source !== peer) {
+      onSignInResult(event);
+      return;
+    }
+    const received = tokenIn(event.data, true);
+    if (received === undefined || settled) return;
+    // One token is checked, once: a refused page stays blank whatever else it is sent.
+    settled = true;
+    const refuse = (code: string, message: string) => {
+      token = '';
+      show();
+      peer.postMessage(nangoMessage({ type: 'error', error: { code, message } }), event.origin);
+    };
+    if (settings.allowedOrigins.length && !settings.allowedOrigins.includes(event.origin)) {
+      refuse('origin_not_allowed', "This application's origin may not show this Connect UI.");
+      return;
+    }
+    if (settings.namespace && tokenNamespace(received) !== settings.namespace) {
+      refuse('invalid_session', 'The connect session is not valid here. Ask the application for a new one.');
+      return;
+    }
+    void acceptFrom(received, event.origin, embeddersOf(event.origin, framed), refuse);
+  });
+  // Nango's UI says ready to any parent: the message carries nothing.
+  const ready = { type: 'ready' };
+  if (settings.allowedOrigins.length) for (const origin of settings.allowedOrigins) peer.postMessage(ready, origin);
+  else peer.postMessage(ready, '*');
+}
+
+/**
+ * The origins the server checks: the one that sent the token (`event.origin`, which no page can
+ * forge) and, framed, the frames above its parent where the browser lists them (Chromium, Safari).
+ */
+function embeddersOf(origin: string, framed: boolean): string[] {
+  const ancestors = framed ? Array.from(window.location.ancestorOrigins ?? []) : [];
+  return [origin, ...ancestors.slice(1)];
+}
+
+/** Asks for the session with the origins it is shown for; only an accepted answer shows anything. */
+async function acceptFrom(
+  sessionToken: string,
+  origin: string,
+  embedders: string[],
+  refuse: (code: string, message: string) => void,
+): Promise<void> {
+  token = sessionToken;
+  const query = new URLSearchParams({ lang: look.lang, theme: look.theme });
+  for (const e of embedders) query.append('embedder', e);
+  const r = await call<SessionView>('GET', `session?${query}`);
+  if (!r.ok) {
+    refuse(r.error.code ?? 'unexpected', r.error.message ?? tr('somethingWrong'));
+    return;
+  }
+  peerOrigin = origin;
+  addCloseButton();
+  await showSession(r.data);
 }
 
 /** The session token in a parent's message: Latchkey's client's `session`, or Nango's `session_token`. */

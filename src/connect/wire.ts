@@ -122,8 +122,12 @@ export type UiEvent =
 
 /** Settings of the embeddable page (`/connect/embed`), rendered into it as JSON. */
 export interface EmbedSettings {
-  /** Empty on the Nango-protocol page reached without a session token (then no origin may frame it). */
+  /** The namespace whose session tokens the page takes; empty on the Nango-protocol page when its address names none. */
   namespace: string;
+  /**
+   * The origins that may frame the page; empty on the Nango-protocol page reached without a session
+   * token (any origin may frame it, and the server checks the origin with the token it sends).
+   */
   allowedOrigins: string[];
   /** 'nango': the page speaks the protocol of Nango's frontend SDK (`openConnectUI`). */
   protocol?: 'nango';

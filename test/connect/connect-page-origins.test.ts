@@ -2,7 +2,9 @@
  * The Nango-protocol Connect UI page (`/connect/`) is public: without a session token it must not show
  * any tenant's data. It once put every Environment's `connectUI.allowedOrigins` into its
  * `frame-ancestors` header and its page; now only the origins of the Environment whose session token
- * the address carries appear, and without one no page may frame it.
+ * the address carries appear. Without one any page may frame it (Nango's SDK sends the token only by
+ * postMessage), and the session API accepts the token only for the origins its Environment allows
+ * (`embedder`), answering yes or no without naming the listed origins.
  */
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
@@ -54,11 +56,11 @@ async function page(query: string): Promise<Page> {
 const sessionOfA = () => sealSession(envA.secretKey, { namespace: nsA.name, endUser: { id: 'origins-user' }, allowedIntegrations: [] });
 
 describe('/connect/ (the Nango-protocol page) and the Environments’ allowed origins', () => {
-  it('shows no Environment’s origins without a session token, and no page may frame it', async () => {
+  it('shows no Environment’s origins without a session token; any page may frame it', async () => {
     for (const query of ['', `?apiURL=${encodeURIComponent(replica.url)}&lang=en`, `?namespace=${nsA.name}`]) {
       const p = await page(query);
       expect(p.status).toBe(200);
-      expect(p.csp).toContain("frame-ancestors 'none'");
+      expect(p.csp).toContain('frame-ancestors *');
       expect(p.everything).not.toContain(ORIGIN_A);
       expect(p.everything).not.toContain(ORIGIN_B);
     }
@@ -85,5 +87,24 @@ describe('/connect/ (the Nango-protocol page) and the Environments’ allowed or
       expect(p.everything).not.toContain(ORIGIN_A);
       expect(p.everything).not.toContain(ORIGIN_B);
     }
+  });
+
+  it('gives the session to the origins A allows only, and says no without naming them', async () => {
+    const token = sessionOfA();
+    const session = (embedders: string[]) =>
+      fetch(`${replica.url}/connect/api/session?${new URLSearchParams(embedders.map((e) => ['embedder', e]))}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+    expect((await session([ORIGIN_A])).status).toBe(200);
+    expect((await session([])).status).toBe(200);
+    for (const embedders of [[ORIGIN_B], [ORIGIN_A, ORIGIN_B], ['null'], [`${ORIGIN_A}/`]]) {
+      const res = await session(embedders);
+      expect(res.status).toBe(403);
+      const text = await res.text();
+      expect(JSON.parse(text)).toMatchObject({ error: { code: 'origin_not_allowed' } });
+      expect(text).not.toContain(ORIGIN_A);
+    }
+    const tooMany = await session(Array.from({ length: 17 }, () => ORIGIN_A));
+    expect(tooMany.status).toBe(400);
   });
 });

@@ -4,6 +4,7 @@
  * page and as the target origins of the framed page's postMessage events.
  */
 import { primaryOf } from '../../auth/environment-keys.js';
+import { LatchkeyError } from '../../domain/errors.js';
 import type { KubeStore } from '../../k8s/store.js';
 
 /**
@@ -22,6 +23,21 @@ export function frameOrigins(store: KubeStore, namespace: string): string[] {
   const environment = primaryOf(store.listEnvironments(namespace));
   const origins = environment?.spec.connectUI?.allowedOrigins ?? [];
   return [...new Set(origins.filter((o) => typeof o === 'string' && isAllowedOriginValue(o)))];
+}
+
+/**
+ * Refuses a Nango-protocol page's embedders (the origin that framed or opened it and, where the
+ * browser tells, the frames above that) unless the namespace's Environment lists each of them. The
+ * answer says yes or no about the caller's own origins, never which origins are listed.
+ */
+export function assertEmbeddersAllowed(store: KubeStore, namespace: string, embedders: readonly string[]): void {
+  const allowed = new Set(frameOrigins(store, namespace));
+  if (embedders.every((o) => allowed.has(o))) return;
+  throw new LatchkeyError(
+    'forbidden',
+    'origin_not_allowed',
+    "This application's origin may not show this Connect UI: the Environment's spec.connectUI.allowedOrigins does not list it.",
+  );
 }
 
 /** The `frame-ancestors` source list: the origins, or `'none'` when there are none. */

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import { parse, statusOf } from '../errors.js';
 import { completeCallback, startOAuthFlow, submitForm, type ConnectDeps } from '../../connect/flows.js';
-import { frameAncestors, frameOrigins } from './embedding.js';
+import { assertEmbeddersAllowed, frameAncestors, frameOrigins } from './embedding.js';
 import { connectPage, embeddedConnectPage, redirectPage, resultPage } from './pages.js';
 import { describeSessionForUi } from '../../connect/session-view.js';
 import { lookCookieHeader, lookCookieName, lookOf as lookWithCookie } from './look.js';
@@ -56,17 +56,26 @@ const EmbedQuery = z.strictObject({
   theme: z.string().max(16).optional(),
 });
 /**
- * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme: lang and theme choose the page's
- * language and theme (`lookOf`); the others are accepted, not used (the UI calls its own origin).
- * `session_token` (in the application's `baseURL`) says which Environment may frame the page.
+ * Nango's SDK adds apiURL, detectClosedAuthWindow, lang and theme (and `embedded` in its versions
+ * with `embed()`): lang and theme choose the page's language and theme (`lookOf`); the others are
+ * accepted, not used (the UI calls its own origin). `session_token` (optional, in the application's
+ * `baseURL`) narrows who may frame the page to that token's Environment's allowed origins.
  */
 const NangoQuery = z.strictObject({
   namespace: EmbedQuery.shape.namespace.optional(),
   session_token: z.string().max(8192).optional(),
   apiURL: z.string().max(2048).optional(),
   detectClosedAuthWindow: z.string().max(8).optional(),
+  embedded: z.string().max(8).optional(),
   lang: z.string().max(16).optional(),
   theme: z.string().max(16).optional(),
+});
+/**
+ * `embedder`: the origins that framed (parent first, then the frames above it where the browser
+ * tells) or opened the Nango-protocol page; given, each must be allowed by the session's Environment.
+ */
+const SessionQuery = z.looseObject({
+  embedder: z.union([z.string().max(512), z.array(z.string().max(512)).min(1).max(16)]).optional(),
 });
 
 /** Compiled browser assets, read once from dist (they sit next to this module's output). */
@@ -114,12 +123,6 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }
     res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath, lookOf(req)));
   });
-  /**
-   * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage.
-   * The application's `baseURL` carries the session token (`?session_token=`): only then may the
-   * page be framed, by that token's Environment's allowed origins. Without it the page names no
-   * tenant's origins and no page may frame it (it once listed every Environment's).
-   */
   /** An error page in the end user's language and theme. */
   function errorPage(req: Request, res: Response, status: number, code: string, message: string, providerConfigKey?: string): void {
     res
@@ -134,6 +137,13 @@ export function connectRoutes(deps: ConnectDeps): Router {
     errorPage(req, res, 400, 'invalid_request', 'This Connect UI address is not valid.');
   }
 
+  /**
+   * Nango's `openConnectUI` frames `{baseURL}/?apiURL=…&lang=…` and sends the token by postMessage
+   * once the page says `ready`. Any origin may frame the page, which names no tenant's origins: it
+   * shows nothing and takes no input until the server has accepted the token for the origins that
+   * frame it (`/connect/api/session?embedder=`). A session token in `baseURL` (`?session_token=`)
+   * narrows `frame-ancestors` to its Environment's allowed origins from the start.
+   */
   function nangoPage(req: Request, res: Response): void {
     const query = NangoQuery.safeParse(req.query);
     if (!query.success) {
@@ -156,8 +166,10 @@ export function connectRoutes(deps: ConnectDeps): Router {
     }
     const origins = namespace ? frameOrigins(deps.store, namespace) : [];
     res
-      .set(htmlHeaders(frameAncestors(origins)))
-      .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins, protocol: 'nango' }, lookOf(req)));
+      .set(htmlHeaders(namespace ? frameAncestors(origins) : '*'))
+      .send(
+        embeddedConnectPage(basePath, { namespace: namespace || (asked ?? ''), allowedOrigins: origins, protocol: 'nango' }, lookOf(req)),
+      );
   }
   // The page for an iframe: framed only by the Environment's spec.connectUI.allowedOrigins. The
   // namespace in the query is not secret (every session token carries it); the token comes by postMessage.
@@ -219,6 +231,8 @@ export function connectRoutes(deps: ConnectDeps): Router {
     '/connect/api/session',
     wrap((req, res) => {
       const session = sessionOf(deps, req);
+      const embedders = [parse(SessionQuery, req.query, 'query').embedder ?? []].flat();
+      if (embedders.length) assertEmbeddersAllowed(deps.store, session.namespace, embedders);
       res.set('cache-control', 'no-store').json({ data: describeSessionForUi(deps, session, lookOf(req).lang) });
     }),
   );
