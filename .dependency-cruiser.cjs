@@ -22,6 +22,8 @@ const LAYERS = {
   integrations: ['domain', 'platform', 'context', 'k8s', 'catalog', 'modes'],
   connect: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
   proxy: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'egress'],
+  // Stored-format migrations shipped in the image (`latchkey migrate`): pure plans, written through src/k8s.
+  migrations: ['domain', 'oplog', 'k8s'],
   controller: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],
   http: [
     'domain',

@@ -5,14 +5,16 @@
  * answer's `api_domain`); an accounts server of `accounts.zoho.evil.example` would put the token request
  * (the code, the client secret, every refresh token) there: it must be refused before any URL is built,
  * whether it comes on the callback or from an import. Connections stored with the old typed
- * `domainExtension` keep working after the one-off migration (dev/migrations/zoho-data-centre.ts).
+ * `domainExtension` keep working after the one-off migration (`latchkey migrate zoho-data-centre`, src/migrations/zoho-data-centre.ts).
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { eventually, createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { migrateZohoConnections, zohoDataCentreConfig } from '../../dev/migrations/zoho-data-centre.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../src/catalog/connection-config.js';
+import { ConnectionRewrites } from '../../src/k8s/connection-rewrites.js';
 import { GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
+import { runMigration } from '../../src/migrations/run-migration.js';
+import { zohoDataCentre, zohoDataCentreConfig } from '../../src/migrations/zoho-data-centre.js';
 import { readCatalog } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
@@ -194,14 +196,14 @@ describe("zoho-crm's data centre", () => {
     const before = await latchkey.call('GET', '/connections/c-old?provider_config_key=zoho&force_refresh=true', { key: env.secretKey });
     expect(before.status).not.toBe(200);
 
-    expect(await migrateZohoConnections(kc, { providers: [PROVIDER], dryRun: true })).toEqual({
-      migrated: [`${ns.name}/${name}`],
-      unknown: [],
-    });
+    const connections = new ConnectionRewrites(kc);
+    const migrate = (dryRun: boolean) =>
+      runMigration(zohoDataCentre, { connections, oplog: latchkey.ctx.oplog }, { dryRun, namespaces: [ns.name], args: [PROVIDER] });
+    expect(await migrate(true)).toEqual({ migration: 'zoho-data-centre', dryRun: true, changed: [`${ns.name}/${name}`], attention: [] });
     expect((await custom.getNamespacedCustomObject({ ...ref, name })) as ConnectionResource).toMatchObject({
       spec: { connectionConfig: { domainExtension: 'eu' } },
     });
-    expect(await migrateZohoConnections(kc, { providers: [PROVIDER] })).toEqual({ migrated: [`${ns.name}/${name}`], unknown: [] });
+    expect(await migrate(false)).toEqual({ migration: 'zoho-data-centre', dryRun: false, changed: [`${ns.name}/${name}`], attention: [] });
     const migrated = await eventually(() => {
       const c = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old');
       return c?.resource.spec.connectionConfig?.accountsServer ? c : undefined;
@@ -210,8 +212,29 @@ describe("zoho-crm's data centre", () => {
     expect(checkConnectionConfig(zoho, migrated.resource.spec.connectionConfig, {})).toEqual(EU);
     expect(fillProviderUrl(zoho, zoho.tokenUrl!, EU)).toBe('https://accounts.zoho.eu/oauth/v2/token');
     expect(fillProviderUrl(zoho, zoho.proxy!.baseUrl!, EU)).toBe('https://www.zohoapis.eu');
+    // The change is in the connection's operation log.
+    const logs = await latchkey.call('GET', '/logs?connection_id=c-old&operation=migration', { key: env.secretKey });
+    expect(logs.status).toBe(200);
+    expect(logs.body).toMatchObject({
+      logs: [{ operation: 'migration', step: 'zoho-data-centre', outcome: 'success', connection_id: 'c-old', integration: 'zoho' }],
+    });
     // Run again: nothing left to do.
-    expect(await migrateZohoConnections(kc, { providers: [PROVIDER] })).toEqual({ migrated: [], unknown: [] });
+    expect(await migrate(false)).toEqual({ migration: 'zoho-data-centre', dryRun: false, changed: [], attention: [] });
+
+    // An extension the table does not know is left as it is and listed.
+    const again = (await custom.getNamespacedCustomObject({ ...ref, name })) as ConnectionResource;
+    await custom.replaceNamespacedCustomObject({
+      ...ref,
+      name,
+      body: { ...again, spec: { ...again.spec, connectionConfig: { domainExtension: 'mars' } } },
+    });
+    expect(await migrate(false)).toEqual({
+      migration: 'zoho-data-centre',
+      dryRun: false,
+      changed: [],
+      attention: [{ connection: `${ns.name}/${name}`, reason: 'unknown Zoho domain extension "mars": reconnect it' }],
+    });
+    await connections.close();
   });
 
   it("maps every extension the old form offered to a data centre the Provider's rules accept", () => {

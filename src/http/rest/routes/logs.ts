@@ -40,7 +40,7 @@ export function logRoutes(deps: Pick<AppContext, 'oplog'>): RouteSpec[] {
       tag: 'Logs',
       summary: 'Search the operation log',
       description:
-        'Authorization attempts, refreshes, imports, deletions, webhook deliveries and proxy failures of this environment, newest first. Retention is per connection (at least the last 50 entries or 7 days by default) and a bounded ring for attempts without a connection.',
+        'Authorization attempts, refreshes, imports, deletions, webhook deliveries, proxy failures and stored-format migrations of this environment, newest first. Retention is per connection (at least the last 50 entries or 7 days by default) and a bounded ring for attempts without a connection.',
       query: ListLogsQuery,
       responses: { 200: { description: 'One page of entries', schema: LogList } },
       errors: [400, 401, 503],
