@@ -17,7 +17,7 @@ const LAYERS = {
   auth: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'egress'],
   // One module per auth mode and their registry: what each mode decides (src/k8s for types only, below).
   modes: ['domain', 'oplog', 'k8s', 'catalog', 'auth', 'egress'],
-  webhooks: ['domain', 'platform', 'context', 'oplog', 'k8s', 'auth', 'egress'],
+  webhooks: ['domain', 'platform', 'context', 'oplog', 'k8s', 'egress'],
   connections: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'egress'],
   integrations: ['domain', 'platform', 'context', 'k8s', 'catalog', 'modes'],
   connect: ['domain', 'platform', 'context', 'oplog', 'k8s', 'catalog', 'auth', 'modes', 'webhooks', 'connections', 'egress'],

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
+import { primaryOf } from '../k8s/primary-environment.js';
 import { secretKeyWeakness } from './secret-key-strength.js';
 
 export interface ResolvedEnvironment {
@@ -80,14 +81,6 @@ export class EnvironmentKeys {
     this.index = index;
     return index;
   }
-}
-
-export function primaryOf(envs: EnvironmentResource[]): EnvironmentResource | undefined {
-  return [...envs].sort(
-    (a, b) =>
-      String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)) ||
-      a.metadata.name.localeCompare(b.metadata.name),
-  )[0];
 }
 
 /** One-shot: a `createHash` object per request cost several times the digest itself on the fetch path. */

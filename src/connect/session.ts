@@ -1,4 +1,4 @@
-import { primaryOf } from '../auth/environment-keys.js';
+import { primaryOf } from '../k8s/primary-environment.js';
 import { openSessionToken, sessionTokenNamespace, type SessionClaims } from '../auth/session-tokens.js';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';

@@ -10,6 +10,7 @@ import { lastRefreshOf, type RefreshRecord } from '../domain/refresh-floor.js';
 import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
+import { ConnectionNotFoundError } from '../auth/refresh/errors.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
@@ -269,7 +270,7 @@ export class RefreshScheduler {
     } catch (err) {
       this.refreshing.delete(key);
       end();
-      if ((err as { name?: unknown })?.name === 'ConnectionNotFoundError') {
+      if (err instanceof ConnectionNotFoundError) {
         this.forget(key);
         return;
       }

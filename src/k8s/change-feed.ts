@@ -1,5 +1,6 @@
 import { Watch, type KubeConfig } from './kubernetes-client.js';
 import type { Logger } from '../platform/log.js';
+import { backoffDelay } from '../domain/backoff.js';
 
 /** One change the API server reported: which object, its new version, and whether it is gone. */
 export interface Change {
@@ -39,7 +40,8 @@ export class ChangeFeed {
   private stopped = true;
   private fresh = false;
   private current: AbortController | undefined;
-  private backoffMs: number;
+  /** Interruptions since the last watch that was established: the backoff's attempt. */
+  private failuresInARow = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly changeListeners: Array<(c: Change) => void> = [];
   private readonly resetListeners: Array<() => void> = [];
@@ -54,7 +56,6 @@ export class ChangeFeed {
     // must outlive that, or its version never moves and goes out of etcd's history.
     // (A field client-node's types mark private; its Watch reads it for every request.)
     (this.watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS;
-    this.backoffMs = opts.minBackoffMs ?? 250;
   }
 
   get isFresh(): boolean {
@@ -128,7 +129,7 @@ export class ChangeFeed {
       );
       if (failed || this.stopped) return;
       established = true;
-      this.backoffMs = this.opts.minBackoffMs ?? 250;
+      this.failuresInARow = 0;
       if (!this.fresh) {
         this.fresh = true;
         for (const resolve of this.freshWaiters.splice(0)) resolve();
@@ -145,8 +146,7 @@ export class ChangeFeed {
     // version is gone: then start over from the current one (connect() says reset: everything known
     // is suspect). Until it resumes, isFresh is false: readers trust nothing they kept.
     if (historyLost) this.version = undefined;
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.opts.maxBackoffMs ?? 30_000);
+    const delay = backoffDelay({ baseMs: this.opts.minBackoffMs ?? 250, maxMs: this.opts.maxBackoffMs ?? 30_000 }, ++this.failuresInARow);
     this.opts.logger.warn({ path: this.opts.path, err: summary(err), retryInMs: delay }, 'change feed interrupted; restarting');
     clearTimeout(this.retryTimer);
     // Not unref'd: a process waiting for its first watch (start()) has nothing else keeping it alive

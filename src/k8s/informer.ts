@@ -8,6 +8,7 @@ import {
 } from './kubernetes-client.js';
 import type { Logger } from '../platform/log.js';
 import { internStrings, type StringPool } from './string-pool.js';
+import { backoffDelay } from '../domain/backoff.js';
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   kc: KubeConfig;
@@ -44,7 +45,8 @@ export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
   private readonly minBackoffMs: number;
   private readonly maxBackoffMs: number;
-  private backoffMs: number;
+  /** Failed list-watches since the last one that started: the backoff's attempt. */
+  private failuresInARow = 0;
   private stopped = true;
   private restartTimer: NodeJS.Timeout | undefined;
   private syncedOnce = false;
@@ -85,7 +87,6 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.informer.on('update', slimWatched);
     this.minBackoffMs = opts.minBackoffMs ?? 250;
     this.maxBackoffMs = opts.maxBackoffMs ?? 30_000;
-    this.backoffMs = this.minBackoffMs;
     // Not 'connect': client-node emits it before listing and watching, so it says nothing about success.
     this.informer.on('error', (err) => this.onError(err));
   }
@@ -150,7 +151,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     if (!this.fresh && this.syncedOnce) this.opts.logger.info({ path: this.opts.path, restarts: this.restarts }, 'watch resumed');
     this.fresh = true;
     this.syncedOnce = true;
-    this.backoffMs = this.minBackoffMs;
+    this.failuresInARow = 0;
     for (const resolve of this.syncWaiters.splice(0)) resolve();
   }
 
@@ -158,8 +159,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.errorsSeen += 1;
     this.fresh = false;
     if (this.stopped) return;
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, this.maxBackoffMs);
+    const delay = backoffDelay({ baseMs: this.minBackoffMs, maxMs: this.maxBackoffMs }, ++this.failuresInARow);
     this.opts.logger.warn({ path: this.opts.path, err: errorSummary(err), retryInMs: delay }, 'watch failed; restarting');
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../context/app-context.js';
-import { primaryOf } from '../auth/environment-keys.js';
+import { primaryOf } from '../k8s/primary-environment.js';
 import type { ConnectionResource, EnvironmentResource } from '../k8s/resources.js';
 import { WebhookOutbox } from '../k8s/webhook-outbox.js';
+import { backoffDelay } from '../domain/backoff.js';
 
 export type AuthOperation = 'creation' | 'override' | 'refresh';
 
@@ -107,7 +108,7 @@ export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): P
   const retry = deps.enqueueRetry ?? { attempts: 8, baseMs: 500, maxMs: 30_000 };
   const settled = (async (): Promise<EnqueueResult | 'failed'> => {
     for (let n = 1; n <= retry.attempts; n++) {
-      await new Promise((r) => setTimeout(r, Math.min(retry.maxMs, retry.baseMs * 2 ** (n - 1))).unref?.());
+      await new Promise((r) => setTimeout(r, backoffDelay(retry, n)).unref?.());
       try {
         return await attempt();
       } catch (err) {

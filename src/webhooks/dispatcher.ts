@@ -1,7 +1,7 @@
 import { connectionObjectName } from '../k8s/names.js';
 import type { OperationLog } from '../oplog/operation-log.js';
 import type { Registry } from 'prom-client';
-import { primaryOf } from '../auth/environment-keys.js';
+import { primaryOf } from '../k8s/primary-environment.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';

@@ -6,7 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { AppContext } from '../context/app-context.js';
-import { primaryOf } from '../auth/environment-keys.js';
+import { primaryOf } from '../k8s/primary-environment.js';
 import { TokenBuckets } from '../domain/token-bucket.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 import { HandshakeWindows, handshakeSecrets } from '../k8s/handshake-windows.js';

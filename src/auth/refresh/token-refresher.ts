@@ -24,6 +24,7 @@ import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
 import type { RefreshStrategy } from './strategies.js';
 import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
+import { backoffDelay } from '../../domain/backoff.js';
 
 // The refresher's parts live in their own modules; importers of this one keep finding them here.
 export * from './errors.js';
@@ -43,13 +44,15 @@ interface KeptCredentials {
   reason: RefreshReason;
   /** The refresh Lease they were kept under: they are written only while nobody else has held it since. */
   held: HeldRefreshLock;
-  /** When the refresher tries to write them again on its own (ms from being kept). */
-  retryInMs: number;
+  /** Times they were kept in a row: the backoff's attempt before the refresher writes them again on its own. */
+  tries: number;
 }
 
 /** The first and the longest wait before kept credentials are written again (well within the refresh Lease's TTL, which each attempt renews). */
-const KEPT_RETRY_FIRST_MS = 2_000;
-const KEPT_RETRY_MAX_MS = 8_000;
+/** Kept credentials written again after 2, 4, then 8 s (and every 8 s after). */
+const KEPT_RETRY_BACKOFF = { baseMs: 2_000, maxMs: 8_000 };
+/** A failed credentials write retried after 200 ms, 400 ms, … up to 2 s, with the Lease held. */
+const WRITE_RETRY_BACKOFF = { baseMs: 200, maxMs: 2_000 };
 
 export interface EnsureFreshOptions {
   /** Refresh even if the token is not about to expire. */
@@ -442,7 +445,7 @@ export class TokenRefresher {
             next,
             reason,
             held,
-            retryInMs: before?.next === next ? Math.min(before.retryInMs * 2, KEPT_RETRY_MAX_MS) : KEPT_RETRY_FIRST_MS,
+            tries: before?.next === next ? before.tries + 1 : 1,
           };
           this.unsaved.set(key, kept);
           this.writeKeptLater(key, kept);
@@ -457,7 +460,7 @@ export class TokenRefresher {
           });
         }
         this.logger.warn({ namespace, connection: name, attempt, err: apiMessage(err) }, 'writing refreshed credentials failed; retrying');
-        await sleep(Math.min(2000, 100 * 2 ** attempt));
+        await sleep(backoffDelay(WRITE_RETRY_BACKOFF, attempt));
       }
     }
     this.unsaved.delete(key);
@@ -497,7 +500,7 @@ export class TokenRefresher {
   }
 
   private writeKeptLater(key: string, kept: KeptCredentials): void {
-    setTimeout(() => void this.writeKept(key, kept), kept.retryInMs).unref();
+    setTimeout(() => void this.writeKept(key, kept), backoffDelay(KEPT_RETRY_BACKOFF, kept.tries)).unref();
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Clock } from '../../domain/clock.js';
 import type { EgressGuard } from '../../egress/guard.js';
-import { primaryOf, type EnvironmentKeys } from '../../auth/environment-keys.js';
+import type { EnvironmentKeys } from '../../auth/environment-keys.js';
+import { primaryOf } from '../../k8s/primary-environment.js';
 import { secretKeyWeakness } from '../../auth/secret-key-strength.js';
 import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';

@@ -3,7 +3,7 @@
  * `spec.connectUI.allowedOrigins`), as the Content-Security-Policy `frame-ancestors` of the framed
  * page and as the target origins of the framed page's postMessage events.
  */
-import { primaryOf } from '../../auth/environment-keys.js';
+import { primaryOf } from '../../k8s/primary-environment.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { KubeStore } from '../../k8s/store.js';
 
