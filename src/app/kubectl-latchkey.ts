@@ -4,8 +4,8 @@
  * person running it, with their kubeconfig and RBAC; docs/kubectl-plugin.md.
  */
 import { parseArgs, USAGE } from '../kubectl/args.js';
-import { PluginError, runCommand } from '../kubectl/commands.js';
-import { KubeRequestError, PluginClient } from '../k8s/plugin-client.js';
+import { runCommand } from '../kubectl/commands.js';
+import { PluginClient } from '../k8s/plugin-client.js';
 
 async function main(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv, process.env);
@@ -33,8 +33,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    const known = err instanceof PluginError || err instanceof KubeRequestError;
-    process.stderr.write(`kubectl latchkey: ${known || err instanceof Error ? (err as Error).message : String(err)}\n`);
+    // LatchkeyErrors (refusals, the API server's own words) and every other error alike: the message.
+    process.stderr.write(`kubectl latchkey: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 1;
   },
 );

@@ -18,7 +18,10 @@ export interface RefreshRequestsOptions {
   /** Whether the credentials can be renewed at all. */
   isRefreshable: (credentials: StoredCredentials) => boolean;
   events: {
-    record(connection: ConnectionResource, input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string }): Promise<string>;
+    record(
+      connection: ConnectionResource,
+      input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string },
+    ): Promise<string>;
   };
   clock: Clock;
   logger: Logger;
@@ -110,7 +113,12 @@ export class RefreshRequests {
         return mine?.requestedAt === requestedAt ? withRecord(current, record) : undefined;
       });
       if (record.outcome === 'NotRenewable')
-        await this.opts.events.record(written, { type: 'Warning', reason: 'RefreshRequestNotRenewable', message: record.message!, action: 'Refresh' });
+        await this.opts.events.record(written, {
+          type: 'Warning',
+          reason: 'RefreshRequestNotRenewable',
+          message: record.message!,
+          action: 'Refresh',
+        });
       else if (record.outcome === 'Refreshed')
         await this.opts.events.record(written, { type: 'Normal', reason: 'RefreshRequested', message: record.message!, action: 'Refresh' });
     } catch (err) {
@@ -152,6 +160,9 @@ function pending(resource: ConnectionResource): boolean {
 function withRecord(resource: ConnectionResource, record: RefreshRequestRecord): ConnectionResource {
   return {
     ...resource,
-    metadata: { ...resource.metadata, annotations: { ...resource.metadata.annotations, [ANNOTATIONS.refreshRequest]: JSON.stringify(record) } },
+    metadata: {
+      ...resource.metadata,
+      annotations: { ...resource.metadata.annotations, [ANNOTATIONS.refreshRequest]: JSON.stringify(record) },
+    },
   };
 }

@@ -36,7 +36,12 @@ export function parseRefreshRequestRecord(text: string | undefined): RefreshRequ
   try {
     const r = JSON.parse(text) as Partial<RefreshRequestRecord>;
     if (typeof r.requestedAt !== 'string' || !REFRESH_REQUEST_OUTCOMES.includes(r.outcome as RefreshRequestOutcome)) return undefined;
-    return { requestedAt: r.requestedAt, outcome: r.outcome!, at: String(r.at ?? ''), ...(r.message ? { message: String(r.message) } : {}) };
+    return {
+      requestedAt: r.requestedAt,
+      outcome: r.outcome!,
+      at: String(r.at ?? ''),
+      ...(r.message ? { message: String(r.message) } : {}),
+    };
   } catch {
     return undefined;
   }

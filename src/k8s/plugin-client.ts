@@ -7,6 +7,7 @@ import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type Kube
 import { loadKubeConfig, makeBoundedApiClient } from './client.js';
 import { apiMessage, isNotFound, statusOf } from './errors.js';
 import { ANNOTATIONS, CONNECTIONS, GROUP, VERSION, type ConnectionResource } from './resources.js';
+import { LatchkeyError, type ErrorKind } from '../domain/errors.js';
 import { ENVIRONMENT_PREFIX, type OplogEntry } from '../oplog/entry.js';
 import { oplogObjectName, parseOplogEntries } from './oplog-store.js';
 
@@ -18,17 +19,6 @@ export interface CredentialBindingObject {
   metadata: { name?: string; namespace?: string; creationTimestamp?: string | Date };
   spec?: Record<string, unknown>;
   status?: { conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } & Record<string, unknown>;
-}
-
-/** A refusal or failure of the API server, with its own message (a 403 says which verb on which resource was denied). */
-export class KubeRequestError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-  ) {
-    super(message);
-    this.name = 'KubeRequestError';
-  }
 }
 
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -46,7 +36,10 @@ export class PluginClient {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
 
-  constructor(private readonly kc: KubeConfig, namespace: string) {
+  constructor(
+    private readonly kc: KubeConfig,
+    namespace: string,
+  ) {
     this.namespace = namespace;
     this.custom = makeBoundedApiClient(kc, CustomObjectsApi);
     this.core = makeBoundedApiClient(kc, CoreV1Api);
@@ -56,10 +49,12 @@ export class PluginClient {
   static load(target: PluginTarget): PluginClient {
     const kc = loadKubeConfig(target.kubeconfig);
     if (target.context) {
-      if (!kc.getContextObject(target.context)) throw new KubeRequestError(`context "${target.context}" does not exist in the kubeconfig`, undefined);
+      if (!kc.getContextObject(target.context))
+        throw new LatchkeyError('invalid_input', 'unknown_context', `context "${target.context}" does not exist in the kubeconfig`);
       kc.setCurrentContext(target.context);
     }
-    if (!kc.getCurrentCluster()?.server) throw new KubeRequestError('the kubeconfig names no cluster (is KUBECONFIG set?)', undefined);
+    if (!kc.getCurrentCluster()?.server)
+      throw new LatchkeyError('invalid_input', 'no_cluster', 'the kubeconfig names no cluster (is KUBECONFIG set?)');
     const fromContext = kc.getContextObject(kc.getCurrentContext())?.namespace;
     return new PluginClient(kc, target.namespace || fromContext || 'default');
   }
@@ -79,7 +74,13 @@ export class PluginClient {
 
   async getConnection(namespace: string, name: string): Promise<ConnectionResource | undefined> {
     try {
-      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: CONNECTIONS.plural, name })) as ConnectionResource;
+      return (await this.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: CONNECTIONS.plural,
+        name,
+      })) as ConnectionResource;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw asRequestError(err);
@@ -116,7 +117,10 @@ export class PluginClient {
    */
   async connectionLog(connection: ConnectionResource): Promise<OplogEntry[]> {
     const namespace = connection.metadata.namespace!;
-    const [own, ring] = await Promise.all([this.logObject(namespace, connection.metadata.name), this.logObject(namespace, ENVIRONMENT_PREFIX)]);
+    const [own, ring] = await Promise.all([
+      this.logObject(namespace, connection.metadata.name),
+      this.logObject(namespace, ENVIRONMENT_PREFIX),
+    ]);
     const { integration, connectionId } = connection.spec;
     const entries = [...own, ...ring.filter((e) => e.integration === integration && e.connectionId === connectionId)];
     return entries.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.id.localeCompare(b.id)));
@@ -125,9 +129,9 @@ export class PluginClient {
   /** CredentialBindings of the namespace (undefined: every namespace), or `installed: false` when the API server does not know the kind. */
   async listBindings(namespace: string | undefined): Promise<{ installed: true; items: CredentialBindingObject[] } | { installed: false }> {
     try {
-      return { installed: true, items: await this.list<CredentialBindingObject>(CREDENTIAL_BINDINGS.plural, namespace, true) };
+      return { installed: true, items: await this.list<CredentialBindingObject>(CREDENTIAL_BINDINGS.plural, namespace) };
     } catch (err) {
-      if (err instanceof KubeRequestError && err.status === 404) return { installed: false };
+      if (err instanceof LatchkeyError && err.kind === 'not_found') return { installed: false };
       throw err;
     }
   }
@@ -142,7 +146,7 @@ export class PluginClient {
     }
   }
 
-  private async list<T>(plural: string, namespace: string | undefined, notFoundAsIs = false): Promise<T[]> {
+  private async list<T>(plural: string, namespace: string | undefined): Promise<T[]> {
     const out: T[] = [];
     let cont: string | undefined;
     try {
@@ -150,19 +154,35 @@ export class PluginClient {
         const page = (
           namespace === undefined
             ? await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural, limit: 500, _continue: cont })
-            : await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, limit: 500, _continue: cont })
+            : await this.custom.listNamespacedCustomObject({
+                group: GROUP,
+                version: VERSION,
+                namespace,
+                plural,
+                limit: 500,
+                _continue: cont,
+              })
         ) as { items: T[]; metadata?: { continue?: string } };
         out.push(...page.items);
         cont = page.metadata?.continue || undefined;
       } while (cont);
     } catch (err) {
-      if (notFoundAsIs && isNotFound(err)) throw new KubeRequestError(apiMessage(err), 404);
       throw asRequestError(err);
     }
     return out;
   }
 }
 
-function asRequestError(err: unknown): KubeRequestError {
-  return new KubeRequestError(apiMessage(err), statusOf(err));
+const KIND_OF_STATUS: Record<number, ErrorKind> = {
+  400: 'invalid_input',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+};
+
+/** A refusal or failure of the API server, with its own message (a 403 says which verb on which resource was denied). */
+function asRequestError(err: unknown): LatchkeyError {
+  const status = statusOf(err);
+  return new LatchkeyError(KIND_OF_STATUS[status ?? 0] ?? 'unavailable', `kubernetes_${status ?? 'unreachable'}`, apiMessage(err));
 }

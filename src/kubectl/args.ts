@@ -129,7 +129,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   }
   const [command, ...operands] = positional;
   if (!command) return { ok: true, help: USAGE };
-  if (!(COMMANDS as readonly string[]).includes(command)) return { ok: false, error: `unknown command "${command}" (one of: ${COMMANDS.join(', ')})` };
+  if (!(COMMANDS as readonly string[]).includes(command))
+    return { ok: false, error: `unknown command "${command}" (one of: ${COMMANDS.join(', ')})` };
   const cmd = command as Command;
   const operand = OPERAND[cmd];
   if (operand && operands.length !== 1) return { ok: false, error: `${cmd} takes one ${operand}: kubectl latchkey ${cmd} <${operand}>` };
@@ -140,7 +141,8 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   const timeoutMs = values.timeout === undefined ? 60_000 : parseDuration(values.timeout);
   if (timeoutMs === undefined) return { ok: false, error: `--timeout: not a duration: "${values.timeout}" (e.g. 30s, 2m)` };
   const expiringWithinMs = values.expiringWithin === undefined ? 86_400_000 : parseDuration(values.expiringWithin);
-  if (expiringWithinMs === undefined) return { ok: false, error: `--expiring-within: not a duration: "${values.expiringWithin}" (e.g. 1h, 7d)` };
+  if (expiringWithinMs === undefined)
+    return { ok: false, error: `--expiring-within: not a duration: "${values.expiringWithin}" (e.g. 1h, 7d)` };
   if (allNamespaces && cmd !== 'status' && cmd !== 'bindings') return { ok: false, error: `${cmd} works in one namespace: use -n, not -A` };
   if (allNamespaces && values.namespace) return { ok: false, error: 'use either -n or -A' };
   const server = values.server ?? env.LATCHKEY_SERVER;

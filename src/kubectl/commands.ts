@@ -3,6 +3,7 @@
  * where to write. Nothing here holds or asks for an Environment's secret key.
  */
 import type { PluginClient } from '../k8s/plugin-client.js';
+import { LatchkeyError } from '../domain/errors.js';
 import { ANNOTATIONS } from '../k8s/resources.js';
 import { parseRefreshRequestRecord, type RefreshRequestRecord } from '../domain/refresh-request.js';
 import type { PluginArgs } from './args.js';
@@ -17,12 +18,13 @@ export interface PluginIo {
   fetch: typeof fetch;
 }
 
-type Client = Pick<PluginClient, 'namespace' | 'listConnections' | 'getConnection' | 'requestRefresh' | 'connectionLog' | 'listBindings' | 'bearerToken'>;
+type Client = Pick<
+  PluginClient,
+  'namespace' | 'listConnections' | 'getConnection' | 'requestRefresh' | 'connectionLog' | 'listBindings' | 'bearerToken'
+>;
 
 /** A refusal the person can act on: printed as it is, exit code 1. */
-export class PluginError extends Error {
-  override name = 'PluginError';
-}
+const refusal = (message: string) => new LatchkeyError('invalid_input', 'kubectl_latchkey', message);
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
@@ -56,7 +58,7 @@ async function status(args: PluginArgs, client: Client, io: PluginIo): Promise<n
 async function connectionNamed(client: Client, name: string) {
   const connection = await client.getConnection(client.namespace, name);
   if (!connection)
-    throw new PluginError(
+    throw refusal(
       `connection "${name}" not found in namespace "${client.namespace}" (the Connection's object name, as \`kubectl get connections\` shows it)`,
     );
   return connection;
@@ -71,14 +73,18 @@ async function refresh(args: PluginArgs, client: Client, io: PluginIo): Promise<
   const requestedAt = new Date(io.now()).toISOString();
   await client.requestRefresh(client.namespace, name, requestedAt);
   if (!args.wait) {
-    io.out(args.output === 'json' ? json({ connection: name, namespace: client.namespace, requestedAt }) : `connection/${name} refresh requested at ${requestedAt}\n`);
+    io.out(
+      args.output === 'json'
+        ? json({ connection: name, namespace: client.namespace, requestedAt })
+        : `connection/${name} refresh requested at ${requestedAt}\n`,
+    );
     return 0;
   }
   const deadline = io.now() + args.timeoutMs;
   let record: RefreshRequestRecord | undefined;
   for (;;) {
     const current = await client.getConnection(client.namespace, name);
-    if (!current) throw new PluginError(`connection "${name}" was deleted while its refresh was requested`);
+    if (!current) throw refusal(`connection "${name}" was deleted while its refresh was requested`);
     const r = parseRefreshRequestRecord(current.metadata.annotations?.[ANNOTATIONS.refreshRequest]);
     if (r?.requestedAt === requestedAt && r.outcome !== 'InProgress') {
       record = r;
@@ -104,7 +110,9 @@ async function refresh(args: PluginArgs, client: Client, io: PluginIo): Promise<
 async function logs(args: PluginArgs, client: Client, io: PluginIo): Promise<number> {
   const connection = await connectionNamed(client, args.target!);
   const entries = await client.connectionLog(connection);
-  io.out(args.output === 'json' ? json({ connection: connection.metadata.name, namespace: client.namespace, entries }) : renderLog(entries));
+  io.out(
+    args.output === 'json' ? json({ connection: connection.metadata.name, namespace: client.namespace, entries }) : renderLog(entries),
+  );
   return 0;
 }
 
@@ -115,7 +123,11 @@ async function bindings(args: PluginArgs, client: Client, io: PluginIo): Promise
     io.err(`kubectl latchkey: ${BINDINGS_NOT_INSTALLED}\n`);
     return 1;
   }
-  io.out(args.output === 'json' ? json({ namespace: namespace ?? null, items: found.items }) : renderBindings(found.items, io.now(), args.allNamespaces));
+  io.out(
+    args.output === 'json'
+      ? json({ namespace: namespace ?? null, items: found.items })
+      : renderBindings(found.items, io.now(), args.allNamespaces),
+  );
   return 0;
 }
 
@@ -127,7 +139,7 @@ async function bindings(args: PluginArgs, client: Client, io: PluginIo): Promise
 async function connectLink(args: PluginArgs, client: Client, io: PluginIo): Promise<number> {
   const token = await client.bearerToken();
   if (!token)
-    throw new PluginError(
+    throw refusal(
       "the kubeconfig's user presents no bearer token (a client certificate cannot be shown to Latchkey's server): " +
         'use a context that signs in with a token (OIDC, or a ServiceAccount token from `kubectl create token`)',
     );
@@ -148,20 +160,23 @@ async function connectLink(args: PluginArgs, client: Client, io: PluginIo): Prom
       signal: AbortSignal.timeout(args.timeoutMs),
     });
   } catch (err) {
-    throw new PluginError(`could not reach the Latchkey server at ${args.server}: ${err instanceof Error ? err.message : String(err)}`);
+    throw refusal(`could not reach the Latchkey server at ${args.server}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const answer = (await res.json().catch(() => undefined)) as
-    | { data?: { connect_link?: unknown; expires_at?: unknown }; error?: { code?: unknown; message?: unknown } }
-    | undefined;
+    { data?: { connect_link?: unknown; expires_at?: unknown }; error?: { code?: unknown; message?: unknown } } | undefined;
   if (!res.ok) {
     const e = answer?.error;
     const detail = e ? `${String(e.code)}: ${String(e.message)}` : `HTTP ${res.status}`;
-    throw new PluginError(`the Latchkey server refused the Connect session (HTTP ${res.status}, ${detail})`);
+    throw refusal(`the Latchkey server refused the Connect session (HTTP ${res.status}, ${detail})`);
   }
   const link = answer?.data?.connect_link;
-  if (typeof link !== 'string') throw new PluginError('the Latchkey server answered without a connect_link');
+  if (typeof link !== 'string') throw refusal('the Latchkey server answered without a connect_link');
   const expiresAt = typeof answer?.data?.expires_at === 'string' ? answer.data.expires_at : undefined;
-  io.out(args.output === 'json' ? json({ integration: args.target, endUser: args.endUser, connect_link: link, expires_at: expiresAt }) : `${link}\n`);
+  io.out(
+    args.output === 'json'
+      ? json({ integration: args.target, endUser: args.endUser, connect_link: link, expires_at: expiresAt })
+      : `${link}\n`,
+  );
   return 0;
 }
 

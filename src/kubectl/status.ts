@@ -65,7 +65,16 @@ export function statusReport(connections: readonly ConnectionResource[], now: nu
         reason: ready.reason,
         message: ready.message ?? '',
         ...(ready.lastTransitionTime ? { since: String(ready.lastTransitionTime) } : {}),
-        ...(last ? { lastError: { type: last.type, logId: last.logId, ...(last.message ? { message: last.message } : {}), ...(last.occurredAt ? { occurredAt: last.occurredAt } : {}) } } : {}),
+        ...(last
+          ? {
+              lastError: {
+                type: last.type,
+                logId: last.logId,
+                ...(last.message ? { message: last.message } : {}),
+                ...(last.occurredAt ? { occurredAt: last.occurredAt } : {}),
+              },
+            }
+          : {}),
       });
     }
   }
@@ -81,12 +90,22 @@ export function renderStatus(report: StatusReport, opts: { now: number; allNames
   const total = Object.values(report.byState).reduce((a, b) => a + b, 0);
   if (total === 0) return 'No connections found.\n';
   const states = Object.entries(report.byState).sort(([a], [b]) => (a === 'Ready' ? -1 : b === 'Ready' ? 1 : a.localeCompare(b)));
-  let out = table(['state', 'connections'], states.map(([state, n]) => [state, String(n)]));
+  let out = table(
+    ['state', 'connections'],
+    states.map(([state, n]) => [state, String(n)]),
+  );
   out += `\nExpiring within ${Math.round(opts.expiringWithinMs / 3_600_000)}h with no refresh planned: ${report.expiringSoon.length}\n`;
   if (report.expiringSoon.length)
     out += table(
       [...nsHeader, 'name', 'integration', 'connection id', 'end user', 'expires'],
-      report.expiringSoon.map((e) => [...ns(e), e.name, e.integration, e.connectionId, e.endUser ?? '-', `${e.expiresAt} (${relative(e.expiresAt, opts.now)})`]),
+      report.expiringSoon.map((e) => [
+        ...ns(e),
+        e.name,
+        e.integration,
+        e.connectionId,
+        e.endUser ?? '-',
+        `${e.expiresAt} (${relative(e.expiresAt, opts.now)})`,
+      ]),
     );
   out += `\nFailing: ${report.failing.length}\n`;
   if (report.failing.length)

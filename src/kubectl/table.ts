@@ -3,7 +3,16 @@
 export function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const cells = [headers.map((h) => h.toUpperCase()), ...rows.map((r) => r.map(oneLine))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  return cells.map((r) => r.map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd(widths[i]!))).join('   ').trimEnd()).join('\n') + '\n';
+  return (
+    cells
+      .map((r) =>
+        r
+          .map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd(widths[i]!)))
+          .join('   ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 /** A cell on one line: a message's line breaks and tabs would break the columns. */

@@ -31,13 +31,20 @@ export function bindingRow(b: CredentialBindingObject, now: number, allNamespace
   return [
     ...(allNamespaces ? [b.metadata.namespace ?? ''] : []),
     b.metadata.name ?? '',
-    [ref.namespace, ref.integration, ref.connectionId].every((v) => typeof v === 'string') ? `${ref.namespace}/${ref.integration}/${ref.connectionId}` : '-',
+    [ref.namespace, ref.integration, ref.connectionId].every((v) => typeof v === 'string')
+      ? `${ref.namespace}/${ref.integration}/${ref.connectionId}`
+      : '-',
     text(b.status?.secretName),
     ready?.status ?? 'Unknown',
     ready?.reason ?? '-',
     relative(typeof b.status?.expiresAt === 'string' ? b.status.expiresAt : undefined, now),
     relative(typeof b.status?.lastSyncTime === 'string' ? b.status.lastSyncTime : undefined, now),
-    age(b.metadata.creationTimestamp === undefined ? undefined : String(b.metadata.creationTimestamp instanceof Date ? b.metadata.creationTimestamp.toISOString() : b.metadata.creationTimestamp), now),
+    age(
+      b.metadata.creationTimestamp === undefined
+        ? undefined
+        : String(b.metadata.creationTimestamp instanceof Date ? b.metadata.creationTimestamp.toISOString() : b.metadata.creationTimestamp),
+      now,
+    ),
   ];
 }
 
