@@ -68,7 +68,9 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
   expect(table.stdout).toMatch(/^STATE\s+CONNECTIONS\nReady\s+2\nReauthorizationRequired\s+1\n/);
   expect(table.stdout).toMatch(new RegExp(`\\n${expiring}\\s+oidc\\s+expiring\\s+u2\\s+\\S+Z \\(in (1h|2h|119m|120m)\\)`));
   expect(table.stdout).toMatch(
-    new RegExp(`\\n${failing}\\s+oidc\\s+revoked\\s+ReauthorizationRequired\\s+\\S+\\s+Token refresh failed.*invalid_grant.*\\(log ${failing}\\.`),
+    new RegExp(
+      `\\n${failing}\\s+oidc\\s+revoked\\s+ReauthorizationRequired\\s+\\S+\\s+Token refresh failed.*invalid_grant.*\\(log ${failing}\\.`,
+    ),
   );
   expect(table.stdout).not.toContain('at-expiring');
 
