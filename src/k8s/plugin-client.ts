@@ -47,7 +47,17 @@ export class PluginClient {
 
   /** Loads the kubeconfig as kubectl does (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config), with `--context` and `-n`. */
   static load(target: PluginTarget): PluginClient {
-    const kc = loadKubeConfig(target.kubeconfig);
+    let kc: KubeConfig;
+    try {
+      kc = loadKubeConfig(target.kubeconfig);
+    } catch (err) {
+      const where = target.kubeconfig ?? 'the default kubeconfig';
+      throw new LatchkeyError(
+        'invalid_input',
+        'bad_kubeconfig',
+        `cannot read ${where}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     if (target.context) {
       if (!kc.getContextObject(target.context))
         throw new LatchkeyError('invalid_input', 'unknown_context', `context "${target.context}" does not exist in the kubeconfig`);
