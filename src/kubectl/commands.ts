@@ -86,7 +86,8 @@ async function refresh(args: PluginArgs, client: Client, io: PluginIo): Promise<
     const current = await client.getConnection(client.namespace, name);
     if (!current) throw refusal(`connection "${name}" was deleted while its refresh was requested`);
     const r = parseRefreshRequestRecord(current.metadata.annotations?.[ANNOTATIONS.refreshRequest]);
-    if (r?.requestedAt === requestedAt && r.outcome !== 'InProgress') {
+    // Ours, or a later request (someone asked again meanwhile) whose refresh covers ours.
+    if (r && r.outcome !== 'InProgress' && (r.requestedAt === requestedAt || Date.parse(r.requestedAt) >= Date.parse(requestedAt))) {
       record = r;
       break;
     }

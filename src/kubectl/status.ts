@@ -94,7 +94,7 @@ export function renderStatus(report: StatusReport, opts: { now: number; allNames
     ['state', 'connections'],
     states.map(([state, n]) => [state, String(n)]),
   );
-  out += `\nExpiring within ${Math.round(opts.expiringWithinMs / 3_600_000)}h with no refresh planned: ${report.expiringSoon.length}\n`;
+  out += `\nExpiring within ${duration(opts.expiringWithinMs)} with no refresh planned: ${report.expiringSoon.length}\n`;
   if (report.expiringSoon.length)
     out += table(
       [...nsHeader, 'name', 'integration', 'connection id', 'end user', 'expires'],
@@ -122,4 +122,12 @@ export function renderStatus(report: StatusReport, opts: { now: number; allNames
       ]),
     );
   return out;
+}
+
+/** A window in its largest whole unit, days from two on: `24h`, `7d`, `30m`, `90s`. */
+function duration(ms: number): string {
+  if (ms >= 2 * 86_400_000 && ms % 86_400_000 === 0) return `${ms / 86_400_000}d`;
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }

@@ -90,6 +90,8 @@ describe('the status report', () => {
     expect(text).not.toMatch(/NAMESPACE/);
     expect(renderStatus(report, { now: NOW, allNamespaces: true, expiringWithinMs: 24 * H })).toMatch(/^NAMESPACE\s+NAME\s+INTEGRATION/m);
     expect(renderStatus(statusReport([], NOW, H), { now: NOW, allNamespaces: false, expiringWithinMs: H })).toBe('No connections found.\n');
+    expect(renderStatus(report, { now: NOW, allNamespaces: false, expiringWithinMs: 30 * 60_000 })).toContain('Expiring within 30m ');
+    expect(renderStatus(report, { now: NOW, allNamespaces: false, expiringWithinMs: 7 * 24 * H })).toContain('Expiring within 7d ');
   });
 });
 
@@ -202,6 +204,33 @@ describe('commands over a client', () => {
       await expect(runCommand(args([command, 'nope']), client, io().sink)).rejects.toThrow(
         /connection "nope" not found in namespace "team"/,
       );
+  });
+
+  it('refresh takes a later request’s answer as its own (someone asked again meanwhile), and a failure exits 1', async () => {
+    const answered = (outcome: string) => ({
+      ...healthy,
+      metadata: {
+        ...healthy.metadata,
+        annotations: {
+          'latchkey.dev/refresh-request': JSON.stringify({ requestedAt: iso(5_000), outcome, at: iso(6_000), message: `${outcome} here` }),
+        },
+      },
+    });
+    for (const [outcome, code] of [
+      ['Refreshed', 0],
+      ['Failed', 1],
+    ] as const) {
+      const { sink, out, err } = io();
+      const asked: string[] = [];
+      const c = {
+        ...client,
+        getConnection: async () => answered(outcome),
+        requestRefresh: async (_ns: string, _name: string, at: string) => (asked.push(at), healthy),
+      };
+      expect(await runCommand(args(['refresh', 'github-a']), c, sink)).toBe(code);
+      expect(asked).toEqual([iso(0)]);
+      expect((code ? err : out).join('')).toBe(`connection/github-a ${outcome}: ${outcome} here\n`);
+    }
   });
 
   it('connect-link refuses a kubeconfig user without a bearer token before calling anything', async () => {
