@@ -64,6 +64,11 @@ function answerTo(name: string, requestedAt: string): Promise<RefreshRequestReco
   );
 }
 
+/** The connection's `status.lastRefreshedAt`, once written. */
+function lastRefreshOf(name: string): Promise<string> {
+  return eventually(async () => (await readCustom<ConnectionResource>(kc, 'connections', ns, name)).status?.lastRefreshedAt, 20_000, 100);
+}
+
 async function readyConnection(connectionId: string): Promise<string> {
   const name = (await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId })).conn.resource.metadata.name;
   await eventually(
@@ -87,8 +92,8 @@ it('refreshes once per request, and not again for the same request repeated or r
   expect(answer).toMatchObject({ outcome: 'Refreshed', message: expect.stringMatching(/^Refreshed as requested; the token expires at /) });
   expect(oidc.refreshCalls()).toBe(before + 1);
   expect(store().getConnectionByName(ns, name)!.credentials.access_token).not.toBe(tokenBefore);
-  const fresh = await readCustom<ConnectionResource>(kc, 'connections', ns, name);
-  expect(Date.parse(fresh.status!.lastRefreshedAt!)).toBeGreaterThanOrEqual(Date.parse(requestedAt));
+  // The refresher writes the status just after the credentials (the record may be written first).
+  expect(Date.parse(await lastRefreshOf(name))).toBeGreaterThanOrEqual(Date.parse(requestedAt));
   const events = await eventsOf(kc, ns, name);
   expect(events.filter((e) => e.reason === 'RefreshRequested')).toHaveLength(1);
 
@@ -105,10 +110,10 @@ it('answers a stale request (older than the last refresh) without a token call',
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: first });
   await answerTo(name, first);
   const calls = oidc.refreshCalls();
-  const { lastRefreshedAt } = (await readCustom<ConnectionResource>(kc, 'connections', ns, name)).status!;
+  const lastRefreshedAt = await lastRefreshOf(name);
 
   // A request from before that refresh (an old manifest applied late): the refresh it asked for happened.
-  const stale = new Date(Date.parse(lastRefreshedAt!) - 60_000).toISOString();
+  const stale = new Date(Date.parse(lastRefreshedAt) - 60_000).toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: stale });
   expect(await answerTo(name, stale)).toMatchObject({
     outcome: 'AlreadyRefreshed',
