@@ -42,6 +42,8 @@ const LAYERS = {
     'egress',
   ],
   browser: [],
+  // `kubectl latchkey`: the plugin's commands and output, acting through the person's kubeconfig (src/k8s).
+  kubectl: ['domain', 'oplog', 'k8s'],
 };
 const ALL = [...Object.keys(LAYERS), 'app'];
 

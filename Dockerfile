@@ -41,12 +41,14 @@ FROM ${RUNTIME_IMAGE}
 ENV NODE_ENV=production
 # The runtime needs neither npm nor corepack: nothing can run them once removed (the public base's
 # lower layer still holds their bytes; the local runtime base never had them). The user is written
-# with sh alone, so that a base without useradd works too.
+# with sh alone, so that a base without useradd works too. `kubectl-latchkey` (the kubectl plugin,
+# docs/kubectl-plugin.md) is put on PATH by node (the local base has no chmod): `--entrypoint kubectl-latchkey`.
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
       /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-* \
  && echo 'latchkey:x:65532:' >>/etc/group \
- && echo 'latchkey:x:65532:65532:latchkey:/nonexistent:/usr/sbin/nologin' >>/etc/passwd
+ && echo 'latchkey:x:65532:65532:latchkey:/nonexistent:/usr/sbin/nologin' >>/etc/passwd \
+ && node -e "require('node:fs').writeFileSync('/usr/local/bin/kubectl-latchkey', '#!/bin/sh\nexec node /app/dist/src/app/kubectl-latchkey.js \"\$@\"\n', { mode: 0o755 })"
 WORKDIR /app
 # package.json: "type": "module" makes dist/*.js ES modules.
 COPY package.json ./

@@ -24,6 +24,7 @@ import { enqueueRefreshFailedWebhook } from '../webhooks/auth-webhooks.js';
 import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { PeriodicResync } from './periodic-resync.js';
 import { ShortLivedTokens, type ShortLivedTokensEvents } from './short-lived-tokens.js';
+import { RefreshRequests } from './refresh-requests.js';
 
 /** The parts of the shared refresher (TokenRefresher of src/auth/refresh/token-refresher.ts) the controller uses. */
 export interface Refresher {
@@ -123,6 +124,15 @@ class ShardSession {
       onReauthorizationRequired: (connection, message) =>
         enqueueRefreshFailedWebhook(ctx, connection, { type: 'reauthorization_required', message }),
     });
+    const requests = new RefreshRequests({
+      store,
+      refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
+      isRefreshable: (c) => opts.refresher.isRefreshable(c),
+      events: opts.events,
+      clock,
+      logger: logger.child({ component: 'refresh-requests' }),
+      onDone: (key) => this.reconcile.add(key),
+    });
     const connections = new ConnectionReconciler({
       store,
       clock,
@@ -160,6 +170,8 @@ class ShardSession {
         if (this.scheduler.isRefreshing(key) || this.scheduler.isStatusDeferred(key)) return;
         const [ns, name] = splitKey(key);
         if (this.shard) await this.label(key, ns, name, this.shard);
+        const resource = store.connections.get(name, ns);
+        if (resource && !resource.metadata.deletionTimestamp) await requests.handle(key, resource);
         return connections.reconcile(ns, name);
       },
     });

@@ -21,7 +21,7 @@ export type RefreshFn = (
   namespace: string,
   integration: string,
   connectionId: string,
-  opts: { reason: 'schedule'; force?: boolean; onAnswered?: () => void },
+  opts: { reason: 'schedule' | 'request'; force?: boolean; onAnswered?: () => void },
 ) => Promise<unknown>;
 
 /** When the token of a stored connection should be refreshed next (ms since epoch). */

@@ -96,7 +96,7 @@ export class OplogStore implements OplogSink {
       const list = await this.core.listNamespacedConfigMap({ namespace, labelSelector: OPLOG_LABEL, limit: 500, _continue: cont });
       for (const cm of list.items) {
         const text = cm.data?.[DATA_KEY] ?? '';
-        out.push({ name: cm.metadata!.name!, bytes: Buffer.byteLength(text), entries: parse(text).length });
+        out.push({ name: cm.metadata!.name!, bytes: Buffer.byteLength(text), entries: parseOplogEntries(text).length });
       }
       cont = list.metadata?._continue || undefined;
     } while (cont);
@@ -108,7 +108,7 @@ export class OplogStore implements OplogSink {
     let cont: string | undefined;
     do {
       const list = await this.core.listNamespacedConfigMap({ namespace, labelSelector, limit: 500, _continue: cont });
-      for (const cm of list.items) out.push(...parse(cm.data?.[DATA_KEY]));
+      for (const cm of list.items) out.push(...parseOplogEntries(cm.data?.[DATA_KEY]));
       cont = list.metadata?._continue || undefined;
     } while (cont);
     return out;
@@ -117,7 +117,7 @@ export class OplogStore implements OplogSink {
   private async read(namespace: string, prefix: string): Promise<{ cm: V1ConfigMap; entries: OplogEntry[] } | undefined> {
     try {
       const cm = await this.core.readNamespacedConfigMap({ namespace, name: oplogObjectName(prefix) });
-      return { cm, entries: parse(cm.data?.[DATA_KEY]) };
+      return { cm, entries: parseOplogEntries(cm.data?.[DATA_KEY]) };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -207,7 +207,8 @@ export class OplogStore implements OplogSink {
   }
 }
 
-function parse(text: string | undefined): OplogEntry[] {
+/** The entries of a log object's text (JSON lines, oldest first). */
+export function parseOplogEntries(text: string | undefined): OplogEntry[] {
   if (!text) return [];
   const out: OplogEntry[] = [];
   for (const line of text.split('\n')) {

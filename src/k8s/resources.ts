@@ -26,6 +26,10 @@ export const LABELS = {
 export const ANNOTATIONS = {
   /** When the REST API last changed an Integration (the API's `updated_at`). */
   updatedAt: 'latchkey.dev/updated-at',
+  /** On a Connection: a person asks for a refresh now (`kubectl latchkey refresh`); an ISO 8601 time, written by the plugin. */
+  refreshRequestedAt: 'latchkey.dev/refresh-requested-at',
+  /** On a Connection: what became of the last refresh request (JSON, src/domain/refresh-request.ts), written by the owning controller. */
+  refreshRequest: 'latchkey.dev/refresh-request',
 } as const;
 
 export const CREDENTIALS_SECRET_TYPE = 'latchkey.dev/connection-credentials';

@@ -268,4 +268,10 @@ describe('the image, run as the chart runs it', () => {
       node: 'v24',
     });
   });
+
+  it('has kubectl-latchkey on PATH, the kubectl plugin (docs/kubectl-plugin.md), run as the image user', async () => {
+    const r = mustSucceed('podman run', await podman([...PODMAN_RUN, '--rm', '--entrypoint', 'kubectl-latchkey', image, '--help']));
+    expect(r.stdout).toMatch(/^kubectl latchkey: /);
+    expect(r.stdout).toContain('kubectl latchkey refresh <connection>');
+  });
 });

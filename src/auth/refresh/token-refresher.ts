@@ -31,7 +31,8 @@ export * from './errors.js';
 export * from '../../domain/refresh-margin.js';
 export * from './strategies.js';
 
-export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
+/** Why a refresh runs; `request`: a person asked for it (`kubectl latchkey refresh`, src/controller/refresh-requests.ts). */
+export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized' | 'request';
 
 /** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
 interface KeptCredentials {
