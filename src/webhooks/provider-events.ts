@@ -104,7 +104,7 @@ export class ProviderWebhookReceiver {
   /** Records a request refused before its body was read whole (too large). */
   refuseTooLarge(target: WebhookTarget): ProviderWebhookAnswer {
     const limit = this.maxBodyBytes(target);
-    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`]);
+    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`], [], UNVERIFIED);
     return error(413, 'payload_too_large', `The body is larger than ${limit} bytes.`);
   }
 
@@ -112,10 +112,11 @@ export class ProviderWebhookReceiver {
     const { spec, provider, namespace, integration } = target;
     const early = unsignedHandshake(spec.handshake?.type, req.query);
     if (early) {
-      // Unsigned: it spends the refused requests' budget, so a flood of them writes no log entry each.
-      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+      // Unsigned: it spends the handshakes' own budget (forgeries cannot starve it), and anyone may send
+      // one, so it is logged with the refusals.
+      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/handshake`);
       if (wait > 0) return this.rateLimited(provider, wait);
-      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
+      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`], [], UNVERIFIED);
       return early;
     }
     const hookSecret = spec.handshake?.type === 'asana-hook-secret' ? req.headers['x-hook-secret'] : undefined;
@@ -127,7 +128,7 @@ export class ProviderWebhookReceiver {
     const wait = this.budget.take(key);
     if (wait > 0) return this.rateLimited(provider, wait);
     if (!verdict.ok) {
-      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);
+      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`], [], UNVERIFIED);
       return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
     }
     const handshake = signedHandshake(spec.handshake?.type, req.json, verdict.secret);
@@ -176,20 +177,30 @@ export class ProviderWebhookReceiver {
    */
   private async hookSecretHandshake(target: WebhookTarget, value: string): Promise<ProviderWebhookAnswer> {
     const { provider, namespace, integration } = target;
-    const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+    const wait = this.budget.take(`${namespace}/${integration.metadata.name}/handshake`);
     if (wait > 0) return this.rateLimited(provider, wait);
     const ref = integration.spec.clientSecretRef?.name;
     let taken = false;
     try {
       taken = ref !== undefined && HOOK_SECRET.test(value) && (await this.windows.accept(namespace, ref, value, this.deps.clock.now()));
     } catch (err) {
-      this.record(target, 'failed', [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`]);
+      this.record(
+        target,
+        'failed',
+        [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`],
+        [],
+        UNVERIFIED,
+      );
       return error(503, 'unavailable', 'The handshake could not be stored; retry later.');
     }
     if (!taken) {
-      this.record(target, 'unverified', [
-        `${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`,
-      ]);
+      this.record(
+        target,
+        'unverified',
+        [`${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`],
+        [],
+        UNVERIFIED,
+      );
       return error(401, 'handshake_refused', 'No webhook creation of this integration is in flight through Latchkey.');
     }
     this.record(target, 'handshake', [`${provider} handshake (asana-hook-secret) answered inside a webhook creation window.`]);
@@ -229,7 +240,7 @@ export class ProviderWebhookReceiver {
       this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], connections);
       return accepted();
     }
-    const body: ForwardWebhookBody = {
+    const envelope: Omit<ForwardWebhookBody, 'payload'> = {
       from: provider,
       type: 'forward',
       provider,
@@ -241,9 +252,13 @@ export class ProviderWebhookReceiver {
         endUser: { endUserId: c.spec.endUser?.id, tags: c.spec.endUser?.tags ?? {} },
       })),
       ...(deliveryId ? { deliveryId } : {}),
-      payload: req.json !== undefined ? req.json : req.body.toString('utf8'),
     };
-    const text = JSON.stringify(body);
+    // The payload goes as the provider sent it, not parsed and serialised again: JSON.stringify overflows
+    // the stack on an event nested some thousands deep (signed, so refusing it would lose it to retries),
+    // and large integers or key order would not survive the round trip. The text parsed as JSON (req.json),
+    // so it is one JSON value, whitespace around it allowed.
+    const payload = req.json !== undefined ? req.body.toString('utf8') : JSON.stringify(req.body.toString('utf8'));
+    const text = `${JSON.stringify(envelope).slice(0, -1)},"payload":${payload}}`;
     if (Buffer.byteLength(text) > MAX_BODY_BYTES + 64 * 1024) return this.refuseTooLarge(target);
     const marker = deliveryId ? `provider-webhook/${name}/${deliveryId}` : undefined;
     const now = this.deps.clock.now();
@@ -285,7 +300,13 @@ export class ProviderWebhookReceiver {
     return found;
   }
 
-  private record(target: WebhookTarget, outcome: ReceiveOutcome, messages: string[], connections: ConnectionResource[] = []): void {
+  private record(
+    target: WebhookTarget,
+    outcome: ReceiveOutcome,
+    messages: string[],
+    connections: ConnectionResource[] = [],
+    sender: typeof UNVERIFIED | undefined = undefined,
+  ): void {
     received(this.deps.metrics).inc({ provider: target.provider, outcome });
     const one = connections.length === 1 ? connections[0] : undefined;
     const ok = outcome === 'forwarded' || outcome === 'duplicate' || outcome === 'handshake';
@@ -296,10 +317,17 @@ export class ProviderWebhookReceiver {
       outcome: ok ? 'success' : 'failure',
       integration: target.integration.metadata.name,
       ...(one ? { connectionId: one.spec.connectionId, connection: { name: one.metadata.name }, endUserId: one.spec.endUser?.id } : {}),
+      ...(sender === UNVERIFIED ? { unverifiedSender: true } : {}),
       messages,
     });
   }
 }
+
+/**
+ * What a request nobody authenticated records (a refusal, an unsigned handshake): such entries go to
+ * their own ring, so a flood of them cannot evict what the tenants' own actions wrote.
+ */
+const UNVERIFIED = 'unverified';
 
 /** Secret keys of one provider webhook: `<key>.<ID>`, the ID as Secret keys may spell it. */
 const WEBHOOK_ID = /^[A-Za-z0-9_-]{1,200}$/;
