@@ -104,7 +104,9 @@ export class ProviderWebhookReceiver {
   /** Records a request refused before its body was read whole (too large). */
   refuseTooLarge(target: WebhookTarget): ProviderWebhookAnswer {
     const limit = this.maxBodyBytes(target);
-    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`], [], UNVERIFIED);
+    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`], {
+      unverifiedSender: true,
+    });
     return error(413, 'payload_too_large', `The body is larger than ${limit} bytes.`);
   }
 
@@ -112,11 +114,10 @@ export class ProviderWebhookReceiver {
     const { spec, provider, namespace, integration } = target;
     const early = unsignedHandshake(spec.handshake?.type, req.query);
     if (early) {
-      // Unsigned: it spends the handshakes' own budget (forgeries cannot starve it), and anyone may send
-      // one, so it is logged with the refusals.
+      // Unsigned: it spends the handshakes' own budget (forgeries cannot starve it); anyone may send one.
       const wait = this.budget.take(`${namespace}/${integration.metadata.name}/handshake`);
       if (wait > 0) return this.rateLimited(provider, wait);
-      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`], [], UNVERIFIED);
+      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`], { unverifiedSender: true });
       return early;
     }
     const hookSecret = spec.handshake?.type === 'asana-hook-secret' ? req.headers['x-hook-secret'] : undefined;
@@ -128,7 +129,7 @@ export class ProviderWebhookReceiver {
     const wait = this.budget.take(key);
     if (wait > 0) return this.rateLimited(provider, wait);
     if (!verdict.ok) {
-      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`], [], UNVERIFIED);
+      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`], { unverifiedSender: true });
       return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
     }
     const handshake = signedHandshake(spec.handshake?.type, req.json, verdict.secret);
@@ -184,13 +185,9 @@ export class ProviderWebhookReceiver {
     try {
       taken = ref !== undefined && HOOK_SECRET.test(value) && (await this.windows.accept(namespace, ref, value, this.deps.clock.now()));
     } catch (err) {
-      this.record(
-        target,
-        'failed',
-        [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`],
-        [],
-        UNVERIFIED,
-      );
+      this.record(target, 'failed', [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`], {
+        unverifiedSender: true,
+      });
       return error(503, 'unavailable', 'The handshake could not be stored; retry later.');
     }
     if (!taken) {
@@ -198,8 +195,7 @@ export class ProviderWebhookReceiver {
         target,
         'unverified',
         [`${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`],
-        [],
-        UNVERIFIED,
+        { unverifiedSender: true },
       );
       return error(401, 'handshake_refused', 'No webhook creation of this integration is in flight through Latchkey.');
     }
@@ -232,12 +228,12 @@ export class ProviderWebhookReceiver {
     }`;
     const about = `${provider} webhook${deliveryId ? ` ${deliveryId}` : ''} verified, ${routed}`;
     if (spec.heartbeat && valuesAt(req.json, spec.heartbeat.bodyPath).some((v) => Array.isArray(v) && v.length === 0)) {
-      this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], connections);
+      this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], { connections });
       return accepted();
     }
     const env = primaryOf(this.deps.store.listEnvironments(namespace));
     if (!env?.spec.webhooks?.url) {
-      this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], connections);
+      this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], { connections });
       return accepted();
     }
     const envelope: Omit<ForwardWebhookBody, 'payload'> = {
@@ -259,11 +255,20 @@ export class ProviderWebhookReceiver {
     // so it is one JSON value, whitespace around it allowed.
     const payload = req.json !== undefined ? req.body.toString('utf8') : JSON.stringify(req.body.toString('utf8'));
     const text = `${JSON.stringify(envelope).slice(0, -1)},"payload":${payload}}`;
-    if (Buffer.byteLength(text) > MAX_BODY_BYTES + 64 * 1024) return this.refuseTooLarge(target);
+    const limit = MAX_BODY_BYTES + 64 * 1024;
+    if (Buffer.byteLength(text) > limit) {
+      // Verified, so in the environment's ring (not the one of requests nobody authenticated).
+      this.record(target, 'too_large', [`${about}; not forwarded: the forward webhook would be larger than ${limit} bytes.`], {
+        connections,
+      });
+      return error(413, 'payload_too_large', `The event is too large to forward (over ${limit} bytes with its envelope).`);
+    }
     const marker = deliveryId ? `provider-webhook/${name}/${deliveryId}` : undefined;
     const now = this.deps.clock.now();
     const unstored = (err: unknown) => {
-      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], connections);
+      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], {
+        connections,
+      });
       return error(503, 'unavailable', 'The webhook could not be stored; retry later.');
     };
     let first = true;
@@ -273,7 +278,7 @@ export class ProviderWebhookReceiver {
       return unstored(err);
     }
     if (!first) {
-      this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], connections);
+      this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], { connections });
       return accepted();
     }
     // The same webhook-id for the same provider delivery: a retry racing the first copy is one outbox entry.
@@ -284,7 +289,7 @@ export class ProviderWebhookReceiver {
       if (marker) await this.markers.unmarkUsed(namespace, marker).catch(() => undefined);
       return unstored(err);
     }
-    this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], connections);
+    this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], { connections });
     return accepted();
   }
 
@@ -304,9 +309,9 @@ export class ProviderWebhookReceiver {
     target: WebhookTarget,
     outcome: ReceiveOutcome,
     messages: string[],
-    connections: ConnectionResource[] = [],
-    sender: typeof UNVERIFIED | undefined = undefined,
+    opts: { connections?: ConnectionResource[]; unverifiedSender?: boolean } = {},
   ): void {
+    const connections = opts.connections ?? [];
     received(this.deps.metrics).inc({ provider: target.provider, outcome });
     const one = connections.length === 1 ? connections[0] : undefined;
     const ok = outcome === 'forwarded' || outcome === 'duplicate' || outcome === 'handshake';
@@ -317,17 +322,13 @@ export class ProviderWebhookReceiver {
       outcome: ok ? 'success' : 'failure',
       integration: target.integration.metadata.name,
       ...(one ? { connectionId: one.spec.connectionId, connection: { name: one.metadata.name }, endUserId: one.spec.endUser?.id } : {}),
-      ...(sender === UNVERIFIED ? { unverifiedSender: true } : {}),
+      // A request nobody authenticated (a refusal, an unsigned handshake) goes to the log's ring of
+      // such requests: a flood of them cannot evict what the tenants' own actions wrote.
+      ...(opts.unverifiedSender ? { unverifiedSender: true } : {}),
       messages,
     });
   }
 }
-
-/**
- * What a request nobody authenticated records (a refusal, an unsigned handshake): such entries go to
- * their own ring, so a flood of them cannot evict what the tenants' own actions wrote.
- */
-const UNVERIFIED = 'unverified';
 
 /** Secret keys of one provider webhook: `<key>.<ID>`, the ID as Secret keys may spell it. */
 const WEBHOOK_ID = /^[A-Za-z0-9_-]{1,200}$/;
