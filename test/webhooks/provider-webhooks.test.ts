@@ -543,10 +543,10 @@ describe('hostile senders', () => {
     expect(signatureValid(env.webhookSigningKey, forward!)).toBe(true);
     // The payload is the provider's text, byte for byte (compared as text: a deep object would overflow the matcher).
     expect(forward!.body.endsWith(`,"payload":${body}}`)).toBe(true);
-    expect(forward!.json).toMatchObject({ type: 'forward', deliveryId: id, connectionId: expect.stringMatching(/^conn-stripe-/) });
+    expect(forward!.json).toMatchObject({ type: 'forward', provider: providerName('stripe'), deliveryId: id });
   });
 
-  it('520 refused posts do not evict what the tenant wrote: the earlier deletion entry is still there, the refusals in a ring of their own', async () => {
+  it('520 refused posts do not evict what the tenant wrote: the earlier deletion and failed proxy call are still there, the refusals in a ring of their own', async () => {
     const sim = SIMULATORS.typeform!;
     const integration = integrationOf(sim.provider);
     await connect(sim, 'to-delete');
@@ -558,13 +558,24 @@ describe('hostile senders', () => {
     const deletion = (
       await replica.call('GET', `/logs?integration=${integration}&connection_id=to-delete&operation=deletion`, { key: env.secretKey })
     ).body.logs[0] as { id: string };
-    expect((await replica.call('GET', `/logs/${deletion.id}`, { key: env.secretKey })).status).toBe(200);
+    // And a failed proxy call for a connection that is not there (also kept in the environment's ring).
+    const proxied = await replica.call('GET', '/proxy/forms', {
+      key: env.secretKey,
+      headers: { 'connection-id': 'nobody', 'provider-config-key': integration },
+    });
+    expect(proxied.status).toBe(404);
+    await replica.ctx.oplog!.flush();
+    const failed = (
+      await replica.call('GET', `/logs?integration=${integration}&connection_id=nobody&operation=proxy`, { key: env.secretKey })
+    ).body.logs[0] as { id: string };
+    const tenants = [deletion.id, failed.id];
+    for (const id of tenants) expect((await replica.call('GET', `/logs/${id}`, { key: env.secretKey })).status).toBe(200);
 
     const forged = unsigned(sim, signed(sim));
     for (let sent = 0; sent < 520; sent += 20)
       for (const a of await Promise.all(Array.from({ length: 20 }, () => send(forged)))) expect(a.status).toBe(401);
     await replica.ctx.oplog!.flush();
-    expect((await replica.call('GET', `/logs/${deletion.id}`, { key: env.secretKey })).status).toBe(200);
+    for (const id of tenants) expect((await replica.call('GET', `/logs/${id}`, { key: env.secretKey })).status).toBe(200);
     // The refusals are in the log all the same, in their own ring (its entries found by ID too).
     const refusals = (await logsOf(integration)).filter((e) => e.step === 'receive unverified');
     expect(refusals.length).toBe(100);
