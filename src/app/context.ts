@@ -92,6 +92,13 @@ export function createOperationLog(ctx: Pick<AppContext, 'config' | 'logger' | '
         maxEntries: config.oplogEnvironmentEntries,
         maxBytes,
       },
+      // The same size, apart: senders nobody authenticated fill this one only.
+      unverified: {
+        keepEntries: config.oplogEnvironmentEntries,
+        keepMs: 0,
+        maxEntries: config.oplogEnvironmentEntries,
+        maxBytes,
+      },
     },
     ctx.clock,
   );

@@ -1,6 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap, type V1OwnerReference } from './kubernetes-client.js';
 import type { Clock } from '../domain/clock.js';
-import { ENVIRONMENT_PREFIX, prefixOfId, type OplogEntry } from '../oplog/entry.js';
+import { ENVIRONMENT_PREFIX, UNVERIFIED_PREFIX, prefixOfId, type OplogEntry } from '../oplog/entry.js';
 import type { OperationLog, OplogSink, OplogTarget } from '../oplog/operation-log.js';
 import { page, type OplogPage, type OplogQuery } from '../oplog/query.js';
 import { retain, type RetentionPolicy } from '../oplog/retention.js';
@@ -8,14 +8,19 @@ import { ConflictRetriesExhausted, isConflict, isNotFound, statusOf } from './er
 import { connectionObjectName } from './names.js';
 import { API_VERSION, CONNECTIONS, ENVIRONMENTS, GROUP, LABELS, VERSION, type EnvironmentResource } from './resources.js';
 
-/** Label on every operation log ConfigMap: `connection` or `environment`. */
+/** Label on every operation log ConfigMap: `connection`, `environment` or `unverified`. */
 export const OPLOG_LABEL = 'latchkey.dev/oplog';
 const DATA_KEY = 'entries.jsonl';
 
 export interface OplogRetention {
   connection: RetentionPolicy;
   environment: RetentionPolicy;
+  /** The ring of requests nobody authenticated (src/oplog/entry.ts, UNVERIFIED_PREFIX). */
+  unverified: RetentionPolicy;
 }
+
+/** The rings, each owned by the Environment: their prefix is also their label value. */
+const RINGS: readonly string[] = [ENVIRONMENT_PREFIX, UNVERIFIED_PREFIX];
 
 /** The ConfigMap holding the entries of one prefix (a connection's object name, or the environment ring). */
 export function oplogObjectName(prefix: string): string {
@@ -25,7 +30,8 @@ export function oplogObjectName(prefix: string): string {
 /**
  * The operation log in Kubernetes: per connection a ConfigMap owned by the Connection (so the
  * garbage collector deletes it with the connection) with its newest entries, per namespace a ring
- * ConfigMap owned by the Environment for attempts without a connection. Entries are JSON lines,
+ * ConfigMap owned by the Environment for attempts without a connection, and another for requests
+ * nobody authenticated (so those cannot evict the first ring's entries). Entries are JSON lines,
  * oldest first, trimmed by the retention policy on every write. Reads go to the API server: the log
  * is read by people, rarely, and keeping it out of the informer caches keeps every replica's memory
  * independent of how many entries there are.
@@ -52,7 +58,8 @@ export class OplogStore implements OplogSink {
       const integration = entries.find((e) => e.integration)?.integration;
       return this.write(namespace, target.name, entries, owner, integration, target.created);
     }
-    return this.write(namespace, ENVIRONMENT_PREFIX, entries, await this.environmentOwner(namespace));
+    const ring = target.kind === 'unverified' ? UNVERIFIED_PREFIX : ENVIRONMENT_PREFIX;
+    return this.write(namespace, ring, entries, await this.environmentOwner(namespace));
   }
 
   /** One entry by ID, or undefined. */
@@ -60,14 +67,14 @@ export class OplogStore implements OplogSink {
     const prefix = prefixOfId(id);
     if (!prefix) return undefined;
     const own = (await this.read(namespace, prefix))?.entries.find((e) => e.id === id);
-    if (own || prefix === ENVIRONMENT_PREFIX) return own;
+    if (own || RINGS.includes(prefix)) return own;
     return (await this.read(namespace, ENVIRONMENT_PREFIX))?.entries.find((e) => e.id === id);
   }
 
   /**
    * A page of entries matching the query, newest first. A query for one connection reads its object
-   * and the ring; an integration narrows the listing by label; otherwise every log object of the
-   * namespace is read, in pages.
+   * and the environment's ring; an integration narrows the listing by label (and adds both rings);
+   * otherwise every log object of the namespace is read, in pages.
    */
   async search(namespace: string, q: OplogQuery): Promise<OplogPage> {
     let entries: OplogEntry[];
@@ -81,9 +88,10 @@ export class OplogStore implements OplogSink {
       const selector =
         q.integration !== undefined
           ? `${OPLOG_LABEL}=connection,${LABELS.integration}=${q.integration}`
-          : `${OPLOG_LABEL} in (connection,environment)`;
+          : `${OPLOG_LABEL} in (connection,${RINGS.join(',')})`;
       entries = await this.listEntries(namespace, selector);
-      if (q.integration !== undefined) entries.push(...((await this.read(namespace, ENVIRONMENT_PREFIX))?.entries ?? []));
+      if (q.integration !== undefined)
+        for (const ring of await Promise.all(RINGS.map((r) => this.read(namespace, r)))) entries.push(...(ring?.entries ?? []));
     }
     return page(entries, q);
   }
@@ -137,7 +145,13 @@ export class OplogStore implements OplogSink {
     integration?: string,
     absent = false,
   ): Promise<void> {
-    const policy = prefix === ENVIRONMENT_PREFIX ? this.retention.environment : this.retention.connection;
+    const policy =
+      prefix === ENVIRONMENT_PREFIX
+        ? this.retention.environment
+        : prefix === UNVERIFIED_PREFIX
+          ? this.retention.unverified
+          : this.retention.connection;
+    const ring = RINGS.includes(prefix);
     const name = oplogObjectName(prefix);
     for (let attempt = 1; attempt <= 10; attempt++) {
       try {
@@ -149,8 +163,8 @@ export class OplogStore implements OplogSink {
         } else {
           const labels: Record<string, string> = {
             [LABELS.managedBy]: LABELS.managedByValue,
-            [OPLOG_LABEL]: prefix === ENVIRONMENT_PREFIX ? 'environment' : 'connection',
-            ...(prefix === ENVIRONMENT_PREFIX ? {} : { [LABELS.connection]: prefix }),
+            [OPLOG_LABEL]: ring ? prefix : 'connection',
+            ...(ring ? {} : { [LABELS.connection]: prefix }),
             ...(integration ? { [LABELS.integration]: integration } : {}),
           };
           await this.core.createNamespacedConfigMap({

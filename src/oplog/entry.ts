@@ -29,6 +29,13 @@ export interface OplogEntry {
 export const ENVIRONMENT_PREFIX = 'environment';
 
 /**
+ * Entries of requests nobody authenticated (provider webhooks refused, unsigned handshakes) live in a
+ * ring of their own under this prefix: however many such senders send, the environment's ring keeps
+ * what the tenants' own actions wrote.
+ */
+export const UNVERIFIED_PREFIX = 'unverified';
+
+/**
  * A new entry ID. The prefix is the connection's object name (a DNS label, no dots) or
  * {@link ENVIRONMENT_PREFIX}; the suffix starts with the time so IDs of one object sort by time.
  */

@@ -1,11 +1,15 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../platform/log.js';
-import { ENVIRONMENT_PREFIX, newEntryId, type Operation, type OplogEntry, type Outcome } from './entry.js';
+import { ENVIRONMENT_PREFIX, UNVERIFIED_PREFIX, newEntryId, type Operation, type OplogEntry, type Outcome } from './entry.js';
 import { redactMessage } from './redact.js';
 
-/** Where entries are stored: one object per connection, one ring per environment. */
-/** `created`: the connection was created by the operation logged, so its log object cannot exist yet. */
-export type OplogTarget = { kind: 'connection'; name: string; uid?: string; created?: boolean } | { kind: 'environment' };
+/**
+ * Where entries are stored: one object per connection, one ring per environment, and one ring per
+ * environment for senders nobody authenticated. `created`: the connection was created by the operation
+ * logged, so its log object cannot exist yet.
+ */
+export type OplogTarget =
+  { kind: 'connection'; name: string; uid?: string; created?: boolean } | { kind: 'environment' } | { kind: 'unverified' };
 
 /** The storage behind the log (src/k8s/oplog-store.ts); one call writes a batch to one object. */
 export interface OplogSink {
@@ -24,6 +28,8 @@ export interface RecordInput {
   endUserId?: string;
   durationMs?: number;
   messages: string[];
+  /** Recorded for a request nobody authenticated (a refused provider webhook): stored in its own ring. */
+  unverifiedSender?: boolean;
   /** Values known to be secret (tokens sent, client secret): removed from the messages wherever they appear. */
   secrets?: ReadonlyArray<string | undefined>;
 }
@@ -74,8 +80,15 @@ export class OperationLog {
   /** Records an entry and returns its ID (the `log_id` to show). */
   record(input: RecordInput): string {
     const now = this.opts.clock.now();
-    const target: OplogTarget = input.connection ? { kind: 'connection', ...input.connection } : { kind: 'environment' };
-    const id = newEntryId(target.kind === 'connection' ? target.name : ENVIRONMENT_PREFIX, now);
+    const target: OplogTarget = input.connection
+      ? { kind: 'connection', ...input.connection }
+      : input.unverifiedSender
+        ? { kind: 'unverified' }
+        : { kind: 'environment' };
+    const id = newEntryId(
+      target.kind === 'connection' ? target.name : target.kind === 'unverified' ? UNVERIFIED_PREFIX : ENVIRONMENT_PREFIX,
+      now,
+    );
     try {
       const entry: OplogEntry = {
         id,
@@ -153,7 +166,7 @@ export class OperationLog {
   private async write(batch: Array<{ target: OplogTarget; entry: OplogEntry }>): Promise<void> {
     const groups = new Map<string, { namespace: string; target: OplogTarget; entries: OplogEntry[] }>();
     for (const { target, entry } of batch) {
-      const key = `${entry.namespace}/${target.kind === 'connection' ? target.name : ''}`;
+      const key = `${entry.namespace}/${target.kind === 'connection' ? target.name : `(${target.kind})`}`;
       const group = groups.get(key) ?? { namespace: entry.namespace, target, entries: [] };
       if (target.kind === 'connection' && group.target.kind === 'connection') {
         if (target.uid) group.target.uid ??= target.uid;

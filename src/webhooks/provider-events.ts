@@ -104,7 +104,9 @@ export class ProviderWebhookReceiver {
   /** Records a request refused before its body was read whole (too large). */
   refuseTooLarge(target: WebhookTarget): ProviderWebhookAnswer {
     const limit = this.maxBodyBytes(target);
-    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`]);
+    this.record(target, 'too_large', [`${target.provider} webhook refused: the body is larger than ${limit} bytes.`], {
+      unverifiedSender: true,
+    });
     return error(413, 'payload_too_large', `The body is larger than ${limit} bytes.`);
   }
 
@@ -112,10 +114,10 @@ export class ProviderWebhookReceiver {
     const { spec, provider, namespace, integration } = target;
     const early = unsignedHandshake(spec.handshake?.type, req.query);
     if (early) {
-      // Unsigned: it spends the refused requests' budget, so a flood of them writes no log entry each.
-      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+      // Unsigned: it spends the handshakes' own budget (forgeries cannot starve it); anyone may send one.
+      const wait = this.budget.take(`${namespace}/${integration.metadata.name}/handshake`);
       if (wait > 0) return this.rateLimited(provider, wait);
-      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`]);
+      this.record(target, 'handshake', [`${provider} handshake (${spec.handshake!.type}) answered.`], { unverifiedSender: true });
       return early;
     }
     const hookSecret = spec.handshake?.type === 'asana-hook-secret' ? req.headers['x-hook-secret'] : undefined;
@@ -127,7 +129,7 @@ export class ProviderWebhookReceiver {
     const wait = this.budget.take(key);
     if (wait > 0) return this.rateLimited(provider, wait);
     if (!verdict.ok) {
-      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`]);
+      this.record(target, 'unverified', [`${provider} webhook refused: ${verdict.reason}.`], { unverifiedSender: true });
       return error(401, 'invalid_signature', 'The webhook signature could not be verified.');
     }
     const handshake = signedHandshake(spec.handshake?.type, req.json, verdict.secret);
@@ -176,20 +178,25 @@ export class ProviderWebhookReceiver {
    */
   private async hookSecretHandshake(target: WebhookTarget, value: string): Promise<ProviderWebhookAnswer> {
     const { provider, namespace, integration } = target;
-    const wait = this.budget.take(`${namespace}/${integration.metadata.name}/refused`);
+    const wait = this.budget.take(`${namespace}/${integration.metadata.name}/handshake`);
     if (wait > 0) return this.rateLimited(provider, wait);
     const ref = integration.spec.clientSecretRef?.name;
     let taken = false;
     try {
       taken = ref !== undefined && HOOK_SECRET.test(value) && (await this.windows.accept(namespace, ref, value, this.deps.clock.now()));
     } catch (err) {
-      this.record(target, 'failed', [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`]);
+      this.record(target, 'failed', [`${provider} handshake could not be checked (${errorText(err)}): the provider is asked to retry.`], {
+        unverifiedSender: true,
+      });
       return error(503, 'unavailable', 'The handshake could not be stored; retry later.');
     }
     if (!taken) {
-      this.record(target, 'unverified', [
-        `${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`,
-      ]);
+      this.record(
+        target,
+        'unverified',
+        [`${provider} handshake refused: no webhook creation of this integration is in flight; nothing stored.`],
+        { unverifiedSender: true },
+      );
       return error(401, 'handshake_refused', 'No webhook creation of this integration is in flight through Latchkey.');
     }
     this.record(target, 'handshake', [`${provider} handshake (asana-hook-secret) answered inside a webhook creation window.`]);
@@ -221,15 +228,15 @@ export class ProviderWebhookReceiver {
     }`;
     const about = `${provider} webhook${deliveryId ? ` ${deliveryId}` : ''} verified, ${routed}`;
     if (spec.heartbeat && valuesAt(req.json, spec.heartbeat.bodyPath).some((v) => Array.isArray(v) && v.length === 0)) {
-      this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], connections);
+      this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], { connections });
       return accepted();
     }
     const env = primaryOf(this.deps.store.listEnvironments(namespace));
     if (!env?.spec.webhooks?.url) {
-      this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], connections);
+      this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], { connections });
       return accepted();
     }
-    const body: ForwardWebhookBody = {
+    const envelope: Omit<ForwardWebhookBody, 'payload'> = {
       from: provider,
       type: 'forward',
       provider,
@@ -241,14 +248,27 @@ export class ProviderWebhookReceiver {
         endUser: { endUserId: c.spec.endUser?.id, tags: c.spec.endUser?.tags ?? {} },
       })),
       ...(deliveryId ? { deliveryId } : {}),
-      payload: req.json !== undefined ? req.json : req.body.toString('utf8'),
     };
-    const text = JSON.stringify(body);
-    if (Buffer.byteLength(text) > MAX_BODY_BYTES + 64 * 1024) return this.refuseTooLarge(target);
+    // The payload goes as the provider sent it, not parsed and serialised again: JSON.stringify overflows
+    // the stack on an event nested some thousands deep (signed, so refusing it would lose it to retries),
+    // and large integers or key order would not survive the round trip. The text parsed as JSON (req.json),
+    // so it is one JSON value, whitespace around it allowed.
+    const payload = req.json !== undefined ? req.body.toString('utf8') : JSON.stringify(req.body.toString('utf8'));
+    const text = `${JSON.stringify(envelope).slice(0, -1)},"payload":${payload}}`;
+    const limit = MAX_BODY_BYTES + 64 * 1024;
+    if (Buffer.byteLength(text) > limit) {
+      // Verified, so in the environment's ring (not the one of requests nobody authenticated).
+      this.record(target, 'too_large', [`${about}; not forwarded: the forward webhook would be larger than ${limit} bytes.`], {
+        connections,
+      });
+      return error(413, 'payload_too_large', `The event is too large to forward (over ${limit} bytes with its envelope).`);
+    }
     const marker = deliveryId ? `provider-webhook/${name}/${deliveryId}` : undefined;
     const now = this.deps.clock.now();
     const unstored = (err: unknown) => {
-      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], connections);
+      this.record(target, 'failed', [`${about}; could not be stored (${errorText(err)}): the provider is asked to retry.`], {
+        connections,
+      });
       return error(503, 'unavailable', 'The webhook could not be stored; retry later.');
     };
     let first = true;
@@ -258,7 +278,7 @@ export class ProviderWebhookReceiver {
       return unstored(err);
     }
     if (!first) {
-      this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], connections);
+      this.record(target, 'duplicate', [`${about}; a duplicate of a delivery already received: not forwarded again.`], { connections });
       return accepted();
     }
     // The same webhook-id for the same provider delivery: a retry racing the first copy is one outbox entry.
@@ -269,7 +289,7 @@ export class ProviderWebhookReceiver {
       if (marker) await this.markers.unmarkUsed(namespace, marker).catch(() => undefined);
       return unstored(err);
     }
-    this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], connections);
+    this.record(target, 'forwarded', [`${about}; forwarded as ${id}.`], { connections });
     return accepted();
   }
 
@@ -285,7 +305,13 @@ export class ProviderWebhookReceiver {
     return found;
   }
 
-  private record(target: WebhookTarget, outcome: ReceiveOutcome, messages: string[], connections: ConnectionResource[] = []): void {
+  private record(
+    target: WebhookTarget,
+    outcome: ReceiveOutcome,
+    messages: string[],
+    opts: { connections?: ConnectionResource[]; unverifiedSender?: boolean } = {},
+  ): void {
+    const connections = opts.connections ?? [];
     received(this.deps.metrics).inc({ provider: target.provider, outcome });
     const one = connections.length === 1 ? connections[0] : undefined;
     const ok = outcome === 'forwarded' || outcome === 'duplicate' || outcome === 'handshake';
@@ -296,6 +322,9 @@ export class ProviderWebhookReceiver {
       outcome: ok ? 'success' : 'failure',
       integration: target.integration.metadata.name,
       ...(one ? { connectionId: one.spec.connectionId, connection: { name: one.metadata.name }, endUserId: one.spec.endUser?.id } : {}),
+      // A request nobody authenticated (a refusal, an unsigned handshake) goes to the log's ring of
+      // such requests: a flood of them cannot evict what the tenants' own actions wrote.
+      ...(opts.unverifiedSender ? { unverifiedSender: true } : {}),
       messages,
     });
   }

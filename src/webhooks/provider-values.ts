@@ -13,7 +13,8 @@ export function valuesAt(json: unknown, path: string): unknown[] {
     const next: unknown[] = [];
     for (const v of level) {
       if (v === null || typeof v !== 'object') continue;
-      if (key === '*') next.push(...(Array.isArray(v) ? v : Object.values(v)));
+      // One push per element: spreading a sender's array of 200,000 into push() overflows the stack.
+      if (key === '*') for (const element of Array.isArray(v) ? v : Object.values(v)) next.push(element);
       else if (Object.prototype.hasOwnProperty.call(v, key)) next.push((v as Record<string, unknown>)[key]);
     }
     level = next;

@@ -2,9 +2,7 @@
  * Simulated providers: each signs an event the way its public webhook docs describe (the page is named
  * above each), independently of src/webhooks, so the engine is checked against the docs, not itself.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createHmac, randomUUID } from 'node:crypto';
 
 export interface SimulatedRequest {
   method: string;
@@ -457,12 +455,13 @@ function graphNotification(clientState: string): string {
 
 /**
  * Asana, as https://developers.asana.com/reference/createwebhook and
- * https://developers.asana.com/docs/webhooks-guide describe it: creating a webhook (POST /webhooks,
- * `resource` and `target` form fields) makes Asana POST a handshake with `X-Hook-Secret` to the target
+ * https://developers.asana.com/docs/webhooks-guide describe it: creating a webhook (POST
+ * https://app.asana.com/api/1.0/webhooks, `resource` and `target`) makes Asana POST a handshake with `X-Hook-Secret` to the target
  * while the creation is in flight; the target must answer 200 or 204 with the same header, or the
  * creation fails. Events then carry `X-Hook-Signature`, the hex HMAC-SHA256 of the body with that
  * secret; heartbeats are events with an empty `events` array. Not in {@link SIMULATORS}: its secret
- * comes from a handshake, not from the Integration's Secret.
+ * comes from a handshake, not from the Integration's Secret. The creation itself is the doc-true
+ * simulator's (test/support/simulators/asana.ts).
  */
 export const ASANA = {
   provider: 'asana',
@@ -488,68 +487,3 @@ export const ASANA = {
     body,
   }),
 };
-
-/** One webhook creation the simulated Asana API handled: the secret it sent, and whether the target echoed it. */
-export interface AsanaCreation {
-  target: string;
-  secret: string;
-  handshakeStatus: number;
-  confirmed: boolean;
-}
-
-/**
- * The Asana API's `POST /webhooks` on loopback: sends the handshake to the `target` before answering,
- * as Asana does, and answers 201 with the webhook when the target echoed `X-Hook-Secret` (200 or 204),
- * 400 with Asana's `errors` otherwise.
- */
-export async function asanaApi(): Promise<{
-  url: string;
-  creations: AsanaCreation[];
-  /** Runs when a creation arrives, before Asana's handshake (a peer racing it, in a test). */
-  beforeHandshake?: (target: string) => Promise<void>;
-  close(): Promise<void>;
-}> {
-  const creations: AsanaCreation[] = [];
-  // eslint-disable-next-line prefer-const -- assigned after the server that reads it
-  let api: Awaited<ReturnType<typeof asanaApi>>;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void (async () => {
-        const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-        const target = form.get('target');
-        if (req.method !== 'POST' || req.url !== '/webhooks' || !target) {
-          res
-            .writeHead(400, { 'content-type': 'application/json' })
-            .end(JSON.stringify({ errors: [{ message: 'target: Missing input' }] }));
-          return;
-        }
-        await api.beforeHandshake?.(target);
-        const secret = randomBytes(32).toString('hex');
-        const answer = await fetch(target, { method: 'POST', headers: { 'x-hook-secret': secret } }).catch(() => undefined);
-        const confirmed = !!answer && (answer.status === 200 || answer.status === 204) && answer.headers.get('x-hook-secret') === secret;
-        creations.push({ target, secret, handshakeStatus: answer?.status ?? 0, confirmed });
-        if (!confirmed) {
-          res.writeHead(400, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ errors: [{ message: 'The remote server did not respond with the handshake secret.' }] }));
-          return;
-        }
-        res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            data: { gid: String(43214 + creations.length), resource: { gid: form.get('resource'), name: 'Bugs' }, target, active: true },
-          }),
-        );
-      })();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  api = {
-    url: `http://127.0.0.1:${port}`,
-    creations,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-  return api;
-}

@@ -178,4 +178,18 @@ describe('valuesAt', () => {
     expect(valuesAt({ a: null }, 'a.b')).toEqual([]);
     expect(valuesAt('text', 'a')).toEqual([]);
   });
+
+  it('takes * over an array of 200,000 elements a sender posted (no stack overflow), and a client-state check refuses it', () => {
+    const bomb = { value: new Array<number>(200_000).fill(0) };
+    expect(valuesAt(bomb, 'value.*')).toHaveLength(200_000);
+    expect(valuesAt(bomb, 'value.*.clientState')).toEqual([]);
+    const body = JSON.stringify(bomb);
+    const verdict = verifySignature(
+      signatureOf('outlook'),
+      { method: 'POST', url: 'https://latchkey.example.com/webhooks/ns/outlook', headers: {}, body: Buffer.from(body), json: bomb },
+      'SecretClientState',
+      Date.now(),
+    );
+    expect(verdict.ok).toBe(false);
+  });
 });
