@@ -4,7 +4,7 @@
  * shape (a JSON body, a bearer header, a method and URL template). Best effort: one call, bounded in
  * time; the outcome is a line for the operation log that never holds a token or a secret.
  */
-import { fillProviderUrl } from '../catalog/connection-config.js';
+import { fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import type { IntegrationResource, ProviderResource, RevocationSpec } from '../k8s/resources.js';
 import type { KubeStore, StoredCredentials } from '../k8s/store.js';
 import { resolveClient } from './oauth2-client.js';
@@ -43,7 +43,8 @@ export function revocationRequest(
   const field = spec.tokenField ?? 'token';
   const clientAuth =
     spec.clientAuth ?? (tokenIn === 'form' ? (providerSpec.tokenRequestAuthMethod === 'basic' ? 'basic' : 'body') : 'none');
-  const template = spec.url.replaceAll('${clientId}', encodeURIComponent(client?.clientId ?? ''));
+  // Absolute by the CRD's rule; resolved as every URL beside the base is (the catalog test compares it with documentedUrl).
+  const template = (providerUrlTemplate(providerSpec, spec.url) ?? spec.url).replaceAll('${clientId}', encodeURIComponent(client?.clientId ?? ''));
   const url = fillProviderUrl(providerSpec, template, connectionConfig);
   const headers: Record<string, string> = { accept: 'application/json' };
   const clientFields: Record<string, string> = {};

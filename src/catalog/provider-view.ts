@@ -1,4 +1,4 @@
-import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { PostConnectionSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import { configFieldNames } from './connection-config.js';
 import { providerLogoUrl } from './provider-logos.js';
 
@@ -110,7 +110,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     webhook_routing_script: s.webhookRoutingScript,
     webhooks: s.webhooks as Record<string, unknown> | undefined,
     token_response: s.tokenResponse as Record<string, unknown> | undefined,
-    post_connection: s.postConnection as unknown as Record<string, unknown> | undefined,
+    post_connection: s.postConnection ? declaredPostConnection(s.postConnection) : undefined,
     proxy: s.proxy
       ? compact({
           base_url: s.proxy.baseUrl,
@@ -154,6 +154,11 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     logo_url: providerLogoUrl(p, publicBaseUrl),
     ...modeViews(s),
   }) as ProviderView;
+}
+
+/** `postConnection` as declared, less the steps' `documentedUrl` (the catalog test's, not the API's). */
+function declaredPostConnection(pc: PostConnectionSpec): Record<string, unknown> {
+  return { ...pc, steps: pc.steps.map(({ documentedUrl: _documented, ...step }) => step) };
 }
 
 /** Each mode's own block (the CRD allows each only on its mode), in snake_case; absent ones left out. */

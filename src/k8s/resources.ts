@@ -73,6 +73,8 @@ export interface VerificationSpec {
   method?: 'GET' | 'POST' | 'HEAD';
   /** Under `proxy.baseUrl`, or absolute on one of the provider's hosts; may use `${connectionConfig.X}`. */
   path: string;
+  /** The call's full URL as the provider's docs give it: the catalog test compares `path` resolved against the base with it. */
+  documentedUrl?: string;
   /** Headers of the call's own (the provider's `proxy.headers` are sent too). */
   headers?: Record<string, string>;
 }
@@ -85,6 +87,8 @@ export interface RevocationSpec {
   docs?: string;
   /** May use `${connectionConfig.X}` and `${clientId}`. */
   url: string;
+  /** The endpoint as the provider's docs give it: the catalog test compares `url` as resolved with it. */
+  documentedUrl?: string;
   method?: 'POST' | 'DELETE' | 'GET';
   /** Which token: the refresh token (revokes the grant where the provider ties them), else the access token. */
   token?: 'refresh_token' | 'access_token';
@@ -297,6 +301,8 @@ export interface PostConnectionStep {
   method?: 'GET' | 'POST';
   /** Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier. */
   url: string;
+  /** The request's full URL as the provider's docs give it: the catalog test compares `url` resolved against the base with it. */
+  documentedUrl?: string;
   /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */
   headers?: Record<string, string>;
   /** POST only: the request body, sent as is (`content-type: application/json` unless `headers` say otherwise). */
