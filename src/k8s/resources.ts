@@ -115,6 +115,8 @@ export interface ProviderSpec {
   defaultScopes?: string[];
   scopeSeparator?: string;
   authorizationParams?: Record<string, string>;
+  /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
+  appNameParam?: string;
   tokenParams?: Record<string, string>;
   tokenRequestAuthMethod?: 'basic' | 'body';
   disablePkce?: boolean;
@@ -161,6 +163,8 @@ export interface ProviderSpec {
  * names the account (matched against a connection configuration value). Checked by the Provider CRD.
  */
 export interface ProviderWebhooksSpec {
+  /** The routing's name, shown as `webhook_routing_script` by GET /providers/{p} (as postConnection.name is post_connection_script). */
+  name?: string;
   /** The provider's documentation pages these facts come from. */
   docs?: string[];
   /** Largest body accepted, in bytes (at most what one outbox ConfigMap holds). */

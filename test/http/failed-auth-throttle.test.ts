@@ -101,8 +101,8 @@ it('answers 100 wrong keys from one address 401 then 429; the right keys of two 
     send('127.0.0.2', 'GET', '/proxy/anything', env.secretKey),
   ]);
   expect([mine.status, theirs.status]).toEqual([200, 200]);
-  expect(mine.body).toEqual({ connections: [] });
-  expect(theirs.body).toEqual({ connections: [] });
+  expect(mine.body.connections).toEqual([]);
+  expect(theirs.body.connections).toEqual([]);
   const [fetchedElsewhere, proxiedElsewhere] = await Promise.all([
     send('127.0.0.3', 'GET', '/connections/nobody?provider_config_key=none', otherEnv.secretKey),
     send('127.0.0.3', 'GET', '/proxy/anything', env.secretKey),
