@@ -46,7 +46,10 @@ export function revocationRequest(
   const clientAuth =
     spec.clientAuth ?? (tokenIn === 'form' ? (providerSpec.tokenRequestAuthMethod === 'basic' ? 'basic' : 'body') : 'none');
   // Absolute by the CRD's rule; resolved as every URL beside the base is (the catalog test compares it with documentedUrl).
-  const template = (providerUrlTemplate(providerSpec, spec.url) ?? spec.url).replaceAll('${clientId}', encodeURIComponent(client?.clientId ?? ''));
+  const template = (providerUrlTemplate(providerSpec, spec.url) ?? spec.url).replaceAll(
+    '${clientId}',
+    encodeURIComponent(client?.clientId ?? ''),
+  );
   const url = fillProviderUrl(providerSpec, template, connectionConfig);
   const headers: Record<string, string> = { accept: 'application/json' };
   const clientFields: Record<string, string> = {};
@@ -98,7 +101,11 @@ export async function revokeGrant(input: RevocationInput): Promise<RevocationOut
     const body = parseAnswerBody(await res.text(), res.headers.get('content-type') ?? '');
     const refused = body ? answerError(input.provider.spec.tokenResponse, body) : undefined;
     if (refused) {
-      const said = providerText(`${refused.error}${refused.description ? `: ${refused.description}` : ''}`, [value, client?.clientSecret], 200);
+      const said = providerText(
+        `${refused.error}${refused.description ? `: ${refused.description}` : ''}`,
+        [value, client?.clientSecret],
+        200,
+      );
       return { revoked: false, message: `${name} did not revoke the grant (it answered ${said}); the connection was deleted anyway` };
     }
     return { revoked: true, message: `Grant revoked at ${name} (${hint.replace('_', ' ')})` };

@@ -114,7 +114,10 @@ export function providerAnswer(err: unknown, secrets: ReadonlyArray<string | und
   const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown; response?: unknown };
   if (typeof e?.error === 'string' && typeof e.status === 'number') {
     const description = typeof e.error_description === 'string' ? `: ${providerText(e.error_description, secrets)}` : '';
-    return redactMessage(`the token endpoint answered ${answeredWith(sentStatus(e), providerText(e.error, secrets, 100))}${description}`, secrets);
+    return redactMessage(
+      `the token endpoint answered ${answeredWith(sentStatus(e), providerText(e.error, secrets, 100))}${description}`,
+      secrets,
+    );
   }
   return redactMessage(typeof e?.message === 'string' ? e.message : String(err), secrets);
 }

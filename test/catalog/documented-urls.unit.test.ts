@@ -59,7 +59,13 @@ describe('URLs beside the base, against the documented URL', () => {
       expect([d.provider, verificationUrl(asResource(d.manifest), {}).href]).toEqual([d.provider, new URL(d.documentedUrl!).href]);
     }
     for (const d of declared.filter((x) => x.where === 'revocation.url' && !hasPlaceholder(x.documentedUrl!.replace('${clientId}', '')))) {
-      const { url } = revocationRequest(d.manifest.spec.revocation!, d.manifest.spec, { value: 't', hint: 'access_token' }, { clientId: 'cid' }, {});
+      const { url } = revocationRequest(
+        d.manifest.spec.revocation!,
+        d.manifest.spec,
+        { value: 't', hint: 'access_token' },
+        { clientId: 'cid' },
+        {},
+      );
       expect([d.provider, url]).toEqual([d.provider, d.documentedUrl!.replace('${clientId}', 'cid')]);
     }
   });

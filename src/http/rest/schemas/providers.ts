@@ -59,7 +59,9 @@ export const Provider = z.object({
   app_name_param: z
     .string()
     .optional()
-    .describe("OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)"),
+    .describe(
+      "OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)",
+    ),
   token_params: StringMap.optional(),
   token_request_auth_method: z.enum(['basic', 'body']).optional(),
   disable_pkce: z.boolean().optional(),
