@@ -1,11 +1,13 @@
 /**
  * Typed credentials (an API key, a username and password) checked with the provider before they are
  * stored: the Provider's `verification` call, sent once with the credentials injected as the proxy
- * would inject them. A 2xx accepts them; 401 or 403 refuses them; a network failure, a timeout, 429 or
- * a 5xx is "could not check" (the end user tries again); any other answer means the Provider's
- * description does not fit the endpoint. Nothing of the answer is kept.
+ * would inject them. A 2xx accepts them; 401 or 403 refuses them; a network failure, a timeout, 404,
+ * 429 or a 5xx is "could not check right now" (the end user tries again; a 404 is also what a provider
+ * answers while a path is being moved, and the operation log keeps what it said); any other answer
+ * means the Provider's description does not fit the endpoint. Nothing of the answer is stored.
  */
-import { fillProviderUrl } from '../catalog/connection-config.js';
+import { fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
+import { providerText } from '../oplog/redact.js';
 import { filledHeaders, filledQuery, type CredentialValues } from '../catalog/credential-templates.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { isRetryableStatus } from '../domain/retry.js';
@@ -31,13 +33,10 @@ export type CheckResult = { ok: true } | { ok: false; error: LatchkeyError; deta
 /** The URL the check calls: under `proxy.baseUrl`, or an absolute URL on the base URL's domain. */
 export function verificationUrl(provider: ProviderResource, connectionConfig: Record<string, unknown> | undefined): URL {
   const spec = provider.spec;
-  const path = spec.verification!.path;
+  const template = providerUrlTemplate(spec, spec.verification!.path);
+  if (!template) throw misconfigured(provider, 'verification.path is relative but the provider has no proxy.baseUrl');
+  const url = new URL(fillProviderUrl(spec, template, connectionConfig));
   const base = spec.proxy?.baseUrl ? new URL(fillProviderUrl(spec, spec.proxy.baseUrl, connectionConfig)) : undefined;
-  if (path.startsWith('/')) {
-    if (!base) throw misconfigured(provider, 'verification.path is relative but the provider has no proxy.baseUrl');
-    return new URL(base.href.replace(/\/$/, '') + fillProviderUrl(spec, path, connectionConfig));
-  }
-  const url = new URL(fillProviderUrl(spec, path, connectionConfig));
   // Absolute: only on the provider's own domain, so a Provider cannot send typed keys elsewhere.
   if (base && !sameDomain(url.hostname, base.hostname))
     throw misconfigured(provider, `verification.path's host ${url.hostname} is not on the provider's domain`);
@@ -73,10 +72,10 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
   // As the proxy does: an Authorization the templates set wins over the mode's.
   const authorization = headers.authorization === undefined ? check.authorization(headers, url) : undefined;
   if (authorization !== undefined) headers.authorization = authorization;
-  const unavailable = (why: string): CheckResult => ({
+  const unavailable = (detail: string): CheckResult => ({
     ok: false,
-    error: new LatchkeyError('upstream', 'provider_unavailable', `Could not check the ${check.what} with ${name} (${why}); try again.`),
-    detail: `Credential check could not reach the provider: ${why}`,
+    error: new LatchkeyError('upstream', 'provider_unavailable', `${name} could not check this ${check.what} right now; try again.`),
+    detail,
   });
   let res: Response;
   try {
@@ -88,9 +87,15 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
     });
   } catch (err) {
     const errName = String((err as { name?: unknown } | null)?.name);
-    return unavailable(errName === 'TimeoutError' || errName === 'AbortError' ? 'timed out' : 'network error');
+    const why = errName === 'TimeoutError' || errName === 'AbortError' ? 'timed out' : 'network error';
+    return unavailable(`Credential check could not reach the provider: ${why}`);
   }
-  // Nothing of the answer is needed; ctx.fetch bounds it, and the socket is released.
+  if (res.status === 404 || res.status === 429 || res.status >= 500 || isRetryableStatus(res.status)) {
+    // What the provider said goes to the operation log (its words, cleared of the typed values).
+    const said = await answerText(res, [values.apiKey, values.username, values.password, headers.authorization]);
+    return unavailable(`Credential check answered HTTP ${res.status}${said ? `: ${said}` : ''}`);
+  }
+  // Nothing else of the answer is needed; ctx.fetch bounds it, and the socket is released.
   await res.body?.cancel().catch(() => undefined);
   if (res.status >= 200 && res.status < 300) return { ok: true };
   if (res.status === 401 || res.status === 403) {
@@ -102,10 +107,19 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
       detail: `Credential check refused by the provider (HTTP ${res.status})`,
     };
   }
-  if (res.status === 429 || res.status >= 500 || isRetryableStatus(res.status)) return unavailable(`HTTP ${res.status}`);
   return {
     ok: false,
     error: misconfigured(provider, `the check answered HTTP ${res.status}`),
     detail: `Credential check answered HTTP ${res.status}; the Provider's verification does not fit the endpoint`,
   };
+}
+
+/** The start of an answer's body for the log, redacted; '' when it cannot be read. */
+async function answerText(res: Response, secrets: Array<string | undefined>): Promise<string> {
+  try {
+    const text = (await res.text()).replace(/\s+/g, ' ').trim();
+    return text ? providerText(text.slice(0, 2000), secrets, 300) : '';
+  } catch {
+    return '';
+  }
 }

@@ -4,10 +4,12 @@
  * shape (a JSON body, a bearer header, a method and URL template). Best effort: one call, bounded in
  * time; the outcome is a line for the operation log that never holds a token or a secret.
  */
-import { fillProviderUrl } from '../catalog/connection-config.js';
+import { fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import type { IntegrationResource, ProviderResource, RevocationSpec } from '../k8s/resources.js';
 import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import { providerText } from '../oplog/redact.js';
 import { resolveClient } from './oauth2-client.js';
+import { answerError, parseAnswerBody } from './provider-answers.js';
 
 /** Seconds a revocation may take before the delete goes on without it. */
 export const REVOCATION_TIMEOUT_SECONDS = 5;
@@ -43,7 +45,11 @@ export function revocationRequest(
   const field = spec.tokenField ?? 'token';
   const clientAuth =
     spec.clientAuth ?? (tokenIn === 'form' ? (providerSpec.tokenRequestAuthMethod === 'basic' ? 'basic' : 'body') : 'none');
-  const template = spec.url.replaceAll('${clientId}', encodeURIComponent(client?.clientId ?? ''));
+  // Absolute by the CRD's rule; resolved as every URL beside the base is (the catalog test compares it with documentedUrl).
+  const template = (providerUrlTemplate(providerSpec, spec.url) ?? spec.url).replaceAll(
+    '${clientId}',
+    encodeURIComponent(client?.clientId ?? ''),
+  );
   const url = fillProviderUrl(providerSpec, template, connectionConfig);
   const headers: Record<string, string> = { accept: 'application/json' };
   const clientFields: Record<string, string> = {};
@@ -86,10 +92,23 @@ export async function revokeGrant(input: RevocationInput): Promise<RevocationOut
       ...init,
       signal: AbortSignal.timeout((input.timeoutSeconds ?? REVOCATION_TIMEOUT_SECONDS) * 1000),
     });
-    await res.body?.cancel().catch(() => undefined);
-    // RFC 7009 §2.2: 200 also when the token was already invalid; some providers answer 204.
-    if (res.status >= 200 && res.status < 300) return { revoked: true, message: `Grant revoked at ${name} (${hint.replace('_', ' ')})` };
-    return { revoked: false, message: `${name} did not revoke the grant (HTTP ${res.status}); the connection was deleted anyway` };
+    if (res.status < 200 || res.status >= 300) {
+      await res.body?.cancel().catch(() => undefined);
+      return { revoked: false, message: `${name} did not revoke the grant (HTTP ${res.status}); the connection was deleted anyway` };
+    }
+    // RFC 7009 §2.2: 200 also when the token was already invalid; some providers answer 204. A 2xx that
+    // carries an error (Slack's {"ok": false}) is read as token answers are: not revoked.
+    const body = parseAnswerBody(await res.text(), res.headers.get('content-type') ?? '');
+    const refused = body ? answerError(input.provider.spec.tokenResponse, body) : undefined;
+    if (refused) {
+      const said = providerText(
+        `${refused.error}${refused.description ? `: ${refused.description}` : ''}`,
+        [value, client?.clientSecret],
+        200,
+      );
+      return { revoked: false, message: `${name} did not revoke the grant (it answered ${said}); the connection was deleted anyway` };
+    }
+    return { revoked: true, message: `Grant revoked at ${name} (${hint.replace('_', ' ')})` };
   } catch (err) {
     const errName = String((err as { name?: unknown } | null)?.name);
     const why = errName === 'TimeoutError' || errName === 'AbortError' ? 'timed out' : 'could not be sent';

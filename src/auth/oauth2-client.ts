@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import { readAnswerText } from '../egress/bounded-body.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource, type TokenResponseSpec } from '../k8s/resources.js';
+import { PROVIDER_STATUS_HEADER } from '../oplog/redact.js';
 import { parseAnswerBody, readTokenAnswer } from './provider-answers.js';
 import type { KubeStore } from '../k8s/store.js';
 
@@ -132,8 +133,10 @@ async function normalizeTokenResponse(
   // An error answer (4xx) in a form encoding: openid-client reads RFC 6749 errors from JSON only.
   if (!res.ok) return answer(JSON.stringify(body));
   const read = readTokenAnswer(spec, body);
-  if (read.kind === 'error')
+  if (read.kind === 'error') {
+    headers.set(PROVIDER_STATUS_HEADER, String(res.status));
     return answer(JSON.stringify({ error: read.error, ...(read.description ? { error_description: read.description } : {}) }), 400);
+  }
   onBody?.(read.original);
   return answer(JSON.stringify(read.fields));
 }

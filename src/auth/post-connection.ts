@@ -7,7 +7,7 @@
  * entry (without the token).
  */
 import type { AppContext } from '../context/app-context.js';
-import { checkConnectionConfig, configValueProblem, fillProviderUrl, postConnectionUrlTemplate } from '../catalog/connection-config.js';
+import { checkConnectionConfig, configValueProblem, fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
@@ -165,7 +165,7 @@ async function runStep(
     log('failure', message);
     throw stepFailed(spec, step.name, message);
   };
-  const template = postConnectionUrlTemplate(spec, step.url);
+  const template = providerUrlTemplate(spec, step.url);
   if (!template) return fail("a relative URL needs the provider's proxy.baseUrl");
   let url: string;
   let headers: Headers;

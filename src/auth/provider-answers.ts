@@ -49,6 +49,30 @@ export type TokenAnswer =
   | { kind: 'error'; error: string; description?: string };
 
 /**
+ * The error a successful (2xx) answer carries: the Provider's `errorWhen` (Slack's `{"ok": false}`), or
+ * RFC 6749's error answer sent with a 2xx (a string `error` without an `access_token`: GitHub OAuth Apps,
+ * Zoho). Read alike for token answers and revocation answers.
+ */
+export function answerError(
+  spec: TokenResponseSpec | undefined,
+  original: Record<string, unknown>,
+): { error: string; description?: string } | undefined {
+  if (spec?.errorWhen && valueAt(original, spec.errorWhen.path) === spec.errorWhen.equals) {
+    const code = valueAt(original, spec.errorCodePath ?? 'error');
+    const description = valueAt(original, 'error_description');
+    return {
+      error: typeof code === 'string' || typeof code === 'number' ? String(code) : 'invalid_request',
+      ...(typeof description === 'string' ? { description } : {}),
+    };
+  }
+  if (typeof original.error === 'string' && original.error !== '' && original.access_token === undefined) {
+    const description = original.error_description;
+    return { error: original.error, ...(typeof description === 'string' ? { description } : {}) };
+  }
+  return undefined;
+}
+
+/**
  * Reads a successful (2xx) token answer. `errorWhen`, or a string `error` without an `access_token`, turns
  * it into an error; `tokenPath` finds the token
  * fields when they are nested (an answer with the token at its top level is read there, as Slack's user
@@ -58,20 +82,8 @@ export type TokenAnswer =
  * from token requests, and their issuer is seldom the token URL's).
  */
 export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: Record<string, unknown>): TokenAnswer {
-  if (spec?.errorWhen && valueAt(original, spec.errorWhen.path) === spec.errorWhen.equals) {
-    const code = valueAt(original, spec.errorCodePath ?? 'error');
-    const description = valueAt(original, 'error_description');
-    return {
-      kind: 'error',
-      error: typeof code === 'string' || typeof code === 'number' ? String(code) : 'invalid_request',
-      ...(typeof description === 'string' ? { description } : {}),
-    };
-  }
-  // RFC 6749's error answer sent with a 2xx (GitHub OAuth Apps, Zoho): an error, never a token.
-  if (typeof original.error === 'string' && original.error !== '' && original.access_token === undefined) {
-    const description = original.error_description;
-    return { kind: 'error', error: original.error, ...(typeof description === 'string' ? { description } : {}) };
-  }
+  const error = answerError(spec, original);
+  if (error) return { kind: 'error', ...error };
   const nested = spec?.tokenPath ? valueAt(original, spec.tokenPath) : undefined;
   const useNested = nested && typeof nested === 'object' && !Array.isArray(nested) && 'access_token' in nested;
   const fields: Record<string, unknown> = { ...(useNested ? (nested as Record<string, unknown>) : original) };

@@ -43,14 +43,19 @@ export function urlTemplates(spec: ProviderSpec): Array<{ field: string; templat
   if (typeof aud === 'string' && /^https?:\/\//i.test(aud)) out.push({ field: 'modeOptions.claims.aud', template: aud });
   // Post-connection steps carry the access token: their hosts are checked like the token URL's.
   for (const step of spec.postConnection?.steps ?? []) {
-    const url = postConnectionUrlTemplate(spec, step.url);
+    const url = providerUrlTemplate(spec, step.url);
     if (url) out.push({ field: `postConnection.steps.${step.name}.url`, template: url });
   }
   return out;
 }
 
-/** A post-connection step's URL template: absolute, or a path under proxy.baseUrl (undefined without one). */
-export function postConnectionUrlTemplate(spec: ProviderSpec, url: string): string | undefined {
+/**
+ * A URL a Provider declares beside its base (a post-connection step's, the verification path, the
+ * revocation URL) as a template: absolute as written, or a path under proxy.baseUrl (undefined without
+ * one). The catalog test resolves every such URL with this and compares it with the URL the provider's
+ * docs give (`documentedUrl`), so a change of a base cannot move them unnoticed.
+ */
+export function providerUrlTemplate(spec: ProviderSpec, url: string): string | undefined {
   if (!url.startsWith('/')) return url;
   return spec.proxy?.baseUrl ? spec.proxy.baseUrl.replace(/\/+$/, '') + url : undefined;
 }

@@ -1,4 +1,4 @@
-import type { ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { PostConnectionSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import { configFieldNames } from './connection-config.js';
 import { providerLogoUrl } from './provider-logos.js';
 
@@ -38,6 +38,7 @@ export interface ProviderView {
   default_scopes?: string[];
   scope_separator?: string;
   authorization_params?: Record<string, string>;
+  app_name_param?: string;
   token_params?: Record<string, string>;
   token_request_auth_method?: 'basic' | 'body';
   disable_pkce?: boolean;
@@ -107,10 +108,10 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     request_token_url: s.requestTokenUrl,
     connection_configuration: configFieldNames(s),
     post_connection_script: s.postConnection?.name ?? s.postConnectionScript,
-    webhook_routing_script: s.webhookRoutingScript,
+    webhook_routing_script: s.webhooks?.name ?? s.webhookRoutingScript,
     webhooks: s.webhooks as Record<string, unknown> | undefined,
     token_response: s.tokenResponse as Record<string, unknown> | undefined,
-    post_connection: s.postConnection as unknown as Record<string, unknown> | undefined,
+    post_connection: s.postConnection ? declaredPostConnection(s.postConnection) : undefined,
     proxy: s.proxy
       ? compact({
           base_url: s.proxy.baseUrl,
@@ -132,6 +133,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     default_scopes: s.defaultScopes,
     scope_separator: s.scopeSeparator,
     authorization_params: s.authorizationParams,
+    app_name_param: s.appNameParam,
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
     disable_pkce: s.disablePkce,
@@ -154,6 +156,11 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     logo_url: providerLogoUrl(p, publicBaseUrl),
     ...modeViews(s),
   }) as ProviderView;
+}
+
+/** `postConnection` as declared, less the steps' `documentedUrl` (the catalog test's, not the API's). */
+function declaredPostConnection(pc: PostConnectionSpec): Record<string, unknown> {
+  return { ...pc, steps: pc.steps.map(({ documentedUrl: _documented, ...step }) => step) };
 }
 
 /** Each mode's own block (the CRD allows each only on its mode), in snake_case; absent ones left out. */

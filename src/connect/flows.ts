@@ -36,7 +36,7 @@ import { EgressRefusedError } from '../egress/guard.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import { connectionObjectName } from '../k8s/names.js';
-import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
+import type { EnvironmentResource, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
@@ -70,6 +70,11 @@ function lookup(
   if (!integration || !provider)
     throw new LatchkeyError('not_found', 'integration_not_found', `The integration "${integrationId}" is not available.`);
   return { integration, provider };
+}
+
+/** The application's name a provider's consent page shows: the Environment's `connectUI.appName`, else the Integration's display name. */
+export function consentAppName(environment: EnvironmentResource, integrationName: string): string {
+  return environment.spec.connectUI?.appName || integrationName;
 }
 
 function view(integration: IntegrationResource, provider: ProviderResource): IntegrationView {
@@ -334,8 +339,11 @@ export async function startOAuthFlow(
       callback.href,
     );
     await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
+    const appNameParam = provider.spec.appNameParam;
     const params: Record<string, string> = {
       ...(provider.spec.authorizationParams ?? {}),
+      // The consent page names the application from it (Trello's `name`); an Integration's own params still win.
+      ...(appNameParam ? { [appNameParam]: consentAppName(session.environment, v.name) } : {}),
       ...(integration.spec.authorizationParams ?? {}),
     };
     // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).

@@ -1,6 +1,10 @@
 /**
- * Throttles secret-key guessing: a source address that failed the secret-key check too often (REST
- * API and dashboard sign-in together) is answered 429 before its key is checked, with Retry-After.
+ * Throttles failed secret-key checks by source address (REST API, proxy and dashboard sign-in
+ * together): the key is always checked first, and only a failed check from an address that failed
+ * too often is answered 429 (with Retry-After) instead of 401. A right key is never refused: many
+ * callers share one address in a cluster (a sidecar, a node's SNAT, a gateway), and one of them
+ * sending wrong keys must not lock the others out. Guessing is not what stops a guess: a key holds
+ * at least 128 bits (src/auth/secret-key-strength.ts).
  */
 import { isIPv6 } from 'node:net';
 import type { IncomingMessage } from 'node:http';
@@ -29,7 +33,7 @@ const authFailures = (registry: Registry) =>
     (registers) =>
       new Counter({
         name: 'latchkey_auth_failures_total',
-        help: 'Secret-key checks that failed (rejected: 401) and attempts refused before the check because their address failed too often (throttled: 429), by surface (rest, dashboard).',
+        help: 'Secret-key checks that failed, answered 401 (rejected) or, from an address that failed too often, 429 (throttled), by surface (rest, dashboard).',
         labelNames: ['surface', 'result'] as const,
         registers,
       }),
@@ -58,7 +62,7 @@ function expandIPv6(address: string): string[] {
 /**
  * One per process, shared by both surfaces (alternating them gains nothing). A success does not
  * reset an address: a caller holding one Environment's key could otherwise interleave it to keep
- * guessing another's. Counts are per replica, in memory.
+ * an address's failures answered 401. Counts are per replica, in memory, at most `maxAddresses`.
  */
 export class FailedAuthThrottle {
   private readonly failures: TokenBuckets;
@@ -69,10 +73,16 @@ export class FailedAuthThrottle {
     this.counter = authFailures(metrics);
   }
 
-  /** Throws the 429 when `address` failed too often, before any key is looked at. */
-  check(surface: AuthSurface, address: string): void {
-    const wait = this.failures.peek(address);
-    if (wait <= 0) return;
+  /**
+   * Counts a failed key check against `address`; throws the 429 when the address is over its budget
+   * (the caller then answers that instead of its 401).
+   */
+  failed(surface: AuthSurface, address: string): void {
+    const wait = this.failures.take(address);
+    if (wait <= 0) {
+      this.counter.inc({ surface, result: 'rejected' });
+      return;
+    }
     this.counter.inc({ surface, result: 'throttled' });
     throw new LatchkeyError(
       'rate_limited',
@@ -80,12 +90,6 @@ export class FailedAuthThrottle {
       'Too many failed secret-key checks from this address; try again later.',
       { retryAfterMs: wait },
     );
-  }
-
-  /** Counts a failed key check against `address`. */
-  failed(surface: AuthSurface, address: string): void {
-    this.failures.take(address);
-    this.counter.inc({ surface, result: 'rejected' });
   }
 
   get addresses(): number {
@@ -96,14 +100,16 @@ export class FailedAuthThrottle {
 /** Codes of a wrong or mangled key (a missing header is not a guess and is not counted). */
 export const FAILED_KEY_CODES: ReadonlySet<string> = new Set(['unknown_secret_key', 'malformed_authorization']);
 
-/** Runs `check` (a secret-key check) under the throttle: refused early when throttled, counted when it fails. */
+/**
+ * Runs `check` (a secret-key check): its result when it passes, whatever the address did before;
+ * when it fails, the failure counted against the address and the 429 thrown instead of the 401 once
+ * the address is over its budget. The success path does no more than the check itself.
+ */
 export function throttled<T>(throttle: FailedAuthThrottle, surface: AuthSurface, req: IncomingMessage, check: () => T): T {
-  const address = sourceAddress(req);
-  throttle.check(surface, address);
   try {
     return check();
   } catch (err) {
-    if (err instanceof LatchkeyError && FAILED_KEY_CODES.has(err.code)) throttle.failed(surface, address);
+    if (err instanceof LatchkeyError && FAILED_KEY_CODES.has(err.code)) throttle.failed(surface, sourceAddress(req));
     throw err;
   }
 }

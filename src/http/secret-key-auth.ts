@@ -21,8 +21,8 @@ export function requireSecretKey(keys: EnvironmentKeys, throttle: FailedAuthThro
 }
 
 /**
- * The Environment a request's secret key selects; a 401 {@link LatchkeyError}, or a 429 when its
- * source address failed the check too often (then the key is not looked at).
+ * The Environment a request's secret key selects; a 401 {@link LatchkeyError}, or, for a wrong key
+ * from a source address that failed the check too often, a 429. A right key is always served.
  */
 export function authenticateRequest(keys: EnvironmentKeys, throttle: FailedAuthThrottle, req: IncomingMessage): ResolvedEnvironment {
   return throttled(throttle, 'rest', req, () => authenticate(keys, req.headers.authorization));

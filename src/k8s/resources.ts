@@ -77,6 +77,8 @@ export interface VerificationSpec {
   method?: 'GET' | 'POST' | 'HEAD';
   /** Under `proxy.baseUrl`, or absolute on one of the provider's hosts; may use `${connectionConfig.X}`. */
   path: string;
+  /** The call's full URL as the provider's docs give it: the catalog test compares `path` resolved against the base with it. */
+  documentedUrl?: string;
   /** Headers of the call's own (the provider's `proxy.headers` are sent too). */
   headers?: Record<string, string>;
 }
@@ -89,6 +91,8 @@ export interface RevocationSpec {
   docs?: string;
   /** May use `${connectionConfig.X}` and `${clientId}`. */
   url: string;
+  /** The endpoint as the provider's docs give it: the catalog test compares `url` as resolved with it. */
+  documentedUrl?: string;
   method?: 'POST' | 'DELETE' | 'GET';
   /** Which token: the refresh token (revokes the grant where the provider ties them), else the access token. */
   token?: 'refresh_token' | 'access_token';
@@ -115,6 +119,8 @@ export interface ProviderSpec {
   defaultScopes?: string[];
   scopeSeparator?: string;
   authorizationParams?: Record<string, string>;
+  /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
+  appNameParam?: string;
   tokenParams?: Record<string, string>;
   tokenRequestAuthMethod?: 'basic' | 'body';
   disablePkce?: boolean;
@@ -161,6 +167,8 @@ export interface ProviderSpec {
  * names the account (matched against a connection configuration value). Checked by the Provider CRD.
  */
 export interface ProviderWebhooksSpec {
+  /** The routing's name, shown as `webhook_routing_script` by GET /providers/{p} (as postConnection.name is post_connection_script). */
+  name?: string;
   /** The provider's documentation pages these facts come from. */
   docs?: string[];
   /** Largest body accepted, in bytes (at most what one outbox ConfigMap holds). */
@@ -301,6 +309,8 @@ export interface PostConnectionStep {
   method?: 'GET' | 'POST';
   /** Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier. */
   url: string;
+  /** The request's full URL as the provider's docs give it: the catalog test compares `url` resolved against the base with it. */
+  documentedUrl?: string;
   /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */
   headers?: Record<string, string>;
   /** POST only: the request body, sent as is (`content-type: application/json` unless `headers` say otherwise). */

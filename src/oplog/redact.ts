@@ -86,15 +86,38 @@ export function providerText(text: unknown, secrets: ReadonlyArray<string | unde
 }
 
 /**
- * What a provider's token endpoint answered, for the log: its status, OAuth `error` and description
- * (what a support engineer needs) when the error carries them (openid-client's ResponseBodyError
- * does; its message alone does not), else the error's message; through {@link providerText}.
+ * Set on the 400 Latchkey makes of a token error a provider sent in a 2xx answer (Slack's and Reddit's
+ * `{"ok": false}` or `{"error": ...}` with a 200; openid-client reads RFC 6749 errors from 4xx answers
+ * only): the status the provider really sent, so that the log says what it sent.
+ */
+export const PROVIDER_STATUS_HEADER = 'x-latchkey-provider-status';
+
+/** The status a token error came with from the provider: the 2xx of an error in a successful answer, else the error's. */
+export function sentStatus(err: { status?: unknown; response?: unknown }): number | undefined {
+  const headers = (err.response as { headers?: { get?: (name: string) => string | null } } | undefined)?.headers;
+  const sent = Number(typeof headers?.get === 'function' ? headers.get(PROVIDER_STATUS_HEADER) : undefined);
+  if (sent >= 200 && sent < 300) return sent;
+  return typeof err.status === 'number' ? err.status : undefined;
+}
+
+/** "200 with error invalid_auth" for an error in a successful answer, "400 invalid_grant" for an error answer. */
+export function answeredWith(status: number | undefined, error: string): string {
+  return status !== undefined && status >= 200 && status < 300 ? `${status} with error ${error}` : `${status ?? ''} ${error}`.trim();
+}
+
+/**
+ * What a provider's token endpoint answered, for the log: its status (as the provider sent it), OAuth
+ * `error` and description (what a support engineer needs) when the error carries them (openid-client's
+ * ResponseBodyError does; its message alone does not), else the error's message; through {@link providerText}.
  */
 export function providerAnswer(err: unknown, secrets: ReadonlyArray<string | undefined> = []): string {
-  const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown };
+  const e = err as { status?: unknown; error?: unknown; error_description?: unknown; message?: unknown; response?: unknown };
   if (typeof e?.error === 'string' && typeof e.status === 'number') {
     const description = typeof e.error_description === 'string' ? `: ${providerText(e.error_description, secrets)}` : '';
-    return redactMessage(`the token endpoint answered ${e.status} ${providerText(e.error, secrets, 100)}${description}`, secrets);
+    return redactMessage(
+      `the token endpoint answered ${answeredWith(sentStatus(e), providerText(e.error, secrets, 100))}${description}`,
+      secrets,
+    );
   }
   return redactMessage(typeof e?.message === 'string' ? e.message : String(err), secrets);
 }

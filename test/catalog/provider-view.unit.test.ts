@@ -168,6 +168,25 @@ describe('provider view', () => {
     expect(Provider.strict().safeParse(view).success).toBe(true);
   });
 
+  it("names the webhook routing as webhook_routing_script for every shipped provider with a webhooks block; the steps' documentedUrl is not shown", () => {
+    const catalog = readCatalog();
+    const withWebhooks = catalog.filter((m) => m.spec.webhooks);
+    expect(withWebhooks.length).toBeGreaterThanOrEqual(17);
+    const unnamed = withWebhooks
+      .map((m) => [m.metadata.name, providerView({ metadata: { name: m.metadata.name }, spec: m.spec }, BASE).webhook_routing_script])
+      .filter(([, script]) => typeof script !== 'string' || script === '');
+    expect(unnamed).toEqual([]);
+    const slack = catalog.find((m) => m.metadata.name === 'slack')!;
+    expect(providerView({ metadata: { name: 'slack' }, spec: slack.spec }, BASE).webhook_routing_script).toBe('slackWebhookRouting');
+    // Without a webhooks block: no routing to name.
+    expect(providerView(resource({ authMode: 'API_KEY' }), BASE)).not.toHaveProperty('webhook_routing_script');
+
+    const hubspot = catalog.find((m) => m.metadata.name === 'hubspot')!;
+    expect(hubspot.spec.postConnection!.steps[0]!.documentedUrl).toBeDefined();
+    const shown = providerView({ metadata: { name: 'hubspot' }, spec: hubspot.spec }, BASE).post_connection as { steps: object[] };
+    expect(shown.steps[0]).toEqual({ name: 'account', url: '/account-info/v3/details' });
+  });
+
   it('shows aliases (none when the list is empty), and a search matches an alias', () => {
     const withAliases = resource({ authMode: 'API_KEY', aliases: ['old-name', 'other-name'] });
     expect(providerView(withAliases, BASE).aliases).toEqual(['old-name', 'other-name']);

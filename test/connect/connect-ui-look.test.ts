@@ -3,11 +3,10 @@
  * then Accept-Language, then English), each theme, the application's name, logo and brand colour,
  * the Provider's help under a field, shipped logos served by Latchkey, and the keyboard-only path.
  * axe-core runs on every page of the flow (list, form, the OAuth sign-in popup's page, success,
- * error, not-ready) and fails the test on any serious or critical violation. Screenshots go to
- * docs/connect-ui/ (shown in docs/connect-ui.md). Also: what the API server accepts in the
+ * error, not-ready) and fails the test on any serious or critical violation (the screenshots in
+ * docs/connect-ui.md are taken by test/docs/screenshots.test.ts). Also: what the API server accepts in the
  * Provider's `fieldHelp` and the Environment's `connectUI` look (CEL rules and patterns).
  */
-import { mkdirSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { BrowserContextOptions, Page } from 'playwright-core';
@@ -21,7 +20,6 @@ import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
 
 const kc = testKubeConfig();
-const SHOTS = new URL('../../../docs/connect-ui/', import.meta.url).pathname;
 // WakaTime has a shipped logo (simple-icons); no other test file uses the name.
 const P = {
   logo: 'wakatime',
@@ -39,7 +37,6 @@ let bed: ConnectBed;
 let oidc: OidcTestServer;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   bed = await startConnectBed(kc, 'connect-look', 'development');
   await applyProvider(kc, P.logo, {
     displayName: 'WakaTime',
@@ -123,10 +120,6 @@ async function expectAccessible(page: Page, what: string): Promise<void> {
   expect(bad).toEqual([]);
 }
 
-async function shoot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${SHOTS}${name}.png` });
-}
-
 const bodyBackground = (page: Page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
 const LIGHT_BG = 'rgb(245, 246, 248)';
 const DARK_BG = 'rgb(20, 23, 28)';
@@ -157,7 +150,6 @@ describe('the Connect UI in the end user’s language', () => {
         // The subtitle is the category, not the name again.
         expect(await page.textContent('button[data-integration=wakatime] .names .muted')).toBe(category);
         await expectAccessible(page, `list (${lang})`);
-        if (lang === 'fr') await shoot(page, 'list-fr');
       },
       { locale: 'ja-JP' },
     );
@@ -217,7 +209,6 @@ describe('themes', () => {
         expect(await bodyBackground(page)).toBe(background);
         await expectAccessible(page, `list (${theme}, ${scheme})`);
         if (theme === 'dark') {
-          await shoot(page, 'list-dark');
           await page.click('button[data-integration=wakatime]');
           await page.waitForSelector('form');
           await expectAccessible(page, 'form (dark)');
@@ -246,7 +237,6 @@ describe('list, form with help, success, and the keyboard alone', () => {
       expect(await page.$('input[type=search]')).not.toBeNull();
       expect(elsewhere).toEqual([]);
       await expectAccessible(page, 'list');
-      await shoot(page, 'list');
     });
   });
 
@@ -308,7 +298,6 @@ describe('list, form with help, success, and the keyboard alone', () => {
       expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
       expect(await link.textContent()).toBe('How to find it (opens in a new tab)');
       await expectAccessible(page, 'form');
-      await shoot(page, 'form-help');
 
       // Back to the list and in again, by keyboard: Shift+Tab from the field reaches the back link.
       await page.keyboard.press('Shift+Tab');
@@ -348,7 +337,6 @@ describe('pages outside the list', () => {
       const alert = await page.waitForSelector('.card.error[role=alert]');
       expect(await alert.textContent()).toContain('Could not connect');
       await expectAccessible(page, 'callback error');
-      await shoot(page, 'error');
 
       await page.goto(connectUrl({}, ['unfinished']));
       const notReady = await page.waitForSelector('#app [role=alert]');
@@ -444,7 +432,6 @@ describe('the application’s branding', () => {
         expect(contrast(background, card)).toBeGreaterThanOrEqual(4.5);
         expect(contrast(text, background)).toBeGreaterThanOrEqual(4.5);
         await expectAccessible(page, `branded form (${theme})`);
-        if (theme === 'light') await shoot(page, 'form-brand');
       });
     }
   });

@@ -1,8 +1,12 @@
 /**
  * OAuth 1.0a through the Connect UI against a real provider (Debian's oauthlib endpoints behind
  * http.server): request token → approval page in chromium → callback → access token; the stored
- * connection then signs a request the provider's ResourceEndpoint accepts.
+ * connection then signs a request the provider's ResourceEndpoint accepts. The authorize URL names the
+ * application where the Provider says (`appNameParam`, Trello's `name`): the Environment's
+ * `connectUI.appName`, else the Integration's display name.
  */
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { signRequest } from '../../src/auth/oauth1.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
@@ -35,8 +39,9 @@ beforeAll(async () => {
     scopeSeparator: ',',
     defaultScopes: ['read', 'write'],
     authorizationParams: { expiration: 'never' },
+    appNameParam: 'name',
   });
-  await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER }, CONSUMER);
+  await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER, displayName: 'Tumble for Acme' }, CONSUMER);
   await bed.synced(
     (store) =>
       store.getIntegration(ns.name, 'tumble') &&
@@ -63,6 +68,8 @@ describe('OAuth 1.0a through the Connect UI', () => {
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
     const authorize = new URL(popup.url()).searchParams;
     expect([authorize.get('scope'), authorize.get('expiration')]).toEqual(['read,write', 'never']);
+    // No connectUI.appName on the Environment: the Integration's display name.
+    expect(authorize.get('name')).toBe('Tumble for Acme');
     await popup.click('button[value=approve]');
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('tumble');
@@ -110,6 +117,24 @@ describe('OAuth 1.0a through the Connect UI', () => {
     const error = await waitForEvent(page, 'error');
     expect(error).toMatchObject({ providerConfigKey: 'tumble', error: { code: 'access_denied' } });
     expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    await context.close();
+  });
+
+  it("names the application on the authorize URL with the Environment's connectUI.appName when it has one", async () => {
+    await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'environments',
+      name: env.name,
+      body: [{ op: 'add', path: '/spec/connectUI', value: { appName: 'Acme Notes' } }],
+    });
+    await bed.synced((store) => store.listEnvironments(ns.name)[0]?.spec.connectUI?.appName === 'Acme Notes');
+    const context = await browser.newContext();
+    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-named' }, allowedIntegrations: ['tumble'] });
+    const { popup } = await openConnectPopup(context, app.url, token);
+    await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
+    expect(new URL(popup.url()).searchParams.get('name')).toBe('Acme Notes');
     await context.close();
   });
 });

@@ -2,7 +2,7 @@
  * Credentials typed into the Connect form (an API key, a username and password) are checked with the
  * Provider's `verification` call before anything is stored, injected as the proxy injects them: a
  * refusal (401/403) is the form's error and a failed attempt in the operation log; a provider that is
- * down is a "try again" error; nothing is stored either way. Import is not checked (the application
+ * down or answers 404 or a 5xx "could not check it right now" (the log keeps what it said); nothing is stored either way. Import is not checked (the application
  * vouches for what it sends). Against the real control plane and a loopback provider (`startUpstream`).
  */
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -24,13 +24,15 @@ let replica: Replica;
 let provider: Upstream;
 /** The next answers of the key check, before it looks at the key (a provider having a bad moment). */
 const outages: number[] = [];
+/** What the provider says with an outage's answer (its words reach the operation log). */
+const OUTAGE_BODY = { error: { message: 'Invalid URL (GET /v1/me)', type: 'invalid_request_error' } };
 
 beforeAll(async () => {
   provider = await startUpstream();
   provider.on('/v1/me', (req, res) => {
     const status = outages.shift() ?? (req.headers['x-api-key'] === GOOD_KEY && req.headers['x-api-version'] === '2' ? 200 : 401);
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(status === 200 ? { id: 'me' } : { error: 'nope' }));
+    res.end(JSON.stringify(status === 200 ? { id: 'me' } : status === 401 ? { error: 'nope' } : OUTAGE_BODY));
   });
   provider.on('/basic/whoami', (req, res) => {
     res.writeHead(req.headers.authorization === GOOD_BASIC ? 200 : 403).end();
@@ -135,15 +137,27 @@ describe('typed credentials checked with the provider', () => {
     await eventually(() => connectionsOf('basic-user').length === 1);
   });
 
-  it('says "try again" when the provider cannot check (down, or a 5xx), and stores nothing', async () => {
+  it('says the provider could not check it right now when it is down, or answers 404 or a 5xx; stores nothing; the log keeps what it said', async () => {
     const down = await submitForm('down-user', 'sleepy', { apiKey: GOOD_KEY });
     expect([down.status, down.body.error.code]).toEqual([502, 'provider_unavailable']);
-    expect(down.body.error.message).toContain('try again');
-    outages.push(503);
-    const failing = await submitForm('down-user', 'keyed', { apiKey: GOOD_KEY });
-    expect([failing.status, failing.body.error.code]).toEqual([502, 'provider_unavailable']);
-    expect(failing.body.error.message).toBe('Could not check the API key with Keyed CRM (HTTP 503); try again.');
-    expect(JSON.stringify([down.body, failing.body])).not.toContain(GOOD_KEY);
+    expect(down.body.error.message).toBe('Sleepy API could not check this API key right now; try again.');
+    for (const status of [503, 404]) {
+      outages.push(status);
+      const failing = await submitForm(`down-user-${status}`, 'keyed', { apiKey: GOOD_KEY });
+      expect([failing.status, failing.body.error.code]).toEqual([502, 'provider_unavailable']);
+      expect(failing.body.error.message).toBe('Keyed CRM could not check this API key right now; try again.');
+      expect(JSON.stringify(failing.body)).not.toContain(GOOD_KEY);
+      expect(connectionsOf(`down-user-${status}`)).toEqual([]);
+      const entry = await eventually(async () => {
+        const logs = await replica.call('GET', `/logs?integration=keyed&end_user_id=down-user-${status}&outcome=failure`);
+        return logs.body.logs?.[0];
+      });
+      // The operation log keeps the provider's answer (its status and its words), never the key.
+      expect(JSON.stringify(entry)).toContain(`HTTP ${status}`);
+      expect(JSON.stringify(entry)).toContain('Invalid URL (GET /v1/me)');
+      expect(JSON.stringify(entry)).not.toContain(GOOD_KEY);
+    }
+    expect(JSON.stringify(down.body)).not.toContain(GOOD_KEY);
     expect(connectionsOf('down-user')).toEqual([]);
   });
 

@@ -20,6 +20,7 @@ const P = {
   github: `revoke-grant-${process.pid}`,
   failing: `revoke-failing-${process.pid}`,
   hanging: `revoke-hanging-${process.pid}`,
+  slack: `revoke-slack-${process.pid}`,
 };
 
 let ns: { name: string; delete(): Promise<void> };
@@ -36,6 +37,13 @@ beforeAll(async () => {
   });
   peer.on('/failing/revoke', (_req, res) => {
     res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"boom"}');
+  });
+  // Slack's auth.revoke: HTTP 200 either way, {"ok": false, "error": ...} when it did not revoke
+  // (https://api.slack.com/methods/auth.revoke).
+  peer.on('/api/auth.revoke', (req, res) => {
+    const ok = req.headers.authorization === 'Bearer xoxb-revocable-0123456789';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(ok ? { ok: true, revoked: true } : { ok: false, error: 'invalid_auth' }));
   });
   // Never answers: the delete must go on when the revocation's time is up.
   peer.on('/hanging/revoke', () => undefined);
@@ -62,6 +70,13 @@ beforeAll(async () => {
   });
   await applyProvider(kc, P.failing, { displayName: 'Flaky', ...oauth, revocation: { url: `${peer.origin}/failing/revoke` } });
   await applyProvider(kc, P.hanging, { displayName: 'Stuck', ...oauth, revocation: { url: `${peer.origin}/hanging/revoke` } });
+  // As the catalog's slack: errors in a 200 answer ({"ok": false}), the access token revoked as a bearer.
+  await applyProvider(kc, P.slack, {
+    displayName: 'Chatter',
+    ...oauth,
+    tokenResponse: { errorWhen: { path: 'ok', equals: false } },
+    revocation: { url: `${peer.origin}/api/auth.revoke`, token: 'access_token', tokenIn: 'bearer' },
+  });
   for (const [id, provider] of Object.entries(P)) await createIntegration(kc, ns.name, id, { provider }, CLIENT);
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   replica = await startReplica(kc, { namespaces: [ns.name], identity: 'revocation', key: env.secretKey });
@@ -90,7 +105,7 @@ async function connection(integration: keyof typeof P, connectionId: string, tok
     credentials: {
       type: 'OAUTH2',
       access_token: tokens.accessToken,
-      refresh_token: tokens.refreshToken,
+      ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
       expires_at: new Date(Date.now() + 3600_000).toISOString(),
       raw: {},
     },
@@ -167,6 +182,17 @@ describe('grants revoked on delete', () => {
     expect(entry.outcome).toBe('success');
     expect(entry.messages[0]).toBe('Flaky did not revoke the grant (HTTP 500); the connection was deleted anyway');
     expect(JSON.stringify(entry)).not.toContain('rt-flaky');
+  });
+
+  it('reads a 200 answer as token answers are read: {"ok": false} is not revoked, {"ok": true} is', async () => {
+    await connection('slack', 'not-revoked', { accessToken: 'xoxb-stale-0123456789', refreshToken: '' });
+    const refused = await deleteAndLog('slack', 'not-revoked');
+    expect(refused.outcome).toBe('success');
+    expect(refused.messages[0]).toBe('Chatter did not revoke the grant (it answered invalid_auth); the connection was deleted anyway');
+    expect(JSON.stringify(refused)).not.toContain('xoxb-stale');
+    await connection('slack', 'revoked', { accessToken: 'xoxb-revocable-0123456789', refreshToken: '' });
+    const revoked = await deleteAndLog('slack', 'revoked');
+    expect(revoked.messages[0]).toBe('Grant revoked at Chatter (access token)');
   });
 
   it('deletes anyway when the revocation endpoint never answers (bounded)', async () => {

@@ -4,11 +4,10 @@
  * operator signs in, finds the connection, follows its `errors[].log_id` to the log entry, forces
  * a refresh, deletes a connection after confirming, searches the logs and opens one by ID. The
  * session is an HttpOnly, SameSite=Strict cookie; requests without the dashboard's header or from
- * another origin are refused. Screenshots of each page go to docs/dashboard/ (shown in docs/dashboard.md).
+ * another origin are refused. (The screenshots in docs/dashboard.md are taken by test/docs/screenshots.test.ts.)
  * The denied re-authorization and the clock's move happen in beforeAll; each case signs in with a
  * browser context of its own, so any one of them runs alone (-t).
  */
-import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
@@ -21,7 +20,6 @@ const client = { clientId: 'latchkey-dashboard-test', clientSecret: 'dashboard-t
 // Toggl has a shipped logo (simple-icons); no other test file uses the name.
 const P = { oauth: `dash-oidc-${process.pid}`, key: `dash-key-${process.pid}`, logo: 'toggl' };
 const DAY = 86_400_000;
-const SHOTS = new URL('../../../docs/dashboard/', import.meta.url).pathname;
 
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
@@ -56,10 +54,6 @@ async function importOAuth(connectionId: string, email: string) {
   });
 }
 
-async function shot(page: Page, name: string) {
-  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
-}
-
 /** Waits until the page has rendered after an action (the script counts its renders). */
 async function rendered(page: Page, after?: string) {
   await page.waitForFunction(
@@ -87,7 +81,6 @@ afterEach(async () => {
 });
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   ns = await createTestNamespace(kc, 'dashboard');
   lk = await startOplogServer(kc, ns.name, '');
   oidc = await startOidcServer({ clients: [{ ...client, redirectUris: [`${lk.url}/oauth/callback`] }] });
@@ -180,7 +173,6 @@ describe('dashboard', () => {
     expect(res!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(res!.headers()['content-security-policy']).not.toContain('unsafe-inline');
     await page.waitForSelector('#sign-in');
-    await shot(page, 'sign-in');
     await page.fill('#secret-key', 'sk_wrong_key');
     await page.click('#sign-in button[type=submit]');
     await page.waitForSelector('#sign-in-error:has-text("does not belong")');
@@ -210,7 +202,6 @@ describe('dashboard', () => {
     expect(await logo.getAttribute('src')).toBe('/connect/logos/toggl.svg');
     await page.waitForFunction((img) => (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0, logo);
     expect(await page.textContent('tr[data-integration=crm] .logo.initial')).toBe('K');
-    await shot(page, 'integrations');
     const [popup] = await Promise.all([context.waitForEvent('page'), page.click('tr[data-integration=crm] button.test-connection')]);
     await popup.waitForSelector('text=Keyed CRM', { timeout: 20_000 });
     await popup.close();
@@ -235,7 +226,6 @@ describe('dashboard', () => {
     await page.waitForSelector('#total:has-text("1 matching")');
     expect(await page.textContent('tbody')).toContain('acme-reauth');
     expect(await page.textContent('tbody')).toContain('failing');
-    await shot(page, 'connections');
   });
 
   it('follows the failed re-authorization from the connection to its log entry, 3 days later', async () => {
@@ -250,13 +240,11 @@ describe('dashboard', () => {
     expect(credentials).toContain('•••• ');
     for (const t of minted) expect(await page.content()).not.toContain(t);
     expect(await page.textContent('a.log-id')).toBe(logId);
-    await shot(page, 'connection');
     await page.click('a.log-id');
     await page.waitForSelector('#log-entry');
     expect(await page.textContent('#log-entry-id')).toBe(logId);
     expect(await page.textContent('#log-messages')).toContain('access_denied');
     expect(await page.textContent('#log-entry')).toContain('failure');
-    await shot(page, 'log-entry');
   });
 
   it('forces a refresh', async () => {
@@ -302,7 +290,6 @@ describe('dashboard', () => {
     await page.goto(`${lk.url}/dashboard#/logs?operation=authorization&outcome=failure`);
     await page.waitForSelector('tr.log-row');
     expect(await page.textContent('tbody')).toContain(logId);
-    await shot(page, 'logs');
     // Only the hash changes: the filtered list stays on screen until the new one renders, and would take the form with it.
     const listed = await renderCount(page);
     await page.goto(`${lk.url}/dashboard#/logs`);

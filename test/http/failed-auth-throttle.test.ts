@@ -1,9 +1,11 @@
 /**
- * Wrong secret keys are throttled per source address, on the REST API (express routes and the direct
- * fetch) and the dashboard sign-in: 300 wrong keys in a row from one address, the later ones 429
- * `too_many_failed_authentications` with Retry-After before any key is checked, a right key from that
- * address too (the address is throttled, not the key), another loopback address unaffected, and the
- * metric counts both. Requests leave from chosen loopback addresses (127.0.0.x).
+ * Wrong secret keys are throttled per source address, on the REST API (express routes, the direct
+ * fetch, the proxy) and the dashboard sign-in, and right keys never are: 100 wrong keys in a row from
+ * one address, the later ones 429 `too_many_failed_authentications` with Retry-After; then the right
+ * keys of two Environments from that same address, at once, are served; wrong keys from it keep
+ * getting 429, and the metric counts both. Many callers share one address in a cluster (a sidecar, a
+ * node's SNAT), so one of them guessing must not lock the others out. Requests leave from chosen
+ * loopback addresses (127.0.0.x).
  */
 import { request } from 'node:http';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -12,20 +14,26 @@ import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let other: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
+let otherEnv: TestEnvironment;
 let replica: Replica;
 
 beforeAll(async () => {
   ns = await createTestNamespace(kc, 'auth-throttle');
+  other = await createTestNamespace(kc, 'auth-throttle-b');
   env = await createEnvironment(kc, ns.name);
-  replica = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
-  // Ready once the key opens (from 127.0.0.9: the addresses under test start with no failures).
+  otherEnv = await createEnvironment(kc, other.name);
+  replica = await startReplica(kc, { namespaces: [ns.name, other.name], key: env.secretKey });
+  // Ready once both keys open (from 127.0.0.9: the addresses under test start with no failures).
   await eventually(async () => (await send('127.0.0.9', 'GET', '/providers', env.secretKey)).status === 200);
+  await eventually(async () => (await send('127.0.0.9', 'GET', '/providers', otherEnv.secretKey)).status === 200);
 });
 
 afterAll(async () => {
   await replica?.stop();
   await ns?.delete();
+  await other?.delete();
 });
 
 /** One request from `from`: a loopback address the client socket binds to. */
@@ -67,50 +75,72 @@ async function failures(): Promise<Record<string, number>> {
   return Object.fromEntries(values.map((v) => [`${v.labels.surface}/${v.labels.result}`, v.value]));
 }
 
-it('throttles 300 wrong keys in a row on the REST API; a right key from that address waits too, another address does not', async () => {
+const guess = (i: number) => `sk_guess_${i.toString().padStart(4, '0')}_0123456789abcdef`;
+
+it('answers 100 wrong keys from one address 401 then 429; the right keys of two Environments from it are served at once', async () => {
   const statuses: number[] = [];
   let last: Awaited<ReturnType<typeof send>> | undefined;
-  for (let i = 0; i < 300; i++) {
-    last = await send('127.0.0.2', 'GET', '/connections', `sk_guess_${i.toString().padStart(4, '0')}_0123456789abcdef`);
+  for (let i = 0; i < 100; i++) {
+    last = await send('127.0.0.2', 'GET', '/connections', guess(i));
     statuses.push(last.status);
   }
   expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
-  expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(270);
+  expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(75);
   expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
   expect(last!.status).toBe(429);
   expect(last!.body.error).toMatchObject({ code: 'too_many_failed_authentications', message: expect.any(String) });
   expect(Number(last!.retryAfter)).toBeGreaterThanOrEqual(1);
   expect(JSON.stringify(last!.body)).not.toContain('sk_guess');
 
-  // The same address with the right key: refused before the key is looked at (express route and direct fetch).
-  expect((await send('127.0.0.2', 'GET', '/providers', env.secretKey)).status).toBe(429);
-  expect((await send('127.0.0.2', 'GET', '/connections/anyone?provider_config_key=none', env.secretKey)).status).toBe(429);
+  // The same address, at once, with the right keys: this Environment's and another's, on an express
+  // route, the direct fetch and the proxy. Each is answered as it would be from any address.
+  const [mine, theirs, fetched, proxied] = await Promise.all([
+    send('127.0.0.2', 'GET', '/connections', env.secretKey),
+    send('127.0.0.2', 'GET', '/connections', otherEnv.secretKey),
+    send('127.0.0.2', 'GET', '/connections/nobody?provider_config_key=none', otherEnv.secretKey),
+    send('127.0.0.2', 'GET', '/proxy/anything', env.secretKey),
+  ]);
+  expect([mine.status, theirs.status]).toEqual([200, 200]);
+  expect(mine.body.connections).toEqual([]);
+  expect(theirs.body.connections).toEqual([]);
+  const [fetchedElsewhere, proxiedElsewhere] = await Promise.all([
+    send('127.0.0.3', 'GET', '/connections/nobody?provider_config_key=none', otherEnv.secretKey),
+    send('127.0.0.3', 'GET', '/proxy/anything', env.secretKey),
+  ]);
+  expect(fetched.status).not.toBe(429);
+  expect([fetched.status, fetched.body]).toEqual([fetchedElsewhere.status, fetchedElsewhere.body]);
+  expect(proxied.status).not.toBe(429);
+  expect([proxied.status, proxied.body]).toEqual([proxiedElsewhere.status, proxiedElsewhere.body]);
+
+  // Wrong keys from that address keep getting 429, on every surface of the REST API.
+  for (const path of ['/connections', '/connections/nobody?provider_config_key=none', '/proxy/anything']) {
+    const wrong = await send('127.0.0.2', 'GET', path, guess(1000));
+    expect([wrong.status, wrong.body.error.code]).toEqual([429, 'too_many_failed_authentications']);
+  }
   // Another address is not affected.
-  expect((await send('127.0.0.3', 'GET', '/providers', env.secretKey)).status).toBe(200);
   expect((await send('127.0.0.3', 'GET', '/connections', 'sk_one_wrong_key_0123456789abcdef')).status).toBe(401);
 
   const counted = await failures();
   expect(counted['rest/rejected']).toBeGreaterThanOrEqual(21);
-  expect(counted['rest/throttled']).toBeGreaterThan(270);
+  expect(counted['rest/throttled']).toBeGreaterThan(78);
   const text = await replica.ctx.metrics.metrics();
   expect(text).not.toContain('sk_guess');
 });
 
-it('throttles wrong keys at the dashboard sign-in, and a right one from that address while throttled', async () => {
+it('throttles wrong keys at the dashboard sign-in and still signs in a right one from that address', async () => {
+  const signIn = (from: string, key: string) => send(from, 'POST', '/dashboard/api/session', undefined, { secret_key: key });
   const statuses: number[] = [];
-  for (let i = 0; i < 40; i++) {
-    statuses.push(
-      (await send('127.0.0.4', 'POST', '/dashboard/api/session', undefined, { secret_key: `sk_dash_guess_${i}_0123456789` })).status,
-    );
-  }
+  for (let i = 0; i < 40; i++) statuses.push((await signIn('127.0.0.4', `sk_dash_guess_${i}_0123456789`)).status);
   expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
   expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(15);
-  const right = await send('127.0.0.4', 'POST', '/dashboard/api/session', undefined, { secret_key: env.secretKey });
-  expect(right.status).toBe(429);
-  expect(right.body.error.code).toBe('too_many_failed_authentications');
-  expect((await send('127.0.0.5', 'POST', '/dashboard/api/session', undefined, { secret_key: env.secretKey })).status).toBe(201);
-  // One budget per address for both surfaces: the REST API from that address is refused too.
-  expect((await send('127.0.0.4', 'GET', '/providers', env.secretKey)).status).toBe(429);
+  const [right, otherRight] = await Promise.all([signIn('127.0.0.4', env.secretKey), signIn('127.0.0.4', otherEnv.secretKey)]);
+  expect([right.status, right.body]).toEqual([201, { namespace: ns.name, environment: 'test' }]);
+  expect([otherRight.status, otherRight.body]).toEqual([201, { namespace: other.name, environment: 'test' }]);
+  const wrong = await signIn('127.0.0.4', 'sk_dash_guess_again_0123456789');
+  expect([wrong.status, wrong.body.error.code]).toEqual([429, 'too_many_failed_authentications']);
+  // One budget per address for both surfaces: a wrong key on the REST API from that address is 429 too.
+  expect((await send('127.0.0.4', 'GET', '/providers', 'sk_rest_guess_0123456789abcdef')).status).toBe(429);
+  expect((await send('127.0.0.4', 'GET', '/providers', env.secretKey)).status).toBe(200);
 
   const counted = await failures();
   expect(counted['dashboard/rejected']).toBeGreaterThanOrEqual(20);

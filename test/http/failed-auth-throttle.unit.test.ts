@@ -9,7 +9,7 @@ const wrongKey = () => {
 };
 
 describe('FailedAuthThrottle', () => {
-  it('refuses an address after `burst` failures, before the check runs, and lets it try again as it refills', () => {
+  it('checks the key first: a right key always passes, a wrong one is 429 once its address failed `burst` times', () => {
     let now = 0;
     const metrics = createRegistry();
     const throttle = new FailedAuthThrottle(metrics, () => now, { burst: 3, perMinute: 6, maxAddresses: 100 });
@@ -34,17 +34,23 @@ describe('FailedAuthThrottle', () => {
       'too_many_failed_authentications',
       'too_many_failed_authentications',
     ]);
-    expect(checks).toBe(3); // the throttled attempts never reached the key check
-    expect(attempt('10.0.0.1', () => 'ok')).toBe(10_000); // a right key too, with the wait
-    expect(attempt('10.0.0.2', () => 'ok')).toBe('ok'); // another address is not affected
+    expect(checks).toBe(5); // every key was checked
+    expect(attempt('10.0.0.1', () => 'ok')).toBe('ok'); // a right key from the over-budget address is served
+    expect(attempt('10.0.0.1')).toBe(10_000); // and does not lift the throttle: a wrong one still waits
+    expect(attempt('10.0.0.2', () => 'ok')).toBe('ok');
     now += 10_000; // one failure regained
-    expect(attempt('10.0.0.1', () => 'ok')).toBe('ok');
+    codes.length = 0;
+    attempt('10.0.0.1');
+    attempt('10.0.0.1');
+    expect(codes).toEqual(['unknown_secret_key', 'too_many_failed_authentications']);
     // A missing header is not a guess: not counted.
     const missing = () => {
       throw new LatchkeyError('unauthenticated', 'missing_authorization', 'Authorization header is required');
     };
+    codes.length = 0;
     for (let i = 0; i < 10; i++) attempt('10.0.0.3', missing);
-    expect(attempt('10.0.0.3', () => 'ok')).toBe('ok');
+    expect(new Set(codes)).toEqual(new Set(['missing_authorization']));
+    expect(throttle.addresses).toBe(1);
   });
 
   it('counts rejected and throttled attempts by surface', async () => {

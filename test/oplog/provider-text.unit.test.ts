@@ -12,6 +12,8 @@ import { requestInstallationToken } from '../../src/auth/app-installation.js';
 import { refreshUserToken } from '../../src/auth/app-user-tokens.js';
 import { classifyRefreshFailure, RefreshError } from '../../src/auth/refresh/errors.js';
 import { providerAnswer, providerText, requestSecrets } from '../../src/oplog/redact.js';
+import { oauth2Configuration } from '../../src/auth/oauth2-client.js';
+import type { TokenResponseSpec } from '../../src/k8s/resources.js';
 
 describe('providerAnswer', () => {
   it("keeps the token endpoint's status, error and description", () => {
@@ -34,6 +36,51 @@ describe('providerAnswer', () => {
       'the token endpoint answered 400 invalid_grant: authorization code [redacted] is invalid; code_verifier [redacted] for client c1 with secret [redacted]; refresh_token=[redacted]',
     );
     expect(providerAnswer(new Error(`refused ${clientSecret}`), [clientSecret])).toBe('refused [redacted]');
+  });
+});
+
+describe('a token error in a 200 answer (Slack, Reddit)', () => {
+  // openid-client itself reads the answer: Latchkey turns the 200 error into a 400 for it, and the log
+  // still says what the provider sent.
+  const refreshToken = 'xoxe-1-refresh-0123456789abcdef';
+  const failed = async (body: Record<string, unknown>, tokenResponse?: TokenResponseSpec) => {
+    const config = oauth2Configuration({
+      provider: {
+        metadata: { name: 'chat' },
+        spec: {
+          displayName: 'Chat',
+          authMode: 'OAUTH2',
+          authorizationUrl: 'https://chat.example.test/authorize',
+          tokenUrl: 'https://chat.example.test/token',
+          ...(tokenResponse ? { tokenResponse } : {}),
+        },
+      },
+      client: { clientId: 'c1', clientSecret: 'client-secret-0123456789' },
+      purpose: 'refresh',
+      fetch: (async () =>
+        new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } })) as typeof fetch,
+    });
+    return oidc.refreshTokenGrant(config, refreshToken).then(
+      () => {
+        throw new Error('refreshed');
+      },
+      (err: unknown) => err,
+    );
+  };
+
+  it('logs the 200 and the error the provider sent, not a 400', async () => {
+    const slack = await failed({ ok: false, error: 'invalid_refresh_token' }, { errorWhen: { path: 'ok', equals: false } });
+    expect(providerAnswer(slack, [refreshToken])).toBe('the token endpoint answered 200 with error invalid_refresh_token');
+    const failure = classifyRefreshFailure(slack, Date.now(), [refreshToken]);
+    expect(failure.message).toBe('reauthorization required: token endpoint answered 200 with error invalid_refresh_token');
+    expect(failure).toMatchObject({
+      permanent: true,
+      code: 'reauthorization_required',
+      providerError: { status: 200, error: 'invalid_refresh_token' },
+    });
+
+    const reddit = await failed({ error: 'invalid_grant', error_description: `bad token ${refreshToken}` });
+    expect(providerAnswer(reddit, [refreshToken])).toBe('the token endpoint answered 200 with error invalid_grant: bad token [redacted]');
   });
 });
 

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
 import { findAnswerTooLarge, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
-import { providerText, redactMessage } from '../../oplog/redact.js';
+import { answeredWith, providerText, redactMessage, sentStatus } from '../../oplog/redact.js';
 
 export type RefreshErrorCode =
   'reauthorization_required' | 'provider_unavailable' | 'integration_misconfigured' | 'refresh_in_progress' | 'provider_answer_too_large';
@@ -109,10 +109,10 @@ function classify(err: unknown, now: number, secrets: ReadonlyArray<string | und
     const providerError = {
       error: providerText(err.error, secrets, 100),
       description: err.error_description === undefined ? undefined : providerText(err.error_description, secrets),
-      status: err.status,
+      status: sentStatus(err) ?? err.status,
     };
     const transient = isTransientStatus(err.status) || TRANSIENT_OAUTH_ERRORS.has(err.error);
-    const what = `token endpoint answered ${err.status} ${providerError.error}${providerError.description ? `: ${providerError.description}` : ''}`;
+    const what = `token endpoint answered ${answeredWith(providerError.status, providerError.error)}${providerError.description ? `: ${providerError.description}` : ''}`;
     if (transient) {
       return new RefreshError(`provider unavailable: ${what}`, {
         permanent: false,

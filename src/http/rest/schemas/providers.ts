@@ -56,6 +56,12 @@ export const Provider = z.object({
   default_scopes: z.array(z.string()).optional(),
   scope_separator: z.string().optional(),
   authorization_params: StringMap.optional(),
+  app_name_param: z
+    .string()
+    .optional()
+    .describe(
+      "OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)",
+    ),
   token_params: StringMap.optional(),
   token_request_auth_method: z.enum(['basic', 'body']).optional(),
   disable_pkce: z.boolean().optional(),
