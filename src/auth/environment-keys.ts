@@ -2,11 +2,24 @@ import { hash } from 'node:crypto';
 import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
 import { secretKeyWeakness } from './secret-key-strength.js';
+import type { AccessCheck } from './service-account-auth.js';
 
 export interface ResolvedEnvironment {
   namespace: string;
   name: string;
   resource: EnvironmentResource;
+  /**
+   * Set when a Kubernetes token, not the secret key, came with the request: every right the request
+   * needs (src/http/access-table.ts) is asked of RBAC before it is served.
+   */
+  serviceAccount?: ServiceAccountCaller;
+}
+
+/** A request authenticated by a Kubernetes token: resolves when RBAC allows every check, else throws the 401/403. */
+export interface ServiceAccountCaller {
+  /** The token's review alone (a 401 when refused). */
+  authenticate(): Promise<void>;
+  authorize(checks: AccessCheck[]): Promise<void>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** What a log entry records; one entry per step a person may have to explain later. */
-export const OPERATIONS = ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy'] as const;
+/** What a log entry records; one entry per step a person may have to explain later (`access`: a ServiceAccount's request RBAC refused). */
+export const OPERATIONS = ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy', 'access'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 export const OUTCOMES = ['success', 'failure'] as const;

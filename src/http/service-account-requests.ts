@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import type { EnvironmentKeys, ResolvedEnvironment } from '../auth/environment-keys.js';
+import { serviceAccountNamespace, type ServiceAccountAuth } from '../auth/service-account-auth.js';
+import { LatchkeyError } from '../domain/errors.js';
+import { sourceAddress, type FailedAuthThrottle } from './failed-auth-throttle.js';
+
+/** The header naming the Environment's namespace when it is not the ServiceAccount's own. */
+export const NAMESPACE_HEADER = 'latchkey-namespace';
+
+/**
+ * A request with a Kubernetes token as its bearer: the Environment of the namespace it works in
+ * (see {@link ServiceAccountAuth.namespaceOf}), with the caller that reviews the token and asks RBAC
+ * (src/http/rest/routes/define.ts and the proxy call it before serving). No API call is made here:
+ * the secret key's path and this one share only the shape check of the bearer.
+ */
+export class ServiceAccountRequests {
+  constructor(
+    private readonly auth: ServiceAccountAuth,
+    private readonly keys: EnvironmentKeys,
+    private readonly throttle: FailedAuthThrottle,
+  ) {}
+
+  /** The Environment of the namespace the `Latchkey-Namespace` header names, or of the ServiceAccount's own. */
+  resolve(token: string, req: IncomingMessage): ResolvedEnvironment {
+    const named = req.headers[NAMESPACE_HEADER];
+    return this.resolveIn(token, typeof named === 'string' ? named : undefined, sourceAddress(req));
+  }
+
+  /** The Environment of `named` (or, without it, of the ServiceAccount's own namespace); `address`: the caller's, for the throttle. */
+  resolveIn(token: string, named: string | undefined, address: string): ResolvedEnvironment {
+    const { namespace, tokenKey } = this.auth.namespaceOf(token, named);
+    const ownNamespace = named === undefined;
+    const environment = this.keys.primaryEnvironment(namespace);
+    if (!environment)
+      throw new LatchkeyError(
+        'forbidden',
+        'no_environment',
+        `Namespace "${namespace}" has no Environment served here${ownNamespace ? ": name the Environment's namespace in the Latchkey-Namespace header" : ''}`,
+      );
+    // A refused token counts toward its address's failures, as a wrong secret key does.
+    const counted = <T>(p: Promise<T>): Promise<T> =>
+      p.catch((err: unknown) => {
+        if (err instanceof LatchkeyError && err.code === 'invalid_token') this.throttle.failed('rest', address);
+        throw err;
+      });
+    let authenticated: Promise<void> | undefined;
+    const authenticate = () =>
+      (authenticated ??= counted(
+        this.auth.authenticate(token, tokenKey).then((user) => {
+          if (ownNamespace && serviceAccountNamespace(user.username) !== namespace)
+            throw new LatchkeyError('unauthenticated', 'invalid_token', "The token's claims do not match the user the API server reviewed");
+        }),
+      ));
+    return {
+      namespace,
+      name: environment.metadata.name,
+      resource: environment,
+      serviceAccount: {
+        authenticate,
+        authorize: async (checks) => {
+          await authenticate();
+          await this.auth.authorize(token, tokenKey, namespace, ownNamespace, checks);
+        },
+      },
+    };
+  }
+}
