@@ -126,16 +126,11 @@ export class ServiceAccountAuth {
   }
 
   /**
-   * Authenticates the token, then asks RBAC for every check in `namespace`; resolves when all are
-   * allowed, else throws the 403 naming the right that would allow the request.
-   * `ownNamespace`: the namespace was taken from the token, so it must be the verified ServiceAccount's.
+   * Asks RBAC for every check for the user a token's review gave, in `namespace`; resolves when all
+   * are allowed, else throws the 403 naming the right that would allow the request.
    */
-  async authorize(token: string, tokenKey: string, namespace: string, ownNamespace: boolean, checks: AccessCheck[]): Promise<ReviewedUser> {
-    const user = await this.authenticate(token, tokenKey);
-    if (ownNamespace && serviceAccountNamespace(user.username) !== namespace)
-      throw new LatchkeyError('unauthenticated', 'invalid_token', "The token's claims do not match the user the API server reviewed");
+  async authorize(user: ReviewedUser, tokenKey: string, namespace: string, checks: AccessCheck[]): Promise<void> {
     for (const check of checks) await this.require(user, tokenKey, namespace, check);
-    return user;
   }
 
   private async require(user: ReviewedUser, tokenKey: string, namespace: string, check: AccessCheck): Promise<void> {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { EnvironmentKeys, ResolvedEnvironment } from '../auth/environment-keys.js';
 import { serviceAccountNamespace, type ServiceAccountAuth } from '../auth/service-account-auth.js';
+import type { ReviewedUser } from '../k8s/access-reviews.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { sourceAddress, type FailedAuthThrottle } from './failed-auth-throttle.js';
 
@@ -43,12 +44,14 @@ export class ServiceAccountRequests {
         if (err instanceof LatchkeyError && err.code === 'invalid_token') this.throttle.failed('rest', address);
         throw err;
       });
-    let authenticated: Promise<void> | undefined;
+    // One review per request, however many checks it needs.
+    let authenticated: Promise<ReviewedUser> | undefined;
     const authenticate = () =>
       (authenticated ??= counted(
         this.auth.authenticate(token, tokenKey).then((user) => {
           if (ownNamespace && serviceAccountNamespace(user.username) !== namespace)
             throw new LatchkeyError('unauthenticated', 'invalid_token', "The token's claims do not match the user the API server reviewed");
+          return user;
         }),
       ));
     return {
@@ -56,11 +59,10 @@ export class ServiceAccountRequests {
       name: environment.metadata.name,
       resource: environment,
       serviceAccount: {
-        authenticate,
-        authorize: async (checks) => {
+        authenticate: async () => {
           await authenticate();
-          await this.auth.authorize(token, tokenKey, namespace, ownNamespace, checks);
         },
+        authorize: async (checks) => this.auth.authorize(await authenticate(), tokenKey, namespace, checks),
       },
     };
   }
