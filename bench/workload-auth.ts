@@ -73,7 +73,13 @@ async function main(): Promise<void> {
       })
     ).status!.token!;
 
-    replica = await startReplica({ kind: 'server', identity: 'bench-workload', kubeconfigPath: cp.kubeconfigPath, namespace: ns.name, waitSeconds: 180 });
+    replica = await startReplica({
+      kind: 'server',
+      identity: 'bench-workload',
+      kubeconfigPath: cp.kubeconfigPath,
+      namespace: ns.name,
+      waitSeconds: 180,
+    });
     const client = httpClient(replica.port, 4);
     const key = { authorization: `Bearer ${env.secretKey}` };
     const sa = { authorization: `Bearer ${token}` };
@@ -86,7 +92,12 @@ async function main(): Promise<void> {
         JSON.stringify({
           provider_config_key: 'crm',
           connection_id: 'c1',
-          credentials: { type: 'OAUTH2', access_token: 'at-bench', refresh_token: 'rt-bench', expires_at: new Date(Date.now() + 86_400_000).toISOString() },
+          credentials: {
+            type: 'OAUTH2',
+            access_token: 'at-bench',
+            refresh_token: 'rt-bench',
+            expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+          },
         }),
       );
       if (imported.status === 201 || imported.status === 200) break;

@@ -73,14 +73,25 @@ export const ROUTE_ACCESS: Record<string, (input: AccessInput) => AccessCheck[]>
       .filter(Boolean);
     // Filtered to one integration: that Integration's right also allows the list.
     if (integrations.length === 1)
-      return [{ anyOf: [{ verb: 'list', resource: 'connections' }, { verb: 'list', resource: 'integrations', subresource: 'connections', name: integrations[0]! }] }];
+      return [
+        {
+          anyOf: [
+            { verb: 'list', resource: 'connections' },
+            { verb: 'list', resource: 'integrations', subresource: 'connections', name: integrations[0]! },
+          ],
+        },
+      ];
     return [plain('list', 'connections')];
   },
   // A fetch answers the credentials, refreshed first when due (a refresh on fetch needs no other right).
   getConnection: ({ params, query }) => {
     // A refresh token never leaves Latchkey for a workload: it would outlive any RoleBinding.
     if (query.refresh_token === true)
-      throw new LatchkeyError('forbidden', 'refresh_token_not_served', 'A refresh token is never answered to a ServiceAccount (refresh_token=true needs the secret key)');
+      throw new LatchkeyError(
+        'forbidden',
+        'refresh_token_not_served',
+        'A refresh token is never answered to a ServiceAccount (refresh_token=true needs the secret key)',
+      );
     return [onConnection('get', 'credentials', str(query.provider_config_key), str(params.connectionId))];
   },
   deleteConnection: ({ params, query }) => [onConnection('delete', 'connection', str(query.provider_config_key), str(params.connectionId))],
@@ -113,7 +124,12 @@ export function tokenExchangeAccess(integration: string, connectionId: string): 
 
 function importCheck(body: unknown): AccessCheck {
   const b = body as { provider_config_key?: unknown; connection_id?: unknown };
-  return onConnection('create', 'connection', str(b.provider_config_key), typeof b.connection_id === 'string' ? b.connection_id : undefined);
+  return onConnection(
+    'create',
+    'connection',
+    str(b.provider_config_key),
+    typeof b.connection_id === 'string' ? b.connection_id : undefined,
+  );
 }
 
 function metadataChecks(body: unknown): AccessCheck[] {

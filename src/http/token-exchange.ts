@@ -100,7 +100,11 @@ export function tokenExchangeRoutes(deps: TokenExchangeDeps): Router {
     }
     form(req, res, (err?: unknown) => {
       if (err) {
-        answerError(res, { error: 'invalid_request', description: 'The body is not a readable form (or is larger than 32 KiB)', status: 400 });
+        answerError(res, {
+          error: 'invalid_request',
+          description: 'The body is not a readable form (or is larger than 32 KiB)',
+          status: 400,
+        });
         return;
       }
       exchange(deps, req, req.body as Record<string, unknown>).then(
@@ -124,7 +128,8 @@ async function exchange(deps: TokenExchangeDeps, req: IncomingMessage, body: Rec
   const one = (name: string): string | undefined => {
     const v = body[name];
     if (v === undefined) return undefined;
-    if (typeof v !== 'string') throw oauthError(name === 'resource' || name === 'audience' ? 'invalid_target' : 'invalid_request', `${name} must be given once`);
+    if (typeof v !== 'string')
+      throw oauthError(name === 'resource' || name === 'audience' ? 'invalid_target' : 'invalid_request', `${name} must be given once`);
     return v;
   };
   const grantType = one('grant_type');
@@ -135,7 +140,8 @@ async function exchange(deps: TokenExchangeDeps, req: IncomingMessage, body: Rec
   if (!subjectToken || !subjectTokenType) throw oauthError('invalid_request', 'subject_token and subject_token_type are required');
   if (one('actor_token') !== undefined || one('actor_token_type') !== undefined)
     throw oauthError('invalid_request', 'Delegation (actor_token) is not supported');
-  if (one('scope') !== undefined) throw oauthError('invalid_scope', "A connection's token has the scopes its end user granted; scope cannot be asked for");
+  if (one('scope') !== undefined)
+    throw oauthError('invalid_scope', "A connection's token has the scopes its end user granted; scope cannot be asked for");
   const requested = one('requested_token_type');
   if (requested !== undefined && requested !== ACCESS_TOKEN_TYPE)
     throw oauthError('invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE} (the provider's access token)`);
@@ -150,7 +156,10 @@ async function exchange(deps: TokenExchangeDeps, req: IncomingMessage, body: Rec
         if (!env) throw new LatchkeyError('unauthenticated', 'unknown_secret_key', 'The secret key does not belong to any environment');
         return env;
       }
-      throw oauthError('invalid_request', `subject_token_type must be ${JWT_TOKEN_TYPE} (a ServiceAccount token) or ${SECRET_KEY_TOKEN_TYPE}`);
+      throw oauthError(
+        'invalid_request',
+        `subject_token_type must be ${JWT_TOKEN_TYPE} (a ServiceAccount token) or ${SECRET_KEY_TOKEN_TYPE}`,
+      );
     });
   } catch (err) {
     if (err instanceof LatchkeyError && err.code === 'no_environment')
@@ -173,12 +182,18 @@ async function exchange(deps: TokenExchangeDeps, req: IncomingMessage, body: Rec
 /** The one connection `resource` and/or `audience` name (both may be sent; then they must agree). */
 function targetOf(resource: string | undefined, audience: string | undefined): ConnectionTarget {
   if (resource === undefined && audience === undefined)
-    throw oauthError('invalid_request', `resource or audience is required: ${CONNECTION_URN_PREFIX}<namespace>:<integration>:<connection ID>`);
+    throw oauthError(
+      'invalid_request',
+      `resource or audience is required: ${CONNECTION_URN_PREFIX}<namespace>:<integration>:<connection ID>`,
+    );
   if (resource !== undefined && audience !== undefined && resource !== audience)
     throw oauthError('invalid_target', 'resource and audience name different connections; one token is issued for one connection');
   const target = parseConnectionUrn((resource ?? audience)!);
   if (!target)
-    throw oauthError('invalid_target', `resource/audience must be ${CONNECTION_URN_PREFIX}<namespace>:<integration>:<connection ID, percent-encoded>`);
+    throw oauthError(
+      'invalid_target',
+      `resource/audience must be ${CONNECTION_URN_PREFIX}<namespace>:<integration>:<connection ID, percent-encoded>`,
+    );
   return target;
 }
 
@@ -214,7 +229,8 @@ function asOAuthError(err: unknown, logger: Logger): OAuthAnswer {
         break;
     }
   }
-  if (isApiUnavailable(err)) return answer('temporarily_unavailable', 'The Kubernetes API server is unavailable; try again shortly', 503, 2000);
+  if (isApiUnavailable(err))
+    return answer('temporarily_unavailable', 'The Kubernetes API server is unavailable; try again shortly', 503, 2000);
   logger.error({ err }, 'token exchange failed');
   return answer('server_error', 'Internal error; see the service logs', 500);
 }

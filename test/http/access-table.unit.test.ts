@@ -32,7 +32,9 @@ it('asks for the credentials right on a fetch, by the Connection object name, or
       ],
     },
   ]);
-  expect(tokenExchangeAccess('github', 'u-1')).toEqual(routeAccess('getConnection', input({ connectionId: 'u-1' }, { provider_config_key: 'github' })));
+  expect(tokenExchangeAccess('github', 'u-1')).toEqual(
+    routeAccess('getConnection', input({ connectionId: 'u-1' }, { provider_config_key: 'github' })),
+  );
   expect(proxyAccess('github', 'u-1')[0]!.anyOf.map((p) => `${p.verb} ${p.resource}/${p.subresource}`)).toEqual([
     'create connections/proxy',
     'create integrations/connectionproxy',
@@ -41,7 +43,9 @@ it('asks for the credentials right on a fetch, by the Connection object name, or
 
 it('lists with the namespace-wide right, or the Integration-wide one when filtered to one integration', () => {
   expect(routeAccess('listConnections', input({}, {}))).toEqual([{ anyOf: [{ verb: 'list', resource: 'connections' }] }]);
-  expect(routeAccess('listConnections', input({}, { integrationId: 'a,b' }))).toEqual([{ anyOf: [{ verb: 'list', resource: 'connections' }] }]);
+  expect(routeAccess('listConnections', input({}, { integrationId: 'a,b' }))).toEqual([
+    { anyOf: [{ verb: 'list', resource: 'connections' }] },
+  ]);
   expect(routeAccess('listConnections', input({}, { integrationId: 'a' }))[0]!.anyOf[1]).toEqual({
     verb: 'list',
     resource: 'integrations',
@@ -62,7 +66,7 @@ it('refuses a refresh token and a route without a line to every ServiceAccount',
   expect(() => routeAccess('noSuchRoute', input({}))).toThrow(expect.objectContaining({ code: 'route_not_for_service_accounts' }));
 });
 
-it("words a refusal as kubectl auth can-i asks it", () => {
+it('words a refusal as kubectl auth can-i asks it', () => {
   const message = refusal('system:serviceaccount:apps:billing', 'tenant-a', proxyAccess('github', 'u-1')[0]!);
   const name = connectionObjectName('github', 'u-1');
   expect(message).toBe(

@@ -59,7 +59,14 @@ interface Row {
 }
 
 const rows: Row[] = [
-  { what: 'list providers', method: 'GET', path: () => '/providers', rule: () => rule(['list'], ['providers']), names: () => 'list providers', allowed: 200 },
+  {
+    what: 'list providers',
+    method: 'GET',
+    path: () => '/providers',
+    rule: () => rule(['list'], ['providers']),
+    names: () => 'list providers',
+    allowed: 200,
+  },
   {
     what: 'get a provider',
     method: 'GET',
@@ -68,7 +75,14 @@ const rows: Row[] = [
     names: () => `get providers "${bed.provider}"`,
     allowed: 200,
   },
-  { what: 'list integrations', method: 'GET', path: () => '/integrations', rule: () => rule(['list'], ['integrations']), names: () => 'list integrations', allowed: 200 },
+  {
+    what: 'list integrations',
+    method: 'GET',
+    path: () => '/integrations',
+    rule: () => rule(['list'], ['integrations']),
+    names: () => 'list integrations',
+    allowed: 200,
+  },
   {
     what: 'get an integration',
     method: 'GET',
@@ -86,7 +100,14 @@ const rows: Row[] = [
     names: () => `create connections "${objectName('crm', 'imported')}"`,
     allowed: 201,
   },
-  { what: 'list connections', method: 'GET', path: () => '/connections', rule: () => rule(['list'], ['connections']), names: () => 'list connections', allowed: 200 },
+  {
+    what: 'list connections',
+    method: 'GET',
+    path: () => '/connections',
+    rule: () => rule(['list'], ['connections']),
+    names: () => 'list connections',
+    allowed: 200,
+  },
   {
     what: 'fetch a connection with its credentials',
     method: 'GET',
@@ -130,7 +151,14 @@ const rows: Row[] = [
     names: () => 'create connectsessions',
     allowed: 201,
   },
-  { what: 'list the operation log', method: 'GET', path: () => '/logs', rule: () => rule(['list'], ['operationlogs']), names: () => 'list operationlogs', allowed: 200 },
+  {
+    what: 'list the operation log',
+    method: 'GET',
+    path: () => '/logs',
+    rule: () => rule(['list'], ['operationlogs']),
+    names: () => 'list operationlogs',
+    allowed: 200,
+  },
   {
     what: 'call the provider through the proxy',
     method: 'GET',
@@ -299,11 +327,15 @@ describe('refused tokens', () => {
     expect(bed.calls.tokenReviews).toBe(before);
     // Past it, the token is reviewed again and refused. The API server keeps a successful token
     // authentication itself for up to 10 s: each attempt moves past our bound again until it answers.
-    const res = await eventually(async () => {
-      bed.advance(61_000);
-      const r = await bed.call(token, 'GET', '/connections');
-      return r.status === 401 ? r : undefined;
-    }, 30_000, 1_000);
+    const res = await eventually(
+      async () => {
+        bed.advance(61_000);
+        const r = await bed.call(token, 'GET', '/connections');
+        return r.status === 401 ? r : undefined;
+      },
+      30_000,
+      1_000,
+    );
     expect(res.body.error.code).toBe('invalid_token');
     expect(bed.calls.tokenReviews).toBeGreaterThan(before);
   });
@@ -336,7 +368,9 @@ describe('the review caches', () => {
     const role = await grant(bed.kc, bed.namespace, sa, [rule(['get'], ['connections/credentials'])]);
     expect((await bed.call(token, 'GET', '/connections/c2?provider_config_key=crm')).status).toBe(200);
     await revoke(bed.kc, bed.namespace, role);
-    await eventually(async () => !(await canI(bed.kc, sa, { namespace: bed.namespace, verb: 'get', resource: 'connections', subresource: 'credentials' })));
+    await eventually(
+      async () => !(await canI(bed.kc, sa, { namespace: bed.namespace, verb: 'get', resource: 'connections', subresource: 'credentials' })),
+    );
     bed.advance(9_000);
     expect((await bed.call(token, 'GET', '/connections/c2?provider_config_key=crm')).status).toBe(200);
     bed.advance(2_000);

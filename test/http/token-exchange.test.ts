@@ -47,7 +47,9 @@ beforeAll(async () => {
     credentials: { type: 'API_KEY', apiKey: 'k-secret' },
   });
   reader = await createServiceAccount(bed.kc, bed.namespace, 'exchanger');
-  await grant(bed.kc, bed.namespace, reader, [rule(['get'], ['connections/credentials'], [connectionObjectName('crm', 'c1'), connectionObjectName('crm', 'due')])]);
+  await grant(bed.kc, bed.namespace, reader, [
+    rule(['get'], ['connections/credentials'], [connectionObjectName('crm', 'c1'), connectionObjectName('crm', 'due')]),
+  ]);
   readerToken = await requestToken(bed.kc, reader);
 }, 60_000);
 
@@ -55,7 +57,8 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const target = (integration: string, connectionId: string, namespace = bed.namespace) => connectionUrn({ namespace, integration, connectionId });
+const target = (integration: string, connectionId: string, namespace = bed.namespace) =>
+  connectionUrn({ namespace, integration, connectionId });
 
 async function exchange(form: Record<string, string>, contentType = 'application/x-www-form-urlencoded') {
   const res = await fetch(`${bed.url}/oauth2/token`, {
@@ -140,7 +143,10 @@ describe("the Environment's secret key as the subject token", () => {
   });
 
   it('refuses an unknown key: invalid_request', async () => {
-    const res = await exchange({ ...withToken('sk_not_a_real_key_0123456789abcdef', target('crm', 'c1')), subject_token_type: SECRET_KEY_TOKEN_TYPE });
+    const res = await exchange({
+      ...withToken('sk_not_a_real_key_0123456789abcdef', target('crm', 'c1')),
+      subject_token_type: SECRET_KEY_TOKEN_TYPE,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
   });

@@ -63,7 +63,13 @@ export function expiredToken(sa: TestServiceAccount, audience = AUDIENCE): strin
 }
 
 /** A Role with `rules` in `namespace`, bound to the ServiceAccount (of any namespace); resolves once RBAC answers with it. */
-export async function grant(kc: KubeConfig, namespace: string, sa: TestServiceAccount, rules: V1PolicyRule[], name?: string): Promise<string> {
+export async function grant(
+  kc: KubeConfig,
+  namespace: string,
+  sa: TestServiceAccount,
+  rules: V1PolicyRule[],
+  name?: string,
+): Promise<string> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const roleName = name ?? `r-${randomBytes(4).toString('hex')}`;
   await rbac.createNamespacedRole({ namespace, body: { metadata: { name: roleName }, rules } });
