@@ -15,11 +15,15 @@ export interface ResolvedEnvironment {
   serviceAccount?: ServiceAccountCaller;
 }
 
-/** A request authenticated by a Kubernetes token: resolves when RBAC allows every check, else throws the 401/403. */
+/**
+ * A request authenticated by a Kubernetes token. Each call answers undefined when the review caches
+ * decide it already (no promise on the path of a cached request), else a promise that resolves when
+ * RBAC allows every check, or rejects with the 401/403.
+ */
 export interface ServiceAccountCaller {
   /** The token's review alone (a 401 when refused). */
-  authenticate(): Promise<void>;
-  authorize(checks: AccessCheck[]): Promise<void>;
+  authenticate(): Promise<void> | undefined;
+  authorize(checks: AccessCheck[]): Promise<void> | undefined;
 }
 
 /**

@@ -29,7 +29,7 @@ export class ServiceAccountRequests {
 
   /** The Environment of `named` (or, without it, of the ServiceAccount's own namespace); `address`: the caller's, for the throttle. */
   resolveIn(token: string, named: string | undefined, address: string): ResolvedEnvironment {
-    const { namespace, tokenKey } = this.auth.namespaceOf(token, named);
+    const { namespace, tokenKey, cachedUser } = this.auth.namespaceOf(token, named);
     const ownNamespace = named === undefined;
     const environment = this.keys.primaryEnvironment(namespace);
     if (!environment)
@@ -38,31 +38,33 @@ export class ServiceAccountRequests {
         'no_environment',
         `Namespace "${namespace}" has no Environment served here${ownNamespace ? ": name the Environment's namespace in the Latchkey-Namespace header" : ''}`,
       );
-    // A refused token counts toward its address's failures, as a wrong secret key does.
-    const counted = <T>(p: Promise<T>): Promise<T> =>
-      p.catch((err: unknown) => {
-        if (err instanceof LatchkeyError && err.code === 'invalid_token') this.throttle.failed('rest', address);
-        throw err;
-      });
-    // One review per request, however many checks it needs.
-    let authenticated: Promise<ReviewedUser> | undefined;
-    const authenticate = () =>
-      (authenticated ??= counted(
-        this.auth.authenticate(token, tokenKey).then((user) => {
-          if (ownNamespace && serviceAccountNamespace(user.username) !== namespace)
+    const belongs = (user: ReviewedUser) => !ownNamespace || serviceAccountNamespace(user.username) === namespace;
+    // A cached review decides without a promise; otherwise one review per request, however many checks it needs.
+    const known = cachedUser && belongs(cachedUser) ? cachedUser : undefined;
+    let reviewing: Promise<ReviewedUser> | undefined;
+    const review = () =>
+      (reviewing ??= this.auth.authenticate(token, tokenKey).then(
+        (user) => {
+          if (!belongs(user))
             throw new LatchkeyError('unauthenticated', 'invalid_token', "The token's claims do not match the user the API server reviewed");
           return user;
-        }),
+        },
+        (err: unknown) => {
+          // A refused token counts toward its address's failures, as a wrong secret key does.
+          if (err instanceof LatchkeyError && err.code === 'invalid_token') this.throttle.failed('rest', address);
+          throw err;
+        },
       ));
     return {
       namespace,
       name: environment.metadata.name,
       resource: environment,
       serviceAccount: {
-        authenticate: async () => {
-          await authenticate();
-        },
-        authorize: async (checks) => this.auth.authorize(await authenticate(), tokenKey, namespace, checks),
+        authenticate: () => (known ? undefined : review().then(() => undefined)),
+        authorize: (checks) =>
+          known && this.auth.allowedNow(tokenKey, namespace, checks)
+            ? undefined
+            : review().then((user) => this.auth.authorize(user, tokenKey, namespace, checks)),
       },
     };
   }

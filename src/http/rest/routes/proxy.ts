@@ -52,7 +52,8 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
     const rawPath = (q === -1 ? raw : raw.slice(0, q)).replace(/^\/proxy/i, '');
     try {
       // A Kubernetes token is reviewed before the request is read (a 401 before a 400, as with the secret key).
-      if (environment.serviceAccount) await environment.serviceAccount.authenticate();
+      const reviewing = environment.serviceAccount?.authenticate();
+      if (reviewing) await reviewing;
       // The two headers only: the others are the provider's business (node decodes header values as
       // latin1, so there is no lone surrogate for the shape check to find in them anyway).
       const headers = parse(
@@ -61,8 +62,8 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
         'headers',
       );
       // A ServiceAccount's call: RBAC decides before anything is sent (the secret key needs no check).
-      if (environment.serviceAccount)
-        await environment.serviceAccount.authorize(proxyAccess(headers['provider-config-key'], headers['connection-id']));
+      const authorizing = environment.serviceAccount?.authorize(proxyAccess(headers['provider-config-key'], headers['connection-id']));
+      if (authorizing) await authorizing;
       await proxy.handle(req, res, {
         namespace: environment.namespace,
         connectionId: headers['connection-id'],
