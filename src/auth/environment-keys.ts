@@ -3,11 +3,28 @@ import type { KubeStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
 import { primaryOf } from '../k8s/primary-environment.js';
 import { secretKeyWeakness } from './secret-key-strength.js';
+import type { AccessCheck } from './service-account-auth.js';
 
 export interface ResolvedEnvironment {
   namespace: string;
   name: string;
   resource: EnvironmentResource;
+  /**
+   * Set when a Kubernetes token, not the secret key, came with the request: every right the request
+   * needs (src/http/access-table.ts) is asked of RBAC before it is served.
+   */
+  serviceAccount?: ServiceAccountCaller;
+}
+
+/**
+ * A request authenticated by a Kubernetes token. Each call answers undefined when the review caches
+ * decide it already (no promise on the path of a cached request), else a promise that resolves when
+ * RBAC allows every check, or rejects with the 401/403.
+ */
+export interface ServiceAccountCaller {
+  /** The token's review alone (a 401 when refused). */
+  authenticate(): Promise<void> | undefined;
+  authorize(checks: AccessCheck[]): Promise<void> | undefined;
 }
 
 /**

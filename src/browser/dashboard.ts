@@ -448,7 +448,7 @@ async function logsPage(params: URLSearchParams): Promise<void> {
     input('integration', 'Integration'),
     input('connection_id', 'Connection ID'),
     input('end_user_id', 'End user'),
-    select('operation', 'Operation', ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy', 'migration']),
+    select('operation', 'Operation', ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy', 'migration', 'access']),
     select('outcome', 'Outcome', ['success', 'failure']),
     h('button', { class: 'primary', type: 'submit' }, 'Search'),
   );

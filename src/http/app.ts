@@ -20,10 +20,16 @@ import { dashboardRoutes } from './dashboard/routes.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
 import { readiness } from '../k8s/readiness.js';
 import { providerWebhookRoutes } from './provider-webhook-routes.js';
+import { KubeAccessReviews, type AccessReviews } from '../k8s/access-reviews.js';
+import { ServiceAccountAuth } from '../auth/service-account-auth.js';
+import { ServiceAccountRequests } from './service-account-requests.js';
+import { tokenExchangeRoutes } from './token-exchange.js';
 
 export interface HttpContext extends AppContext {
   keys: EnvironmentKeys;
   authThrottle: FailedAuthThrottle;
+  /** Requests whose bearer is a Kubernetes token (docs/workloads.md). */
+  tokens: ServiceAccountRequests;
 }
 
 export interface AppOptions {
@@ -34,6 +40,10 @@ export interface AppOptions {
   routes?: RouteSpec[];
   /** Failed secret-key checks by source address (one per process: the direct routes share the app's). */
   authThrottle?: FailedAuthThrottle;
+  /** The TokenReview and SubjectAccessReview calls (default: the API server's, through `ctx.kc`). */
+  accessReviews?: AccessReviews;
+  /** Kubernetes-token requests and their review caches (one per process: the direct routes share the app's). */
+  tokens?: ServiceAccountRequests;
 }
 
 /**
@@ -43,14 +53,15 @@ export interface AppOptions {
 export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
   const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
   const authThrottle = opts.authThrottle ?? newAuthThrottle(ctx);
+  const tokens = opts.tokens ?? newServiceAccountRequests(ctx, keys, authThrottle, opts.accessReviews);
   const routes = routesOf(ctx, opts);
   const fetch = routes.find((r) => r.operationId === 'getConnection');
   if (!fetch) throw new Error('the getConnection route is missing');
-  const app = createApp(ctx, { ...opts, keys, routes, authThrottle });
+  const app = createApp(ctx, { ...opts, keys, routes, authThrottle, tokens });
   const timer = requestTimer(ctx.metrics);
   return withDirectRoutes(app, {
     observe: (req, res, route) => timer(req, res, () => route),
-    authenticate: (req) => authenticateRequest(keys, authThrottle, req),
+    authenticate: (req) => authenticateRequest(keys, authThrottle, req, tokens),
     // The proxy shares the process's one refresher with the REST API and the controller.
     proxy: proxyHandler({ ...ctx, refresher: refresherFor(ctx) }),
     fetch: (req, res, env, call) =>
@@ -71,10 +82,13 @@ function routesOf(ctx: AppContext, opts: AppOptions): RouteSpec[] {
  * can read without express's help: the REST router below answers the others (HEAD among them).
  */
 export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
+  const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
+  const authThrottle = opts.authThrottle ?? newAuthThrottle(ctx);
   const http: HttpContext = {
     ...ctx,
-    keys: opts.keys ?? new EnvironmentKeys(ctx.store),
-    authThrottle: opts.authThrottle ?? newAuthThrottle(ctx),
+    keys,
+    authThrottle,
+    tokens: opts.tokens ?? newServiceAccountRequests(ctx, keys, authThrottle, opts.accessReviews),
   };
   const app = express();
   app.disable('x-powered-by');
@@ -85,7 +99,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.set('etag', false);
   app.use(observeRequests(requestTimer(ctx.metrics)));
 
-  const auth = requireSecretKey(http.keys, http.authThrottle);
+  const auth = requireSecretKey(http.keys, http.authThrottle, http.tokens);
   const routes = routesOf(ctx, opts);
 
   app.get('/healthz', (_req, res) => {
@@ -115,7 +129,19 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   // The operations dashboard (its own session cookie; not published by the Ingress).
   app.use(onlyUnder(['/dashboard'], dashboardRoutes(http)));
 
-  // REST API: every route behind the environment's secret key, JSON bodies only.
+  // RFC 8693 token exchange: its own authentication (the subject token) and OAuth's error shape.
+  app.use(
+    tokenExchangeRoutes({
+      keys: http.keys,
+      tokens: http.tokens,
+      throttle: http.authThrottle,
+      refresher: refresherFor(ctx),
+      clock: ctx.clock,
+      logger: ctx.logger,
+    }),
+  );
+
+  // REST API: every route behind the environment's secret key (or a ServiceAccount's token and RBAC), JSON bodies only.
   const api: Router = express.Router();
   api.use(auth);
   api.use(express.json({ limit: '1mb', strict: true, type: () => true }));
@@ -125,6 +151,27 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
   app.use(notFoundRoute);
   app.use(errorHandler(ctx.logger));
   return app;
+}
+
+/** The process's Kubernetes-token authentication: review caches bounded by the config, refusals into the operation log. */
+function newServiceAccountRequests(
+  ctx: AppContext,
+  keys: EnvironmentKeys,
+  throttle: FailedAuthThrottle,
+  reviews: AccessReviews = new KubeAccessReviews(ctx.kc),
+): ServiceAccountRequests {
+  const auth = new ServiceAccountAuth({
+    reviews,
+    now: () => ctx.clock.now(),
+    audience: ctx.config.serviceAccountAudience,
+    tokenReviewTtlMs: ctx.config.tokenReviewTtlSeconds * 1000,
+    accessReviewTtlMs: ctx.config.accessReviewTtlSeconds * 1000,
+    maxEntries: ctx.config.reviewCacheEntries,
+    // Who was refused what, never the token.
+    onDenied: (d) =>
+      ctx.oplog?.record({ namespace: d.namespace, operation: 'access', outcome: 'failure', step: 'denied', messages: [d.message] }),
+  });
+  return new ServiceAccountRequests(auth, keys, throttle);
 }
 
 function newAuthThrottle(ctx: AppContext): FailedAuthThrottle {

@@ -98,7 +98,7 @@ export class FailedAuthThrottle {
 }
 
 /** Codes of a wrong or mangled key (a missing header is not a guess and is not counted). */
-export const FAILED_KEY_CODES: ReadonlySet<string> = new Set(['unknown_secret_key', 'malformed_authorization']);
+export const FAILED_KEY_CODES: ReadonlySet<string> = new Set(['unknown_secret_key', 'malformed_authorization', 'namespace_required']);
 
 /**
  * Runs `check` (a secret-key check): its result when it passes, whatever the address did before;

@@ -182,4 +182,4 @@ async function connectLink(args: PluginArgs, client: Client, io: PluginIo): Prom
 }
 
 /** Which Environment (its namespace) the Connect session is for: a Kubernetes identity, unlike a secret key, does not say. */
-export const NAMESPACE_HEADER = 'x-latchkey-namespace';
+export const NAMESPACE_HEADER = 'latchkey-namespace';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** What a log entry records; one entry per step a person may have to explain later. */
-export const OPERATIONS = ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy', 'migration'] as const;
+/** What a log entry records; one entry per step a person may have to explain later (`access`: a ServiceAccount's request RBAC refused; `migration`: a stored object rewritten by `latchkey migrate`). */
+export const OPERATIONS = ['authorization', 'refresh', 'import', 'deletion', 'webhook', 'proxy', 'migration', 'access'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 export const OUTCOMES = ['success', 'failure'] as const;

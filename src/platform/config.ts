@@ -43,6 +43,10 @@ const ConfigSchema = z.object({
   LATCHKEY_RESYNC_SECONDS: z.coerce.number().min(10).default(1800),
   LATCHKEY_REFRESH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   LATCHKEY_SHUTDOWN_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(0),
+  LATCHKEY_SERVICE_ACCOUNT_AUDIENCE: z.string().min(1).default('latchkey'),
+  LATCHKEY_TOKEN_REVIEW_TTL_SECONDS: z.coerce.number().min(0).max(600).default(60),
+  LATCHKEY_ACCESS_REVIEW_TTL_SECONDS: z.coerce.number().min(0).max(300).default(10),
+  LATCHKEY_REVIEW_CACHE_ENTRIES: z.coerce.number().int().min(0).default(10000),
   LATCHKEY_PROVIDER_ANSWER_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -120,6 +124,13 @@ export interface Config {
   shutdownDelaySeconds: number;
   /** The most bytes read of any answer from a provider or receiver; beyond it the call fails with `provider_answer_too_large`. */
   providerAnswerMaxBytes: number;
+  /** The audience a workload's Kubernetes token must be issued for (docs/workloads.md). */
+  serviceAccountAudience: string;
+  /** A TokenReview is kept at most this long (and never past the token's expiry); a SubjectAccessReview this long. */
+  tokenReviewTtlSeconds: number;
+  accessReviewTtlSeconds: number;
+  /** Entries in each of the two review caches, at most. */
+  reviewCacheEntries: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -172,6 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshConcurrency: e.LATCHKEY_REFRESH_CONCURRENCY,
     shutdownDelaySeconds: e.LATCHKEY_SHUTDOWN_DELAY_SECONDS,
     providerAnswerMaxBytes: e.LATCHKEY_PROVIDER_ANSWER_MAX_BYTES,
+    serviceAccountAudience: e.LATCHKEY_SERVICE_ACCOUNT_AUDIENCE,
+    tokenReviewTtlSeconds: e.LATCHKEY_TOKEN_REVIEW_TTL_SECONDS,
+    accessReviewTtlSeconds: e.LATCHKEY_ACCESS_REVIEW_TTL_SECONDS,
+    reviewCacheEntries: e.LATCHKEY_REVIEW_CACHE_ENTRIES,
   };
 }
 

@@ -274,6 +274,11 @@ describe('default values, with the chart installing the CRDs', () => {
       ['list Namespaces', { verb: 'list', resource: 'namespaces' }, false],
       ['watch ConfigMaps (the webhook outbox)', { verb: 'watch', resource: 'configmaps', namespace: 'default' }, true],
       ['impersonate users', { verb: 'impersonate', resource: 'users' }, false],
+      // Workloads' ServiceAccount tokens (docs/workloads.md): reviewed, and their rights asked of RBAC.
+      ['create TokenReviews', { verb: 'create', group: 'authentication.k8s.io', resource: 'tokenreviews' }, true],
+      ['create SubjectAccessReviews', { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' }, true],
+      ['list RoleBindings', { verb: 'list', group: 'rbac.authorization.k8s.io', resource: 'rolebindings', namespace: 'default' }, false],
+      ['create ServiceAccount tokens', { verb: 'create', resource: 'serviceaccounts', subresource: 'token', namespace: 'default' }, false],
       ['escalate ClusterRoles', { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
       ['bind ClusterRoles', { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
     ];

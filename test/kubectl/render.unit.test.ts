@@ -299,7 +299,7 @@ describe('connect-link', () => {
       expect(out.join('')).toBe('https://lk.example/connect?session_token=sess\n');
       expect(seen[0]).toMatchObject({
         url: '/connect/sessions',
-        headers: { authorization: 'Bearer kube-token', 'x-latchkey-namespace': 'team' },
+        headers: { authorization: 'Bearer kube-token', 'latchkey-namespace': 'team' },
       });
       expect(JSON.parse(seen[0]!.body)).toEqual({ end_user: { id: 'u-42', email: 'ada@example.com' }, allowed_integrations: ['github'] });
 

@@ -14,6 +14,8 @@ export default async function globalSetup(): Promise<void> {
     const cp = await startControlPlane({ log: (line) => process.stderr.write(`[controlplane] ${line}\n`) });
     (globalThis as { __LATCHKEY_CP__?: ControlPlane }).__LATCHKEY_CP__ = cp;
     kubeconfigPath = cp.kubeconfigPath;
+    // Tests of refused ServiceAccount tokens sign an expired one with the control plane's own key.
+    process.env.LATCHKEY_TEST_SA_SIGNING_KEY = join(cp.workDir, 'sa.key');
     process.stderr.write(`[controlplane] started in ${Date.now() - started} ms\n`);
   }
   process.env.LATCHKEY_TEST_KUBECONFIG = kubeconfigPath;

@@ -146,6 +146,14 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.leaderElection.leaseDurationSeconds | quote }}
 - name: LATCHKEY_SESSION_TTL_SECONDS
   value: {{ .Values.config.sessionTtlSeconds | quote }}
+- name: LATCHKEY_SERVICE_ACCOUNT_AUDIENCE
+  value: {{ .Values.config.workloads.audience | quote }}
+- name: LATCHKEY_TOKEN_REVIEW_TTL_SECONDS
+  value: {{ .Values.config.workloads.tokenReviewTtlSeconds | quote }}
+- name: LATCHKEY_ACCESS_REVIEW_TTL_SECONDS
+  value: {{ .Values.config.workloads.accessReviewTtlSeconds | quote }}
+- name: LATCHKEY_REVIEW_CACHE_ENTRIES
+  value: {{ .Values.config.workloads.reviewCacheEntries | int | quote }}
 - name: LATCHKEY_CONNECT_MAX_CONNECTIONS_PER_SESSION
   value: {{ .Values.config.limits.maxConnectionsPerSession | quote }}
 - name: LATCHKEY_CONNECT_API_RATE_PER_SESSION

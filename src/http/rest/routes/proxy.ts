@@ -14,6 +14,7 @@ import { HandshakeWindows } from '../../../k8s/handshake-windows.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse, statusOf } from '../../errors.js';
 import { ConnectionId, IntegrationId } from '../schemas/common.js';
+import { proxyAccess } from '../../access-table.js';
 
 const ProxyHeaders = z.object({
   'connection-id': ConnectionId,
@@ -50,6 +51,9 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
     // The path after `/proxy`, still percent-encoded.
     const rawPath = (q === -1 ? raw : raw.slice(0, q)).replace(/^\/proxy/i, '');
     try {
+      // A Kubernetes token is reviewed before the request is read (a 401 before a 400, as with the secret key).
+      const reviewing = environment.serviceAccount?.authenticate();
+      if (reviewing) await reviewing;
       // The two headers only: the others are the provider's business (node decodes header values as
       // latin1, so there is no lone surrogate for the shape check to find in them anyway).
       const headers = parse(
@@ -57,6 +61,9 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
         { 'connection-id': req.headers['connection-id'], 'provider-config-key': req.headers['provider-config-key'] },
         'headers',
       );
+      // A ServiceAccount's call: RBAC decides before anything is sent (the secret key needs no check).
+      const authorizing = environment.serviceAccount?.authorize(proxyAccess(headers['provider-config-key'], headers['connection-id']));
+      if (authorizing) await authorizing;
       await proxy.handle(req, res, {
         namespace: environment.namespace,
         connectionId: headers['connection-id'],
@@ -70,7 +77,9 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
         res.destroy();
         return;
       }
-      if (err instanceof LatchkeyError) logProxyFailure(ctx, req, environment, rawPath, err, ctx.clock.now() - startedAt);
+      // RBAC's refusals have their own entries (operation `access`); a refused token has none.
+      if (err instanceof LatchkeyError && err.code !== 'forbidden' && err.code !== 'invalid_token')
+        logProxyFailure(ctx, req, environment, rawPath, err, ctx.clock.now() - startedAt);
       throw err;
     }
   };
