@@ -42,7 +42,8 @@ export interface BlockRun {
   stderr: string;
 }
 
-const tail = (s: string) => (s.length > 4000 ? `…${s.slice(-4000)}` : s);
+/** A long output's start and end (a failed command's first error, and how it ended). */
+const excerpt = (s: string) => (s.length > 4000 ? `${s.slice(0, 2000)}\n…\n${s.slice(-2000)}` : s);
 
 export class DocShell {
   private readonly bash: ChildProcessWithoutNullStreams;
@@ -81,7 +82,9 @@ export class DocShell {
     return new Promise((resolve, reject) => {
       const fail = (why: string) =>
         reject(
-          new Error(`the block at line ${block.line} ${why}\n--- stdout ---\n${tail(this.stdout)}\n--- stderr ---\n${tail(this.stderr)}`),
+          new Error(
+            `the block at line ${block.line} ${why}\n--- stdout ---\n${excerpt(this.stdout)}\n--- stderr ---\n${excerpt(this.stderr)}`,
+          ),
         );
       const timer = setTimeout(() => {
         this.onChange = () => undefined;
