@@ -7,6 +7,8 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/dist/test/e2e'],
   testMatch: ['**/*.test.js'],
+  // Builds the image once for every file (`npm run image`), where a node can start.
+  globalSetup: '<rootDir>/dist/test/e2e/global-setup.js',
   transform: {},
   maxWorkers: 1,
   testTimeout: 600000,

@@ -3,7 +3,8 @@
  *   1. the offline checks (test/chart/verify.sh: lint, template, values schema, kubeconform);
  *   2. helm install / upgrade / uninstall with the default values, the chart owning the CRDs
  *      (it takes over the CRDs the global setup applied; they are kept on uninstall);
- *   3. helm install / uninstall with ci/production-values.yaml, limited to two namespaces;
+ *   3. helm install / uninstall with ci/production-values.yaml, limited to two namespaces (and an
+ *      install naming a namespace that does not exist stops before creating anything);
  *   4. RBAC: Latchkey's real server and controller (src/app/run.ts), as the chart's ServiceAccount
  *      (impersonated), work in the granted namespace, and calls outside the rules are forbidden.
  */
@@ -164,6 +165,7 @@ describe('default values, with the chart installing the CRDs', () => {
         'Role',
         'RoleBinding',
         'Service',
+        'Service',
         'ServiceAccount',
       ]);
       await expectAllAccepted(rendered, ns.name);
@@ -179,9 +181,13 @@ describe('default values, with the chart installing the CRDs', () => {
         ]);
       }
       // Two Deployments, one container each: `latchkey controller` (2 replicas, every one active on its
-      // shard) and `latchkey server`; each selects its own pods, the Service selects both.
-      const service = await core.readNamespacedService({ namespace: ns.name, name: RELEASE });
+      // shard) and `latchkey server`; each selects its own pods, and so does each one's Service
+      // (`<release>` the servers', `<release>-controller` the controllers': test/chart/services.unit.test.ts).
       for (const component of COMPONENTS) {
+        const service = await core.readNamespacedService({
+          namespace: ns.name,
+          name: component === 'server' ? RELEASE : `${RELEASE}-controller`,
+        });
         const d = await readDeployment(ns.name, component);
         const containers = d.spec!.template.spec!.containers;
         expect(containers.map((c) => [c.name, c.args])).toEqual([[component, [component]]]);
@@ -195,9 +201,7 @@ describe('default values, with the chart installing the CRDs', () => {
         expect([component, d.spec!.replicas]).toEqual([component, component === 'controller' ? 2 : 1]);
         const selector = d.spec!.selector.matchLabels!;
         expect(selector['app.kubernetes.io/component']).toBe(component);
-        expect(service.spec!.selector).toEqual(
-          Object.fromEntries(Object.entries(selector).filter(([k]) => k !== 'app.kubernetes.io/component')),
-        );
+        expect([component, service.spec!.selector]).toEqual([component, selector]);
         // Node's heap limit: 75% of this container's own memory limit (768Mi and 1Gi by default), and a small young generation.
         const limitMiB = { controller: 768, server: 1024 }[component];
         expect([component, envOf(d, component).NODE_OPTIONS]).toEqual([
@@ -353,6 +357,40 @@ describe('default values, with the chart installing the CRDs', () => {
   );
 });
 
+describe('rbac.namespaces naming a namespace that does not exist', () => {
+  it(
+    'helm install stops before creating anything, naming the namespace and how to create it',
+    async () => {
+      const rel = await createTestNamespace(kc, 'chart-missing');
+      const missing = `latchkey-missing-${randomBytes(4).toString('hex')}`;
+      try {
+        const r = await helm.run([
+          'install',
+          RELEASE,
+          CHART,
+          '-n',
+          rel.name,
+          '--set',
+          `rbac.namespaces={${rel.name},${missing}}`,
+          '--set',
+          'crds.install=false',
+          '--set',
+          'catalog.install=false',
+        ]);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain(`namespace "${missing}" (in rbac.namespaces or rbac.clusterEventsNamespace) does not exist`);
+        expect(r.stderr).toContain(`create it first (kubectl create namespace ${missing})`);
+        // Refused while rendering: no release recorded, no pods started (the release namespace itself may be listed).
+        expect((await helm.run(['status', RELEASE, '-n', rel.name])).code).not.toBe(0);
+        expect((await apps.listNamespacedDeployment({ namespace: rel.name })).items).toEqual([]);
+      } finally {
+        await rel.delete();
+      }
+    },
+    HELM_TEST_TIMEOUT,
+  );
+});
+
 describe('ci/production-values.yaml, limited to two namespaces', () => {
   const SM_CRD = 'servicemonitors.monitoring.coreos.com';
   let rel: Namespace;
@@ -413,11 +451,11 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       expect(catalogProviders).toBeGreaterThan(0);
       expect(count(rendered, 'Provider')).toBe(catalogProviders);
       expect(count(rendered, 'CustomResourceDefinition')).toBe(0);
-      for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'Service', 'ServiceAccount']) {
+      for (const kind of ['Ingress', 'NetworkPolicy', 'ServiceMonitor', 'ServiceAccount']) {
         expect([kind, count(rendered, kind)]).toEqual([kind, 1]);
       }
-      // A Deployment and a PodDisruptionBudget per component.
-      for (const kind of ['PodDisruptionBudget', 'Deployment']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
+      // A Deployment, a PodDisruptionBudget and a Service per component.
+      for (const kind of ['PodDisruptionBudget', 'Deployment', 'Service']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
       // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
       expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
         `${rel.name}-${RELEASE}-providers`,

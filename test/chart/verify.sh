@@ -240,7 +240,9 @@ check "controller Deployment: args [controller], 2 replicas, selects component=c
   "$(grep -cE '^  replicas: 2$|args: \["controller"\]|^      app.kubernetes.io/component: controller$' <<<"$controller")" 3
 check "server Deployment: args [server], 1 replica, selects component=server" eq \
   "$(grep -cE '^  replicas: 1$|args: \["server"\]|^      app.kubernetes.io/component: server$' <<<"$server")" 3
-check "the Service selects both components (no component label in its selector)" eq "$(grep -c 'component' <<<"$(doc_of "$d" Service "$release")")" 0
+# Each Service selects one component (label and selector: two lines each), so `kubectl port-forward svc/...` reaches a pod with the port.
+check "the Service $release selects the server pods only" eq "$(grep -cE 'component: server$' <<<"$(doc_of "$d" Service "$release")")/$(grep -c 'component: controller' <<<"$(doc_of "$d" Service "$release")")" 2/0
+check "the Service $release-controller selects the controller pods only" eq "$(grep -cE 'component: controller$' <<<"$(doc_of "$d" Service "$release-controller")")/$(grep -c 'component: server' <<<"$(doc_of "$d" Service "$release-controller")")" 2/0
 # The heap flag follows each container's own memory limit (75 %): 768Mi -> 576, 1Gi -> 768; the young generation nodeSemiSpaceSizeMiB.
 check "controller: NODE_OPTIONS --max-old-space-size=576 (75% of 768Mi)" grep -q 'value: "--max-old-space-size=576 --max-semi-space-size=4"' <<<"$controller"
 check "server: NODE_OPTIONS --max-old-space-size=768 (75% of 1Gi)" grep -q 'value: "--max-old-space-size=768 --max-semi-space-size=4"' <<<"$server"

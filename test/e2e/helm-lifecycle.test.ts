@@ -21,7 +21,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
 import { NODE_CPU_SHARES } from '../../dev/node-cleanup.js';
@@ -35,6 +34,7 @@ import { appPage } from '../support/servers/app-page.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
 import { makeTestCa, type TestCa } from '../support/test-ca.js';
+import { e2eImage } from './global-setup.js';
 import { startSteadyLoad } from './steady-load.js';
 
 const RELEASE = 'latchkey';
@@ -71,15 +71,9 @@ let receiver: WebhookReceiver;
 
 const log = (line: string) => process.stderr.write(`[e2e] ${line}\n`);
 
-/** `npm run image` for tag A; tag B is the same build under a new tag (what a release pipeline's retag does). */
-function buildImages(): void {
-  const image = `${IMAGE_REPO}:${TAG_A}`;
-  execFileSync('bash', [join(REPO_ROOT, 'dev/image/build.sh')], {
-    env: { ...process.env, LATCHKEY_IMAGE: image },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 1_200_000,
-  });
-  execFileSync('podman', ['tag', image, `${IMAGE_REPO}:${TAG_B}`]);
+/** Tags A and B: the image of `npm run image` (built once by the suite's global setup) under two tags, as a release pipeline's retag does. */
+function tagImages(): void {
+  for (const tag of [TAG_A, TAG_B]) execFileSync('podman', ['tag', e2eImage(), `${IMAGE_REPO}:${tag}`]);
 }
 
 async function pods(component?: string): Promise<V1Pod[]> {
@@ -240,7 +234,7 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
 
 describeOnNode('the chart on a local node', () => {
   beforeAll(async () => {
-    buildImages();
+    tagImages();
     node = await startLocalNode({ log });
     for (const tag of [TAG_A, TAG_B]) await node.importImage(`${IMAGE_REPO}:${tag}`);
     // The host's peers, on the node's address (what the pods reach of the host).

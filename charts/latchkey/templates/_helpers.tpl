@@ -34,8 +34,8 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/*
 Labels that select one component's pods (dict "root" . "component" "controller"|"server"): each
-Deployment and its PodDisruptionBudget select their own pods; the Service selects both (its "http"
-port reaches the servers, its "metrics" port the controllers, by container port name).
+Deployment, its PodDisruptionBudget and its Service select their own pods (the <release> Service
+the servers, the <release>-controller Service the controllers).
 */}}
 {{- define "latchkey.componentSelectorLabels" -}}
 {{ include "latchkey.selectorLabels" .root }}
@@ -194,4 +194,22 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
 {{- /* Read by a process without a controller (the server); the controller caches its whole share. */}}
 - name: LATCHKEY_CONNECTION_CACHE_ENTRIES
   value: {{ .Values.server.connectionCache.maxEntries | int | quote }}
+{{- end -}}
+
+{{/*
+Stops the install before anything is created when a namespace the chart puts a Role in does not
+exist (rbac.namespaces, rbac.clusterEventsNamespace; the release namespace is made by
+--create-namespace): otherwise Helm failed halfway on `namespaces "x" not found`, leaving a failed
+release with running pods. Only where Helm reads the cluster (install, upgrade, --dry-run=server):
+`helm template` and `helm lint` have no cluster, and lookup answers nothing there, not even kube-system.
+*/}}
+{{- define "latchkey.requireNamespaces" -}}
+{{- if and .Values.rbac.namespaces (lookup "v1" "Namespace" "" "kube-system") }}
+{{- $wanted := concat .Values.rbac.namespaces (compact (list .Values.rbac.clusterEventsNamespace)) }}
+{{- range $ns := $wanted | uniq }}
+{{- if and (ne $ns $.Release.Namespace) (not (lookup "v1" "Namespace" "" $ns)) }}
+{{- fail (printf "namespace %q (in rbac.namespaces or rbac.clusterEventsNamespace) does not exist: create it first (kubectl create namespace %s), then install again" $ns $ns) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end -}}
