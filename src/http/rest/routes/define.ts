@@ -97,16 +97,18 @@ export function routeHandler(route: RouteSpec): RequestHandler {
 }
 
 /**
- * Validates params, query and body with zod, runs the route and writes its JSON answer; throws what
- * the error handler answers (the cluster's errors a request can cause already turned into 4xx/503).
+ * Validates params, query and body with zod, runs the route and writes its JSON answer; throws (or
+ * rejects with) what the error handler answers (the cluster's errors a request can cause already
+ * turned into 4xx/503). A route that answers synchronously is answered synchronously: no promise.
  */
-export async function answerRoute(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> {
+export function answerRoute(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> | undefined {
+  let result: Promise<RouteResult> | RouteResult;
   try {
     const params = route.params ? parse(route.params, { ...call.params }, 'path') : undefined;
     const query = route.query ? parse(route.query, { ...call.rawQuery }, 'query') : undefined;
     const body = route.body ? parse(route.body, call.body, 'body') : undefined;
     const { req } = call;
-    const result = await route.handle({
+    result = route.handle({
       params,
       query,
       body,
@@ -114,11 +116,21 @@ export async function answerRoute(route: RouteSpec, call: RouteCall, res: Server
       rawQuery: call.rawQuery,
       header: (name) => headerOf(req, name),
     });
-    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-    sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
   } catch (err) {
     throw fromCluster(err);
   }
+  if (!(result instanceof Promise)) return void sendResult(res, result);
+  return result.then(
+    (r) => sendResult(res, r),
+    (err: unknown) => {
+      throw fromCluster(err);
+    },
+  );
+}
+
+function sendResult(res: ServerResponse, result: RouteResult): void {
+  if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
