@@ -20,8 +20,8 @@ export interface LastFetchedDeps {
  * ({@link stop}), whatever the interval. A failed write is logged and the time kept for the next flush.
  */
 export class LastFetchedRecorder {
-  /** Newest fetch time not yet written, by namespace/name. */
-  private readonly pending = new Map<string, number>();
+  /** Newest fetch time not yet written, by namespace, then name (no key to build per fetch). */
+  private readonly pending = new Map<string, Map<string, number>>();
   /** When this replica last wrote each connection's time. */
   private readonly written = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
@@ -31,13 +31,16 @@ export class LastFetchedRecorder {
 
   /** On the request path: memory only. */
   record(namespace: string, name: string, at: number): void {
-    const key = `${namespace}/${name}`;
-    if ((this.pending.get(key) ?? 0) < at) this.pending.set(key, at);
+    let names = this.pending.get(namespace);
+    if (!names) this.pending.set(namespace, (names = new Map()));
+    if ((names.get(name) ?? 0) < at) names.set(name, at);
   }
 
   /** Connections whose time is waiting to be written. */
   get pendingCount(): number {
-    return this.pending.size;
+    let n = 0;
+    for (const names of this.pending.values()) n += names.size;
+    return n;
   }
 
   /** Flushes on a timer (a fraction of the interval, at most every 30 s); the timer keeps no process alive. */
@@ -67,21 +70,30 @@ export class LastFetchedRecorder {
 
   private async writeDue(all: boolean): Promise<void> {
     const now = this.deps.clock.now();
-    const due = [...this.pending.entries()].filter(([key]) => all || (this.written.get(key) ?? -Infinity) <= now - this.deps.intervalMs);
-    for (const [key] of due) this.pending.delete(key);
+    const due: Array<[namespace: string, name: string, at: number]> = [];
+    for (const [namespace, names] of this.pending) {
+      for (const [name, at] of names) {
+        if (!all && (this.written.get(`${namespace}/${name}`) ?? -Infinity) > now - this.deps.intervalMs) continue;
+        due.push([namespace, name, at]);
+        names.delete(name);
+      }
+      if (names.size === 0) this.pending.delete(namespace);
+    }
     const queue = due[Symbol.iterator]();
     const worker = async () => {
-      for (const [key, at] of queue) await this.writeOne(key, at, now);
+      for (const [namespace, name, at] of queue) await this.writeOne(namespace, name, at, now);
     };
     await Promise.all(Array.from({ length: this.deps.concurrency ?? 4 }, worker));
     // Forget connections not fetched for a while, so the map does not grow with every connection ever seen.
-    for (const [key, at] of this.written) if (at < now - 2 * this.deps.intervalMs && !this.pending.has(key)) this.written.delete(key);
+    for (const [key, at] of this.written) {
+      if (at >= now - 2 * this.deps.intervalMs) continue;
+      const slash = key.indexOf('/');
+      if (!this.pending.get(key.slice(0, slash))?.has(key.slice(slash + 1))) this.written.delete(key);
+    }
   }
 
-  private async writeOne(key: string, at: number, now: number): Promise<void> {
-    const slash = key.indexOf('/');
-    const namespace = key.slice(0, slash);
-    const name = key.slice(slash + 1);
+  private async writeOne(namespace: string, name: string, at: number, now: number): Promise<void> {
+    const key = `${namespace}/${name}`;
     try {
       await this.deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.LastFetched, (s) => {
         // Another replica may have written a later time meanwhile: never move it back.

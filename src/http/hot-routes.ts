@@ -41,8 +41,11 @@ export interface DirectRoutes {
   /** The secret key's check: the Environment, or throws the 401 (or the failed checks' 429) to answer. */
   authenticate(req: IncomingMessage): ResolvedEnvironment;
   proxy: ProxyRequestHandler;
-  /** The fetch route (`getConnection`), answered on `res`; throws what the error handler answers. */
-  fetch(req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment, call: FetchCall): Promise<void>;
+  /**
+   * The fetch route (`getConnection`), answered on `res`: at once when it can be (no promise), else
+   * by the promise returned; throws or rejects with what the error handler answers.
+   */
+  fetch(req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment, call: FetchCall): Promise<void> | undefined;
   /** Answers an error as the error handler of the app does. */
   answerError(req: IncomingMessage, res: ServerResponse, err: unknown): void;
 }
@@ -59,8 +62,17 @@ export function withDirectRoutes(app: Listener, direct: DirectRoutes): Listener 
     const call = req.method === 'GET' ? fetchCall(url) : undefined;
     if (!call) return app(req, res);
     const environment = authenticated(req, res, FETCH_ROUTE, direct);
-    if (environment) direct.fetch(req, res, environment, call).catch((err: unknown) => direct.answerError(req, res, err));
+    if (environment) fetched(req, res, environment, call, direct);
   };
+}
+
+/** Runs the fetch; its error, thrown or rejected, answered as the app answers errors. */
+function fetched(req: IncomingMessage, res: ServerResponse, environment: ResolvedEnvironment, call: FetchCall, direct: DirectRoutes): void {
+  try {
+    direct.fetch(req, res, environment, call)?.catch((err: unknown) => direct.answerError(req, res, err));
+  } catch (err) {
+    direct.answerError(req, res, err);
+  }
 }
 
 /** Starts the request's timer, then the secret key's check: the Environment, or undefined once the 401 is answered. */

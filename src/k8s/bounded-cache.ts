@@ -24,7 +24,10 @@ export interface BoundedCacheOptions<T extends KubernetesObject> {
  * answered but not kept, so an older version read before the event can never outlive it here.
  */
 export class BoundedCache<T extends KubernetesObject> {
-  private readonly entries = new Map<string, T>();
+  /** Kept objects, the least recently read first (see {@link get}); each with the {@link moves} count at its last move. */
+  private readonly entries = new Map<string, { obj: T; movedAt: number }>();
+  /** Entries moved to the newest end (or added) so far. */
+  private moves = 0;
   /** Reads in flight by key: one API call per key however many ask, and the newest version the feed reported meanwhile. */
   private readonly loading = new Map<string, { promise: Promise<T | undefined>; newest: number }>();
   /** Bumped when the feed resets: a read started before it may have missed a change. */
@@ -44,7 +47,8 @@ export class BoundedCache<T extends KubernetesObject> {
 
   /** Every feed watching: what is kept follows the API server. */
   private get following(): boolean {
-    return this.opts.feeds.every((f) => f.isFresh);
+    for (const feed of this.opts.feeds) if (!feed.isFresh) return false;
+    return true;
   }
 
   get size(): number {
@@ -71,17 +75,19 @@ export class BoundedCache<T extends KubernetesObject> {
     await Promise.all(this.opts.feeds.map((f) => f.stop()));
   }
 
-  /** The kept object, if any (a miss says nothing about the API server: see {@link load}). */
+  /**
+   * The kept object, if any (a miss says nothing about the API server: see {@link load}). The Map's
+   * order is the eviction order: a read moves its entry to the newest end, unless fewer moves than
+   * half the capacity happened since its own last one (then it is in the newer half anyway, far from
+   * eviction). So an entry read often is not moved on every read: a delete and set per read made the
+   * Map rebuild its table again and again, garbage on every fetch (docs/benchmarks.md, hot paths).
+   */
   get(name: string, namespace?: string): T | undefined {
     if (!this.following) return undefined;
     const k = key(name, namespace);
     const found = this.entries.get(k);
-    if (found) {
-      // Most recently read last: the Map's order is the eviction order.
-      this.entries.delete(k);
-      this.entries.set(k, found);
-    }
-    return found;
+    if (found && this.moves - found.movedAt >= this.opts.maxEntries / 2) this.keep(k, found.obj);
+    return found?.obj;
   }
 
   /** The object, from memory or else from the API server (kept then, if it may be). */
@@ -116,7 +122,7 @@ export class BoundedCache<T extends KubernetesObject> {
   remember(obj: T): void {
     if (this.opts.selects && !this.opts.selects(obj)) return;
     const k = key(obj.metadata!.name!, obj.metadata!.namespace);
-    const kept = this.entries.get(k);
+    const kept = this.entries.get(k)?.obj;
     if (kept && rv(kept) > rv(obj)) return;
     const pending = this.loading.get(k);
     if (pending) pending.newest = Math.max(pending.newest, rv(obj));
@@ -146,7 +152,7 @@ export class BoundedCache<T extends KubernetesObject> {
 
   private keep(k: string, obj: T): void {
     this.entries.delete(k);
-    this.entries.set(k, obj);
+    this.entries.set(k, { obj, movedAt: ++this.moves });
     while (this.entries.size > this.opts.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 
@@ -155,7 +161,7 @@ export class BoundedCache<T extends KubernetesObject> {
     const version = c.deleted ? Number.MAX_SAFE_INTEGER : versionOf(c.resourceVersion);
     const pending = this.loading.get(k);
     if (pending) pending.newest = Math.max(pending.newest, version);
-    const kept = this.entries.get(k);
+    const kept = this.entries.get(k)?.obj;
     // Our own write coming back through the watch is the version kept: nothing changed.
     if (kept && rv(kept) < version) this.entries.delete(k);
     this.wake(k);

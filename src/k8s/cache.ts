@@ -101,6 +101,8 @@ export class ResourceCache<T extends KubernetesObject> {
 
   get(name: string, namespace?: string): T | undefined {
     const fromInformer = this.fromInformers(name, namespace);
+    // Nothing of ours waiting for the watch (nearly always): no key to build for the overlay.
+    if (this.overlay.size === 0) return fromInformer;
     const entry = this.overlay.get(key(name, namespace));
     if (!entry) return fromInformer;
     if (entry.expiresAt < this.now() || (fromInformer && rv(fromInformer) >= entry.resourceVersion)) {

@@ -370,8 +370,10 @@ export class KubeStore {
   }
 
   /**
-   * A connection with its credentials. A Connection whose Secret does not exist (yet, or any more)
-   * is not returned: creation writes both, and only both together make a connection.
+   * A connection with its credentials, from memory only: no API call, no promise. A Connection whose
+   * Secret does not exist (yet, or any more) is not returned: creation writes both, and only both
+   * together make a connection. A bounded store answers undefined for what it does not keep: the
+   * server's paths ask this first and {@link findConnection} after a miss.
    */
   getConnection(namespace: string, integration: string, connectionId: string): StoredConnection | undefined {
     const name = connectionObjectName(integration, connectionId);
@@ -406,8 +408,9 @@ export class KubeStore {
 
   /**
    * A connection with its credentials, from memory or else from the API server (a bounded store's
-   * miss: the Connection and its Secret read together). What the server's paths ask; the controller,
-   * whose caches hold its whole share, may ask {@link getConnection}.
+   * miss: the Connection and its Secret read together). The server's paths ask it after
+   * {@link getConnection} missed (a hit here still costs a promise); the controller, whose caches hold
+   * its whole share, asks {@link getConnection} alone.
    */
   async findConnection(namespace: string, integration: string, connectionId: string): Promise<StoredConnection | undefined> {
     const found = await this.findConnectionByName(namespace, connectionObjectName(integration, connectionId));
@@ -419,7 +422,6 @@ export class KubeStore {
     const { connections, credentialSecrets } = this;
     if (!(connections instanceof BoundedCache) || !(credentialSecrets instanceof BoundedCache))
       return this.getConnectionByName(namespace, name);
-    // Both kept (the hot path): answered without a promise per read.
     const kept = connections.get(name, namespace);
     const keptSecret = kept && credentialSecrets.get(name, namespace);
     if (kept && keptSecret) return this.withCredentials(kept, keptSecret);

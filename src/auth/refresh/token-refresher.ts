@@ -154,11 +154,26 @@ export class TokenRefresher {
   }
 
   /**
+   * The connection as this process holds it in memory, when it may be answered as it is (unforced):
+   * nothing to refresh, or a token not about to expire. Undefined when it is not in memory or is due:
+   * then {@link ensureFresh} decides. Synchronous, so that a fetch answered from memory waits on nothing.
+   */
+  freshInMemory(namespace: string, integration: string, connectionId: string): StoredConnection | undefined {
+    const conn = this.deps.store.getConnection(namespace, integration, connectionId);
+    if (!conn) return undefined;
+    const strategy = this.strategies.get(conn.credentials.type);
+    if (!strategy || !strategy.canRefresh(conn.credentials)) return conn;
+    return this.isStale(conn.credentials) ? undefined : conn;
+  }
+
+  /**
    * The stored connection, with its credentials refreshed first when they are about to expire (or
    * `force`). Throws {@link ConnectionNotFoundError} or a classified {@link RefreshError}.
    */
   async ensureFresh(namespace: string, integration: string, connectionId: string, opts: EnsureFreshOptions): Promise<StoredConnection> {
-    const conn = await this.deps.store.findConnection(namespace, integration, connectionId);
+    const { store } = this.deps;
+    const conn =
+      store.getConnection(namespace, integration, connectionId) ?? (await store.findConnection(namespace, integration, connectionId));
     if (!conn) throw new ConnectionNotFoundError(namespace, integration, connectionId);
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy || !strategy.canRefresh(conn.credentials)) return conn;

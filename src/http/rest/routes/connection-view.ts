@@ -70,6 +70,17 @@ export function connectionAnswer(conn: StoredConnection, opts: { includeRefreshT
   return split[0] + JSON.stringify(opts.lastFetchedAt) + split[1];
 }
 
+/** A fetch time as ISO 8601, made once per millisecond (a busy replica answers several fetches in one). */
+export function fetchTimeOf(now: number): string {
+  if (now !== lastFetchTime.at) {
+    lastFetchTime.at = now;
+    lastFetchTime.iso = new Date(now).toISOString();
+  }
+  return lastFetchTime.iso;
+}
+
+const lastFetchTime = { at: Number.NaN, iso: '' };
+
 /** Stands for the fetch time in a kept answer: no stored value can contain it (new at every start). */
 const FETCH_TIME_MARK = `fetch-time-${randomUUID()}`;
 const MARK_JSON = JSON.stringify(FETCH_TIME_MARK);

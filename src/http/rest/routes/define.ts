@@ -98,41 +98,63 @@ export function routeHandler(route: RouteSpec): RequestHandler {
 }
 
 /**
- * Validates params, query and body with zod, runs the route and writes its JSON answer; throws what
- * the error handler answers (the cluster's errors a request can cause already turned into 4xx/503).
+ * Validates params, query and body with zod, runs the route and writes its JSON answer; throws (or
+ * rejects with) what the error handler answers (the cluster's errors a request can cause already
+ * turned into 4xx/503). A route that answers synchronously is answered synchronously: no promise.
  */
-export async function answerRoute(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> {
+export function answerRoute(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> | undefined {
+  if (call.env.serviceAccount) return answerServiceAccount(route, call, res);
+  let result: Promise<RouteResult> | RouteResult;
   try {
-    // A ServiceAccount's token is checked before its input is (a 401 before a 400, as with the secret
-    // key). Awaited only when the cache has not decided: an await costs a tick, on either path.
-    const serviceAccount = call.env.serviceAccount;
-    const reviewing = serviceAccount?.authenticate();
-    if (reviewing) await reviewing;
-    const params = route.params ? parse(route.params, { ...call.params }, 'path') : undefined;
-    const query = route.query ? parse(route.query, { ...call.rawQuery }, 'query') : undefined;
-    const body = route.body ? parse(route.body, call.body, 'body') : undefined;
+    const input = parseInput(route, call);
     const { req } = call;
-    const header = (name: string) => headerOf(req, name);
-    // A ServiceAccount's request: RBAC decides before the route does anything (the secret key needs no check).
-    if (serviceAccount) {
-      const authorizing = serviceAccount.authorize(
-        routeAccess(route.operationId, { params: params ?? {}, query: query ?? {}, body, header } as AccessInput),
-      );
-      if (authorizing) await authorizing;
-    }
-    const result = await route.handle({
-      params,
-      query,
-      body,
-      env: call.env,
-      rawQuery: call.rawQuery,
-      header,
-    });
-    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-    sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
+    result = route.handle({ ...input, env: call.env, rawQuery: call.rawQuery, header: (name) => headerOf(req, name) });
   } catch (err) {
     throw fromCluster(err);
   }
+  if (!(result instanceof Promise)) return void sendResult(res, result);
+  return result.then(
+    (r) => sendResult(res, r),
+    (err: unknown) => {
+      throw fromCluster(err);
+    },
+  );
+}
+
+/**
+ * A ServiceAccount's request: its token is checked before its input is (a 401 before a 400, as with
+ * the secret key), and RBAC decides before the route does anything. Each review is awaited only when
+ * the cache has not decided it.
+ */
+async function answerServiceAccount(route: RouteSpec, call: RouteCall, res: ServerResponse): Promise<void> {
+  const serviceAccount = call.env.serviceAccount!;
+  try {
+    const reviewing = serviceAccount.authenticate();
+    if (reviewing) await reviewing;
+    const input = parseInput(route, call);
+    const { req } = call;
+    const header = (name: string) => headerOf(req, name);
+    const authorizing = serviceAccount.authorize(
+      routeAccess(route.operationId, { params: input.params ?? {}, query: input.query ?? {}, body: input.body, header } as AccessInput),
+    );
+    if (authorizing) await authorizing;
+    sendResult(res, await route.handle({ ...input, env: call.env, rawQuery: call.rawQuery, header }));
+  } catch (err) {
+    throw fromCluster(err);
+  }
+}
+
+function parseInput(route: RouteSpec, call: RouteCall) {
+  return {
+    params: route.params ? parse(route.params, { ...call.params }, 'path') : undefined,
+    query: route.query ? parse(route.query, { ...call.rawQuery }, 'query') : undefined,
+    body: route.body ? parse(route.body, call.body, 'body') : undefined,
+  };
+}
+
+function sendResult(res: ServerResponse, result: RouteResult): void {
+  if (result.headers) for (const [name, value] of Object.entries(result.headers)) res.setHeader(name, value);
+  sendJson(res, result.status, result.json ?? JSON.stringify(result.body) ?? '');
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {
