@@ -30,7 +30,8 @@ export * from './errors.js';
 export * from '../../domain/refresh-margin.js';
 export * from './strategies.js';
 
-export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized';
+/** Why a token is refreshed; `binding`: a CredentialBinding found it due within its own margin. */
+export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized' | 'binding';
 
 /** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
 interface KeptCredentials {
