@@ -43,7 +43,13 @@ const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const crdApi = kc.makeApiClient(ApiextensionsV1Api);
-const CRDS = ['connections.latchkey.dev', 'environments.latchkey.dev', 'integrations.latchkey.dev', 'providers.latchkey.dev'];
+const CRDS = [
+  'connections.latchkey.dev',
+  'credentialbindings.latchkey.dev',
+  'environments.latchkey.dev',
+  'integrations.latchkey.dev',
+  'providers.latchkey.dev',
+];
 const KEEP = 'helm.sh/resource-policy';
 const RELEASE = 'latchkey';
 type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
