@@ -37,6 +37,8 @@ export class BindingSync {
   readonly queue: WorkQueue;
   /** connection key -> binding keys; rebuilt from the cache after any binding changed. */
   private index: Map<string, Set<string>> | undefined;
+  /** The generation last seen of each binding. */
+  private readonly generations = new Map<string, number>();
 
   constructor(private readonly opts: BindingSyncOptions) {
     this.queue = new WorkQueue({
@@ -56,11 +58,22 @@ export class BindingSync {
     });
   }
 
-  /** A binding was added, changed or deleted. */
-  bindingChanged(b: CredentialBindingResource, deleted = false): void {
+  /**
+   * A binding was added, changed or deleted. A change of its status alone (the reconciler's own write)
+   * is not work: only a new binding or a new generation is synced.
+   */
+  bindingChanged(b: CredentialBindingResource, change: 'add' | 'update' | 'delete'): void {
+    const key = bindingKey(b);
+    const generation = b.metadata.generation ?? 0;
+    if (change === 'update' && this.generations.get(key) === generation) return;
     this.index = undefined;
-    if (deleted) this.queue.remove(bindingKey(b));
-    else if (this.opts.owns(bindingConnectionKey(b))) this.queue.add(bindingKey(b));
+    if (change === 'delete') {
+      this.generations.delete(key);
+      this.queue.remove(key);
+      return;
+    }
+    this.generations.set(key, generation);
+    if (this.opts.owns(bindingConnectionKey(b))) this.queue.add(key);
   }
 
   /** A connection (or its credentials Secret) changed or went: its bindings are synced. */

@@ -563,9 +563,9 @@ export class Controller {
     });
     if (this.opts.bindings) {
       const bindings = this.opts.bindings.cache;
-      bindings.on('add', (b) => this.shard?.bindings?.bindingChanged(b));
-      bindings.on('update', (b) => this.shard?.bindings?.bindingChanged(b));
-      bindings.on('delete', (b) => this.shard?.bindings?.bindingChanged(b, true));
+      bindings.on('add', (b) => this.shard?.bindings?.bindingChanged(b, 'add'));
+      bindings.on('update', (b) => this.shard?.bindings?.bindingChanged(b, 'update'));
+      bindings.on('delete', (b) => this.shard?.bindings?.bindingChanged(b, 'delete'));
     }
     store.environments.onChange((e) => {
       // Who may bind this namespace's connections may have changed.

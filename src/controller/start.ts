@@ -27,11 +27,12 @@ export interface StartControllerOptions extends Partial<Omit<ControllerOptions, 
 export async function startController(ctx: AppContext, opts: StartControllerOptions = {}): Promise<RunningController> {
   const leases = (opts.leases as Leases | undefined) ?? new Leases(ctx.kc, () => ctx.clock.now());
   const refresher = (opts.refresher as TokenRefresher | undefined) ?? refresherFor(ctx, opts.refreshLockTtlSeconds);
-  // CredentialBindings, cached before the controller starts so its first pass sees them.
+  // CredentialBindings: not waited for (each listed binding reaches the controller as an 'add'), so a
+  // cluster without their CRD or rights yet (an image upgraded before its chart) still refreshes tokens.
   let bindings = opts.bindings;
   if (bindings === undefined && ctx.config.credentialBindings) {
     bindings = new CredentialBindings(ctx.kc, { namespaces: ctx.config.bindingNamespaces, logger: ctx.logger });
-    await bindings.start();
+    void bindings.start();
   }
   const ownBindings = opts.bindings === undefined ? bindings : undefined;
   const controller = new Controller({

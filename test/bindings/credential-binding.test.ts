@@ -254,17 +254,16 @@ it("deleting the connection empties the Secret's values and sets Ready=False wit
   expect(secret.metadata!.annotations?.[ANNOTATIONS.expiresAt]).toBeUndefined();
 });
 
-it('a revoked grant empties the Secret (ReauthorizationRequired)', async () => {
-  const { conn, refreshToken } = await connection(600_000);
-  await bind(allowedNs, 'revoked', conn.resource.spec.connectionId);
+it('a grant the provider refuses empties the Secret (ReauthorizationRequired)', async () => {
+  // 12 s left: the scheduler (5 s margin) refreshes it soon after; the binding's margin 0 leaves that to it.
+  const { conn, refreshToken } = await connection(12_000);
+  await bind(allowedNs, 'revoked', conn.resource.spec.connectionId, { refreshBeforeSeconds: 0 });
   await readyOf(allowedNs, 'revoked', 'Synced');
   await oidc.revoke(refreshToken, client);
-  // The next refresh meets invalid_grant; the connection needs re-authorization.
-  await refresherFor(replica.ctx)
-    .ensureFresh(envNs, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true })
-    .catch(() => undefined);
+  // The scheduled refresh meets invalid_grant; the connection needs re-authorization.
   const revoked = await readyOf(allowedNs, 'revoked', 'ReauthorizationRequired', 30_000);
   expect(condition(revoked, 'Synced')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
+  expect(revoked.status!.expiresAt).toBeUndefined();
   expect(decoded(await readSecret(allowedNs, 'revoked'))).toEqual({ token: '' });
 });
 
