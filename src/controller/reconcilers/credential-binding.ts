@@ -102,13 +102,17 @@ export class CredentialBindingReconciler {
       }
     }
     await this.writeStatus(binding, secretName, verdict, written === 'created' || written === 'updated');
+    this.deps.logger.debug(
+      { namespace, binding: name, connection: bindingConnection(binding), write: written, ready: verdict.ready.reason },
+      'credential binding synced',
+    );
     return { requeueAfterMs: verdict.requeueAfterMs };
   }
 
   private async decide(binding: CredentialBindingResource): Promise<Verdict> {
     const ref = binding.spec.connectionRef;
     const template = nonEmpty(binding.spec.target?.template) ?? DEFAULT_BINDING_TEMPLATE;
-    const connection = `${ref.namespace}/${ref.integration}/${ref.connectionId}`;
+    const connection = bindingConnection(binding);
     const emptied = { content: { data: emptiedBindingValues(template), expiresAt: undefined, connection }, create: false };
     /** Refused or failed: the Secret's values emptied (`empty`; an existing Secret only) or left as they are (`keep`). */
     const refuse = (reason: string, message: string, secret: 'empty' | 'keep' = 'empty'): Verdict => {
@@ -292,6 +296,12 @@ export class CredentialBindingReconciler {
 /** A namespace's Environment: the oldest (the others are duplicates, docs/architecture.md). */
 function environmentOf(environments: EnvironmentResource[]): EnvironmentResource | undefined {
   return [...environments].sort((a, b) => String(a.metadata.creationTimestamp).localeCompare(String(b.metadata.creationTimestamp)))[0];
+}
+
+/** `namespace/integration/connectionId`: how a binding's connection is named in messages and on the Secret. */
+function bindingConnection(b: CredentialBindingResource): string {
+  const ref = b.spec.connectionRef;
+  return `${ref.namespace}/${ref.integration}/${ref.connectionId}`;
 }
 
 function nonEmpty(template: Record<string, string> | undefined): Record<string, string> | undefined {
