@@ -217,6 +217,41 @@ it('refuses a binding from a namespace the Environment does not select, and writ
   expect(secrets.items).toHaveLength(0);
 });
 
+it('the Environment taking its permission back empties a bound Secret at once; giving it back refills it', async () => {
+  const { conn, accessToken } = await connection();
+  await bind(allowedNs, 'withdrawn', conn.resource.spec.connectionId);
+  await readyOf(allowedNs, 'withdrawn', 'Synced');
+  const setSelector = async (value: string) => {
+    const env = (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: envNs,
+      plural: 'environments',
+      name: 'test',
+    })) as {
+      spec: Record<string, unknown>;
+    };
+    env.spec.credentialBindings = { namespaceSelector: { matchLabels: { [ALLOW_LABEL]: value } } };
+    await custom.replaceNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: envNs,
+      plural: 'environments',
+      name: 'test',
+      body: env,
+    });
+  };
+  await setSelector('nobody');
+  try {
+    await readyOf(allowedNs, 'withdrawn', 'NotAllowed');
+    expect(decoded(await readSecret(allowedNs, 'withdrawn'))).toEqual({ token: '' });
+  } finally {
+    await setSelector(allowValue);
+  }
+  await readyOf(allowedNs, 'withdrawn', 'Synced');
+  expect(decoded(await readSecret(allowedNs, 'withdrawn'))).toEqual({ token: accessToken });
+});
+
 it('refuses at the API server a template naming anything but the token and the connection (a refresh token, a client secret)', async () => {
   const { conn } = await connection();
   for (const value of ['${refreshToken}', 'Bearer ${clientSecret}', '${credentials.refresh_token}']) {
@@ -224,6 +259,23 @@ it('refuses at the API server a template naming anything but the token and the c
       bind(allowedNs, `bad-${randomBytes(2).toString('hex')}`, conn.resource.spec.connectionId, { target: { template: { x: value } } }),
     ).rejects.toMatchObject({ code: 422 });
   }
+});
+
+it("leaves a Secret that is not the binding's alone (SecretNotOwned), and writes nothing for a template the connection cannot fill", async () => {
+  const { conn } = await connection();
+  const connectionId = conn.resource.spec.connectionId;
+  await core.createNamespacedSecret({ namespace: allowedNs, body: { metadata: { name: 'taken' }, stringData: { token: 'mine' } } });
+  await bind(allowedNs, 'collides', connectionId, { target: { name: 'taken' } });
+  const collided = await readyOf(allowedNs, 'collides', 'SecretNotOwned');
+  expect(condition(collided, 'Synced')).toMatchObject({ status: 'False', reason: 'SecretNotOwned' });
+  const taken = (await readSecret(allowedNs, 'taken'))!;
+  expect(decoded(taken)).toEqual({ token: 'mine' });
+  expect(taken.metadata!.ownerReferences).toBeUndefined();
+
+  await bind(allowedNs, 'unfillable', connectionId, { target: { template: { org: '${connectionConfig.org}' } } });
+  const invalid = await readyOf(allowedNs, 'unfillable', 'TemplateInvalid');
+  expect(condition(invalid, 'Ready')!.message).toContain("the connection's configuration has no org");
+  expect(await readSecret(allowedNs, 'unfillable')).toBeUndefined();
 });
 
 it('deleting the binding deletes its Secret (owner reference)', async () => {
