@@ -282,6 +282,21 @@ describe('default values, with the chart installing the CRDs', () => {
       ['impersonate users', { verb: 'impersonate', resource: 'users' }, false],
       ['escalate ClusterRoles', { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
       ['bind ClusterRoles', { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
+      // CredentialBindings (credentialBindings.enabled, cluster-wide): watched, status written; namespaces read by name only.
+      ['watch CredentialBindings everywhere', { verb: 'watch', group: GROUP, resource: 'credentialbindings' }, true],
+      [
+        'update CredentialBinding status',
+        { verb: 'update', group: GROUP, resource: 'credentialbindings', subresource: 'status', namespace: 'default', name: 'x' },
+        true,
+      ],
+      [
+        'update a CredentialBinding spec',
+        { verb: 'update', group: GROUP, resource: 'credentialbindings', namespace: 'default', name: 'x' },
+        false,
+      ],
+      ['get a Namespace (its labels)', { verb: 'get', resource: 'namespaces', name: 'default' }, true],
+      // Rollout restarts are off by default.
+      ['patch a Deployment', { verb: 'patch', group: 'apps', resource: 'deployments', namespace: 'default', name: 'x' }, false],
     ];
     const answers = [];
     for (const [what, attrs] of checks) answers.push([what, await can(attrs)]);
