@@ -190,7 +190,9 @@ export class CredentialBindingReconciler {
         reason: CredentialBindingReason.TokenExpired,
         message: `the token expired at ${expires.toISOString()}${refreshFailure ? ` and its refresh failed (${refreshFailure})` : ''}`,
       };
-      return { write: undefined, synced: c, ready: c, requeueAfterMs: REFRESH_RETRY_MS };
+      // A token no refresh can renew waits for new credentials (their Secret's change brings it back).
+      const requeueAfterMs = this.deps.isRefreshable(conn.credentials) ? REFRESH_RETRY_MS : BINDING_RECHECK_MS;
+      return { write: undefined, synced: c, ready: c, requeueAfterMs };
     }
 
     // 4. The Secret's values from the template.
@@ -224,11 +226,15 @@ export class CredentialBindingReconciler {
         }
       : ready;
     // Looked at again when due within the margin (the scheduler's refresh normally comes first, and its
-    // Secret change brings the binding back within seconds), and at least every recheck.
+    // Secret change brings the binding back within seconds), and at least every recheck. Still due after
+    // asking (the refresh floor held it back, or nothing renews this token): not before the retry
+    // interval, nor after the expiry.
     const dueIn = expires
       ? expires.getTime() - refreshMarginMs(lifetimeSecondsOf(conn.credentials), this.deps.settings, marginSeconds) - now
       : Infinity;
-    const requeueAfterMs = refreshFailure ? REFRESH_RETRY_MS : Math.max(1_000, Math.min(dueIn, BINDING_RECHECK_MS));
+    const untilExpiry = expires ? expires.getTime() - now : Infinity;
+    const requeueAfterMs =
+      refreshFailure || dueIn <= 0 ? Math.max(1_000, Math.min(REFRESH_RETRY_MS, untilExpiry)) : Math.min(dueIn, BINDING_RECHECK_MS);
     return { write: { content: { data, expiresAt, connection }, create: true }, token: true, synced, ready, expiresAt, requeueAfterMs };
   }
 
