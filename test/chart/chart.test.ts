@@ -154,10 +154,16 @@ describe('default values, with the chart installing the CRDs', () => {
     'helm install takes over the existing CRDs and every rendered object is accepted by the API server',
     async () => {
       expect(kinds(rendered)).toEqual([
+        // Providers, the namespaced rights, CredentialBindings, and get on Namespaces (their labels).
+        'ClusterRole',
+        'ClusterRole',
         'ClusterRole',
         'ClusterRole',
         'ClusterRoleBinding',
         'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
         'CustomResourceDefinition',
         'CustomResourceDefinition',
         'CustomResourceDefinition',
@@ -434,16 +440,26 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       }
       // A Deployment and a PodDisruptionBudget per component.
       for (const kind of ['PodDisruptionBudget', 'Deployment']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
-      // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
+      // Only the Providers grant and get on the listed Namespaces (by name) are cluster-wide; the rest
+      // is a Role per listed namespace (Latchkey's and the CredentialBindings').
       expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
         `${rel.name}-${RELEASE}-providers`,
+        `${rel.name}-${RELEASE}-binding-namespaces`,
+      ]);
+      const namespacesRole = rendered.find(
+        (o) => o.kind === 'ClusterRole' && o.metadata!.name === `${rel.name}-${RELEASE}-binding-namespaces`,
+      ) as unknown as {
+        rules: Array<{ resources: string[]; resourceNames?: string[]; verbs: string[] }>;
+      };
+      expect(namespacesRole.rules).toEqual([
+        { apiGroups: [''], resources: ['namespaces'], resourceNames: [appA.name, appB.name], verbs: ['get'] },
       ]);
       expect(
         rendered
           .filter((o) => o.kind === 'RoleBinding')
           .map((o) => o.metadata!.namespace)
           .sort(),
-      ).toEqual([appA.name, appB.name, rel.name].sort());
+      ).toEqual([appA.name, appA.name, appB.name, appB.name, rel.name].sort());
       await expectAllAccepted(rendered, rel.name);
       for (const component of COMPONENTS) {
         const d = await readDeployment(rel.name, component);
