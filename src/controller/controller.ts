@@ -25,10 +25,19 @@ import { EnvironmentKeys } from '../auth/environment-keys.js';
 import { PeriodicResync } from './periodic-resync.js';
 import { ShortLivedTokens, type ShortLivedTokensEvents } from './short-lived-tokens.js';
 import { RefreshRequests } from './refresh-requests.js';
+import type { CredentialBindings } from '../k8s/credential-bindings.js';
+import { BindingSync } from './binding-sync.js';
+import { CredentialBindingReconciler } from './reconcilers/credential-binding.js';
 
 /** The parts of the shared refresher (TokenRefresher of src/auth/refresh/token-refresher.ts) the controller uses. */
 export interface Refresher {
-  ensureFresh: RefreshFn;
+  /** A scheduled refresh, or a binding's (its own margin; `force` to mint a missing token): the stored connection after it. */
+  ensureFresh(
+    namespace: string,
+    integration: string,
+    connectionId: string,
+    opts: Parameters<RefreshFn>[3] | { reason: 'binding'; force?: boolean; marginSeconds?: number },
+  ): Promise<StoredConnection>;
   isRefreshable(credentials: StoredCredentials): boolean;
   renewsAhead(credentials: StoredCredentials): boolean;
 }
@@ -38,6 +47,8 @@ export interface ControllerOptions {
   refresher: Refresher;
   /** Events on Connections, and on Integrations when it can record those (a provider answering short-lived tokens). */
   events: RefreshSchedulerOptions['events'] & { recordIntegration?: ShortLivedTokensEvents['recordIntegration'] };
+  /** CredentialBindings (started); none: bindings are not synced by this controller. */
+  bindings?: CredentialBindings;
   /** Leases (src/k8s/leases.ts) for leader election; required unless leader election is off. */
   leases?: LeaseClient & ShardLeaseClient;
   /** Defaults: config.leaderElection, leaseName, leaseNamespace, identity, leaseDurationSeconds. */
@@ -77,6 +88,8 @@ export const RECONCILE_WAVE = 1000;
 class ShardSession {
   readonly reconcile: WorkQueue;
   readonly scheduler: RefreshScheduler;
+  /** The CredentialBindings of this share's connections (none without {@link ControllerOptions.bindings}). */
+  readonly bindings: BindingSync | undefined;
   private readonly sweeper: Sweeper;
   private readonly resync: PeriodicResync;
   /** A wave (start-up or rebalance, not a periodic resync) is being reconciled; keys handled since it began. */
@@ -175,6 +188,25 @@ class ShardSession {
         return connections.reconcile(ns, name);
       },
     });
+    if (opts.bindings) {
+      const reconciler = new CredentialBindingReconciler({
+        bindings: opts.bindings,
+        store,
+        refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, { ...o, reason: 'binding' }),
+        isRefreshable: (c) => opts.refresher.isRefreshable(c),
+        settings: ctx.config,
+        clock,
+        logger: logger.child({ component: 'credential-bindings' }),
+      });
+      this.bindings = new BindingSync({
+        bindings: opts.bindings,
+        reconciler,
+        owns: (key) => this.controller.ownsBindingsOf(key),
+        logger,
+        metrics,
+      });
+      this.bindings.enqueueOwned();
+    }
     this.sweeper = new Sweeper({
       store: { sweepIncompleteConnections: (age, now) => store.sweepIncompleteConnections(age, now, (k) => this.controller.owns(k)) },
       logger,
@@ -283,7 +315,7 @@ class ShardSession {
   async stop(): Promise<void> {
     this.stopped = true;
     this.resync.stop();
-    await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop()]);
+    await Promise.all([this.reconcile.stop(), this.scheduler.stop(), this.sweeper.stop(), this.bindings?.stop()]);
   }
 }
 
@@ -413,6 +445,15 @@ export class Controller {
     return this.membership ? this.membership.owns(key) : this.started;
   }
 
+  /**
+   * Whether this replica syncs the CredentialBindings of the connection `namespace/name`: it owns the
+   * connection, in a namespace it watches (a binding naming any other is some other installation's).
+   */
+  ownsBindingsOf(key: string): boolean {
+    const watched = this.ctx.config.watchNamespaces;
+    return this.owns(key) && (watched.length === 0 || watched.includes(key.slice(0, key.indexOf('/'))));
+  }
+
   /** Registers the informer handlers and starts campaigning (or leads and owns everything at once without election). */
   start(): void {
     if (this.started) return;
@@ -492,7 +533,10 @@ export class Controller {
         return;
       }
       if (!this.shard) this.shard = new ShardSession(this, this.opts, this.metrics, this.membership?.identity);
-      else this.shard.scanOwned({ wave: true, rebalance: true });
+      else {
+        this.shard.scanOwned({ wave: true, rebalance: true });
+        this.shard.bindings?.enqueueOwned();
+      }
     });
     return this.transition;
   }
@@ -504,6 +548,7 @@ export class Controller {
   /** Queues a reconcile of an owned connection; `takenOver`: ahead of other work ({@link ShardSession.enqueueTakenOver}). */
   private enqueueConnection(key: string, takenOver = false): void {
     if (!this.shard || !this.owns(key)) return;
+    this.shard.bindings?.connectionChanged(key);
     if (takenOver) this.shard.enqueueTakenOver(key);
     else this.shard.reconcile.add(key);
   }
@@ -528,7 +573,15 @@ export class Controller {
       this.enqueue(`integration:${ns}/${name}`);
       for (const c of store.watched.connections.list(ns)) if (c.spec.integration === name) this.enqueueConnection(connectionKey(c));
     });
+    if (this.opts.bindings) {
+      const bindings = this.opts.bindings.cache;
+      bindings.on('add', (b) => this.shard?.bindings?.bindingChanged(b, 'add'));
+      bindings.on('update', (b) => this.shard?.bindings?.bindingChanged(b, 'update'));
+      bindings.on('delete', (b) => this.shard?.bindings?.bindingChanged(b, 'delete'));
+    }
     store.environments.onChange((e) => {
+      // Who may bind this namespace's connections may have changed.
+      this.shard?.bindings?.environmentChanged(e.metadata!.namespace!);
       // Duplicates in a namespace, and secret keys shared across namespaces, are judged against the
       // others: look at every Environment (there is about one per namespace).
       for (const other of store.environments.list()) this.enqueue(`environment:${other.metadata.namespace}/${other.metadata.name}`);
@@ -579,6 +632,7 @@ export class Controller {
 
   private onConnectionDeleted(key: string): void {
     this.shard?.scheduler.forget(key);
+    this.shard?.bindings?.connectionChanged(key);
     // The owner removes the refresh lock (the garbage collector would too, later).
     if (this.shard && this.owns(key) && this.opts.refreshLockName && this.opts.leases?.delete) {
       const [ns, name] = splitKey(key);

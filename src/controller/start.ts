@@ -4,6 +4,7 @@ import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import type { AppContext } from '../context/app-context.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
+import { CredentialBindings } from '../k8s/credential-bindings.js';
 import { readiness } from '../k8s/readiness.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { startHealthServer, type RunningHealthServer } from './health-server.js';
@@ -26,8 +27,17 @@ export interface StartControllerOptions extends Partial<Omit<ControllerOptions, 
 export async function startController(ctx: AppContext, opts: StartControllerOptions = {}): Promise<RunningController> {
   const leases = (opts.leases as Leases | undefined) ?? new Leases(ctx.kc, () => ctx.clock.now());
   const refresher = (opts.refresher as TokenRefresher | undefined) ?? refresherFor(ctx, opts.refreshLockTtlSeconds);
+  // CredentialBindings: not waited for (each listed binding reaches the controller as an 'add'), so a
+  // cluster without their CRD or rights yet (an image upgraded before its chart) still refreshes tokens.
+  let bindings = opts.bindings;
+  if (bindings === undefined && ctx.config.credentialBindings) {
+    bindings = new CredentialBindings(ctx.kc, { namespaces: ctx.config.bindingNamespaces, logger: ctx.logger });
+    void bindings.start();
+  }
+  const ownBindings = opts.bindings === undefined ? bindings : undefined;
   const controller = new Controller({
     ...opts,
+    bindings,
     ctx,
     leases,
     refresher,
@@ -53,6 +63,7 @@ export async function startController(ctx: AppContext, opts: StartControllerOpti
     async stop(stopOpts) {
       await health?.close();
       await controller.stop(stopOpts);
+      await ownBindings?.stop();
     },
   };
 }

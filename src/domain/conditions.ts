@@ -151,6 +151,45 @@ export const ConnectionReason = {
 export type ConnectionReason = ValueOf<typeof ConnectionReason>;
 
 /**
+ * Condition types of a CredentialBinding. Owner of both: the binding reconciler
+ * (controller/reconcilers/credential-binding.ts), run by the controller replica that owns the bound
+ * connection.
+ */
+export const CredentialBindingCondition = {
+  /** The Secret holds what it should now: the current token, or nothing (a refused binding, a connection gone). */
+  Synced: 'Synced',
+  /** The Secret holds a usable token: True, or False with the reason. */
+  Ready: 'Ready',
+} as const;
+export const CredentialBindingReason = {
+  /** Synced and Ready: the Secret holds the current token. */
+  Synced: 'Synced',
+  /** Not decided yet: the connection exists but is not in the owning replica's cache yet. */
+  Pending: 'Pending',
+  /** The connection's namespace has no Environment. */
+  EnvironmentNotFound: 'EnvironmentNotFound',
+  /** The Environment does not allow this namespace (spec.credentialBindings.namespaceSelector); nothing is written. */
+  NotAllowed: 'NotAllowed',
+  /** The connection does not exist (or was deleted): the Secret's values were emptied. */
+  ConnectionNotFound: 'ConnectionNotFound',
+  /** The provider refused the connection's grant (revoked): the Secret's values were emptied. */
+  ReauthorizationRequired: 'ReauthorizationRequired',
+  /** The connection's auth mode holds no access token (API_KEY, BASIC, …): nothing is written. */
+  NoAccessToken: 'NoAccessToken',
+  /** The template names a value the connection lacks (a missing connectionConfig key, no base URL). */
+  TemplateInvalid: 'TemplateInvalid',
+  /** A Secret of the target name exists and is not this binding's. */
+  SecretNotOwned: 'SecretNotOwned',
+  /** The token was due and its refresh failed; the Secret keeps the last token until it expires. */
+  RefreshFailing: 'RefreshFailing',
+  /** The token in the Secret has expired. */
+  TokenExpired: 'TokenExpired',
+  /** The Secret was written but a rollout restart target could not be patched (retried). */
+  RolloutRestartFailed: 'RolloutRestartFailed',
+} as const;
+export type CredentialBindingReason = ValueOf<typeof CredentialBindingReason>;
+
+/**
  * Sets conditions in the Kubernetes manner: `lastTransitionTime` moves only when the status changes,
  * every condition carries the generation it was computed from, and the order is stable.
  */

@@ -1,6 +1,7 @@
 import type { KubernetesObject, V1ObjectMeta } from './kubernetes-client.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Condition } from '../domain/conditions.js';
+import type { LabelSelector } from '../domain/label-selector.js';
 import type { StatusErrorEntry } from '../domain/connection-state.js';
 import type { ConnectionStatusField } from '../domain/connection-status-writers.js';
 
@@ -21,6 +22,8 @@ export const LABELS = {
   shard: 'latchkey.dev/shard',
   /** Marks a controller replica's shard-membership Lease (`latchkey-shard-<identity>`). */
   shardMember: 'latchkey.dev/shard-member',
+  /** On a bound Secret: the CredentialBinding (in the same namespace) that writes it. */
+  credentialBinding: 'latchkey.dev/credential-binding',
 } as const;
 
 export const ANNOTATIONS = {
@@ -30,7 +33,16 @@ export const ANNOTATIONS = {
   refreshRequestedAt: 'latchkey.dev/refresh-requested-at',
   /** On a Connection: what became of the last refresh request (JSON, src/domain/refresh-request.ts), written by the owning controller. */
   refreshRequest: 'latchkey.dev/refresh-request',
+  /** On a bound Secret: when its token expires (RFC 3339; absent: no expiry, or emptied). */
+  expiresAt: 'latchkey.dev/expires-at',
+  /** On a bound Secret: the connection it holds the token of (`namespace/integration/connectionId`). */
+  boundConnection: 'latchkey.dev/connection',
+  /** On a rollout restart target's pod template: when a token change last restarted it (as kubectl.kubernetes.io/restartedAt). */
+  restartedAt: 'latchkey.dev/restartedAt',
 } as const;
+
+/** The type of a Secret a CredentialBinding writes. */
+export const BOUND_SECRET_TYPE = 'latchkey.dev/bound-token';
 
 export const CREDENTIALS_SECRET_TYPE = 'latchkey.dev/connection-credentials';
 /** The one key of a connection credentials Secret: the credentials as JSON. */
@@ -404,6 +416,8 @@ export interface EnvironmentSpec {
     integrationWrites?: boolean;
   };
   callbackUrl?: string;
+  /** Which namespaces may bind this Environment's connections (none when absent). */
+  credentialBindings?: { namespaceSelector: LabelSelector };
   connectUI?: {
     /**
      * Origins (`https://app.example.com`, no path) whose pages may embed the Connect UI in an iframe;
@@ -419,6 +433,20 @@ export interface EnvironmentSpec {
   };
 }
 export type EnvironmentResource = Resource<EnvironmentSpec, CommonStatus>;
+
+export interface CredentialBindingSpec {
+  connectionRef: { namespace: string; integration: string; connectionId: string };
+  /** Refresh a token due within this many seconds before writing it (default 120). */
+  refreshBeforeSeconds?: number;
+  target?: { name?: string; template?: Record<string, string> };
+  rolloutRestartTargets?: Array<{ kind: 'Deployment' | 'StatefulSet'; name: string }>;
+}
+export interface CredentialBindingStatus extends CommonStatus {
+  secretName?: string;
+  expiresAt?: string;
+  lastSyncTime?: string;
+}
+export type CredentialBindingResource = Resource<CredentialBindingSpec, CredentialBindingStatus>;
 
 /** Keys of the Secret an Environment refers to. */
 export const ENVIRONMENT_SECRET_KEYS = { secretKey: 'secretKey', webhookSigningKey: 'webhookSigningKey' } as const;
@@ -444,3 +472,8 @@ export const PROVIDERS: Kind<ProviderResource> = { kind: 'Provider', plural: 'pr
 export const INTEGRATIONS: Kind<IntegrationResource> = { kind: 'Integration', plural: 'integrations', namespaced: true };
 export const CONNECTIONS: Kind<ConnectionResource> = { kind: 'Connection', plural: 'connections', namespaced: true };
 export const ENVIRONMENTS: Kind<EnvironmentResource> = { kind: 'Environment', plural: 'environments', namespaced: true };
+export const CREDENTIAL_BINDINGS: Kind<CredentialBindingResource> = {
+  kind: 'CredentialBinding',
+  plural: 'credentialbindings',
+  namespaced: true,
+};

@@ -8,6 +8,8 @@ const ConfigSchema = z.object({
   LATCHKEY_CONTROLLER_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   LATCHKEY_PUBLIC_BASE_URL: z.url().optional(),
   LATCHKEY_WATCH_NAMESPACES: z.string().default(''),
+  LATCHKEY_CREDENTIAL_BINDINGS: z.stringbool().default(true),
+  LATCHKEY_BINDING_NAMESPACES: z.string().default(''),
   LATCHKEY_REFRESH_MARGIN_SECONDS: z.coerce.number().min(0).default(300),
   LATCHKEY_REFRESH_MARGIN_RATIO: z.coerce.number().min(0).max(0.9).default(0.25),
   LATCHKEY_REFRESH_FLOOR_SECONDS: z.coerce.number().min(0).default(60),
@@ -61,6 +63,10 @@ export interface Config {
   publicBaseUrl: string;
   /** Empty means every namespace. */
   watchNamespaces: string[];
+  /** Whether the controller syncs CredentialBindings (docs/credential-bindings.md). */
+  credentialBindings: boolean;
+  /** Namespaces whose CredentialBindings the controller watches; empty means every namespace. */
+  bindingNamespaces: string[];
   refreshMarginSeconds: number;
   refreshMarginRatio: number;
   /** A token living shorter than this is refreshed at most once per this many seconds per connection (0: off). */
@@ -146,6 +152,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     controllerPort: e.LATCHKEY_CONTROLLER_PORT,
     publicBaseUrl: (e.LATCHKEY_PUBLIC_BASE_URL ?? `http://localhost:${e.LATCHKEY_HTTP_PORT}`).replace(/\/+$/, ''),
     watchNamespaces: e.LATCHKEY_WATCH_NAMESPACES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    credentialBindings: e.LATCHKEY_CREDENTIAL_BINDINGS,
+    bindingNamespaces: e.LATCHKEY_BINDING_NAMESPACES.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
     refreshMarginSeconds: e.LATCHKEY_REFRESH_MARGIN_SECONDS,

@@ -44,7 +44,13 @@ const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const crdApi = kc.makeApiClient(ApiextensionsV1Api);
-const CRDS = ['connections.latchkey.dev', 'environments.latchkey.dev', 'integrations.latchkey.dev', 'providers.latchkey.dev'];
+const CRDS = [
+  'connections.latchkey.dev',
+  'credentialbindings.latchkey.dev',
+  'environments.latchkey.dev',
+  'integrations.latchkey.dev',
+  'providers.latchkey.dev',
+];
 const KEEP = 'helm.sh/resource-policy';
 const RELEASE = 'latchkey';
 type Namespace = Awaited<ReturnType<typeof createTestNamespace>>;
@@ -149,10 +155,24 @@ describe('default values, with the chart installing the CRDs', () => {
     'helm install takes over the existing CRDs and every rendered object is accepted by the API server',
     async () => {
       expect(kinds(rendered)).toEqual([
+        // Providers, the namespaced rights, the token and access reviews, CredentialBindings and get on
+        // Namespaces (their labels), each with its binding; and the five workload roles (docs/workloads.md).
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
+        'ClusterRole',
         'ClusterRole',
         'ClusterRole',
         'ClusterRoleBinding',
         'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
         'CustomResourceDefinition',
         'CustomResourceDefinition',
         'CustomResourceDefinition',
@@ -285,6 +305,21 @@ describe('default values, with the chart installing the CRDs', () => {
       ['create ServiceAccount tokens', { verb: 'create', resource: 'serviceaccounts', subresource: 'token', namespace: 'default' }, false],
       ['escalate ClusterRoles', { verb: 'escalate', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
       ['bind ClusterRoles', { verb: 'bind', group: 'rbac.authorization.k8s.io', resource: 'clusterroles' }, false],
+      // CredentialBindings (credentialBindings.enabled, cluster-wide): watched, status written; namespaces read by name only.
+      ['watch CredentialBindings everywhere', { verb: 'watch', group: GROUP, resource: 'credentialbindings' }, true],
+      [
+        'update CredentialBinding status',
+        { verb: 'update', group: GROUP, resource: 'credentialbindings', subresource: 'status', namespace: 'default', name: 'x' },
+        true,
+      ],
+      [
+        'update a CredentialBinding spec',
+        { verb: 'update', group: GROUP, resource: 'credentialbindings', namespace: 'default', name: 'x' },
+        false,
+      ],
+      ['get a Namespace (its labels)', { verb: 'get', resource: 'namespaces', name: 'default' }, true],
+      // Rollout restarts are off by default.
+      ['patch a Deployment', { verb: 'patch', group: 'apps', resource: 'deployments', namespace: 'default', name: 'x' }, false],
     ];
     const answers = [];
     for (const [what, attrs] of checks) answers.push([what, await can(attrs)]);
@@ -456,16 +491,27 @@ describe('ci/production-values.yaml, limited to two namespaces', () => {
       }
       // A Deployment, a PodDisruptionBudget and a Service per component.
       for (const kind of ['PodDisruptionBudget', 'Deployment', 'Service']) expect([kind, count(rendered, kind)]).toEqual([kind, 2]);
-      // Only the Providers grant is cluster-wide; the rest is a Role per listed namespace.
+      // Cluster-wide: the Providers grant, the token and access reviews, and get on the listed Namespaces
+      // (by name); the rest is a Role per listed namespace (Latchkey's and the CredentialBindings').
       expect(rendered.filter((o) => o.kind === 'ClusterRoleBinding').map((o) => o.metadata!.name)).toEqual([
         `${rel.name}-${RELEASE}-providers`,
+        `${rel.name}-${RELEASE}-reviews`,
+        `${rel.name}-${RELEASE}-binding-namespaces`,
+      ]);
+      const namespacesRole = rendered.find(
+        (o) => o.kind === 'ClusterRole' && o.metadata!.name === `${rel.name}-${RELEASE}-binding-namespaces`,
+      ) as unknown as {
+        rules: Array<{ resources: string[]; resourceNames?: string[]; verbs: string[] }>;
+      };
+      expect(namespacesRole.rules).toEqual([
+        { apiGroups: [''], resources: ['namespaces'], resourceNames: [appA.name, appB.name], verbs: ['get'] },
       ]);
       expect(
         rendered
           .filter((o) => o.kind === 'RoleBinding')
           .map((o) => o.metadata!.namespace)
           .sort(),
-      ).toEqual([appA.name, appB.name, rel.name].sort());
+      ).toEqual([appA.name, appA.name, appB.name, appB.name, rel.name].sort());
       await expectAllAccepted(rendered, rel.name);
       for (const component of COMPONENTS) {
         const d = await readDeployment(rel.name, component);

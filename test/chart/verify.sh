@@ -274,10 +274,11 @@ check "default: the controllers' budget keeps one of two (maxUnavailable 1, comp
 check "production: a PodDisruptionBudget per Deployment (3 replicas each)" eq "$(count_docs "$p" PodDisruptionBudget)" 2
 check "server.replicas=1 and controller.replicas=1: no PodDisruptionBudget" eq \
   "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.replicas=1 | grep -c '^kind: PodDisruptionBudget' || true)" 0
-check "default: namespaced rights cluster-wide (ClusterRole + ClusterRoleBinding for them and for Providers)" eq "$(count_docs "$d" ClusterRoleBinding)" 2
+check "default: namespaced rights cluster-wide (ClusterRole + ClusterRoleBinding for them, Providers, CredentialBindings and Namespace get)" eq "$(count_docs "$d" ClusterRoleBinding)" 4
 check "default: LATCHKEY_WATCH_NAMESPACES empty" grep -qE '^ *value: ""$' <<<"$(grep -A1 'name: LATCHKEY_WATCH_NAMESPACES' "$d")"
-check "production: only the Providers ClusterRoleBinding is cluster-wide" eq "$(count_docs "$p" ClusterRoleBinding)" 1
-check "production: a Role and RoleBinding in each of rbac.namespaces" eq "$(count_docs "$p" RoleBinding 'namespace: (shop-prod|billing-prod)\n')" 2
+check "production: only the Providers and the Namespace-get ClusterRoleBindings are cluster-wide" eq "$(count_docs "$p" ClusterRoleBinding)" 2
+check "production: Namespace get limited to rbac.namespaces by name" grep -q 'resourceNames: \["shop-prod","billing-prod"\]' <<<"$(doc_of "$p" ClusterRole "$namespace-$release-binding-namespaces")"
+check "production: a Role and RoleBinding in each of rbac.namespaces (Latchkey's, CredentialBindings')" eq "$(count_docs "$p" RoleBinding 'namespace: (shop-prod|billing-prod)\n')" 4
 check "production: LATCHKEY_WATCH_NAMESPACES=shop-prod,billing-prod" grep -q 'value: "shop-prod,billing-prod"' "$p"
 check "leader election: Lease get/update limited to its name" grep -q 'resourceNames: \["latchkey-controller"\]' "$d"
 check "RBAC: no Pod or wildcard rights" eq "$(grep -cE 'resources: \[pods|"\*"|\[\*\]' "$d" "$p" | awk -F: '{s+=$2} END {print s}')" 0

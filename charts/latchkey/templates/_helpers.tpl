@@ -87,6 +87,11 @@ app.kubernetes.io/part-of: latchkey
 {{- join "," .Values.rbac.namespaces -}}
 {{- end -}}
 
+{{/* Where CredentialBindings are watched and their Secrets written (empty: every namespace). */}}
+{{- define "latchkey.bindingNamespaces" -}}
+{{- join "," (.Values.credentialBindings.namespaces | default .Values.rbac.namespaces) -}}
+{{- end -}}
+
 {{/* Probe timing fields from values. */}}
 {{- define "latchkey.probeTiming" -}}
 {{- range $k := list "initialDelaySeconds" "periodSeconds" "timeoutSeconds" "failureThreshold" "successThreshold" }}
@@ -132,6 +137,10 @@ that passes catalog.include / catalog.exclude. Returned as YAML (include returns
   value: {{ .Values.config.logLevel | quote }}
 - name: LATCHKEY_WATCH_NAMESPACES
   value: {{ include "latchkey.watchNamespaces" . | quote }}
+- name: LATCHKEY_CREDENTIAL_BINDINGS
+  value: {{ .Values.credentialBindings.enabled | quote }}
+- name: LATCHKEY_BINDING_NAMESPACES
+  value: {{ include "latchkey.bindingNamespaces" . | quote }}
 - name: LATCHKEY_REFRESH_MARGIN_SECONDS
   value: {{ .Values.config.refreshMarginSeconds | quote }}
 - name: LATCHKEY_REFRESH_MARGIN_RATIO

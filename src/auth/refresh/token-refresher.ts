@@ -31,8 +31,11 @@ export * from './errors.js';
 export * from '../../domain/refresh-margin.js';
 export * from './strategies.js';
 
-/** Why a refresh runs; `request`: a person asked for it (`kubectl latchkey refresh`, src/controller/refresh-requests.ts). */
-export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized' | 'request';
+/**
+ * Why a refresh runs; `request`: a person asked for it (`kubectl latchkey refresh`, src/controller/refresh-requests.ts);
+ * `binding`: a CredentialBinding found the token due within its own margin.
+ */
+export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized' | 'request' | 'binding';
 
 /** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
 interface KeptCredentials {
