@@ -66,7 +66,14 @@ export function preparePreviousRelease(log: (line: string) => void = () => undef
   const tag = `release-${named.version}-${short}`;
   const image = `${IMAGE_REPOSITORY}:${tag}`;
   const done = join(dir, '.latchkey-release-built');
-  const checkedOut = existsSync(dir) && git(['rev-parse', 'HEAD'], dir) === commit;
+  const checkedOut = (() => {
+    try {
+      // A worktree of another clone whose .git is gone reads as none.
+      return existsSync(dir) && git(['rev-parse', 'HEAD'], dir) === commit;
+    } catch {
+      return false;
+    }
+  })();
   if (!checkedOut) {
     log(`previous release ${named.version}: a worktree at ${short} in ${dir}`);
     rmSync(dir, { recursive: true, force: true });
