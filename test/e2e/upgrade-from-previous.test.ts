@@ -151,20 +151,18 @@ async function liveAccessToken(token: unknown): Promise<boolean> {
   return !!found && !found.isExpired;
 }
 
+/** The release's controller and server pods (not its hook Jobs'). */
 async function pods(): Promise<V1Pod[]> {
-  return (await core.listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/instance=${RELEASE}` })).items.filter(
-    (p) => !p.metadata?.deletionTimestamp,
-  );
+  return (
+    await core.listNamespacedPod({
+      namespace: NS,
+      labelSelector: `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component in (controller,server)`,
+    })
+  ).items.filter((p) => !p.metadata?.deletionTimestamp);
 }
 
 async function images(): Promise<string[]> {
-  return [
-    ...new Set(
-      (await pods())
-        .filter((p) => p.metadata?.labels?.['app.kubernetes.io/component'] !== 'migrate')
-        .flatMap((p) => p.spec!.containers.map((c) => c.image!)),
-    ),
-  ];
+  return [...new Set((await pods()).flatMap((p) => p.spec!.containers.map((c) => c.image!)))];
 }
 
 async function restarts(): Promise<string[]> {
