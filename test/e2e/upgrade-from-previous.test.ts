@@ -239,9 +239,10 @@ async function underLoad(phase: string, change: () => Promise<unknown>) {
   );
   // OAuth 1 proxied calls beside it, one a second (the oauthlib server checks each signature and token).
   const oauth1Calls: LoadOutcome[] = [];
+  const oauth1InFlight = new Set<Promise<unknown>>();
   const oauth1Timer = setInterval(() => {
     const sent = Date.now();
-    void fetch(`${serviceUrl}/proxy/resource?phase=${phase}`, {
+    const call = fetch(`${serviceUrl}/proxy/resource?phase=${phase}`, {
       headers: { authorization: `Bearer ${env.secretKey}`, 'connection-id': 'oauth1-first', 'provider-config-key': 'tumble' },
       signal: AbortSignal.timeout(10_000),
     }).then(
@@ -257,6 +258,8 @@ async function underLoad(phase: string, change: () => Promise<unknown>) {
       },
       (err: Error) => oauth1Calls.push({ what: 'proxy oauth1-first', ok: false, detail: err.name, at: Date.now(), ms: Date.now() - sent }),
     );
+    oauth1InFlight.add(call);
+    void call.finally(() => oauth1InFlight.delete(call));
   }, 1000);
   const kept = mkdtempSync(join(tmpdir(), `latchkey-upgrade-${phase}-`));
   const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
@@ -271,8 +274,7 @@ async function underLoad(phase: string, change: () => Promise<unknown>) {
     await new Promise((r) => setTimeout(r, 5000));
   } finally {
     clearInterval(oauth1Timer);
-    await load.stop();
-    await new Promise((r) => setTimeout(r, 1000));
+    await Promise.all([load.stop(), ...oauth1InFlight]);
     clearInterval(copier);
     copyLogs();
   }
@@ -292,8 +294,12 @@ async function underLoad(phase: string, change: () => Promise<unknown>) {
   expect(failed.map((o) => `${o.what}: ${o.detail}`)).toEqual([]);
   expect(count('proxy oauth1-first')).toBeGreaterThan(5);
   const imported = outcomes.filter((o) => o.what.startsWith('import ')).map((o) => o.what.slice('import '.length));
-  const list = await rest('GET', '/connections?limit=1000');
-  const ids = new Set((list.body.connections as { connection_id: string }[]).map((c) => c.connection_id));
+  const ids = new Set<string>();
+  for (let cursor: string | null = ''; cursor !== null;) {
+    const page = await rest('GET', `/connections?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    for (const c of page.body.connections as { connection_id: string }[]) ids.add(c.connection_id);
+    cursor = (page.body.next_cursor as string | null | undefined) ?? null;
+  }
   expect(imported.filter((id) => !ids.has(id))).toEqual([]);
   return { started, ended, refreshes };
 }
