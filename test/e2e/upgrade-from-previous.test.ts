@@ -9,7 +9,10 @@
  * request, no refresh token presented twice, every connection read back with its values, the new
  * stored form at a connection's next write (and not before), the migration Job's change and its
  * operation-log entry, and the previous release serving what the new one wrote (CHANGELOG.md's
- * upgrade notes say how it reads it). The run's figures go to the output (`[upgrade]` lines).
+ * upgrade notes say how it reads it). One exception, which the upgrade notes state: the previous
+ * release's server pods close their listener and connections at SIGTERM, so a connection refused or
+ * closed within a moment of one stopping is counted apart (and printed), not failed. The run's figures go to the output
+ * (`[upgrade]` lines).
  *
  * The previous release has no setting for a private CA (0.2.0 added config.egress.caBundle): its pods
  * trust the test's CA through NODE_OPTIONS (`--import` of a module that adds it to Node's default CA
@@ -294,12 +297,12 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
     copyLogs();
   }
   const outcomes = [...load.outcomes, ...oauth1Calls];
-  // The previous release (0.1.0) closes its listener at SIGTERM, before the Service stops sending to the pod
-  // (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused as one of its server pods stops is that, and
-  // counted apart; anything else, or a refusal at another moment, fails the test.
+  // The previous release (0.1.0) closes its listener and its connections at SIGTERM, before the Service stops
+  // sending to the pod (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused or closed as one of its
+  // server pods stops is that, and counted apart; anything else, or such an error at another moment, fails the test.
   const atPreviousStop = (o: LoadOutcome) =>
     opts.previousServersStop === true &&
-    (o.detail === 'ECONNREFUSED' || o.detail === 'ECONNRESET') &&
+    ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(o.detail) &&
     [...stopping.values()].some((at) => o.at - o.ms >= at - 2000 && o.at - o.ms <= at + 3000);
   const refusedByStopping = outcomes.filter((o) => !o.ok && atPreviousStop(o));
   const failed = outcomes.filter((o) => !o.ok && !atPreviousStop(o));
@@ -317,7 +320,8 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
   figures.push(line);
   expect(failed.map((o) => `${o.what}: ${o.detail}`)).toEqual([]);
   expect(count('proxy oauth1-first')).toBeGreaterThan(5);
-  const imported = outcomes.filter((o) => o.what.startsWith('import ')).map((o) => o.what.slice('import '.length));
+  // Every import answered is stored (one cut off by a stopping 0.1.0 pod may be, or not: the client imports it again).
+  const imported = outcomes.filter((o) => o.what.startsWith('import ') && o.ok).map((o) => o.what.slice('import '.length));
   const ids = new Set<string>();
   for (let cursor: string | null = ''; cursor !== null;) {
     const page = await rest('GET', `/connections?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
