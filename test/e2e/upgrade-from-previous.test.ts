@@ -259,7 +259,14 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
           ms: Date.now() - sent,
         });
       },
-      (err: Error) => oauth1Calls.push({ what: 'proxy oauth1-first', ok: false, detail: err.name, at: Date.now(), ms: Date.now() - sent }),
+      (err: Error & { cause?: { code?: string } }) =>
+        oauth1Calls.push({
+          what: 'proxy oauth1-first',
+          ok: false,
+          detail: err.cause?.code ?? err.name,
+          at: Date.now(),
+          ms: Date.now() - sent,
+        }),
     );
     oauth1InFlight.add(call);
     void call.finally(() => oauth1InFlight.delete(call));
@@ -298,11 +305,12 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
   }
   const outcomes = [...load.outcomes, ...oauth1Calls];
   // The previous release (0.1.0) closes its listener and its connections at SIGTERM, before the Service stops
-  // sending to the pod (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused or closed as one of its
-  // server pods stops is that, and counted apart; anything else, or such an error at another moment, fails the test.
+  // sending to the pod (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused or closed, or a request left
+  // unanswered, sent as one of its server pods stops is that, and counted apart; anything else, or such an
+  // error at another moment, fails the test.
   const atPreviousStop = (o: LoadOutcome) =>
     opts.previousServersStop === true &&
-    ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET'].includes(o.detail) &&
+    ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'TimeoutError'].includes(o.detail) &&
     [...stopping.values()].some((at) => o.at - o.ms >= at - 2000 && o.at - o.ms <= at + 3000);
   const refusedByStopping = outcomes.filter((o) => !o.ok && atPreviousStop(o));
   const failed = outcomes.filter((o) => !o.ok && !atPreviousStop(o));
