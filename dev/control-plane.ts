@@ -58,8 +58,8 @@ export interface StartOptions {
 /**
  * What a control plane needs for pods to run: the API server on the node's address (pods reach it
  * through the `kubernetes` Service, which points at the advertised address), client certificates for
- * the kubelet (`kubectl logs`/`exec`), ServiceAccount admission and the controllers a Deployment and a
- * Service need.
+ * the kubelet (`kubectl logs`/`exec`), ServiceAccount admission and the controllers a Deployment, a
+ * Service and a Job need.
  */
 export interface NodeFacingOptions {
   /** The node's address (kubelet refuses loopback): the API server binds and advertises it. */
@@ -77,6 +77,8 @@ const NODE_CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
   'disruption',
   'podgc',
+  // Helm hook Jobs (the chart's migrations, `migrations.enabled`): the Job's pod, and its status Helm waits for.
+  'job',
   // Lifts the not-ready taint kubelet registers the node with, once the node is Ready.
   'node-lifecycle-controller',
 ];

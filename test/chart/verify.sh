@@ -274,9 +274,9 @@ check "default: the controllers' budget keeps one of two (maxUnavailable 1, comp
 check "production: a PodDisruptionBudget per Deployment (3 replicas each)" eq "$(count_docs "$p" PodDisruptionBudget)" 2
 check "server.replicas=1 and controller.replicas=1: no PodDisruptionBudget" eq \
   "$("$helm" template "$release" "$chart" -n "$namespace" --kube-version "$kube_version" --set controller.replicas=1 | grep -c '^kind: PodDisruptionBudget' || true)" 0
-check "default: namespaced rights cluster-wide (ClusterRole + ClusterRoleBinding for them, Providers, CredentialBindings and Namespace get)" eq "$(count_docs "$d" ClusterRoleBinding)" 4
+check "default: namespaced rights cluster-wide (ClusterRole + ClusterRoleBinding for them, Providers, token and access reviews, CredentialBindings and Namespace get)" eq "$(count_docs "$d" ClusterRoleBinding)" 5
 check "default: LATCHKEY_WATCH_NAMESPACES empty" grep -qE '^ *value: ""$' <<<"$(grep -A1 'name: LATCHKEY_WATCH_NAMESPACES' "$d")"
-check "production: only the Providers and the Namespace-get ClusterRoleBindings are cluster-wide" eq "$(count_docs "$p" ClusterRoleBinding)" 2
+check "production: only the Providers, the reviews and the Namespace-get ClusterRoleBindings are cluster-wide" eq "$(count_docs "$p" ClusterRoleBinding)" 3
 check "production: Namespace get limited to rbac.namespaces by name" grep -q 'resourceNames: \["shop-prod","billing-prod"\]' <<<"$(doc_of "$p" ClusterRole "$namespace-$release-binding-namespaces")"
 check "production: a Role and RoleBinding in each of rbac.namespaces (Latchkey's, CredentialBindings')" eq "$(count_docs "$p" RoleBinding 'namespace: (shop-prod|billing-prod)\n')" 4
 check "production: LATCHKEY_WATCH_NAMESPACES=shop-prod,billing-prod" grep -q 'value: "shop-prod,billing-prod"' "$p"

@@ -2,7 +2,9 @@
  * Steady REST traffic through the Service for the e2e suite: at a fixed rate, alternately a fetch
  * of a known connection (its credentials must come back) and an import of a new one; with OAuth
  * connections given, every fourth request fetches one of them instead (a server pod refreshes a
- * token about to expire, beside the controllers' own refreshes). Every request
+ * token about to expire, beside the controllers' own refreshes); with proxied connections given,
+ * every eighth request is a proxied call instead of an import (the upstream decides whether the
+ * credential it got is live: anything but a 200 fails). Every request
  * is recorded; a failed one keeps what failed (status and error code, or the socket error), never a
  * credential.
  */
@@ -33,6 +35,8 @@ export interface LoadTarget {
   importPrefix: string;
   /** OAuth connections fetched in turn on every fourth tick (an access token must come back). */
   oauth?: { integration: string; connectionIds: string[] };
+  /** Connections called through the proxy in turn, at `path`, on every eighth tick (in place of an import). */
+  proxy?: { integration: string; connectionIds: string[]; path: string };
 }
 
 const REQUEST_BOUND_MS = 10_000;
@@ -47,37 +51,54 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
       target.oauth?.connectionIds.length && n % 4 === 3
         ? target.oauth.connectionIds[(n >> 2) % target.oauth.connectionIds.length]
         : undefined;
+    const proxyId =
+      target.proxy?.connectionIds.length && n % 8 === 1
+        ? target.proxy.connectionIds[(n >> 3) % target.proxy.connectionIds.length]
+        : undefined;
     const fetching = n % 2 === 0;
-    const what = oauthId ? `fetch ${oauthId}` : fetching ? `fetch ${target.fetchConnectionId}` : `import ${target.importPrefix}-${n}`;
+    const what = oauthId
+      ? `fetch ${oauthId}`
+      : proxyId
+        ? `proxy ${proxyId}`
+        : fetching
+          ? `fetch ${target.fetchConnectionId}`
+          : `import ${target.importPrefix}-${n}`;
     const sent = Date.now();
     try {
-      const res = oauthId
-        ? await fetch(`${target.url}/connections/${oauthId}?provider_config_key=${target.oauth!.integration}`, {
-            headers,
+      const res = proxyId
+        ? await fetch(`${target.url}/proxy${target.proxy!.path}`, {
+            headers: { authorization: headers.authorization, 'connection-id': proxyId, 'provider-config-key': target.proxy!.integration },
             signal: AbortSignal.timeout(REQUEST_BOUND_MS),
           })
-        : fetching
-          ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
+        : oauthId
+          ? await fetch(`${target.url}/connections/${oauthId}?provider_config_key=${target.oauth!.integration}`, {
               headers,
               signal: AbortSignal.timeout(REQUEST_BOUND_MS),
             })
-          : await fetch(`${target.url}/connections`, {
-              method: 'POST',
-              headers,
-              body: JSON.stringify({
-                provider_config_key: target.integration,
-                connection_id: `${target.importPrefix}-${n}`,
-                credentials: { type: 'API_KEY', apiKey: `key-${target.importPrefix}-${n}` },
-              }),
-              signal: AbortSignal.timeout(REQUEST_BOUND_MS),
-            });
+          : fetching
+            ? await fetch(`${target.url}/connections/${target.fetchConnectionId}?provider_config_key=${target.integration}`, {
+                headers,
+                signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+              })
+            : await fetch(`${target.url}/connections`, {
+                method: 'POST',
+                headers,
+                body: JSON.stringify({
+                  provider_config_key: target.integration,
+                  connection_id: `${target.importPrefix}-${n}`,
+                  credentials: { type: 'API_KEY', apiKey: `key-${target.importPrefix}-${n}` },
+                }),
+                signal: AbortSignal.timeout(REQUEST_BOUND_MS),
+              });
       const body = (await res.json().catch(() => undefined)) as
         { credentials?: { apiKey?: string; access_token?: string }; error?: { code?: string } } | undefined;
-      const ok = oauthId
-        ? res.status === 200 && typeof body?.credentials?.access_token === 'string'
-        : fetching
-          ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
-          : res.status === 201 || res.status === 200;
+      const ok = proxyId
+        ? res.status === 200
+        : oauthId
+          ? res.status === 200 && typeof body?.credentials?.access_token === 'string'
+          : fetching
+            ? res.status === 200 && body?.credentials?.apiKey === target.expectedApiKey
+            : res.status === 201 || res.status === 200;
       outcomes.push({
         what,
         ok,

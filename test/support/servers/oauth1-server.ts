@@ -1,4 +1,4 @@
-/** Starts test/support/servers/oauth1_server.py (Debian's oauthlib) with the system Python, on 127.0.0.1. */
+/** Starts test/support/servers/oauth1_server.py (Debian's oauthlib) with the system Python, on 127.0.0.1 (or `host`). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -13,13 +13,14 @@ export async function startOAuth1Server(
   consumerKey: string,
   consumerSecret: string,
   tba?: { tokenId: string; tokenSecret: string; realm: string },
+  host = '127.0.0.1',
 ): Promise<OAuth1TestServer> {
   // Compiled to dist/test/connect; the script stays in the source tree.
   const script = fileURLToPath(new URL('../../../../test/support/servers/oauth1_server.py', import.meta.url));
   const child: ChildProcess = spawn(
     '/usr/bin/python3',
     [script, consumerKey, consumerSecret, ...(tba ? [tba.tokenId, tba.tokenSecret, tba.realm] : [])],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, OAUTH1_SERVER_HOST: host } },
   );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -35,7 +36,7 @@ export async function startOAuth1Server(
     });
   });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -2,7 +2,7 @@
 
 Run with /usr/bin/python3 (the system Python that has oauthlib):
     /usr/bin/python3 oauth1_server.py <consumer_key> <consumer_secret> [<tba_token_id> <tba_token_secret> <tba_realm>]
-Prints "READY <port>" once listening on 127.0.0.1. Endpoints:
+Prints "READY <port>" once listening on 127.0.0.1 (or $OAUTH1_SERVER_HOST: the e2e suite's node address). Endpoints:
     POST /request_token   temporary credentials (RequestTokenEndpoint)
     GET  /authorize       a page where the user approves or denies
     POST /authorize       approval (AuthorizationEndpoint) -> redirect to the callback with a verifier
@@ -13,6 +13,7 @@ Prints "READY <port>" once listening on 127.0.0.1. Endpoints:
 """
 import html
 import json
+import os
 import string
 import sys
 import urllib.parse
@@ -215,6 +216,6 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, {}, 'not found')
 
 
-server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+server = ThreadingHTTPServer((os.environ.get('OAUTH1_SERVER_HOST', '127.0.0.1'), 0), Handler)
 print('READY %d' % server.server_address[1], flush=True)
 server.serve_forever()
