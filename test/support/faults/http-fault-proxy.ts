@@ -86,14 +86,23 @@ export async function startHttpFaultProxy(target: string, opts: { keepHost?: boo
     p.seen.push(seen);
     if (p.recordBodies) record(req, (body) => (seen.requestBody = body));
     const decision = p.decide(seen);
-    const mark = { dropped: false };
+    const mark = { dropped: false, counted: false };
     waiting.set(seen, mark);
+    // A client that goes away while its request waits here is seen at once, not when the gate opens:
+    // the close may not have been read yet when a test opens the gate right after its client gave up.
+    const goneWhileWaiting = () => {
+      if (!waiting.has(seen) || mark.counted) return;
+      mark.dropped = mark.counted = true;
+      p.dropped.push(seen);
+    };
+    res.on('close', goneWhileWaiting);
     if (decision.delayMs) await new Promise((r) => setTimeout(r, decision.delayMs));
     while (gate) await gate;
     waiting.delete(seen);
+    res.off('close', goneWhileWaiting);
     const tooLate = p.maxWaitMs !== undefined && Date.now() - seen.at > p.maxWaitMs;
     if (mark.dropped || tooLate || req.socket.destroyed || res.destroyed) {
-      p.dropped.push(seen);
+      if (!mark.counted) p.dropped.push(seen);
       res.destroy();
       return;
     }
