@@ -3,9 +3,12 @@
  * server and a controller (integrations reconciled, so Ready), shipped catalog providers applied as
  * they ship (GitHub, Slack, HubSpot, Linear, OpenAI), connections imported through the REST API, and
  * a typed OpenAI key that could not be checked (the test's egress allows loopback only) as the failed
- * attempt in the log. Chromium writes them into docs/dashboard/ and docs/connect-ui/.
+ * attempt in the log. Chromium writes them into docs/dashboard/ and docs/connect-ui/ when asked
+ * (`npm run docs:screenshots`); otherwise into a temporary folder, so a test run leaves the tree clean.
  */
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
@@ -14,8 +17,11 @@ import { readCatalog } from '../support/catalog-files.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
-const DASHBOARD_SHOTS = new URL('../../../docs/dashboard/', import.meta.url).pathname;
-const CONNECT_SHOTS = new URL('../../../docs/connect-ui/', import.meta.url).pathname;
+const INTO_DOCS = process.env.LATCHKEY_WRITE_SCREENSHOTS === '1';
+const shotsDir = (name: string) =>
+  INTO_DOCS ? new URL(`../../../docs/${name}/`, import.meta.url).pathname : join(tmpdir(), `latchkey-screenshots-${process.pid}`, name) + '/';
+const DASHBOARD_SHOTS = shotsDir('dashboard');
+const CONNECT_SHOTS = shotsDir('connect-ui');
 /** Shipped providers, applied under their own names as the chart installs them. */
 const PROVIDERS = ['github', 'slack', 'hubspot', 'linear', 'openai'];
 const OAUTH = ['github', 'slack', 'hubspot', 'linear'];
