@@ -137,9 +137,25 @@ class ShardSession {
       onReauthorizationRequired: (connection, message) =>
         enqueueRefreshFailedWebhook(ctx, connection, { type: 'reauthorization_required', message }),
     });
+    /**
+     * A refresh outside the schedule: a permanent refusal it meets is recorded as the schedule's own
+     * (the connection marked for re-authorization), not left for the schedule to meet again.
+     */
+    const outsideSchedule: Refresher['ensureFresh'] = async (ns, integration, id, o) => {
+      const before = store.getConnection(ns, integration, id);
+      try {
+        return await opts.refresher.ensureFresh(ns, integration, id, o);
+      } catch (err) {
+        if (before)
+          await this.scheduler
+            .refusedOutsideSchedule(connectionKey(before.resource), before, err)
+            .catch((e: unknown) => logger.warn({ namespace: ns, err: String(e) }, 'could not record the refusal for re-authorization'));
+        throw err;
+      }
+    };
     const requests = new RefreshRequests({
       store,
-      refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
+      refresh: (ns, integration, id, o) => outsideSchedule(ns, integration, id, o),
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
       events: opts.events,
       clock,
@@ -192,7 +208,7 @@ class ShardSession {
       const reconciler = new CredentialBindingReconciler({
         bindings: opts.bindings,
         store,
-        refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, { ...o, reason: 'binding' }),
+        refresh: (ns, integration, id, o) => outsideSchedule(ns, integration, id, { ...o, reason: 'binding' }),
         isRefreshable: (c) => opts.refresher.isRefreshable(c),
         settings: ctx.config,
         clock,

@@ -379,6 +379,26 @@ export class RefreshScheduler {
     return Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
   }
 
+  /**
+   * A refresh this replica made outside the schedule (a CredentialBinding's, a refresh request's) was
+   * refused for good: recorded as the schedule's own refusal is (the credentials version marked, so
+   * nothing sends them to the provider again; the webhook queued). `conn`: the connection as it was
+   * before that refresh. One the schedule is making itself is its own to record.
+   */
+  async refusedOutsideSchedule(key: string, conn: StoredConnection, err: unknown): Promise<void> {
+    const failure = asRefreshFailure(err);
+    if (!failure.permanent || failure.code === 'integration_misconfigured' || this.refreshing.has(key)) return;
+    this.failedVersion.set(key, conn.credentialsVersion);
+    const { spec } = conn.resource;
+    const log = this.opts.logger.child({
+      namespace: conn.resource.metadata.namespace,
+      name: conn.resource.metadata.name,
+      provider: spec.provider,
+    });
+    await this.onPermanentFailure(key, conn, failure, log);
+    this.opts.onStateChanged?.(key);
+  }
+
   private async onTransientFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
     const [namespace, name] = splitKey(key);
     const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;

@@ -10,6 +10,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
+import { z } from 'zod';
 import type { EnvironmentKeys, ResolvedEnvironment } from '../auth/environment-keys.js';
 import type { TokenRefresher } from '../auth/refresh/token-refresher.js';
 import { RefreshError } from '../auth/refresh/token-refresher.js';
@@ -41,14 +42,46 @@ export interface TokenExchangeDeps {
   logger: Logger;
 }
 
-type OAuthErrorCode =
-  | 'invalid_request'
-  | 'invalid_target'
-  | 'unauthorized_client'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
-  | 'temporarily_unavailable'
-  | 'server_error';
+/** The `error` codes this endpoint answers (RFC 6749 §5.2 and RFC 8693 §2.2.2's `invalid_target`). */
+const OAUTH_ERROR_CODES = [
+  'invalid_request',
+  'invalid_target',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'temporarily_unavailable',
+  'server_error',
+] as const;
+type OAuthErrorCode = (typeof OAUTH_ERROR_CODES)[number];
+
+/**
+ * The form as the OpenAPI document describes it (src/http/openapi.ts). {@link exchange} reads it field
+ * by field, so that each problem gets its own OAuth error.
+ */
+export const TokenExchangeForm = z.object({
+  grant_type: z.literal(TOKEN_EXCHANGE_GRANT),
+  subject_token: z.string().describe("A projected ServiceAccount token (audience `latchkey` by default) or the Environment's secret key"),
+  subject_token_type: z.enum([JWT_TOKEN_TYPE, SECRET_KEY_TOKEN_TYPE]),
+  resource: z
+    .string()
+    .optional()
+    .describe(
+      `The connection: \`${CONNECTION_URN_PREFIX}<namespace>:<integration>:<connection ID, percent-encoded>\` (this or \`audience\`)`,
+    ),
+  audience: z.string().optional().describe('The connection, as `resource` (when both are sent they must be equal)'),
+  requested_token_type: z.literal(ACCESS_TOKEN_TYPE).optional(),
+});
+
+/** RFC 8693 §2.2.1's answer: the provider's access token, never a refresh token. */
+export const TokenExchangeAnswer = z.object({
+  access_token: z.string().describe("The provider's current access token of the connection"),
+  issued_token_type: z.literal(ACCESS_TOKEN_TYPE),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int().nonnegative().optional().describe('Seconds until it expires, when the provider said'),
+});
+
+/** RFC 6749 §5.2's error body. */
+export const OAuthErrorBody = z.object({ error: z.enum(OAUTH_ERROR_CODES), error_description: z.string() });
 
 /** An answer in RFC 6749 §5.2's shape: `error`, its description, the status. */
 interface OAuthAnswer {
@@ -171,12 +204,13 @@ async function exchange(deps: TokenExchangeDeps, req: IncomingMessage, body: Rec
   if (environment.serviceAccount) await environment.serviceAccount.authorize(tokenExchangeAccess(target.integration, target.connectionId));
 
   const token = await exchangeForAccessToken(deps, target.namespace, target.integration, target.connectionId);
-  return {
+  const answer: z.output<typeof TokenExchangeAnswer> = {
     access_token: token.accessToken,
     issued_token_type: ACCESS_TOKEN_TYPE,
     token_type: 'Bearer',
     ...(token.expiresIn !== undefined ? { expires_in: token.expiresIn } : {}),
   };
+  return answer;
 }
 
 /** The one connection `resource` and/or `audience` name (both may be sent; then they must agree). */

@@ -9,7 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Secret } from '@kubernetes/client-node';
 import { refresherFor } from '../../src/connections/shared-refresher.js';
-import { ANNOTATIONS, GROUP, VERSION, type CredentialBindingResource, type CredentialBindingSpec } from '../../src/k8s/resources.js';
+import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
+import {
+  ANNOTATIONS,
+  GROUP,
+  VERSION,
+  type ConnectionResource,
+  type CredentialBindingResource,
+  type CredentialBindingSpec,
+} from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment } from '../../dev/fixtures.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
@@ -320,6 +328,53 @@ it('a grant the provider refuses empties the Secret (ReauthorizationRequired)', 
   expect(revoked.status!.expiresAt).toBeUndefined();
   expect(decoded(await readSecret(allowedNs, 'revoked'))).toEqual({ token: '' });
 });
+
+it("a grant refused on the binding's own refresh empties the Secret and marks the connection for re-authorization, asked once", async () => {
+  // 60 s left: not due for the scheduler (5 s margin); due for the binding once its margin is 120 s.
+  const { conn, accessToken, refreshToken } = await connection(60_000);
+  const name = conn.resource.metadata.name;
+  await bind(allowedNs, 'refused-own', conn.resource.spec.connectionId, { refreshBeforeSeconds: 0 });
+  await readyOf(allowedNs, 'refused-own', 'Synced');
+  expect(decoded(await readSecret(allowedNs, 'refused-own'))).toEqual({ token: accessToken });
+  await oidc.revoke(refreshToken, client);
+  const callsBefore = oidc.refreshCalls();
+  await custom.patchNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: allowedNs,
+    plural: 'credentialbindings',
+    name: 'refused-own',
+    body: [{ op: 'replace', path: '/spec/refreshBeforeSeconds', value: 120 }],
+  });
+  // The binding's refresh meets invalid_grant.
+  const refused = await readyOf(allowedNs, 'refused-own', 'ReauthorizationRequired');
+  expect(condition(refused, 'Ready')).toMatchObject({ status: 'False', observedGeneration: 2 });
+  expect(condition(refused, 'Ready')!.message).toContain('re-authorization required');
+  expect(condition(refused, 'Synced')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
+  expect(refused.status!.expiresAt).toBeUndefined();
+  const secret = (await readSecret(allowedNs, 'refused-own'))!;
+  expect(decoded(secret)).toEqual({ token: '' });
+  expect(secret.metadata!.annotations?.[ANNOTATIONS.expiresAt]).toBeUndefined();
+  // The connection is marked as for a refusal met by the scheduler: NeedsReauthorization, nothing asks the provider again.
+  const marked = await eventually(
+    async () => {
+      const c = await readCustom<ConnectionResource>(kc, 'connections', envNs, name);
+      return condition(c, 'NeedsReauthorization')?.status === 'True' ? c : undefined;
+    },
+    20_000,
+    100,
+  );
+  expect(marked.metadata.annotations?.[REAUTH_VERSION_ANNOTATION]).toBe(store().getConnectionByName(envNs, name)!.credentialsVersion);
+  // Past the binding's retry interval (10 s): the revoked grant was sent to the provider once.
+  await new Promise((r) => setTimeout(r, 12_000));
+  expect(oidc.refreshCalls() - callsBefore).toBe(1);
+  expect(condition(await readCustom<CredentialBindingResource>(kc, 'credentialbindings', allowedNs, 'refused-own'), 'Ready')).toMatchObject(
+    {
+      status: 'False',
+      reason: 'ReauthorizationRequired',
+    },
+  );
+}, 60_000);
 
 it('restarts the named Deployment when the token changes (pod template annotation, as kubectl rollout restart)', async () => {
   const labels = { app: 'consumer' };

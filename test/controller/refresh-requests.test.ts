@@ -156,4 +156,16 @@ it('says why when it cannot refresh: credentials without renewal, a value that i
     message: expect.stringMatching(/^The provider refused the credentials: .*invalid_grant/),
   });
   expect(JSON.stringify(answer)).not.toContain(revoked.refreshToken);
+  // Marked for re-authorization at once, as a refusal the schedule meets (its token is not due for an hour).
+  await eventually(
+    async () => condition(await readCustom<ConnectionResource>(kc, 'connections', ns, name), 'NeedsReauthorization')?.status === 'True',
+    20_000,
+    100,
+  );
+  // Asked again, the refused grant is not sent to the provider again.
+  const refusedCalls = oidc.refreshCalls();
+  const again = new Date().toISOString();
+  await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: again });
+  expect(await answerTo(name, again)).toMatchObject({ outcome: 'Failed' });
+  expect(oidc.refreshCalls()).toBe(refusedCalls);
 });

@@ -4,6 +4,7 @@
  * secret key, traded for one connection's provider access token, refreshed first when due, never a
  * refresh token; every error in RFC 6749 §5.2's shape.
  */
+import { z } from 'zod';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import {
   ACCESS_TOKEN_TYPE,
@@ -204,5 +205,45 @@ describe('errors in RFC 6749 §5.2 shape', () => {
     const res = await fetch(`${bed.url}/oauth2/token`);
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('in the OpenAPI document', () => {
+  it('documents the form, the answer and the RFC 6749 §5.2 errors, and the answers served fit them', async () => {
+    const doc = (await (await fetch(`${bed.url}/openapi.json`)).json()) as any;
+    const op = doc.paths['/oauth2/token'].post;
+    expect(op.security).toEqual([]);
+    const form = op.requestBody.content['application/x-www-form-urlencoded'].schema;
+    expect(form.required).toEqual(expect.arrayContaining(['grant_type', 'subject_token', 'subject_token_type']));
+    expect(form.properties.grant_type.const).toBe(TOKEN_EXCHANGE_GRANT);
+    expect(form.properties.subject_token_type.enum).toEqual([JWT_TOKEN_TYPE, SECRET_KEY_TOKEN_TYPE]);
+    expect(Object.keys(form.properties)).toEqual(expect.arrayContaining(['resource', 'audience', 'requested_token_type']));
+    // The form a client sends as documented is served.
+    expect(z.fromJSONSchema(form).safeParse(withToken(readerToken, target('crm', 'c1'))).success).toBe(true);
+
+    const answer = z.fromJSONSchema(op.responses['200'].content['application/json'].schema);
+    const ok = await exchange(withToken(readerToken, target('crm', 'c1')));
+    expect(answer.safeParse(ok.body).success).toBe(true);
+    expect(answer.safeParse({ ...ok.body, issued_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }).success).toBe(false);
+
+    expect(op.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/OAuthError');
+    const oauthError = z.fromJSONSchema(doc.components.schemas.OAuthError);
+    expect(doc.components.schemas.OAuthError.properties.error.enum).toEqual(
+      expect.arrayContaining(['invalid_request', 'invalid_target', 'unauthorized_client']),
+    );
+    for (const [form, error] of [
+      [{ ...withToken(readerToken, target('crm', 'c1')), scope: 'x' }, 'invalid_scope'],
+      [withToken(readerToken, 'https://api.example.com/'), 'invalid_target'],
+      [withToken(readerToken, target('crm', 'other')), 'unauthorized_client'],
+    ] as const) {
+      const res = await exchange(form);
+      expect(res.body.error).toBe(error);
+      expect(oauthError.safeParse(res.body).success).toBe(true);
+    }
+    expect(oauthError.safeParse({ error: { code: 'forbidden', message: 'x' } }).success).toBe(false);
+    for (const status of ['405', '429', '503']) expect(op.responses[status].content['application/json'].schema.$ref).toBeDefined();
+    // Every REST operation documents the 403 a ServiceAccount's RBAC answers.
+    expect(doc.paths['/connections/{connectionId}'].get.responses['403'].description).toContain('verb, resource and namespace');
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['secretKey', 'serviceAccountToken']);
   });
 });

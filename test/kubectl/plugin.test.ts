@@ -5,6 +5,7 @@
  */
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { createEnvironment } from '../../dev/fixtures.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { ANNOTATIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { parseRefreshRequestRecord } from '../../src/domain/refresh-request.js';
@@ -192,5 +193,45 @@ it('bindings lists CredentialBindings, or says their CRD is not installed', asyn
   } else {
     expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(run.stderr).toMatch(/CredentialBinding API \(credentialbindings.latchkey.dev\/v1alpha1\) is not installed/);
+  }
+});
+
+it('connect-link prints a Connect link for a token of the audience latchkey that RBAC lets create connectsessions, and refuses the others', async () => {
+  await createEnvironment(kc, ns);
+  const server = await startReplica(kc, { namespaces: [ns], components: ['server'], identity: 'links', selfBaseUrl: true });
+  try {
+    await eventually(() => server.ctx.store.listEnvironments(ns).length > 0 && server.ctx.store.getIntegration(ns, INTEGRATION));
+    const startSessions = { apiGroups: ['latchkey.dev'], resources: ['connectsessions'], verbs: ['create'] };
+    const link = (kubeconfig: string, output: string[] = []) =>
+      runPlugin(kubeconfig, ['connect-link', INTEGRATION, '--end-user', 'u-7', '--server', server.url, ...output]);
+
+    const starter = await serviceAccountKubeconfig(kc, ns, 'starter', [startSessions], { audiences: ['latchkey'] });
+    const json = await link(starter, ['-o', 'json']);
+    expect(json.code).toBe(0);
+    const printed = JSON.parse(json.stdout) as { connect_link: string; expires_at: string };
+    expect(printed).toMatchObject({ integration: INTEGRATION, endUser: 'u-7', expires_at: expect.any(String) });
+    expect(printed.connect_link.startsWith(`${server.url}/connect?session_token=`)).toBe(true);
+    // The session it names is one the Connect API serves, for that end user's integration.
+    const token = new URL(printed.connect_link).searchParams.get('session_token')!;
+    const session = await fetch(`${server.url}/connect/api/session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(session.status).toBe(200);
+    expect(JSON.stringify(await session.json())).toContain(INTEGRATION);
+    const table = await link(starter);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^http:\/\/\S+\/connect\?session_token=\S+\n$/);
+
+    // Without the right: the server's 403, naming what would allow it.
+    const idle = await serviceAccountKubeconfig(kc, ns, 'idle', [], { audiences: ['latchkey'] });
+    const refused = await link(idle);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toContain(`HTTP 403, forbidden: system:serviceaccount:${ns}:idle may not create connectsessions`);
+    expect(refused.stderr).toContain(`in namespace "${ns}"`);
+    // A token for the API server's audience is not Latchkey's.
+    const apiOnly = await serviceAccountKubeconfig(kc, ns, 'api-only', [startSessions]);
+    const wrongAudience = await link(apiOnly);
+    expect(wrongAudience.code).toBe(1);
+    expect(wrongAudience.stderr).toMatch(/HTTP 401, invalid_token: .*audience "latchkey"/);
+  } finally {
+    await server.stop();
   }
 });

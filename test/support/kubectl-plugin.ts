@@ -33,9 +33,15 @@ export function runPlugin(kubeconfig: string, args: string[], env: Record<string
 
 /**
  * A ServiceAccount in `namespace` bound to a Role with `rules`, and a kubeconfig file that signs in
- * with a TokenRequest token of it (the API server's own audience).
+ * with a TokenRequest token of it (the API server's own audience, unless `audiences` are given).
  */
-export async function serviceAccountKubeconfig(kc: KubeConfig, namespace: string, name: string, rules: V1PolicyRule[]): Promise<string> {
+export async function serviceAccountKubeconfig(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  rules: V1PolicyRule[],
+  opts: { audiences?: string[] } = {},
+): Promise<string> {
   const core = kc.makeApiClient(CoreV1Api);
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
@@ -53,7 +59,7 @@ export async function serviceAccountKubeconfig(kc: KubeConfig, namespace: string
   const token = await core.createNamespacedServiceAccountToken({
     namespace,
     name,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    body: { spec: { audiences: opts.audiences ?? [], expirationSeconds: 3600 } },
   });
   const cluster = kc.getCurrentCluster()!;
   const out = new KubeConfig();

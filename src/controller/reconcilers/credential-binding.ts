@@ -19,6 +19,8 @@ import {
 import { ConnectionCondition } from '../../domain/conditions.js';
 import { expiresAtOf, lifetimeSecondsOf } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
+import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
+import { RefreshError } from '../../auth/refresh/errors.js';
 import { selectsLabels } from '../../domain/label-selector.js';
 import { refreshMarginMs, type RefreshSettings } from '../../domain/refresh-margin.js';
 import { DEFAULT_BINDING_TEMPLATE, emptiedBindingValues, fillBindingTemplate } from '../../catalog/binding-template.js';
@@ -154,11 +156,16 @@ export class CredentialBindingReconciler {
         `connection ${connection} does not exist: the Secret's values were emptied`,
       );
     }
-    if (findCondition(conn.resource.status?.conditions, ConnectionCondition.NeedsReauthorization)?.status === 'True')
-      return refuse(
+    const reauthorizationRequired = () =>
+      refuse(
         CredentialBindingReason.ReauthorizationRequired,
         `the provider refused connection ${connection} (re-authorization required): the Secret's values were emptied`,
       );
+    if (
+      needsReauthorization(conn) ||
+      findCondition(conn.resource.status?.conditions, ConnectionCondition.NeedsReauthorization)?.status === 'True'
+    )
+      return reauthorizationRequired();
 
     // 3. The token, refreshed first when due within the binding's margin (or missing where the mode mints one).
     const marginSeconds = binding.spec.refreshBeforeSeconds ?? 120;
@@ -173,6 +180,9 @@ export class CredentialBindingReconciler {
       try {
         conn = await this.deps.refresh(ref.namespace, ref.integration, ref.connectionId, { marginSeconds, force: missing });
       } catch (err) {
+        // Refused for good on this binding's own refresh: as when the schedule's refresh was (the
+        // controller marks the connection; the token the grant stood behind is not handed out).
+        if (err instanceof RefreshError && err.permanent && err.code === 'reauthorization_required') return reauthorizationRequired();
         refreshFailure = err instanceof LatchkeyError ? `${err.code}: ${err.message}` : 'the refresh failed';
       }
     }
