@@ -24,7 +24,7 @@ function helm(args: string[]): string {
 const version = (JSON.parse(read('package.json')) as { version: string }).version;
 
 describe('release version', () => {
-  it('package.json, package-lock.json, the chart version and its appVersion agree, and are semantic versions', () => {
+  it('package.json, package-lock.json, the chart version, its appVersion and the krew plugin manifest agree, and are semantic versions', () => {
     const lock = JSON.parse(read('package-lock.json')) as { version: string; packages: Record<string, { version?: string }> };
     expect(version).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
     expect({
@@ -32,11 +32,13 @@ describe('release version', () => {
       lockRoot: lock.packages['']!.version,
       chart: chartField('version'),
       app: chartField('appVersion'),
+      krewPlugin: /^  version: (.+)$/m.exec(read('plugins/krew/latchkey.yaml'))?.[1],
     }).toEqual({
       lock: version,
       lockRoot: version,
       chart: version,
       app: version,
+      krewPlugin: `v${version}`,
     });
   });
 
