@@ -1,0 +1,21 @@
+/**
+ * A bed a whole test file shares: started in `beforeAll`, closed in `afterAll`, read through the
+ * object returned (a stand-in that forwards to the started bed, so tests write `bed.ns` instead of
+ * declaring a variable per part and assigning each in `beforeAll`).
+ */
+export function bedForFile<T extends object>(start: () => Promise<T & { close(): Promise<void> }>, timeoutMs = 120_000): T {
+  let started: (T & { close(): Promise<void> }) | undefined;
+  beforeAll(async () => {
+    started = await start();
+  }, timeoutMs);
+  afterAll(async () => {
+    await started?.close();
+  }, timeoutMs);
+  return new Proxy({} as T, {
+    get(_, key) {
+      if (!started) throw new Error(`the file's bed is read before beforeAll started it (${String(key)})`);
+      const value: unknown = Reflect.get(started, key);
+      return typeof value === 'function' ? value.bind(started) : value;
+    },
+  });
+}
