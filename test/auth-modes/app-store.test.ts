@@ -10,13 +10,13 @@ import { generateKeyPairSync, verify } from 'node:crypto';
 import { applyProvider } from '../../dev/fixtures.js';
 import { testKubeConfig } from '../../dev/cluster.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { catalogSpec, startAuthModeBed, type AuthModeBed } from '../support/auth-mode-bed.js';
+import { catalogSpec, startAuthModeBed } from '../support/auth-mode-bed.js';
+import { bedForFile } from '../support/file-bed.js';
 
 const KEY_ID = '2X9R4HXF34';
 const ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
 const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const P8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-let t: AuthModeBed;
 
 /** What the fake App Store Connect checks; undefined when the token is good. */
 function verdict(authorization: string | undefined): string | undefined {
@@ -35,20 +35,20 @@ function verdict(authorization: string | undefined): string | undefined {
   return undefined;
 }
 
-beforeAll(async () => {
-  t = await startAuthModeBed('app-store');
-  t.up.on('/v1/', (req, res) => {
-    const why = verdict(req.headers.authorization);
-    res.writeHead(why ? 401 : 200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(why ? { errors: [{ status: '401', detail: why }] } : { data: [], token: req.headers.authorization!.slice(7) }));
-  });
-  const spec = catalogSpec('app-store-connect-api-key');
-  await t.addIntegration('asc', 'app-store-connect-api-key', { ...spec, proxy: { ...spec.proxy, baseUrl: t.up.origin } });
-});
-
-afterAll(async () => {
-  await t?.close();
-});
+const t = bedForFile(
+  () => startAuthModeBed('app-store'),
+  async () => {
+    t.up.on('/v1/', (req, res) => {
+      const why = verdict(req.headers.authorization);
+      res.writeHead(why ? 401 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(why ? { errors: [{ status: '401', detail: why }] } : { data: [], token: req.headers.authorization!.slice(7) }),
+      );
+    });
+    const spec = catalogSpec('app-store-connect-api-key');
+    await t.addIntegration('asc', 'app-store-connect-api-key', { ...spec, proxy: { ...spec.proxy, baseUrl: t.up.origin } });
+  },
+);
 
 describe('APP_STORE', () => {
   it('an import mints an ES256 token the fake verifies, living at most 20 minutes; the proxy sends it as Bearer', async () => {

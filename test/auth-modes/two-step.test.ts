@@ -21,53 +21,55 @@ import { eventually } from '../../dev/cluster.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { catalogSpec, startAuthModeBed, type AuthModeBed } from '../support/auth-mode-bed.js';
+import { catalogSpec, startAuthModeBed } from '../support/auth-mode-bed.js';
+import { bedForFile } from '../support/file-bed.js';
 
 const USER = 'moby';
 const PAT = 'dckr_pat_' + randomBytes(12).toString('hex');
-let t: AuthModeBed;
 /** Tokens the fake issued: token → expiry (ms). */
 const issued = new Map<string, number>();
 let exchanges = 0;
 
-beforeAll(async () => {
-  t = await startAuthModeBed('two-step');
-  t.up.on('/v2/auth/token', (req, res, body) => {
-    exchanges++;
-    let json: { identifier?: unknown; secret?: unknown } = {};
-    try {
-      json = JSON.parse(body.toString()) as typeof json;
-    } catch {
-      /* refused below */
-    }
-    if (!String(req.headers['content-type']).startsWith('application/json') || json.identifier !== USER || json.secret !== PAT) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: 'Incorrect authentication credentials' }));
-      return;
-    }
-    const token = randomBytes(16).toString('hex');
-    issued.set(token, Date.now() + 600_000);
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ access_token: token }));
-  });
-  t.up.on('/v2/repositories/', (req, res) => {
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const ok = token !== undefined && (issued.get(token) ?? 0) > Date.now();
-    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { count: 1, token } : { detail: 'auth required' }));
-  });
-  const spec = catalogSpec('docker-hub');
-  await t.addIntegration('docker', 'docker-hub', {
-    ...spec,
-    twoStep: { ...spec.twoStep, tokenUrl: `${t.up.origin}/v2/auth/token` },
-    proxy: { ...spec.proxy, baseUrl: t.up.origin },
-  });
-  await t.addIntegration('looker', 'looker', catalogSpec('looker'));
-  fakeLooker();
-  fakeTableau();
-  await t.addIntegration('looker-peer', 'looker-peer', atPeer('looker', 'host'));
-  await t.addIntegration('tableau-peer', 'tableau-peer', atPeer('tableau', 'serverUrl'));
-});
+const t = bedForFile(
+  () => startAuthModeBed('two-step'),
+  async () => {
+    t.up.on('/v2/auth/token', (req, res, body) => {
+      exchanges++;
+      let json: { identifier?: unknown; secret?: unknown } = {};
+      try {
+        json = JSON.parse(body.toString()) as typeof json;
+      } catch {
+        /* refused below */
+      }
+      if (!String(req.headers['content-type']).startsWith('application/json') || json.identifier !== USER || json.secret !== PAT) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ detail: 'Incorrect authentication credentials' }));
+        return;
+      }
+      const token = randomBytes(16).toString('hex');
+      issued.set(token, Date.now() + 600_000);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: token }));
+    });
+    t.up.on('/v2/repositories/', (req, res) => {
+      const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const ok = token !== undefined && (issued.get(token) ?? 0) > Date.now();
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(ok ? { count: 1, token } : { detail: 'auth required' }));
+    });
+    const spec = catalogSpec('docker-hub');
+    await t.addIntegration('docker', 'docker-hub', {
+      ...spec,
+      twoStep: { ...spec.twoStep, tokenUrl: `${t.up.origin}/v2/auth/token` },
+      proxy: { ...spec.proxy, baseUrl: t.up.origin },
+    });
+    await t.addIntegration('looker', 'looker', catalogSpec('looker'));
+    fakeLooker();
+    fakeTableau();
+    await t.addIntegration('looker-peer', 'looker-peer', atPeer('looker', 'host'));
+    await t.addIntegration('tableau-peer', 'tableau-peer', atPeer('tableau', 'serverUrl'));
+  },
+);
 
 /**
  * A shipped manifest whose only change is where its URLs go: `https://${connectionConfig.KEY}` (the
@@ -164,10 +166,6 @@ function fakeTableau() {
     reply(res, 200, { token, authorization: req.headers.authorization ?? null });
   });
 }
-
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('TWO_STEP', () => {
   it('an import exchanges the credentials at once; the proxy sends the token as Bearer and the fake accepts it', async () => {

@@ -1,12 +1,18 @@
 /**
  * A bed a whole test file shares: started in `beforeAll`, closed in `afterAll`, read through the
  * object returned (a stand-in that forwards to the started bed, so tests write `bed.ns` instead of
- * declaring a variable per part and assigning each in `beforeAll`).
+ * declaring a variable per part and assigning each in `beforeAll`). `setup` runs once it has started
+ * (it may read the bed through that object); the bed is closed even when `setup` fails.
  */
-export function bedForFile<T extends object>(start: () => Promise<T & { close(): Promise<void> }>, timeoutMs = 120_000): T {
+export function bedForFile<T extends object>(
+  start: () => Promise<T & { close(): Promise<void> }>,
+  setup?: () => Promise<void>,
+  timeoutMs = 120_000,
+): T {
   let started: (T & { close(): Promise<void> }) | undefined;
   beforeAll(async () => {
     started = await start();
+    await setup?.();
   }, timeoutMs);
   afterAll(async () => {
     await started?.close();
