@@ -52,9 +52,7 @@ const t = bedForFile(
 
 describe('APP_STORE', () => {
   it('an import mints an ES256 token the fake verifies, living at most 20 minutes; the proxy sends it as Bearer', async () => {
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'team',
+    const res = await t.importConnection('asc', 'team', {
       credentials: { type: 'APP_STORE', issuer_id: ISSUER, key_id: KEY_ID, private_key: P8 },
     });
     expect(res.status).toBe(201);
@@ -70,15 +68,13 @@ describe('APP_STORE', () => {
   });
 
   it('a token about to expire is minted again on fetch and before a proxied call', async () => {
-    const before = t.stored('asc', 'team')!;
-    await t.setStored('asc', 'team', { ...before, expires_at: new Date(Date.now() + 5_000).toISOString() });
+    const before = await t.expireIn('asc', 'team', 5_000);
     const res = await t.rest('GET', '/connections/team?provider_config_key=asc');
     expect(res.status).toBe(200);
     expect(res.body.credentials.access_token).not.toBe(before.access_token);
     expect(verdict(`Bearer ${res.body.credentials.access_token}`)).toBeUndefined();
 
-    const again = t.stored('asc', 'team')!;
-    await t.setStored('asc', 'team', { ...again, expires_at: new Date(Date.now() + 5_000).toISOString() });
+    const again = await t.expireIn('asc', 'team', 5_000);
     const proxied = await t.proxyGet('asc', 'team', '/v1/apps');
     expect(proxied.status).toBe(200);
     expect(proxied.body.token).not.toBe(again.access_token);
@@ -86,9 +82,7 @@ describe('APP_STORE', () => {
 
   it('a key that cannot sign ES256 is a 400 on private_key that never echoes it; nothing is stored', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'rsa',
+    const res = await t.importConnection('asc', 'rsa', {
       credentials: { type: 'APP_STORE', issuer_id: ISSUER, key_id: KEY_ID, private_key: rsa },
     });
     expect(res.status).toBe(400);

@@ -20,9 +20,7 @@ const h = bedForFile(async () => {
 
 describe('BASIC through POST /connection', () => {
   it('stores username and password (an empty password too); GET shows { type: BASIC, username, password }', async () => {
-    const res = await h.rest('POST', '/connection', {
-      provider_config_key: 'basic',
-      connection_id: 'b1',
+    const res = await h.importLegacy('basic', 'b1', {
       username: 'api-user',
       password: 'p@ss:word',
       connection_config: {},
@@ -33,9 +31,7 @@ describe('BASIC through POST /connection', () => {
     expect(Connection.safeParse(got.body).success).toBe(true);
     expect(got.body.credentials).toEqual({ type: 'BASIC', username: 'api-user', password: 'p@ss:word' });
 
-    const emptyPassword = await h.rest('POST', '/connection', {
-      provider_config_key: 'basic',
-      connection_id: 'b2',
+    const emptyPassword = await h.importLegacy('basic', 'b2', {
       username: 'key-as-user',
       password: '',
     });
@@ -46,9 +42,7 @@ describe('BASIC through POST /connection', () => {
       password: '',
     });
     // Importing again replaces the credentials.
-    const replaced = await h.rest('POST', '/connection', {
-      provider_config_key: 'basic',
-      connection_id: 'b1',
+    const replaced = await h.importLegacy('basic', 'b1', {
       username: 'api-user',
       password: 'new',
     });
@@ -57,13 +51,11 @@ describe('BASIC through POST /connection', () => {
   });
 
   it('refuses a missing password or fields of another mode with 400s naming them, and stores nothing', async () => {
-    const missing = await h.rest('POST', '/connection', { provider_config_key: 'basic', connection_id: 'b3', username: 'u' });
+    const missing = await h.importLegacy('basic', 'b3', { username: 'u' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.password']);
-    const wrong = await h.rest('POST', '/connection', {
-      provider_config_key: 'basic',
-      connection_id: 'b4',
+    const wrong = await h.importLegacy('basic', 'b4', {
       username: 'u',
       password: 'p',
       api_key: 'k',

@@ -66,9 +66,7 @@ const t = bedForFile(
 
 describe('BILL', () => {
   it('an import signs in at once; the proxy sends devKey and sessionId and the fake accepts them', async () => {
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'bill',
-      connection_id: 'ap',
+    const res = await t.importConnection('bill', 'ap', {
       credentials: { type: 'BILL', ...SIGN_IN },
     });
     expect(res.status).toBe(201);
@@ -84,8 +82,7 @@ describe('BILL', () => {
   });
 
   it('a session about to lapse is renewed by signing in again when the connection is fetched', async () => {
-    const before = t.stored('bill', 'ap')!;
-    await t.setStored('bill', 'ap', { ...before, expires_at: new Date(Date.now() + 30_000).toISOString() });
+    const before = await t.expireIn('bill', 'ap', 30_000);
     const n = logins;
     const res = await t.rest('GET', '/connections/ap?provider_config_key=bill');
     expect(res.status).toBe(200);
@@ -103,9 +100,7 @@ describe('BILL', () => {
   });
 
   it('a refused sign-in is a 400 that never echoes the password; unknown fields and the flat import are refused', async () => {
-    const wrong = await t.rest('POST', '/connections', {
-      provider_config_key: 'bill',
-      connection_id: 'wrong',
+    const wrong = await t.importConnection('bill', 'wrong', {
       credentials: { type: 'BILL', ...SIGN_IN, password: 'not-the-password' },
     });
     expect(wrong.status).toBe(400);

@@ -5,7 +5,6 @@
  * proxied to a loopback upstream that reports the headers it got (the proxy adds nothing).
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
@@ -30,9 +29,7 @@ const h = bedForFile(async () => {
 
 describe('NONE', () => {
   it('POST /connections with only configuration; fetch shows credentials { type: NONE }; the proxy adds no credential', async () => {
-    const imported = await h.rest('POST', '/connections', {
-      provider_config_key: 'public',
-      connection_id: 'eu-feed',
+    const imported = await h.importConnection('public', 'eu-feed', {
       credentials: { type: 'NONE' },
       connection_config: { region: 'eu' },
     });
@@ -52,19 +49,15 @@ describe('NONE', () => {
   });
 
   it('the deprecated POST /connection takes configuration alone and refuses credential fields; a bad configuration is a 400', async () => {
-    const ok = await h.rest('POST', '/connection', {
-      provider_config_key: 'public',
-      connection_id: 'us-feed',
+    const ok = await h.importLegacy('public', 'us-feed', {
       connection_config: { region: 'us' },
     });
     expect(ok.status).toBe(201);
     expect((await h.rest('GET', '/connections/us-feed?provider_config_key=public')).body.credentials).toEqual({ type: 'NONE' });
-    const withKey = await h.rest('POST', '/connection', { provider_config_key: 'public', connection_id: 'x1', api_key: 'k' });
+    const withKey = await h.importLegacy('public', 'x1', { api_key: 'k' });
     expect(withKey.status).toBe(400);
     expect(withKey.body.error.code).toBe('credentials_type_mismatch');
-    const badRegion = await h.rest('POST', '/connections', {
-      provider_config_key: 'public',
-      connection_id: 'x2',
+    const badRegion = await h.importConnection('public', 'x2', {
       credentials: { type: 'NONE' },
       connection_config: { region: 'mars' },
     });
@@ -74,7 +67,7 @@ describe('NONE', () => {
   });
 
   it('the Connect UI offers a form of configuration only and completes with it', async () => {
-    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'none-user', integrations: ['public'] });
+    const call = h.connectApi('none-user', ['public']);
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'NONE',

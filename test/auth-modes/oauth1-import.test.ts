@@ -30,9 +30,7 @@ const shape = (token: string, secret: string) => ({
 
 describe('OAuth 1 import', () => {
   it('POST /connections stores it; the answer and GET have the spec shape { type, oauth_token, oauth_token_secret, raw }', async () => {
-    const res = await h.rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o1',
+    const res = await h.importConnection('trello-like', 'o1', {
       credentials: { type: 'OAUTH1', oauth_token: 'tok-1', oauth_token_secret: 'sec-1' },
     });
     expect(res.status).toBe(201);
@@ -42,9 +40,7 @@ describe('OAuth 1 import', () => {
     expect(Connection.safeParse(got.body).success).toBe(true);
     expect(got.body.credentials).toEqual(shape('tok-1', 'sec-1'));
     // A second import replaces the credentials of the same connection.
-    const again = await h.rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o1',
+    const again = await h.importConnection('trello-like', 'o1', {
       credentials: { type: 'OAUTH1', oauth_token: 'tok-2', oauth_token_secret: 'sec-2' },
     });
     expect(again.status).toBe(200);
@@ -52,9 +48,7 @@ describe('OAuth 1 import', () => {
   });
 
   it('the deprecated POST /connection takes oauth_token and oauth_token_secret; GET shows the same shape', async () => {
-    const res = await h.rest('POST', '/connection', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o2',
+    const res = await h.importLegacy('trello-like', 'o2', {
       oauth_token: 'tok-3',
       oauth_token_secret: 'sec-3',
     });
@@ -65,28 +59,22 @@ describe('OAuth 1 import', () => {
   });
 
   it('refuses incomplete or mismatched OAuth 1 imports with 400s naming the fields, and stores nothing', async () => {
-    const missing = await h.rest('POST', '/connection', { provider_config_key: 'trello-like', connection_id: 'o3', oauth_token: 'tok' });
+    const missing = await h.importLegacy('trello-like', 'o3', { oauth_token: 'tok' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.oauth_token_secret']);
-    const wrongField = await h.rest('POST', '/connection', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o4',
+    const wrongField = await h.importLegacy('trello-like', 'o4', {
       oauth_token: 'tok',
       oauth_token_secret: 'sec',
       access_token: 'at',
     });
     expect(wrongField.status).toBe(400);
     expect(wrongField.body.error.code).toBe('credentials_type_mismatch');
-    const emptyToken = await h.rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o5',
+    const emptyToken = await h.importConnection('trello-like', 'o5', {
       credentials: { type: 'OAUTH1', oauth_token: '', oauth_token_secret: 'sec' },
     });
     expect(emptyToken.status).toBe(400);
-    const wrongType = await h.rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o6',
+    const wrongType = await h.importConnection('trello-like', 'o6', {
       credentials: { type: 'OAUTH2', access_token: 'at' },
     });
     expect(wrongType.body.error.code).toBe('credentials_type_mismatch');

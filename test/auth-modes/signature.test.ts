@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
@@ -55,9 +54,7 @@ const h = bedForFile(async () => {
 
 describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   it('an import stores username and secret only; each proxied request carries a new X-WSSE value the fake Emarsys accepts', async () => {
-    const imported = await h.rest('POST', '/connections', {
-      provider_config_key: 'emarsys',
-      connection_id: 'shop',
+    const imported = await h.importConnection('emarsys', 'shop', {
       credentials: { type: 'SIGNATURE', username: USER, password: SECRET },
     });
     expect(imported.status).toBe(201);
@@ -99,9 +96,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   });
 
   it('the deprecated POST /connection takes username and password; a wrong secret is the provider 401, passed through', async () => {
-    const res = await h.rest('POST', '/connection', {
-      provider_config_key: 'emarsys',
-      connection_id: 'legacy',
+    const res = await h.importLegacy('emarsys', 'legacy', {
       username: USER,
       password: 'not-the-secret',
     });
@@ -109,14 +104,14 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     seen.length = 0;
     expect((await h.proxy('legacy', '/api/v2/settings')).status).toBe(401);
     expect(seen[0]?.why).toBe('bad digest');
-    const missing = await h.rest('POST', '/connection', { provider_config_key: 'emarsys', connection_id: 'bad', username: USER });
+    const missing = await h.importLegacy('emarsys', 'bad', { username: USER });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(h.store.getConnection(h.namespace, 'emarsys', 'bad')).toBeUndefined();
   });
 
   it('the Connect UI form asks for the API user and secret (labels from the manifest) and makes a working connection', async () => {
-    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'wsse-user', integrations: ['emarsys'] });
+    const call = h.connectApi('wsse-user', ['emarsys']);
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'SIGNATURE',

@@ -7,7 +7,6 @@
  * realm = the account ID (NetSuite's upper-case, underscore form).
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
@@ -29,9 +28,7 @@ const h = bedForFile(async () => {
 
 describe('TBA through the REST API and the proxy', () => {
   it('POST /connections stores token ID and secret; fetch shows them (never the consumer override); the proxy signs GETs oauthlib accepts', async () => {
-    const imported = await h.rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'acct',
+    const imported = await h.importConnection('netsuite', 'acct', {
       credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
       connection_config: { accountId: ACCOUNT_HOST_FORM },
     });
@@ -65,9 +62,7 @@ describe('TBA through the REST API and the proxy', () => {
     expect(form.status).toBe(200);
     expect(form.body).toMatchObject({ ok: true, method: 'POST', realm: REALM });
 
-    await h.rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'revoked',
+    await h.importConnection('netsuite', 'revoked', {
       credentials: { type: 'TBA', token_id: 'tba-token-id-revoked-000000', token_secret: 'whatever-secret' },
       connection_config: { accountId: ACCOUNT_HOST_FORM },
     });
@@ -75,9 +70,7 @@ describe('TBA through the REST API and the proxy', () => {
   });
 
   it('the realm is the account ID: a connection configured for another account is refused by the peer', async () => {
-    await h.rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'other-account',
+    await h.importConnection('netsuite', 'other-account', {
       credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
       connection_config: { accountId: '7654321' },
     });
@@ -85,9 +78,7 @@ describe('TBA through the REST API and the proxy', () => {
   });
 
   it('the deprecated POST /connection takes token_id / token_secret and a consumer override, which signs instead of the Integration', async () => {
-    const res = await h.rest('POST', '/connection', {
-      provider_config_key: 'netsuite',
-      connection_id: 'legacy',
+    const res = await h.importLegacy('netsuite', 'legacy', {
       token_id: TOKEN.tokenId,
       token_secret: TOKEN.tokenSecret,
       oauth_client_id_override: 'some-other-consumer-key',
@@ -103,22 +94,18 @@ describe('TBA through the REST API and the proxy', () => {
   });
 
   it('refuses what does not fit with 400s naming the fields, and stores nothing', async () => {
-    const missing = await h.rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad1', token_id: 'x' });
+    const missing = await h.importLegacy('netsuite', 'bad1', { token_id: 'x' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.token_secret']);
-    const wrong = await h.rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad2', api_key: 'k' });
+    const wrong = await h.importLegacy('netsuite', 'bad2', { api_key: 'k' });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe('credentials_type_mismatch');
-    const extra = await h.rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'bad3',
+    const extra = await h.importConnection('netsuite', 'bad3', {
       credentials: { type: 'TBA', token_id: 'a', token_secret: 'b', oauth_token: 'c' },
     });
     expect(extra.status).toBe(400);
-    const noAccount = await h.rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'bad4',
+    const noAccount = await h.importConnection('netsuite', 'bad4', {
       credentials: { type: 'TBA', token_id: 'a', token_secret: 'b' },
     });
     expect(noAccount.status).toBe(400);
@@ -128,8 +115,7 @@ describe('TBA through the REST API and the proxy', () => {
 });
 
 describe('TBA in the Connect UI form API', () => {
-  const connect = (method: 'GET' | 'POST', path: string, body?: unknown) =>
-    connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'tba-user', integrations: ['netsuite'] })(method, path, body);
+  const connect = (method: 'GET' | 'POST', path: string, body?: unknown) => h.connectApi('tba-user', ['netsuite'])(method, path, body);
 
   it('offers token ID and secret plus the account ID; a submitted form makes a connection the proxy signs for', async () => {
     const session = await connect('GET', 'session');

@@ -114,9 +114,7 @@ const h = bedForFile(async () => {
 
 describe('JWT connections through the REST API and the proxy', () => {
   it('Ghost: an import mints a token at once; the proxy sends it as "Ghost <jwt>" with accept-version, and the fake Ghost accepts it', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'blog',
+    const imported = await h.importConnection('ghost', 'blog', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });
@@ -140,9 +138,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('App Store Connect: the .p8 key signs ES256 tokens the fake App Store Connect verifies with the public key (Bearer by default)', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'team',
+    const imported = await h.importConnection('asc', 'team', {
       credentials: { type: 'JWT', apiKey: P8 },
       connection_config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
     });
@@ -220,9 +216,7 @@ describe('JWT connections through the REST API and the proxy', () => {
       { integration: 'asc', apiKey: P8, config: { keyId: ASC_KEY_ID }, code: 'missing_connection_config', message: /issuerId/ },
     ];
     for (const [i, c] of cases.entries()) {
-      const res = await rest('POST', '/connections', {
-        provider_config_key: c.integration,
-        connection_id: `bad-${i}`,
+      const res = await h.importConnection(c.integration, `bad-${i}`, {
         credentials: { type: 'JWT', apiKey: c.apiKey },
         connection_config: c.config,
       });
@@ -237,12 +231,12 @@ describe('JWT connections through the REST API and the proxy', () => {
       expect((await rest('GET', `/connections/bad-${i}?provider_config_key=${c.integration}`)).status).toBe(404);
     }
     // Unknown fields and the wrong credential type are refused by the schema as for every mode.
-    const extra = await rest('POST', '/connections', {
+    const extra = await h.rest('POST', '/connections', {
       provider_config_key: 'ghost',
       credentials: { type: 'JWT', apiKey: GHOST_SECRET, token: 'x' },
     });
     expect(extra.status).toBe(400);
-    const wrongType = await rest('POST', '/connections', {
+    const wrongType = await h.rest('POST', '/connections', {
       provider_config_key: 'ghost',
       credentials: { type: 'API_KEY', apiKey: GHOST_SECRET },
     });
@@ -250,9 +244,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('a re-import of an existing connection replaces the key and mints with the configuration it kept', async () => {
-    const res = await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'blog',
+    const res = await h.importConnection('ghost', 'blog', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET.toUpperCase() },
     });
     expect(res.status).toBe(200);
@@ -261,9 +253,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('a stored key that can no longer sign: the fetch answers 424 reauthorization_required and the connection carries an auth error', async () => {
-    await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'broken',
+    await h.importConnection('ghost', 'broken', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });

@@ -32,6 +32,17 @@ export function restClient(server: ServerUnderTest): JsonCall {
   return (method, path, body) => jsonRequest(`${server.url}${path}`, server.env.secretKey, method, body);
 }
 
+/** An import through the REST API: POST /connections (or the deprecated POST /connection) naming the connection, with the rest of the body. */
+export type ImportCall = (integration: string, connectionId: string, body?: Record<string, unknown>) => ReturnType<JsonCall>;
+
+export function importCalls(rest: JsonCall): { importConnection: ImportCall; importLegacy: ImportCall } {
+  const post =
+    (path: string): ImportCall =>
+    (integration, connectionId, body = {}) =>
+      rest('POST', path, { provider_config_key: integration, connection_id: connectionId, ...body });
+  return { importConnection: post('/connections'), importLegacy: post('/connection') };
+}
+
 /** The Connect UI's JSON API (`/connect/api/…`) with a session token for one end user and the given integrations. */
 export function connectApiClient(
   server: ServerUnderTest,
