@@ -1,16 +1,12 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { namespaceForFile } from '../support/file-bed.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'crds');
-});
-afterAll(async () => ns.delete());
+const ns = namespaceForFile(kc, 'crds');
 
 async function rejection(p: Promise<unknown>): Promise<{ status: number | undefined; message: string }> {
   try {

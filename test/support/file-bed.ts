@@ -4,6 +4,9 @@
  * declaring a variable per part and assigning each in `beforeAll`). `setup` runs once it has started
  * (it may read the bed through that object); the bed is closed even when `setup` fails.
  */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createTestNamespace } from '../../dev/cluster.js';
+
 export function bedForFile<T extends object>(
   start: () => Promise<T & { close(): Promise<void> }>,
   setup?: () => Promise<void>,
@@ -23,5 +26,13 @@ export function bedForFile<T extends object>(
       const value: unknown = Reflect.get(started, key);
       return typeof value === 'function' ? value.bind(started) : value;
     },
+  });
+}
+
+/** A test namespace of the file's own, deleted after its tests. */
+export function namespaceForFile(kc: KubeConfig, prefix: string): { name: string } {
+  return bedForFile(async () => {
+    const ns = await createTestNamespace(kc, prefix);
+    return { name: ns.name, close: () => ns.delete() };
   });
 }
