@@ -6,12 +6,12 @@
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import type { TestClient } from '../../dev/peers/oidc-server.js';
-import { ANNOTATIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
+import { ANNOTATIONS, type ConnectionResource } from '../../src/k8s/resources.js';
 import { parseRefreshRequestRecord } from '../../src/domain/refresh-request.js';
 import type { StatusReport } from '../../src/kubectl/status.js';
 import type { OplogEntry } from '../../src/oplog/entry.js';
 import { importOAuth2 } from '../support/fixtures.js';
-import { condition, readCustom } from '../support/kube.js';
+import { condition, readCustom, customObject } from '../support/kube.js';
 import { runPlugin, serviceAccountKubeconfig } from '../support/kubectl-plugin.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startOAuthControllerBed } from '../support/oauth-bed.js';
@@ -119,18 +119,13 @@ it('a connection that does not exist, and a refresh nothing answers in time, are
   // A namespace no controller watches: the request stays, unanswered.
   const other = await createTestNamespace(kc, 'kubectl-unwatched');
   try {
-    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: other.name,
-      plural: 'connections',
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
+    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject(
+      customObject(other.name, 'connections', {
         kind: 'Connection',
         metadata: { name: 'lonely' },
         spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'lonely', id: 1, authMode: 'OAUTH2' },
-      },
-    });
+      }),
+    );
     const run = await runPlugin(admin, ['refresh', 'lonely', '-n', other.name, '--timeout', '2s']);
     expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(run.stderr).toMatch(/no answer from the controller within 2s/);
