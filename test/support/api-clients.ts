@@ -15,6 +15,16 @@ export interface ServerUnderTest {
 /** The server a ProxyBed runs. */
 export const serverOf = (h: Pick<ProxyBed, 'server' | 'env'>): ServerUnderTest => ({ url: h.server.url, env: h.env });
 
+/** An answer's body: its JSON when it parses, else its text (undefined when empty). */
+export async function bodyOf(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
 export type JsonCall = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
 async function jsonRequest(url: string, bearer: string, method: string, body: unknown): Promise<{ status: number; body: any }> {

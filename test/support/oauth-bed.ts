@@ -9,6 +9,7 @@ import type { KubeStore } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
+import { startSoloController } from './controller-bed.js';
 import { startReplica, type Replica, type ReplicaOptions } from './replica.js';
 
 export interface OAuthBedOptions {
@@ -78,12 +79,7 @@ export interface OAuthControllerBed extends OAuthBed {
 
 export async function startOAuthControllerBed(kc: KubeConfig, opts: OAuthBedOptions): Promise<OAuthControllerBed> {
   const bed = await startOAuthBed(kc, opts);
-  const replica = await startReplica(kc, {
-    namespaces: [bed.namespace],
-    components: ['controller'],
-    identity: 'solo',
-    config: { leaderElection: false },
-  });
+  const replica = await startSoloController(kc, bed.namespace);
   bed.alsoStop(() => replica.stop());
   await eventually(() => replica.ctx.store.getIntegration(bed.namespace, opts.integration));
   return { ...bed, replica, store: () => replica.ctx.store };
