@@ -2,7 +2,7 @@
 import { browserBindingHash, browserBindingMatches, isBrowserBinding, newBrowserBinding } from '../../src/auth/flow-state.js';
 import { flowState } from '../support/fixtures.js';
 
-function stateFor(binding: string): FlowState {
+function stateFor(binding: string) {
   return flowState({ bh: browserBindingHash(binding), exp: 0 });
 }
 
