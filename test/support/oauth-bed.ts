@@ -75,14 +75,20 @@ export async function startOAuthBed(kc: KubeConfig, opts: OAuthBedOptions): Prom
 export interface OAuthControllerBed extends OAuthBed {
   replica: Replica;
   store(): KubeStore;
+  /** The Environment, when one was asked for. */
+  env?: TestEnvironment;
 }
 
-export async function startOAuthControllerBed(kc: KubeConfig, opts: OAuthBedOptions): Promise<OAuthControllerBed> {
+export async function startOAuthControllerBed(
+  kc: KubeConfig,
+  opts: OAuthBedOptions & { environment?: Partial<EnvironmentSpec> },
+): Promise<OAuthControllerBed> {
   const bed = await startOAuthBed(kc, opts);
+  const env = opts.environment && (await createEnvironment(kc, bed.namespace, opts.environment));
   const replica = await startSoloController(kc, bed.namespace);
   bed.alsoStop(() => replica.stop());
   await eventually(() => replica.ctx.store.getIntegration(bed.namespace, opts.integration));
-  return { ...bed, replica, store: () => replica.ctx.store };
+  return { ...bed, replica, store: () => replica.ctx.store, env };
 }
 
 /** The OAuth bed with an Environment, and server replicas (one per kubeconfig given) using its secret key. */
