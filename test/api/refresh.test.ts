@@ -11,12 +11,12 @@ import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
 import { systemClock } from '../../src/domain/clock.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { testConfig } from '../support/config.js';
 import { startHttpFaultProxy } from '../support/faults/http-fault-proxy.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startOAuthServersBed } from '../support/oauth-bed.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -29,48 +29,34 @@ const CC_INTEGRATION = 'oidc-cc';
 const SLOW_PROVIDER = 'rest-refresh-oidc-slow';
 const SLOW_INTEGRATION = 'oidc-slow';
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let oidc: OidcTestServer;
-let a: Replica;
-let b: Replica;
-
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'rest-refresh');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Test OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    tokenRequestAuthMethod: 'body',
-  });
-  await applyProvider(kc, CC_PROVIDER, { displayName: 'Test OIDC CC', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
-  env = await createEnvironment(kc, ns.name);
-  await createIntegration(kc, ns.name, INTEGRATION, { provider: PROVIDER }, client);
-  await createIntegration(kc, ns.name, CC_INTEGRATION, { provider: CC_PROVIDER, scopes: ['read'] }, client);
-  // last_fetched_at is flushed every second here (the default interval is 5 minutes).
-  const opts = { namespaces: [ns.name], key: env.secretKey, config: { lastFetchedIntervalSeconds: 1 } };
-  [a, b] = await Promise.all([startReplica(kc, opts), startReplica(kc, opts)]);
-  for (const r of [a, b]) {
-    await eventually(() => r.ctx.store.getIntegration(ns.name, CC_INTEGRATION) && r.ctx.store.getProvider(CC_PROVIDER));
-    await eventually(async () => (await r.call('GET', '/providers')).status === 200);
-  }
-});
-
-afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  await oidc?.close();
-  await Promise.all([deleteProvider(kc, PROVIDER), deleteProvider(kc, CC_PROVIDER), deleteProvider(kc, SLOW_PROVIDER)]);
-  await ns?.delete();
-});
+const bed = bedForFile(() =>
+  startOAuthServersBed(kc, {
+    namespace: 'rest-refresh',
+    client,
+    integration: INTEGRATION,
+    providerName: PROVIDER,
+    accessTokenTtl: 120,
+    provider: { tokenRequestAuthMethod: 'body' },
+    before: async ({ namespace, oidc, alsoStop }) => {
+      alsoStop(() => Promise.all([deleteProvider(kc, CC_PROVIDER), deleteProvider(kc, SLOW_PROVIDER)]));
+      await applyProvider(kc, CC_PROVIDER, { displayName: 'Test OIDC CC', authMode: 'OAUTH2_CC', tokenUrl: oidc.tokenUrl });
+      await createIntegration(kc, namespace, CC_INTEGRATION, { provider: CC_PROVIDER, scopes: ['read'] }, client);
+    },
+    kubeconfigs: [kc, kc],
+    // last_fetched_at is flushed every second here (the default interval is 5 minutes).
+    replica: { config: { lastFetchedIntervalSeconds: 1 } },
+    ready: (store, namespace) => store.getIntegration(namespace, CC_INTEGRATION) && store.getProvider(CC_PROVIDER),
+  }),
+);
+const a = () => bed.servers[0]!;
+const b = () => bed.servers[1]!;
 
 /** Imports a connection holding real tokens; `expired` makes its access token already past expiry. */
 async function importOAuth2(connectionId: string, opts: { expired: boolean; integration?: string }) {
   const integration = opts.integration ?? INTEGRATION;
-  const tokens = await oidc.mintTokens({ clientId: client.clientId });
+  const tokens = await bed.oidc.mintTokens({ clientId: client.clientId });
   const expiresAt = new Date(Date.now() + (opts.expired ? -60_000 : 3_600_000)).toISOString();
-  const res = await a.call('POST', '/connections', {
+  const res = await a().call('POST', '/connections', {
     body: {
       provider_config_key: integration,
       connection_id: connectionId,
@@ -80,7 +66,7 @@ async function importOAuth2(connectionId: string, opts: { expired: boolean; inte
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => b.ctx.store.getConnection(ns.name, integration, connectionId));
+  await eventually(() => b().ctx.store.getConnection(bed.ns.name, integration, connectionId));
   return tokens;
 }
 
@@ -89,10 +75,10 @@ const getPath = (id: string, extra = '') => `/connections/${encodeURIComponent(i
 describe('refresh on fetch', () => {
   it('refreshes an expired access token before answering, and keeps the refresh token out of the response', async () => {
     const tokens = await importOAuth2('expired-1', { expired: true });
-    const before = oidc.refreshCalls();
-    const res = await a.call('GET', getPath('expired-1'));
+    const before = bed.oidc.refreshCalls();
+    const res = await a().call('GET', getPath('expired-1'));
     expect(res.status).toBe(200);
-    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(bed.oidc.refreshCalls()).toBe(before + 1);
     expect(res.body.credentials.type).toBe('OAUTH2');
     expect(res.body.credentials.access_token).not.toBe(tokens.accessToken);
     expect(Date.parse(res.body.credentials.expires_at)).toBeGreaterThan(Date.now() + 60_000);
@@ -122,78 +108,80 @@ describe('refresh on fetch', () => {
     expect(Date.parse(res.body.last_fetched_at)).toBeGreaterThan(Date.now() - 10_000);
 
     // The new access token works at the provider; the rotated refresh token was stored.
-    const withRt = await a.call('GET', getPath('expired-1', '&refresh_token=true'));
+    const withRt = await a().call('GET', getPath('expired-1', '&refresh_token=true'));
     expect(withRt.body.credentials.refresh_token).toEqual(expect.any(String));
     expect(withRt.body.credentials.refresh_token).not.toBe(tokens.refreshToken);
-    const introspected = await oidc.provider.AccessToken.find(withRt.body.credentials.access_token);
+    const introspected = await bed.oidc.provider.AccessToken.find(withRt.body.credentials.access_token);
     expect(introspected).toBeDefined();
     // The answer carried the status; the store gets it right after (written off the request path),
     // and the fetch in the next batch.
     const status = await eventually(() => {
-      const s = a.ctx.store.getConnection(ns.name, INTEGRATION, 'expired-1')?.resource.status;
+      const s = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status;
       return s?.lastRefreshedAt ? s : undefined;
     });
     expect(status.refreshAttempts).toBe(0);
     expect(Date.parse(status.expiresAt!)).toBe(Date.parse(res.body.credentials.expires_at));
-    await eventually(() => a.ctx.store.getConnection(ns.name, INTEGRATION, 'expired-1')?.resource.status?.lastFetchedAt);
+    await eventually(() => a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status?.lastFetchedAt);
   });
 
   it('does not call the provider for a fresh token, and does with force_refresh', async () => {
     const tokens = await importOAuth2('fresh-1', { expired: false });
-    const before = oidc.refreshCalls();
-    const res = await a.call('GET', getPath('fresh-1'));
+    const before = bed.oidc.refreshCalls();
+    const res = await a().call('GET', getPath('fresh-1'));
     expect(res.status).toBe(200);
     expect(res.body.credentials.access_token).toBe(tokens.accessToken);
-    expect(oidc.refreshCalls()).toBe(before);
+    expect(bed.oidc.refreshCalls()).toBe(before);
 
-    const forced = await a.call('GET', getPath('fresh-1', '&force_refresh=true'));
+    const forced = await a().call('GET', getPath('fresh-1', '&force_refresh=true'));
     expect(forced.status).toBe(200);
-    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(bed.oidc.refreshCalls()).toBe(before + 1);
     expect(forced.body.credentials.access_token).not.toBe(tokens.accessToken);
   });
 
   it('makes exactly one token call for 50 concurrent fetches of an expired connection (one replica)', async () => {
     await importOAuth2('crowd-1', { expired: true });
-    oidc.setTokenDelay(300);
-    const before = oidc.refreshCalls();
+    bed.oidc.setTokenDelay(300);
+    const before = bed.oidc.refreshCalls();
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, () => a.call('GET', getPath('crowd-1'))));
+      const results = await Promise.all(Array.from({ length: 50 }, () => a().call('GET', getPath('crowd-1'))));
       expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
       expect(new Set(results.map((r) => r.body.credentials.access_token)).size).toBe(1);
     } finally {
-      oidc.setTokenDelay(0);
+      bed.oidc.setTokenDelay(0);
     }
-    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(bed.oidc.refreshCalls()).toBe(before + 1);
   });
 
   it('makes exactly one token call for 50 concurrent fetches spread over two replicas', async () => {
     await importOAuth2('crowd-2', { expired: true });
-    oidc.setTokenDelay(300);
-    const before = oidc.refreshCalls();
+    bed.oidc.setTokenDelay(300);
+    const before = bed.oidc.refreshCalls();
     try {
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).call('GET', getPath('crowd-2'))));
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a() : b()).call('GET', getPath('crowd-2'))));
       expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
       expect(new Set(results.map((r) => r.body.credentials.access_token)).size).toBe(1);
     } finally {
-      oidc.setTokenDelay(0);
+      bed.oidc.setTokenDelay(0);
     }
-    expect(oidc.refreshCalls()).toBe(before + 1);
+    expect(bed.oidc.refreshCalls()).toBe(before + 1);
     // The grant is still good: a later forced refresh works (no refresh token was used twice).
-    const again = await b.call('GET', getPath('crowd-2', '&force_refresh=true'));
+    const again = await b().call('GET', getPath('crowd-2', '&force_refresh=true'));
     expect(again.status).toBe(200);
   });
 
   it('answers 424 reauthorization_required for a revoked grant, records an Event and keeps the stored credentials', async () => {
     const tokens = await importOAuth2('revoked-1', { expired: true });
-    await oidc.revoke(tokens.refreshToken, client);
-    const res = await a.call('GET', getPath('revoked-1'));
+    await bed.oidc.revoke(tokens.refreshToken, client);
+    const res = await a().call('GET', getPath('revoked-1'));
     expect(res.status).toBe(424);
     expect(res.body.error.code).toBe('reauthorization_required');
     expect(res.body.error.message).toContain('invalid_grant');
 
-    const after = await a.call('GET', getPath('revoked-1', '&refresh_token=true')).catch(() => undefined);
+    const after = await a()
+      .call('GET', getPath('revoked-1', '&refresh_token=true'))
+      .catch(() => undefined);
     expect(after?.status).toBe(424);
-    const stored = a.ctx.store.getConnection(ns.name, INTEGRATION, 'revoked-1')!;
+    const stored = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'revoked-1')!;
     expect(stored.credentials.access_token).toBe(tokens.accessToken);
     expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
     const errors = stored.resource.status!.errors!;
@@ -202,8 +190,8 @@ describe('refresh on fetch', () => {
 
     // log_id names the operation log entry; the Event is still recorded for kubectl describe.
     // Entries are stored in batches, off the request path: wait for it.
-    await eventually(async () => (await a.call('GET', `/logs/${encodeURIComponent(errors[0]!.logId)}`)).status === 200);
-    const events = (await core.listNamespacedEvent({ namespace: ns.name })).items.filter(
+    await eventually(async () => (await a().call('GET', `/logs/${encodeURIComponent(errors[0]!.logId)}`)).status === 200);
+    const events = (await core.listNamespacedEvent({ namespace: bed.ns.name })).items.filter(
       (e) => e.involvedObject.name === stored.resource.metadata.name && e.reason === 'RefreshFailed',
     );
     expect(events.length).toBeGreaterThanOrEqual(1);
@@ -216,20 +204,20 @@ describe('refresh on fetch', () => {
     expect(event.message).not.toContain(tokens.accessToken);
 
     // The list shows the error with its log_id.
-    const list = await a.call('GET', `/connections?connectionId=revoked-1`);
+    const list = await a().call('GET', `/connections?connectionId=revoked-1`);
     expect(list.body.connections[0].errors[0]).toEqual({ type: 'auth', log_id: errors[0]!.logId });
   });
 
   it('tells a provider outage (5xx) apart from a revoked grant: 502 provider_unavailable, credentials kept', async () => {
     const tokens = await importOAuth2('outage-1', { expired: true });
-    oidc.failNext(1, 503);
-    const res = await a.call('GET', getPath('outage-1'));
+    bed.oidc.failNext(1, 503);
+    const res = await a().call('GET', getPath('outage-1'));
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('provider_unavailable');
-    const stored = a.ctx.store.getConnection(ns.name, INTEGRATION, 'outage-1')!;
+    const stored = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'outage-1')!;
     expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
     // Once the provider is back, the same refresh token still works.
-    const ok = await a.call('GET', getPath('outage-1'));
+    const ok = await a().call('GET', getPath('outage-1'));
     expect(ok.status).toBe(200);
     expect(ok.body.credentials.access_token).not.toBe(tokens.accessToken);
     expect(ok.body.errors).toEqual([]);
@@ -237,8 +225,8 @@ describe('refresh on fetch', () => {
 
   it('passes a rate limit on as 503 with Retry-After', async () => {
     await importOAuth2('ratelimited-1', { expired: true });
-    oidc.failNext(1, 429, { 'retry-after': '17' });
-    const res = await a.call('GET', getPath('ratelimited-1'));
+    bed.oidc.failNext(1, 429, { 'retry-after': '17' });
+    const res = await a().call('GET', getPath('ratelimited-1'));
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('provider_unavailable');
     expect(res.headers.get('retry-after')).toBe('17');
@@ -248,37 +236,37 @@ describe('refresh on fetch', () => {
     // Its own Provider, whose token endpoint is a proxy in front of oidc-provider that holds the request
     // until the refresher gave up: the held request is then dropped, never passed on (the provider never
     // sees it), so nothing of this case is left in flight for a later one.
-    const proxy = await startHttpFaultProxy(oidc.issuer);
+    const proxy = await startHttpFaultProxy(bed.oidc.issuer);
     try {
       await applyProvider(kc, SLOW_PROVIDER, {
         displayName: 'Test OIDC behind a slow proxy',
         authMode: 'OAUTH2',
-        authorizationUrl: oidc.authorizationUrl,
+        authorizationUrl: bed.oidc.authorizationUrl,
         tokenUrl: `${proxy.url}/token`,
         tokenRequestAuthMethod: 'body',
       });
-      await createIntegration(kc, ns.name, SLOW_INTEGRATION, { provider: SLOW_PROVIDER }, client);
-      for (const r of [a, b])
-        await eventually(() => r.ctx.store.getIntegration(ns.name, SLOW_INTEGRATION) && r.ctx.store.getProvider(SLOW_PROVIDER));
+      await createIntegration(kc, bed.ns.name, SLOW_INTEGRATION, { provider: SLOW_PROVIDER }, client);
+      for (const r of [a(), b()])
+        await eventually(() => r.ctx.store.getIntegration(bed.ns.name, SLOW_INTEGRATION) && r.ctx.store.getProvider(SLOW_PROVIDER));
       await importOAuth2('timeout-1', { expired: true, integration: SLOW_INTEGRATION });
       const refresher = new TokenRefresher({
-        store: a.ctx.store,
+        store: a().ctx.store,
         strategies: refreshStrategies(),
         lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
         events: new ConnectionEvents(kc, 'test'),
-        config: testConfig([ns.name]),
+        config: testConfig([bed.ns.name]),
         logger: testLogger(),
         clock: systemClock,
         fetch,
         tokenTimeoutSeconds: 1,
       });
-      const tokenCallsBefore = oidc.tokenCalls.length;
+      const tokenCallsBefore = bed.oidc.tokenCalls.length;
       // The token request is held until the refresher gave up on it and its socket closed (seen by the
       // proxy while the request still waits): only then is the gate opened, so it is never passed on.
       const release = proxy.hold();
       let error: unknown;
       try {
-        await refresher.ensureFresh(ns.name, SLOW_INTEGRATION, 'timeout-1', { reason: 'schedule' });
+        await refresher.ensureFresh(bed.ns.name, SLOW_INTEGRATION, 'timeout-1', { reason: 'schedule' });
       } catch (err) {
         error = err;
       }
@@ -296,21 +284,21 @@ describe('refresh on fetch', () => {
       const lease = await kc
         .makeApiClient(CoordinationV1Api)
         .readNamespacedLease({
-          namespace: ns.name,
-          name: RefreshLock.leaseName(a.ctx.store.getConnection(ns.name, SLOW_INTEGRATION, 'timeout-1')!.resource.metadata.name),
+          namespace: bed.ns.name,
+          name: RefreshLock.leaseName(a().ctx.store.getConnection(bed.ns.name, SLOW_INTEGRATION, 'timeout-1')!.resource.metadata.name),
         })
         .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
       expect(lease).toBeUndefined();
       // The token request the refresher gave up on left the proxy without reaching the provider.
       expect(proxy.seen).toHaveLength(1);
-      expect(oidc.tokenCalls.length).toBe(tokenCallsBefore);
+      expect(bed.oidc.tokenCalls.length).toBe(tokenCallsBefore);
     } finally {
       await proxy.close();
     }
   });
 
   it('gets a new client-credentials token (OAUTH2_CC) when the stored one expired', async () => {
-    const res = await a.call('POST', '/connections', {
+    const res = await a().call('POST', '/connections', {
       body: {
         provider_config_key: CC_INTEGRATION,
         connection_id: 'cc-1',
@@ -324,11 +312,11 @@ describe('refresh on fetch', () => {
       },
     });
     expect(res.status).toBe(201);
-    const got = await a.call('GET', `/connections/cc-1?provider_config_key=${CC_INTEGRATION}`);
+    const got = await a().call('GET', `/connections/cc-1?provider_config_key=${CC_INTEGRATION}`);
     expect(got.status).toBe(200);
     expect(got.body.credentials.type).toBe('OAUTH2_CC');
     expect(got.body.credentials.token).not.toBe('old-token');
-    expect(await oidc.provider.ClientCredentials.find(got.body.credentials.token)).toBeDefined();
-    expect(oidc.tokenCalls.at(-1)?.grantType).toBe('client_credentials');
+    expect(await bed.oidc.provider.ClientCredentials.find(got.body.credentials.token)).toBeDefined();
+    expect(bed.oidc.tokenCalls.at(-1)?.grantType).toBe('client_credentials');
   });
 });

@@ -10,13 +10,13 @@ import { generateKeyPairSync, verify } from 'node:crypto';
 import { applyProvider } from '../../dev/fixtures.js';
 import { testKubeConfig } from '../../dev/cluster.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { catalogSpec, startAuthModeBed, type AuthModeBed } from '../support/auth-mode-bed.js';
+import { catalogSpec, startAuthModeBed } from '../support/auth-mode-bed.js';
+import { bedForFile } from '../support/file-bed.js';
 
 const KEY_ID = '2X9R4HXF34';
 const ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
 const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const P8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-let t: AuthModeBed;
 
 /** What the fake App Store Connect checks; undefined when the token is good. */
 function verdict(authorization: string | undefined): string | undefined {
@@ -35,26 +35,24 @@ function verdict(authorization: string | undefined): string | undefined {
   return undefined;
 }
 
-beforeAll(async () => {
-  t = await startAuthModeBed('app-store');
-  t.up.on('/v1/', (req, res) => {
-    const why = verdict(req.headers.authorization);
-    res.writeHead(why ? 401 : 200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(why ? { errors: [{ status: '401', detail: why }] } : { data: [], token: req.headers.authorization!.slice(7) }));
-  });
-  const spec = catalogSpec('app-store-connect-api-key');
-  await t.addIntegration('asc', 'app-store-connect-api-key', { ...spec, proxy: { ...spec.proxy, baseUrl: t.up.origin } });
-});
-
-afterAll(async () => {
-  await t?.close();
-});
+const t = bedForFile(
+  () => startAuthModeBed('app-store'),
+  async () => {
+    t.up.on('/v1/', (req, res) => {
+      const why = verdict(req.headers.authorization);
+      res.writeHead(why ? 401 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(why ? { errors: [{ status: '401', detail: why }] } : { data: [], token: req.headers.authorization!.slice(7) }),
+      );
+    });
+    const spec = catalogSpec('app-store-connect-api-key');
+    await t.addIntegration('asc', 'app-store-connect-api-key', { ...spec, proxy: { ...spec.proxy, baseUrl: t.up.origin } });
+  },
+);
 
 describe('APP_STORE', () => {
   it('an import mints an ES256 token the fake verifies, living at most 20 minutes; the proxy sends it as Bearer', async () => {
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'team',
+    const res = await t.importConnection('asc', 'team', {
       credentials: { type: 'APP_STORE', issuer_id: ISSUER, key_id: KEY_ID, private_key: P8 },
     });
     expect(res.status).toBe(201);
@@ -70,15 +68,13 @@ describe('APP_STORE', () => {
   });
 
   it('a token about to expire is minted again on fetch and before a proxied call', async () => {
-    const before = t.stored('asc', 'team')!;
-    await t.setStored('asc', 'team', { ...before, expires_at: new Date(Date.now() + 5_000).toISOString() });
+    const before = await t.expireIn('asc', 'team', 5_000);
     const res = await t.rest('GET', '/connections/team?provider_config_key=asc');
     expect(res.status).toBe(200);
     expect(res.body.credentials.access_token).not.toBe(before.access_token);
     expect(verdict(`Bearer ${res.body.credentials.access_token}`)).toBeUndefined();
 
-    const again = t.stored('asc', 'team')!;
-    await t.setStored('asc', 'team', { ...again, expires_at: new Date(Date.now() + 5_000).toISOString() });
+    const again = await t.expireIn('asc', 'team', 5_000);
     const proxied = await t.proxyGet('asc', 'team', '/v1/apps');
     expect(proxied.status).toBe(200);
     expect(proxied.body.token).not.toBe(again.access_token);
@@ -86,9 +82,7 @@ describe('APP_STORE', () => {
 
   it('a key that cannot sign ES256 is a 400 on private_key that never echoes it; nothing is stored', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'rsa',
+    const res = await t.importConnection('asc', 'rsa', {
       credentials: { type: 'APP_STORE', issuer_id: ISSUER, key_id: KEY_ID, private_key: rsa },
     });
     expect(res.status).toBe(400);

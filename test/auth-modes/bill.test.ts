@@ -8,7 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { catalogSpec, startAuthModeBed, type AuthModeBed } from '../support/auth-mode-bed.js';
+import { catalogSpec, startAuthModeBed } from '../support/auth-mode-bed.js';
+import { bedForFile } from '../support/file-bed.js';
 
 const SIGN_IN = {
   username: 'ap@acme.test',
@@ -16,61 +17,56 @@ const SIGN_IN = {
   organization_id: '00801ABCDEFGHIJ1234',
   dev_key: 'dev-' + randomBytes(8).toString('hex'),
 };
-let t: AuthModeBed;
 /** Sessions the fake opened: sessionId → last use (ms). */
 const sessions = new Map<string, number>();
 let logins = 0;
 
-beforeAll(async () => {
-  t = await startAuthModeBed('bill');
-  t.up.on('/connect/v3/login', (req, res, body) => {
-    logins++;
-    let json: Record<string, unknown> = {};
-    try {
-      json = JSON.parse(body.toString()) as Record<string, unknown>;
-    } catch {
-      /* refused below */
-    }
-    const ok =
-      json.username === SIGN_IN.username &&
-      json.password === SIGN_IN.password &&
-      json.organizationId === SIGN_IN.organization_id &&
-      json.devKey === SIGN_IN.dev_key;
-    if (!ok) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify([{ code: 'BDC_1109', message: 'Invalid username or password' }]));
-      return;
-    }
-    const sessionId = randomBytes(12).toString('hex');
-    sessions.set(sessionId, Date.now());
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ sessionId, organizationId: SIGN_IN.organization_id, userId: '00601USER', trusted: false }));
-  });
-  t.up.on('/connect/v3/vendors', (req, res) => {
-    const sessionId = String(req.headers.sessionid ?? '');
-    const last = sessions.get(sessionId);
-    const ok = req.headers.devkey === SIGN_IN.dev_key && last !== undefined && Date.now() - last < 35 * 60_000;
-    if (ok) sessions.set(sessionId, Date.now());
-    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { results: [], sessionId } : [{ code: 'BDC_1361', message: 'Session is invalid' }]));
-  });
-  const spec = catalogSpec('bill-sandbox');
-  await t.addIntegration('bill', 'bill-sandbox', {
-    ...spec,
-    tokenUrl: `${t.up.origin}/connect/v3/login`,
-    proxy: { ...spec.proxy, baseUrl: `${t.up.origin}/connect` },
-  });
-});
-
-afterAll(async () => {
-  await t?.close();
-});
+const t = bedForFile(
+  () => startAuthModeBed('bill'),
+  async () => {
+    t.up.on('/connect/v3/login', (req, res, body) => {
+      logins++;
+      let json: Record<string, unknown> = {};
+      try {
+        json = JSON.parse(body.toString()) as Record<string, unknown>;
+      } catch {
+        /* refused below */
+      }
+      const ok =
+        json.username === SIGN_IN.username &&
+        json.password === SIGN_IN.password &&
+        json.organizationId === SIGN_IN.organization_id &&
+        json.devKey === SIGN_IN.dev_key;
+      if (!ok) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify([{ code: 'BDC_1109', message: 'Invalid username or password' }]));
+        return;
+      }
+      const sessionId = randomBytes(12).toString('hex');
+      sessions.set(sessionId, Date.now());
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ sessionId, organizationId: SIGN_IN.organization_id, userId: '00601USER', trusted: false }));
+    });
+    t.up.on('/connect/v3/vendors', (req, res) => {
+      const sessionId = String(req.headers.sessionid ?? '');
+      const last = sessions.get(sessionId);
+      const ok = req.headers.devkey === SIGN_IN.dev_key && last !== undefined && Date.now() - last < 35 * 60_000;
+      if (ok) sessions.set(sessionId, Date.now());
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(ok ? { results: [], sessionId } : [{ code: 'BDC_1361', message: 'Session is invalid' }]));
+    });
+    const spec = catalogSpec('bill-sandbox');
+    await t.addIntegration('bill', 'bill-sandbox', {
+      ...spec,
+      tokenUrl: `${t.up.origin}/connect/v3/login`,
+      proxy: { ...spec.proxy, baseUrl: `${t.up.origin}/connect` },
+    });
+  },
+);
 
 describe('BILL', () => {
   it('an import signs in at once; the proxy sends devKey and sessionId and the fake accepts them', async () => {
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'bill',
-      connection_id: 'ap',
+    const res = await t.importConnection('bill', 'ap', {
       credentials: { type: 'BILL', ...SIGN_IN },
     });
     expect(res.status).toBe(201);
@@ -86,8 +82,7 @@ describe('BILL', () => {
   });
 
   it('a session about to lapse is renewed by signing in again when the connection is fetched', async () => {
-    const before = t.stored('bill', 'ap')!;
-    await t.setStored('bill', 'ap', { ...before, expires_at: new Date(Date.now() + 30_000).toISOString() });
+    const before = await t.expireIn('bill', 'ap', 30_000);
     const n = logins;
     const res = await t.rest('GET', '/connections/ap?provider_config_key=bill');
     expect(res.status).toBe(200);
@@ -105,9 +100,7 @@ describe('BILL', () => {
   });
 
   it('a refused sign-in is a 400 that never echoes the password; unknown fields and the flat import are refused', async () => {
-    const wrong = await t.rest('POST', '/connections', {
-      provider_config_key: 'bill',
-      connection_id: 'wrong',
+    const wrong = await t.importConnection('bill', 'wrong', {
       credentials: { type: 'BILL', ...SIGN_IN, password: 'not-the-password' },
     });
     expect(wrong.status).toBe(400);

@@ -5,23 +5,18 @@
  * proxied to a loopback upstream that reports the headers it got (the proxy adds nothing).
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, type JsonCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
-import { startUpstream, type Upstream } from '../support/servers/upstream.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { startUpstream } from '../support/servers/upstream.js';
 
-let h: ProxyBed;
-let up: Upstream;
-let rest: JsonCall;
-
-beforeAll(async () => {
-  up = await startUpstream();
+const h = bedForFile(async () => {
+  const up = await startUpstream();
   up.on('/', (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ headers: req.headers, url: req.url }));
   });
-  h = await startProxyBed('none');
-  rest = restClient(serverOf(h));
+  const h = await startProxyModeBed('none', { up });
   const spec = catalogSpec('unauthenticated');
   const provider = await h.addProvider('unauthenticated', {
     ...spec,
@@ -29,29 +24,23 @@ beforeAll(async () => {
     proxy: { baseUrl: up.origin },
   });
   await h.addIntegration('public', provider);
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
-  await up?.close();
+  return h;
 });
 
 describe('NONE', () => {
   it('POST /connections with only configuration; fetch shows credentials { type: NONE }; the proxy adds no credential', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'public',
-      connection_id: 'eu-feed',
+    const imported = await h.importConnection('public', 'eu-feed', {
       credentials: { type: 'NONE' },
       connection_config: { region: 'eu' },
     });
     expect(imported.status).toBe(201);
-    const fetched = await rest('GET', '/connections/eu-feed?provider_config_key=public');
+    const fetched = await h.rest('GET', '/connections/eu-feed?provider_config_key=public');
     expect(fetched.status).toBe(200);
     expect(Connection.safeParse(fetched.body).success).toBe(true);
     expect(fetched.body.credentials).toEqual({ type: 'NONE' });
     expect(fetched.body.connection_config).toEqual({ region: 'eu' });
 
-    const res = await proxyClient(serverOf(h), 'public')('eu-feed', '/items?x=1');
+    const res = await h.proxyTo('public')('eu-feed', '/items?x=1');
     expect(res.status).toBe(200);
     const seen = res.body as { headers: Record<string, string>; url: string };
     expect(seen.url).toBe('/items?x=1');
@@ -60,19 +49,15 @@ describe('NONE', () => {
   });
 
   it('the deprecated POST /connection takes configuration alone and refuses credential fields; a bad configuration is a 400', async () => {
-    const ok = await rest('POST', '/connection', {
-      provider_config_key: 'public',
-      connection_id: 'us-feed',
+    const ok = await h.importLegacy('public', 'us-feed', {
       connection_config: { region: 'us' },
     });
     expect(ok.status).toBe(201);
-    expect((await rest('GET', '/connections/us-feed?provider_config_key=public')).body.credentials).toEqual({ type: 'NONE' });
-    const withKey = await rest('POST', '/connection', { provider_config_key: 'public', connection_id: 'x1', api_key: 'k' });
+    expect((await h.rest('GET', '/connections/us-feed?provider_config_key=public')).body.credentials).toEqual({ type: 'NONE' });
+    const withKey = await h.importLegacy('public', 'x1', { api_key: 'k' });
     expect(withKey.status).toBe(400);
     expect(withKey.body.error.code).toBe('credentials_type_mismatch');
-    const badRegion = await rest('POST', '/connections', {
-      provider_config_key: 'public',
-      connection_id: 'x2',
+    const badRegion = await h.importConnection('public', 'x2', {
       credentials: { type: 'NONE' },
       connection_config: { region: 'mars' },
     });
@@ -82,7 +67,7 @@ describe('NONE', () => {
   });
 
   it('the Connect UI offers a form of configuration only and completes with it', async () => {
-    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'none-user', integrations: ['public'] });
+    const call = h.connectApi('none-user', ['public']);
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'NONE',

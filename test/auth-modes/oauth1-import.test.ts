@@ -4,15 +4,11 @@
  * (the spec's table). The Provider is a test one; no provider is called (an import stores what it is given).
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { type JsonCall, restClient, serverOf } from '../support/api-clients.js';
-import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxyModeBed } from '../support/proxy-mode-bed.js';
 
-let h: ProxyBed;
-let rest: JsonCall;
-
-beforeAll(async () => {
-  h = await startProxyBed('oauth1-import');
-  rest = restClient(serverOf(h));
+const h = bedForFile(async () => {
+  const h = await startProxyModeBed('oauth1-import');
   const provider = await h.addProvider('oauth1-import', {
     displayName: 'OAuth 1 import',
     authMode: 'OAUTH1',
@@ -22,10 +18,7 @@ beforeAll(async () => {
     proxy: { baseUrl: 'https://api.example.com' },
   });
   await h.addIntegration('trello-like', provider, { clientId: 'consumer-key', clientSecret: 'consumer-secret' });
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
+  return h;
 });
 
 const shape = (token: string, secret: string) => ({
@@ -37,63 +30,51 @@ const shape = (token: string, secret: string) => ({
 
 describe('OAuth 1 import', () => {
   it('POST /connections stores it; the answer and GET have the spec shape { type, oauth_token, oauth_token_secret, raw }', async () => {
-    const res = await rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o1',
+    const res = await h.importConnection('trello-like', 'o1', {
       credentials: { type: 'OAUTH1', oauth_token: 'tok-1', oauth_token_secret: 'sec-1' },
     });
     expect(res.status).toBe(201);
     expect(res.body.credentials).toEqual(shape('tok-1', 'sec-1'));
-    const got = await rest('GET', '/connections/o1?provider_config_key=trello-like');
+    const got = await h.rest('GET', '/connections/o1?provider_config_key=trello-like');
     expect(got.status).toBe(200);
     expect(Connection.safeParse(got.body).success).toBe(true);
     expect(got.body.credentials).toEqual(shape('tok-1', 'sec-1'));
     // A second import replaces the credentials of the same connection.
-    const again = await rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o1',
+    const again = await h.importConnection('trello-like', 'o1', {
       credentials: { type: 'OAUTH1', oauth_token: 'tok-2', oauth_token_secret: 'sec-2' },
     });
     expect(again.status).toBe(200);
-    expect((await rest('GET', '/connections/o1?provider_config_key=trello-like')).body.credentials).toEqual(shape('tok-2', 'sec-2'));
+    expect((await h.rest('GET', '/connections/o1?provider_config_key=trello-like')).body.credentials).toEqual(shape('tok-2', 'sec-2'));
   });
 
   it('the deprecated POST /connection takes oauth_token and oauth_token_secret; GET shows the same shape', async () => {
-    const res = await rest('POST', '/connection', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o2',
+    const res = await h.importLegacy('trello-like', 'o2', {
       oauth_token: 'tok-3',
       oauth_token_secret: 'sec-3',
     });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({});
-    const got = await rest('GET', '/connections/o2?provider_config_key=trello-like');
+    const got = await h.rest('GET', '/connections/o2?provider_config_key=trello-like');
     expect(got.body.credentials).toEqual(shape('tok-3', 'sec-3'));
   });
 
   it('refuses incomplete or mismatched OAuth 1 imports with 400s naming the fields, and stores nothing', async () => {
-    const missing = await rest('POST', '/connection', { provider_config_key: 'trello-like', connection_id: 'o3', oauth_token: 'tok' });
+    const missing = await h.importLegacy('trello-like', 'o3', { oauth_token: 'tok' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.oauth_token_secret']);
-    const wrongField = await rest('POST', '/connection', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o4',
+    const wrongField = await h.importLegacy('trello-like', 'o4', {
       oauth_token: 'tok',
       oauth_token_secret: 'sec',
       access_token: 'at',
     });
     expect(wrongField.status).toBe(400);
     expect(wrongField.body.error.code).toBe('credentials_type_mismatch');
-    const emptyToken = await rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o5',
+    const emptyToken = await h.importConnection('trello-like', 'o5', {
       credentials: { type: 'OAUTH1', oauth_token: '', oauth_token_secret: 'sec' },
     });
     expect(emptyToken.status).toBe(400);
-    const wrongType = await rest('POST', '/connections', {
-      provider_config_key: 'trello-like',
-      connection_id: 'o6',
+    const wrongType = await h.importConnection('trello-like', 'o6', {
       credentials: { type: 'OAUTH2', access_token: 'at' },
     });
     expect(wrongType.body.error.code).toBe('credentials_type_mismatch');

@@ -8,19 +8,15 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, type JsonCall, type ProxyCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
-import { startUpstream, type Upstream } from '../support/servers/upstream.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { startUpstream } from '../support/servers/upstream.js';
 
 const USER = 'acme_api001';
 const SECRET = 'J4jc6Vrp8BCFrYvCIrWx';
 const WINDOW_MS = 5 * 60_000;
 
-let h: ProxyBed;
-let up: Upstream;
-let rest: JsonCall;
-let proxy: ProxyCall;
 const nonces = new Set<string>();
 const seen: Array<{ ok: boolean; why?: string; nonce?: string }> = [];
 
@@ -46,27 +42,19 @@ function fakeEmarsys(req: IncomingMessage, res: ServerResponse) {
   res.end(JSON.stringify(v.why ? { replyCode: 1, replyText: v.why } : { replyCode: 0, replyText: 'OK', data: { path: req.url } }));
 }
 
-beforeAll(async () => {
-  up = await startUpstream();
+const h = bedForFile(async () => {
+  const up = await startUpstream();
   up.on('/api/v2/', fakeEmarsys);
-  h = await startProxyBed('signature');
-  rest = restClient(serverOf(h));
-  proxy = proxyClient(serverOf(h), 'emarsys');
+  const h = await startProxyModeBed('signature', { up });
   const spec = catalogSpec('emarsys');
   const provider = await h.addProvider('emarsys', { ...spec, proxy: { ...spec.proxy, baseUrl: up.origin } });
   await h.addIntegration('emarsys', provider);
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
-  await up?.close();
+  return { ...h, proxy: h.proxyTo('emarsys') };
 });
 
 describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   it('an import stores username and secret only; each proxied request carries a new X-WSSE value the fake Emarsys accepts', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'emarsys',
-      connection_id: 'shop',
+    const imported = await h.importConnection('emarsys', 'shop', {
       credentials: { type: 'SIGNATURE', username: USER, password: SECRET },
     });
     expect(imported.status).toBe(201);
@@ -78,7 +66,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
 
     seen.length = 0;
     for (let i = 0; i < 3; i++) {
-      const res = await proxy('shop', '/api/v2/settings');
+      const res = await h.proxy('shop', '/api/v2/settings');
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ replyCode: 0, data: { path: '/api/v2/settings' } });
     }
@@ -87,7 +75,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   });
 
   it('fetch returns a freshly computed value with its expiry, accepted once by the peer; a replay of it is refused', async () => {
-    const a = await rest('GET', '/connections/shop?provider_config_key=emarsys');
+    const a = await h.rest('GET', '/connections/shop?provider_config_key=emarsys');
     expect(a.status).toBe(200);
     expect(Connection.safeParse(a.body).success).toBe(true);
     const creds = a.body.credentials;
@@ -95,7 +83,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     const expiresIn = Date.parse(creds.expires_at) - Date.now();
     expect(expiresIn).toBeGreaterThan(0);
     expect(expiresIn).toBeLessThanOrEqual(WINDOW_MS);
-    const b = await rest('GET', '/connections/shop?provider_config_key=emarsys');
+    const b = await h.rest('GET', '/connections/shop?provider_config_key=emarsys');
     expect(b.body.credentials.token).not.toBe(creds.token);
     // Nothing of it is stored.
     expect(h.store.getConnection(h.namespace, 'emarsys', 'shop')?.credentials.token).toBeUndefined();
@@ -108,24 +96,22 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
   });
 
   it('the deprecated POST /connection takes username and password; a wrong secret is the provider 401, passed through', async () => {
-    const res = await rest('POST', '/connection', {
-      provider_config_key: 'emarsys',
-      connection_id: 'legacy',
+    const res = await h.importLegacy('emarsys', 'legacy', {
       username: USER,
       password: 'not-the-secret',
     });
     expect(res.status).toBe(201);
     seen.length = 0;
-    expect((await proxy('legacy', '/api/v2/settings')).status).toBe(401);
+    expect((await h.proxy('legacy', '/api/v2/settings')).status).toBe(401);
     expect(seen[0]?.why).toBe('bad digest');
-    const missing = await rest('POST', '/connection', { provider_config_key: 'emarsys', connection_id: 'bad', username: USER });
+    const missing = await h.importLegacy('emarsys', 'bad', { username: USER });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(h.store.getConnection(h.namespace, 'emarsys', 'bad')).toBeUndefined();
   });
 
   it('the Connect UI form asks for the API user and secret (labels from the manifest) and makes a working connection', async () => {
-    const call = connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'wsse-user', integrations: ['emarsys'] });
+    const call = h.connectApi('wsse-user', ['emarsys']);
     const session = await call('GET', 'session');
     expect(session.body.data.integrations[0]).toMatchObject({
       authMode: 'SIGNATURE',
@@ -138,6 +124,6 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     const done = await call('POST', 'forms', { integration: 'emarsys', values: { username: USER, password: SECRET } });
     expect(done.status).toBe(201);
     const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'wsse-user')!;
-    expect((await proxy(created.spec.connectionId, '/api/v2/settings')).status).toBe(200);
+    expect((await h.proxy(created.spec.connectionId, '/api/v2/settings')).status).toBe(200);
   });
 });

@@ -7,52 +7,38 @@
  * realm = the account ID (NetSuite's upper-case, underscore form).
  */
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import { connectApiClient, type JsonCall, type ProxyCall, proxyClient, restClient, serverOf } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
-import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { startOAuth1Server } from '../support/servers/oauth1-server.js';
 
 const CONSUMER = { clientId: 'netsuite-consumer-key-1', clientSecret: 'netsuite-consumer-secret-1' };
 const TOKEN = { tokenId: 'tba-token-id-0123456789abcdef', tokenSecret: 'tba-token-secret-0123456789' };
 const ACCOUNT_HOST_FORM = '1234567-sb1';
 const REALM = '1234567_SB1';
 
-let h: ProxyBed;
-let peer: OAuth1TestServer;
-let provider: string;
-let rest: JsonCall;
-let proxy: ProxyCall;
-
-beforeAll(async () => {
-  peer = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, { ...TOKEN, realm: REALM });
-  h = await startProxyBed('tba');
-  rest = restClient(serverOf(h));
-  proxy = proxyClient(serverOf(h), 'netsuite');
+const h = bedForFile(async () => {
+  const peer = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, { ...TOKEN, realm: REALM });
+  const h = await startProxyModeBed('tba', { peer });
   const spec = catalogSpec('netsuite-tba');
-  provider = await h.addProvider('netsuite-tba', { ...spec, proxy: { ...spec.proxy, baseUrl: `${peer.url}/services/rest` } });
+  const provider = await h.addProvider('netsuite-tba', { ...spec, proxy: { ...spec.proxy, baseUrl: `${peer.url}/services/rest` } });
   await h.addIntegration('netsuite', provider, CONSUMER);
-}, 120_000);
-
-afterAll(async () => {
-  await h?.close();
-  await peer?.close();
+  return { ...h, provider, proxy: h.proxyTo('netsuite') };
 });
 
 describe('TBA through the REST API and the proxy', () => {
   it('POST /connections stores token ID and secret; fetch shows them (never the consumer override); the proxy signs GETs oauthlib accepts', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'acct',
+    const imported = await h.importConnection('netsuite', 'acct', {
       credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
       connection_config: { accountId: ACCOUNT_HOST_FORM },
     });
     expect(imported.status).toBe(201);
-    const fetched = await rest('GET', '/connections/acct?provider_config_key=netsuite');
+    const fetched = await h.rest('GET', '/connections/acct?provider_config_key=netsuite');
     expect(fetched.status).toBe(200);
     expect(Connection.safeParse(fetched.body).success).toBe(true);
     expect(fetched.body.credentials).toEqual({ type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret });
 
-    const res = await proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x');
+    const res = await h.proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       ok: true,
@@ -64,11 +50,11 @@ describe('TBA through the REST API and the proxy', () => {
       query: { limit: '5', q: 'name IS x' },
     });
     // Each request has its own nonce: the same call again is accepted, not refused as a replay.
-    expect((await proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x')).status).toBe(200);
+    expect((await h.proxy('acct', '/record/v1/customer?limit=5&q=name%20IS%20x')).status).toBe(200);
   });
 
   it('signs form bodies too (RESTlets take POSTs); a token oauthlib does not know is the provider 401, passed through', async () => {
-    const form = await proxy('acct', '/record/v1/search', {
+    const form = await h.proxy('acct', '/record/v1/search', {
       method: 'POST',
       body: 'type=customer&name=A%26B',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -76,29 +62,23 @@ describe('TBA through the REST API and the proxy', () => {
     expect(form.status).toBe(200);
     expect(form.body).toMatchObject({ ok: true, method: 'POST', realm: REALM });
 
-    await rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'revoked',
+    await h.importConnection('netsuite', 'revoked', {
       credentials: { type: 'TBA', token_id: 'tba-token-id-revoked-000000', token_secret: 'whatever-secret' },
       connection_config: { accountId: ACCOUNT_HOST_FORM },
     });
-    expect((await proxy('revoked', '/record/v1/customer')).status).toBe(401);
+    expect((await h.proxy('revoked', '/record/v1/customer')).status).toBe(401);
   });
 
   it('the realm is the account ID: a connection configured for another account is refused by the peer', async () => {
-    await rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'other-account',
+    await h.importConnection('netsuite', 'other-account', {
       credentials: { type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret },
       connection_config: { accountId: '7654321' },
     });
-    expect((await proxy('other-account', '/record/v1/customer')).status).toBe(401);
+    expect((await h.proxy('other-account', '/record/v1/customer')).status).toBe(401);
   });
 
   it('the deprecated POST /connection takes token_id / token_secret and a consumer override, which signs instead of the Integration', async () => {
-    const res = await rest('POST', '/connection', {
-      provider_config_key: 'netsuite',
-      connection_id: 'legacy',
+    const res = await h.importLegacy('netsuite', 'legacy', {
       token_id: TOKEN.tokenId,
       token_secret: TOKEN.tokenSecret,
       oauth_client_id_override: 'some-other-consumer-key',
@@ -106,30 +86,26 @@ describe('TBA through the REST API and the proxy', () => {
       connection_config: { accountId: ACCOUNT_HOST_FORM },
     });
     expect(res.status).toBe(201);
-    const fetched = await rest('GET', '/connections/legacy?provider_config_key=netsuite');
+    const fetched = await h.rest('GET', '/connections/legacy?provider_config_key=netsuite');
     expect(fetched.body.credentials).toEqual({ type: 'TBA', token_id: TOKEN.tokenId, token_secret: TOKEN.tokenSecret });
     expect(JSON.stringify(fetched.body)).not.toContain('some-other-consumer-secret');
     // oauthlib knows only the Integration's consumer: the override is really what signed.
-    expect((await proxy('legacy', '/record/v1/customer')).status).toBe(401);
+    expect((await h.proxy('legacy', '/record/v1/customer')).status).toBe(401);
   });
 
   it('refuses what does not fit with 400s naming the fields, and stores nothing', async () => {
-    const missing = await rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad1', token_id: 'x' });
+    const missing = await h.importLegacy('netsuite', 'bad1', { token_id: 'x' });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
     expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.token_secret']);
-    const wrong = await rest('POST', '/connection', { provider_config_key: 'netsuite', connection_id: 'bad2', api_key: 'k' });
+    const wrong = await h.importLegacy('netsuite', 'bad2', { api_key: 'k' });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe('credentials_type_mismatch');
-    const extra = await rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'bad3',
+    const extra = await h.importConnection('netsuite', 'bad3', {
       credentials: { type: 'TBA', token_id: 'a', token_secret: 'b', oauth_token: 'c' },
     });
     expect(extra.status).toBe(400);
-    const noAccount = await rest('POST', '/connections', {
-      provider_config_key: 'netsuite',
-      connection_id: 'bad4',
+    const noAccount = await h.importConnection('netsuite', 'bad4', {
       credentials: { type: 'TBA', token_id: 'a', token_secret: 'b' },
     });
     expect(noAccount.status).toBe(400);
@@ -139,8 +115,7 @@ describe('TBA through the REST API and the proxy', () => {
 });
 
 describe('TBA in the Connect UI form API', () => {
-  const connect = (method: 'GET' | 'POST', path: string, body?: unknown) =>
-    connectApiClient(serverOf(h), { namespace: h.namespace, endUserId: 'tba-user', integrations: ['netsuite'] })(method, path, body);
+  const connect = (method: 'GET' | 'POST', path: string, body?: unknown) => h.connectApi('tba-user', ['netsuite'])(method, path, body);
 
   it('offers token ID and secret plus the account ID; a submitted form makes a connection the proxy signs for', async () => {
     const session = await connect('GET', 'session');
@@ -165,6 +140,6 @@ describe('TBA in the Connect UI form API', () => {
       token_id: TOKEN.tokenId,
       token_secret: TOKEN.tokenSecret,
     });
-    expect((await proxy(created.spec.connectionId, '/record/v1/customer')).body).toMatchObject({ ok: true, realm: REALM });
+    expect((await h.proxy(created.spec.connectionId, '/record/v1/customer')).body).toMatchObject({ ok: true, realm: REALM });
   });
 });

@@ -21,53 +21,55 @@ import { eventually } from '../../dev/cluster.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
-import { catalogSpec, startAuthModeBed, type AuthModeBed } from '../support/auth-mode-bed.js';
+import { catalogSpec, startAuthModeBed } from '../support/auth-mode-bed.js';
+import { bedForFile } from '../support/file-bed.js';
 
 const USER = 'moby';
 const PAT = 'dckr_pat_' + randomBytes(12).toString('hex');
-let t: AuthModeBed;
 /** Tokens the fake issued: token → expiry (ms). */
 const issued = new Map<string, number>();
 let exchanges = 0;
 
-beforeAll(async () => {
-  t = await startAuthModeBed('two-step');
-  t.up.on('/v2/auth/token', (req, res, body) => {
-    exchanges++;
-    let json: { identifier?: unknown; secret?: unknown } = {};
-    try {
-      json = JSON.parse(body.toString()) as typeof json;
-    } catch {
-      /* refused below */
-    }
-    if (!String(req.headers['content-type']).startsWith('application/json') || json.identifier !== USER || json.secret !== PAT) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: 'Incorrect authentication credentials' }));
-      return;
-    }
-    const token = randomBytes(16).toString('hex');
-    issued.set(token, Date.now() + 600_000);
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ access_token: token }));
-  });
-  t.up.on('/v2/repositories/', (req, res) => {
-    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const ok = token !== undefined && (issued.get(token) ?? 0) > Date.now();
-    res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { count: 1, token } : { detail: 'auth required' }));
-  });
-  const spec = catalogSpec('docker-hub');
-  await t.addIntegration('docker', 'docker-hub', {
-    ...spec,
-    twoStep: { ...spec.twoStep, tokenUrl: `${t.up.origin}/v2/auth/token` },
-    proxy: { ...spec.proxy, baseUrl: t.up.origin },
-  });
-  await t.addIntegration('looker', 'looker', catalogSpec('looker'));
-  fakeLooker();
-  fakeTableau();
-  await t.addIntegration('looker-peer', 'looker-peer', atPeer('looker', 'host'));
-  await t.addIntegration('tableau-peer', 'tableau-peer', atPeer('tableau', 'serverUrl'));
-});
+const t = bedForFile(
+  () => startAuthModeBed('two-step'),
+  async () => {
+    t.up.on('/v2/auth/token', (req, res, body) => {
+      exchanges++;
+      let json: { identifier?: unknown; secret?: unknown } = {};
+      try {
+        json = JSON.parse(body.toString()) as typeof json;
+      } catch {
+        /* refused below */
+      }
+      if (!String(req.headers['content-type']).startsWith('application/json') || json.identifier !== USER || json.secret !== PAT) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ detail: 'Incorrect authentication credentials' }));
+        return;
+      }
+      const token = randomBytes(16).toString('hex');
+      issued.set(token, Date.now() + 600_000);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ access_token: token }));
+    });
+    t.up.on('/v2/repositories/', (req, res) => {
+      const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const ok = token !== undefined && (issued.get(token) ?? 0) > Date.now();
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(ok ? { count: 1, token } : { detail: 'auth required' }));
+    });
+    const spec = catalogSpec('docker-hub');
+    await t.addIntegration('docker', 'docker-hub', {
+      ...spec,
+      twoStep: { ...spec.twoStep, tokenUrl: `${t.up.origin}/v2/auth/token` },
+      proxy: { ...spec.proxy, baseUrl: t.up.origin },
+    });
+    await t.addIntegration('looker', 'looker', catalogSpec('looker'));
+    fakeLooker();
+    fakeTableau();
+    await t.addIntegration('looker-peer', 'looker-peer', atPeer('looker', 'host'));
+    await t.addIntegration('tableau-peer', 'tableau-peer', atPeer('tableau', 'serverUrl'));
+  },
+);
 
 /**
  * A shipped manifest whose only change is where its URLs go: `https://${connectionConfig.KEY}` (the
@@ -165,15 +167,9 @@ function fakeTableau() {
   });
 }
 
-afterAll(async () => {
-  await t?.close();
-});
-
 describe('TWO_STEP', () => {
   it('an import exchanges the credentials at once; the proxy sends the token as Bearer and the fake accepts it', async () => {
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'docker',
-      connection_id: 'hub',
+    const res = await t.importConnection('docker', 'hub', {
       credentials: { type: 'TWO_STEP', username: USER, password: PAT },
     });
     expect(res.status).toBe(201);
@@ -190,8 +186,7 @@ describe('TWO_STEP', () => {
   });
 
   it('a token about to expire is exchanged again when the connection is fetched, and the new one is stored', async () => {
-    const before = t.stored('docker', 'hub')!;
-    await t.setStored('docker', 'hub', { ...before, expires_at: new Date(Date.now() + 10_000).toISOString() });
+    const before = await t.expireIn('docker', 'hub', 10_000);
     const n = exchanges;
     const res = await t.rest('GET', '/connections/hub?provider_config_key=docker');
     expect(res.status).toBe(200);
@@ -203,9 +198,7 @@ describe('TWO_STEP', () => {
   });
 
   it('refused, unknown and missing credentials are 400s that never echo the secret; nothing is stored', async () => {
-    const wrong = await t.rest('POST', '/connections', {
-      provider_config_key: 'docker',
-      connection_id: 'wrong',
+    const wrong = await t.importConnection('docker', 'wrong', {
       credentials: { type: 'TWO_STEP', username: USER, password: 'dckr_pat_wrong-secret-value' },
     });
     expect(wrong.status).toBe(400);
@@ -240,9 +233,7 @@ describe('TWO_STEP', () => {
   });
 
   it('the deprecated POST /connection takes the flat username and password', async () => {
-    const res = await t.rest('POST', '/connection', {
-      provider_config_key: 'docker',
-      connection_id: 'flat',
+    const res = await t.importLegacy('docker', 'flat', {
       username: USER,
       password: PAT,
     });
@@ -255,9 +246,7 @@ describe('TWO_STEP', () => {
   });
 
   it('credentials the provider no longer accepts: the fetch fails with a log_id and the connection carries an auth error', async () => {
-    await t.rest('POST', '/connections', {
-      provider_config_key: 'docker',
-      connection_id: 'revoked',
+    await t.importConnection('docker', 'revoked', {
       credentials: { type: 'TWO_STEP', username: USER, password: PAT },
     });
     const before = t.stored('docker', 'revoked')!;
@@ -292,9 +281,7 @@ describe('TWO_STEP', () => {
 
 /** Imports a Tableau connection with the personal access token's name and `secret`. */
 const importTableau = (connectionId: string, secret: string, config: Record<string, string>) =>
-  t.rest('POST', '/connections', {
-    provider_config_key: 'tableau-peer',
-    connection_id: connectionId,
+  t.importConnection('tableau-peer', connectionId, {
     credentials: { type: 'TWO_STEP', pat_name: TABLEAU.name, pat_secret: secret },
     connection_config: { serverUrl: 'prod-useast-a.online.tableau.com', ...config },
   });
@@ -302,9 +289,7 @@ const importTableau = (connectionId: string, secret: string, config: Record<stri
 describe('TWO_STEP: the shipped Looker and Tableau manifests against peers', () => {
   it('Looker: the peer gets client_id and client_secret form-encoded in the body; fetch and the proxy use the token', async () => {
     lookerExchanges.length = 0;
-    const res = await t.rest('POST', '/connections', {
-      provider_config_key: 'looker-peer',
-      connection_id: 'bi',
+    const res = await t.importConnection('looker-peer', 'bi', {
       credentials: { type: 'TWO_STEP', client_id: LOOKER.clientId, client_secret: LOOKER.clientSecret },
       connection_config: { host: 'acme.cloud.looker.com' },
     });
@@ -330,8 +315,7 @@ describe('TWO_STEP: the shipped Looker and Tableau manifests against peers', () 
   });
 
   it('Looker: a token near its end is exchanged again (same body) on fetch; the proxy sends the new one', async () => {
-    const before = t.stored('looker-peer', 'bi')!;
-    await t.setStored('looker-peer', 'bi', { ...before, expires_at: new Date(Date.now() + 10_000).toISOString() });
+    const before = await t.expireIn('looker-peer', 'bi', 10_000);
     const n = lookerExchanges.length;
     const fetched = await t.rest('GET', '/connections/bi?provider_config_key=looker-peer');
     expect(fetched.status).toBe(200);
@@ -370,8 +354,7 @@ describe('TWO_STEP: the shipped Looker and Tableau manifests against peers', () 
   });
 
   it('Tableau: a session near its end is signed in again on fetch and through the proxy; a revoked PAT is a 400 naming nothing secret', async () => {
-    const before = t.stored('tableau-peer', 'site')!;
-    await t.setStored('tableau-peer', 'site', { ...before, expires_at: new Date(Date.now() + 10_000).toISOString() });
+    const before = await t.expireIn('tableau-peer', 'site', 10_000);
     const n = tableauExchanges.length;
     const proxied = await t.proxyGet('tableau-peer', 'site', '/sites/abc/workbooks');
     expect(proxied.status).toBe(200);

@@ -1,25 +1,9 @@
 /** The browser binding of OAuth flows: only the exact cookie value whose hash is sealed in the state matches. */
-import {
-  browserBindingHash,
-  browserBindingMatches,
-  isBrowserBinding,
-  newBrowserBinding,
-  type FlowState,
-} from '../../src/auth/flow-state.js';
+import { browserBindingHash, browserBindingMatches, isBrowserBinding, newBrowserBinding } from '../../src/auth/flow-state.js';
+import { flowState } from '../support/fixtures.js';
 
-function stateFor(binding: string): FlowState {
-  return {
-    namespace: 'team-a',
-    sid: 's1',
-    fid: 'f1',
-    mode: 'OAUTH2',
-    integration: 'github',
-    endUser: { id: 'u1' },
-    connectionConfig: {},
-    redirectUri: 'https://x/oauth/callback',
-    bh: browserBindingHash(binding),
-    exp: 0,
-  };
+function stateFor(binding: string) {
+  return flowState({ bh: browserBindingHash(binding), exp: 0 });
 }
 
 describe('browser binding', () => {

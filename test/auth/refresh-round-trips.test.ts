@@ -16,56 +16,54 @@ import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { loadKubeConfig } from '../../src/k8s/client.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 import type { TestClient } from '../../dev/peers/oidc-server.js';
 import { startHttpFaultProxy, type HttpFaultProxy, type ProxiedRequest } from '../support/faults/http-fault-proxy.js';
 import { kubeconfigFile } from '../support/faults/latchkey-process.js';
 import { importOAuth2 } from '../support/fixtures.js';
-import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startOAuthServersBed } from '../support/oauth-bed.js';
+import { startReplica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const client: TestClient = { clientId: 'latchkey-round-trips', clientSecret: 'round-trips-client-secret-0123456789' };
 const INTEGRATION = 'counted';
-let bed: OAuthBed;
-let env: TestEnvironment;
-let proxyA: HttpFaultProxy;
-let proxyB: HttpFaultProxy;
-let a: Replica;
-let b: Replica;
-
-beforeAll(async () => {
-  bed = await startOAuthBed(kc, { namespace: 'round-trips', client, integration: INTEGRATION, accessTokenTtl: 120 });
-  env = await createEnvironment(kc, bed.ns.name);
-  [proxyA, proxyB] = await Promise.all([
+const bed = bedForFile(async () => {
+  const proxies = await Promise.all([
     startHttpFaultProxy(kc.getCurrentCluster()!.server),
     startHttpFaultProxy(kc.getCurrentCluster()!.server),
   ]);
-  // last_fetched_at is written in a batch far away from the requests counted here.
-  const opts = { namespaces: [bed.ns.name], key: env.secretKey, config: { lastFetchedIntervalSeconds: 3600 } };
-  [a, b] = await Promise.all([
-    startReplica(loadKubeConfig(kubeconfigFile(kc, proxyA.url)), opts),
-    startReplica(loadKubeConfig(kubeconfigFile(kc, proxyB.url)), opts),
-  ]);
-  for (const r of [a, b]) {
-    await eventually(() => r.ctx.store.getIntegration(bed.ns.name, INTEGRATION) && r.ctx.store.getProvider(bed.providerName));
-    await eventually(async () => (await r.call('GET', '/providers')).status === 200);
+  try {
+    const started = await startOAuthServersBed(kc, {
+      namespace: 'round-trips',
+      client,
+      integration: INTEGRATION,
+      accessTokenTtl: 120,
+      kubeconfigs: proxies.map((p) => loadKubeConfig(kubeconfigFile(kc, p.url))),
+      // last_fetched_at is written in a batch far away from the requests counted here.
+      replica: { config: { lastFetchedIntervalSeconds: 3600 } },
+    });
+    const close = async () => {
+      started.oidc.setTokenDelay(0);
+      await started.close();
+      await Promise.all(proxies.map((p) => p.close()));
+    };
+    return { ...started, proxyA: proxies[0]!, proxyB: proxies[1]!, close };
+  } catch (err) {
+    await Promise.all(proxies.map((p) => p.close()));
+    throw err;
   }
 });
-
-afterAll(async () => {
-  bed?.oidc.setTokenDelay(0);
-  await Promise.all([a?.stop(), b?.stop()]);
-  await Promise.all([proxyA?.close(), proxyB?.close()]);
-  await bed?.close();
-});
+const a = () => bed.servers[0]!;
+const b = () => bed.servers[1]!;
 
 /** An expired OAUTH2 connection both replicas have in their caches. */
 async function expiredConnection() {
-  const imported = await importOAuth2(a.ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, { expiresInMs: -60_000 });
+  const imported = await importOAuth2(a().ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, {
+    expiresInMs: -60_000,
+  });
   const { connectionId } = imported.conn.resource.spec;
   const name = imported.conn.resource.metadata.name;
-  await eventually(() => b.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
+  await eventually(() => b().ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
   return { ...imported, connectionId, name };
 }
 
@@ -101,9 +99,9 @@ const getPath = (id: string, extra = '') => `/connections/${encodeURIComponent(i
 
 it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret read, Secret write, then status and release off the path', async () => {
   const { connectionId, name, accessToken } = await expiredConnection();
-  const from = proxyA.seen.length;
+  const from = bed.proxyA.seen.length;
   const calls = bed.oidc.refreshCalls();
-  const res = await a.call('GET', getPath(connectionId));
+  const res = await a().call('GET', getPath(connectionId));
   expect(res.status).toBe(200);
   expect(res.body.credentials.access_token).not.toBe(accessToken);
   expect(bed.oidc.refreshCalls() - calls).toBe(1);
@@ -112,7 +110,7 @@ it('refreshes on fetch with 3 sequential API round trips: Lease create, Secret r
 
   // The status write and the Lease's release follow the answer; wait for both to be answered.
   const all = await eventually(() => {
-    const seen = requestsOn(proxyA, name, from);
+    const seen = requestsOn(bed.proxyA, name, from);
     const done = seen.filter((r) => r.doneAt !== undefined).map(kind);
     return done.includes('PUT connections/status') && done.includes('DELETE leases') ? seen : undefined;
   });
@@ -140,19 +138,19 @@ it('lets a fetch on another replica wait for the refresh through its watch: one 
   const calls = bed.oidc.refreshCalls();
   bed.oidc.setTokenDelay(1500);
   try {
-    const fromA = proxyA.seen.length;
-    const first = a.call('GET', getPath(connectionId));
-    await eventually(() => requestsOn(proxyA, name, fromA).some((r) => kind(r) === 'POST leases' && r.status === 201), 10_000, 10);
-    const fromB = proxyB.seen.length;
+    const fromA = bed.proxyA.seen.length;
+    const first = a().call('GET', getPath(connectionId));
+    await eventually(() => requestsOn(bed.proxyA, name, fromA).some((r) => kind(r) === 'POST leases' && r.status === 201), 10_000, 10);
+    const fromB = bed.proxyB.seen.length;
     const started = Date.now();
-    const second = await b.call('GET', getPath(connectionId));
+    const second = await b().call('GET', getPath(connectionId));
     const waitedMs = Date.now() - started;
     const one = await first;
     expect(one.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body.credentials.access_token).toBe(one.body.credentials.access_token);
     // B found the Lease taken (409), read it once to learn it is live, then waited for its watch.
-    const onB = requestsOn(proxyB, name, fromB).filter((r) => r.at <= started + waitedMs);
+    const onB = requestsOn(bed.proxyB, name, fromB).filter((r) => r.at <= started + waitedMs);
     expect(onB.map(kind)).toEqual(['POST leases', 'GET leases']);
     expect(onB[0]!.status).toBe(409);
     expect(waitedMs).toBeGreaterThan(500); // it did wait for A's slow token call: polling every 100 ms would show here
@@ -161,7 +159,7 @@ it('lets a fetch on another replica wait for the refresh through its watch: one 
   }
   expect(bed.oidc.refreshCalls() - calls).toBe(1);
   // Nobody is left waiting on the cache.
-  expect(b.ctx.store.credentialSecrets.waiting + b.ctx.store.connections.waiting).toBe(0);
+  expect(b().ctx.store.credentialSecrets.waiting + b().ctx.store.connections.waiting).toBe(0);
 });
 
 it('does not spend a spent refresh token when its watch lags: the Secret read under the lock brings the written version', async () => {
@@ -169,11 +167,11 @@ it('does not spend a spent refresh token when its watch lags: the Secret read un
   // B's cache stops following the credentials Secrets: its watch is cut, and its list and watch of them are held back.
   const secretsOfNs = `/api/v1/namespaces/${bed.ns.name}/secrets?`;
   let lagging = true;
-  proxyB.decide = (r) => (lagging && r.path.startsWith(secretsOfNs) ? { delayMs: 2500 } : {});
-  proxyB.cut();
+  bed.proxyB.decide = (r) => (lagging && r.path.startsWith(secretsOfNs) ? { delayMs: 2500 } : {});
+  bed.proxyB.cut();
   const calls = bed.oidc.refreshCalls();
   try {
-    const byA = await a.call('GET', getPath(connectionId));
+    const byA = await a().call('GET', getPath(connectionId));
     expect(byA.status).toBe(200);
     // A released the Lease (deleted it): B can take it at once; B still holds the old tokens.
     await eventually(() =>
@@ -185,21 +183,21 @@ it('does not spend a spent refresh token when its watch lags: the Secret read un
           (err: { code?: number }) => err.code === 404,
         ),
     );
-    expect(b.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
+    expect(b().ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
       byA.body.credentials.access_token,
     );
-    const byB = await b.call('GET', getPath(connectionId));
+    const byB = await b().call('GET', getPath(connectionId));
     lagging = false;
     // Without the check B would have spent the rotated-away refresh token: invalid_grant, grant revoked, 424.
     expect(byB.status).toBe(200);
     expect(byB.body.credentials.access_token).toBe(byA.body.credentials.access_token);
   } finally {
     lagging = false;
-    proxyB.decide = () => ({});
+    bed.proxyB.decide = () => ({});
   }
   expect(bed.oidc.refreshCalls() - calls).toBe(1);
   // The grant is alive: a forced refresh on B succeeds.
-  const forced = await b.call('GET', getPath(connectionId, '&force_refresh=true'));
+  const forced = await b().call('GET', getPath(connectionId, '&force_refresh=true'));
   expect(forced.status).toBe(200);
   expect(bed.oidc.refreshCalls() - calls).toBe(2);
 });

@@ -1,5 +1,6 @@
 import { openSessionToken, sealSessionToken, type SessionClaims } from '../../src/auth/session-tokens.js';
-import { openFlowState, sealFlowState, type FlowState } from '../../src/auth/flow-state.js';
+import { openFlowState, sealFlowState } from '../../src/auth/flow-state.js';
+import { flowState } from '../support/fixtures.js';
 
 const KEY = 'sk_test_0123456789abcdef';
 const now = Date.UTC(2026, 10, 21, 12);
@@ -38,19 +39,7 @@ describe('sealed session tokens and flow state', () => {
   it('keeps purposes apart: a session token is not a flow state', () => {
     const token = sealSessionToken(claims, KEY);
     expect(openFlowState(token, KEY, now).ok).toBe(false);
-    const state: FlowState = {
-      namespace: 'team-a',
-      sid: 's1',
-      fid: 'f1',
-      mode: 'OAUTH2',
-      integration: 'github',
-      endUser: { id: 'u1' },
-      connectionConfig: {},
-      redirectUri: 'https://x/oauth/callback',
-      codeVerifier: 'v',
-      bh: 'h',
-      exp: now / 1000 + 60,
-    };
+    const state = flowState({ codeVerifier: 'v', bh: 'h', exp: now / 1000 + 60 });
     const sealed = sealFlowState(state, KEY);
     expect(openFlowState(sealed, KEY, now)).toEqual({ ok: true, state });
     expect(openSessionToken(sealed, KEY, now).ok).toBe(false);

@@ -35,7 +35,7 @@ import { runLatchkey, type Running } from '../../src/app/run.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { CHART, describeObject, Helm, impersonating, mustSucceed, readBack, run } from './helm.js';
+import { CHART, describeObject, Helm, impersonating, installWithoutCrdsOrCatalog, mustSucceed, readBack, run } from './helm.js';
 import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
@@ -399,19 +399,7 @@ describe('rbac.namespaces naming a namespace that does not exist', () => {
       const rel = await createTestNamespace(kc, 'chart-missing');
       const missing = `latchkey-missing-${randomBytes(4).toString('hex')}`;
       try {
-        const r = await helm.run([
-          'install',
-          RELEASE,
-          CHART,
-          '-n',
-          rel.name,
-          '--set',
-          `rbac.namespaces={${rel.name},${missing}}`,
-          '--set',
-          'crds.install=false',
-          '--set',
-          'catalog.install=false',
-        ]);
+        const r = await helm.run(installWithoutCrdsOrCatalog(RELEASE, rel.name, [rel.name, missing]));
         expect(r.code).not.toBe(0);
         expect(r.stderr).toContain(`namespace "${missing}" (in rbac.namespaces or rbac.clusterEventsNamespace) does not exist`);
         expect(r.stderr).toContain(`create it first (kubectl create namespace ${missing})`);
@@ -560,19 +548,7 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
       createTestNamespace(kc, 'chart-app'),
       createTestNamespace(kc, 'chart-other'),
     ]);
-    await helm.ok([
-      'install',
-      RELEASE,
-      CHART,
-      '-n',
-      rel.name,
-      '--set',
-      `rbac.namespaces={${app.name}}`,
-      '--set',
-      'crds.install=false',
-      '--set',
-      'catalog.install=false',
-    ]);
+    await helm.ok(installWithoutCrdsOrCatalog(RELEASE, rel.name, [app.name]));
     sa = `system:serviceaccount:${rel.name}:${RELEASE}`;
     saKc = impersonating(kc, sa);
     // What a platform team creates (as admin): a Provider, an Environment and an Integration.

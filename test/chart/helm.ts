@@ -13,6 +13,26 @@ import { REPO_ROOT } from '../../dev/control-plane.js';
 
 export const CHART = join(REPO_ROOT, 'charts/latchkey');
 
+/**
+ * `helm install` of the chart as release `release` in `namespace`, watching `watched`, with neither the CRDs
+ * nor the catalog (the test control plane has the CRDs; other suites apply Providers of their own).
+ */
+export function installWithoutCrdsOrCatalog(release: string, namespace: string, watched: string[]): string[] {
+  return [
+    'install',
+    release,
+    CHART,
+    '-n',
+    namespace,
+    '--set',
+    `rbac.namespaces={${watched.join(',')}}`,
+    '--set',
+    'crds.install=false',
+    '--set',
+    'catalog.install=false',
+  ];
+}
+
 export interface Ran {
   code: number;
   stdout: string;

@@ -11,7 +11,7 @@ import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorizatio
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
-import { condition, readCustom } from '../support/kube.js';
+import { condition, readCustom, customObject } from '../support/kube.js';
 import type { Replica } from '../support/replica.js';
 import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
@@ -226,18 +226,13 @@ it('checks Environments: Secret, duplicates, webhook URL', async () => {
   // The duplicate must be younger: creationTimestamp has whole seconds, so wait for the clock to pass main's.
   const mainCreated = new Date(main.obj.metadata.creationTimestamp!).getTime();
   await eventually(() => Date.now() >= mainCreated + 1000, 5_000, 50);
-  await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: ns.name,
-    plural: 'environments',
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
+  await custom.createNamespacedCustomObject(
+    customObject(ns.name, 'environments', {
       kind: 'Environment',
       metadata: { name: 'second' },
       spec: { secretRef: { name: 'no-such-secret' } },
-    },
-  });
+    }),
+  );
   const dup = await readyOf('environments', 'second', 'DuplicateEnvironment');
   expect(dup.ready.message).toContain('"main"');
   const mainAfter = await readCustom<EnvironmentResource>(kc, 'environments', ns.name, 'main');

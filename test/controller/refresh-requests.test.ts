@@ -6,49 +6,33 @@
  */
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
+import type { TestClient } from '../../dev/peers/oidc-server.js';
 import { ANNOTATIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
 import { parseRefreshRequestRecord, type RefreshRequestRecord } from '../../src/domain/refresh-request.js';
 import { importOAuth2 } from '../support/fixtures.js';
 import { condition, eventsOf, readCustom } from '../support/kube.js';
-import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startOAuthControllerBed } from '../support/oauth-bed.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
 const client: TestClient = { clientId: 'latchkey-requests', clientSecret: 'requests-client-secret-0123456789' };
 const INTEGRATION = 'oidc';
-let bed: OAuthBed | undefined;
-let oidc: OidcTestServer;
-let ns: string;
-let providerName: string;
-let replica: Replica;
-
-beforeAll(async () => {
-  bed = await startOAuthBed(kc, { namespace: 'refresh-requests', client, integration: INTEGRATION, accessTokenTtl: 3600 });
-  ({ oidc, providerName } = bed);
-  ns = bed.ns.name;
-  replica = await startReplica(kc, { namespaces: [ns], components: ['controller'], identity: 'solo', config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(ns, INTEGRATION));
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  await bed?.close();
-});
-
-const store = () => replica.ctx.store;
+const bed = bedForFile(() =>
+  startOAuthControllerBed(kc, { namespace: 'refresh-requests', client, integration: INTEGRATION, accessTokenTtl: 3600 }),
+);
+const store = () => bed.store();
 
 async function annotate(name: string, annotations: Record<string, string>): Promise<void> {
   await custom.patchNamespacedCustomObject(
-    { group: GROUP, version: VERSION, namespace: ns, plural: 'connections', name, body: { metadata: { annotations } } },
+    { group: GROUP, version: VERSION, namespace: bed.namespace, plural: 'connections', name, body: { metadata: { annotations } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
 }
 
 async function recordOf(name: string): Promise<RefreshRequestRecord | undefined> {
-  const c = await readCustom<ConnectionResource>(kc, 'connections', ns, name);
+  const c = await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name);
   return parseRefreshRequestRecord(c.metadata.annotations?.[ANNOTATIONS.refreshRequest]);
 }
 
@@ -66,13 +50,18 @@ function answerTo(name: string, requestedAt: string): Promise<RefreshRequestReco
 
 /** The connection's `status.lastRefreshedAt`, once written. */
 function lastRefreshOf(name: string): Promise<string> {
-  return eventually(async () => (await readCustom<ConnectionResource>(kc, 'connections', ns, name)).status?.lastRefreshedAt, 20_000, 100);
+  return eventually(
+    async () => (await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name)).status?.lastRefreshedAt,
+    20_000,
+    100,
+  );
 }
 
 async function readyConnection(connectionId: string): Promise<string> {
-  const name = (await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId })).conn.resource.metadata.name;
+  const name = (await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, { connectionId })).conn.resource
+    .metadata.name;
   await eventually(
-    async () => condition(await readCustom<ConnectionResource>(kc, 'connections', ns, name), 'Ready')?.status === 'True',
+    async () => condition(await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name), 'Ready')?.status === 'True',
     20_000,
     100,
   );
@@ -81,8 +70,8 @@ async function readyConnection(connectionId: string): Promise<string> {
 
 it('refreshes once per request, and not again for the same request repeated or re-applied', async () => {
   const name = await readyConnection('repeat');
-  const before = oidc.refreshCalls();
-  const tokenBefore = store().getConnectionByName(ns, name)!.credentials.access_token;
+  const before = bed.oidc.refreshCalls();
+  const tokenBefore = store().getConnectionByName(bed.namespace, name)!.credentials.access_token;
 
   const requestedAt = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: requestedAt });
@@ -90,17 +79,17 @@ it('refreshes once per request, and not again for the same request repeated or r
   for (let i = 0; i < 5; i++) await annotate(name, { 'example.com/touch': String(i) });
   const answer = await answerTo(name, requestedAt);
   expect(answer).toMatchObject({ outcome: 'Refreshed', message: expect.stringMatching(/^Refreshed as requested; the token expires at /) });
-  expect(oidc.refreshCalls()).toBe(before + 1);
-  expect(store().getConnectionByName(ns, name)!.credentials.access_token).not.toBe(tokenBefore);
+  expect(bed.oidc.refreshCalls()).toBe(before + 1);
+  expect(store().getConnectionByName(bed.namespace, name)!.credentials.access_token).not.toBe(tokenBefore);
   // The refresher writes the status just after the credentials (the record may be written first).
   expect(Date.parse(await lastRefreshOf(name))).toBeGreaterThanOrEqual(Date.parse(requestedAt));
-  const events = await eventsOf(kc, ns, name);
+  const events = await eventsOf(kc, bed.namespace, name);
   expect(events.filter((e) => e.reason === 'RefreshRequested')).toHaveLength(1);
 
   // The same request again (a re-applied manifest, a retried patch), and reconciles after it: nothing.
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: requestedAt, 'example.com/touch': 'again' });
   await sleep(3_000);
-  expect(oidc.refreshCalls()).toBe(before + 1);
+  expect(bed.oidc.refreshCalls()).toBe(before + 1);
   expect(await recordOf(name)).toEqual(answer);
 });
 
@@ -109,7 +98,7 @@ it('answers a stale request (older than the last refresh) without a token call',
   const first = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: first });
   await answerTo(name, first);
-  const calls = oidc.refreshCalls();
+  const calls = bed.oidc.refreshCalls();
   const lastRefreshedAt = await lastRefreshOf(name);
 
   // A request from before that refresh (an old manifest applied late): the refresh it asked for happened.
@@ -119,14 +108,14 @@ it('answers a stale request (older than the last refresh) without a token call',
     outcome: 'AlreadyRefreshed',
     message: `The connection was refreshed at ${lastRefreshedAt}, after the request.`,
   });
-  expect(oidc.refreshCalls()).toBe(calls);
+  expect(bed.oidc.refreshCalls()).toBe(calls);
 });
 
 it('says why when it cannot refresh: credentials without renewal, a value that is not a time, a refused grant', async () => {
   const plain = (
     await store().createConnection({
-      namespace: ns,
-      spec: { integration: INTEGRATION, provider: providerName, connectionId: 'plain', authMode: 'OAUTH2' },
+      namespace: bed.namespace,
+      spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'plain', authMode: 'OAUTH2' },
       credentials: {
         type: 'OAUTH2',
         access_token: 'no-refresh-token',
@@ -135,19 +124,19 @@ it('says why when it cannot refresh: credentials without renewal, a value that i
       },
     })
   ).resource.metadata.name;
-  const calls = oidc.refreshCalls();
+  const calls = bed.oidc.refreshCalls();
   const at = new Date().toISOString();
   await annotate(plain, { [ANNOTATIONS.refreshRequestedAt]: at });
   expect(await answerTo(plain, at)).toMatchObject({ outcome: 'NotRenewable', message: expect.stringMatching(/cannot be renewed/) });
-  expect((await eventsOf(kc, ns, plain)).map((e) => e.reason)).toContain('RefreshRequestNotRenewable');
+  expect((await eventsOf(kc, bed.namespace, plain)).map((e) => e.reason)).toContain('RefreshRequestNotRenewable');
 
   await annotate(plain, { [ANNOTATIONS.refreshRequestedAt]: 'next tuesday' });
   expect(await answerTo(plain, 'next tuesday')).toMatchObject({ outcome: 'Invalid' });
-  expect(oidc.refreshCalls()).toBe(calls);
+  expect(bed.oidc.refreshCalls()).toBe(calls);
 
-  const revoked = await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId: 'refused' });
+  const revoked = await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, { connectionId: 'refused' });
   const name = revoked.conn.resource.metadata.name;
-  await oidc.revoke(revoked.refreshToken, client);
+  await bed.oidc.revoke(revoked.refreshToken, client);
   const when = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: when });
   const answer = await answerTo(name, when);

@@ -20,7 +20,7 @@ import {
   rule,
   type TestServiceAccount,
 } from '../support/service-accounts.js';
-import { startWorkloadBed, type WorkloadBed } from '../support/workload-bed.js';
+import { countingReviews, startWorkloadBed, type WorkloadBed } from '../support/workload-bed.js';
 
 let bed: WorkloadBed;
 let n = 0;
@@ -463,16 +463,7 @@ async function startWorkloadBedlessListener(ceilingSeconds: number, entries = 10
   };
   const server = createServer(
     createRequestListener(ctx, {
-      accessReviews: {
-        reviewToken: (t, a) => {
-          calls.tokenReviews++;
-          return real.reviewToken(t, a);
-        },
-        reviewAccess: (u, a) => {
-          calls.accessReviews++;
-          return real.reviewAccess(u, a);
-        },
-      },
+      accessReviews: countingReviews(real, calls),
     }),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,16 +1,17 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { namespaceForFile } from '../support/file-bed.js';
+import { customObject } from '../support/kube.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+const ns = namespaceForFile(kc, 'crds');
 
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'crds');
-});
-afterAll(async () => ns.delete());
+/** Creates a Connection exactly as given (the schema's checks are what is tested). */
+const createConnection = (body: object) =>
+  custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', body });
 
 async function rejection(p: Promise<unknown>): Promise<{ status: number | undefined; message: string }> {
   try {
@@ -88,13 +89,7 @@ describe('custom resource schemas', () => {
 
   it("rejects a change to a connection's integration or connection ID", async () => {
     const base = { integration: 'github', provider: 'github', connectionId: 'abc', id: 7, authMode: 'OAUTH2' };
-    const created = (await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'connections',
-      body: connection('immut', base),
-    })) as { metadata: Record<string, unknown> };
+    const created = (await createConnection(connection('immut', base))) as { metadata: Record<string, unknown> };
     for (const [field, value, message] of [
       ['integration', 'gitlab', 'integration is immutable'],
       ['connectionId', 'other', 'connectionId is immutable'],
@@ -117,41 +112,26 @@ describe('custom resource schemas', () => {
 
   it('rejects a connection with a missing required field and an overlong name', async () => {
     const missing = await rejection(
-      custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns.name,
-        plural: 'connections',
-        body: connection('nointeg', { provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
-      }),
+      createConnection(connection('nointeg', { provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' })),
     );
     expect(missing.message).toMatch(/spec\.integration: Required value/);
     const long = await rejection(
-      custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns.name,
-        plural: 'connections',
-        body: connection('x'.repeat(70), { integration: 'github', provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
-      }),
+      createConnection(
+        connection('x'.repeat(70), { integration: 'github', provider: 'github', connectionId: 'x', id: 1, authMode: 'OAUTH2' }),
+      ),
     );
     expect(long.message).toContain('at most 63 characters');
   });
 
   it('rejects an environment webhook URL that is not http(s)', async () => {
     const r = await rejection(
-      custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns.name,
-        plural: 'environments',
-        body: {
-          apiVersion: `${GROUP}/${VERSION}`,
+      custom.createNamespacedCustomObject(
+        customObject(ns.name, 'environments', {
           kind: 'Environment',
           metadata: { name: 'env' },
           spec: { secretRef: { name: 's' }, webhooks: { url: 'ftp://x' } },
-        },
-      }),
+        }),
+      ),
     );
     expect(r.message).toContain('webhook url must be an http(s) URL');
   });

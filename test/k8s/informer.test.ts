@@ -1,17 +1,13 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { namespaceForFile } from '../support/file-bed.js';
 import { apiServerBehindProxy } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'watch');
-});
-afterAll(async () => ns.delete());
+const ns = namespaceForFile(kc, 'watch');
 
 const integration = (name: string) => ({
   apiVersion: `${GROUP}/${VERSION}`,

@@ -1,24 +1,13 @@
 import { apiMessage, isApiUnavailable, isConflict, isNotFound, statusOf } from '../../src/k8s/errors.js';
 import { KubeJsonApi, observeJsonCalls } from '../../src/k8s/json-api.js';
-import { createTestNamespace, testKubeConfig } from '../../dev/cluster.js';
-import { apiServerBehindProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxiedApiServerBed } from '../support/tcp-proxy.js';
 
 const kc = testKubeConfig();
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let proxy: TcpProxy;
-let viaProxy: KubeConfig;
+const bed = bedForFile(() => startProxiedApiServerBed(kc, 'json-api'));
 
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'json-api');
-  ({ proxy, kc: viaProxy } = await apiServerBehindProxy(kc));
-});
-afterAll(async () => {
-  await proxy?.close();
-  await ns?.delete();
-});
-
-const configMaps = () => `/api/v1/namespaces/${ns.name}/configmaps`;
+const configMaps = () => `/api/v1/namespaces/${bed.ns.name}/configmaps`;
 
 it('answers the API server sent, and failures the error helpers read as they read the typed client', async () => {
   const api = new KubeJsonApi(kc);
@@ -54,14 +43,14 @@ it('answers the API server sent, and failures the error helpers read as they rea
 });
 
 it('reuses its connections, and replaces one dropped under it', async () => {
-  const api = new KubeJsonApi(viaProxy);
+  const api = new KubeJsonApi(bed.viaProxy);
   try {
-    const before = proxy.accepted();
-    for (let i = 0; i < 20; i++) await api.get(`/api/v1/namespaces/${ns.name}`);
-    expect(proxy.accepted() - before).toBe(1);
-    proxy.cut();
-    await expect(api.get(`/api/v1/namespaces/${ns.name}`)).resolves.toMatchObject({ metadata: { name: ns.name } });
-    expect(proxy.accepted() - before).toBe(2);
+    const before = bed.proxy.accepted();
+    for (let i = 0; i < 20; i++) await api.get(`/api/v1/namespaces/${bed.ns.name}`);
+    expect(bed.proxy.accepted() - before).toBe(1);
+    bed.proxy.cut();
+    await expect(api.get(`/api/v1/namespaces/${bed.ns.name}`)).resolves.toMatchObject({ metadata: { name: bed.ns.name } });
+    expect(bed.proxy.accepted() - before).toBe(2);
   } finally {
     await api.close();
   }
@@ -69,18 +58,18 @@ it('reuses its connections, and replaces one dropped under it', async () => {
 
 it('reads the credentials from the configuration again each minute (rotated tokens are picked up)', async () => {
   let now = 1_000_000;
-  const user = viaProxy.getCurrentUser() as { token?: string };
+  const user = bed.viaProxy.getCurrentUser() as { token?: string };
   const good = user.token;
   user.token = 'not-a-valid-token';
-  const api = new KubeJsonApi(viaProxy, 10_000, () => now);
+  const api = new KubeJsonApi(bed.viaProxy, 10_000, () => now);
   try {
-    const refused = await api.get(`/api/v1/namespaces/${ns.name}`).catch((e: unknown) => e);
+    const refused = await api.get(`/api/v1/namespaces/${bed.ns.name}`).catch((e: unknown) => e);
     expect(statusOf(refused)).toBe(401);
     user.token = good; // the token file rotated
     now += 30_000;
-    expect(statusOf(await api.get(`/api/v1/namespaces/${ns.name}`).catch((e: unknown) => e))).toBe(401);
+    expect(statusOf(await api.get(`/api/v1/namespaces/${bed.ns.name}`).catch((e: unknown) => e))).toBe(401);
     now += 31_000;
-    await expect(api.get(`/api/v1/namespaces/${ns.name}`)).resolves.toMatchObject({ metadata: { name: ns.name } });
+    await expect(api.get(`/api/v1/namespaces/${bed.ns.name}`)).resolves.toMatchObject({ metadata: { name: bed.ns.name } });
   } finally {
     user.token = good;
     await api.close();
@@ -88,17 +77,17 @@ it('reads the credentials from the configuration again each minute (rotated toke
 });
 
 it('an API server that is down or hangs is unavailable (retried later), not a failure', async () => {
-  const api = new KubeJsonApi(viaProxy, 1000);
+  const api = new KubeJsonApi(bed.viaProxy, 1000);
   try {
-    proxy.refuse(true);
-    proxy.cut();
-    expect(isApiUnavailable(await api.get(`/api/v1/namespaces/${ns.name}`).catch((e: unknown) => e))).toBe(true);
-    proxy.refuse(false);
-    proxy.stall(true);
-    expect(isApiUnavailable(await api.get(`/api/v1/namespaces/${ns.name}`).catch((e: unknown) => e))).toBe(true);
+    bed.proxy.refuse(true);
+    bed.proxy.cut();
+    expect(isApiUnavailable(await api.get(`/api/v1/namespaces/${bed.ns.name}`).catch((e: unknown) => e))).toBe(true);
+    bed.proxy.refuse(false);
+    bed.proxy.stall(true);
+    expect(isApiUnavailable(await api.get(`/api/v1/namespaces/${bed.ns.name}`).catch((e: unknown) => e))).toBe(true);
   } finally {
-    proxy.stall(false);
-    proxy.cut();
+    bed.proxy.stall(false);
+    bed.proxy.cut();
     await api.close();
   }
 });

@@ -6,56 +6,43 @@
 import { ApiextensionsV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment } from '../../dev/fixtures.js';
-import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
-import { ANNOTATIONS, GROUP, VERSION, type ConnectionResource } from '../../src/k8s/resources.js';
+import type { TestClient } from '../../dev/peers/oidc-server.js';
+import { ANNOTATIONS, type ConnectionResource } from '../../src/k8s/resources.js';
 import { parseRefreshRequestRecord } from '../../src/domain/refresh-request.js';
 import type { StatusReport } from '../../src/kubectl/status.js';
 import type { OplogEntry } from '../../src/oplog/entry.js';
 import { importOAuth2 } from '../support/fixtures.js';
-import { condition, readCustom } from '../support/kube.js';
+import { condition, readCustom, customObject } from '../support/kube.js';
 import { runPlugin, serviceAccountKubeconfig } from '../support/kubectl-plugin.js';
-import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startOAuthControllerBed } from '../support/oauth-bed.js';
+import { startReplica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const admin = process.env.LATCHKEY_TEST_KUBECONFIG!;
 const client: TestClient = { clientId: 'latchkey-kubectl', clientSecret: 'kubectl-client-secret-0123456789' };
 const INTEGRATION = 'oidc';
-let bed: OAuthBed | undefined;
-let oidc: OidcTestServer;
-let ns: string;
-let providerName: string;
-let replica: Replica;
-
-beforeAll(async () => {
-  bed = await startOAuthBed(kc, { namespace: 'kubectl', client, integration: INTEGRATION, accessTokenTtl: 3600 });
-  ({ oidc, providerName } = bed);
-  ns = bed.ns.name;
-  replica = await startReplica(kc, { namespaces: [ns], components: ['controller'], identity: 'solo', config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(ns, INTEGRATION));
-});
-
-afterAll(async () => {
-  await replica?.stop();
-  await bed?.close();
-});
-
-const store = () => replica.ctx.store;
-const readyReason = async (name: string) => condition(await readCustom<ConnectionResource>(kc, 'connections', ns, name), 'Ready');
+const bed = bedForFile(() => startOAuthControllerBed(kc, { namespace: 'kubectl', client, integration: INTEGRATION, accessTokenTtl: 3600 }));
+const store = () => bed.store();
+const readyReason = async (name: string) =>
+  condition(await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name), 'Ready');
 
 it('status shows connections by state, tokens expiring with no refresh planned, and failing ones with their last error', async () => {
-  const healthy = (await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId: 'healthy' })).conn.resource
-    .metadata.name;
+  const healthy = (await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, { connectionId: 'healthy' }))
+    .conn.resource.metadata.name;
   // A token nothing can renew (no refresh token), expiring in two hours.
   const expiring = (
     await store().createConnection({
-      namespace: ns,
-      spec: { integration: INTEGRATION, provider: providerName, connectionId: 'expiring', authMode: 'OAUTH2', endUser: { id: 'u2' } },
+      namespace: bed.namespace,
+      spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'expiring', authMode: 'OAUTH2', endUser: { id: 'u2' } },
       credentials: { type: 'OAUTH2', access_token: 'at-expiring', expires_at: new Date(Date.now() + 2 * 3_600_000).toISOString(), raw: {} },
     })
   ).resource.metadata.name;
-  const revoked = await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId: 'revoked', expiresInMs: 2_000 });
-  await oidc.revoke(revoked.refreshToken, client);
+  const revoked = await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, {
+    connectionId: 'revoked',
+    expiresInMs: 2_000,
+  });
+  await bed.oidc.revoke(revoked.refreshToken, client);
   const failing = revoked.conn.resource.metadata.name;
   await eventually(async () => (await readyReason(failing))?.reason === 'ReauthorizationRequired', 30_000, 200);
   await eventually(
@@ -64,7 +51,7 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
     200,
   );
 
-  const table = await runPlugin(admin, ['status', '-n', ns]);
+  const table = await runPlugin(admin, ['status', '-n', bed.namespace]);
   expect(table).toMatchObject({ code: 0, stderr: '' });
   expect(table.stdout).toMatch(/^STATE\s+CONNECTIONS\nReady\s+2\nReauthorizationRequired\s+1\n/);
   expect(table.stdout).toMatch(new RegExp(`\\n${expiring}\\s+oidc\\s+expiring\\s+u2\\s+\\S+Z \\(in (1h|2h|119m|120m)\\)`));
@@ -75,10 +62,10 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
   );
   expect(table.stdout).not.toContain('at-expiring');
 
-  const json = await runPlugin(admin, ['status', '-n', ns, '-o', 'json']);
+  const json = await runPlugin(admin, ['status', '-n', bed.namespace, '-o', 'json']);
   expect(json.code).toBe(0);
   const report = JSON.parse(json.stdout) as StatusReport & { namespace: string };
-  expect(report.namespace).toBe(ns);
+  expect(report.namespace).toBe(bed.namespace);
   expect(report.byState).toEqual({ Ready: 2, ReauthorizationRequired: 1 });
   expect(report.expiringSoon.map((e) => e.name)).toContain(expiring);
   expect(report.expiringSoon.map((e) => e.name)).not.toContain(healthy);
@@ -92,57 +79,55 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
 });
 
 it('refresh asks the owning controller, waits for its answer, and logs shows the refresh it made', async () => {
-  const { conn, accessToken } = await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId: 'on-request' });
+  const { conn, accessToken } = await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, {
+    connectionId: 'on-request',
+  });
   const name = conn.resource.metadata.name;
   await eventually(async () => (await readyReason(name))?.status === 'True', 20_000, 200);
-  const before = oidc.refreshCalls();
+  const before = bed.oidc.refreshCalls();
 
-  const run = await runPlugin(admin, ['refresh', name, '-n', ns]);
+  const run = await runPlugin(admin, ['refresh', name, '-n', bed.namespace]);
   expect(run).toMatchObject({ code: 0, stderr: '' });
   expect(run.stdout).toMatch(new RegExp(`^connection/${name} Refreshed: Refreshed as requested; the token expires at \\S+Z\\.\\n$`));
-  expect(oidc.refreshCalls()).toBe(before + 1);
-  const token = store().getConnectionByName(ns, name)?.credentials.access_token;
+  expect(bed.oidc.refreshCalls()).toBe(before + 1);
+  const token = store().getConnectionByName(bed.namespace, name)?.credentials.access_token;
   expect(token).not.toBe(accessToken);
 
-  const stored = await readCustom<ConnectionResource>(kc, 'connections', ns, name);
+  const stored = await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name);
   const record = parseRefreshRequestRecord(stored.metadata.annotations?.[ANNOTATIONS.refreshRequest]);
   expect(record).toMatchObject({ outcome: 'Refreshed', requestedAt: stored.metadata.annotations?.[ANNOTATIONS.refreshRequestedAt] });
   expect(JSON.stringify(stored.metadata.annotations)).not.toContain(String(token));
 
-  const json = await runPlugin(admin, ['refresh', name, '-n', ns, '-o', 'json']);
+  const json = await runPlugin(admin, ['refresh', name, '-n', bed.namespace, '-o', 'json']);
   expect(json.code).toBe(0);
-  expect(JSON.parse(json.stdout)).toMatchObject({ connection: name, namespace: ns, outcome: 'Refreshed' });
-  expect(oidc.refreshCalls()).toBe(before + 2);
+  expect(JSON.parse(json.stdout)).toMatchObject({ connection: name, namespace: bed.namespace, outcome: 'Refreshed' });
+  expect(bed.oidc.refreshCalls()).toBe(before + 2);
 
-  const logs = await runPlugin(admin, ['logs', name, '-n', ns]);
+  const logs = await runPlugin(admin, ['logs', name, '-n', bed.namespace]);
   expect(logs.code).toBe(0);
   expect(logs.stdout).toMatch(/refresh\s+request\s+success\s+\d+ms\s+\S+\s+Token refreshed \(request\)/);
-  const entries = (JSON.parse((await runPlugin(admin, ['logs', name, '-n', ns, '-o', 'json'])).stdout) as { entries: OplogEntry[] })
-    .entries;
+  const entries = (
+    JSON.parse((await runPlugin(admin, ['logs', name, '-n', bed.namespace, '-o', 'json'])).stdout) as { entries: OplogEntry[] }
+  ).entries;
   expect(entries.filter((e) => e.operation === 'refresh' && e.step === 'request' && e.outcome === 'success')).toHaveLength(2);
   expect(JSON.stringify(entries)).not.toContain(String(token));
 });
 
 it('a connection that does not exist, and a refresh nothing answers in time, are said so with exit 1', async () => {
-  const missing = await runPlugin(admin, ['logs', 'no-such-connection', '-n', ns]);
+  const missing = await runPlugin(admin, ['logs', 'no-such-connection', '-n', bed.namespace]);
   expect(missing).toMatchObject({ code: 1, stdout: '' });
   expect(missing.stderr).toMatch(/connection "no-such-connection" not found in namespace/);
 
   // A namespace no controller watches: the request stays, unanswered.
   const other = await createTestNamespace(kc, 'kubectl-unwatched');
   try {
-    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: other.name,
-      plural: 'connections',
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
+    await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject(
+      customObject(other.name, 'connections', {
         kind: 'Connection',
         metadata: { name: 'lonely' },
-        spec: { integration: INTEGRATION, provider: providerName, connectionId: 'lonely', id: 1, authMode: 'OAUTH2' },
-      },
-    });
+        spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'lonely', id: 1, authMode: 'OAUTH2' },
+      }),
+    );
     const run = await runPlugin(admin, ['refresh', 'lonely', '-n', other.name, '--timeout', '2s']);
     expect(run).toMatchObject({ code: 1, stdout: '' });
     expect(run.stderr).toMatch(/no answer from the controller within 2s/);
@@ -154,9 +139,9 @@ it('a connection that does not exist, and a refresh nothing answers in time, are
 });
 
 it('acts with the RBAC of whoever runs it: what a Role does not grant is refused with the API server’s words', async () => {
-  const conn = (await importOAuth2(store(), oidc, client, ns, INTEGRATION, providerName, { connectionId: 'rbac' })).conn.resource.metadata
-    .name;
-  const viewer = await serviceAccountKubeconfig(kc, ns, 'viewer', [
+  const conn = (await importOAuth2(store(), bed.oidc, client, bed.namespace, INTEGRATION, bed.providerName, { connectionId: 'rbac' })).conn
+    .resource.metadata.name;
+  const viewer = await serviceAccountKubeconfig(kc, bed.namespace, 'viewer', [
     { apiGroups: ['latchkey.dev'], resources: ['connections'], verbs: ['get', 'list'] },
   ]);
   const status = await runPlugin(viewer, ['status']);
@@ -173,7 +158,7 @@ it('acts with the RBAC of whoever runs it: what a Role does not grant is refused
   expect(across.code).toBe(1);
   expect(across.stderr).toMatch(/cannot list resource "connections" in API group "latchkey.dev" at the cluster scope/);
 
-  const nobody = await serviceAccountKubeconfig(kc, ns, 'nobody', []);
+  const nobody = await serviceAccountKubeconfig(kc, bed.namespace, 'nobody', []);
   const refused = await runPlugin(nobody, ['status']);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toMatch(/cannot list resource "connections"/);
@@ -187,7 +172,7 @@ it('bindings lists CredentialBindings, or says their CRD is not installed', asyn
       () => true,
       () => false,
     );
-  const run = await runPlugin(admin, ['bindings', '-n', ns]);
+  const run = await runPlugin(admin, ['bindings', '-n', bed.namespace]);
   if (installed) {
     expect(run).toMatchObject({ code: 0, stdout: 'No CredentialBindings found.\n' });
   } else {
@@ -197,15 +182,17 @@ it('bindings lists CredentialBindings, or says their CRD is not installed', asyn
 });
 
 it('connect-link prints a Connect link for a token of the audience latchkey that RBAC lets create connectsessions, and refuses the others', async () => {
-  await createEnvironment(kc, ns);
-  const server = await startReplica(kc, { namespaces: [ns], components: ['server'], identity: 'links', selfBaseUrl: true });
+  await createEnvironment(kc, bed.namespace);
+  const server = await startReplica(kc, { namespaces: [bed.namespace], components: ['server'], identity: 'links', selfBaseUrl: true });
   try {
-    await eventually(() => server.ctx.store.listEnvironments(ns).length > 0 && server.ctx.store.getIntegration(ns, INTEGRATION));
+    await eventually(
+      () => server.ctx.store.listEnvironments(bed.namespace).length > 0 && server.ctx.store.getIntegration(bed.namespace, INTEGRATION),
+    );
     const startSessions = { apiGroups: ['latchkey.dev'], resources: ['connectsessions'], verbs: ['create'] };
     const link = (kubeconfig: string, output: string[] = []) =>
       runPlugin(kubeconfig, ['connect-link', INTEGRATION, '--end-user', 'u-7', '--server', server.url, ...output]);
 
-    const starter = await serviceAccountKubeconfig(kc, ns, 'starter', [startSessions], { audiences: ['latchkey'] });
+    const starter = await serviceAccountKubeconfig(kc, bed.namespace, 'starter', [startSessions], { audiences: ['latchkey'] });
     const json = await link(starter, ['-o', 'json']);
     expect(json.code).toBe(0);
     const printed = JSON.parse(json.stdout) as { connect_link: string; expires_at: string };
@@ -221,13 +208,13 @@ it('connect-link prints a Connect link for a token of the audience latchkey that
     expect(table.stdout).toMatch(/^http:\/\/\S+\/connect\?session_token=\S+\n$/);
 
     // Without the right: the server's 403, naming what would allow it.
-    const idle = await serviceAccountKubeconfig(kc, ns, 'idle', [], { audiences: ['latchkey'] });
+    const idle = await serviceAccountKubeconfig(kc, bed.namespace, 'idle', [], { audiences: ['latchkey'] });
     const refused = await link(idle);
     expect(refused).toMatchObject({ code: 1, stdout: '' });
-    expect(refused.stderr).toContain(`HTTP 403, forbidden: system:serviceaccount:${ns}:idle may not create connectsessions`);
-    expect(refused.stderr).toContain(`in namespace "${ns}"`);
+    expect(refused.stderr).toContain(`HTTP 403, forbidden: system:serviceaccount:${bed.namespace}:idle may not create connectsessions`);
+    expect(refused.stderr).toContain(`in namespace "${bed.namespace}"`);
     // A token for the API server's audience is not Latchkey's.
-    const apiOnly = await serviceAccountKubeconfig(kc, ns, 'api-only', [startSessions]);
+    const apiOnly = await serviceAccountKubeconfig(kc, bed.namespace, 'api-only', [startSessions]);
     const wrongAudience = await link(apiOnly);
     expect(wrongAudience.code).toBe(1);
     expect(wrongAudience.stderr).toMatch(/HTTP 401, invalid_token: .*audience "latchkey"/);

@@ -8,56 +8,45 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { oplogObjectName } from '../../src/k8s/oplog-store.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { startOplogServer, type OplogServer } from './support.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startOAuthServersBed } from '../support/oauth-bed.js';
+import { startOplogServer } from './support.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const client = { clientId: 'latchkey-oplog-test', clientSecret: 'oplog-test-secret-0123456789abcdef' };
-const PROVIDER = `oplog-oidc-${process.pid}`;
 const INTEGRATION = 'oplog-app';
 const DAY = 86_400_000;
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
-let oidc: OidcTestServer;
-let lk: OplogServer;
-
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'oplog-api');
-  oidc = await startOidcServer({ clients: [client], accessTokenTtl: 120 });
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Oplog OIDC',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    tokenRequestAuthMethod: 'body',
+const bed = bedForFile(async () => {
+  const oauth = await startOAuthServersBed(kc, {
+    namespace: 'oplog-api',
+    client,
+    integration: INTEGRATION,
+    accessTokenTtl: 120,
+    provider: { tokenRequestAuthMethod: 'body' },
   });
-  env = await createEnvironment(kc, ns.name);
-  await createIntegration(kc, ns.name, INTEGRATION, { provider: PROVIDER }, client);
   // Keep only 3 entries beyond the age limit, so the test can see age-based trimming.
-  lk = await startOplogServer(kc, ns.name, env.secretKey, { LATCHKEY_OPLOG_KEEP_ENTRIES: '3', LATCHKEY_OPLOG_KEEP_DAYS: '7' });
+  const lk = await startOplogServer(kc, oauth.namespace, oauth.env.secretKey, {
+    LATCHKEY_OPLOG_KEEP_ENTRIES: '3',
+    LATCHKEY_OPLOG_KEEP_DAYS: '7',
+  });
+  oauth.alsoStop(() => lk.close());
+  const store = lk.ctx.store;
   await eventually(
     () =>
-      lk.ctx.store.getIntegration(ns.name, INTEGRATION) &&
-      lk.ctx.store.getProvider(PROVIDER) &&
-      lk.ctx.store.listEnvironments(ns.name).length,
+      store.getIntegration(oauth.namespace, INTEGRATION) &&
+      store.getProvider(oauth.providerName) &&
+      store.listEnvironments(oauth.namespace).length,
   );
   await eventually(async () => (await lk.call('GET', '/providers')).status === 200);
-});
-
-afterAll(async () => {
-  await lk?.close();
-  await oidc?.close();
-  await deleteProvider(kc, PROVIDER);
-  await ns?.delete();
+  return { ...oauth, lk };
 });
 
 async function importRevoked(connectionId: string) {
-  const tokens = await oidc.mintTokens({ clientId: client.clientId });
-  const res = await lk.call('POST', '/connections', {
+  const tokens = await bed.oidc.mintTokens({ clientId: client.clientId });
+  const res = await bed.lk.call('POST', '/connections', {
     body: {
       provider_config_key: INTEGRATION,
       connection_id: connectionId,
@@ -66,13 +55,13 @@ async function importRevoked(connectionId: string) {
         type: 'OAUTH2',
         access_token: tokens.accessToken,
         refresh_token: tokens.refreshToken,
-        expires_at: new Date(lk.clock.now() - 60_000).toISOString(),
+        expires_at: new Date(bed.lk.clock.now() - 60_000).toISOString(),
       },
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => lk.ctx.store.getConnection(ns.name, INTEGRATION, connectionId));
-  await oidc.revoke(tokens.refreshToken, client);
+  await eventually(() => bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
+  await bed.oidc.revoke(tokens.refreshToken, client);
   return tokens;
 }
 
@@ -81,22 +70,22 @@ const getPath = (id: string) => `/connections/${encodeURIComponent(id)}?provider
 describe('operation log', () => {
   it("a re-authorization failure 3 days ago still shows, by log_id, with the provider's answer and no secret", async () => {
     const tokens = await importRevoked('reauth-1');
-    const failed = await lk.call('GET', getPath('reauth-1'));
+    const failed = await bed.lk.call('GET', getPath('reauth-1'));
     expect(failed.status).toBe(424);
     const stored = await eventually(() => {
-      const c = lk.ctx.store.getConnection(ns.name, INTEGRATION, 'reauth-1');
+      const c = bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, 'reauth-1');
       return c?.resource.status?.errors?.length ? c : undefined;
     });
     const logId = stored.resource.status!.errors![0]!.logId;
     expect(logId.startsWith(`${stored.resource.metadata.name}.`)).toBe(true);
     expect(failed.body.error.message).toContain(logId);
-    await lk.ctx.oplog!.flush();
+    await bed.lk.ctx.oplog!.flush();
 
-    lk.clock.advance(3 * DAY);
+    bed.lk.clock.advance(3 * DAY);
     // Newer entries meanwhile (more than the count to keep): the failure stays because it is younger than 7 days.
     for (let i = 0; i < 4; i++) {
-      lk.ctx.oplog!.record({
-        namespace: ns.name,
+      bed.lk.ctx.oplog!.record({
+        namespace: bed.ns.name,
         operation: 'proxy',
         outcome: 'failure',
         integration: INTEGRATION,
@@ -105,11 +94,11 @@ describe('operation log', () => {
         messages: [`upstream answered 500 (${i})`],
       });
     }
-    await lk.ctx.oplog!.flush();
+    await bed.lk.ctx.oplog!.flush();
 
-    const list = await lk.call('GET', `/connections?connectionId=reauth-1`);
+    const list = await bed.lk.call('GET', `/connections?connectionId=reauth-1`);
     expect(list.body.connections[0].errors).toEqual([{ type: 'auth', log_id: logId }]);
-    const entry = await lk.call('GET', `/logs/${logId}`);
+    const entry = await bed.lk.call('GET', `/logs/${logId}`);
     expect(entry.status).toBe(200);
     expect(entry.body).toMatchObject({
       id: logId,
@@ -126,14 +115,14 @@ describe('operation log', () => {
     const text = JSON.stringify(entry.body);
     for (const secret of [tokens.accessToken, tokens.refreshToken, client.clientSecret]) expect(text).not.toContain(secret);
 
-    const search = await lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=reauth-1&outcome=failure&operation=refresh`);
+    const search = await bed.lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=reauth-1&outcome=failure&operation=refresh`);
     expect(search.status).toBe(200);
     expect(search.body.logs.map((l: { id: string }) => l.id)).toEqual([logId]);
 
     // Past the age limit, and no longer among the newest 3: trimmed on the next write.
-    lk.clock.advance(5 * DAY);
-    lk.ctx.oplog!.record({
-      namespace: ns.name,
+    bed.lk.clock.advance(5 * DAY);
+    bed.lk.ctx.oplog!.record({
+      namespace: bed.ns.name,
       operation: 'proxy',
       outcome: 'success',
       connection: { name: stored.resource.metadata.name },
@@ -141,9 +130,9 @@ describe('operation log', () => {
       integration: INTEGRATION,
       messages: ['later'],
     });
-    await lk.ctx.oplog!.flush();
-    expect((await lk.call('GET', `/logs/${logId}`)).status).toBe(404);
-    const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName(stored.resource.metadata.name) });
+    await bed.lk.ctx.oplog!.flush();
+    expect((await bed.lk.call('GET', `/logs/${logId}`)).status).toBe(404);
+    const cm = await core.readNamespacedConfigMap({ namespace: bed.ns.name, name: oplogObjectName(stored.resource.metadata.name) });
     expect(cm.metadata!.ownerReferences![0]).toMatchObject({ kind: 'Connection', uid: stored.resource.metadata.uid });
     // The four from day 3 are younger than 7 days: kept beyond the count of 3.
     expect(cm.data!['entries.jsonl']!.split('\n')).toHaveLength(5);
@@ -153,10 +142,10 @@ describe('operation log', () => {
   it('searches by filters and pages with a cursor; entries without a connection go to the environment ring', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
-      lk.clock.advance(1000);
+      bed.lk.clock.advance(1000);
       ids.push(
-        lk.ctx.oplog!.record({
-          namespace: ns.name,
+        bed.lk.ctx.oplog!.record({
+          namespace: bed.ns.name,
           operation: 'authorization',
           step: i % 2 ? 'callback' : 'start',
           outcome: i % 2 ? 'failure' : 'success',
@@ -166,16 +155,16 @@ describe('operation log', () => {
         }),
       );
     }
-    await lk.ctx.oplog!.flush();
+    await bed.lk.ctx.oplog!.flush();
     expect(ids.every((id) => id.startsWith('environment.'))).toBe(true);
-    const ring = await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName('environment') });
-    expect(ring.metadata!.ownerReferences![0]).toMatchObject({ kind: 'Environment', name: env.name });
+    const ring = await core.readNamespacedConfigMap({ namespace: bed.ns.name, name: oplogObjectName('environment') });
+    expect(ring.metadata!.ownerReferences![0]).toMatchObject({ kind: 'Environment', name: bed.env.name });
 
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { status: number; body: any } = await lk.call(
+      const res: { status: number; body: any } = await bed.lk.call(
         'GET',
         `/logs?end_user_id=ring-user&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
       );
@@ -187,42 +176,42 @@ describe('operation log', () => {
     expect(pages).toBe(3);
     expect(seen).toEqual([...ids].reverse());
 
-    const failures = await lk.call('GET', `/logs?end_user_id=ring-user&outcome=failure`);
+    const failures = await bed.lk.call('GET', `/logs?end_user_id=ring-user&outcome=failure`);
     expect(failures.body.logs).toHaveLength(3);
     expect(JSON.stringify(failures.body)).not.toContain('sealed-state-value');
     const from = failures.body.logs[1].time;
-    const ranged = await lk.call('GET', `/logs?end_user_id=ring-user&from=${encodeURIComponent(from)}`);
+    const ranged = await bed.lk.call('GET', `/logs?end_user_id=ring-user&from=${encodeURIComponent(from)}`);
     expect(ranged.body.logs.every((l: { time: string }) => l.time >= from)).toBe(true);
     expect(ranged.body.logs.length).toBeLessThan(7);
   });
 
   it('answers 4xx for bad queries, unknown IDs and a missing key', async () => {
-    expect((await lk.call('GET', '/logs?operation=nonsense')).status).toBe(400);
-    expect((await lk.call('GET', '/logs?cursor=not-a-cursor')).body.error.code).toBe('invalid_query');
-    expect((await lk.call('GET', '/logs?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z')).status).toBe(400);
-    expect((await lk.call('GET', '/logs?unknown=1')).status).toBe(400);
-    const unknown = await lk.call('GET', `/logs/${connectionObjectName(INTEGRATION, 'nobody')}.000000000000000000000`);
+    expect((await bed.lk.call('GET', '/logs?operation=nonsense')).status).toBe(400);
+    expect((await bed.lk.call('GET', '/logs?cursor=not-a-cursor')).body.error.code).toBe('invalid_query');
+    expect((await bed.lk.call('GET', '/logs?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z')).status).toBe(400);
+    expect((await bed.lk.call('GET', '/logs?unknown=1')).status).toBe(400);
+    const unknown = await bed.lk.call('GET', `/logs/${connectionObjectName(INTEGRATION, 'nobody')}.000000000000000000000`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('unknown_log');
-    expect((await lk.call('GET', '/logs/..%2F..%2Fsecrets')).status).toBe(404);
-    expect((await lk.call('GET', '/logs', { key: 'sk_wrong' })).status).toBe(401);
+    expect((await bed.lk.call('GET', '/logs/..%2F..%2Fsecrets')).status).toBe(404);
+    expect((await bed.lk.call('GET', '/logs', { key: 'sk_wrong' })).status).toBe(401);
   });
 
   it("records imports and deletions; the connection's log object goes with the connection", async () => {
     await importRevoked('to-delete');
     const name = connectionObjectName(INTEGRATION, 'to-delete');
-    await lk.ctx.oplog!.flush();
-    const imported = await lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=to-delete&operation=import`);
+    await bed.lk.ctx.oplog!.flush();
+    const imported = await bed.lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=to-delete&operation=import`);
     expect(imported.body.logs).toHaveLength(1);
-    await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName(name) });
-    expect((await lk.call('DELETE', getPath('to-delete'))).status).toBe(200);
-    await lk.ctx.oplog!.flush();
-    const deleted = await lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=to-delete&operation=deletion`);
+    await core.readNamespacedConfigMap({ namespace: bed.ns.name, name: oplogObjectName(name) });
+    expect((await bed.lk.call('DELETE', getPath('to-delete'))).status).toBe(200);
+    await bed.lk.ctx.oplog!.flush();
+    const deleted = await bed.lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=to-delete&operation=deletion`);
     expect(deleted.body.logs).toHaveLength(1);
     // kube-controller-manager's garbage collector removes the owned log object.
     await eventually(async () => {
       try {
-        await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName(name) });
+        await core.readNamespacedConfigMap({ namespace: bed.ns.name, name: oplogObjectName(name) });
         return false;
       } catch {
         return true;
@@ -234,10 +223,10 @@ describe('operation log', () => {
     // An import creates the connection's log object without reading first (it cannot exist yet); if it
     // does exist after all (an entry written before, a re-import), the write falls back to read and replace.
     await importRevoked('created-twice');
-    await lk.ctx.oplog!.flush();
-    const r = lk.ctx.store.getConnection(ns.name, INTEGRATION, 'created-twice')!.resource;
-    lk.ctx.oplog!.record({
-      namespace: ns.name,
+    await bed.lk.ctx.oplog!.flush();
+    const r = bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, 'created-twice')!.resource;
+    bed.lk.ctx.oplog!.record({
+      namespace: bed.ns.name,
       operation: 'import',
       outcome: 'success',
       integration: INTEGRATION,
@@ -245,15 +234,15 @@ describe('operation log', () => {
       connection: { name: r.metadata.name, uid: r.metadata.uid, created: true },
       messages: ['second entry marked as of a created connection'],
     });
-    await lk.ctx.oplog!.flush();
-    const logs = await lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=created-twice&operation=import`);
+    await bed.lk.ctx.oplog!.flush();
+    const logs = await bed.lk.call('GET', `/logs?integration=${INTEGRATION}&connection_id=created-twice&operation=import`);
     expect(logs.body.logs).toHaveLength(2);
-    const cm = await core.readNamespacedConfigMap({ namespace: ns.name, name: oplogObjectName(r.metadata.name) });
+    const cm = await core.readNamespacedConfigMap({ namespace: bed.ns.name, name: oplogObjectName(r.metadata.name) });
     expect(cm.data!['entries.jsonl']!.split('\n')).toHaveLength(2);
   });
 
   it('is in the OpenAPI document', async () => {
-    const doc = (await fetch(`${lk.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, unknown> };
+    const doc = (await fetch(`${bed.lk.url}/openapi.json`).then((r) => r.json())) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/logs', '/logs/{logId}']));
   });
 });

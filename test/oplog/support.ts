@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/platform/config.js';
 import { createContext } from '../../src/app/context.js';
 import type { AppContext } from '../../src/context/app-context.js';
 import { testLogger } from '../../dev/cluster.js';
+import { bodyOf } from '../support/api-clients.js';
 
 export interface MovableClock {
   now(): number;
@@ -62,14 +63,7 @@ export async function startOplogServer(
         },
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       });
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, body };
+      return { status: res.status, body: await bodyOf(res) };
     },
     async close() {
       await ctx.oplog?.stop();

@@ -8,21 +8,16 @@
  * Connect key's public half (kid, iss, aud appstoreconnect-v1, at most 20 minutes ahead, not expired).
  */
 import { createHmac, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { sealSession } from '../support/fixtures.js';
 import { eventually } from '../../dev/cluster.js';
-import { REPO_ROOT } from '../../dev/control-plane.js';
-import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
-import { startUpstream, type Upstream } from '../support/servers/upstream.js';
-
-const catalogSpec = (name: string) =>
-  (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
+import type { JsonCall } from '../support/api-clients.js';
+import { catalogSpec } from '../support/catalog-files.js';
+import { bedForFile } from '../support/file-bed.js';
+import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { startUpstream } from '../support/servers/upstream.js';
 
 const GHOST_ID = '6748592f4b9b7700010f6564';
 const GHOST_SECRET = 'f3a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f';
@@ -31,10 +26,6 @@ const ASC_ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
 const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const P8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
-let h: ProxyBed;
-let up: Upstream;
-let ghostProvider: string;
-let ascProvider: string;
 /** Every token the fake APIs saw, with their verdict. */
 const seen: Array<{ api: 'ghost' | 'asc'; token: string; ok: boolean; why?: string }> = [];
 
@@ -98,47 +89,32 @@ function fakeApi(api: 'ghost' | 'asc', verdict: (authorization: string | undefin
   };
 }
 
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${h.server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${h.env.secretKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
-
-async function proxyGet(integration: string, connectionId: string, path: string) {
-  const res = await rawRequest(h.server.port, { path: `/proxy${path}`, headers: proxyHeaders(h, integration, connectionId) });
-  return { status: res.status, body: JSON.parse(res.body.toString() || 'null') as Record<string, unknown> | null };
-}
+const rest: JsonCall = (method, path, body) => h.rest(method, path, body);
+const proxyGet = (integration: string, connectionId: string, path: string) => h.proxyTo(integration)(connectionId, path);
 
 const storedCredentials = (integration: string, connectionId: string) =>
   h.store.getConnection(h.namespace, integration, connectionId)?.credentials;
 
-beforeAll(async () => {
-  up = await startUpstream();
+const h = bedForFile(async () => {
+  const up = await startUpstream();
   up.on('/ghost/api/admin/', fakeApi('ghost', ghostVerdict));
   up.on('/v1/', fakeApi('asc', ascVerdict));
-  h = await startProxyBed('jwt');
+  const h = await startProxyModeBed('jwt', { up });
   const ghost = catalogSpec('ghost-admin');
   const asc = catalogSpec('app-store-connect');
-  ghostProvider = await h.addProvider('ghost-admin', { ...ghost, proxy: { ...ghost.proxy, baseUrl: `${up.origin}/ghost/api/admin` } });
-  ascProvider = await h.addProvider('app-store-connect', { ...asc, proxy: { ...asc.proxy, baseUrl: up.origin } });
+  const ghostProvider = await h.addProvider('ghost-admin', {
+    ...ghost,
+    proxy: { ...ghost.proxy, baseUrl: `${up.origin}/ghost/api/admin` },
+  });
+  const ascProvider = await h.addProvider('app-store-connect', { ...asc, proxy: { ...asc.proxy, baseUrl: up.origin } });
   await h.addIntegration('ghost', ghostProvider);
   await h.addIntegration('asc', ascProvider);
-});
-
-afterAll(async () => {
-  await h?.close();
-  await up?.close();
+  return { ...h, ghostProvider, ascProvider };
 });
 
 describe('JWT connections through the REST API and the proxy', () => {
   it('Ghost: an import mints a token at once; the proxy sends it as "Ghost <jwt>" with accept-version, and the fake Ghost accepts it', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'blog',
+    const imported = await h.importConnection('ghost', 'blog', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });
@@ -162,9 +138,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('App Store Connect: the .p8 key signs ES256 tokens the fake App Store Connect verifies with the public key (Bearer by default)', async () => {
-    const imported = await rest('POST', '/connections', {
-      provider_config_key: 'asc',
-      connection_id: 'team',
+    const imported = await h.importConnection('asc', 'team', {
       credentials: { type: 'JWT', apiKey: P8 },
       connection_config: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
     });
@@ -242,9 +216,7 @@ describe('JWT connections through the REST API and the proxy', () => {
       { integration: 'asc', apiKey: P8, config: { keyId: ASC_KEY_ID }, code: 'missing_connection_config', message: /issuerId/ },
     ];
     for (const [i, c] of cases.entries()) {
-      const res = await rest('POST', '/connections', {
-        provider_config_key: c.integration,
-        connection_id: `bad-${i}`,
+      const res = await h.importConnection(c.integration, `bad-${i}`, {
         credentials: { type: 'JWT', apiKey: c.apiKey },
         connection_config: c.config,
       });
@@ -259,12 +231,12 @@ describe('JWT connections through the REST API and the proxy', () => {
       expect((await rest('GET', `/connections/bad-${i}?provider_config_key=${c.integration}`)).status).toBe(404);
     }
     // Unknown fields and the wrong credential type are refused by the schema as for every mode.
-    const extra = await rest('POST', '/connections', {
+    const extra = await h.rest('POST', '/connections', {
       provider_config_key: 'ghost',
       credentials: { type: 'JWT', apiKey: GHOST_SECRET, token: 'x' },
     });
     expect(extra.status).toBe(400);
-    const wrongType = await rest('POST', '/connections', {
+    const wrongType = await h.rest('POST', '/connections', {
       provider_config_key: 'ghost',
       credentials: { type: 'API_KEY', apiKey: GHOST_SECRET },
     });
@@ -272,9 +244,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('a re-import of an existing connection replaces the key and mints with the configuration it kept', async () => {
-    const res = await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'blog',
+    const res = await h.importConnection('ghost', 'blog', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET.toUpperCase() },
     });
     expect(res.status).toBe(200);
@@ -283,9 +253,7 @@ describe('JWT connections through the REST API and the proxy', () => {
   });
 
   it('a stored key that can no longer sign: the fetch answers 424 reauthorization_required and the connection carries an auth error', async () => {
-    await rest('POST', '/connections', {
-      provider_config_key: 'ghost',
-      connection_id: 'broken',
+    await h.importConnection('ghost', 'broken', {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });

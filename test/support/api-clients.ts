@@ -15,6 +15,16 @@ export interface ServerUnderTest {
 /** The server a ProxyBed runs. */
 export const serverOf = (h: Pick<ProxyBed, 'server' | 'env'>): ServerUnderTest => ({ url: h.server.url, env: h.env });
 
+/** An answer's body: its JSON when it parses, else its text (undefined when empty). */
+export async function bodyOf(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
 export type JsonCall = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
 async function jsonRequest(url: string, bearer: string, method: string, body: unknown): Promise<{ status: number; body: any }> {
@@ -30,6 +40,17 @@ async function jsonRequest(url: string, bearer: string, method: string, body: un
 /** The REST API (`/connections`, `/connection`, …) with the secret key. */
 export function restClient(server: ServerUnderTest): JsonCall {
   return (method, path, body) => jsonRequest(`${server.url}${path}`, server.env.secretKey, method, body);
+}
+
+/** An import through the REST API: POST /connections (or the deprecated POST /connection) naming the connection, with the rest of the body. */
+export type ImportCall = (integration: string, connectionId: string, body?: Record<string, unknown>) => ReturnType<JsonCall>;
+
+export function importCalls(rest: JsonCall): { importConnection: ImportCall; importLegacy: ImportCall } {
+  const post =
+    (path: string): ImportCall =>
+    (integration, connectionId, body = {}) =>
+      rest('POST', path, { provider_config_key: integration, connection_id: connectionId, ...body });
+  return { importConnection: post('/connections'), importLegacy: post('/connection') };
 }
 
 /** The Connect UI's JSON API (`/connect/api/…`) with a session token for one end user and the given integrations. */

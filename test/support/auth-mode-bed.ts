@@ -8,7 +8,7 @@ import type { ProviderSpec } from '../../src/k8s/resources.js';
 import type { StoredCredentials } from '../../src/k8s/store.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
-import { proxyClient, restClient } from './api-clients.js';
+import { type ImportCall, importCalls, proxyClient, restClient } from './api-clients.js';
 import { openConnectPopup, waitForEvent } from './browser.js';
 import { startConnectBed, type ConnectBed } from './connect-bed.js';
 import { sealSession } from './fixtures.js';
@@ -23,8 +23,14 @@ export interface AuthModeBed {
   /** Applies a Provider (name made unique) and an Integration `id` using it; waits until both are cached. */
   addIntegration(id: string, provider: string, spec: ProviderSpec): Promise<void>;
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** POST /connections naming the connection. */
+  importConnection: ImportCall;
+  /** The deprecated POST /connection naming the connection. */
+  importLegacy: ImportCall;
   proxyGet(integration: string, connectionId: string, path: string): Promise<{ status: number; body: any }>;
   stored(integration: string, connectionId: string): StoredCredentials | undefined;
+  /** Makes the stored credentials expire `ms` from now (as time would); returns them as they were. */
+  expireIn(integration: string, connectionId: string, ms: number): Promise<StoredCredentials>;
   /** Replaces the stored credentials (to make a token expired, as time would). */
   setStored(integration: string, connectionId: string, credentials: StoredCredentials): Promise<void>;
   /** Connects through the Connect UI form in chromium; returns the new connection ID (development mode). */
@@ -43,6 +49,7 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
   const providers: string[] = [];
   const suffix = `${process.pid}`;
   const server = { url: bed.latchkey.url, env: bed.env };
+  const rest = restClient(server);
 
   const openForm = async (integration: string, values: Record<string, string>, config: Record<string, string>) => {
     const context = await bed.browser.newContext();
@@ -53,6 +60,12 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
     for (const [k, v] of Object.entries(config)) await popup.fill(`#f-config-${k}`, v);
     await popup.click('button[type=submit]');
     return { context, app, popup };
+  };
+
+  const stored = (integration: string, connectionId: string) => store.getConnection(namespace, integration, connectionId)?.credentials;
+  const setStored = async (integration: string, connectionId: string, credentials: StoredCredentials) => {
+    const name = store.getConnection(namespace, integration, connectionId)!.resource.metadata.name;
+    await store.updateCredentials(namespace, name, () => credentials);
   };
 
   return {
@@ -66,13 +79,16 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
       await createIntegration(kc, namespace, id, { provider: name });
       await bed.synced((s) => s.getProvider(name) && s.getIntegration(namespace, id));
     },
-    rest: restClient(server),
+    rest,
+    ...importCalls(rest),
     proxyGet: (integration, connectionId, path) => proxyClient(server, integration)(connectionId, path),
-    stored: (integration, connectionId) => store.getConnection(namespace, integration, connectionId)?.credentials,
-    async setStored(integration, connectionId, credentials) {
-      const name = store.getConnection(namespace, integration, connectionId)!.resource.metadata.name;
-      await store.updateCredentials(namespace, name, () => credentials);
+    stored,
+    async expireIn(integration, connectionId, ms) {
+      const before = stored(integration, connectionId)!;
+      await setStored(integration, connectionId, { ...before, expires_at: new Date(Date.now() + ms).toISOString() } as StoredCredentials);
+      return before;
     },
+    setStored,
     async connectWithForm(integration, values, config = {}) {
       const { context, app } = await openForm(integration, values, config);
       const event = await waitForEvent(app, 'connect', 60_000);

@@ -26,14 +26,14 @@ export interface ControllerBed {
   close(): Promise<void>;
 }
 
+/** One controller replica watching `namespace`, without leader election (it owns every connection). */
+export function startSoloController(kc: KubeConfig, namespace: string): Promise<Replica> {
+  return startReplica(kc, { namespaces: [namespace], components: ['controller'], identity: 'solo', config: { leaderElection: false } });
+}
+
 export async function startControllerBed(kc: KubeConfig, prefix: string): Promise<ControllerBed> {
   const ns = await createTestNamespace(kc, prefix);
-  const replica = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['controller'],
-    identity: 'solo',
-    config: { leaderElection: false },
-  });
+  const replica = await startSoloController(kc, ns.name);
   const providers: string[] = [];
   return {
     ns,

@@ -1,5 +1,6 @@
-/** Credentials tests start from: an OAuth 2 connection with real tokens, a sealed Connect session. */
+/** Credentials tests start from: an OAuth 2 connection with real tokens, a sealed Connect session, an OAuth flow's state. */
 import { randomBytes } from 'node:crypto';
+import type { FlowState } from '../../src/auth/flow-state.js';
 import { sealSessionToken, type SessionClaims } from '../../src/auth/session-tokens.js';
 import type { KubeStore, StoredConnection } from '../../src/k8s/store.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
@@ -33,4 +34,19 @@ export async function importOAuth2(
 /** A Connect session token sealed with the Environment's secret key, valid for ten minutes. */
 export function sealSession(secretKey: string, claims: Omit<SessionClaims, 'sid' | 'exp'> & { exp?: number }): string {
   return sealSessionToken({ sid: randomBytes(8).toString('hex'), exp: Math.floor(Date.now() / 1000) + 600, ...claims }, secretKey);
+}
+
+/** An OAuth 2 flow's state for team-a's user u1 connecting `github`, with `rest` (the binding hash, expiry, …). */
+export function flowState(rest: Pick<FlowState, 'bh' | 'exp'> & Partial<FlowState>): FlowState {
+  return {
+    namespace: 'team-a',
+    sid: 's1',
+    fid: 'f1',
+    mode: 'OAUTH2',
+    integration: 'github',
+    endUser: { id: 'u1' },
+    connectionConfig: {},
+    redirectUri: 'https://x/oauth/callback',
+    ...rest,
+  };
 }

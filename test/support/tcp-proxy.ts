@@ -1,5 +1,6 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { createTestNamespace } from '../../dev/cluster.js';
 
 export type TcpProxy = Awaited<ReturnType<typeof startTcpProxy>>;
 
@@ -89,4 +90,22 @@ export async function apiServerBehindProxy(kc: KubeConfig): Promise<{ proxy: Tcp
     }),
   );
   return { proxy, kc: viaProxy };
+}
+
+/** A test namespace and the API server behind a TCP proxy (apiServerBehindProxy), for a file's tests. */
+export async function startProxiedApiServerBed(
+  kc: KubeConfig,
+  prefix: string,
+): Promise<{ ns: { name: string }; proxy: TcpProxy; viaProxy: KubeConfig; close(): Promise<void> }> {
+  const ns = await createTestNamespace(kc, prefix);
+  const { proxy, kc: viaProxy } = await apiServerBehindProxy(kc);
+  return {
+    ns,
+    proxy,
+    viaProxy,
+    async close() {
+      await proxy.close();
+      await ns.delete();
+    },
+  };
 }

@@ -18,6 +18,7 @@ import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { testConfig } from './config.js';
 import { startUpstream, type Upstream } from './servers/upstream.js';
+import { bodyOf } from './api-clients.js';
 
 export interface WorkloadBed {
   kc: KubeConfig;
@@ -73,16 +74,7 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
   await ctx.store.start();
   const real = new KubeAccessReviews(kc);
   const calls = { tokenReviews: 0, accessReviews: 0 };
-  const counted: AccessReviews = {
-    reviewToken: (token, audiences) => {
-      calls.tokenReviews++;
-      return real.reviewToken(token, audiences);
-    },
-    reviewAccess: (user, attrs) => {
-      calls.accessReviews++;
-      return real.reviewAccess(user, attrs);
-    },
-  };
+  const counted = countingReviews(real, calls);
   const server: Server = createServer(createRequestListener(ctx, { accessReviews: counted }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -131,14 +123,7 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
         headers,
         body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       });
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        // not JSON
-      }
-      return { status: res.status, body, headers: res.headers };
+      return { status: res.status, body: await bodyOf(res), headers: res.headers };
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -150,6 +135,20 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
       await deleteProvider(kc, provider);
       await ns.delete();
       await appNs.delete();
+    },
+  };
+}
+
+/** Access reviews passed on to `real`, each counted in `calls`. */
+export function countingReviews(real: AccessReviews, calls: { tokenReviews: number; accessReviews: number }): AccessReviews {
+  return {
+    reviewToken: (token, audiences) => {
+      calls.tokenReviews++;
+      return real.reviewToken(token, audiences);
+    },
+    reviewAccess: (user, attrs) => {
+      calls.accessReviews++;
+      return real.reviewAccess(user, attrs);
     },
   };
 }

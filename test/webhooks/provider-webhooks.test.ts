@@ -165,6 +165,16 @@ describe.each(Object.keys(SIMULATORS))('%s', (name) => {
   });
 });
 
+/** A simulated delivery as the webhook route hands it to the receiver (the body parsed as JSON unless given). */
+const delivery = (r: SimulatedRequest, json: unknown = JSON.parse(r.body), query = new URLSearchParams()) => ({
+  method: 'POST',
+  url: r.url,
+  headers: r.headers,
+  body: Buffer.from(r.body),
+  json,
+  query,
+});
+
 it('GitHub: a redelivery with the same X-GitHub-Delivery is answered 200 and not forwarded again', async () => {
   const sim = SIMULATORS['github-app']!;
   const before = forwardsFor(sim).length;
@@ -331,31 +341,14 @@ it('answers 503 (the provider retries), not 500, when the event cannot be stored
   });
   const target = receiverOf.target(ns.name, integrationOf(sim.provider))!;
   const r = signed(sim);
-  const request = () =>
-    receiverOf.receive(target, {
-      method: 'POST',
-      url: r.url,
-      headers: r.headers,
-      body: Buffer.from(r.body),
-      json: JSON.parse(r.body),
-      query: new URLSearchParams(),
-    });
+  const request = () => receiverOf.receive(target, delivery(r));
   expect(await request()).toMatchObject({ status: 503 });
   // The duplicate marker's write failing is a 503 too (the receive would otherwise reject: a 500).
   const noMarkers = new ProviderWebhookReceiver({
     ...replica.ctx,
     markers: { markUsed: () => Promise.reject(new Error('etcd unavailable')), unmarkUsed: () => Promise.resolve() },
   });
-  expect(
-    await noMarkers.receive(target, {
-      method: 'POST',
-      url: r.url,
-      headers: r.headers,
-      body: Buffer.from(r.body),
-      json: JSON.parse(r.body),
-      query: new URLSearchParams(),
-    }),
-  ).toMatchObject({
+  expect(await noMarkers.receive(target, delivery(r))).toMatchObject({
     status: 503,
     body: JSON.stringify({ error: { code: 'unavailable', message: 'The webhook could not be stored; retry later.' } }),
   });
@@ -390,15 +383,7 @@ it('spends a per-integration budget: 429 with Retry-After past it, forgeries on 
   const sim = SIMULATORS.typeform!;
   const budgeted = new ProviderWebhookReceiver({ ...replica.ctx, config: { ...replica.ctx.config, providerWebhookRatePerIntegration: 2 } });
   const target = budgeted.target(ns.name, integrationOf(sim.provider))!;
-  const receive = (r: SimulatedRequest) =>
-    budgeted.receive(target, {
-      method: 'POST',
-      url: r.url,
-      headers: r.headers,
-      body: Buffer.from(r.body),
-      json: JSON.parse(r.body),
-      query: new URLSearchParams(),
-    });
+  const receive = (r: SimulatedRequest) => budgeted.receive(target, delivery(r));
   const forged = () => tampered(sim, signed(sim));
   expect((await receive(forged())).status).toBe(401);
   expect((await receive(forged())).status).toBe(401);
@@ -478,15 +463,7 @@ describe('hostile senders', () => {
       config: { ...replica.ctx.config, providerWebhookRatePerIntegration: perMinute },
     });
     const target = r.target(ns.name, integrationOf(sim.provider))!;
-    return (req: SimulatedRequest, query = new URLSearchParams()) =>
-      r.receive(target, {
-        method: 'POST',
-        url: req.url,
-        headers: req.headers,
-        body: Buffer.from(req.body),
-        json: jsonOrNot(req.body),
-        query,
-      });
+    return (req: SimulatedRequest, query = new URLSearchParams()) => r.receive(target, delivery(req, jsonOrNot(req.body), query));
   };
   const jsonOrNot = (text: string): unknown => {
     try {
