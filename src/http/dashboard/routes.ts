@@ -9,10 +9,10 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { EnvironmentKeys } from '../../auth/environment-keys.js';
 import { throttled, type FailedAuthThrottle } from '../failed-auth-throttle.js';
-import { ConnectionNotFoundError, RefreshError } from '../../auth/refresh/token-refresher.js';
+import { RefreshError, UNKNOWN_CONNECTION } from '../../auth/refresh/token-refresher.js';
 import type { AppContext } from '../../context/app-context.js';
 import { environmentWithKey } from '../../connect/session.js';
-import { LatchkeyError } from '../../domain/errors.js';
+import { hasCode, LatchkeyError } from '../../domain/errors.js';
 import { parse } from '../errors.js';
 import { environmentOf } from '../secret-key-auth.js';
 import { mountRoutes } from '../rest/routes/define.js';
@@ -133,7 +133,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
         const conn = await deps.refresher.ensureFresh(namespace, b.integration, b.connection_id, { force: true, reason: 'fetch' });
         res.json(connectionDetail(conn, ctx.clock.now()));
       } catch (err) {
-        if (err instanceof ConnectionNotFoundError) throw unknownConnection(b.connection_id, b.integration);
+        if (hasCode(err, UNKNOWN_CONNECTION)) throw unknownConnection(b.connection_id, b.integration);
         if (err instanceof RefreshError) throw refreshFailure(err);
         throw err;
       }

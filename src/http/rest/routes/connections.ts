@@ -1,10 +1,10 @@
-import { ConnectionNotFoundError, RefreshError } from '../../../auth/refresh/token-refresher.js';
+import { RefreshError, UNKNOWN_CONNECTION } from '../../../auth/refresh/token-refresher.js';
 import { importCredentials } from '../../../connections/import.js';
 import { listConnections } from '../../../connections/list.js';
 import { deleteConnection } from '../../../connections/service.js';
 import type { RevocationOutcome } from '../../../auth/grant-revocation.js';
 import { moduleOfCredentials } from '../../../modes/registry.js';
-import { LatchkeyError } from '../../../domain/errors.js';
+import { hasCode, LatchkeyError } from '../../../domain/errors.js';
 import type { EndUserSpec, ProviderResource } from '../../../k8s/resources.js';
 import type { StoredConnection } from '../../../k8s/store.js';
 import type { EndUserInput } from '../schemas/common.js';
@@ -207,7 +207,7 @@ async function freshConnection(deps: RestDeps, namespace: string, connectionId: 
   try {
     return await deps.refresher.ensureFresh(namespace, integration, connectionId, { force, reason: 'fetch' });
   } catch (err) {
-    if (err instanceof ConnectionNotFoundError) throw unknownConnection(connectionId, integration);
+    if (hasCode(err, UNKNOWN_CONNECTION)) throw unknownConnection(connectionId, integration);
     if (err instanceof RefreshError) throw refreshFailure(err);
     throw err;
   }
