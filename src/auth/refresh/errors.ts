@@ -11,7 +11,7 @@ export type RefreshErrorCode =
  * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
  * client is rejected); the end user must re-authorize or an operator must fix the Integration.
  * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again. Its kind
- * is the status the fetch route answers it with (src/http/rest/routes/connections/errors.ts `refreshFailure`).
+ * is the status the fetch route answers it with (src/http/rest/routes/connections/refresh-failure.ts).
  */
 export class RefreshError extends LatchkeyError {
   readonly permanent: boolean;
