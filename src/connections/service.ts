@@ -18,7 +18,7 @@ import { revokeGrant, type RevocationOutcome } from '../auth/grant-revocation.js
 import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { ALREADY_EXISTS } from '../k8s/errors.js';
-import { type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
+import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface ConnectionServiceDeps {
