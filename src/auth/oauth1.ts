@@ -78,16 +78,9 @@ export interface OAuth1Consumer {
   fetch: typeof fetch;
 }
 
-/** The provider refused or garbled a step of the OAuth 1.0a handshake (502: its failure, not the caller's). */
-export class OAuth1Error extends LatchkeyError {
-  constructor(
-    message: string,
-    readonly status?: number,
-  ) {
-    super('upstream', 'oauth1_failed', message);
-    this.name = 'OAuth1Error';
-  }
-}
+/** The code of a step of the OAuth 1.0a handshake the provider refused or garbled (502: its failure, not the caller's). */
+export const OAUTH1_FAILED = 'oauth1_failed';
+export const oauth1Failed = (message: string) => new LatchkeyError('upstream', OAUTH1_FAILED, message);
 
 async function postSigned(
   consumer: OAuth1Consumer,
@@ -109,9 +102,9 @@ async function postSigned(
   });
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);
-    throw new OAuth1Error(`provider answered ${res.status} at ${new URL(url).pathname}`, res.status);
+    throw oauth1Failed(`provider answered ${res.status} at ${new URL(url).pathname}`);
   }
-  // Bounded: past the limit an AnswerTooLargeError, and nothing is kept.
+  // Bounded: past the limit a `provider_answer_too_large` error, and nothing is kept.
   return readAnswerForm(res);
 }
 
@@ -124,9 +117,9 @@ export async function requestTemporaryCredentials(
   const params = await postSigned(consumer, requestTokenUrl, { oauthParams: { oauth_callback: callback } });
   const token = params.get('oauth_token');
   const tokenSecret = params.get('oauth_token_secret');
-  if (!token || tokenSecret === null) throw new OAuth1Error('request token response lacks oauth_token or oauth_token_secret');
+  if (!token || tokenSecret === null) throw oauth1Failed('request token response lacks oauth_token or oauth_token_secret');
   if (params.get('oauth_callback_confirmed') !== 'true')
-    throw new OAuth1Error('provider did not confirm the callback (oauth_callback_confirmed)');
+    throw oauth1Failed('provider did not confirm the callback (oauth_callback_confirmed)');
   return { token, tokenSecret };
 }
 
@@ -159,6 +152,6 @@ export async function requestTokenCredentials(
   });
   const token = params.get('oauth_token');
   const tokenSecret = params.get('oauth_token_secret');
-  if (!token || tokenSecret === null) throw new OAuth1Error('access token response lacks oauth_token or oauth_token_secret');
+  if (!token || tokenSecret === null) throw oauth1Failed('access token response lacks oauth_token or oauth_token_secret');
   return { type: 'OAUTH1', oauth_token: token, oauth_token_secret: tokenSecret, raw: Object.fromEntries(params) };
 }

@@ -111,7 +111,7 @@ export function isLoopback(url: string): boolean {
  * rewritten into the strict shape openid-client checks (an error in a 200 becomes a 400 RFC 6749 error
  * answer, so it takes the same path as one); the untouched body goes to `onBody` (it becomes the
  * credentials' `raw`). Every answer is read here, bounded, once ({@link readAnswerText}:
- * {@link AnswerTooLargeError} past the limit), and handed to openid-client as a new Response, so it
+ * a `provider_answer_too_large` error past the limit), and handed to openid-client as a new Response, so it
  * never reads a provider's body itself.
  */
 async function normalizeTokenResponse(

@@ -16,7 +16,7 @@ import {
 } from '../auth/flow-state.js';
 import {
   authorizationUrl as oauth1AuthorizationUrl,
-  OAuth1Error,
+  OAUTH1_FAILED,
   requestTemporaryCredentials,
   requestTokenCredentials,
   type OAuth1Consumer,
@@ -248,7 +248,7 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
  * The provider's failure in a handshake (or the egress policy's refusal of its URL): LatchkeyErrors
  * like the flow's own refusals, but logged and answered as the flow's 502, not passed on as they are.
  */
-const providerFailure = (err: LatchkeyError) => err instanceof OAuth1Error || err instanceof EgressRefusedError;
+const providerFailure = (err: LatchkeyError) => err.code === OAUTH1_FAILED || err instanceof EgressRefusedError;
 
 /**
  * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.

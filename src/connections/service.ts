@@ -10,14 +10,15 @@ import { randomUUID } from 'node:crypto';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { Clock } from '../domain/clock.js';
 import { CREDENTIALS_ERROR, MAX_STATUS_ERRORS, mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { checkConnectionConfig } from '../catalog/connection-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
 import type { RefreshLock } from '../auth/refresh/lock.js';
 import { revokeGrant, type RevocationOutcome } from '../auth/grant-revocation.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
-import { AlreadyExistsError, type KubeStore, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
+import { ALREADY_EXISTS } from '../k8s/errors.js';
+import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface ConnectionServiceDeps {
@@ -42,7 +43,7 @@ export interface NewConnection {
 /** Older than this, a Connection without its Secret is not a creation in flight (each write is bounded at 10 s). */
 const HALF_MADE_AFTER_MS = 30_000;
 
-/** Creates a connection; a taken connection ID is AlreadyExistsError (the API server refuses the name). */
+/** Creates a connection; a taken connection ID is an `already_exists` error (the API server refuses the name). */
 export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
   // Every value follows the Provider's rules and every required key is there (400 otherwise).
   const connectionConfig = checkConnectionConfig(input.provider.spec, input.connectionConfig);
@@ -83,7 +84,7 @@ export async function importConnection(
     } catch (err) {
       // Created concurrently by another request: replace its credentials instead. Or a half-made
       // attempt of our own (Connection without Secret) blocks the name: clear it once no creation can be in flight.
-      if (!(err instanceof AlreadyExistsError)) throw err;
+      if (!hasCode(err, ALREADY_EXISTS)) throw err;
       const name = connectionObjectName(integrationId, connectionId);
       if (await deps.store.removeIncompleteConnection(input.namespace, name, HALF_MADE_AFTER_MS, deps.clock.now())) continue;
       await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));

@@ -36,7 +36,7 @@ export function accessTokenOf(credentials: StoredCredentials): { token: string; 
 
 /**
  * The connection's access token, refreshed first when due. Throws the refresher's errors
- * (`ConnectionNotFoundError`, `RefreshError`) and a `not_exchangeable` LatchkeyError when the
+ * (`unknown_connection`, `RefreshError`) and a `not_exchangeable` LatchkeyError when the
  * connection's credentials hold no access token.
  */
 export async function exchangeForAccessToken(

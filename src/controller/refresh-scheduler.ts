@@ -10,7 +10,8 @@ import { lastRefreshOf, type RefreshRecord } from '../domain/refresh-floor.js';
 import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
 import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
-import { ConnectionNotFoundError } from '../auth/refresh/errors.js';
+import { UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
+import { hasCode } from '../domain/errors.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
@@ -270,7 +271,7 @@ export class RefreshScheduler {
     } catch (err) {
       this.refreshing.delete(key);
       end();
-      if (err instanceof ConnectionNotFoundError) {
+      if (hasCode(err, UNKNOWN_CONNECTION)) {
         this.forget(key);
         return;
       }

@@ -1,13 +1,13 @@
 /**
  * The one error type of Latchkey: what went wrong (`kind`, which the HTTP layer maps to a status),
  * a stable `code` clients can branch on, and a message safe to show (never a token, key or code).
- * Lower layers subclass it where a catcher needs to tell their error apart or read a field of it
- * (`MissingTemplateValueError.keys`, `AlreadyExistsError`, `NotFoundError`, `ConflictRetriesExhausted`,
- * `UpstreamNetworkError`, `RefreshError.permanent`, `ConnectionNotFoundError`, `CredentialExchangeError.problem`,
- * `OAuth1Error`, `JwtMintError.problem`, `EgressRefusedError`); a subclass still has a kind and a code, so
- * uncaught it is answered like any other. A catcher that passes LatchkeyErrors on as they are and
- * answers the rest itself names the subclasses it answers first. No other class extends Error in src/
- * (test/http/error-kinds.unit.test.ts).
+ * Catchers tell errors apart by their code (`hasCode`), never by `err.name`. A subclass exists only
+ * where its catchers read data it carries: `MissingTemplateValueError.keys`, `RefreshError`
+ * (`permanent`, `providerError`, `logId`), `CredentialExchangeError` (`problem`, `status`),
+ * `JwtMintError` (`problem`, `keys`), `EgressRefusedError` (host, address, its class), and
+ * `TerminalError`, the work queue's contract (any kind and code may be terminal). A subclass still
+ * has a kind and a code, so uncaught it is answered like any other. No other class extends Error in
+ * src/ (test/http/error-kinds.unit.test.ts).
  */
 
 /** What kind of failure this is; src/http/errors.ts maps each to one HTTP status. */
@@ -54,13 +54,20 @@ export class LatchkeyError extends Error {
     readonly kind: ErrorKind,
     readonly code: string,
     message: string,
-    opts: { errors?: ErrorDetail[]; retryAfterMs?: number } = {},
+    /** `cause`: the error this one stands for (never answered; what a catcher may look into). */
+    opts: { errors?: ErrorDetail[]; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(message);
     this.name = 'LatchkeyError';
     if (opts.errors) this.errors = opts.errors;
     if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
+    if (opts.cause !== undefined) this.cause = opts.cause;
   }
+}
+
+/** Whether `err` is a {@link LatchkeyError} with this code: how a catcher recognises an error. */
+export function hasCode(err: unknown, code: string): err is LatchkeyError {
+  return err instanceof LatchkeyError && err.code === code;
 }
 
 export const invalidInput = (code: string, message: string, errors?: ErrorDetail[]) =>
@@ -76,7 +83,7 @@ export const answerTooLargeError = (message: string) => new LatchkeyError('upstr
 /** The answer-too-large error an error is or was caused by (libraries wrap what a fetch threw). */
 export function findAnswerTooLarge(err: unknown): LatchkeyError | undefined {
   for (let e = err, i = 0; e && i < 8; e = (e as { cause?: unknown }).cause, i++) {
-    if (e instanceof LatchkeyError && e.code === ANSWER_TOO_LARGE) return e;
+    if (hasCode(e, ANSWER_TOO_LARGE)) return e;
   }
   return undefined;
 }
@@ -88,8 +95,7 @@ export function findAnswerTooLarge(err: unknown): LatchkeyError | undefined {
  */
 export class TerminalError extends LatchkeyError {
   constructor(kind: ErrorKind, code: string, message: string, options: { cause?: unknown } = {}) {
-    super(kind, code, message);
+    super(kind, code, message, options);
     this.name = 'TerminalError';
-    if (options.cause !== undefined) this.cause = options.cause;
   }
 }

@@ -2,10 +2,10 @@
  * The one way Latchkey reads an answer from a provider or a receiver: up to a byte limit. A peer may
  * answer 100 MB (or never stop); reading that whole took the process past its memory limit and the
  * answer into a Secret. The body is streamed and counted; past the limit the stream is cancelled (the
- * connection closes, the rest is never read) and {@link AnswerTooLargeError} is thrown. A
+ * connection closes, the rest is never read) and a `provider_answer_too_large` error ({@link answerTooLargeError}) is thrown. A
  * Content-Length over the limit is refused before any byte is read.
  */
-import { ANSWER_TOO_LARGE, LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { answerTooLargeError, findAnswerTooLarge } from '../domain/errors.js';
 
 /** Token and JSON answers: far above any real token answer, far below the process's memory. */
 export const DEFAULT_ANSWER_MAX_BYTES = 1024 * 1024;
@@ -15,11 +15,7 @@ const LIMIT = Symbol('latchkey.answerMaxBytes');
 type Bounded = Response & { [LIMIT]?: number };
 
 /** A provider's answer over the limit: nothing from it is kept (502, the provider's fault). */
-export class AnswerTooLargeError extends LatchkeyError {
-  constructor(readonly limit: number) {
-    super('upstream', ANSWER_TOO_LARGE, `The provider's answer is larger than ${limit} bytes; it was not read.`);
-  }
-}
+const tooLarge = (limit: number) => answerTooLargeError(`The provider's answer is larger than ${limit} bytes; it was not read.`);
 
 function declaredLength(res: Response): number | undefined {
   const v = res.headers.get('content-length');
@@ -27,7 +23,7 @@ function declaredLength(res: Response): number | undefined {
 }
 
 /**
- * The same answer whose body stream errors with {@link AnswerTooLargeError} (and cancels the source)
+ * The same answer whose body stream errors with a `provider_answer_too_large` error ({@link answerTooLargeError}) (and cancels the source)
  * once more than `maxBytes` arrived, so a library that reads it itself (openid-client) is bounded
  * too. Throws at once, the body cancelled, when Content-Length says more than `maxBytes`.
  */
@@ -35,7 +31,7 @@ export function boundAnswer(res: Response, maxBytes: number): Response {
   const declared = declaredLength(res);
   if (declared !== undefined && declared > maxBytes) {
     res.body?.cancel().catch(() => undefined);
-    throw new AnswerTooLargeError(maxBytes);
+    throw tooLarge(maxBytes);
   }
   if (!res.body) return Object.assign(res, { [LIMIT]: maxBytes });
   const source = res.body.getReader();
@@ -47,7 +43,7 @@ export function boundAnswer(res: Response, maxBytes: number): Response {
       seen += value.byteLength;
       if (seen > maxBytes) {
         await source.cancel().catch(() => undefined);
-        return controller.error(new AnswerTooLargeError(maxBytes));
+        return controller.error(tooLarge(maxBytes));
       }
       controller.enqueue(value);
     },
@@ -65,14 +61,14 @@ export function boundedFetch(inner: typeof fetch, maxBytes: number): typeof fetc
 
 /**
  * The body as bytes, at most `maxBytes` (default: the limit the answer was bounded with, else
- * {@link DEFAULT_ANSWER_MAX_BYTES}); throws {@link AnswerTooLargeError} past it.
+ * {@link DEFAULT_ANSWER_MAX_BYTES}); throws a `provider_answer_too_large` error ({@link answerTooLargeError}) past it.
  */
 export async function readAnswerBytes(res: Response, maxBytes?: number): Promise<Uint8Array> {
   const limit = maxBytes ?? (res as Bounded)[LIMIT] ?? DEFAULT_ANSWER_MAX_BYTES;
   const declared = declaredLength(res);
   if (declared !== undefined && declared > limit) {
     await res.body?.cancel().catch(() => undefined);
-    throw new AnswerTooLargeError(limit);
+    throw tooLarge(limit);
   }
   if (!res.body) return new Uint8Array();
   const reader = res.body.getReader();
@@ -85,7 +81,7 @@ export async function readAnswerBytes(res: Response, maxBytes?: number): Promise
       seen += value.byteLength;
       if (seen > limit) {
         await reader.cancel().catch(() => undefined);
-        throw new AnswerTooLargeError(limit);
+        throw tooLarge(limit);
       }
       chunks.push(value);
     }

@@ -15,8 +15,9 @@ import {
   updateIntegrationSpec,
 } from '../k8s/integration-writes.js';
 import { INTEGRATION_SECRET_KEYS, type EnvironmentResource, type IntegrationResource } from '../k8s/resources.js';
-import { AlreadyExistsError, NotFoundError, type KubeStore } from '../k8s/store.js';
-import { LatchkeyError } from '../domain/errors.js';
+import type { KubeStore } from '../k8s/store.js';
+import { ALREADY_EXISTS, OBJECT_NOT_FOUND } from '../k8s/errors.js';
+import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
 import { findAuthModeModule } from '../modes/registry.js';
 import { providerWebhookUrl } from '../catalog/webhook-url.js';
@@ -90,7 +91,7 @@ export class IntegrationsService {
       );
       return this.view(created, new Set());
     } catch (err) {
-      if (err instanceof AlreadyExistsError)
+      if (hasCode(err, ALREADY_EXISTS))
         throw new LatchkeyError('conflict', 'integration_exists', `Integration "${input.unique_key}" or its client Secret already exists`);
       throw err;
     }
@@ -149,8 +150,8 @@ export class IntegrationsService {
         new Date(this.deps.clock.now()),
       );
     } catch (err) {
-      if (err instanceof NotFoundError) throw notFound(key);
-      if (err instanceof AlreadyExistsError)
+      if (hasCode(err, OBJECT_NOT_FOUND)) throw notFound(key);
+      if (hasCode(err, ALREADY_EXISTS))
         throw new LatchkeyError(
           'conflict',
           'credentials_managed_elsewhere',
@@ -176,7 +177,7 @@ export class IntegrationsService {
     try {
       await deleteIntegrationObject(this.deps.store, namespace, key);
     } catch (err) {
-      if (err instanceof NotFoundError) throw notFound(key);
+      if (hasCode(err, OBJECT_NOT_FOUND)) throw notFound(key);
       throw err;
     }
   }

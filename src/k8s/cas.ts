@@ -1,5 +1,5 @@
 import { backoffDelay } from '../domain/backoff.js';
-import { ConflictRetriesExhausted, isConflict } from './errors.js';
+import { conflictRetriesExhausted, isConflict } from './errors.js';
 
 export interface CasOptions<T> {
   /** Cheap first read (usually the informer cache); may be stale. */
@@ -31,7 +31,7 @@ export async function compareAndSwap<T>(opts: CasOptions<T>): Promise<T> {
       return await opts.write(next);
     } catch (err) {
       if (!isConflict(err)) throw err;
-      if (attempt >= attempts) throw new ConflictRetriesExhausted(opts.what);
+      if (attempt >= attempts) throw conflictRetriesExhausted(opts.what, err);
       // Jittered, exponentially growing pause: a crowd of writers spreads out instead of colliding
       // again in lockstep (one of N wins each round, so a fixed window starves the last ones).
       await new Promise((r) => setTimeout(r, backoffDelay(CONFLICT_BACKOFF, attempt)));

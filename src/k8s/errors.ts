@@ -1,4 +1,4 @@
-import { LatchkeyError } from '../domain/errors.js';
+import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { ApiException } from './kubernetes-client.js';
 
 /**
@@ -42,13 +42,23 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** A compare-and-swap write kept losing to other writers. */
-export class ConflictRetriesExhausted extends LatchkeyError {
-  constructor(what: string) {
-    super('unavailable', 'busy', `${what}: too many concurrent updates; try again`);
-    this.name = 'ConflictRetriesExhausted';
-  }
-}
+/** A create found the object there already (`already_exists`; the services turn it into their own answer). */
+export const ALREADY_EXISTS = 'already_exists';
+export const alreadyExists = (what: string) => new LatchkeyError('conflict', ALREADY_EXISTS, `${what} already exists`);
+
+/** A write found no object to write to (`not_found`; the services turn it into their own answer). */
+export const OBJECT_NOT_FOUND = 'not_found';
+export const objectNotFound = (what: string) => new LatchkeyError('not_found', OBJECT_NOT_FOUND, `${what} not found`);
+
+/**
+ * A compare-and-swap write kept losing to other writers: `busy`, its cause the API server's last
+ * answer. Services answer `busy` of their own too, so {@link isConflictRetriesExhausted} looks at both.
+ */
+export const conflictRetriesExhausted = (what: string, lastAnswer: unknown) =>
+  new LatchkeyError('unavailable', 'busy', `${what}: too many concurrent updates; try again`, { cause: lastAnswer });
+
+/** Whether `err` is {@link conflictRetriesExhausted}'s error (a `busy` caused by the API server's answers). */
+export const isConflictRetriesExhausted = (err: unknown): boolean => hasCode(err, 'busy') && err.cause !== undefined;
 
 /** Network failures of a call to the API server (undici's `fetch failed` names the cause's code). */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);

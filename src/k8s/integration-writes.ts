@@ -5,7 +5,7 @@
  */
 import type { V1Secret } from './kubernetes-client.js';
 import { compareAndSwap } from './cas.js';
-import { isConflict, isNotFound } from './errors.js';
+import { alreadyExists, isConflict, isNotFound, objectNotFound } from './errors.js';
 import {
   API_VERSION,
   ANNOTATIONS,
@@ -16,7 +16,7 @@ import {
   type IntegrationResource,
   type IntegrationSpec,
 } from './resources.js';
-import { AlreadyExistsError, createCustomObject, deleteCustomObject, NotFoundError, type KubeStore } from './store.js';
+import { createCustomObject, deleteCustomObject, type KubeStore } from './store.js';
 
 const FIELD_MANAGER = 'latchkey-api';
 
@@ -62,7 +62,7 @@ export async function createIntegrationWithSecret(
     return created;
   } catch (err) {
     await deleteIntegrationObject(store, namespace, name).catch(() => undefined);
-    if (isConflict(err)) throw new AlreadyExistsError(`Secret ${integrationSecretName(name)}`);
+    if (isConflict(err)) throw alreadyExists(`Secret ${integrationSecretName(name)}`);
     throw err;
   }
 }
@@ -88,7 +88,7 @@ export async function updateIntegrationSpec(
           name,
         })) as IntegrationResource;
       } catch (err) {
-        if (isNotFound(err)) throw new NotFoundError(`integration ${name}`);
+        if (isNotFound(err)) throw objectNotFound(`integration ${name}`);
         throw err;
       }
     },
@@ -140,7 +140,7 @@ export async function putClientSecret(store: KubeStore, integration: Integration
     readCached: () => store.referencedSecrets.get(name, namespace),
     readFresh: () => store.core.readNamespacedSecret({ namespace, name }),
     mutate: (current) => {
-      if (!isOwnedClientSecret(current, integration)) throw new AlreadyExistsError(`Secret ${name}`);
+      if (!isOwnedClientSecret(current, integration)) throw alreadyExists(`Secret ${name}`);
       return { ...current, data: encoded };
     },
     write: (next) => store.core.replaceNamespacedSecret({ namespace, name, body: next, fieldManager: FIELD_MANAGER }),
@@ -156,7 +156,7 @@ export async function putClientSecret(store: KubeStore, integration: Integration
 export async function deleteIntegrationObject(store: KubeStore, namespace: string, name: string): Promise<void> {
   const current = store.integrations.get(name, namespace);
   if (!(await deleteCustomObject(store.custom, { namespace, plural: INTEGRATIONS.plural, name }, current?.metadata.uid)))
-    throw new NotFoundError(`integration ${name}`);
+    throw objectNotFound(`integration ${name}`);
   store.integrations.forget(name, namespace, current?.metadata.resourceVersion);
   if (current) await deleteOwnedClientSecret(store, namespace, current);
 }

@@ -4,7 +4,7 @@ import { ENVIRONMENT_PREFIX, UNVERIFIED_PREFIX, prefixOfId, type OplogEntry } fr
 import type { OperationLog, OplogSink, OplogTarget } from '../oplog/operation-log.js';
 import { page, type OplogPage, type OplogQuery } from '../oplog/query.js';
 import { retain, type RetentionPolicy } from '../oplog/retention.js';
-import { ConflictRetriesExhausted, isConflict, isNotFound, statusOf } from './errors.js';
+import { conflictRetriesExhausted, isConflict, isNotFound, statusOf } from './errors.js';
 import { connectionObjectName } from './names.js';
 import { API_VERSION, CONNECTIONS, ENVIRONMENTS, GROUP, LABELS, VERSION, type EnvironmentResource } from './resources.js';
 
@@ -153,6 +153,7 @@ export class OplogStore implements OplogSink {
           : this.retention.connection;
     const ring = RINGS.includes(prefix);
     const name = oplogObjectName(prefix);
+    let lastAnswer: unknown;
     for (let attempt = 1; attempt <= 10; attempt++) {
       try {
         const current = absent && attempt === 1 ? undefined : await this.read(namespace, prefix);
@@ -178,10 +179,11 @@ export class OplogStore implements OplogSink {
         // shedding load (429, 5xx) or a dropped connection is worth a few patient retries too.
         const status = statusOf(err);
         if (!isConflict(err) && status !== 429 && status !== undefined && status < 500) throw err;
+        lastAnswer = err;
         await new Promise((r) => setTimeout(r, isConflict(err) ? Math.random() * 20 * attempt : 200 * attempt));
       }
     }
-    throw new ConflictRetriesExhausted(`operation log ${namespace}/${name}`);
+    throw conflictRetriesExhausted(`operation log ${namespace}/${name}`, lastAnswer);
   }
 
   private async connectionUid(namespace: string, name: string): Promise<string | undefined> {

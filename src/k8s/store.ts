@@ -1,5 +1,5 @@
 import { fitCredentials } from '../domain/credentials.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { ConnectionStatusWriter, fieldsNotOwned } from '../domain/connection-status-writers.js';
 import { randomInt } from 'node:crypto';
 import {
@@ -16,7 +16,7 @@ import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
-import { apiMessage, isConflict, isNotFound } from './errors.js';
+import { alreadyExists, apiMessage, isConflict, isNotFound, OBJECT_NOT_FOUND, objectNotFound } from './errors.js';
 import { BoundedCache } from './bounded-cache.js';
 import { ChangeFeed } from './change-feed.js';
 import { dropManagedFields, ResilientInformer } from './informer.js';
@@ -110,15 +110,7 @@ export interface NewConnection {
   labels?: Record<string, string>;
 }
 
-/** A create found the object there already (the services turn it into their own answer). */
-export class AlreadyExistsError extends LatchkeyError {
-  constructor(what: string) {
-    super('conflict', 'already_exists', `${what} already exists`);
-    this.name = 'AlreadyExistsError';
-  }
-}
-
-/** Creates a namespaced custom object; a name already taken is an {@link AlreadyExistsError} naming `what`. */
+/** Creates a namespaced custom object; a name already taken is an `already_exists` error ({@link alreadyExists}) naming `what`. */
 export async function createCustomObject<T extends object>(
   custom: CustomObjectsApi,
   target: { namespace: string; plural: string; fieldManager: string },
@@ -128,7 +120,7 @@ export async function createCustomObject<T extends object>(
   try {
     return (await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, ...target, body })) as T;
   } catch (err) {
-    if (isConflict(err)) throw new AlreadyExistsError(what);
+    if (isConflict(err)) throw alreadyExists(what);
     throw err;
   }
 }
@@ -154,14 +146,6 @@ export async function deleteCustomObject(
   } catch (err) {
     if (isNotFound(err)) return false;
     throw err;
-  }
-}
-
-/** A write found no object to write to (the services turn it into their own answer). */
-export class NotFoundError extends LatchkeyError {
-  constructor(what: string) {
-    super('not_found', 'not_found', `${what} not found`);
-    this.name = 'NotFoundError';
   }
 }
 
@@ -588,7 +572,7 @@ export class KubeStore {
           );
         return true;
       } catch (err) {
-        if (isNotFound(err) || err instanceof NotFoundError) return false;
+        if (isNotFound(err) || hasCode(err, OBJECT_NOT_FOUND)) return false;
         throw err;
       }
     };
@@ -731,7 +715,7 @@ export class KubeStore {
       readFresh: () => this.json.get<V1Secret>(secretPath(namespace, name)),
       mutate: (current) => {
         const existing = decodeCredentials(current);
-        if (!existing) throw new NotFoundError(`credentials of ${namespace}/${name}`);
+        if (!existing) throw objectNotFound(`credentials of ${namespace}/${name}`);
         const next = mutate(existing);
         if (next === undefined) return undefined;
         return { ...current, data: { ...current.data, [CREDENTIALS_KEY]: encode(next) } };

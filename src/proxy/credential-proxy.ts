@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
-import { ConnectionNotFoundError, RefreshError } from '../auth/refresh/errors.js';
+import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { HandshakeWindows } from '../k8s/handshake-windows.js';
@@ -17,7 +17,7 @@ import type { Registry } from '../platform/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
 import { authorizationHeader, Injections, type OAuth1Consumer } from './credential-injection.js';
 import { moduleOfCredentials } from '../modes/registry.js';
-import { LatchkeyError } from '../domain/errors.js';
+import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
 import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './request-body.js';
@@ -159,7 +159,7 @@ export class CredentialProxy {
       // A failed refresh is not the end: the stored token may still work, and if not the provider says so.
       connection = await this.refresh(call, connection, false).catch((err: unknown) => {
         // The refresher's own failures fall back (they are LatchkeyErrors too); others (the API server's) are answered.
-        if (err instanceof LatchkeyError && !(err instanceof RefreshError || err instanceof ConnectionNotFoundError)) throw err;
+        if (err instanceof LatchkeyError && !(err instanceof RefreshError || hasCode(err, UNKNOWN_CONNECTION))) throw err;
         this.logger.warn(
           { provider: provider.metadata.name, integration: call.providerConfigKey, err: (err as Error).message },
           'refresh before a proxied request failed; using the stored token',

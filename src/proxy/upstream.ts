@@ -55,13 +55,12 @@ export function createAgents(guard: EgressGuard, tls: { ca?: string | Buffer } =
   return { dispatcher: agent, destroy: () => void agent.destroy().catch(() => {}) };
 }
 
-/** One attempt could not reach the provider; retried, then answered as `provider_unreachable` (502). */
-export class UpstreamNetworkError extends LatchkeyError {
-  constructor(override readonly cause: unknown) {
-    super('upstream', 'provider_unreachable', `provider unreachable: ${(cause as Error)?.message ?? String(cause)}`);
-    this.name = 'UpstreamNetworkError';
-  }
-}
+/** The code of an attempt that could not reach the provider: retried, then answered as `provider_unreachable` (502). */
+export const PROVIDER_UNREACHABLE = 'provider_unreachable';
+
+/** One attempt's network failure (`cause`: the socket's error). */
+export const providerUnreachable = (cause: unknown) =>
+  new LatchkeyError('upstream', PROVIDER_UNREACHABLE, `provider unreachable: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 
 /**
  * Ends the attempts of one proxied request when its caller leaves. A plain list of callbacks: an
@@ -134,7 +133,7 @@ function headerList(req: UpstreamRequest, host: string): string[] {
   return list;
 }
 
-/** One attempt. Resolves with the response (body not read yet) or rejects with {@link UpstreamNetworkError}. */
+/** One attempt. Resolves with the response (body not read yet) or rejects with a {@link PROVIDER_UNREACHABLE} error. */
 export function sendOnce(
   req: UpstreamRequest,
   agents: UpstreamAgents,
@@ -155,7 +154,7 @@ export function sendOnce(
         const refusal = egressRefusal(err);
         // A policy refusal is the caller's problem (a 4xx), and never retried.
         if (refusal) reject(new LatchkeyError('forbidden', 'egress_refused', `The proxy refused the target: ${refusal.message}`));
-        else reject(new UpstreamNetworkError(err));
+        else reject(providerUnreachable(err));
       },
     );
     off = cancellation.onCancel(() => response.abort(new Error('the caller went away')));
@@ -203,15 +202,15 @@ export async function sendWithRetries(
   const retries = req.body.kind === 'stream' ? 0 : opts.policy.retries;
   for (let attempt = 1; ; attempt++) {
     let response: UpstreamResponse | undefined;
-    let failure: UpstreamNetworkError | undefined;
+    let failure: LatchkeyError | undefined;
     if (attempt > 1) req = build();
     try {
       response = await sendOnce(req, agents, opts.cancellation, opts.headersTimeoutMs);
     } catch (err) {
       if (opts.cancellation.cancelled) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
       // A network failure may be retried; a refusal is the answer.
-      if (err instanceof LatchkeyError && !(err instanceof UpstreamNetworkError)) throw err;
-      failure = err as UpstreamNetworkError;
+      if (err instanceof LatchkeyError && err.code !== PROVIDER_UNREACHABLE) throw err;
+      failure = err as LatchkeyError;
     }
     const canRetry = attempt <= retries;
     if (response && !(canRetry && isRetryableStatus(response.statusCode))) return { response, attempts: attempt };

@@ -12,7 +12,7 @@ import { createServer as createTlsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Cancellation, createAgents, sendOnce, UpstreamNetworkError, type UpstreamAgents } from '../../src/proxy/upstream.js';
+import { Cancellation, createAgents, sendOnce, type UpstreamAgents } from '../../src/proxy/upstream.js';
 import { createGuardedFetch, type GuardedFetch } from '../../src/egress/fetch.js';
 import { EgressGuard, EgressRefusedError, type Resolver } from '../../src/egress/guard.js';
 
@@ -244,7 +244,7 @@ describe('TLS to the checked address', () => {
     }
     const agents = createAgents(guard, { ca: cert });
     await expect(viaProxy(agents, `https://tls.test:${tlsPort}/`)).resolves.toEqual({ status: 200, body: `tls tls.test:${tlsPort}` });
-    await expect(viaProxy(agents, `https://127.0.0.2:${tlsPort}/`)).rejects.toBeInstanceOf(UpstreamNetworkError);
+    await expect(viaProxy(agents, `https://127.0.0.2:${tlsPort}/`)).rejects.toMatchObject({ code: 'provider_unreachable' });
     agents.destroy();
   });
 });

@@ -1,22 +1,22 @@
 /**
  * The errors of the lower layers are LatchkeyErrors (src/domain/errors.ts): each has a kind the HTTP
- * layer maps to a status and a stable code, and its own class still tells its catchers what it is.
- * No other error type is declared in src/.
+ * layer maps to a status and a stable code its catchers recognise it by; a subclass only where it
+ * carries data its catchers read. No other error type is declared in src/.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../../dev/repo-root.js';
 import { CredentialExchangeError } from '../../src/auth/credential-exchange.js';
 import { JwtMintError } from '../../src/auth/jwt-minting.js';
-import { OAuth1Error } from '../../src/auth/oauth1.js';
-import { ConnectionNotFoundError, RefreshError } from '../../src/auth/refresh/errors.js';
+import { connectionNotFound, RefreshError } from '../../src/auth/refresh/errors.js';
 import { MissingTemplateValueError } from '../../src/catalog/template.js';
 import { EgressRefusedError } from '../../src/egress/guard.js';
-import { LatchkeyError } from '../../src/domain/errors.js';
+import { hasCode, LatchkeyError } from '../../src/domain/errors.js';
 import { statusOf } from '../../src/http/errors.js';
-import { ConflictRetriesExhausted } from '../../src/k8s/errors.js';
-import { AlreadyExistsError, NotFoundError } from '../../src/k8s/store.js';
-import { UpstreamNetworkError } from '../../src/proxy/upstream.js';
+import { alreadyExists, conflictRetriesExhausted, isConflictRetriesExhausted, objectNotFound } from '../../src/k8s/errors.js';
+import { boundAnswer } from '../../src/egress/bounded-body.js';
+import { providerUnreachable } from '../../src/proxy/upstream.js';
+import { oauth1Failed } from '../../src/auth/oauth1.js';
 
 it.each([
   [
@@ -26,17 +26,17 @@ it.each([
     400,
     'connection configuration is missing "subdomain"',
   ],
-  [new AlreadyExistsError('connection c1'), 'conflict', 'already_exists', 409, 'connection c1 already exists'],
-  [new NotFoundError('integration i1'), 'not_found', 'not_found', 404, 'integration i1 not found'],
+  [alreadyExists('connection c1'), 'conflict', 'already_exists', 409, 'connection c1 already exists'],
+  [objectNotFound('integration i1'), 'not_found', 'not_found', 404, 'integration i1 not found'],
   [
-    new ConflictRetriesExhausted('connection ns/c1'),
+    conflictRetriesExhausted('connection ns/c1', Object.assign(new Error('conflict'), { code: 409 })),
     'unavailable',
     'busy',
     503,
     'connection ns/c1: too many concurrent updates; try again',
   ],
   [
-    new UpstreamNetworkError(new Error('connect ECONNREFUSED')),
+    providerUnreachable(new Error('connect ECONNREFUSED')),
     'upstream',
     'provider_unreachable',
     502,
@@ -91,13 +91,7 @@ it.each([
     502,
     'provider unavailable: too large',
   ],
-  [
-    new ConnectionNotFoundError('ns', 'github', 'c1'),
-    'not_found',
-    'unknown_connection',
-    404,
-    'connection c1 of integration github not found',
-  ],
+  [connectionNotFound('github', 'c1'), 'not_found', 'unknown_connection', 404, 'connection c1 of integration github not found'],
   [
     new CredentialExchangeError('rejected', 'the token endpoint refused the credentials (HTTP 401)', 401),
     'invalid_input',
@@ -120,7 +114,7 @@ it.each([
     'the token endpoint did not answer JSON',
   ],
   [
-    new OAuth1Error('provider answered 401 at /oauth/request_token', 401),
+    oauth1Failed('provider answered 401 at /oauth/request_token'),
     'upstream',
     'oauth1_failed',
     502,
@@ -167,7 +161,31 @@ it('keeps the fields each class adds', () => {
     keys: ['kid'],
   });
   expect(new EgressRefusedError('10.0.0.5', '10.0.0.5', 'private')).toMatchObject({ host: '10.0.0.5', addressClass: 'private' });
-  expect(new ConnectionNotFoundError('ns', 'github', 'c1')).toMatchObject({ namespace: 'ns', integration: 'github', connectionId: 'c1' });
+});
+
+it("tells a write that kept losing to other writers from a service's own busy answer", () => {
+  const conflict = Object.assign(new Error('conflict'), { code: 409 });
+  expect(isConflictRetriesExhausted(conflictRetriesExhausted('connection ns/c1', conflict))).toBe(true);
+  expect(
+    isConflictRetriesExhausted(new LatchkeyError('unavailable', 'busy', 'Connection "c1" is being created concurrently; try again')),
+  ).toBe(false);
+  expect(hasCode(alreadyExists('x'), 'already_exists')).toBe(true);
+  expect(hasCode(new Error('already_exists'), 'already_exists')).toBe(false);
+});
+
+it('answers a provider answer over the limit as provider_answer_too_large (502)', () => {
+  let err: unknown;
+  try {
+    boundAnswer(new Response('{}', { headers: { 'content-length': '999' } }), 100);
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toMatchObject({
+    kind: 'upstream',
+    code: 'provider_answer_too_large',
+    message: "The provider's answer is larger than 100 bytes; it was not read.",
+  });
+  expect(statusOf(err)).toBe(502);
 });
 
 /**

@@ -4,7 +4,7 @@ import { Leases } from '../../src/k8s/leases.js';
 import { isNotFound } from '../../src/k8s/errors.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_SECRET_TYPE, GROUP, LABELS, VERSION } from '../../src/k8s/resources.js';
-import { AlreadyExistsError, KubeStore } from '../../src/k8s/store.js';
+import { KubeStore } from '../../src/k8s/store.js';
 import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 import { LatchkeyError } from '../../src/domain/errors.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
@@ -177,9 +177,10 @@ describe('connections and their Secrets', () => {
 
   it('refuses a second connection with the same integration and connection ID', async () => {
     await store.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('a') });
-    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toBeInstanceOf(
-      AlreadyExistsError,
-    );
+    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toMatchObject({
+      kind: 'conflict',
+      code: 'already_exists',
+    });
     expect(store.getConnection(ns.name, 'github-prod', 'dup')?.credentials).toEqual(oauth('a'));
   });
 

@@ -11,7 +11,7 @@ export type RefreshErrorCode =
  * A refresh that did not happen. `permanent`: retrying will not help (the grant is revoked, the
  * client is rejected); the end user must re-authorize or an operator must fix the Integration.
  * Otherwise transient: back off (`retryAfterMs` when the provider said so) and try again. Its kind
- * is the status the fetch route answers it with (src/http/rest/routes/connections.ts `refreshFailure`).
+ * is the status the fetch route answers it with (src/http/rest/routes/connections/refresh-failure.ts).
  */
 export class RefreshError extends LatchkeyError {
   readonly permanent: boolean;
@@ -50,17 +50,12 @@ function refreshErrorKind(code: RefreshErrorCode, providerStatus: number | undef
   return providerStatus !== undefined && providerStatus >= 500 ? 'upstream' : 'unavailable';
 }
 
+/** The code of {@link connectionNotFound}. */
+export const UNKNOWN_CONNECTION = 'unknown_connection';
+
 /** The refresher was asked for a connection that does not exist (or was deleted while it refreshed). */
-export class ConnectionNotFoundError extends LatchkeyError {
-  constructor(
-    readonly namespace: string,
-    readonly integration: string,
-    readonly connectionId: string,
-  ) {
-    super('not_found', 'unknown_connection', `connection ${connectionId} of integration ${integration} not found`);
-    this.name = 'ConnectionNotFoundError';
-  }
-}
+export const connectionNotFound = (integration: string, connectionId: string) =>
+  new LatchkeyError('not_found', UNKNOWN_CONNECTION, `connection ${connectionId} of integration ${integration} not found`);
 
 /**
  * The provider refused the Integration's client (wrong secret, client disabled, grant not allowed

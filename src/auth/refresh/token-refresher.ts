@@ -12,8 +12,9 @@ import { floorUntil, isShortLived, lastRefreshOf, type FloorSettings, type Refre
 import { expiresAtOf } from '../../domain/credentials.js';
 import type { ConnectionEvents } from '../../k8s/events.js';
 import { INTEGRATION_SECRET_KEYS, type ConnectionError, type ConnectionStatus } from '../../k8s/resources.js';
-import { NotFoundError, type KubeStore, type StoredConnection, type StoredCredentials } from '../../k8s/store.js';
-import { apiMessage } from '../../k8s/errors.js';
+import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import { hasCode } from '../../domain/errors.js';
+import { apiMessage, OBJECT_NOT_FOUND } from '../../k8s/errors.js';
 import type { Logger } from '../../platform/log.js';
 import { Counter, metric, type Registry } from '../../platform/metrics.js';
 import type { OperationLog } from '../../oplog/operation-log.js';
@@ -21,7 +22,7 @@ import { requestSecrets, secretValues } from '../../oplog/redact.js';
 import { needsReauthorization } from './reauthorization.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import { RefreshLock, type HeldRefreshLock } from './lock.js';
-import { classifyRefreshFailure, ConnectionNotFoundError, RefreshError } from './errors.js';
+import { classifyRefreshFailure, connectionNotFound, RefreshError } from './errors.js';
 import type { RefreshStrategy } from './strategies.js';
 import { ConnectionStatusWriter } from '../../domain/connection-status-writers.js';
 import { backoffDelay } from '../../domain/backoff.js';
@@ -171,13 +172,13 @@ export class TokenRefresher {
 
   /**
    * The stored connection, with its credentials refreshed first when they are about to expire (or
-   * `force`). Throws {@link ConnectionNotFoundError} or a classified {@link RefreshError}.
+   * `force`). Throws {@link connectionNotFound}'s error or a classified {@link RefreshError}.
    */
   async ensureFresh(namespace: string, integration: string, connectionId: string, opts: EnsureFreshOptions): Promise<StoredConnection> {
     const { store } = this.deps;
     const conn =
       store.getConnection(namespace, integration, connectionId) ?? (await store.findConnection(namespace, integration, connectionId));
-    if (!conn) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+    if (!conn) throw connectionNotFound(integration, connectionId);
     const strategy = this.strategies.get(conn.credentials.type);
     if (!strategy || !strategy.canRefresh(conn.credentials)) return conn;
     if (!opts.force && !this.isStale(conn.credentials, opts.marginSeconds)) return conn;
@@ -263,7 +264,7 @@ export class TokenRefresher {
     for (;;) {
       // The informer cache first; once the lock is held, the Secret is read to see whether it is behind.
       const current = await store.findConnection(namespace, integration, connectionId);
-      if (!current) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+      if (!current) throw connectionNotFound(integration, connectionId);
       if (behind !== undefined && current.credentialsVersion === behind) [baseline, behind] = [current, undefined];
       if (behind === undefined && this.satisfied(current, baseline, opts)) return current;
       // Refreshed elsewhere meanwhile into a token shorter than the floor: it is the one to use.
@@ -284,7 +285,7 @@ export class TokenRefresher {
         if (version === current.credentialsVersion)
           return this.refreshHeld(namespace, current, strategy, opts.reason, taken.held, { onAnswered: opts.onAnswered });
         await lock.release(taken.held);
-        if (version === undefined) throw new ConnectionNotFoundError(namespace, integration, connectionId);
+        if (version === undefined) throw connectionNotFound(integration, connectionId);
         // Nobody held the Lease: what this cache has not seen was written by no refresh this forced
         // request may count as its own (the controller's label, or one that ended before it arrived).
         if (opts.force) behind = version;
@@ -453,8 +454,7 @@ export class TokenRefresher {
           return fenceOf(cur) === fence ? mergeCredentials(cur, next) : undefined;
         });
       } catch (err) {
-        if (err instanceof NotFoundError)
-          throw new ConnectionNotFoundError(namespace, conn.resource.spec.integration, conn.resource.spec.connectionId);
+        if (hasCode(err, OBJECT_NOT_FOUND)) throw connectionNotFound(conn.resource.spec.integration, conn.resource.spec.connectionId);
         if (attempt >= attempts) {
           const before = this.unsaved.get(key);
           const kept: KeptCredentials = {

@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Router } from 'express';
 import type { z } from 'zod';
 import type { ResolvedEnvironment } from '../../../auth/environment-keys.js';
-import { ConflictRetriesExhausted } from '../../../k8s/errors.js';
-import { apiMessage, statusOf } from '../../../k8s/errors.js';
+import { apiMessage, isConflictRetriesExhausted, statusOf } from '../../../k8s/errors.js';
 import { environmentOf } from '../../secret-key-auth.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { parse } from '../../errors.js';
@@ -177,7 +176,7 @@ function sendJson(res: ServerResponse, status: number, text: string): void {
 /** Errors from the Kubernetes API that a request can cause become 4xx/503, never a 500. */
 function fromCluster(err: unknown): unknown {
   // Before any other LatchkeyError: its own message names the object and the write, not the request.
-  if (err instanceof ConflictRetriesExhausted)
+  if (isConflictRetriesExhausted(err))
     return new LatchkeyError('unavailable', 'busy', 'Too many concurrent updates of this connection; try again');
   if (err instanceof LatchkeyError) return err;
   const status = statusOf(err);
