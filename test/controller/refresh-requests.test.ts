@@ -147,14 +147,15 @@ it('says why when it cannot refresh: credentials without renewal, a value that i
   expect(JSON.stringify(answer)).not.toContain(revoked.refreshToken);
   // Marked for re-authorization at once, as a refusal the schedule meets (its token is not due for an hour).
   await eventually(
-    async () => condition(await readCustom<ConnectionResource>(kc, 'connections', ns, name), 'NeedsReauthorization')?.status === 'True',
+    async () =>
+      condition(await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name), 'NeedsReauthorization')?.status === 'True',
     20_000,
     100,
   );
   // Asked again, the refused grant is not sent to the provider again.
-  const refusedCalls = oidc.refreshCalls();
+  const refusedCalls = bed.oidc.refreshCalls();
   const again = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: again });
   expect(await answerTo(name, again)).toMatchObject({ outcome: 'Failed' });
-  expect(oidc.refreshCalls()).toBe(refusedCalls);
+  expect(bed.oidc.refreshCalls()).toBe(refusedCalls);
 });
