@@ -20,7 +20,7 @@ import {
   requestTemporaryCredentials,
   requestTokenCredentials,
   type OAuth1Consumer,
-} from '../auth/oauth1.js';
+} from '../modes/shared/oauth1.js';
 import {
   buildAuthorizationRedirect,
   exchangeAuthorizationCode,
@@ -41,8 +41,8 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { authModeModule } from '../modes/registry.js';
-import { completeAppInstall, startAppInstall } from './app-install-flow.js';
-import { completePluginInstall, pluginCallbackSecrets, startPluginInstall } from './plugin-install-flow.js';
+import { completeAppInstall, startAppInstall } from '../modes/shared/app-install-flow.js';
+import { completePluginInstall, pluginCallbackSecrets, startPluginInstall } from '../modes/install-plugin/plugin-install-flow.js';
 import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';

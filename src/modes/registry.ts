@@ -6,22 +6,22 @@
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { apiKey } from './api-key.js';
-import { app } from './app.js';
-import { appStore } from './app-store.js';
+import { apiKey } from './api-key/mode.js';
+import { app } from './app/mode.js';
+import { appStore } from './app-store/mode.js';
 import type { AuthModeModule } from './auth-mode.js';
-import { basic } from './basic.js';
-import { bill } from './bill.js';
-import { custom } from './custom.js';
-import { installPlugin } from './install-plugin.js';
-import { jwt } from './jwt.js';
-import { none } from './none.js';
-import { oauth1 } from './oauth1.js';
-import { oauth2 } from './oauth2.js';
-import { oauth2ClientCredentials } from './oauth2-cc.js';
-import { signature } from './signature.js';
-import { tba } from './tba.js';
-import { twoStep } from './two-step.js';
+import { basic } from './basic/mode.js';
+import { bill } from './bill/mode.js';
+import { custom } from './custom/mode.js';
+import { installPlugin } from './install-plugin/mode.js';
+import { jwt } from './jwt/mode.js';
+import { none } from './none/mode.js';
+import { oauth1 } from './oauth1/mode.js';
+import { oauth2 } from './oauth2/mode.js';
+import { oauth2ClientCredentials } from './oauth2-cc/mode.js';
+import { signature } from './signature/mode.js';
+import { tba } from './tba/mode.js';
+import { twoStep } from './two-step/mode.js';
 
 export const AUTH_MODE_MODULES: Readonly<Record<AuthMode, AuthModeModule>> = {
   OAUTH1: oauth1,

@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../../dev/repo-root.js';
-import { CredentialExchangeError } from '../../src/auth/credential-exchange.js';
-import { JwtMintError } from '../../src/auth/jwt-minting.js';
-import { OAuth1Error } from '../../src/auth/oauth1.js';
+import { CredentialExchangeError } from '../../src/modes/shared/credential-exchange.js';
+import { JwtMintError } from '../../src/modes/shared/jwt-minting.js';
+import { OAuth1Error } from '../../src/modes/shared/oauth1.js';
 import { ConnectionNotFoundError, RefreshError } from '../../src/auth/refresh/errors.js';
 import { MissingTemplateValueError } from '../../src/catalog/template.js';
 import { EgressRefusedError } from '../../src/egress/guard.js';

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
+import { mintJwtCredentials } from '../../src/modes/shared/jwt-minting.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { sealSession } from '../support/fixtures.js';
