@@ -6,6 +6,7 @@
  */
 import {
   appCredentialsOf,
+  appSlugOfIntegration,
   appInstallationStrategy,
   getInstallation,
   installationUrlOf,
@@ -14,14 +15,11 @@ import {
 import { RefreshError } from '../../auth/refresh/errors.js';
 import { fillProviderUrl } from '../../catalog/connection-config.js';
 import { LatchkeyError } from '../../domain/errors.js';
-import type { IntegrationResource } from '../../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../../k8s/store.js';
+import type { StoredCredentials } from '../../k8s/store.js';
 import type { AuthModeModule, ImportInput, Imported, ModeDeps, NeededKey } from '../auth-mode.js';
+import { appInstallFlow } from '../shared/app-install-flow.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
-
-/** Connection configuration the install flow fills itself: never asked from the end user. */
-export const APP_SUPPLIED_KEYS: ReadonlySet<string> = new Set(['appSlug', 'installationId']);
 
 /** The catalog's clientId/clientSecret fields are read as the App ID and key too. */
 const APP_KEYS: NeededKey[] = [
@@ -30,21 +28,6 @@ const APP_KEYS: NeededKey[] = [
 ];
 
 const INSTALLATION_ID = /^[0-9]{1,20}$/;
-
-/** The app slug from the Integration's Secret (`appSlug`, or the last path segment of `appLink`), if any. */
-export function appSlugOfIntegration(store: KubeStore, namespace: string, integration: IntegrationResource): string | undefined {
-  const ref = integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? store.readSecretValue(namespace, ref, key) : undefined) || undefined;
-  const slug = read('appSlug');
-  if (slug) return slug;
-  const link = read('appLink');
-  if (!link) return undefined;
-  try {
-    return new URL(link).pathname.split('/').filter(Boolean).pop();
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The installation (`credentials.installation_id` or `connection_config.installationId`) checked with
@@ -120,7 +103,7 @@ export const app: AuthModeModule = {
   mode: 'APP',
   fromImport: appFromImport,
   fromFlatImport: (_deps, input) => notFlatImportable(input),
-  connect: { flow: 'redirect', via: 'app-install', userAuthorization: false, suppliedKeys: () => APP_SUPPLIED_KEYS },
+  connect: { flow: 'redirect', ...appInstallFlow() },
   refresh: appInstallationStrategy,
   refreshOnAppJwtRequest: true,
   proxy: bearerInjection('access_token'),

@@ -6,18 +6,11 @@
  */
 import { fillProviderUrl } from '../../catalog/connection-config.js';
 import type { CustomAppCredentials } from '../../domain/credentials.js';
-import { appCredentialsOf, requestInstallationToken } from '../shared/app-installation.js';
+import { appCredentialsOf, earlierOf, requestInstallationToken } from '../shared/app-installation.js';
 import { refreshUserToken, type UserToken } from './app-user-tokens.js';
 import { resolveClient } from '../../auth/oauth2-client.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
 import type { RefreshStrategy } from '../../auth/refresh/strategies.js';
-
-/** The earlier of two ISO times (either may be missing). */
-export function earlierOf(a: string | undefined, b: string | undefined): string | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  return Date.parse(a) <= Date.parse(b) ? a : b;
-}
 
 export const customAppStrategy: RefreshStrategy = {
   canRefresh: () => true,

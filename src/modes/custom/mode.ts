@@ -7,16 +7,17 @@
  */
 import { customAppStrategy } from './custom-app-refresh.js';
 import type { AuthModeModule } from '../auth-mode.js';
-import { APP_SUPPLIED_KEYS } from '../app/mode.js';
+import { appInstallFlow } from '../shared/app-install-flow.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
-import { CLIENT_KEYS } from '../oauth2/mode.js';
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { customUserAuthorization } from './user-authorization.js';
 
 export const custom: AuthModeModule = {
   mode: 'CUSTOM',
   fromImport: (_deps, input) => notFlatImportable(input),
   fromFlatImport: (_deps, input) => notFlatImportable(input),
-  connect: { flow: 'redirect', via: 'app-install', userAuthorization: true, suppliedKeys: () => APP_SUPPLIED_KEYS },
+  connect: { flow: 'redirect', ...appInstallFlow(customUserAuthorization) },
   refresh: customAppStrategy,
   refreshOnAppJwtRequest: true,
   proxy: bearerInjection('access_token'),

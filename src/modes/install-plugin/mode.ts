@@ -3,15 +3,10 @@
  * credential it issued (src/modes/install-plugin/plugin-install-flow.ts); imported as an API key is, placed by the
  * Provider's templates, never renewed. The Integration's client secret verifies the callbacks.
  */
-import type { ProviderSpec } from '../../k8s/resources.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
-
-/** Connection configuration keys the callback fills: never asked from the end user. */
-export function pluginSuppliedKeys(spec: ProviderSpec): ReadonlySet<string> {
-  return new Set(spec.pluginInstall?.configParams ?? []);
-}
+import { pluginInstallFlow } from './plugin-install-flow.js';
 
 export const installPlugin: AuthModeModule = {
   mode: 'INSTALL_PLUGIN',
@@ -20,7 +15,7 @@ export const installPlugin: AuthModeModule = {
     const body = flatFields(input, ['api_key'], ['api_key']);
     return Promise.resolve({ type: 'INSTALL_PLUGIN', apiKey: body.api_key! });
   },
-  connect: { flow: 'redirect', via: 'plugin-install', suppliedKeys: pluginSuppliedKeys },
+  connect: { flow: 'redirect', ...pluginInstallFlow },
   proxy: { accessTokenField: 'access_token', refreshesOnUse: false, signsFormBody: false, authorization: noAuthorization },
   providerProblems: (spec) =>
     !spec.pluginInstall?.installUrl || !spec.pluginInstall.credentialParam

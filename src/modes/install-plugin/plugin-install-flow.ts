@@ -14,15 +14,19 @@
  * - the state is single use (flows.ts), so a replay of the same callback changes nothing.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sealFlowState, type FlowState } from '../../auth/flow-state.js';
+import { sealFlowState } from '../../auth/flow-state.js';
 import { resolveClient } from '../../auth/oauth2-client.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../catalog/connection-config.js';
 import { LatchkeyError } from '../../domain/errors.js';
-import type { IntegrationResource, PluginInstallSpec, ProviderResource } from '../../k8s/resources.js';
-import { pluginSuppliedKeys } from './mode.js';
-import type { StoredCredentials } from '../../k8s/store.js';
-import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from '../shared/install-config.js';
-import type { AppContext } from '../../context/app-context.js';
+import type { IntegrationResource, PluginInstallSpec, ProviderSpec } from '../../k8s/resources.js';
+import type { KubeStore, StoredCredentials } from '../../k8s/store.js';
+import type { ModeDeps, RedirectCallback, RedirectDeps, RedirectFlow, RedirectStart, RedirectStarted } from '../auth-mode.js';
+import { installUserConfig, userFacingSpec } from '../shared/install-config.js';
+
+/** Connection configuration keys the callback fills: never asked from the end user. */
+export function pluginSuppliedKeys(spec: ProviderSpec): ReadonlySet<string> {
+  return new Set(spec.pluginInstall?.configParams ?? []);
+}
 
 const DEFAULT_MAX_AGE_S = 300;
 /** A provider's clock may run a little ahead of ours. */
@@ -35,8 +39,8 @@ function notConfigured(what: string): LatchkeyError {
 const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
 
 /** The Integration's signing secret (its client secret): without it no callback can be verified. */
-function signingSecretOf(deps: AppContext, namespace: string, integration: IntegrationResource): string {
-  const secret = resolveClient(deps.store, namespace, integration)?.clientSecret;
+function signingSecretOf(store: KubeStore, namespace: string, integration: IntegrationResource): string {
+  const secret = resolveClient(store, namespace, integration)?.clientSecret;
   if (!secret) throw notConfigured('the plugin signing secret is missing');
   return secret;
 }
@@ -56,22 +60,21 @@ export function signPluginCallback(query: URLSearchParams, secret: string, signa
 }
 
 /** Starts the flow: the install page URL with the sealed state and the callback. */
-export async function startPluginInstall(deps: AppContext, input: InstallStart): Promise<string> {
-  const { session, integration, provider } = input;
+async function startPluginInstall(deps: RedirectDeps, input: RedirectStart): Promise<RedirectStarted> {
+  const { integration, provider, base } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
-  signingSecretOf(deps, session.namespace, integration);
+  signingSecretOf(deps.store, base.namespace, integration);
   const supplied = pluginSuppliedKeys(provider.spec);
-  const userConfig = await installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
+  const userConfig = await installUserConfig(deps, input, provider.spec, supplied);
   const state = sealFlowState(
-    { ...input.base, mode: 'INSTALL_PLUGIN', connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
-    session.secretKey,
+    { ...base, mode: provider.spec.authMode, connectionConfig: userConfig, startedAt: deps.clock.now() },
+    input.secretKey,
   );
   const url = new URL(fillProviderUrl(userFacingSpec(provider.spec, supplied), plugin.installUrl, userConfig));
   url.searchParams.set('state', state);
-  url.searchParams.set('redirect_uri', input.base.redirectUri);
-  logInstallStart(deps, input, url, 'the plugin');
-  return url.href;
+  url.searchParams.set('redirect_uri', base.redirectUri);
+  return { url: url.href, to: 'install the plugin' };
 }
 
 function verifySignature(q: URLSearchParams, plugin: PluginInstallSpec, secret: string, name: string): void {
@@ -96,14 +99,15 @@ function verifyTimestamp(q: URLSearchParams, plugin: PluginInstallSpec, nowMs: n
  * checked: verifies the signature and its age, then returns the credential and the configuration to
  * store. Throws a 4xx LatchkeyError for anything forged, foreign or stale; nothing is stored then.
  */
-export async function completePluginInstall(
-  deps: AppContext,
-  input: { state: FlowState; query: URLSearchParams; integration: IntegrationResource; provider: ProviderResource; name: string },
+async function completePluginInstall(
+  deps: ModeDeps,
+  input: RedirectCallback,
 ): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
-  const { state, query: q, integration, provider, name } = input;
+  const { state, integration, provider, name } = input;
+  const q = input.url.searchParams;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
-  verifySignature(q, plugin, signingSecretOf(deps, state.namespace, integration), name);
+  verifySignature(q, plugin, signingSecretOf(deps.store, state.namespace, integration), name);
   verifyTimestamp(q, plugin, deps.clock.now(), name);
   const credential = q.getAll(plugin.credentialParam);
   if (credential.length !== 1 || !credential[0] || credential[0].length > MAX_CREDENTIAL_LENGTH)
@@ -137,9 +141,16 @@ export async function completePluginInstall(
 }
 
 /** The callback values a log line must not show (the credential and the signature). */
-export function pluginCallbackSecrets(deps: AppContext, namespace: string, integrationId: string, q: URLSearchParams): string[] {
-  const integration = deps.store.getIntegration(namespace, integrationId);
-  const plugin = integration && deps.store.getProvider(integration.spec.provider)?.spec.pluginInstall;
+function pluginCallbackSecrets(store: KubeStore, namespace: string, integrationId: string, q: URLSearchParams): string[] {
+  const integration = store.getIntegration(namespace, integrationId);
+  const plugin = integration && store.getProvider(integration.spec.provider)?.spec.pluginInstall;
   if (!plugin) return [];
   return [...q.getAll(plugin.credentialParam), ...q.getAll(plugin.signatureParam ?? 'signature')];
 }
+
+export const pluginInstallFlow: RedirectFlow = {
+  start: startPluginInstall,
+  complete: completePluginInstall,
+  callbackSecrets: (deps, state, query) => pluginCallbackSecrets(deps.store, state.namespace, state.integration, query),
+  suppliedKeys: pluginSuppliedKeys,
+};

@@ -6,9 +6,8 @@ import { signRequest } from '../shared/oauth1.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
-import { CLIENT_KEYS } from '../oauth2/mode.js';
-
-const NO_KEYS: ReadonlySet<string> = new Set();
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { oauth1RedirectFlow } from './redirect-flow.js';
 
 export const oauth1: AuthModeModule = {
   mode: 'OAUTH1',
@@ -23,7 +22,7 @@ export const oauth1: AuthModeModule = {
       raw: { oauth_token: body.oauth_token, oauth_token_secret: body.oauth_token_secret },
     });
   },
-  connect: { flow: 'redirect', via: 'oauth1', suppliedKeys: () => NO_KEYS },
+  connect: { flow: 'redirect', ...oauth1RedirectFlow },
   proxy: {
     accessTokenField: 'access_token',
     refreshesOnUse: false,

@@ -11,7 +11,7 @@ import { providerAnswer } from '../../oplog/redact.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
-import { CLIENT_KEYS } from '../oauth2/mode.js';
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
 
 /** A new token each time, with the connection's client (an import's) or else the Integration's. */
 const refresh: RefreshStrategy = {

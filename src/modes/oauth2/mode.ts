@@ -3,17 +3,15 @@
  * with the refresh token grant when there is a refresh token; sent as a bearer token.
  */
 import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
-import { providerValueKeys } from '../../auth/provider-answers.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
-import type { AuthModeModule, NeededKey } from '../auth-mode.js';
+import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
-
-/** The OAuth client ID and secret an Integration's Secret holds (OAUTH2, OAUTH1, OAUTH2_CC, TBA, CUSTOM's user authorization). */
-export const CLIENT_KEYS: NeededKey[] = [{ key: 'clientId' }, { key: 'clientSecret' }];
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { oauth2RedirectFlow } from './redirect-flow.js';
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
@@ -93,7 +91,7 @@ export const oauth2: AuthModeModule = {
     });
   },
   // What the provider returns (`connectionConfiguration[].from`) is never asked of the end user.
-  connect: { flow: 'redirect', via: 'oauth2', suppliedKeys: (spec) => providerValueKeys(spec).all },
+  connect: { flow: 'redirect', ...oauth2RedirectFlow },
   refresh,
   proxy: bearerInjection('access_token'),
   providerProblems: (spec) => [

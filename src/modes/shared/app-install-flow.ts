@@ -13,28 +13,47 @@
  *   GitHub gives no proof that an existing installation belongs to whoever is in the browser;
  * - CUSTOM: the user token from `code` must see the installation among the user's installations.
  */
-import { appCredentialsOf, getInstallation, installationUrlOf, requestInstallationToken } from './app-installation.js';
-import { exchangeUserCode, userCanAccessInstallation, type UserToken } from '../custom/app-user-tokens.js';
-import { earlierOf } from '../custom/custom-app-refresh.js';
+import {
+  appCredentialsOf,
+  appSlugOfIntegration,
+  APP_SUPPLIED_KEYS,
+  earlierOf,
+  getInstallation,
+  installationUrlOf,
+  requestInstallationToken,
+} from './app-installation.js';
 import { sealFlowState, type FlowState } from '../../auth/flow-state.js';
-import { resolveClient } from '../../auth/oauth2-client.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../catalog/connection-config.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../../k8s/resources.js';
-import type { StoredCredentials } from '../../k8s/store.js';
-import { installUserConfig, logInstallStart, userFacingSpec, type InstallStart } from './install-config.js';
-import type { AppContext } from '../../context/app-context.js';
-import type { AuthMode } from '../../domain/auth-modes.js';
-import { flowSuppliedKeys, redirectFlow } from '../../connect/connect-modes.js';
-import { appSlugOfIntegration } from '../app/mode.js';
+import type { KubeStore, StoredCredentials } from '../../k8s/store.js';
+import type { ModeDeps, RedirectCallback, RedirectFlow } from '../auth-mode.js';
+import { installUserConfig, userFacingSpec } from './install-config.js';
 
-/** What the install flow uses (the Connect flows' deps are a superset). */
-type ConnectDeps = AppContext;
+/** CUSTOM's part of the flow: the user authorizes during the installation, which proves the installation is theirs. */
+export interface UserAuthorization {
+  /** The client that exchanges the user's code is set (checked before the install page). */
+  clientReady(store: KubeStore, namespace: string, integration: IntegrationResource): boolean;
+  /** The user's token for the callback's `code`, checked to reach the installation; a refusal is thrown. */
+  authorize(deps: ModeDeps, input: UserAuthorizationInput): Promise<UserTokenAnswer>;
+}
 
-/** Whether the mode's install flow has the user authorize too (CUSTOM), else it accepts only a new installation (APP). */
-function userAuthorizes(mode: AuthMode): boolean {
-  return redirectFlow(mode)?.userAuthorization === true;
+/** What the user authorization is given at the callback. */
+export interface UserAuthorizationInput {
+  state: FlowState;
+  query: URLSearchParams;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  name: string;
+  installationId: string;
+  /** Fills the Provider's URL templates with the connection's configuration. */
+  fill: (template: string) => string;
+}
+
+/** The user's token as stored beside the installation's (`credentials.user`), and when it lapses. */
+export interface UserTokenAnswer {
+  expires_at?: string;
 }
 
 /** What an app slug may be: it goes into the install page's URL. */
@@ -42,50 +61,24 @@ const SLUG = /^[A-Za-z0-9][A-Za-z0-9._~-]{0,254}$/;
 
 const CLOCK_SKEW_MS = 60_000;
 
-function notConfigured(what: string): LatchkeyError {
+export function notConfigured(what: string): LatchkeyError {
   return new LatchkeyError('unavailable', 'integration_not_configured', `This integration is not fully configured yet (${what}).`);
 }
 
-/** The app slug from the Integration's Secret (src/modes/app/mode.ts), checked for the install page's URL. */
-function appSlugOf(deps: ConnectDeps, namespace: string, integration: IntegrationResource): string {
+/** The app slug from the Integration's Secret, checked for the install page's URL. */
+function appSlugOf(deps: Pick<ModeDeps, 'store'>, namespace: string, integration: IntegrationResource): string {
   const slug = appSlugOfIntegration(deps.store, namespace, integration);
   if (!slug || !SLUG.test(slug)) throw notConfigured('the app link or slug is missing');
   return slug;
 }
 
-/** Starts the install flow: the install page URL with the sealed state. */
-export async function startAppInstall(deps: ConnectDeps, input: InstallStart): Promise<string> {
-  const { session, integration, provider } = input;
-  const mode = provider.spec.authMode;
-  const supplied = flowSuppliedKeys(provider.spec);
-  try {
-    appCredentialsOf({ store: deps.store, namespace: session.namespace, integration });
-  } catch {
-    throw notConfigured('the App ID or private key is missing');
-  }
-  if (userAuthorizes(mode) && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
-    throw notConfigured('its client ID and secret are missing');
-  const appSlug = appSlugOf(deps, session.namespace, integration);
-  const userConfig = await installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
-  const state = sealFlowState(
-    { ...input.base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() } as FlowState,
-    session.secretKey,
-  );
-  const url = new URL(
-    fillProviderUrl(userFacingSpec(provider.spec, supplied), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
-  );
-  url.searchParams.set('state', state);
-  logInstallStart(deps, input, url, 'the app');
-  return url.href;
-}
-
-const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
+export const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
 
 /**
  * What the provider's failure means for the end user: 502 when it failed, 400 when it refused. Any
  * other error (this flow's own refusals) is thrown as it is.
  */
-function fromRefresh(err: unknown, name: string): never {
+export function fromRefresh(err: unknown, name: string): never {
   if (err instanceof RefreshError) {
     if (err.code === 'integration_misconfigured') throw notConfigured('the app key is not usable');
     if (err.permanent) throw refused('installation_refused', `${name} did not accept this installation.`);
@@ -98,19 +91,48 @@ function fromRefresh(err: unknown, name: string): never {
   throw err;
 }
 
+/** The install flow of APP (only a new installation is accepted) or, with `user`, of CUSTOM. */
+export function appInstallFlow(user?: UserAuthorization): RedirectFlow {
+  return {
+    /** Starts the install flow: the install page URL with the sealed state. */
+    async start(deps, input) {
+      const { integration, provider, base } = input;
+      const mode = provider.spec.authMode;
+      const supplied = APP_SUPPLIED_KEYS;
+      try {
+        appCredentialsOf({ store: deps.store, namespace: base.namespace, integration });
+      } catch {
+        throw notConfigured('the App ID or private key is missing');
+      }
+      if (user && !user.clientReady(deps.store, base.namespace, integration)) throw notConfigured('its client ID and secret are missing');
+      const appSlug = appSlugOf(deps, base.namespace, integration);
+      const userConfig = await installUserConfig(deps, input, provider.spec, supplied);
+      const state = sealFlowState({ ...base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() }, input.secretKey);
+      const url = new URL(
+        fillProviderUrl(userFacingSpec(provider.spec, supplied), provider.spec.authorizationUrl!, { ...userConfig, appSlug }),
+      );
+      url.searchParams.set('state', state);
+      return { url: url.href, to: 'install the app' };
+    },
+    complete: (deps, input) => completeAppInstall(deps, input, user),
+    suppliedKeys: () => APP_SUPPLIED_KEYS,
+  };
+}
+
 /**
- * The callback of an install flow whose state, browser binding and single use flows.ts has checked:
- * proves the installation, mints its first token (and for CUSTOM the user token) and returns the
- * credentials with the connection configuration to store. Throws a 4xx LatchkeyError for anything
+ * The callback of an install flow whose state, browser binding and single use src/connect/flows.ts has
+ * checked: proves the installation, mints its first token (and for CUSTOM the user token) and returns
+ * the credentials with the connection configuration to store. Throws a 4xx LatchkeyError for anything
  * forged or refused; nothing is stored then.
  */
-export async function completeAppInstall(
-  deps: ConnectDeps,
-  input: { state: FlowState; query: URLSearchParams; integration: IntegrationResource; provider: ProviderResource; name: string },
+async function completeAppInstall(
+  deps: ModeDeps,
+  input: RedirectCallback,
+  user: UserAuthorization | undefined,
 ): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
-  const { state, query: q, integration, provider, name } = input;
+  const { state, integration, provider, name } = input;
+  const q = input.url.searchParams;
   const mode = state.mode;
-  const withUser = userAuthorizes(mode);
   const setupAction = q.get('setup_action');
   if (setupAction === 'request') {
     throw refused(
@@ -145,34 +167,7 @@ export async function completeAppInstall(
   const common = { fetch: deps.fetch, now: deps.clock.now() };
 
   // The user token first (CUSTOM): the code is single use and proves who is in the browser.
-  let user: UserToken | undefined;
-  if (withUser) {
-    const code = q.get('code');
-    if (!code) throw refused('missing_code', `${name} did not send the user authorization. Please start again.`);
-    const client = resolveClient(deps.store, state.namespace, integration);
-    const userTokenUrl = provider.spec.appInstallation?.userTokenUrl;
-    const listUrl = provider.spec.appInstallation?.userInstallationsUrl;
-    if (!client?.clientSecret || !userTokenUrl || !listUrl) throw notConfigured('its client ID and secret are missing');
-    try {
-      user = await exchangeUserCode({
-        ...common,
-        tokenUrl: fill(userTokenUrl),
-        clientId: client.clientId,
-        clientSecret: client.clientSecret,
-        code,
-        redirectUri: state.redirectUri,
-      });
-      const mine = await userCanAccessInstallation({
-        ...common,
-        userInstallationsUrl: fill(listUrl),
-        userToken: user.access_token,
-        installationId,
-      });
-      if (!mine) throw refused('installation_not_yours', `This ${name} installation is not one of the accounts you can access.`);
-    } catch (err) {
-      fromRefresh(err, name);
-    }
-  }
+  const userToken = user ? await user.authorize(deps, { state, query: q, integration, provider, name, installationId, fill }) : undefined;
 
   const installationUrl = installationUrlOf(provider.spec, fill);
   if (!installationUrl || !provider.spec.tokenUrl) throw notConfigured('the Provider has no installation URLs');
@@ -181,7 +176,7 @@ export async function completeAppInstall(
     const installation = await getInstallation({ ...keys, ...common, installationUrl });
     if (!installation || installation.appId !== keys.appId)
       throw refused('installation_not_found', `${name} does not know this installation for this app.`);
-    if (!withUser) {
+    if (!user) {
       // APP: no proof whose the installation is but that it was made in this flow.
       if (setupAction !== 'install')
         throw refused(
@@ -197,12 +192,12 @@ export async function completeAppInstall(
     fromRefresh(err, name);
   }
   const credentials: Record<string, unknown> = { type: mode, access_token: minted.token, raw: minted.raw };
-  if (!withUser) {
+  if (!userToken) {
     if (minted.expiresAt) credentials.expires_at = minted.expiresAt;
   } else {
-    credentials.user = user;
+    credentials.user = userToken;
     if (minted.expiresAt) credentials.installation_expires_at = minted.expiresAt;
-    const expiresAt = earlierOf(minted.expiresAt, user!.expires_at);
+    const expiresAt = earlierOf(minted.expiresAt, userToken.expires_at);
     if (expiresAt) credentials.expires_at = expiresAt;
   }
   return { credentials: credentials as StoredCredentials, connectionConfig };

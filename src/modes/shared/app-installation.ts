@@ -4,7 +4,10 @@ import { INTEGRATION_SECRET_KEYS } from '../../k8s/resources.js';
 import { parseRetryAfter } from '../../domain/retry.js';
 import { readAnswerText } from '../../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../../oplog/redact.js';
-import { RefreshError, type RefreshStrategy, type StrategyInput } from '../../auth/refresh/token-refresher.js';
+import { RefreshError } from '../../auth/refresh/errors.js';
+import type { RefreshStrategy, StrategyInput } from '../../auth/refresh/strategies.js';
+import type { KubeStore } from '../../k8s/store.js';
+import type { IntegrationResource } from '../../k8s/resources.js';
 
 /**
  * Code-host app installations (auth mode APP, e.g. GitHub Apps): the app authenticates with a short
@@ -229,4 +232,29 @@ export function jsonObjectOf(text: string): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** Connection configuration the install flow fills itself: never asked from the end user. */
+export const APP_SUPPLIED_KEYS: ReadonlySet<string> = new Set(['appSlug', 'installationId']);
+
+/** The app slug from the Integration's Secret (`appSlug`, or the last path segment of `appLink`), if any. */
+export function appSlugOfIntegration(store: KubeStore, namespace: string, integration: IntegrationResource): string | undefined {
+  const ref = integration.spec.clientSecretRef?.name;
+  const read = (key: string) => (ref ? store.readSecretValue(namespace, ref, key) : undefined) || undefined;
+  const slug = read('appSlug');
+  if (slug) return slug;
+  const link = read('appLink');
+  if (!link) return undefined;
+  try {
+    return new URL(link).pathname.split('/').filter(Boolean).pop();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The earlier of two ISO times (either may be missing): a CUSTOM connection lapses with the first of its tokens. */
+export function earlierOf(a: string | undefined, b: string | undefined): string | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return Date.parse(a) <= Date.parse(b) ? a : b;
 }

@@ -17,7 +17,8 @@ import { z } from 'zod';
 import { fillTemplate, MissingTemplateValueError } from '../../catalog/template.js';
 import type { JwtCredentials } from '../../domain/credentials.js';
 import { LatchkeyError, type ErrorKind } from '../../domain/errors.js';
-import { RefreshError, type RefreshStrategy } from '../../auth/refresh/token-refresher.js';
+import { RefreshError } from '../../auth/refresh/errors.js';
+import type { RefreshStrategy } from '../../auth/refresh/strategies.js';
 
 export const JWT_ALGORITHMS = ['HS256', 'ES256', 'RS256'] as const;
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];

@@ -6,7 +6,7 @@
 import { tbaAuthorization } from './tba-signing.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields } from '../shared/flat-fields.js';
-import { CLIENT_KEYS } from '../oauth2/mode.js';
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
 
 export const tba: AuthModeModule = {
   mode: 'TBA',

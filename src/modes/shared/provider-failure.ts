@@ -1,0 +1,31 @@
+/**
+ * A provider's failure in a redirect flow's handshake (OAuth 2's code exchange, OAuth 1.0a's steps):
+ * logged with the provider's answer and answered as the flow's 502, never passed on as it is.
+ */
+import { EgressRefusedError } from '../../egress/guard.js';
+import { LatchkeyError } from '../../domain/errors.js';
+import { providerAnswer } from '../../oplog/redact.js';
+import { OAuth1Error } from './oauth1.js';
+
+/** The provider's failure (or the egress policy's refusal of its URL), as opposed to the flow's own refusals. */
+export const isProviderFailure = (err: LatchkeyError): boolean => err instanceof OAuth1Error || err instanceof EgressRefusedError;
+
+/** The token exchange failed at the provider; `answer` is its words, redacted (for the log, never the page). */
+export class TokenExchangeFailed extends LatchkeyError {
+  constructor(
+    name: string,
+    readonly answer: string,
+  ) {
+    super('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
+  }
+}
+
+/** Runs a token exchange: the provider's failure becomes `TokenExchangeFailed` (`secrets` kept out of its answer). */
+export async function exchangeAtProvider<T>(name: string, secrets: Array<string | undefined>, exchange: () => Promise<T>): Promise<T> {
+  try {
+    return await exchange();
+  } catch (err) {
+    if (err instanceof LatchkeyError && !isProviderFailure(err)) throw err;
+    throw new TokenExchangeFailed(name, providerAnswer(err, secrets));
+  }
+}
