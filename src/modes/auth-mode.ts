@@ -9,6 +9,7 @@
  * imports no HTTP and no Kubernetes client: what it reads of the cluster comes through the store it
  * is handed (types only from src/k8s).
  */
+import type { z } from 'zod';
 import type { FlowState } from '../auth/flow-state.js';
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
@@ -233,6 +234,25 @@ export interface IntegrationNeeds {
   needsNoClient?: boolean;
 }
 
+/** The Provider fields that hold a mode's own options (the CRD's names; `modeOptions` is the generic one, JWT's). */
+export type ModeOptionsField = 'modeOptions' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall';
+
+/**
+ * A mode's options: one block of the Provider, in `field`, checked by the mode's schema (a failure is a
+ * problem the Provider reconciler reports), shown by GET /providers as `shownAs` in snake_case.
+ */
+export interface ModeOptions {
+  readonly field: ModeOptionsField;
+  /** What the mode reads of the block. */
+  readonly schema: z.ZodType;
+  /** The block's name in GET /providers' answer. */
+  readonly shownAs: string;
+  /** The declared block as GET /providers shows it (absent fields left out). */
+  view(block: Record<string, unknown>): Record<string, unknown>;
+  /** The shown block's schema (REST schema, OpenAPI), optional and described. */
+  readonly viewSchema: z.ZodType;
+}
+
 export interface AuthModeModule {
   readonly mode: AuthMode;
   /** POST /connections: the body's credentials as stored (a 400 naming the fields before anything is stored). */
@@ -248,4 +268,6 @@ export interface AuthModeModule {
   /** What the Provider reconciler reports missing from a Provider of this mode. */
   providerProblems(spec: ProviderSpec): string[];
   readonly integration: IntegrationNeeds;
+  /** Its options block, if the mode has one. */
+  readonly options?: ModeOptions;
 }

@@ -8,6 +8,7 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { formOutcomeOf } from '../shared/exchange.js';
 import { noFlatFields } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
+import { appStoreOptions } from './options.js';
 
 const plain = (name: string) => ({ name, secret: false, required: true });
 const FIELDS = [plain('issuer_id'), plain('key_id'), { name: 'private_key', secret: true, required: true }];
@@ -29,4 +30,5 @@ export const appStore: AuthModeModule = {
   proxy: bearerInjection('access_token'),
   providerProblems: () => [],
   integration: { clientBeforeConnect: false, accepts: [] },
+  options: appStoreOptions,
 };

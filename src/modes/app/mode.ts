@@ -20,6 +20,7 @@ import type { AuthModeModule, ImportInput, Imported, ModeDeps, NeededKey } from 
 import { appInstallFlow } from '../shared/app-install-flow.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
+import { appInstallationOptions } from '../shared/app-installation-options.js';
 
 /** The catalog's clientId/clientSecret fields are read as the App ID and key too. */
 const APP_KEYS: NeededKey[] = [
@@ -114,4 +115,5 @@ export const app: AuthModeModule = {
     shownAs: 'APP',
     accepts: ['APP'],
   },
+  options: appInstallationOptions,
 };

@@ -12,6 +12,7 @@ import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { customUserAuthorization } from './user-authorization.js';
+import { appInstallationOptions } from '../shared/app-installation-options.js';
 
 export const custom: AuthModeModule = {
   mode: 'CUSTOM',
@@ -43,4 +44,5 @@ export const custom: AuthModeModule = {
     clientBeforeConnect: false,
     accepts: [],
   },
+  options: appInstallationOptions,
 };

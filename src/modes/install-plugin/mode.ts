@@ -7,6 +7,7 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
 import { pluginInstallFlow } from './plugin-install-flow.js';
+import { pluginInstallOptions } from './options.js';
 
 export const installPlugin: AuthModeModule = {
   mode: 'INSTALL_PLUGIN',
@@ -23,4 +24,5 @@ export const installPlugin: AuthModeModule = {
       : [],
   // The client secret is the key the provider signs its install callbacks with.
   integration: { clientBeforeConnect: false, accepts: ['OAUTH2'] },
+  options: pluginInstallOptions,
 };

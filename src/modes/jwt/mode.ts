@@ -10,6 +10,7 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { importConfig } from '../shared/exchange.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
+import { jwtOptions } from './options.js';
 
 const ALGORITHM = /^(HS|RS|ES|PS)(256|384|512)$/;
 
@@ -88,4 +89,5 @@ export const jwt: AuthModeModule = {
       : ['JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)'];
   },
   integration: { clientBeforeConnect: false, accepts: [] },
+  options: jwtOptions,
 };

@@ -8,6 +8,7 @@ import { DEFAULT_SIGNATURE_HEADER, withFreshSignature } from './request-signatur
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { headerValue, noAuthorization, templatesUse } from '../shared/injection.js';
+import { signatureOptions } from './options.js';
 
 export const signature: AuthModeModule = {
   mode: 'SIGNATURE',
@@ -38,4 +39,5 @@ export const signature: AuthModeModule = {
   },
   providerProblems: (spec) => (spec.signature?.protocol === 'WSSE' ? [] : ['SIGNATURE providers need spec.signature.protocol (WSSE)']),
   integration: { clientBeforeConnect: false, accepts: [] },
+  options: signatureOptions,
 };

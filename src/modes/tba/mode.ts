@@ -7,6 +7,7 @@ import { tbaAuthorization } from './tba-signing.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields } from '../shared/flat-fields.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { tbaOptions } from './options.js';
 
 export const tba: AuthModeModule = {
   mode: 'TBA',
@@ -62,4 +63,5 @@ export const tba: AuthModeModule = {
     shownAs: 'TBA',
     accepts: ['TBA'],
   },
+  options: tbaOptions,
 };

@@ -8,6 +8,7 @@ import type { AuthModeModule, CredentialField, GivenCredentials } from '../auth-
 import { exchangeNow, formByExchange, importByExchange, importConfig, type Exchange } from '../shared/exchange.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
+import { twoStepProviderOptions } from './options.js';
 
 /** The fields the Provider declares; none when its exchange is not usable (its Ready condition says why). */
 function fields(spec: ProviderSpec): CredentialField[] {
@@ -46,4 +47,5 @@ export const twoStep: AuthModeModule = {
     ];
   },
   integration: { clientBeforeConnect: false, accepts: [] },
+  options: twoStepProviderOptions,
 };

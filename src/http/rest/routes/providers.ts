@@ -1,4 +1,4 @@
-import { cachedProviderView, providerMatches } from '../../../catalog/provider-view.js';
+import { cachedProviderView, providerMatches } from '../../../integrations/provider-view.js';
 import { LatchkeyError } from '../../../domain/errors.js';
 import { ProviderParams, ProviderResponse, ProvidersQuery, ProvidersResponse } from '../schemas/providers.js';
 import { defineRoute, type RouteSpec } from './define.js';

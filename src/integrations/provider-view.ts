@@ -1,6 +1,7 @@
+import { configFieldNames } from '../catalog/connection-config.js';
+import { providerLogoUrl } from '../catalog/provider-logos.js';
+import { shownModeOptions } from '../modes/registry.js';
 import type { PostConnectionSpec, ProviderResource, ProviderSpec } from '../k8s/resources.js';
-import { configFieldNames } from './connection-config.js';
-import { providerLogoUrl } from './provider-logos.js';
 
 /** The spec's Provider record (snake_case), plus Latchkey's extra catalog fields in snake_case. */
 export interface ProviderView {
@@ -47,13 +48,9 @@ export interface ProviderView {
     string,
     { description?: string; example?: string; docs_url?: string; labels?: Record<string, string>; descriptions?: Record<string, string> }
   >;
+  /** The generic `modeOptions`, as declared (JWT's options block). */
   mode_options?: Record<string, unknown>;
   logo_url?: string;
-  two_step?: TwoStepView;
-  app_store?: { lifetime_seconds?: number };
-  tba?: { account_id_key?: string; signature_method?: string };
-  signature?: { protocol: string; lifetime_seconds?: number; header?: string };
-  app_installation?: { installation_url?: string; user_token_url?: string; user_installations_url?: string };
   verification?: { docs?: string; method: string; path: string; headers?: Record<string, string> };
   revocation?: {
     docs?: string;
@@ -64,29 +61,8 @@ export interface ProviderView {
     token_field?: string;
     client_auth?: 'basic' | 'body' | 'none';
   };
-  plugin_install?: {
-    install_url: string;
-    credential_param: string;
-    config_params?: string[];
-    signature_param?: string;
-    timestamp_param?: string;
-    max_age_seconds?: number;
-  };
-}
-
-/**
- * TWO_STEP as a client needs it: the fields to collect (import, own forms) and where the exchange
- * goes. The request's `headers` and `body` templates are left out: they may carry fixed values the
- * provider's token endpoint wants (an application key), and only Latchkey makes the exchange.
- */
-export interface TwoStepView {
-  token_url?: string;
-  content_type?: string;
-  credential_fields: Array<{ name: string; label?: string; secret: boolean; required: boolean }>;
-  token_path?: string;
-  expires_in_path?: string;
-  expires_at_path?: string;
-  default_lifetime_seconds?: number;
+  /** The mode's own options block (`two_step`, `tba`, …), as its module shows it (src/modes/<mode>/options.ts). */
+  [modeOptions: string]: unknown;
 }
 
 /**
@@ -155,6 +131,8 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     mode_options: s.modeOptions,
     logo_url: providerLogoUrl(p, publicBaseUrl),
     ...modeViews(s),
+    // After the blocks above: the mode's own block (JWT's is the generic mode_options, which keeps its place).
+    ...shownModeOptions(s),
   }) as ProviderView;
 }
 
@@ -163,9 +141,9 @@ function declaredPostConnection(pc: PostConnectionSpec): Record<string, unknown>
   return { ...pc, steps: pc.steps.map(({ documentedUrl: _documented, ...step }) => step) };
 }
 
-/** Each mode's own block (the CRD allows each only on its mode), in snake_case; absent ones left out. */
+/** The typed credentials' check and the grant's revocation (the CRD allows each only on its modes), in snake_case. */
 function modeViews(s: ProviderSpec): Partial<ProviderView> {
-  const { appStore, tba, signature, appInstallation: app, pluginInstall: plugin, verification: check, revocation: revoke } = s;
+  const { verification: check, revocation: revoke } = s;
   return compact({
     verification: check
       ? compact({ docs: check.docs, method: check.method ?? 'GET', path: check.path, headers: check.headers })
@@ -181,49 +159,6 @@ function modeViews(s: ProviderSpec): Partial<ProviderView> {
           client_auth: revoke.clientAuth,
         })
       : undefined,
-    two_step: s.twoStep ? twoStepView(s.twoStep) : undefined,
-    app_store: appStore ? compact({ lifetime_seconds: appStore.lifetimeSeconds }) : undefined,
-    tba: tba ? compact({ account_id_key: tba.accountIdKey, signature_method: tba.signatureMethod }) : undefined,
-    signature: signature
-      ? compact({ protocol: signature.protocol, lifetime_seconds: signature.lifetimeSeconds, header: signature.header })
-      : undefined,
-    app_installation: app
-      ? compact({
-          installation_url: app.installationUrl,
-          user_token_url: app.userTokenUrl,
-          user_installations_url: app.userInstallationsUrl,
-        })
-      : undefined,
-    plugin_install: plugin
-      ? compact({
-          install_url: plugin.installUrl,
-          credential_param: plugin.credentialParam,
-          config_params: plugin.configParams,
-          signature_param: plugin.signatureParam,
-          timestamp_param: plugin.timestampParam,
-          max_age_seconds: plugin.maxAgeSeconds,
-        })
-      : undefined,
-  });
-}
-
-/** `spec.twoStep` is free-form for the CRD's sake: only values of the documented types are shown. */
-function twoStepView(t: Record<string, unknown>): TwoStepView {
-  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const fields = Array.isArray(t.credentialFields) ? (t.credentialFields as unknown[]) : [];
-  return compact({
-    token_url: str(t.tokenUrl),
-    content_type: str(t.contentType) ?? 'json',
-    credential_fields: fields.flatMap((f) => {
-      const field = (f ?? {}) as Record<string, unknown>;
-      const name = str(field.name);
-      // Defaults as the CRD documents them: secret and required unless said otherwise.
-      return name ? [compact({ name, label: str(field.label), secret: field.secret !== false, required: field.required !== false })] : [];
-    }),
-    token_path: str(t.tokenPath),
-    expires_in_path: str(t.expiresInPath),
-    expires_at_path: str(t.expiresAtPath),
-    default_lifetime_seconds: typeof t.defaultLifetimeSeconds === 'number' ? t.defaultLifetimeSeconds : undefined,
   });
 }
 
