@@ -1,7 +1,9 @@
 /**
  * The end-user authorization flows behind the Connect UI, without HTTP: what a session offers, the
- * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials, JWT signing key), the OAuth
- * callback, and saving the result as a new connection or a re-authorization of an existing one.
+ * start of a redirect flow and its callback (the steps at the provider are the mode's `RedirectFlow`,
+ * src/modes/<mode>/; here the session, single use, the browser binding and the log), the forms (API key,
+ * basic, client credentials, JWT signing key), and saving the result as a new connection or a
+ * re-authorization of an existing one.
  */
 import { z } from 'zod';
 import type { AppContext } from '../context/app-context.js';
@@ -27,7 +29,7 @@ import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { authModeModule } from '../modes/registry.js';
 import type { Authorized } from '../modes/auth-mode.js';
-import { isProviderFailure, TokenExchangeFailed } from '../modes/shared/provider-failure.js';
+import { isProviderFailure, ProviderStepFailed, TokenExchangeFailed } from '../modes/shared/provider-failure.js';
 import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
@@ -218,7 +220,7 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
 }
 
 /**
- * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
+ * Starts the mode's redirect flow (OAuth 2, OAuth 1.0a, an app or plugin install): returns the provider URL to send the browser to.
  * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
  */
 export async function startOAuthFlow(
@@ -275,7 +277,10 @@ export async function startOAuthFlow(
       messages: [`Redirecting the end user to ${started.to} at ${to.origin}${to.pathname}`],
     });
     return started.url;
-  } catch (err) {
+  } catch (failed) {
+    // The flow's steps before the provider's (configuration, client) throw as they are.
+    if (!(failed instanceof ProviderStepFailed)) throw failed;
+    const err = failed.failure;
     const tooLarge = findAnswerTooLarge(err);
     if (tooLarge) {
       // The provider's fault, recorded like any failed start; nothing was kept of its answer.

@@ -10,7 +10,7 @@ import type { StoredCredentials } from '../../k8s/store.js';
 import type { RedirectFlow } from '../auth-mode.js';
 import { requireClient } from '../shared/oauth-client.js';
 import { authorizationUrl, requestTemporaryCredentials, requestTokenCredentials, type OAuth1Consumer } from '../shared/oauth1.js';
-import { exchangeAtProvider } from '../shared/provider-failure.js';
+import { atProvider, exchangeAtProvider } from '../shared/provider-failure.js';
 
 const NO_KEYS: ReadonlySet<string> = new Set();
 
@@ -21,27 +21,29 @@ export const oauth1RedirectFlow: RedirectFlow = {
     const connectionConfig = await input.checkedConfig();
     const client = requireClient(deps.store, base.namespace, integration);
     input.secrets.push(client.clientSecret);
-    const state = sealFlowState({ ...base, mode: spec.authMode, connectionConfig }, input.secretKey);
-    const callback = new URL(base.redirectUri);
-    callback.searchParams.set('state', state);
-    const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-    const temporary = await requestTemporaryCredentials(
-      consumer,
-      fillProviderUrl(spec, spec.requestTokenUrl!, connectionConfig),
-      callback.href,
-    );
-    await deps.flows.putRequestSecret(base.namespace, base.fid, temporary, base.exp * 1000);
-    const appNameParam = spec.appNameParam;
-    const params: Record<string, string> = {
-      ...(spec.authorizationParams ?? {}),
-      // The consent page names the application from it (Trello's `name`); an Integration's own params still win.
-      ...(appNameParam ? { [appNameParam]: input.appName } : {}),
-      ...(integration.spec.authorizationParams ?? {}),
-    };
-    // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
-    const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (spec.defaultScopes ?? []);
-    if (scopes.length) params.scope = scopes.join(spec.scopeSeparator ?? ' ');
-    const url = authorizationUrl(fillProviderUrl(spec, spec.authorizationUrl!, connectionConfig), temporary.token, params);
+    const url = await atProvider(async () => {
+      const state = sealFlowState({ ...base, mode: spec.authMode, connectionConfig }, input.secretKey);
+      const callback = new URL(base.redirectUri);
+      callback.searchParams.set('state', state);
+      const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
+      const temporary = await requestTemporaryCredentials(
+        consumer,
+        fillProviderUrl(spec, spec.requestTokenUrl!, connectionConfig),
+        callback.href,
+      );
+      await deps.flows.putRequestSecret(base.namespace, base.fid, temporary, base.exp * 1000);
+      const appNameParam = spec.appNameParam;
+      const params: Record<string, string> = {
+        ...(spec.authorizationParams ?? {}),
+        // The consent page names the application from it (Trello's `name`); an Integration's own params still win.
+        ...(appNameParam ? { [appNameParam]: input.appName } : {}),
+        ...(integration.spec.authorizationParams ?? {}),
+      };
+      // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
+      const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (spec.defaultScopes ?? []);
+      if (scopes.length) params.scope = scopes.join(spec.scopeSeparator ?? ' ');
+      return authorizationUrl(fillProviderUrl(spec, spec.authorizationUrl!, connectionConfig), temporary.token, params);
+    });
     return { url: url.href, to: spec.displayName };
   },
 

@@ -16,7 +16,7 @@ import { providerValueKeys } from '../../auth/provider-answers.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import type { RedirectFlow } from '../auth-mode.js';
 import { requireClient } from '../shared/oauth-client.js';
-import { exchangeAtProvider } from '../shared/provider-failure.js';
+import { atProvider, exchangeAtProvider } from '../shared/provider-failure.js';
 
 export const oauth2RedirectFlow: RedirectFlow = {
   async start(deps, input) {
@@ -24,10 +24,12 @@ export const oauth2RedirectFlow: RedirectFlow = {
     const connectionConfig = await input.checkedConfig();
     const client = requireClient(deps.store, base.namespace, integration);
     input.secrets.push(client.clientSecret);
-    const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
-    const state = sealFlowState({ ...base, mode: provider.spec.authMode, connectionConfig, codeVerifier }, input.secretKey);
-    const flow: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
-    const url = await buildAuthorizationRedirect(flow, { redirectUri: base.redirectUri, state, codeVerifier });
+    const url = await atProvider(async () => {
+      const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
+      const state = sealFlowState({ ...base, mode: provider.spec.authMode, connectionConfig, codeVerifier }, input.secretKey);
+      const flow: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
+      return buildAuthorizationRedirect(flow, { redirectUri: base.redirectUri, state, codeVerifier });
+    });
     return { url: url.href, to: provider.spec.displayName };
   },
 

@@ -10,6 +10,25 @@ import { OAuth1Error } from './oauth1.js';
 /** The provider's failure (or the egress policy's refusal of its URL), as opposed to the flow's own refusals. */
 export const isProviderFailure = (err: LatchkeyError): boolean => err instanceof OAuth1Error || err instanceof EgressRefusedError;
 
+/**
+ * A redirect flow's start failed in its steps at the provider (`failure`: what was thrown there). The
+ * Connect flow passes on the flow's own refusals among them and answers the rest as its 502.
+ */
+export class ProviderStepFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super('a redirect flow step at the provider failed');
+  }
+}
+
+/** Runs a start's steps at the provider: whatever they throw is wrapped in `ProviderStepFailed`. */
+export async function atProvider<T>(steps: () => Promise<T>): Promise<T> {
+  try {
+    return await steps();
+  } catch (err) {
+    throw new ProviderStepFailed(err);
+  }
+}
+
 /** The token exchange failed at the provider; `answer` is its words, redacted (for the log, never the page). */
 export class TokenExchangeFailed extends LatchkeyError {
   constructor(
