@@ -29,7 +29,7 @@ import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { authModeModule } from '../modes/registry.js';
 import type { Authorized } from '../modes/auth-mode.js';
-import { isProviderFailure, ProviderStepFailed, TokenExchangeFailed } from '../modes/shared/provider-failure.js';
+import { failedAtProvider, isProviderFailure, TokenExchangeFailed } from '../modes/shared/provider-failure.js';
 import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
@@ -277,10 +277,9 @@ export async function startOAuthFlow(
       messages: [`Redirecting the end user to ${started.to} at ${to.origin}${to.pathname}`],
     });
     return started.url;
-  } catch (failed) {
+  } catch (err) {
     // The flow's steps before the provider's (configuration, client) throw as they are.
-    if (!(failed instanceof ProviderStepFailed)) throw failed;
-    const err = failed.failure;
+    if (!failedAtProvider(err)) throw err;
     const tooLarge = findAnswerTooLarge(err);
     if (tooLarge) {
       // The provider's fault, recorded like any failed start; nothing was kept of its answer.

@@ -10,24 +10,22 @@ import { OAuth1Error } from './oauth1.js';
 /** The provider's failure (or the egress policy's refusal of its URL), as opposed to the flow's own refusals. */
 export const isProviderFailure = (err: LatchkeyError): boolean => err instanceof OAuth1Error || err instanceof EgressRefusedError;
 
-/**
- * A redirect flow's start failed in its steps at the provider (`failure`: what was thrown there). The
- * Connect flow passes on the flow's own refusals among them and answers the rest as its 502.
- */
-export class ProviderStepFailed extends Error {
-  constructor(readonly failure: unknown) {
-    super('a redirect flow step at the provider failed');
-  }
-}
+/** What a start's steps at the provider threw: the Connect flow passes the flow's own refusals among them on and answers the rest as its 502. */
+const providerStepErrors = new WeakSet<object>();
 
-/** Runs a start's steps at the provider: whatever they throw is wrapped in `ProviderStepFailed`. */
+/** Runs a start's steps at the provider, marking what they throw (see {@link failedAtProvider}). */
 export async function atProvider<T>(steps: () => Promise<T>): Promise<T> {
   try {
     return await steps();
   } catch (err) {
-    throw new ProviderStepFailed(err);
+    const thrown = typeof err === 'object' && err !== null ? err : new Error(String(err));
+    providerStepErrors.add(thrown);
+    throw thrown;
   }
 }
+
+/** Whether a redirect flow's start threw this in its steps at the provider (else before them: configuration, client). */
+export const failedAtProvider = (err: unknown): boolean => typeof err === 'object' && err !== null && providerStepErrors.has(err);
 
 /** The token exchange failed at the provider; `answer` is its words, redacted (for the log, never the page). */
 export class TokenExchangeFailed extends LatchkeyError {
