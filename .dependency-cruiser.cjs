@@ -85,11 +85,20 @@ module.exports = {
       to: { path: '@kubernetes/client-node', dependencyTypesNot: ['type-only'] },
     },
     {
-      // A mode module decides; what it reads of the cluster comes through the store it is handed.
+      // A mode module decides; what it reads of the cluster comes through the store it is handed. The
+      // resources' shapes and constants (resources.ts: no API call) are read as values too.
       name: 'modes-import-k8s-types-only',
       severity: 'error',
       from: { path: '^src/modes/' },
-      to: { path: '^src/k8s/', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/k8s/', pathNot: '^src/k8s/resources\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      // A mode's folder holds what is its alone; what several modes use is in src/modes/shared/ (or
+      // src/auth), so a mode is added or removed as one folder. `$1` is the importing file's folder.
+      name: 'modes-import-no-other-mode',
+      severity: 'error',
+      from: { path: '^src/modes/([^/]+)/' },
+      to: { path: '^src/modes/[^/]+/', pathNot: '^src/modes/($1|shared)/' },
     },
     {
       name: 'only-http-imports-express',

@@ -1,7 +1,9 @@
 /**
  * The end-user authorization flows behind the Connect UI, without HTTP: what a session offers, the
- * start of an OAuth 2 / OAuth 1.0a flow, the forms (API key, basic, client credentials, JWT signing key), the OAuth
- * callback, and saving the result as a new connection or a re-authorization of an existing one.
+ * start of a redirect flow and its callback (the steps at the provider are the mode's `RedirectFlow`,
+ * src/modes/<mode>/; here the session, single use, the browser binding and the log), the forms (API key,
+ * basic, client credentials, JWT signing key), and saving the result as a new connection or a
+ * re-authorization of an existing one.
  */
 import { z } from 'zod';
 import type { AppContext } from '../context/app-context.js';
@@ -11,28 +13,13 @@ import {
   flowStateNamespace,
   newFlowId,
   openFlowState,
-  sealFlowState,
   type FlowState,
 } from '../auth/flow-state.js';
-import {
-  authorizationUrl as oauth1AuthorizationUrl,
-  OAUTH1_FAILED,
-  requestTemporaryCredentials,
-  requestTokenCredentials,
-  type OAuth1Consumer,
-} from '../auth/oauth1.js';
-import {
-  buildAuthorizationRedirect,
-  exchangeAuthorizationCode,
-  newCodeVerifier,
-  type OAuth2FlowInput,
-} from '../auth/oauth2-authorization.js';
 import { resolveClient } from '../auth/oauth2-client.js';
-import { callbackValues, withProviderValues } from '../auth/post-connection.js';
+import { withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
-import { checkConnectionConfig, configFields, fillProviderUrl } from '../catalog/connection-config.js';
+import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
-import { EgressRefusedError } from '../egress/guard.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import { connectionObjectName } from '../k8s/names.js';
@@ -41,8 +28,8 @@ import type { StoredCredentials } from '../k8s/store.js';
 import { enqueueAuthWebhook } from '../webhooks/auth-webhooks.js';
 import { createConnection, reauthorize } from '../connections/service.js';
 import { authModeModule } from '../modes/registry.js';
-import { completeAppInstall, startAppInstall } from './app-install-flow.js';
-import { completePluginInstall, pluginCallbackSecrets, startPluginInstall } from './plugin-install-flow.js';
+import type { Authorized } from '../modes/auth-mode.js';
+import { failedAtProvider, isProviderFailure, TokenExchangeFailed } from '../modes/shared/provider-failure.js';
 import { connectFlowOf, credentialFields, fieldLabel, flowSuppliedKeys, redirectFlow } from './connect-modes.js';
 import { checkSessionQuota, SESSION_LABEL, sessionLabelValue } from './session-quota.js';
 import { claimSession, completeOnce, refuseUsedSession, releaseSession, type SessionUse } from './session-use.js';
@@ -210,18 +197,6 @@ function validate<S extends z.ZodType>(schema: S, value: unknown, where: string)
   throw new LatchkeyError('invalid_input', 'invalid_input', fieldErrors[0]?.message ?? 'Invalid input', { errors: fieldErrors });
 }
 
-function oauthClient(deps: ConnectDeps, namespace: string, integration: IntegrationResource): { clientId: string; clientSecret: string } {
-  const client = resolveClient(deps.store, namespace, integration);
-  if (!client) {
-    throw new LatchkeyError(
-      'internal',
-      'integration_not_configured',
-      'This integration is not fully configured yet (its client credentials are missing).',
-    );
-  }
-  return { clientId: client.clientId, clientSecret: client.clientSecret ?? '' };
-}
-
 async function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: string): Promise<void> {
   const r = session.claims.reconnect;
   if (!r) return;
@@ -245,13 +220,7 @@ export function callbackUrlOf(deps: ConnectDeps, session: { environment: { spec:
 }
 
 /**
- * The provider's failure in a handshake (or the egress policy's refusal of its URL): LatchkeyErrors
- * like the flow's own refusals, but logged and answered as the flow's 502, not passed on as they are.
- */
-const providerFailure = (err: LatchkeyError) => err.code === OAUTH1_FAILED || err instanceof EgressRefusedError;
-
-/**
- * Starts an OAuth 2 or OAuth 1.0a flow: returns the provider URL to send the browser to.
+ * Starts the mode's redirect flow (OAuth 2, OAuth 1.0a, an app or plugin install): returns the provider URL to send the browser to.
  * `browserBinding`: the value of the cookie that binds the flow to the starting browser (its hash is sealed in the state).
  */
 export async function startOAuthFlow(
@@ -270,39 +239,14 @@ export async function startOAuthFlow(
     await checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   // Starting again before completing is fine; once completed, the session would be refused at the callback.
   await refuseUsedSession(deps.flows, sessionUse(session, integrationId));
-  const redirectUri = callbackUrlOf(deps, session);
-  const fid = newFlowId();
-  if (redirect.via === 'app-install' || redirect.via === 'plugin-install') {
-    const base = {
-      namespace: session.namespace,
-      sid: session.claims.sid,
-      fid,
-      integration: integrationId,
-      endUser: session.claims.endUser,
-    };
-    const bound = {
-      ...base,
-      reconnect: session.claims.reconnect,
-      redirectUri,
-      bh: browserBindingHash(browserBinding),
-      exp: session.claims.exp,
-    };
-    return redirect.via === 'plugin-install'
-      ? startPluginInstall(deps, { session, integration, provider, base: bound, rawConfig })
-      : startAppInstall(deps, { session, integration, provider, base: bound, rawConfig });
-  }
-  const connectionConfig = await flowConfig(deps, session, provider, rawConfig);
-  const client = oauthClient(deps, session.namespace, integration);
-  const base: FlowState = {
+  const base = {
     namespace: session.namespace,
     sid: session.claims.sid,
-    fid,
-    mode: provider.spec.authMode as FlowState['mode'],
+    fid: newFlowId(),
     integration: integrationId,
     endUser: session.claims.endUser,
     reconnect: session.claims.reconnect,
-    connectionConfig,
-    redirectUri,
+    redirectUri: callbackUrlOf(deps, session),
     bh: browserBindingHash(browserBinding),
     exp: session.claims.exp,
   };
@@ -313,62 +257,44 @@ export async function startOAuthFlow(
     reconnect: session.claims.reconnect,
     step: 'start' as const,
   };
-  const started = (href: string) => {
-    const to = new URL(href);
+  // What a failed start must not log: the flow adds the client secret it uses.
+  const secrets: Array<string | undefined> = [];
+  try {
+    const started = await redirect.start(deps, {
+      integration,
+      provider,
+      base,
+      secretKey: session.secretKey,
+      rawConfig,
+      checkedConfig: () => flowConfig(deps, session, provider, rawConfig),
+      appName: consentAppName(session.environment, v.name),
+      secrets,
+    });
+    const to = new URL(started.url);
     logAttempt(deps, {
       ...attempt,
       outcome: 'success',
-      messages: [`Redirecting the end user to ${v.providerDisplayName} at ${to.origin}${to.pathname}`],
+      messages: [`Redirecting the end user to ${started.to} at ${to.origin}${to.pathname}`],
     });
-    return href;
-  };
-  try {
-    if (redirect.via === 'oauth2') {
-      const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
-      const state = sealFlowState({ ...base, codeVerifier }, session.secretKey);
-      const input: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
-      return started((await buildAuthorizationRedirect(input, { redirectUri, state, codeVerifier })).href);
-    }
-    const state = sealFlowState(base, session.secretKey);
-    const callback = new URL(redirectUri);
-    callback.searchParams.set('state', state);
-    const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-    const temporary = await requestTemporaryCredentials(
-      consumer,
-      fillProviderUrl(provider.spec, provider.spec.requestTokenUrl!, connectionConfig),
-      callback.href,
-    );
-    await deps.flows.putRequestSecret(session.namespace, fid, temporary, session.claims.exp * 1000);
-    const appNameParam = provider.spec.appNameParam;
-    const params: Record<string, string> = {
-      ...(provider.spec.authorizationParams ?? {}),
-      // The consent page names the application from it (Trello's `name`); an Integration's own params still win.
-      ...(appNameParam ? { [appNameParam]: consentAppName(session.environment, v.name) } : {}),
-      ...(integration.spec.authorizationParams ?? {}),
-    };
-    // OAuth 1.0a has no scope parameter; providers that take scopes take them on the authorize URL (Trello's `scope`).
-    const scopes = integration.spec.scopes?.length ? integration.spec.scopes : (provider.spec.defaultScopes ?? []);
-    if (scopes.length) params.scope = scopes.join(provider.spec.scopeSeparator ?? ' ');
-    return started(
-      oauth1AuthorizationUrl(fillProviderUrl(provider.spec, provider.spec.authorizationUrl!, connectionConfig), temporary.token, params)
-        .href,
-    );
+    return started.url;
   } catch (err) {
+    // The flow's steps before the provider's (configuration, client) throw as they are.
+    if (!failedAtProvider(err)) throw err;
     const tooLarge = findAnswerTooLarge(err);
     if (tooLarge) {
       // The provider's fault, recorded like any failed start; nothing was kept of its answer.
       logAttempt(deps, { ...attempt, outcome: 'failure', messages: [`Could not start the authorization: ${tooLarge.message}`] });
       throw tooLarge;
     }
-    if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
+    if (err instanceof LatchkeyError && !isProviderFailure(err)) throw err;
     logAttempt(deps, {
       ...attempt,
       outcome: 'failure',
       messages: [`Could not start the authorization: ${(err as Error).message}`],
-      secrets: [client.clientSecret],
+      secrets,
     });
     deps.logger.warn(
-      { namespace: session.namespace, integration: integrationId, err: providerAnswer(err, [client.clientSecret]) },
+      { namespace: session.namespace, integration: integrationId, err: providerAnswer(err, secrets) },
       'could not start the authorization flow',
     );
     throw new LatchkeyError(
@@ -501,7 +427,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
   }
   const state = opened.state;
   // The redirect flow the state was sealed for (its mode's).
-  const via = redirectFlow(state.mode)?.via;
+  const redirect = redirectFlow(state.mode);
   const outcome: CallbackOutcome = { namespace, providerConfigKey: state.integration };
   if (!browserBindingMatches(state, browserBinding)) {
     deps.logger.warn({ namespace, integration: state.integration }, 'OAuth callback from a browser that did not start the flow');
@@ -545,7 +471,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     const name = integration.spec.displayName ?? provider.spec.displayName;
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
     if (providerError) {
-      if (via === 'oauth1') await deps.flows.takeRequestSecret(state.namespace, state.fid);
+      await redirect?.abandon?.(deps, state);
       // The provider's words reach the page, the operation log and (for a reconnect) the connection's status.
       const error = providerText(providerError, sent, 100);
       const description = q.get('error_description') ? providerText(q.get('error_description'), sent) : undefined;
@@ -561,65 +487,41 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     }
     await claimSession(deps.flows, use);
     claimed = true;
-    let credentials: StoredCredentials;
-    let connectionConfig = state.connectionConfig;
     const returned = providerValueKeys(provider.spec).all;
     // A reconnect takes the provider's values afresh, to check they are the stored ones (the same account).
-    let exchangeConfig: Record<string, string> = state.reconnect
+    const exchangeConfig: Record<string, string> = state.reconnect
       ? Object.fromEntries(Object.entries(state.connectionConfig).filter(([k]) => !returned.has(k)))
       : state.connectionConfig;
     step = 'token_exchange';
-    if (via === 'plugin-install') {
-      ({ credentials, connectionConfig } = await completePluginInstall(deps, { state, query: q, integration, provider, name }));
-    } else if (via === 'app-install') {
-      ({ credentials, connectionConfig } = await completeAppInstall(deps, { state, query: q, integration, provider, name }));
-    } else {
-      try {
-        const client = oauthClient(deps, state.namespace, integration);
-        sent.push(client.clientSecret);
-        if (via === 'oauth2') {
-          // The callback's values come first: the token URL may use them (a reconnect takes them afresh).
-          exchangeConfig = { ...exchangeConfig, ...callbackValues(provider.spec, q, exchangeConfig) };
-          const input: OAuth2FlowInput = { provider, integration, client, connectionConfig: exchangeConfig, fetch: deps.fetch };
-          credentials = (await exchangeAuthorizationCode(
-            input,
-            url,
-            { redirectUri: state.redirectUri, expectedState: stateValue, codeVerifier: state.codeVerifier },
-            deps.clock.now(),
-          )) as unknown as StoredCredentials;
-        } else {
-          const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);
-          sent.push(temporary?.tokenSecret);
-          const verifier = q.get('oauth_verifier');
-          if (!temporary || temporary.token !== q.get('oauth_token') || !verifier) {
-            throw new LatchkeyError(
-              'invalid_input',
-              'invalid_state',
-              'This authorization response does not match the request. Please start again.',
-            );
-          }
-          const consumer: OAuth1Consumer = { consumerKey: client.clientId, consumerSecret: client.clientSecret, fetch: deps.fetch };
-          credentials = (await requestTokenCredentials(
-            consumer,
-            fillProviderUrl(provider.spec, provider.spec.tokenUrl!, state.connectionConfig),
-            temporary,
-            verifier,
-          )) as unknown as StoredCredentials;
-        }
-      } catch (err) {
-        if (err instanceof LatchkeyError && !providerFailure(err)) throw err;
-        // The provider's answer (error code and description) is in the message: what a support engineer needs.
-        const answer = providerAnswer(err, sent);
-        detail = `Token exchange failed: ${answer}`;
-        deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: answer }, 'token exchange failed');
-        throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
-      }
-      if (via === 'oauth2' && returned.size) {
-        step = 'post_connection';
-        sent.push(credentials.access_token as string | undefined);
-        connectionConfig = await providerValuesOf(deps, { state, provider, credentials, connectionConfig: exchangeConfig, name });
-        step = 'token_exchange'; // each step has its own entry; the attempt's is the exchange's, as without steps
-      }
+    if (!redirect)
+      throw new LatchkeyError(
+        'invalid_input',
+        'invalid_state',
+        'This authorization response is not valid. Please start again from the application.',
+      );
+    let authorized: Authorized;
+    try {
+      authorized = await redirect.complete(deps, { state, stateValue, url, integration, provider, name, exchangeConfig, secrets: sent });
+    } catch (err) {
+      if (!(err instanceof TokenExchangeFailed)) throw err;
+      // The provider's answer (error code and description) is in the message: what a support engineer needs.
+      detail = `Token exchange failed: ${err.answer}`;
+      deps.logger.warn({ namespace: state.namespace, integration: state.integration, err: err.answer }, 'token exchange failed');
+      throw new LatchkeyError('upstream', 'token_exchange_failed', `${name} did not complete the authorization. Please try again.`);
+    }
+    const { credentials } = authorized;
+    let { connectionConfig } = authorized;
+    if (authorized.providerValuesFrom) {
+      step = 'post_connection';
+      sent.push(credentials.access_token as string | undefined);
+      connectionConfig = await providerValuesOf(deps, {
+        state,
+        provider,
+        credentials,
+        connectionConfig: authorized.providerValuesFrom,
+        name,
+      });
+      step = 'token_exchange'; // each step has its own entry; the attempt's is the exchange's, as without steps
     }
     outcome.result = await saveAuthorization(deps, {
       namespace: state.namespace,
@@ -645,7 +547,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     step,
     durationMs: deps.clock.now() - startedAt,
     // INSTALL_PLUGIN: the callback carries the credential itself; it never reaches a log line.
-    secrets: [...sent, ...(via === 'plugin-install' ? pluginCallbackSecrets(deps, state.namespace, state.integration, q) : [])],
+    secrets: [...sent, ...(redirect?.callbackSecrets?.(deps, state, q) ?? [])],
   };
   // A used session's refusal says nothing about the connection (just authorized): not put on it.
   if (outcome.error)

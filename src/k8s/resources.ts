@@ -142,7 +142,7 @@ export interface ProviderSpec {
   /** Connect UI help per form field (credential field or configuration key). */
   fieldHelp?: Record<string, FieldHelp>;
   modeOptions?: Record<string, unknown>;
-  /** TWO_STEP: the token exchange (checked by src/auth/two-step.ts). */
+  /** TWO_STEP: the token exchange (checked by src/modes/two-step/two-step.ts). */
   twoStep?: Record<string, unknown>;
   /** APP_STORE: the minted token's lifetime (at most Apple's 20 minutes). */
   appStore?: { lifetimeSeconds?: number };
@@ -162,7 +162,7 @@ export interface ProviderSpec {
   /** How the provider's own webhooks are verified and routed (src/webhooks/provider-*.ts, docs/provider-webhooks.md). */
   webhooks?: ProviderWebhooksSpec;
   docs?: string;
-  /** API_KEY, BASIC: a cheap authenticated call that checks typed credentials before they are stored (src/auth/credential-check.ts). */
+  /** API_KEY, BASIC: a cheap authenticated call that checks typed credentials before they are stored (src/modes/shared/credential-check.ts). */
   verification?: VerificationSpec;
   /** OAUTH2: where a connection's grant is revoked when it is deleted (src/auth/grant-revocation.ts). */
   revocation?: RevocationSpec;
@@ -238,7 +238,7 @@ export interface WebhookSignatureSpec {
   bodyPath?: string;
 }
 /** Endpoints of an app installation flow (APP, CUSTOM); URLs may use `${connectionConfig.KEY}`. */
-/** INSTALL_PLUGIN: the install page and what its signed callback carries (src/connect/plugin-install-flow.ts). */
+/** INSTALL_PLUGIN: the install page and what its signed callback carries (src/modes/install-plugin/plugin-install-flow.ts). */
 export interface PluginInstallSpec {
   /** The install page; may contain ${connectionConfig.KEY}; `state` and `redirect_uri` are added as query parameters. */
   installUrl: string;

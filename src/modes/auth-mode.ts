@@ -1,16 +1,20 @@
 /**
- * What one auth mode decides, in one module per mode (src/modes/<mode>.ts), found through the
+ * What one auth mode decides, in one module per mode (src/modes/<mode>/mode.ts), found through the
  * registry (./registry.ts): the credentials it accepts on import (both import bodies) and from the
  * Connect form, its end-user flow, how it renews (or that it does not), how the proxy injects it, and
  * what it requires of a Provider and an Integration. Import, the Connect flows, the refresher, the
  * proxy and the Provider and Integration reconcilers look the mode up instead of switching on it.
- * The machinery a mode calls (OAuth clients, signing, minting) stays in src/auth. A mode module
+ * A mode's machinery (signing, minting, its redirect flow) is in its folder, what several modes use in
+ * src/modes/shared/, the OAuth machinery every OAuth mode uses in src/auth. A mode module
  * imports no HTTP and no Kubernetes client: what it reads of the cluster comes through the store it
  * is handed (types only from src/k8s).
  */
+import type { z } from 'zod';
+import type { FlowState } from '../auth/flow-state.js';
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { LatchkeyError } from '../domain/errors.js';
+import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { KubeStore, StoredCredentials } from '../k8s/store.js';
 
@@ -91,18 +95,77 @@ export interface FormInput {
  */
 export type FormOutcome = { credentials: StoredCredentials } | { refused: LatchkeyError; detail?: string; answer?: string };
 
-/** The redirect flows' machinery in src/connect: which one a mode's browser goes through. */
-export type RedirectVia = 'oauth2' | 'oauth1' | 'app-install' | 'plugin-install';
+/** What a redirect flow uses: a mode's deps and the flow records (single use, OAuth 1's temporary secret). */
+export interface RedirectDeps extends ModeDeps {
+  flows: FlowRecords;
+}
+
+/** The start of a redirect flow; the Connect flow has checked the session, the reconnect and the quota. */
+export interface RedirectStart {
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  /** The state every flow seals; the flow adds its mode, the connection configuration and its own values. */
+  base: Omit<FlowState, 'mode' | 'connectionConfig'>;
+  /** The Environment's secret key the state is sealed under. */
+  secretKey: string;
+  /** The connection configuration sent with the start, unchecked. */
+  rawConfig: unknown;
+  /** That configuration checked by the Provider's rules (a reconnect's stored one): what a flow without keys of its own uses. */
+  checkedConfig(): Promise<Record<string, string>>;
+  /** The application's name a provider's consent page shows. */
+  appName: string;
+  /** Values a failed start must not log (the client secret): the flow adds those it uses. */
+  secrets: Array<string | undefined>;
+}
+
+/** Where the browser goes, and what it goes to in the operation log's words ("GitHub", "install the app"). */
+export interface RedirectStarted {
+  url: string;
+  to: string;
+}
+
+/** The callback of a redirect flow whose state, browser binding and single use the Connect flow has checked. */
+export interface RedirectCallback {
+  state: FlowState;
+  /** The sealed state as the callback carried it. */
+  stateValue: string;
+  url: URL;
+  integration: IntegrationResource;
+  provider: ProviderResource;
+  /** The integration's name as the end user reads it. */
+  name: string;
+  /** The configuration the token request uses (a reconnect's, less the values the provider returns). */
+  exchangeConfig: Record<string, string>;
+  /** Values of the callback and the token request no log line may show: the flow adds those it uses. */
+  secrets: Array<string | undefined>;
+}
+
+/** What a callback authorized: credentials and configuration to store. */
+export interface Authorized {
+  credentials: StoredCredentials;
+  connectionConfig: Record<string, string>;
+  /** OAuth 2: the configuration the Provider's post-connection values are taken from (src/auth/post-connection.ts). */
+  providerValuesFrom?: Record<string, string>;
+}
+
+/**
+ * A mode's redirect flow: the browser is sent to the provider and comes back to the OAuth callback.
+ * A provider's failure in a handshake is thrown as `TokenExchangeFailed` (src/modes/shared/provider-failure.ts);
+ * other LatchkeyErrors are the flow's own refusals.
+ */
+export interface RedirectFlow {
+  start(deps: RedirectDeps, input: RedirectStart): Promise<RedirectStarted>;
+  complete(deps: RedirectDeps, input: RedirectCallback): Promise<Authorized>;
+  /** The provider answered an error instead of authorizing: what the flow lets go (OAuth 1's temporary secret). */
+  abandon?(deps: RedirectDeps, state: FlowState): Promise<void>;
+  /** Callback values no log line may show besides the OAuth ones (the credential a plugin install carries). */
+  callbackSecrets?(deps: RedirectDeps, state: FlowState, query: URLSearchParams): string[];
+  /** Connection configuration the flow fills itself, never asked from the end user. */
+  suppliedKeys(spec: ProviderSpec): ReadonlySet<string>;
+}
 
 export type ConnectFlow =
-  | {
-      flow: 'redirect';
-      via: RedirectVia;
-      /** app-install: the user authorizes during the installation (CUSTOM); else only a new installation is accepted (APP). */
-      userAuthorization?: boolean;
-      /** Connection configuration the flow fills itself, never asked from the end user. */
-      suppliedKeys(spec: ProviderSpec): ReadonlySet<string>;
-    }
+  | ({ flow: 'redirect' } & RedirectFlow)
   | {
       flow: 'form';
       fields(spec: ProviderSpec): CredentialField[];
@@ -171,6 +234,25 @@ export interface IntegrationNeeds {
   needsNoClient?: boolean;
 }
 
+/** The Provider fields that hold a mode's own options (the CRD's names; `modeOptions` is the generic one, JWT's). */
+export type ModeOptionsField = 'modeOptions' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall';
+
+/**
+ * A mode's options: one block of the Provider, in `field`, checked by the mode's schema (a failure is a
+ * problem the Provider reconciler reports), shown by GET /providers as `shownAs` in snake_case.
+ */
+export interface ModeOptions {
+  readonly field: ModeOptionsField;
+  /** What the mode reads of the block. */
+  readonly schema: z.ZodType;
+  /** The block's name in GET /providers' answer. */
+  readonly shownAs: string;
+  /** The declared block as GET /providers shows it (absent fields left out). */
+  view(block: Record<string, unknown>): Record<string, unknown>;
+  /** The shown block's schema (REST schema, OpenAPI), optional and described. */
+  readonly viewSchema: z.ZodType;
+}
+
 export interface AuthModeModule {
   readonly mode: AuthMode;
   /** POST /connections: the body's credentials as stored (a 400 naming the fields before anything is stored). */
@@ -186,4 +268,6 @@ export interface AuthModeModule {
   /** What the Provider reconciler reports missing from a Provider of this mode. */
   providerProblems(spec: ProviderSpec): string[];
   readonly integration: IntegrationNeeds;
+  /** Its options block, if the mode has one. */
+  readonly options?: ModeOptions;
 }

@@ -5,23 +5,25 @@
  */
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
+import type { z } from 'zod';
+import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
-import { apiKey } from './api-key.js';
-import { app } from './app.js';
-import { appStore } from './app-store.js';
+import { apiKey } from './api-key/mode.js';
+import { app } from './app/mode.js';
+import { appStore } from './app-store/mode.js';
 import type { AuthModeModule } from './auth-mode.js';
-import { basic } from './basic.js';
-import { bill } from './bill.js';
-import { custom } from './custom.js';
-import { installPlugin } from './install-plugin.js';
-import { jwt } from './jwt.js';
-import { none } from './none.js';
-import { oauth1 } from './oauth1.js';
-import { oauth2 } from './oauth2.js';
-import { oauth2ClientCredentials } from './oauth2-cc.js';
-import { signature } from './signature.js';
-import { tba } from './tba.js';
-import { twoStep } from './two-step.js';
+import { basic } from './basic/mode.js';
+import { bill } from './bill/mode.js';
+import { custom } from './custom/mode.js';
+import { installPlugin } from './install-plugin/mode.js';
+import { jwt } from './jwt/mode.js';
+import { none } from './none/mode.js';
+import { oauth1 } from './oauth1/mode.js';
+import { oauth2 } from './oauth2/mode.js';
+import { oauth2ClientCredentials } from './oauth2-cc/mode.js';
+import { signature } from './signature/mode.js';
+import { tba } from './tba/mode.js';
+import { twoStep } from './two-step/mode.js';
 
 export const AUTH_MODE_MODULES: Readonly<Record<AuthMode, AuthModeModule>> = {
   OAUTH1: oauth1,
@@ -65,4 +67,35 @@ export function refreshStrategies(): ReadonlyMap<string, RefreshStrategy> {
 export function accessTokenOf(credentials: StoredCredentials): string | undefined {
   const v = credentials[moduleOfCredentials(credentials)?.proxy.accessTokenField ?? 'access_token'];
   return typeof v === 'string' && v ? v : undefined;
+}
+
+/**
+ * The Provider's options block as GET /providers shows it (`{ two_step: … }`), when its mode has one and
+ * the Provider declares it; empty otherwise.
+ */
+export function shownModeOptions(spec: ProviderSpec): Record<string, unknown> {
+  const options = findAuthModeModule(spec.authMode)?.options;
+  const block = options && (spec[options.field] as Record<string, unknown> | undefined);
+  return options && block ? { [options.shownAs]: options.view(block) } : {};
+}
+
+/** The REST schema of every mode's options block, by the name GET /providers shows it under (modes sharing a block share it). */
+export function modeOptionsViewSchemas(): Record<string, z.ZodType> {
+  return Object.fromEntries(
+    Object.values(AUTH_MODE_MODULES).flatMap((m) => (m.options ? [[m.options.shownAs, m.options.viewSchema]] : [])),
+  );
+}
+
+/** What the Provider reconciler reports of a Provider's mode: the module's own problems, else its options block's (checked by the mode's schema). */
+export function providerModeProblems(spec: ProviderSpec): string[] {
+  const module = findAuthModeModule(spec.authMode);
+  if (!module) return [];
+  const own = module.providerProblems(spec);
+  const options = module.options;
+  const block = options && spec[options.field];
+  if (own.length || !options || block === undefined) return own;
+  const parsed = options.schema.safeParse(block);
+  if (parsed.success) return [];
+  const first = parsed.error.issues[0];
+  return [`spec.${options.field} is not usable (${first ? `${first.path.map(String).join('.')}: ${first.message}` : 'invalid'})`];
 }

@@ -13,7 +13,7 @@ import type { AuthorizationInput } from '../modes/auth-mode.js';
 import { accessTokenOf, moduleOfCredentials } from '../modes/registry.js';
 
 export type { AuthorizationInput, OAuth1Consumer } from '../modes/auth-mode.js';
-export { templatesUse } from '../modes/injection.js';
+export { templatesUse } from '../modes/shared/injection.js';
 export type { Injection } from '../catalog/credential-templates.js';
 
 function credentialValues(credentials: StoredCredentials): CredentialValues {

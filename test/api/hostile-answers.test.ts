@@ -9,9 +9,9 @@
  */
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/auth/oauth1.js';
+import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/modes/shared/oauth1.js';
 import { exchangeAuthorizationCode } from '../../src/auth/oauth2-authorization.js';
-import { requestInstallationToken } from '../../src/auth/app-installation.js';
+import { requestInstallationToken } from '../../src/modes/shared/app-installation.js';
 import { RAW_MAX_BYTES } from '../../src/domain/credentials.js';
 import type { IntegrationResource, ProviderResource } from '../../src/k8s/resources.js';
 import { catalogSpec } from '../support/catalog-files.js';

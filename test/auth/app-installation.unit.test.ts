@@ -5,7 +5,7 @@
  */
 import { generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { appJwt, requestInstallationToken } from '../../src/auth/app-installation.js';
+import { appJwt, requestInstallationToken } from '../../src/modes/shared/app-installation.js';
 import { RefreshError } from '../../src/auth/refresh/token-refresher.js';
 
 const APP_ID = '123456';

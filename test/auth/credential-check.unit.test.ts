@@ -1,9 +1,9 @@
 /**
- * Where a typed credential's check goes (src/auth/credential-check.ts): under the provider's base URL,
+ * Where a typed credential's check goes (src/modes/shared/credential-check.ts): under the provider's base URL,
  * or an absolute URL on its domain; never elsewhere. The round trips are in
  * test/connect/typed-credentials-verified.test.ts.
  */
-import { verificationUrl } from '../../src/auth/credential-check.js';
+import { verificationUrl } from '../../src/modes/shared/credential-check.js';
 import type { ProviderResource } from '../../src/k8s/resources.js';
 
 const provider = (path: string, baseUrl = 'https://api.example.test/v1'): ProviderResource => ({

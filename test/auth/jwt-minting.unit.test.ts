@@ -1,5 +1,5 @@
 /**
- * JWT minting (src/auth/jwt-minting.ts) with the catalog's own modeOptions for Ghost (HS256, hex
+ * JWT minting (src/modes/shared/jwt-minting.ts) with the catalog's own modeOptions for Ghost (HS256, hex
  * secret) and App Store Connect (ES256, .p8 key). Every token is checked twice: here with node:crypto,
  * and by an independent implementation, PyJWT (Debian's python3-jwt, a dependency of the
  * python3-oauthlib the OAuth 1 tests already need), which verifies signature, audience and expiry.
@@ -16,7 +16,7 @@ import {
   JwtMintError,
   mintJwt,
   mintJwtCredentials,
-} from '../../src/auth/jwt-minting.js';
+} from '../../src/modes/shared/jwt-minting.js';
 import { RefreshError, type StrategyInput } from '../../src/auth/refresh/token-refresher.js';
 import { lifetimeSecondsOf, StoredCredentialsSchema } from '../../src/domain/credentials.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';

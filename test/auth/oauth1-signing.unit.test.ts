@@ -1,5 +1,5 @@
 /** OAuth 1.0a signature base string and percent-encoding, from RFC 5849's example (no cluster). */
-import { percentEncode, signatureBaseString } from '../../src/auth/oauth1.js';
+import { percentEncode, signatureBaseString } from '../../src/modes/shared/oauth1.js';
 
 describe('OAuth 1.0a signing (RFC 5849)', () => {
   it('builds the signature base string of the RFC example', () => {

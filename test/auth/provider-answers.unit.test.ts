@@ -3,7 +3,7 @@
  * anything, the Provider's `tokenResponse`, and the values taken into connection configuration.
  */
 import { configValue, parseAnswerBody, readTokenAnswer, valueAt, valuesFromAnswers } from '../../src/auth/provider-answers.js';
-import { oauth2 } from '../../src/modes/oauth2.js';
+import { oauth2 } from '../../src/modes/oauth2/mode.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
 

@@ -5,7 +5,7 @@
  * path moved into or out of `proxy.baseUrl`) then fails here instead of silently sending typed keys,
  * tokens or revocations to paths that do not exist.
  */
-import { verificationUrl } from '../../src/auth/credential-check.js';
+import { verificationUrl } from '../../src/modes/shared/credential-check.js';
 import { revocationRequest } from '../../src/auth/grant-revocation.js';
 import { providerUrlTemplate } from '../../src/catalog/connection-config.js';
 import type { ProviderResource } from '../../src/k8s/resources.js';

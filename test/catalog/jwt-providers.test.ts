@@ -5,7 +5,7 @@
  * checked with node:crypto against the public half of a freshly generated key.
  */
 import { createHmac, generateKeyPairSync, verify, type KeyObject } from 'node:crypto';
-import { mintJwt } from '../../src/auth/jwt-minting.js';
+import { mintJwt } from '../../src/modes/shared/jwt-minting.js';
 import { configFieldNames } from '../../src/catalog/connection-config.js';
 import { readCatalog } from '../support/catalog-files.js';
 

@@ -1,9 +1,9 @@
 /**
- * The Provider record as GET /providers and /providers/{name} show it (src/catalog/provider-view.ts):
+ * The Provider record as GET /providers and /providers/{name} show it (src/integrations/provider-view.ts):
  * each auth mode's own block in snake_case, the TWO_STEP request templates never shown, and every
  * shipped catalog provider shown with every field it sets, in a shape the REST schema documents.
  */
-import { cachedProviderView, providerMatches, providerView } from '../../src/catalog/provider-view.js';
+import { cachedProviderView, providerMatches, providerView } from '../../src/integrations/provider-view.js';
 import { Provider } from '../../src/http/rest/schemas/providers.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';

@@ -7,7 +7,7 @@
  */
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { signRequest } from '../../src/auth/oauth1.js';
+import { signRequest } from '../../src/modes/shared/oauth1.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';

@@ -30,7 +30,7 @@ import { applyProvider, createEnvironment, createIntegration, type TestEnvironme
 import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
 import { startOidcServer, type OidcTestServer, type TokenCall } from '../../dev/peers/oidc-server.js';
 import { preparePreviousRelease, type PreviousRelease } from '../../dev/previous-release.js';
-import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/auth/oauth1.js';
+import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/modes/shared/oauth1.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_KEY, GROUP, VERSION } from '../../src/k8s/resources.js';
 import { RAW_REFS } from '../../src/k8s/stored-credentials.js';

@@ -6,8 +6,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../../dev/repo-root.js';
-import { CredentialExchangeError } from '../../src/auth/credential-exchange.js';
-import { JwtMintError } from '../../src/auth/jwt-minting.js';
+import { CredentialExchangeError } from '../../src/modes/shared/credential-exchange.js';
+import { JwtMintError } from '../../src/modes/shared/jwt-minting.js';
 import { connectionNotFound, RefreshError } from '../../src/auth/refresh/errors.js';
 import { MissingTemplateValueError } from '../../src/catalog/template.js';
 import { EgressRefusedError } from '../../src/egress/guard.js';
@@ -16,7 +16,7 @@ import { statusOf } from '../../src/http/errors.js';
 import { alreadyExists, conflictRetriesExhausted, isConflictRetriesExhausted, objectNotFound } from '../../src/k8s/errors.js';
 import { boundAnswer } from '../../src/egress/bounded-body.js';
 import { providerUnreachable } from '../../src/proxy/upstream.js';
-import { oauth1Failed } from '../../src/auth/oauth1.js';
+import { oauth1Failed } from '../../src/modes/shared/oauth1.js';
 
 it.each([
   [

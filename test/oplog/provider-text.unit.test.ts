@@ -8,8 +8,8 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { requestInstallationToken } from '../../src/auth/app-installation.js';
-import { refreshUserToken } from '../../src/auth/app-user-tokens.js';
+import { requestInstallationToken } from '../../src/modes/shared/app-installation.js';
+import { refreshUserToken } from '../../src/modes/custom/app-user-tokens.js';
 import { classifyRefreshFailure, RefreshError } from '../../src/auth/refresh/errors.js';
 import { providerAnswer, providerText, requestSecrets } from '../../src/oplog/redact.js';
 import { oauth2Configuration } from '../../src/auth/oauth2-client.js';

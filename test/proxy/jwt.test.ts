@@ -9,7 +9,7 @@
  */
 import { createHmac, generateKeyPairSync, timingSafeEqual, verify } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { mintJwtCredentials } from '../../src/auth/jwt-minting.js';
+import { mintJwtCredentials } from '../../src/modes/shared/jwt-minting.js';
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import { sealSession } from '../support/fixtures.js';
 import { eventually } from '../../dev/cluster.js';

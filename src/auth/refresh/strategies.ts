@@ -16,7 +16,7 @@ export interface StrategyInput {
 }
 
 /**
- * How one kind of credentials is renewed: each auth mode's module (src/modes/<mode>.ts) says, and the
+ * How one kind of credentials is renewed: each auth mode's module (src/modes/<mode>/mode.ts) says, and the
  * refresher is built with the registry's strategies (src/modes/registry.ts, `refreshStrategies`).
  */
 export interface RefreshStrategy {

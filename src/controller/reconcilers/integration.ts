@@ -16,7 +16,7 @@ import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
-import { CLIENT_KEYS } from '../../modes/oauth2.js';
+import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 

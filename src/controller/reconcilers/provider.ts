@@ -3,7 +3,7 @@ import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
 import { writeConditions } from './conditions.js';
-import { findAuthModeModule } from '../../modes/registry.js';
+import { providerModeProblems } from '../../modes/registry.js';
 import { configFieldNames } from '../../catalog/connection-config.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
@@ -43,8 +43,8 @@ export function validateProvider(spec: ProviderSpec): string[] {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push(`spec.${field} must be an http(s) URL, not ${url.protocol}`);
   }
-  // What the auth mode needs of its Provider: its module says.
-  problems.push(...(findAuthModeModule(spec.authMode)?.providerProblems(spec) ?? []));
+  // What the auth mode needs of its Provider: its module says, and its options block's schema.
+  problems.push(...providerModeProblems(spec));
   return problems;
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AUTH_MODES } from '../../../domain/auth-modes.js';
+import { modeOptionsViewSchemas } from '../../../modes/registry.js';
 
 const StringMap = z.record(z.string(), z.string());
 
@@ -78,45 +79,11 @@ export const Provider = z.object({
       }),
     )
     .optional(),
+  // The generic modeOptions as declared, on any mode (JWT's options block).
   mode_options: z.record(z.string(), z.unknown()).optional(),
   logo_url: z.string().optional(),
-  two_step: z
-    .object({
-      token_url: z.string().optional(),
-      content_type: z.string().optional(),
-      credential_fields: z.array(z.object({ name: z.string(), label: z.string().optional(), secret: z.boolean(), required: z.boolean() })),
-      token_path: z.string().optional(),
-      expires_in_path: z.string().optional(),
-      expires_at_path: z.string().optional(),
-      default_lifetime_seconds: z.number().int().optional(),
-    })
-    .optional()
-    .describe('TWO_STEP: the fields the end user gives and where they are exchanged (the request templates are not shown)'),
-  app_store: z.object({ lifetime_seconds: z.number().int().optional() }).optional().describe('APP_STORE'),
-  tba: z.object({ account_id_key: z.string().optional(), signature_method: z.string().optional() }).optional().describe('TBA'),
-  signature: z
-    .object({ protocol: z.string(), lifetime_seconds: z.number().int().optional(), header: z.string().optional() })
-    .optional()
-    .describe('SIGNATURE'),
-  app_installation: z
-    .object({
-      installation_url: z.string().optional(),
-      user_token_url: z.string().optional(),
-      user_installations_url: z.string().optional(),
-    })
-    .optional()
-    .describe('APP and CUSTOM: endpoints besides the install page (authorization_url) and the installation token URL (token_url)'),
-  plugin_install: z
-    .object({
-      install_url: z.string(),
-      credential_param: z.string(),
-      config_params: z.array(z.string()).optional(),
-      signature_param: z.string().optional(),
-      timestamp_param: z.string().optional(),
-      max_age_seconds: z.number().int().optional(),
-    })
-    .optional()
-    .describe('INSTALL_PLUGIN: the install page and what its signed callback carries'),
+  // Each mode's own options block, as its module shows it (src/modes/<mode>/options.ts).
+  ...modeOptionsViewSchemas(),
   verification: z
     .object({
       docs: z.string().optional(),

@@ -1,5 +1,5 @@
 /** `GET /providers`: the provider catalog, filtered by `search`. */
-import { cachedProviderView, providerMatches } from '../../../../catalog/provider-view.js';
+import { cachedProviderView, providerMatches } from '../../../../integrations/provider-view.js';
 import { ProvidersQuery, ProvidersResponse } from '../../schemas/providers.js';
 import { defineRoute, type RouteSpec } from '../define.js';
 import type { RestDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 /** `GET /providers/{provider}`: one provider of the catalog. */
-import { cachedProviderView } from '../../../../../catalog/provider-view.js';
+import { cachedProviderView } from '../../../../../integrations/provider-view.js';
 import { LatchkeyError } from '../../../../../domain/errors.js';
 import { ProviderParams, ProviderResponse } from '../../../schemas/providers.js';
 import { defineRoute, type RouteSpec } from '../../define.js';

@@ -1,0 +1,17 @@
+/** NONE: nothing to authorize (configuration fields only, or none at all); the proxy adds only the templates. */
+import type { AuthModeModule } from '../auth-mode.js';
+import { flatFields } from '../shared/flat-fields.js';
+import { noAuthorization } from '../shared/injection.js';
+
+export const none: AuthModeModule = {
+  mode: 'NONE',
+  fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
+  fromFlatImport(_deps, input) {
+    flatFields(input, []);
+    return Promise.resolve({ type: 'NONE' });
+  },
+  connect: { flow: 'form', fields: () => [], credentials: () => Promise.resolve({ credentials: { type: 'NONE' } }) },
+  proxy: { accessTokenField: 'access_token', refreshesOnUse: false, signsFormBody: false, authorization: noAuthorization },
+  providerProblems: () => [],
+  integration: { clientBeforeConnect: false, accepts: [], needsNoClient: true },
+};

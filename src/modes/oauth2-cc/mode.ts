@@ -1,0 +1,81 @@
+/**
+ * OAUTH2_CC: the client credentials grant with the end user's (or an import's) client ID and secret:
+ * checked by getting a token before anything is stored, a new token each renewal; sent as a bearer.
+ */
+import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
+import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
+import type { OAuth2ClientCredentials } from '../../domain/credentials.js';
+import { findAnswerTooLarge, LatchkeyError } from '../../domain/errors.js';
+import type { StoredCredentials } from '../../k8s/store.js';
+import { providerAnswer } from '../../oplog/redact.js';
+import type { AuthModeModule } from '../auth-mode.js';
+import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-fields.js';
+import { bearerInjection } from '../shared/injection.js';
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
+
+/** A new token each time, with the connection's client (an import's) or else the Integration's. */
+const refresh: RefreshStrategy = {
+  canRefresh: () => true,
+  async refresh(input) {
+    const current = input.connection.credentials as unknown as OAuth2ClientCredentials;
+    const client = current.client_id ? { clientId: current.client_id, clientSecret: current.client_secret } : clientFor(input);
+    const next = await clientCredentialsToken(
+      {
+        provider: input.provider,
+        integration: input.integration,
+        client,
+        connectionConfig: input.connection.resource.spec.connectionConfig ?? {},
+        fetch: input.fetch,
+        timeoutSeconds: input.timeoutSeconds,
+      },
+      input.now,
+      current,
+    );
+    return next as unknown as StoredCredentials;
+  },
+};
+
+export const oauth2ClientCredentials: AuthModeModule = {
+  mode: 'OAUTH2_CC',
+  fromImport: (_deps, { given }) =>
+    Promise.resolve({
+      credentials: compact({ ...given, expires_at: isoOrUndefined(given.expires_at), raw: { access_token: given.token } }),
+    }),
+  fromFlatImport: (_deps, input) => notFlatImportable(input),
+  connect: {
+    flow: 'form',
+    fields: () => [
+      { name: 'clientId', secret: false, required: true },
+      { name: 'clientSecret', secret: true, required: true },
+    ],
+    async credentials(deps, form) {
+      const client = { clientId: form.values.clientId!, clientSecret: form.values.clientSecret! };
+      try {
+        const credentials = await clientCredentialsToken(
+          { provider: form.provider, integration: form.integration, client, connectionConfig: form.connectionConfig, fetch: deps.fetch },
+          deps.clock.now(),
+        );
+        return { credentials: credentials as unknown as StoredCredentials };
+      } catch (err) {
+        const tooLarge = findAnswerTooLarge(err);
+        if (tooLarge) return { refused: tooLarge };
+        const answer = providerAnswer(err, [client.clientSecret]);
+        const refused = new LatchkeyError(
+          'invalid_input',
+          'invalid_credentials',
+          `${form.provider.spec.displayName} did not accept this client ID and secret.`,
+        );
+        return { refused, detail: `Client credentials rejected: ${answer}`, answer };
+      }
+    },
+  },
+  refresh,
+  proxy: bearerInjection('token'),
+  providerProblems: (spec) => (spec.tokenUrl ? [] : ['OAUTH2_CC providers need spec.tokenUrl']),
+  integration: {
+    secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },
+    clientBeforeConnect: false,
+    shownAs: 'OAUTH2',
+    accepts: ['OAUTH2'],
+  },
+};

@@ -1,0 +1,129 @@
+/**
+ * OAUTH2: the authorization code flow (PKCE, `state`); imported tokens with their expiry; renewed
+ * with the refresh token grant when there is a refresh token; sent as a bearer token.
+ */
+import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
+import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
+import type { OAuth2Credentials } from '../../domain/credentials.js';
+import { LatchkeyError } from '../../domain/errors.js';
+import type { StoredCredentials } from '../../k8s/store.js';
+import type { AuthModeModule } from '../auth-mode.js';
+import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp } from '../shared/flat-fields.js';
+import { bearerInjection } from '../shared/injection.js';
+import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { oauth2RedirectFlow } from './redirect-flow.js';
+
+/** The refresh token grant; a response without a new refresh token keeps the old one. */
+const refresh: RefreshStrategy = {
+  canRefresh: (c) => typeof c.refresh_token === 'string' && c.refresh_token.length > 0,
+  async refresh(input) {
+    const current = input.connection.credentials as unknown as OAuth2Credentials;
+    const next = await refreshOAuth2Tokens(
+      {
+        provider: input.provider,
+        client: clientFor(input, current.config_override),
+        connectionConfig: input.connection.resource.spec.connectionConfig,
+        fetch: input.fetch,
+        timeoutSeconds: input.timeoutSeconds,
+      },
+      current,
+      input.now,
+    );
+    return next as unknown as StoredCredentials;
+  },
+};
+
+export const oauth2: AuthModeModule = {
+  mode: 'OAUTH2',
+  fromImport(_deps, { given }) {
+    const { config_override, ...rest } = given;
+    return Promise.resolve({
+      credentials: compact({
+        ...rest,
+        expires_at: isoOrUndefined(given.expires_at),
+        raw: compact({ ...rest, type: undefined, expires_at: isoOrUndefined(given.expires_at) }),
+        config_override,
+      }),
+    });
+  },
+  fromFlatImport(deps, input) {
+    const body = flatFields(
+      input,
+      [
+        'access_token',
+        'refresh_token',
+        'expires_at',
+        'expires_in',
+        'no_expiration',
+        'oauth_client_id_override',
+        'oauth_client_secret_override',
+      ],
+      ['access_token'],
+    );
+    const expiresAt =
+      body.expires_at !== undefined
+        ? isoTimestamp(new Date(body.expires_at), 'expires_at')
+        : body.expires_in !== undefined
+          ? isoTimestamp(new Date(deps.clock.now() + body.expires_in * 1000), 'expires_in')
+          : undefined;
+    if (!expiresAt && !body.no_expiration) {
+      throw new LatchkeyError(
+        'invalid_input',
+        'missing_expiration',
+        "OAuth 2 import needs expires_at (preferred) or expires_in, or no_expiration: true when the provider's tokens never expire",
+        {
+          errors: [
+            { path: 'body.expires_at', message: 'required unless expires_in or no_expiration is given', code: 'missing_expiration' },
+          ],
+        },
+      );
+    }
+    const raw: Record<string, unknown> = { access_token: body.access_token };
+    if (body.refresh_token) raw.refresh_token = body.refresh_token;
+    if (body.expires_in !== undefined) raw.expires_in = body.expires_in;
+    return Promise.resolve({
+      type: 'OAUTH2',
+      access_token: body.access_token!,
+      ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
+      ...(expiresAt ? { expires_at: expiresAt } : {}),
+      raw,
+      ...clientOverride(body),
+    });
+  },
+  // What the provider returns (`connectionConfiguration[].from`) is never asked of the end user.
+  connect: { flow: 'redirect', ...oauth2RedirectFlow },
+  refresh,
+  proxy: bearerInjection('access_token'),
+  providerProblems: (spec) => [
+    ...(!spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : []),
+    // CEL cannot type a free value: the CRD leaves errorWhen.equals to this check.
+    ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
+      ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
+      : []),
+    ...(spec.connectionConfiguration ?? []).flatMap((f) =>
+      typeof f !== 'string' && f.from?.match !== undefined && !isRegExp(f.from.match)
+        ? [`spec.connectionConfiguration ${f.name}: from.match is not a valid regular expression`]
+        : [],
+    ),
+    ...(spec.postConnection?.steps ?? []).flatMap((step, i) =>
+      step.pick && !['string', 'number', 'boolean'].includes(typeof step.pick.equals)
+        ? [`spec.postConnection.steps[${i}].pick.equals must be a string, a number or a boolean`]
+        : [],
+    ),
+  ],
+  integration: {
+    secret: { keys: CLIENT_KEYS, why: 'the OAuth client ID and secret' },
+    clientBeforeConnect: true,
+    shownAs: 'OAUTH2',
+    accepts: ['OAUTH2'],
+  },
+};
+
+function isRegExp(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * SIGNATURE: a username and secret from which a per-request value is computed (WSSE), never stored:
+ * fetch answers a fresh one, and the proxy sends a fresh one on every attempt — wherever the
+ * Provider's templates use `${accessToken}` (Emarsys: `x-wsse: ${accessToken}`), otherwise in the
+ * protocol's own header (`spec.signature.header`, default `x-wsse`).
+ */
+import { DEFAULT_SIGNATURE_HEADER, withFreshSignature } from './request-signature.js';
+import type { AuthModeModule } from '../auth-mode.js';
+import { flatFields } from '../shared/flat-fields.js';
+import { headerValue, noAuthorization, templatesUse } from '../shared/injection.js';
+import { signatureOptions } from './options.js';
+
+export const signature: AuthModeModule = {
+  mode: 'SIGNATURE',
+  fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
+  fromFlatImport(_deps, input) {
+    const body = flatFields(input, ['username', 'password'], ['username', 'password']);
+    return Promise.resolve({ type: 'SIGNATURE', username: body.username!, password: body.password! });
+  },
+  connect: {
+    flow: 'form',
+    fields: () => [
+      { name: 'username', secret: false, required: true },
+      { name: 'password', secret: true, required: true },
+    ],
+    credentials: (_deps, { values }) =>
+      Promise.resolve({ credentials: { type: 'SIGNATURE', username: values.username!, password: values.password! } }),
+  },
+  proxy: {
+    accessTokenField: 'token',
+    refreshesOnUse: false,
+    signsFormBody: false,
+    authorization: noAuthorization,
+    ownHeader(spec, credentials) {
+      if (templatesUse(spec, '${accessToken}')) return undefined;
+      return [(spec.signature?.header ?? DEFAULT_SIGNATURE_HEADER).toLowerCase(), headerValue(credentials.token, 'signature')];
+    },
+    perUse: (spec, credentials, now) => withFreshSignature(spec.signature, credentials, now),
+  },
+  providerProblems: (spec) => (spec.signature?.protocol === 'WSSE' ? [] : ['SIGNATURE providers need spec.signature.protocol (WSSE)']),
+  integration: { clientBeforeConnect: false, accepts: [] },
+  options: signatureOptions,
+};
