@@ -287,6 +287,7 @@ describe('provider catalog (offline)', () => {
     for (const name of Object.keys(BASE_PATH_EXCEPTIONS)) expect([name, manifests.has(`${name}.yaml`)]).toEqual([name, true]);
   });
 
+  // fieldHelp's docsUrl (a link, not a request) has its own rule: field-help.unit.test.ts.
   it("keeps every URL on the provider's own domains: its docs' and API's, or one listed with its reason", () => {
     expect(
       problems((m, report) => {
@@ -303,7 +304,6 @@ describe('provider catalog (offline)', () => {
           ['appInstallation.installationUrl', s.appInstallation?.installationUrl],
           ['appInstallation.userTokenUrl', s.appInstallation?.userTokenUrl],
           ['appInstallation.userInstallationsUrl', s.appInstallation?.userInstallationsUrl],
-          ...Object.entries(s.fieldHelp ?? {}).map(([k, v]) => [`fieldHelp.${k}.docsUrl`, v.docsUrl] as [string, string | undefined]),
         ];
         for (const f of configFields(s)) {
           for (const suffix of f.hostSuffixes ?? []) urls.push([`connectionConfiguration.${f.name}.hostSuffixes`, `https://${suffix}`]);

@@ -4,15 +4,7 @@
  * reason (the provider's docs name it). The catalog test (catalog.unit.test.ts) checks it.
  */
 
-/** Public suffixes of two labels that appear in the catalog's hosts (the registrable domain is one label more). */
-export const TWO_LABEL_SUFFIXES = new Set(['co.uk', 'com.au', 'co.jp', 'com.br', 'co.nz', 'co.in', 'com.cn']);
-
-/** The registrable domain of a host name (`api.eu.example.co.uk` -> `example.co.uk`). */
-export function registrableDomain(host: string): string {
-  const labels = host.toLowerCase().replace(/\.$/, '').split('.');
-  const lastTwo = labels.slice(-2).join('.');
-  return labels.slice(TWO_LABEL_SUFFIXES.has(lastTwo) ? -3 : -2).join('.');
-}
+export { TWO_LABEL_SUFFIXES, registrableDomain } from '../../dev/field-help.js';
 
 /**
  * Registrable domains a whole vendor family signs in on: allowed for every manifest whose own domains

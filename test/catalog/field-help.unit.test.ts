@@ -1,0 +1,103 @@
+/**
+ * Help on every field an end user types (dev/field-help.ts has the rule): a manifest not in
+ * config/providers/field-help-pending.txt has a description, an example (or a comment that the docs
+ * show none) and an https docsUrl on the provider's own domain for each typed field, and a listed
+ * manifest is not complete yet (the list only shrinks: `node dist/dev/field-help-pending.js` rewrites it).
+ */
+import { readFileSync } from 'node:fs';
+import type { ProviderResource } from '../../src/k8s/resources.js';
+import { PENDING_FILE, fieldHelpProblems, parsePending, pendingList, readManifests, typedFields } from '../../dev/field-help.js';
+
+const manifests = readManifests();
+const pending = parsePending(readFileSync(PENDING_FILE, 'utf8'));
+const pendingSet = new Set(pending);
+
+const provider = (spec: Record<string, unknown>): ProviderResource =>
+  ({ apiVersion: 'latchkey.dev/v1alpha1', kind: 'Provider', metadata: { name: 'check' }, spec }) as unknown as ProviderResource;
+
+const help = {
+  description: 'In Check, open Settings → API and create a key.',
+  example: 'chk_XXXXXXXXXXXXXXXX',
+  docsUrl: 'https://docs.check.example/keys',
+};
+const apiKeyProvider = (fieldHelp: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) =>
+  provider({
+    displayName: 'Check',
+    authMode: 'API_KEY',
+    docs: 'https://docs.check.example/',
+    proxy: { baseUrl: 'https://api.check.example' },
+    ...(fieldHelp ? { fieldHelp } : {}),
+    ...extra,
+  });
+
+describe('help on every typed field (config/providers)', () => {
+  it('gives every typed field of a manifest not pending its description, example and docs page', () => {
+    const problems = manifests
+      .filter((m) => !pendingSet.has(m.provider.metadata.name))
+      .flatMap((m) => fieldHelpProblems(m.provider, m.text).map((p) => `${m.file}: ${p}`));
+    expect(problems).toEqual([]);
+  });
+
+  it('lists only manifests that exist, once, and that are not complete yet (the list only shrinks)', () => {
+    const names = new Set(manifests.map((m) => m.provider.metadata.name));
+    expect(pending.filter((n) => !names.has(n))).toEqual([]);
+    expect(pending.length).toBe(pendingSet.size);
+    const complete = manifests.filter((m) => pendingSet.has(m.provider.metadata.name) && !fieldHelpProblems(m.provider, m.text).length);
+    expect(complete.map((m) => `${m.file} is complete: remove it from field-help-pending.txt`)).toEqual([]);
+  });
+
+  it('is the list dev/field-help-pending.ts writes', () => {
+    expect(parsePending(pendingList(manifests))).toEqual(pending);
+  });
+
+  it("computes the typed fields as the Connect UI does: credentials, and configuration the flow doesn't fill", () => {
+    expect(typedFields(apiKeyProvider(undefined, { connectionConfiguration: ['subdomain'] }))).toEqual([
+      { name: 'apiKey', secret: true },
+      { name: 'subdomain', secret: false },
+    ]);
+    // OAuth 2: no credential field; APP: the flow fills the app slug and installation ID.
+    expect(typedFields(provider({ displayName: 'C', authMode: 'OAUTH2', connectionConfiguration: ['tenant'] }))).toEqual([
+      { name: 'tenant', secret: false },
+    ]);
+    expect(typedFields(provider({ displayName: 'C', authMode: 'APP', connectionConfiguration: ['appSlug', 'installationId'] }))).toEqual(
+      [],
+    );
+  });
+
+  it('accepts complete help and catches each missing or wrong part (the check is not vacuous)', () => {
+    expect(fieldHelpProblems(apiKeyProvider({ apiKey: help }), '')).toEqual([]);
+    const problem = (fieldHelp: Record<string, unknown> | undefined, text = '', extra: Record<string, unknown> = {}) =>
+      fieldHelpProblems(apiKeyProvider(fieldHelp, extra), text);
+    expect(problem(undefined)).toEqual(['apiKey: no fieldHelp']);
+    expect(problem({ apiKey: { ...help, description: undefined } })).toEqual(['apiKey: no description']);
+    expect(problem({ apiKey: { ...help, docsUrl: 'http://docs.check.example/keys' } })).toEqual(['apiKey: no https docsUrl']);
+    expect(problem({ apiKey: { ...help, docsUrl: 'https://nango.dev/docs/check' } })).toEqual([
+      'apiKey: docsUrl is on nango.dev, not on check.example (if the provider\'s docs live there, say so: "# fieldHelp docs on nango.dev: <why>")',
+    ]);
+    expect(problem({ apiKey: { ...help, example: undefined } })).toEqual([
+      'apiKey: no example (or "# fieldHelp apiKey: the docs show no example")',
+    ]);
+    expect(problem({ apiKey: { ...help, example: 'chk_9f8a7b6c5d4e3f2a1b0c' } })).toEqual([
+      'apiKey: the example of a secret must look like a placeholder (XXXX, … or <name>): "chk_9f8a7b6c5d4e3f2a1b0c"',
+    ]);
+    expect(problem({ apiKey: help }, '  # fieldHelp apiKey: the docs show no example\n')).toEqual([
+      'apiKey: has an example, and a comment saying the docs show none',
+    ]);
+    // A configuration key needs its own help too.
+    expect(problem({ apiKey: help }, '', { connectionConfiguration: ['subdomain'] })).toEqual(['subdomain: no fieldHelp']);
+  });
+
+  it('accepts the comments a manifest gives where the docs show no example or live on another domain', () => {
+    const elsewhere = { ...help, docsUrl: 'https://check.zendesk.com/hc/articles/1' };
+    expect(
+      fieldHelpProblems(
+        apiKeyProvider({ apiKey: { ...elsewhere, example: undefined } }),
+        "  # fieldHelp apiKey: the docs show no example\n  # fieldHelp docs on zendesk.com: Check's help centre is hosted on Zendesk\n",
+      ),
+    ).toEqual([]);
+    // The same brand under another public suffix is the provider's own.
+    expect(fieldHelpProblems(apiKeyProvider({ apiKey: { ...help, docsUrl: 'https://help.check.io/keys' } }), '')).toEqual([]);
+    // A reason is required.
+    expect(fieldHelpProblems(apiKeyProvider({ apiKey: elsewhere }), '  # fieldHelp docs on zendesk.com:\n')).toHaveLength(1);
+  });
+});
