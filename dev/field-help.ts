@@ -60,14 +60,15 @@ export function typedFields(provider: ProviderResource): TypedField[] {
 /** A secret's example shows it is a placeholder: XXXX, an ellipsis or <a name>. */
 export const PLACEHOLDER_MARK = /X{4}|x{4}|…|\.\.\.|<[^<>]+>/;
 
-const NO_EXAMPLE = /^\s*#\s*fieldHelp\s+([A-Za-z0-9_.-]+):\s*the docs show no example\s*$/gm;
+/** `# fieldHelp apiKey: the docs show no example`, or several fields at once: `# fieldHelp username, password: …`. */
+const NO_EXAMPLE = /^\s*#\s*fieldHelp\s+([A-Za-z0-9_.-]+(?:\s*,\s*[A-Za-z0-9_.-]+)*):\s*the docs show no example\s*$/gm;
 const DOCS_ON = /^\s*#\s*fieldHelp docs on\s+([a-z0-9.-]+\.[a-z]{2,}):\s*\S.*$/gm;
 
 /** What a manifest's help lacks (empty when every typed field has its help). */
 export function fieldHelpProblems(provider: ProviderResource, text: string): string[] {
   const s = provider.spec;
   const problems: string[] = [];
-  const noExample = new Set([...text.matchAll(NO_EXAMPLE)].map((m) => m[1]));
+  const noExample = new Set([...text.matchAll(NO_EXAMPLE)].flatMap((m) => m[1]!.split(',').map((f) => f.trim())));
   const own = new Set([literalHost(s.docs), literalHost(s.proxy?.baseUrl)].filter((h): h is string => !!h).map(registrableDomain));
   for (const m of text.matchAll(DOCS_ON)) own.add(m[1]!);
   // The same brand under another public suffix (datadoghq.eu, zoho.com.au) is the provider's too.

@@ -95,6 +95,16 @@ describe('help on every typed field (config/providers)', () => {
         "  # fieldHelp apiKey: the docs show no example\n  # fieldHelp docs on zendesk.com: Check's help centre is hosted on Zendesk\n",
       ),
     ).toEqual([]);
+    // One comment may name several fields.
+    expect(
+      fieldHelpProblems(
+        apiKeyProvider(
+          { apiKey: { ...help, example: undefined }, subdomain: { ...help, example: undefined } },
+          { connectionConfiguration: ['subdomain'] },
+        ),
+        '  # fieldHelp apiKey, subdomain: the docs show no example\n',
+      ),
+    ).toEqual([]);
     // The same brand under another public suffix is the provider's own.
     expect(fieldHelpProblems(apiKeyProvider({ apiKey: { ...help, docsUrl: 'https://help.check.io/keys' } }), '')).toEqual([]);
     // A reason is required.
