@@ -101,12 +101,12 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
 }
 
 /** The App ID and private key from the Integration's Secret (appId/privateKey, or clientId/clientSecret). */
-export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace' | 'integration'>): {
+export function appCredentialsOf(input: Pick<StrategyInput, 'catalog' | 'namespace' | 'integration'>): {
   appId: string;
   privateKeyPem: string;
 } {
   const ref = input.integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? input.store.readSecretValue(input.namespace, ref, key) : undefined) || undefined;
+  const read = (key: string) => (ref ? input.catalog.readSecretValue(input.namespace, ref, key) : undefined) || undefined;
   const appId = read(INTEGRATION_SECRET_KEYS.appId) ?? read(INTEGRATION_SECRET_KEYS.clientId);
   const privateKeyPem = read(INTEGRATION_SECRET_KEYS.privateKey) ?? read(INTEGRATION_SECRET_KEYS.clientSecret);
   if (!appId || !privateKeyPem) {

@@ -48,7 +48,7 @@ function notConfigured(what: string): LatchkeyError {
 
 /** The app slug from the Integration's Secret (src/modes/app.ts), checked for the install page's URL. */
 function appSlugOf(deps: ConnectDeps, namespace: string, integration: IntegrationResource): string {
-  const slug = appSlugOfIntegration(deps.store, namespace, integration);
+  const slug = appSlugOfIntegration(deps.catalog, namespace, integration);
   if (!slug || !SLUG.test(slug)) throw notConfigured('the app link or slug is missing');
   return slug;
 }
@@ -59,11 +59,11 @@ export async function startAppInstall(deps: ConnectDeps, input: InstallStart): P
   const mode = provider.spec.authMode;
   const supplied = flowSuppliedKeys(provider.spec);
   try {
-    appCredentialsOf({ store: deps.store, namespace: session.namespace, integration });
+    appCredentialsOf({ catalog: deps.catalog, namespace: session.namespace, integration });
   } catch {
     throw notConfigured('the App ID or private key is missing');
   }
-  if (userAuthorizes(mode) && !resolveClient(deps.store, session.namespace, integration)?.clientSecret)
+  if (userAuthorizes(mode) && !resolveClient(deps.catalog, session.namespace, integration)?.clientSecret)
     throw notConfigured('its client ID and secret are missing');
   const appSlug = appSlugOf(deps, session.namespace, integration);
   const userConfig = await installUserConfig(deps, session, provider.spec, input.rawConfig, supplied);
@@ -124,7 +124,7 @@ export async function completeAppInstall(
   const appSlug = appSlugOf(deps, state.namespace, integration);
   const r = state.reconnect;
   if (r) {
-    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig;
+    const kept = (await deps.connections.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig;
     if (kept?.installationId !== undefined && String(kept.installationId) !== installationId)
       throw refused('installation_changed', 'A reconnect keeps the installation; connect the other installation as a new connection.');
   }
@@ -137,7 +137,7 @@ export async function completeAppInstall(
   );
   let keys: { appId: string; privateKeyPem: string };
   try {
-    keys = appCredentialsOf({ store: deps.store, namespace: state.namespace, integration });
+    keys = appCredentialsOf({ catalog: deps.catalog, namespace: state.namespace, integration });
   } catch {
     throw notConfigured('the App ID or private key is missing');
   }
@@ -149,7 +149,7 @@ export async function completeAppInstall(
   if (withUser) {
     const code = q.get('code');
     if (!code) throw refused('missing_code', `${name} did not send the user authorization. Please start again.`);
-    const client = resolveClient(deps.store, state.namespace, integration);
+    const client = resolveClient(deps.catalog, state.namespace, integration);
     const userTokenUrl = provider.spec.appInstallation?.userTokenUrl;
     const listUrl = provider.spec.appInstallation?.userInstallationsUrl;
     if (!client?.clientSecret || !userTokenUrl || !listUrl) throw notConfigured('its client ID and secret are missing');

@@ -26,7 +26,7 @@ export function userFacingSpec(spec: ProviderSpec, supplied: ReadonlySet<string>
 
 /** The stored configuration on reconnect, else the checked input; string values only, flow-filled keys left out. */
 export async function installUserConfig(
-  deps: Pick<AppContext, 'store'>,
+  deps: Pick<AppContext, 'connections'>,
   session: OpenSession,
   spec: ProviderSpec,
   rawConfig: unknown,
@@ -34,7 +34,7 @@ export async function installUserConfig(
 ): Promise<Record<string, string>> {
   const r = session.claims.reconnect;
   const stored = r
-    ? (await deps.store.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig
+    ? (await deps.connections.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig
     : undefined;
   const config =
     stored ??

@@ -36,7 +36,7 @@ const refused = (code: string, message: string) => new LatchkeyError('invalid_in
 
 /** The Integration's signing secret (its client secret): without it no callback can be verified. */
 function signingSecretOf(deps: AppContext, namespace: string, integration: IntegrationResource): string {
-  const secret = resolveClient(deps.store, namespace, integration)?.clientSecret;
+  const secret = resolveClient(deps.catalog, namespace, integration)?.clientSecret;
   if (!secret) throw notConfigured('the plugin signing secret is missing');
   return secret;
 }
@@ -116,7 +116,8 @@ export async function completePluginInstall(
   }
   const r = state.reconnect;
   if (r) {
-    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
+    const kept =
+      (await deps.connections.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
     const moved = Object.keys(fromCallback).filter((k) => kept[k] !== undefined && String(kept[k]) !== fromCallback[k]);
     if (moved.length)
       throw refused(
@@ -138,8 +139,8 @@ export async function completePluginInstall(
 
 /** The callback values a log line must not show (the credential and the signature). */
 export function pluginCallbackSecrets(deps: AppContext, namespace: string, integrationId: string, q: URLSearchParams): string[] {
-  const integration = deps.store.getIntegration(namespace, integrationId);
-  const plugin = integration && deps.store.getProvider(integration.spec.provider)?.spec.pluginInstall;
+  const integration = deps.catalog.getIntegration(namespace, integrationId);
+  const plugin = integration && deps.catalog.getProvider(integration.spec.provider)?.spec.pluginInstall;
   if (!plugin) return [];
   return [...q.getAll(plugin.credentialParam), ...q.getAll(plugin.signatureParam ?? 'signature')];
 }

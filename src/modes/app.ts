@@ -15,7 +15,7 @@ import { RefreshError } from '../auth/refresh/errors.js';
 import { fillProviderUrl } from '../catalog/connection-config.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource } from '../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, StoredCredentials } from '../k8s/store.js';
 import type { AuthModeModule, ImportInput, Imported, ModeDeps, NeededKey } from './auth-mode.js';
 import { notFlatImportable } from './flat-fields.js';
 import { bearerInjection } from './injection.js';
@@ -32,9 +32,9 @@ const APP_KEYS: NeededKey[] = [
 const INSTALLATION_ID = /^[0-9]{1,20}$/;
 
 /** The app slug from the Integration's Secret (`appSlug`, or the last path segment of `appLink`), if any. */
-export function appSlugOfIntegration(store: KubeStore, namespace: string, integration: IntegrationResource): string | undefined {
+export function appSlugOfIntegration(catalog: CatalogStore, namespace: string, integration: IntegrationResource): string | undefined {
   const ref = integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? store.readSecretValue(namespace, ref, key) : undefined) || undefined;
+  const read = (key: string) => (ref ? catalog.readSecretValue(namespace, ref, key) : undefined) || undefined;
   const slug = read('appSlug');
   if (slug) return slug;
   const link = read('appLink');
@@ -72,11 +72,11 @@ async function appFromImport(deps: ModeDeps, input: ImportInput): Promise<Import
       },
     );
   }
-  const appSlug = input.connectionConfig?.appSlug ?? appSlugOfIntegration(deps.store, input.namespace, integration);
+  const appSlug = input.connectionConfig?.appSlug ?? appSlugOfIntegration(deps.catalog, input.namespace, integration);
   const connectionConfig: Record<string, unknown> = { ...input.connectionConfig, installationId, ...(appSlug ? { appSlug } : {}) };
   let keys: { appId: string; privateKeyPem: string };
   try {
-    keys = appCredentialsOf({ store: deps.store, namespace: input.namespace, integration });
+    keys = appCredentialsOf({ catalog: deps.catalog, namespace: input.namespace, integration });
   } catch {
     throw new LatchkeyError(
       'unavailable',

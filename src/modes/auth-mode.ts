@@ -12,11 +12,11 @@ import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, StoredCredentials } from '../k8s/store.js';
 
-/** What a mode may use: the informer-backed store (read only), the guarded fetch, the clock. */
+/** What a mode may use: the informer-backed catalog (read only), the guarded fetch, the clock. */
 export interface ModeDeps {
-  store: KubeStore;
+  catalog: CatalogStore;
   fetch: typeof fetch;
   clock: { now(): number };
 }

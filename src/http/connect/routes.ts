@@ -89,7 +89,7 @@ const clientTypes = asset('../../browser/connect-client.d.ts');
 
 function sessionOf(deps: ConnectDeps, req: Request): OpenSession {
   const match = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(req.headers.authorization?.trim() ?? '');
-  return openSession(deps.store, match?.[1], deps.clock.now());
+  return openSession(deps.catalog, match?.[1], deps.clock.now());
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;
@@ -121,7 +121,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       nangoPage(req, res);
       return;
     }
-    res.set(htmlHeaders("'none'", imageSources(deps.store))).send(connectPage(basePath, lookOf(req)));
+    res.set(htmlHeaders("'none'", imageSources(deps.catalog))).send(connectPage(basePath, lookOf(req)));
   });
   /** An error page in the end user's language and theme. */
   function errorPage(req: Request, res: Response, status: number, code: string, message: string, providerConfigKey?: string): void {
@@ -154,7 +154,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
     if (token !== undefined) {
       let session: OpenSession;
       try {
-        session = openSession(deps.store, token, deps.clock.now());
+        session = openSession(deps.catalog, token, deps.clock.now());
       } catch (err) {
         const e = err as LatchkeyError;
         return errorPage(req, res, statusOf(e), e.code, e.message);
@@ -164,7 +164,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
       }
       namespace = session.namespace;
     }
-    const origins = namespace ? frameOrigins(deps.store, namespace) : [];
+    const origins = namespace ? frameOrigins(deps.catalog, namespace) : [];
     res
       .set(htmlHeaders(namespace ? frameAncestors(origins) : '*'))
       .send(
@@ -179,9 +179,9 @@ export function connectRoutes(deps: ConnectDeps): Router {
       return invalidAddress(req, res);
     }
     const { namespace } = query.data;
-    const origins = frameOrigins(deps.store, namespace);
+    const origins = frameOrigins(deps.catalog, namespace);
     res
-      .set(htmlHeaders(frameAncestors(origins), imageSources(deps.store)))
+      .set(htmlHeaders(frameAncestors(origins), imageSources(deps.catalog)))
       .send(embeddedConnectPage(basePath, { namespace, allowedOrigins: origins }, lookOf(req)));
   });
   // The popup an embedded Connect UI opens for an OAuth provider (providers refuse to be framed).
@@ -232,7 +232,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
     wrap((req, res) => {
       const session = sessionOf(deps, req);
       const embedders = [parse(SessionQuery, req.query, 'query').embedder ?? []].flat();
-      if (embedders.length) assertEmbeddersAllowed(deps.store, session.namespace, embedders);
+      if (embedders.length) assertEmbeddersAllowed(deps.catalog, session.namespace, embedders);
       res.set('cache-control', 'no-store').json({ data: describeSessionForUi(deps, session, lookOf(req).lang) });
     }),
   );
@@ -310,8 +310,8 @@ export function connectRoutes(deps: ConnectDeps): Router {
       const outcome = await completeCallback(deps, url, readBinding(cookieOf(), req));
       if (outcome.result) {
         const { providerConfigKey, connectionId } = outcome.result;
-        const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
-        const provider = integration && deps.store.getProvider(integration.spec.provider);
+        const integration = outcome.namespace ? deps.catalog.getIntegration(outcome.namespace, providerConfigKey) : undefined;
+        const provider = integration && deps.catalog.getProvider(integration.spec.provider);
         const name = integration?.spec.displayName ?? provider?.spec.displayName ?? providerConfigKey;
         sendPage(
           200,

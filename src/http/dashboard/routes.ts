@@ -58,7 +58,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   const session: SessionDeps = {
     keys: ctx.keys,
     clock: ctx.clock,
-    secretKeyOf: (ns) => environmentWithKey(ctx.store, ns)?.secretKey,
+    secretKeyOf: (ns) => environmentWithKey(ctx.catalog, ns)?.secretKey,
     secureCookie: base.protocol === 'https:',
     cookiePath: `${basePath}/dashboard`,
   };
@@ -102,7 +102,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   api.use(requireSession(session));
   api.get('/integrations', async (_req, res, next) => {
     try {
-      res.json({ integrations: await integrationsView(ctx.store, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
+      res.json({ integrations: await integrationsView(ctx, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
     } catch (err) {
       next(err);
     }
@@ -110,7 +110,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   api.get('/connections', async (req, res, next) => {
     try {
       const q = parse(ConnectionsQuery, { ...(req.query as object) }, 'query');
-      res.json(await searchConnections(ctx.store, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
+      res.json(await searchConnections(ctx.connectionScans, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
     } catch (err) {
       next(err);
     }
@@ -118,7 +118,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   api.get('/connection', async (req, res, next) => {
     try {
       const q = parse(ConnectionRef, { ...(req.query as object) }, 'query');
-      const conn = await ctx.store.findConnection(environmentOf(res).namespace, q.integration, q.connection_id);
+      const conn = await ctx.connections.findConnection(environmentOf(res).namespace, q.integration, q.connection_id);
       if (!conn) throw unknownConnection(q.connection_id, q.integration);
       res.json(connectionDetail(conn, ctx.clock.now()));
     } catch (err) {

@@ -10,7 +10,7 @@ import type { RestDeps } from './deps.js';
 
 export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   function issue(env: ResolvedEnvironment, claims: Omit<SessionClaims, 'namespace' | 'sid' | 'exp'>) {
-    const secretKey = deps.store.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
+    const secretKey = deps.catalog.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
     if (!secretKey)
       throw new LatchkeyError('unavailable', 'environment_not_ready', "The environment's secret key is not readable; try again");
     const exp = Math.floor(deps.clock.now() / 1000) + deps.config.sessionTtlSeconds;
@@ -28,7 +28,7 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
   }
 
   function unknownIntegrations(namespace: string, ids: string[]): void {
-    const unknown = ids.filter((id) => !deps.store.getIntegration(namespace, id));
+    const unknown = ids.filter((id) => !deps.catalog.getIntegration(namespace, id));
     if (unknown.length) {
       throw new LatchkeyError(
         'invalid_input',
@@ -61,7 +61,7 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
         deps.limits.checkSessionCreation(env.namespace);
         const allowed =
           body.allowed_integrations ??
-          deps.store
+          deps.catalog
             .listIntegrations(env.namespace)
             .map((i) => i.metadata.name)
             .sort();
@@ -92,7 +92,7 @@ export function connectSessionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404],
       async handle({ body, env }) {
         unknownIntegrations(env.namespace, [body.integration_id]);
-        const conn = await deps.store.findConnection(env.namespace, body.integration_id, body.connection_id);
+        const conn = await deps.connections.findConnection(env.namespace, body.integration_id, body.connection_id);
         if (!conn) throw unknownConnection(body.connection_id, body.integration_id);
         const stored = conn.resource.spec.endUser;
         const u = body.end_user;

@@ -105,7 +105,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401],
       async handle({ query, rawQuery, env }) {
         const { connections, nextCursor } = await listConnections(
-          deps.store,
+          deps.connectionScans,
           env.namespace,
           {
             connectionId: query.connectionId,
@@ -162,7 +162,7 @@ export function connectionRoutes(deps: RestDeps): RouteSpec[] {
       errors: [400, 401, 404],
       async handle({ params, query, env }) {
         integrationAndProvider(deps, env.namespace, query.provider_config_key);
-        const conn = await deps.store.findConnection(env.namespace, query.provider_config_key, params.connectionId);
+        const conn = await deps.connections.findConnection(env.namespace, query.provider_config_key, params.connectionId);
         // The grant is revoked at the provider first where it declares how (best effort, bounded).
         let revocation: RevocationOutcome | undefined;
         const deleted =
@@ -199,8 +199,8 @@ async function freshConnection(deps: RestDeps, namespace: string, connectionId: 
   if (appJwtAsked(query) && !force) {
     // Looked up here only when the answer depends on it: the refresher reads it anyway (and answers an unknown one).
     const existing =
-      deps.store.getConnection(namespace, integration, connectionId) ??
-      (await deps.store.findConnection(namespace, integration, connectionId));
+      deps.connections.getConnection(namespace, integration, connectionId) ??
+      (await deps.connections.findConnection(namespace, integration, connectionId));
     if (!existing) throw unknownConnection(connectionId, integration);
     force = refreshesOnAppJwt(existing);
   }

@@ -21,7 +21,7 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
   ): Promise<StoredConnection[]> {
     integrationAndProvider(deps, namespace, integrationId);
     const found = await Promise.all(
-      connectionIds.map(async (id) => [id, await deps.store.findConnection(namespace, integrationId, id)] as const),
+      connectionIds.map(async (id) => [id, await deps.connections.findConnection(namespace, integrationId, id)] as const),
     );
     const unknown = found.filter(([, c]) => !c).map(([id]) => id);
     if (unknown.length === 1) throw unknownConnection(unknown[0]!, integrationId);
@@ -37,11 +37,11 @@ export function metadataRoutes(deps: RestDeps): RouteSpec[] {
     return Promise.all(
       found.map(async ([, c]) => {
         const name = c!.resource.metadata.name;
-        await deps.store.updateConnection(namespace, name, (cur) => ({
+        await deps.connections.updateConnection(namespace, name, (cur) => ({
           ...cur,
           spec: { ...cur.spec, metadata: mode === 'replace' ? metadata : { ...(cur.spec.metadata ?? {}), ...metadata } },
         }));
-        const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Metadata, (s) => ({
+        const resource = await deps.connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Metadata, (s) => ({
           ...s,
           updatedAt: now,
         }));
