@@ -5,7 +5,7 @@ import { statusAfterNewCredentials } from '../domain/connection-state.js';
 import { boundedFetch } from '../egress/bounded-body.js';
 import { createGuardedFetch } from '../egress/fetch.js';
 import { EgressGuard } from '../egress/guard.js';
-import { KubeStore } from '../k8s/store.js';
+import { KubeStore, type StoreParts } from '../k8s/store.js';
 import { OplogStore } from '../k8s/oplog-store.js';
 import { OperationLog } from '../oplog/operation-log.js';
 import type { Config } from '../platform/config.js';
@@ -84,9 +84,9 @@ export function createContext(opts: ContextOptions): AppContext {
 }
 
 /** The parts of a store an {@link AppContext} hands out. */
-export function storeParts(store: KubeStore): Pick<AppContext, 'caches' | 'connections' | 'connectionScans' | 'catalog'> {
-  const { caches, connections, connectionScans, catalog } = store;
-  return { caches, connections, connectionScans, catalog };
+export function storeParts(store: KubeStore): StoreParts {
+  const { caches, connections, connectionScans, connectionUpkeep, catalog, catalogStatus } = store;
+  return { caches, connections, connectionScans, connectionUpkeep, catalog, catalogStatus };
 }
 
 /** The operation log stored in the cluster with the configured retention; its drops are counted. */

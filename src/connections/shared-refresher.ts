@@ -3,7 +3,7 @@ import { RefreshLock } from '../auth/refresh/lock.js';
 import { refreshRecords, TokenRefresher } from '../auth/refresh/token-refresher.js';
 import { ConnectionEvents } from '../k8s/events.js';
 import { Leases } from '../k8s/leases.js';
-import { CatalogStatus, type StoreCaches } from '../k8s/store.js';
+import type { StoreCaches } from '../k8s/store.js';
 import { refreshStrategies } from '../modes/registry.js';
 
 /** Seconds a refresh lock is held at most (a crashed holder blocks the others this long). */
@@ -28,7 +28,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
     hooks: refreshRecords({
       connections: ctx.connections,
       catalog: ctx.catalog,
-      catalogStatus: new CatalogStatus(ctx.caches),
+      catalogStatus: ctx.catalogStatus,
       events: new ConnectionEvents(ctx.kc, 'latchkey', () => ctx.clock.now()),
       oplog: ctx.oplog,
       logger: ctx.logger,

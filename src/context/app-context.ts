@@ -1,5 +1,5 @@
 import type { KubeConfig } from '../k8s/client.js';
-import type { CatalogStore, ConnectionScans, ConnectionStore, StoreCaches } from '../k8s/store.js';
+import type { CatalogStatus, CatalogStore, ConnectionScans, ConnectionStore, ConnectionUpkeep, StoreCaches } from '../k8s/store.js';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../domain/clock.js';
 import type { EgressGuard } from '../egress/guard.js';
@@ -24,8 +24,12 @@ export interface AppContext {
   connections: ConnectionStore;
   /** Many connections at a time: lists and scans (src/k8s/connection-scans.ts). */
   connectionScans: ConnectionScans;
+  /** The controller's upkeep of its share: shard labels, half-made connections swept (src/k8s/connection-upkeep.ts). */
+  connectionUpkeep: ConnectionUpkeep;
   /** Providers, Integrations, Environments and their Secrets, read-only (src/k8s/catalog-store.ts). */
   catalog: CatalogStore;
+  /** Status and annotations of Providers, Integrations, Environments (src/k8s/catalog-status.ts). */
+  catalogStatus: CatalogStatus;
   clock: Clock;
   metrics: Registry;
   /** Outbound HTTP (token endpoints, webhooks, app installation tokens), through {@link egress}; answers bounded by `providerAnswerMaxBytes`. */

@@ -1,4 +1,4 @@
-import { CatalogStatus, ConnectionUpkeep, type StoredConnection, type StoredCredentials } from '../k8s/store.js';
+import type { ConnectionUpkeep, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { AppContext } from '../context/app-context.js';
 import type { ConnectionIdentity } from '../k8s/resources.js';
 import { ConnectionReconciler } from './reconcilers/connection.js';
@@ -111,8 +111,8 @@ class ShardSession {
   ) {
     const { ctx } = opts;
     const { connections: connectionStore, catalog, clock, logger } = ctx;
-    const catalogStatus = new CatalogStatus(ctx.caches);
-    this.upkeep = new ConnectionUpkeep(ctx.caches, connectionStore);
+    const { catalogStatus } = ctx;
+    this.upkeep = ctx.connectionUpkeep;
     const floorMs = ctx.config.refreshFloorSeconds * 1000;
     const recordIntegration = opts.events.recordIntegration?.bind(opts.events);
     const shortLived = new ShortLivedTokens({
@@ -345,8 +345,8 @@ class LeaderSession {
     opts: ControllerOptions,
     metrics: ControllerMetrics,
   ) {
-    const { catalog, caches, clock, logger } = opts.ctx;
-    const store = { catalog, catalogStatus: new CatalogStatus(caches) };
+    const { catalog, clock, logger } = opts.ctx;
+    const store = { catalog, catalogStatus: opts.ctx.catalogStatus };
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock, opts.ctx.config.publicBaseUrl);
     const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(catalog), opts.ctx.egress);

@@ -1,5 +1,5 @@
 import type { Clock } from '../domain/clock.js';
-import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
+import type { ConnectionResource } from '../k8s/resources.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
 import type { BackoffPolicy } from '../domain/backoff.js';

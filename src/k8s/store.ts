@@ -13,10 +13,12 @@ export type { ConnectionSelection } from './connection-scans.js';
 export { AlreadyExistsError, NotFoundError, createCustomObject, deleteCustomObject } from './custom-objects.js';
 export { StoreCaches, CatalogStore, CatalogStatus, ConnectionStore, ConnectionScans, ConnectionUpkeep };
 
+/** The parts a caller reads and writes through, as a {@link KubeStore} and an AppContext both hand them out. */
+export type StoreParts = Pick<KubeStore, 'caches' | 'connections' | 'connectionScans' | 'connectionUpkeep' | 'catalog' | 'catalogStatus'>;
+
 /**
  * The one place that reads and writes Latchkey's objects in Kubernetes, as parts by job, built
- * together over one set of caches: callers take the part they use (the AppContext hands out
- * `connections`, `connectionScans` and `catalog`). Reads come from informer caches (or a server's
+ * together over one set of caches: callers take the part they use (the AppContext hands out each). Reads come from informer caches (or a server's
  * bounded cache); writes are compare-and-swap on resourceVersion and retried on conflict.
  */
 export class KubeStore {

@@ -30,7 +30,7 @@ beforeAll(async () => {
   ({ oidc, providerName } = bed);
   ns = bed.ns.name;
   replica = await startReplica(kc, { namespaces: [ns], components: ['controller'], identity: 'solo', config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(ns, INTEGRATION));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns, INTEGRATION));
 });
 
 afterAll(async () => {
@@ -38,7 +38,7 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const store = () => replica.ctx.store;
+const store = () => replica.ctx;
 
 async function annotate(name: string, annotations: Record<string, string>): Promise<void> {
   await custom.patchNamespacedCustomObject(
@@ -82,7 +82,7 @@ async function readyConnection(connectionId: string): Promise<string> {
 it('refreshes once per request, and not again for the same request repeated or re-applied', async () => {
   const name = await readyConnection('repeat');
   const before = oidc.refreshCalls();
-  const tokenBefore = store().getConnectionByName(ns, name)!.credentials.access_token;
+  const tokenBefore = store().connections.getConnectionByName(ns, name)!.credentials.access_token;
 
   const requestedAt = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: requestedAt });
@@ -91,7 +91,7 @@ it('refreshes once per request, and not again for the same request repeated or r
   const answer = await answerTo(name, requestedAt);
   expect(answer).toMatchObject({ outcome: 'Refreshed', message: expect.stringMatching(/^Refreshed as requested; the token expires at /) });
   expect(oidc.refreshCalls()).toBe(before + 1);
-  expect(store().getConnectionByName(ns, name)!.credentials.access_token).not.toBe(tokenBefore);
+  expect(store().connections.getConnectionByName(ns, name)!.credentials.access_token).not.toBe(tokenBefore);
   // The refresher writes the status just after the credentials (the record may be written first).
   expect(Date.parse(await lastRefreshOf(name))).toBeGreaterThanOrEqual(Date.parse(requestedAt));
   const events = await eventsOf(kc, ns, name);
@@ -124,7 +124,7 @@ it('answers a stale request (older than the last refresh) without a token call',
 
 it('says why when it cannot refresh: credentials without renewal, a value that is not a time, a refused grant', async () => {
   const plain = (
-    await store().createConnection({
+    await store().connections.createConnection({
       namespace: ns,
       spec: { integration: INTEGRATION, provider: providerName, connectionId: 'plain', authMode: 'OAUTH2' },
       credentials: {

@@ -39,7 +39,7 @@ beforeAll(async () => {
     identity: 'solo',
     config: { leaderElection: false },
   });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns.name, INTEGRATION));
 });
 
 afterAll(async () => {
@@ -47,12 +47,12 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const store = () => replica.ctx.store;
-const tokenOf = (name: string) => store().getConnectionByName(ns.name, name)?.credentials.access_token as string | undefined;
+const store = () => replica.ctx;
+const tokenOf = (name: string) => store().connections.getConnectionByName(ns.name, name)?.credentials.access_token as string | undefined;
 const userinfo = (token: string) => fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${token}` } });
 
 async function removeConnection(name: string) {
-  await store().deleteConnection(ns.name, name);
+  await store().connections.deleteConnection(ns.name, name);
 }
 
 it('refreshes a 10-second token before it expires, again and again, without any fetch', async () => {
@@ -64,7 +64,7 @@ it('refreshes a 10-second token before it expires, again and again, without any 
   ];
   await eventually(
     () => {
-      const c = store().getConnectionByName(ns.name, name);
+      const c = store().connections.getConnectionByName(ns.name, name);
       const token = c?.credentials.access_token as string | undefined;
       if (c && token && token !== chain[chain.length - 1]!.token)
         chain.push({ token, expiresAt: Date.parse(c.credentials.expires_at as string) });
@@ -136,7 +136,10 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
 
   // A fetch now answers from the recorded failure without asking the provider again.
   await eventually(
-    () => store().getConnectionByName(ns.name, name)?.resource.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version'],
+    () =>
+      store().connections.getConnectionByName(ns.name, name)?.resource.metadata.annotations?.[
+        'latchkey.dev/reauthorization-credentials-version'
+      ],
   );
   await expect(
     refresherFor(replica.ctx).ensureFresh(ns.name, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true }),
@@ -153,7 +156,7 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
 
   // The end user authorizes again (new credentials stored): the condition lifts and refreshing resumes.
   const tokens = await oidc.mintTokens({ clientId: client.clientId });
-  await store().updateCredentials(ns.name, name, (cur) => ({
+  await store().connections.updateCredentials(ns.name, name, (cur) => ({
     ...cur,
     access_token: tokens.accessToken,
     refresh_token: tokens.refreshToken,
@@ -218,14 +221,16 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
 it('a fetch through the REST API racing the scheduled refresh makes one token-endpoint call', async () => {
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverReplica = await startReplica(kc, { namespaces: [ns.name], identity: 'server' });
-  const serverStore = serverReplica.ctx.store;
+  const serverStore = serverReplica.ctx;
   const server = serverReplica.server!;
   try {
     const { conn } = await importOAuth2(store(), oidc, client, ns.name, INTEGRATION, providerName, { expiresInMs: 10_000 });
     const name = conn.resource.metadata.name;
     const { connectionId } = conn.resource.spec;
-    await eventually(() => serverStore.getConnectionByName(ns.name, name) && serverStore.listEnvironments(ns.name).length > 0);
-    await eventually(() => store().connections.get(name, ns.name)?.status?.nextRefreshAt);
+    await eventually(
+      () => serverStore.connections.getConnectionByName(ns.name, name) && serverStore.catalog.listEnvironments(ns.name).length > 0,
+    );
+    await eventually(() => store().caches.connections.get(name, ns.name)?.status?.nextRefreshAt);
     oidc.setTokenDelay(800); // the provider is slow: the scheduled refresh and the fetch overlap
     const before = oidc.refreshCalls();
     const tokenCallsBefore = oidc.tokenCalls.length;

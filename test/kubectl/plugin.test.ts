@@ -31,7 +31,7 @@ beforeAll(async () => {
   ({ oidc, providerName } = bed);
   ns = bed.ns.name;
   replica = await startReplica(kc, { namespaces: [ns], components: ['controller'], identity: 'solo', config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(ns, INTEGRATION));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns, INTEGRATION));
 });
 
 afterAll(async () => {
@@ -39,7 +39,7 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const store = () => replica.ctx.store;
+const store = () => replica.ctx;
 const readyReason = async (name: string) => condition(await readCustom<ConnectionResource>(kc, 'connections', ns, name), 'Ready');
 
 it('status shows connections by state, tokens expiring with no refresh planned, and failing ones with their last error', async () => {
@@ -47,7 +47,7 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
     .metadata.name;
   // A token nothing can renew (no refresh token), expiring in two hours.
   const expiring = (
-    await store().createConnection({
+    await store().connections.createConnection({
       namespace: ns,
       spec: { integration: INTEGRATION, provider: providerName, connectionId: 'expiring', authMode: 'OAUTH2', endUser: { id: 'u2' } },
       credentials: { type: 'OAUTH2', access_token: 'at-expiring', expires_at: new Date(Date.now() + 2 * 3_600_000).toISOString(), raw: {} },
@@ -100,7 +100,7 @@ it('refresh asks the owning controller, waits for its answer, and logs shows the
   expect(run).toMatchObject({ code: 0, stderr: '' });
   expect(run.stdout).toMatch(new RegExp(`^connection/${name} Refreshed: Refreshed as requested; the token expires at \\S+Z\\.\\n$`));
   expect(oidc.refreshCalls()).toBe(before + 1);
-  const token = store().getConnectionByName(ns, name)?.credentials.access_token;
+  const token = store().connections.getConnectionByName(ns, name)?.credentials.access_token;
   expect(token).not.toBe(accessToken);
 
   const stored = await readCustom<ConnectionResource>(kc, 'connections', ns, name);

@@ -41,9 +41,9 @@ beforeAll(async () => {
   lk = await startOplogServer(kc, ns.name, env.secretKey, { LATCHKEY_OPLOG_KEEP_ENTRIES: '3', LATCHKEY_OPLOG_KEEP_DAYS: '7' });
   await eventually(
     () =>
-      lk.ctx.store.getIntegration(ns.name, INTEGRATION) &&
-      lk.ctx.store.getProvider(PROVIDER) &&
-      lk.ctx.store.listEnvironments(ns.name).length,
+      lk.ctx.catalog.getIntegration(ns.name, INTEGRATION) &&
+      lk.ctx.catalog.getProvider(PROVIDER) &&
+      lk.ctx.catalog.listEnvironments(ns.name).length,
   );
   await eventually(async () => (await lk.call('GET', '/providers')).status === 200);
 });
@@ -71,7 +71,7 @@ async function importRevoked(connectionId: string) {
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => lk.ctx.store.getConnection(ns.name, INTEGRATION, connectionId));
+  await eventually(() => lk.ctx.connections.getConnection(ns.name, INTEGRATION, connectionId));
   await oidc.revoke(tokens.refreshToken, client);
   return tokens;
 }
@@ -84,7 +84,7 @@ describe('operation log', () => {
     const failed = await lk.call('GET', getPath('reauth-1'));
     expect(failed.status).toBe(424);
     const stored = await eventually(() => {
-      const c = lk.ctx.store.getConnection(ns.name, INTEGRATION, 'reauth-1');
+      const c = lk.ctx.connections.getConnection(ns.name, INTEGRATION, 'reauth-1');
       return c?.resource.status?.errors?.length ? c : undefined;
     });
     const logId = stored.resource.status!.errors![0]!.logId;
@@ -235,7 +235,7 @@ describe('operation log', () => {
     // does exist after all (an entry written before, a re-import), the write falls back to read and replace.
     await importRevoked('created-twice');
     await lk.ctx.oplog!.flush();
-    const r = lk.ctx.store.getConnection(ns.name, INTEGRATION, 'created-twice')!.resource;
+    const r = lk.ctx.connections.getConnection(ns.name, INTEGRATION, 'created-twice')!.resource;
     lk.ctx.oplog!.record({
       namespace: ns.name,
       operation: 'import',
