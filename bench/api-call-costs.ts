@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     await store.start();
     const names: string[] = [];
     for (let i = 0; i < IN_FLIGHT; i++) {
-      const c = await store.createConnection({
+      const c = await store.connections.createConnection({
         namespace: ns,
         spec: { integration: 'calls', provider: 'calls-oauth', connectionId: `c-${i}`, authMode: 'OAUTH2', endUser: { id: `u-${i}` } },
         credentials: {
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     }
     // A status like the one a reconciled connection carries: four conditions and the refresh fields.
     for (const name of names) {
-      await store.updateConnectionStatus(ns, name, ConnectionStatusWriter.Reconciler, (s) => ({
+      await store.connections.updateConnectionStatus(ns, name, ConnectionStatusWriter.Reconciler, (s) => ({
         ...s,
         conditions: ['IntegrationReady', 'CredentialsValid', 'NeedsReauthorization', 'Ready'].map((type) => ({
           type,
@@ -156,8 +156,8 @@ async function main(): Promise<void> {
         },
       ],
       [
-        'Secret PUT (store.updateCredentials: plain JSON)',
-        (w, i) => store.updateCredentials(ns, names[w]!, (c) => ({ ...c, access_token: `at-${w}-${i}` })),
+        'Secret PUT (store.connections.updateCredentials: plain JSON)',
+        (w, i) => store.connections.updateCredentials(ns, names[w]!, (c) => ({ ...c, access_token: `at-${w}-${i}` })),
       ],
       [
         'Connection status PUT (typed client)',
@@ -174,9 +174,9 @@ async function main(): Promise<void> {
         },
       ],
       [
-        'Connection status PUT (store.updateConnectionStatus: plain JSON)',
+        'Connection status PUT (store.connections.updateConnectionStatus: plain JSON)',
         (w, i) =>
-          store.updateConnectionStatus(ns, names[w]!, ConnectionStatusWriter.Reconciler, (s) => ({
+          store.connections.updateConnectionStatus(ns, names[w]!, ConnectionStatusWriter.Reconciler, (s) => ({
             ...s,
             lastRefreshedAt: new Date(Date.now() + 1 + i).toISOString(),
           })),

@@ -125,8 +125,8 @@ async function main(): Promise<void> {
     LATCHKEY_EGRESS_ALLOW: LOOPBACK_PEERS,
   });
   const ctx = createContext({ config, logger, kc });
-  const { store } = ctx;
-  await store.start();
+  const store = ctx;
+  await store.caches.start();
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const client = httpClient(server.port, Math.max(IMPORT_CONCURRENCY, GET_CONCURRENCY, REFRESH_CONCURRENCY));
@@ -137,10 +137,10 @@ async function main(): Promise<void> {
   try {
     await eventually(
       () =>
-        store.getIntegration(ns.name, INTEGRATION) &&
-        store.getProvider(provider) &&
-        store.getReferencedSecret(ns.name, `${INTEGRATION}-client`) &&
-        store.getReferencedSecret(ns.name, `${env.name}-keys`),
+        store.catalog.getIntegration(ns.name, INTEGRATION) &&
+        store.catalog.getProvider(provider) &&
+        store.catalog.getReferencedSecret(ns.name, `${INTEGRATION}-client`) &&
+        store.catalog.getReferencedSecret(ns.name, `${env.name}-keys`),
     );
     await eventually(async () => (await client.call('GET', '/providers', auth)).status === 200);
 
@@ -233,7 +233,7 @@ async function main(): Promise<void> {
         expires_at: new Date(Date.now() - 60_000).toISOString(),
       };
       await importOne(id, credentials);
-      await eventually(() => store.getConnection(ns.name, INTEGRATION, id));
+      await eventually(() => store.connections.getConnection(ns.name, INTEGRATION, id));
       return tokens.accessToken;
     };
     const seqIds = Array.from({ length: REFRESH_SEQUENTIAL }, (_, i) => `expired-seq-${i}`);
@@ -339,7 +339,7 @@ async function main(): Promise<void> {
     client.close();
     crowdClient.close();
     await server.close();
-    await store.stop();
+    await store.caches.stop();
     await oidc.close();
     await deleteProvider(kc, provider);
     await ns.delete();

@@ -103,13 +103,13 @@ async function main(): Promise<void> {
   const logger = createLogger('silent');
   const store = new KubeStore(kc, { namespaces: [ns.name], logger });
   await store.start();
-  await eventually(() => store.listProviders().length >= specs.length + 1, 120_000);
-  await store.createConnection({
+  await eventually(() => store.catalog.listProviders().length >= specs.length + 1, 120_000);
+  await store.connections.createConnection({
     namespace: ns.name,
     spec: { integration: 'keys', provider: keysProvider, connectionId: 'ref', authMode: 'API_KEY', endUser: { id: 'user-ref' } },
     credentials: { type: 'API_KEY', apiKey: 'bench-key' },
   });
-  await eventually(() => store.getConnection(ns.name, 'keys', 'ref'));
+  await eventually(() => store.connections.getConnection(ns.name, 'keys', 'ref'));
   const config = loadConfig({
     LATCHKEY_LOG_LEVEL: 'silent',
     LATCHKEY_WATCH_NAMESPACES: ns.name,

@@ -57,11 +57,13 @@ async function main(): Promise<void> {
     LATCHKEY_PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
   });
   const ctx = createContext({ config, logger: createLogger('silent'), kc });
-  await ctx.store.start();
+  await ctx.caches.start();
   const server = await startHttpServer(ctx, port, '127.0.0.1');
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   try {
-    await eventually(() => PROVIDERS.every((p) => ctx.store.getIntegration(ns.name, p)) && ctx.store.listEnvironments(ns.name).length > 0);
+    await eventually(
+      () => PROVIDERS.every((p) => ctx.catalog.getIntegration(ns.name, p)) && ctx.catalog.listEnvironments(ns.name).length > 0,
+    );
     const token = sealSessionToken(
       {
         sid: 'bench',
@@ -147,7 +149,7 @@ ${machineLines.join('\n')}
   } finally {
     await browser.close();
     await server.close();
-    await ctx.store.stop();
+    await ctx.caches.stop();
     await ns.delete();
     for (const name of PROVIDERS) await deleteProvider(kc, name);
     await cp.stop();

@@ -174,7 +174,7 @@ async function main(): Promise<void> {
       concurrency: CONCURRENCY,
       maxSeconds: MAX_SECONDS,
       op: async (i) => {
-        await store.createConnection(connectionInput(ns.name, i));
+        await store.connections.createConnection(connectionInput(ns.name, i));
       },
       onFirstError: (err) => log(`create failed: ${(err as Error).message}`),
     });

@@ -302,8 +302,8 @@ async function main(): Promise<void> {
   // Production logs at info to stdout; here to /dev/null, so the cost of logging is still paid.
   const logger = createLogger('info', {}, pino.destination({ dest: openSync('/dev/null', 'w'), sync: false }));
   const ctx = createContext({ config, logger, kc });
-  const { store } = ctx;
-  await store.start();
+  const store = ctx;
+  await store.caches.start();
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const auth = { authorization: `Bearer ${env.secretKey}` };
   const figures: Figures = { profiles: {}, machineLoad: { cores: availableParallelism(), atStart: round(loadavg()[0]!) } };
@@ -312,12 +312,12 @@ async function main(): Promise<void> {
   try {
     await eventually(
       () =>
-        store.getIntegration(ns.name, 'bench-key') &&
-        store.getIntegration(ns.name, 'bench-oauth') &&
-        store.getProvider(keyProvider) &&
-        store.getProvider(oauthProvider) &&
-        store.getReferencedSecret(ns.name, 'bench-oauth-client') &&
-        store.getReferencedSecret(ns.name, `${env.name}-keys`),
+        store.catalog.getIntegration(ns.name, 'bench-key') &&
+        store.catalog.getIntegration(ns.name, 'bench-oauth') &&
+        store.catalog.getProvider(keyProvider) &&
+        store.catalog.getProvider(oauthProvider) &&
+        store.catalog.getReferencedSecret(ns.name, 'bench-oauth-client') &&
+        store.catalog.getReferencedSecret(ns.name, `${env.name}-keys`),
       60_000,
     );
     const http = httpClient(server.port, 4);
@@ -490,7 +490,7 @@ async function main(): Promise<void> {
             }),
           );
           expectStatus(res, 201, `import ${id}`);
-          await eventually(() => store.getConnection(ns.name, 'bench-oauth', id));
+          await eventually(() => store.connections.getConnection(ns.name, 'bench-oauth', id));
         }
         // Let the imports' own watch events settle, so the calls counted are the fetch's.
         await new Promise((r) => setTimeout(r, 1000));
@@ -603,7 +603,7 @@ async function main(): Promise<void> {
     for (const stop of stops) await stop();
     await server.close();
     await ctx.oplog?.stop();
-    await store.stop();
+    await store.caches.stop();
     for (const c of children) c.kill('SIGTERM');
     await oidc.close();
     await deleteProvider(kc, keyProvider);

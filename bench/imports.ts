@@ -99,11 +99,11 @@ async function main(): Promise<void> {
     LATCHKEY_PUBLIC_BASE_URL: 'http://127.0.0.1',
   });
   const ctx = createContext({ config, logger, kc });
-  await ctx.store.start();
+  await ctx.caches.start();
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   const headers = { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' };
   try {
-    await eventually(() => ctx.store.getIntegration(ns.name, 'keys') && ctx.store.getProvider(provider));
+    await eventually(() => ctx.catalog.getIntegration(ns.name, 'keys') && ctx.catalog.getProvider(provider));
     const peer = await autocannon(`${server.url}/providers`, headers);
     log(`GET /providers x${IN_FLIGHT}: ${peer.rps.toFixed(0)}/s`);
     const body = JSON.stringify({
@@ -194,7 +194,7 @@ ${handNotes('imports')}`,
     );
   } finally {
     await server.close();
-    await ctx.store.stop();
+    await ctx.caches.stop();
     await ns.delete();
     await cp.stop();
   }

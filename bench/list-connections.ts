@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < COUNT; i += FILL_CONCURRENCY) {
     await Promise.all(
       Array.from({ length: Math.min(FILL_CONCURRENCY, COUNT - i) }, (_, j) =>
-        store.createConnection({
+        store.connections.createConnection({
           namespace: ns.name,
           spec: {
             integration: 'keys',
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     );
   }
   const fillSeconds = (Date.now() - fillStarted) / 1000;
-  await eventually(() => store.listConnections(ns.name).length >= COUNT, 120_000);
+  await eventually(() => store.connectionScans.listConnections(ns.name).length >= COUNT, 120_000);
 
   // What is measured is what the SDK gets: every connection in one answer.
   const body = await new Nango({ host: server.url, secretKey: env.secretKey }).listConnections();

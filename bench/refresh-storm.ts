@@ -129,7 +129,7 @@ async function seed(
     for (let i = next++; i < N; i = next++) {
       const family = `${phase}-${i}`;
       expiresAt.set(family, expiry);
-      await store.createConnection({
+      await store.connections.createConnection({
         namespace: ns.name,
         spec: { integration: 'storm', provider: bed.provider, connectionId: `c-${i}`, authMode: 'OAUTH2', endUser: { id: `u-${i}` } },
         // No raw.expires_in: the margin is then the 300 s alone, so every token is due at once.

@@ -49,14 +49,14 @@ async function main(): Promise<void> {
   const syncMs = performance.now() - t0;
   const readyMs = performance.now();
 
-  const connections = store.listConnections(namespace);
+  const connections = store.connectionScans.listConnections(namespace);
   if (connections.length !== expected) throw new Error(`expected ${expected} complete connections after sync, found ${connections.length}`);
   const after = collect();
 
   // Read every connection once through the same call the REST API and the proxy make.
   const t1 = performance.now();
   for (const c of connections) {
-    if (!store.getConnection(namespace, c.spec.integration, c.spec.connectionId))
+    if (!store.connections.getConnection(namespace, c.spec.integration, c.spec.connectionId))
       throw new Error(`connection ${c.spec.connectionId} not readable`);
   }
   const getConnectionUs = connections.length ? ((performance.now() - t1) * 1000) / connections.length : NaN;

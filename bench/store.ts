@@ -147,7 +147,7 @@ async function main(): Promise<void> {
         maxSeconds: remaining,
         controlPlaneCpu: () => processCpuMs(cp.workDir),
         op: async (i) => {
-          await writer.createConnection(connectionInput(ns.name, from + i));
+          await writer.connections.createConnection(connectionInput(ns.name, from + i));
         },
         onFirstError: (err) => process.stderr.write(`[store] create failed: ${(err as Error).message}\n`),
       });

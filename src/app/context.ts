@@ -5,7 +5,7 @@ import { statusAfterNewCredentials } from '../domain/connection-state.js';
 import { boundedFetch } from '../egress/bounded-body.js';
 import { createGuardedFetch } from '../egress/fetch.js';
 import { EgressGuard } from '../egress/guard.js';
-import { KubeStore } from '../k8s/store.js';
+import { KubeStore, type StoreParts } from '../k8s/store.js';
 import { OplogStore } from '../k8s/oplog-store.js';
 import { OperationLog } from '../oplog/operation-log.js';
 import type { Config } from '../platform/config.js';
@@ -54,19 +54,26 @@ export function createContext(opts: ContextOptions): AppContext {
     config,
     logger,
     kc,
-    store:
+    ...storeParts(
       opts.store ??
-      new KubeStore(kc, {
-        namespaces: config.watchNamespaces,
-        logger,
-        credentialShard: opts.credentialShard ?? opts.shard,
-        connectionShard: opts.shard,
-        boundedConnections: opts.boundedConnections,
-        deriveStatus: (resource, credentials) => {
-          const created = Date.parse(String(resource.metadata.creationTimestamp ?? ''));
-          return statusAfterNewCredentials(undefined, credentials, config, Number.isFinite(created) ? created : clock.now(), 'authorized');
-        },
-      }),
+        new KubeStore(kc, {
+          namespaces: config.watchNamespaces,
+          logger,
+          credentialShard: opts.credentialShard ?? opts.shard,
+          connectionShard: opts.shard,
+          boundedConnections: opts.boundedConnections,
+          deriveStatus: (resource, credentials) => {
+            const created = Date.parse(String(resource.metadata.creationTimestamp ?? ''));
+            return statusAfterNewCredentials(
+              undefined,
+              credentials,
+              config,
+              Number.isFinite(created) ? created : clock.now(),
+              'authorized',
+            );
+          },
+        }),
+    ),
     clock,
     metrics,
     // Every answer read through it is bounded, whoever reads it (openid-client included).
@@ -74,6 +81,12 @@ export function createContext(opts: ContextOptions): AppContext {
     egress,
     oplog: createOperationLog({ config, logger, kc, clock, metrics }),
   };
+}
+
+/** The parts of a store an {@link AppContext} hands out. */
+export function storeParts(store: KubeStore): StoreParts {
+  const { caches, connections, connectionScans, connectionUpkeep, catalog, catalogStatus } = store;
+  return { caches, connections, connectionScans, connectionUpkeep, catalog, catalogStatus };
 }
 
 /** The operation log stored in the cluster with the configured retention; its drops are counted. */

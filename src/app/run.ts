@@ -67,7 +67,7 @@ export async function runLatchkey(opts: RunOptions): Promise<Running> {
     ...shard,
     ...connectionCacheOf(opts.components, config.connectionCacheEntries),
   });
-  const { store } = ctx;
+  const store = ctx.caches;
   // Stopped last (runs first in this list, which is reversed): what the others recorded is stored.
   const stops: Array<() => Promise<void>> = [async () => ctx.oplog?.stop(), () => store.stop()];
   await store.start();

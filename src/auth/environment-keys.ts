@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
 import { primaryOf } from '../k8s/primary-environment.js';
 import { secretKeyWeakness } from './secret-key-strength.js';
@@ -46,10 +46,10 @@ interface IndexEntry {
 export class EnvironmentKeys {
   private index: Map<string, IndexEntry[]> | undefined;
 
-  constructor(private readonly store: KubeStore) {
+  constructor(private readonly catalog: CatalogStore) {
     const invalidate = () => (this.index = undefined);
-    store.environments.onChange(invalidate);
-    store.referencedSecrets.onChange(invalidate);
+    catalog.environments.onChange(invalidate);
+    catalog.referencedSecrets.onChange(invalidate);
   }
 
   resolve(secretKey: string): ResolvedEnvironment | undefined {
@@ -76,20 +76,20 @@ export class EnvironmentKeys {
 
   /** The Environment that counts in a namespace: the oldest one (others are reported as duplicates). */
   primaryEnvironment(namespace: string): EnvironmentResource | undefined {
-    return primaryOf(this.store.listEnvironments(namespace));
+    return primaryOf(this.catalog.listEnvironments(namespace));
   }
 
   private getIndex(): Map<string, IndexEntry[]> {
     if (this.index) return this.index;
     const index = new Map<string, IndexEntry[]>();
     const byNamespace = new Map<string, EnvironmentResource[]>();
-    for (const env of this.store.listEnvironments()) {
+    for (const env of this.catalog.listEnvironments()) {
       const ns = env.metadata.namespace!;
       byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), env]);
     }
     for (const [namespace, envs] of byNamespace) {
       const env = primaryOf(envs)!;
-      const key = this.store.readSecretValue(namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
+      const key = this.catalog.readSecretValue(namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
       if (!key) continue;
       const hex = sha256Hex(key);
       const entry = { namespace, name: env.metadata.name, resource: env, weak: secretKeyWeakness(key) !== undefined };

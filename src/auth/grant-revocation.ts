@@ -6,7 +6,7 @@
  */
 import { fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import type { IntegrationResource, ProviderResource, RevocationSpec } from '../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, StoredCredentials } from '../k8s/store.js';
 import { providerText } from '../oplog/redact.js';
 import { resolveClient } from './oauth2-client.js';
 import { answerError, parseAnswerBody } from './provider-answers.js';
@@ -15,7 +15,7 @@ import { answerError, parseAnswerBody } from './provider-answers.js';
 export const REVOCATION_TIMEOUT_SECONDS = 5;
 
 export interface RevocationInput {
-  store: KubeStore;
+  catalog: CatalogStore;
   namespace: string;
   integration: IntegrationResource;
   provider: ProviderResource;
@@ -86,7 +86,7 @@ export async function revokeGrant(input: RevocationInput): Promise<RevocationOut
   const name = input.provider.spec.displayName;
   try {
     const override = c.config_override as { client_id?: string; client_secret?: string } | undefined;
-    const client = resolveClient(input.store, input.namespace, input.integration, override);
+    const client = resolveClient(input.catalog, input.namespace, input.integration, override);
     const { url, init } = revocationRequest(spec, input.provider.spec, { value, hint }, client, input.connectionConfig);
     const res = await input.fetch(url, {
       ...init,

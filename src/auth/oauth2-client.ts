@@ -4,7 +4,7 @@ import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource, type TokenResponseSpec } from '../k8s/resources.js';
 import { PROVIDER_STATUS_HEADER } from '../oplog/redact.js';
 import { parseAnswerBody, readTokenAnswer } from './provider-answers.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStore } from '../k8s/store.js';
 
 export interface ClientCredentials {
   clientId: string;
@@ -16,13 +16,13 @@ export interface ClientCredentials {
  * overrides (from the deprecated import) taking precedence. Undefined when no client ID is known.
  */
 export function resolveClient(
-  store: KubeStore,
+  catalog: CatalogStore,
   namespace: string,
   integration: IntegrationResource,
   override?: { client_id?: string; client_secret?: string },
 ): ClientCredentials | undefined {
   const ref = integration.spec.clientSecretRef?.name;
-  const fromSecret = (key: string) => (ref ? store.readSecretValue(namespace, ref, key) : undefined);
+  const fromSecret = (key: string) => (ref ? catalog.readSecretValue(namespace, ref, key) : undefined);
   const clientId = override?.client_id ?? fromSecret(INTEGRATION_SECRET_KEYS.clientId);
   if (!clientId) return undefined;
   return { clientId, clientSecret: override?.client_secret ?? fromSecret(INTEGRATION_SECRET_KEYS.clientSecret) };

@@ -39,7 +39,7 @@ export function logAttempt(deps: Pick<AppContext, 'oplog'>, a: AttemptInput): st
 
 /** A failed attempt (as the end user saw it, plus what is behind it); for a reconnect also a connection error. */
 export async function logFailedAttempt(
-  deps: Pick<AppContext, 'oplog' | 'store' | 'logger' | 'clock'>,
+  deps: Pick<AppContext, 'oplog' | 'connections' | 'logger' | 'clock'>,
   a: Omit<AttemptInput, 'outcome' | 'messages'> & {
     error: LatchkeyError;
     detail?: string;

@@ -52,8 +52,8 @@ function lookup(
   if (!session.claims.allowedIntegrations.includes(integrationId)) {
     throw new LatchkeyError('forbidden', 'integration_not_allowed', 'This integration is not offered in this session.');
   }
-  const integration = deps.store.getIntegration(session.namespace, integrationId);
-  const provider = integration && deps.store.getProvider(integration.spec.provider);
+  const integration = deps.catalog.getIntegration(session.namespace, integrationId);
+  const provider = integration && deps.catalog.getProvider(integration.spec.provider);
   if (!integration || !provider)
     throw new LatchkeyError('not_found', 'integration_not_found', `The integration "${integrationId}" is not available.`);
   return { integration, provider };
@@ -95,8 +95,8 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
 export function describeSession(deps: ConnectDeps, session: OpenSession): SessionView {
   const integrations: IntegrationView[] = [];
   for (const id of session.claims.allowedIntegrations) {
-    const integration = deps.store.getIntegration(session.namespace, id);
-    const provider = integration && deps.store.getProvider(integration.spec.provider);
+    const integration = deps.catalog.getIntegration(session.namespace, id);
+    const provider = integration && deps.catalog.getProvider(integration.spec.provider);
     if (!integration || !provider) continue;
     const unavailable = unavailableReason(deps, session.namespace, integration, provider);
     integrations.push({
@@ -128,7 +128,7 @@ function unavailableReason(
   const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
   if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
   // OAuth 2 and OAuth 1 redirect with the Integration's client; TBA signs with its consumer key and secret.
-  if (authModeModule(provider.spec.authMode).integration.clientBeforeConnect && !resolveClient(deps.store, namespace, integration))
+  if (authModeModule(provider.spec.authMode).integration.clientBeforeConnect && !resolveClient(deps.catalog, namespace, integration))
     return NOT_CONFIGURED;
   return undefined;
 }
@@ -146,7 +146,7 @@ async function flowConfig(
   const r = session.claims.reconnect;
   if (r) {
     const stored =
-      (await deps.store.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
+      (await deps.connections.findConnection(session.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
     const sent = rawConfig && typeof rawConfig === 'object' ? (rawConfig as Record<string, unknown>) : {};
     const changed = Object.keys(sent).filter((k) => {
       const value = typeof sent[k] === 'string' ? sent[k].trim() : sent[k];
@@ -200,7 +200,7 @@ function validate<S extends z.ZodType>(schema: S, value: unknown, where: string)
 async function checkReconnect(deps: ConnectDeps, session: OpenSession, integrationId: string): Promise<void> {
   const r = session.claims.reconnect;
   if (!r) return;
-  if (r.integration !== integrationId || !(await deps.store.findConnection(session.namespace, r.integration, r.connectionId))) {
+  if (r.integration !== integrationId || !(await deps.connections.findConnection(session.namespace, r.integration, r.connectionId))) {
     throw new LatchkeyError('not_found', 'connection_not_found', 'The connection to re-authorize no longer exists.');
   }
 }
@@ -236,7 +236,7 @@ export async function startOAuthFlow(
   if (!redirect) throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
   await checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
-    await checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
+    await checkSessionQuota(deps.connectionScans, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   // Starting again before completing is fine; once completed, the session would be refused at the callback.
   await refuseUsedSession(deps.flows, sessionUse(session, integrationId));
   const base = {
@@ -318,7 +318,7 @@ export async function submitForm(
   if (v.flow !== 'form') throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a form.`);
   await checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
-    await checkSessionQuota(deps.store, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
+    await checkSessionQuota(deps.connectionScans, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
   const connectionConfig = await flowConfig(deps, session, provider, rawConfig);
   // Once per session and integration: a used session sends the provider nothing and changes nothing.
@@ -398,7 +398,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
   const q = url.searchParams;
   const stateValue = q.get('state') ?? '';
   const namespace = flowStateNamespace(stateValue);
-  const env = namespace ? environmentWithKey(deps.store, namespace) : undefined;
+  const env = namespace ? environmentWithKey(deps.catalog, namespace) : undefined;
   if (!env)
     return {
       error: new LatchkeyError(
@@ -465,8 +465,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
         'This authorization was already completed. Please start again from the application if needed.',
       );
     }
-    const integration = deps.store.getIntegration(state.namespace, state.integration);
-    const provider = integration && deps.store.getProvider(integration.spec.provider);
+    const integration = deps.catalog.getIntegration(state.namespace, state.integration);
+    const provider = integration && deps.catalog.getProvider(integration.spec.provider);
     if (!integration || !provider) throw new LatchkeyError('not_found', 'integration_not_found', 'The integration is no longer available.');
     const name = integration.spec.displayName ?? provider.spec.displayName;
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
@@ -631,7 +631,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
     endUser = { ...(saved.resource.spec.endUser ?? {}), ...input.endUser } as SaveInput['endUser'];
   } else {
     operation = 'creation';
-    if (input.sid) await checkSessionQuota(deps.store, namespace, input.sid, deps.config.connectMaxConnectionsPerSession);
+    if (input.sid) await checkSessionQuota(deps.connectionScans, namespace, input.sid, deps.config.connectMaxConnectionsPerSession);
     const created = await createConnection(deps, {
       namespace,
       integration,
@@ -658,7 +658,7 @@ export async function saveAuthorization(deps: ConnectDeps, input: SaveInput): Pr
     // Does not throw (a failed enqueue is retried in the background); kept as a last guard: the connection is saved.
     deps.logger.error({ namespace, err: (err as Error).message }, 'auth webhook could not be queued');
   }
-  const env = environmentWithKey(deps.store, namespace)?.environment;
+  const env = environmentWithKey(deps.catalog, namespace)?.environment;
   return {
     providerConfigKey: integration.metadata.name,
     operation,

@@ -11,11 +11,11 @@ import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
  * configured lifetime; `exp` in seconds. Stored nowhere: every replica verifies it.
  */
 export function issueSessionToken(
-  deps: Pick<AppContext, 'store' | 'clock' | 'config'>,
+  deps: Pick<AppContext, 'catalog' | 'clock' | 'config'>,
   env: ResolvedEnvironment,
   claims: Omit<SessionClaims, 'namespace' | 'sid' | 'exp'>,
 ): { token: string; exp: number } {
-  const secretKey = deps.store.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
+  const secretKey = deps.catalog.readSecretValue(env.namespace, env.resource.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
   if (!secretKey)
     throw new LatchkeyError('unavailable', 'environment_not_ready', "The environment's secret key is not readable; try again");
   const exp = Math.floor(deps.clock.now() / 1000) + deps.config.sessionTtlSeconds;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LatchkeyError } from '../domain/errors.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { ConnectionScans } from '../k8s/store.js';
 
 /**
  * Label on Connections created through a Connect session: a digest of the session ID (the token's
@@ -17,11 +17,11 @@ export function sessionLabelValue(sid: string): string {
  * Refuses a new connection when the session already created `max` (0: no cap). Two requests at the
  * same instant may both pass; the per-session rate limit keeps that overshoot small.
  */
-export async function checkSessionQuota(store: KubeStore, namespace: string, sid: string, max: number): Promise<void> {
+export async function checkSessionQuota(scans: ConnectionScans, namespace: string, sid: string, max: number): Promise<void> {
   if (max <= 0) return;
   const value = sessionLabelValue(sid);
   let made = 0;
-  for await (const _ of store.scanConnections(namespace, { labels: { [SESSION_LABEL]: value } })) if (++made >= max) break;
+  for await (const _ of scans.scanConnections(namespace, { labels: { [SESSION_LABEL]: value } })) if (++made >= max) break;
   if (made >= max) {
     throw new LatchkeyError(
       'forbidden',

@@ -22,7 +22,7 @@ export function describeSessionForUi(deps: ConnectDeps, session: OpenSession, la
   const view: SessionView = {
     reconnect: described.reconnect,
     integrations: integrations.map((i) => {
-      const provider = deps.store.getProvider(i.provider);
+      const provider = deps.catalog.getProvider(i.provider);
       if (!provider) return i;
       const category = provider.spec.categories?.[0];
       const logoUrl = providerLogoUrl(provider, deps.config.publicBaseUrl);

@@ -1,6 +1,6 @@
 import { primaryOf } from '../k8s/primary-environment.js';
 import { openSessionToken, sessionTokenNamespace, type SessionClaims } from '../auth/session-tokens.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS, type EnvironmentResource } from '../k8s/resources.js';
 import { LatchkeyError } from '../domain/errors.js';
 
@@ -11,10 +11,10 @@ export interface EnvironmentWithKey {
 }
 
 /** The Environment that counts in a namespace and its secret key (which seals sessions and flow state). */
-export function environmentWithKey(store: KubeStore, namespace: string): EnvironmentWithKey | undefined {
-  const environment = primaryOf(store.listEnvironments(namespace));
+export function environmentWithKey(catalog: CatalogStore, namespace: string): EnvironmentWithKey | undefined {
+  const environment = primaryOf(catalog.listEnvironments(namespace));
   if (!environment) return undefined;
-  const secretKey = store.readSecretValue(namespace, environment.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
+  const secretKey = catalog.readSecretValue(namespace, environment.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.secretKey);
   return secretKey ? { namespace, environment, secretKey } : undefined;
 }
 
@@ -23,10 +23,10 @@ export interface OpenSession extends EnvironmentWithKey {
 }
 
 /** Opens a connect session token, or throws the error the end user should see. */
-export function openSession(store: KubeStore, token: string | undefined, nowMs: number): OpenSession {
+export function openSession(catalog: CatalogStore, token: string | undefined, nowMs: number): OpenSession {
   if (!token) throw new LatchkeyError('unauthenticated', 'missing_session', 'This page needs a connect session token.');
   const namespace = sessionTokenNamespace(token);
-  const env = namespace ? environmentWithKey(store, namespace) : undefined;
+  const env = namespace ? environmentWithKey(catalog, namespace) : undefined;
   if (!env)
     throw new LatchkeyError('unauthenticated', 'invalid_session', 'The connect session is not valid. Ask the application for a new link.');
   const opened = openSessionToken(token, env.secretKey, nowMs);

@@ -29,7 +29,7 @@ export async function importCredentials(
   const mode = authModeModule(provider.spec.authMode);
   // A re-import's credentials (minted or exchanged) may use the configuration the connection keeps.
   const keptConfig = connectionId
-    ? (await deps.store.findConnection(namespace, integration.metadata.name, connectionId))?.resource.spec.connectionConfig
+    ? (await deps.connections.findConnection(namespace, integration.metadata.name, connectionId))?.resource.spec.connectionConfig
     : undefined;
   const common = { namespace, integration, provider, connectionConfig: request.connectionConfig, keptConfig };
   let credentials;

@@ -1,10 +1,10 @@
 import type { Logger } from '../platform/log.js';
 import type { Clock } from '../domain/clock.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { ConnectionStore } from '../k8s/store.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface LastFetchedDeps {
-  store: KubeStore;
+  connections: ConnectionStore;
   logger: Logger;
   clock: Clock;
   /** At most one `status.lastFetchedAt` write per connection per this many ms. */
@@ -95,14 +95,14 @@ export class LastFetchedRecorder {
   private async writeOne(namespace: string, name: string, at: number, now: number): Promise<void> {
     const key = `${namespace}/${name}`;
     try {
-      await this.deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.LastFetched, (s) => {
+      await this.deps.connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.LastFetched, (s) => {
         // Another replica may have written a later time meanwhile: never move it back.
         const previous = s.lastFetchedAt ? Date.parse(s.lastFetchedAt) : 0;
         return previous >= at ? undefined : { ...s, lastFetchedAt: new Date(at).toISOString() };
       });
       this.written.set(key, now);
     } catch (err) {
-      if ((await this.deps.store.findConnectionByName(namespace, name)) === undefined) return; // deleted meanwhile
+      if ((await this.deps.connections.findConnectionByName(namespace, name)) === undefined) return; // deleted meanwhile
       this.deps.logger.warn({ namespace, connection: name, err: String(err) }, 'could not record last_fetched_at; kept for the next flush');
       this.record(namespace, name, at);
     }

@@ -1,7 +1,7 @@
 /** Listing connections: the filters of `GET /connections`, a stable order, and opaque cursors. */
 import { LatchkeyError } from '../domain/errors.js';
 import type { ConnectionResource } from '../k8s/resources.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { ConnectionScans } from '../k8s/store.js';
 import { FirstInOrder } from '../domain/first-in-order.js';
 
 export const DEFAULT_PAGE = 100;
@@ -32,7 +32,7 @@ export interface PageRequest {
 }
 
 export async function listConnections(
-  store: KubeStore,
+  scans: ConnectionScans,
   namespace: string,
   filter: ConnectionFilter,
   page: PageRequest,
@@ -45,7 +45,7 @@ export async function listConnections(
   // The first skip + limit + 1 in creation order: what this page and "is there a next one" need,
   // kept as the connections stream by (a bounded store reads them page by page from the API server).
   const first = new FirstInOrder<ConnectionResource>(skip + limit + 1, byCreation);
-  for await (const c of store.scanConnections(namespace, { integrations: filter.integrations })) {
+  for await (const c of scans.scanConnections(namespace, { integrations: filter.integrations })) {
     if (!matches(c, filter) || (after && byCreation(c, after) <= 0)) continue;
     first.offer(c);
   }

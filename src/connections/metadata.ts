@@ -2,7 +2,7 @@
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { Clock } from '../domain/clock.js';
-import type { KubeStore, StoredConnection } from '../k8s/store.js';
+import type { ConnectionStore, StoredConnection } from '../k8s/store.js';
 import { unknownConnection } from './errors.js';
 
 export type MetadataMode = 'replace' | 'merge';
@@ -12,7 +12,7 @@ export type MetadataMode = 'replace' | 'merge';
  * its metadata replaced or merged (shallow), and `updated_at` in its status.
  */
 export async function updateMetadata(
-  deps: { store: KubeStore; clock: Clock },
+  deps: { connections: ConnectionStore; clock: Clock },
   namespace: string,
   integrationId: string,
   connectionIds: string[],
@@ -20,7 +20,7 @@ export async function updateMetadata(
   mode: MetadataMode,
 ): Promise<StoredConnection[]> {
   const found = await Promise.all(
-    connectionIds.map(async (id) => [id, await deps.store.findConnection(namespace, integrationId, id)] as const),
+    connectionIds.map(async (id) => [id, await deps.connections.findConnection(namespace, integrationId, id)] as const),
   );
   const unknown = found.filter(([, c]) => !c).map(([id]) => id);
   if (unknown.length === 1) throw unknownConnection(unknown[0]!, integrationId);
@@ -36,11 +36,11 @@ export async function updateMetadata(
   return Promise.all(
     found.map(async ([, c]) => {
       const name = c!.resource.metadata.name;
-      await deps.store.updateConnection(namespace, name, (cur) => ({
+      await deps.connections.updateConnection(namespace, name, (cur) => ({
         ...cur,
         spec: { ...cur.spec, metadata: mode === 'replace' ? metadata : { ...(cur.spec.metadata ?? {}), ...metadata } },
       }));
-      const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Metadata, (s) => ({
+      const resource = await deps.connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Metadata, (s) => ({
         ...s,
         updatedAt: now,
       }));

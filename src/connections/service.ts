@@ -18,11 +18,11 @@ import { revokeGrant, type RevocationOutcome } from '../auth/grant-revocation.js
 import { connectionObjectName } from '../k8s/names.js';
 import type { EndUserSpec, IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { ALREADY_EXISTS } from '../k8s/errors.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
 
 export interface ConnectionServiceDeps {
-  store: KubeStore;
+  connections: ConnectionStore;
   config: RefreshSettings;
   clock: Clock;
 }
@@ -49,7 +49,7 @@ export async function createConnection(deps: ConnectionServiceDeps, input: NewCo
   const connectionConfig = checkConnectionConfig(input.provider.spec, input.connectionConfig);
   // Before the first write: credentials too large for their Secret create nothing.
   const credentials = fitCredentials(input.credentials);
-  return deps.store.createConnection({
+  return deps.connections.createConnection({
     namespace: input.namespace,
     spec: {
       integration: input.integration.metadata.name,
@@ -77,7 +77,7 @@ export async function importConnection(
   const connectionId = input.connectionId ?? randomUUID();
   const integrationId = input.integration.metadata.name;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const existing = await deps.store.findConnection(input.namespace, integrationId, connectionId);
+    const existing = await deps.connections.findConnection(input.namespace, integrationId, connectionId);
     if (existing) return { connection: await replaceCredentials(deps, input.namespace, existing, input), created: false };
     try {
       return { connection: await createConnection(deps, { ...input, connectionId }), created: true };
@@ -86,7 +86,7 @@ export async function importConnection(
       // attempt of our own (Connection without Secret) blocks the name: clear it once no creation can be in flight.
       if (!hasCode(err, ALREADY_EXISTS)) throw err;
       const name = connectionObjectName(integrationId, connectionId);
-      if (await deps.store.removeIncompleteConnection(input.namespace, name, HALF_MADE_AFTER_MS, deps.clock.now())) continue;
+      if (await deps.connections.removeIncompleteConnection(input.namespace, name, HALF_MADE_AFTER_MS, deps.clock.now())) continue;
       await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
     }
   }
@@ -106,9 +106,9 @@ export async function replaceCredentials(
     ...(existing.resource.spec.connectionConfig ?? {}),
     ...(input.connectionConfig ?? {}),
   });
-  const { credentials, credentialsVersion } = await deps.store.updateCredentials(namespace, name, () => input.credentials);
+  const { credentials, credentialsVersion } = await deps.connections.updateCredentials(namespace, name, () => input.credentials);
   if (input.endUser || input.metadata || input.connectionConfig) {
-    await deps.store.updateConnection(namespace, name, (c) => ({
+    await deps.connections.updateConnection(namespace, name, (c) => ({
       ...c,
       spec: {
         ...c.spec,
@@ -118,7 +118,7 @@ export async function replaceCredentials(
       },
     }));
   }
-  const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
+  const resource = await deps.connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
     statusAfterNewCredentials(s, credentials, deps.config, deps.clock.now(), 'authorized'),
   );
   return { resource, credentials, credentialsVersion };
@@ -136,11 +136,11 @@ export async function reauthorize(
   connectionId: string,
   credentials: StoredCredentials,
 ): Promise<StoredConnection | undefined> {
-  const existing = await deps.store.findConnection(namespace, integrationId, connectionId);
+  const existing = await deps.connections.findConnection(namespace, integrationId, connectionId);
   if (!existing) return undefined;
   const name = existing.resource.metadata.name;
-  const stored = await deps.store.updateCredentials(namespace, name, (current) => mergeCredentials(current, credentials));
-  const resource = await deps.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
+  const stored = await deps.connections.updateCredentials(namespace, name, (current) => mergeCredentials(current, credentials));
+  const resource = await deps.connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Service, (s) =>
     statusAfterNewCredentials(s, stored.credentials, deps.config, deps.clock.now(), 'authorized'),
   );
   return { resource, credentials: stored.credentials, credentialsVersion: stored.credentialsVersion };
@@ -153,13 +153,13 @@ export async function reauthorize(
  * Undefined when the connection no longer exists.
  */
 export async function recordFailedReauthorization(
-  deps: Pick<ConnectionServiceDeps, 'store' | 'clock'>,
+  deps: Pick<ConnectionServiceDeps, 'connections' | 'clock'>,
   namespace: string,
   integrationId: string,
   connectionId: string,
   failure: { logId: string; message: string },
 ): Promise<StoredConnection['resource'] | undefined> {
-  const existing = await deps.store.findConnection(namespace, integrationId, connectionId);
+  const existing = await deps.connections.findConnection(namespace, integrationId, connectionId);
   if (!existing) return undefined;
   const entry = {
     type: CREDENTIALS_ERROR,
@@ -167,7 +167,7 @@ export async function recordFailedReauthorization(
     message: failure.message.slice(0, 1024),
     occurredAt: new Date(deps.clock.now()).toISOString(),
   };
-  return deps.store.updateConnectionStatus(namespace, existing.resource.metadata.name, ConnectionStatusWriter.Service, (s) => ({
+  return deps.connections.updateConnectionStatus(namespace, existing.resource.metadata.name, ConnectionStatusWriter.Service, (s) => ({
     ...s,
     errors: [...(s.errors ?? []), entry].slice(-MAX_STATUS_ERRORS),
   }));
@@ -180,20 +180,20 @@ export async function recordFailedReauthorization(
  * the outcome to `onRevocation` (for the operation log).
  */
 export async function deleteConnection(
-  deps: { store: KubeStore; refreshLock: RefreshLock; fetch?: typeof fetch },
+  deps: { connections: ConnectionStore; catalog: CatalogStore; refreshLock: RefreshLock; fetch?: typeof fetch },
   namespace: string,
   integrationId: string,
   connectionId: string,
   onRevocation?: (outcome: RevocationOutcome) => void,
 ): Promise<boolean> {
-  const conn = await deps.store.findConnection(namespace, integrationId, connectionId);
+  const conn = await deps.connections.findConnection(namespace, integrationId, connectionId);
   if (!conn) return false;
   const name = conn.resource.metadata.name;
-  const integration = deps.store.getIntegration(namespace, integrationId);
-  const provider = integration && deps.store.getProvider(integration.spec.provider);
+  const integration = deps.catalog.getIntegration(namespace, integrationId);
+  const provider = integration && deps.catalog.getProvider(integration.spec.provider);
   if (deps.fetch && integration && provider?.spec.revocation) {
     const outcome = await revokeGrant({
-      store: deps.store,
+      catalog: deps.catalog,
       namespace,
       integration,
       provider,
@@ -203,7 +203,7 @@ export async function deleteConnection(
     });
     if (outcome) onRevocation?.(outcome);
   }
-  await deps.store.deleteConnection(namespace, name);
+  await deps.connections.deleteConnection(namespace, name);
   // The Lease is owned by the Connection, so the garbage collector removes it anyway; this is sooner.
   await deps.refreshLock.remove(namespace, name).catch(() => undefined);
   return true;

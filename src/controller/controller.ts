@@ -1,4 +1,4 @@
-import type { StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { ConnectionUpkeep, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { AppContext } from '../context/app-context.js';
 import type { ConnectionIdentity } from '../k8s/resources.js';
 import { ConnectionReconciler } from './reconcilers/connection.js';
@@ -91,6 +91,8 @@ class ShardSession {
   /** The CredentialBindings of this share's connections (none without {@link ControllerOptions.bindings}). */
   readonly bindings: BindingSync | undefined;
   private readonly sweeper: Sweeper;
+  /** Shard labels written, half-made connections swept. */
+  private readonly upkeep: ConnectionUpkeep;
   private readonly resync: PeriodicResync;
   /** A wave (start-up or rebalance, not a periodic resync) is being reconciled; keys handled since it began. */
   private waveOpen = false;
@@ -108,18 +110,22 @@ class ShardSession {
     private readonly shard: string | undefined,
   ) {
     const { ctx } = opts;
-    const { store, clock, logger } = ctx;
+    const { connections: connectionStore, catalog, clock, logger } = ctx;
+    const { catalogStatus } = ctx;
+    this.upkeep = ctx.connectionUpkeep;
     const floorMs = ctx.config.refreshFloorSeconds * 1000;
     const recordIntegration = opts.events.recordIntegration?.bind(opts.events);
     const shortLived = new ShortLivedTokens({
-      store,
+      catalog,
+      catalogStatus,
       events: recordIntegration ? { recordIntegration } : undefined,
       floorMs,
       now: () => clock.now(),
       logger: logger.child({ component: 'refresh-scheduler' }),
     });
     this.scheduler = new RefreshScheduler({
-      store,
+      connections: connectionStore,
+      catalog,
       refresh: (ns, integration, id, o) => opts.refresher.ensureFresh(ns, integration, id, o),
       nextRefreshAt: (conn: StoredConnection) => refreshTime(conn.credentials, ctx.config),
       // Only what the strategy wants renewed ahead (locally minted JWTs are made when used).
@@ -142,7 +148,7 @@ class ShardSession {
      * (the connection marked for re-authorization), not left for the schedule to meet again.
      */
     const outsideSchedule: Refresher['ensureFresh'] = async (ns, integration, id, o) => {
-      const before = store.getConnection(ns, integration, id);
+      const before = connectionStore.getConnection(ns, integration, id);
       try {
         return await opts.refresher.ensureFresh(ns, integration, id, o);
       } catch (err) {
@@ -154,7 +160,7 @@ class ShardSession {
       }
     };
     const requests = new RefreshRequests({
-      store,
+      connections: connectionStore,
       refresh: (ns, integration, id, o) => outsideSchedule(ns, integration, id, o),
       isRefreshable: (c) => opts.refresher.isRefreshable(c),
       events: opts.events,
@@ -163,7 +169,8 @@ class ShardSession {
       onDone: (key) => this.reconcile.add(key),
     });
     const connections = new ConnectionReconciler({
-      store,
+      connections: connectionStore,
+      catalog,
       clock,
       schedule: (key) => this.scheduler.schedule(key),
       forget: (key) => this.scheduler.forget(key),
@@ -199,7 +206,7 @@ class ShardSession {
         if (this.scheduler.isRefreshing(key) || this.scheduler.isStatusDeferred(key)) return;
         const [ns, name] = splitKey(key);
         if (this.shard) await this.label(key, ns, name, this.shard);
-        const resource = store.connections.get(name, ns);
+        const resource = connectionStore.connectionResource(ns, name);
         if (resource && !resource.metadata.deletionTimestamp) await requests.handle(key, resource);
         return connections.reconcile(ns, name);
       },
@@ -207,7 +214,8 @@ class ShardSession {
     if (opts.bindings) {
       const reconciler = new CredentialBindingReconciler({
         bindings: opts.bindings,
-        store,
+        connections: connectionStore,
+        catalog,
         refresh: (ns, integration, id, o) => outsideSchedule(ns, integration, id, { ...o, reason: 'binding' }),
         isRefreshable: (c) => opts.refresher.isRefreshable(c),
         settings: ctx.config,
@@ -224,7 +232,9 @@ class ShardSession {
       this.bindings.enqueueOwned();
     }
     this.sweeper = new Sweeper({
-      store: { sweepIncompleteConnections: (age, now) => store.sweepIncompleteConnections(age, now, (k) => this.controller.owns(k)) },
+      connectionUpkeep: {
+        sweepIncompleteConnections: (age, now) => this.upkeep.sweepIncompleteConnections(age, now, (k) => this.controller.owns(k)),
+      },
       logger,
       intervalMs: opts.sweepIntervalMs,
       now: () => clock.now(),
@@ -246,12 +256,12 @@ class ShardSession {
    * for again shortly, for as long as the sweeper leaves such a connection alone.
    */
   private async label(key: string, ns: string, name: string, shard: string): Promise<void> {
-    const { store } = this.controller.ctx;
-    const c = await store.findConnectionIdentity(ns, name);
+    const { connections, caches } = this.controller.ctx;
+    const c = await connections.findConnectionIdentity(ns, name);
     if (!c || c.metadata.deletionTimestamp) return;
-    const secretLabel = store.watched.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
+    const secretLabel = caches.watched.credentialSecrets.get(name, ns)?.metadata?.labels?.[LABELS.shard];
     if (c.metadata.labels?.[LABELS.shard] === shard && secretLabel === shard) return;
-    const { secret } = await store.labelShard(ns, name, shard, c);
+    const { secret } = await this.upkeep.labelShard(ns, name, shard, c);
     const age = this.controller.ctx.clock.now() - Date.parse(String(c.metadata.creationTimestamp ?? ''));
     if (!secret && age < SWEEP_AGE_MS) this.reconcile.addAfter(key, 2_000);
   }
@@ -267,7 +277,7 @@ class ShardSession {
       this.reconciledInWave = 0;
     }
     const now = Date.now();
-    const { store } = this.controller.ctx;
+    const { caches, connectionScans } = this.controller.ctx;
     const visit = (c: ConnectionIdentity) => {
       if (this.stopped) return;
       const key = connectionKey(c);
@@ -286,8 +296,8 @@ class ShardSession {
     // A sharded replica keeps whole only its share: a periodic resync walks that; start-up, a
     // rebalance or a watch that lost history read every identity from the API server (page by
     // page, none kept) to find what it owns now.
-    if (opts.scan || store.connectionShard === undefined) await store.scanConnectionIdentities(visit);
-    else for (const c of store.watched.connections.list()) visit(c);
+    if (opts.scan || caches.connectionShard === undefined) await connectionScans.scanConnectionIdentities(visit);
+    else for (const c of caches.watched.connections.list()) visit(c);
   }
 
   /**
@@ -351,10 +361,11 @@ class LeaderSession {
     opts: ControllerOptions,
     metrics: ControllerMetrics,
   ) {
-    const { store, clock, logger } = opts.ctx;
+    const { catalog, clock, logger } = opts.ctx;
+    const store = { catalog, catalogStatus: opts.ctx.catalogStatus };
     const providers = new ProviderReconciler(store, clock);
     const integrations = new IntegrationReconciler(store, clock, opts.ctx.config.publicBaseUrl);
-    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(store), opts.ctx.egress);
+    const environments = new EnvironmentReconciler(store, clock, new EnvironmentKeys(catalog), opts.ctx.egress);
     this.reconcile = new WorkQueue({
       name: 'reconcile-singletons',
       concurrency: opts.reconcileConcurrency ?? 4,
@@ -380,10 +391,10 @@ class LeaderSession {
   }
 
   enqueueAll(): void {
-    const { store } = this.controller.ctx;
-    for (const p of store.listProviders()) this.reconcile.add(`provider:${p.metadata.name}`);
-    for (const i of store.integrations.list()) this.reconcile.add(`integration:${i.metadata.namespace}/${i.metadata.name}`);
-    for (const e of store.environments.list()) this.reconcile.add(`environment:${e.metadata.namespace}/${e.metadata.name}`);
+    const { catalog } = this.controller.ctx;
+    for (const p of catalog.listProviders()) this.reconcile.add(`provider:${p.metadata.name}`);
+    for (const i of catalog.integrations.list()) this.reconcile.add(`integration:${i.metadata.namespace}/${i.metadata.name}`);
+    for (const e of catalog.environments.list()) this.reconcile.add(`environment:${e.metadata.namespace}/${e.metadata.name}`);
   }
 
   async stop(): Promise<void> {
@@ -504,7 +515,7 @@ export class Controller {
     this.gaugeStale = false;
     const counts = new Map<string, number>();
     // Whole Connections: this replica's share when sharded (the store caches only those whole).
-    for (const c of this.ctx.store.watched.connections.list()) {
+    for (const c of this.ctx.caches.watched.connections.list()) {
       if (this.membership && !this.owns(connectionKey(c))) continue;
       for (const cond of c.status?.conditions ?? []) {
         const k = `${cond.type}\0${cond.status}`;
@@ -571,7 +582,7 @@ export class Controller {
 
   /** Informer events to work-queue keys: each change reaches every object that depends on it. */
   private watch(): void {
-    const { store } = this.ctx;
+    const { caches: store, catalog } = this.ctx;
     // A controller walks its caches: a bounded store (a server's) has none, and `watched` refuses it here.
     const { connections, credentialSecrets } = store.watched;
     store.providers.onChange((p) => {
@@ -638,11 +649,11 @@ export class Controller {
     store.referencedSecrets.onChange((s) => {
       const ns = s.metadata!.namespace!;
       const name = s.metadata!.name!;
-      for (const i of store.listIntegrations(ns))
+      for (const i of catalog.listIntegrations(ns))
         if (i.spec.clientSecretRef?.name === name) this.enqueue(`integration:${ns}/${i.metadata.name}`);
       // A secret key shared by two namespaces is judged across namespaces: check every Environment.
-      if (store.listEnvironments(ns).some((e) => e.spec.secretRef?.name === name))
-        for (const e of store.listEnvironments()) this.enqueue(`environment:${e.metadata.namespace}/${e.metadata.name}`);
+      if (catalog.listEnvironments(ns).some((e) => e.spec.secretRef?.name === name))
+        for (const e of catalog.listEnvironments()) this.enqueue(`environment:${e.metadata.namespace}/${e.metadata.name}`);
     });
   }
 

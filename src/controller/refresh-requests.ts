@@ -1,7 +1,7 @@
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../platform/log.js';
 import type { ConnectionResource } from '../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { ConnectionStore, StoredCredentials } from '../k8s/store.js';
 import { ANNOTATIONS } from '../k8s/resources.js';
 import {
   decideRefreshRequest,
@@ -12,7 +12,7 @@ import {
 import { asRefreshFailure } from './refresh-scheduler.js';
 
 export interface RefreshRequestsOptions {
-  store: Pick<KubeStore, 'updateConnection' | 'getConnectionByName'>;
+  connections: Pick<ConnectionStore, 'updateConnection' | 'getConnectionByName'>;
   /** The shared refresher, forced (its `request` reason: it writes the status, the operation log entry and, on failure, the Event). */
   refresh: (namespace: string, integration: string, connectionId: string, opts: { reason: 'request'; force: true }) => Promise<unknown>;
   /** Whether the credentials can be renewed at all. */
@@ -50,7 +50,7 @@ export class RefreshRequests {
     const name = resource.metadata.name;
     const now = () => new Date(this.opts.clock.now()).toISOString();
     let claimed: RefreshRequestDecision = { kind: 'none' };
-    await this.opts.store.updateConnection(namespace, name, (current) => {
+    await this.opts.connections.updateConnection(namespace, name, (current) => {
       // Called again with the server's copy after a conflict: only the attempt that is written claims.
       const decision = decisionOf(current);
       claimed = decision;
@@ -72,7 +72,7 @@ export class RefreshRequests {
   }
 
   private async run(key: string, namespace: string, name: string, requestedAt: string, log: Logger): Promise<void> {
-    const stored = this.opts.store.getConnectionByName(namespace, name);
+    const stored = this.opts.connections.getConnectionByName(namespace, name);
     let record: RefreshRequestRecord;
     if (!stored || !this.opts.isRefreshable(stored.credentials)) {
       record = {
@@ -87,7 +87,7 @@ export class RefreshRequests {
       const { integration, connectionId } = stored.resource.spec;
       try {
         await this.opts.refresh(namespace, integration, connectionId, { reason: 'request', force: true });
-        const fresh = this.opts.store.getConnectionByName(namespace, name);
+        const fresh = this.opts.connections.getConnectionByName(namespace, name);
         const expires = fresh?.credentials.expires_at;
         record = {
           requestedAt,
@@ -107,7 +107,7 @@ export class RefreshRequests {
     }
     log.info({ outcome: record.outcome }, 'refresh request answered');
     try {
-      const written = await this.opts.store.updateConnection(namespace, name, (current) => {
+      const written = await this.opts.connections.updateConnection(namespace, name, (current) => {
         // Only over its own claim: a newer request's claim (or outcome) stays.
         const mine = parseRefreshRequestRecord(current.metadata.annotations?.[ANNOTATIONS.refreshRequest]);
         return mine?.requestedAt === requestedAt ? withRecord(current, record) : undefined;

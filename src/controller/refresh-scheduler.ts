@@ -1,18 +1,18 @@
 import type { Clock } from '../domain/clock.js';
-import type { ConnectionResource, ConnectionStatus } from '../k8s/resources.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { ConnectionResource } from '../k8s/resources.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
-import { backoffDelay, type BackoffPolicy } from '../domain/backoff.js';
-import { ConnectionReason, findCondition, IntegrationCondition } from '../domain/conditions.js';
+import type { BackoffPolicy } from '../domain/backoff.js';
+import { findCondition, IntegrationCondition } from '../domain/conditions.js';
 import { failureReason, type ControllerMetrics } from './metrics.js';
 import { credentialsExpiry, flooredRefreshTime } from './refresh-timing.js';
 import { lastRefreshOf, type RefreshRecord } from '../domain/refresh-floor.js';
 import { DeferredStatus } from './deferred-status.js';
 import { WorkQueue } from './workqueue.js';
-import { REAUTH_VERSION_ANNOTATION, needsReauthorization, reauthorizationMessage } from '../auth/refresh/reauthorization.js';
+import { REAUTH_VERSION_ANNOTATION, needsReauthorization } from '../auth/refresh/reauthorization.js';
 import { UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import { hasCode } from '../domain/errors.js';
-import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
+import { asRefreshFailure, RefreshFailures, type RefreshFailure } from './refresh-failures.js';
 
 /** How far ahead of other work a connection taken over is queued (as if due this much earlier). */
 export const TAKEOVER_AHEAD_MS = 60 * 60_000;
@@ -31,24 +31,12 @@ export type NextRefreshFn = (connection: StoredConnection) => number | undefined
 /** Whether credentials can be renewed at all (the refresher has a strategy and, for OAUTH2, a refresh token). */
 export type IsRefreshableFn = (credentials: StoredCredentials) => boolean;
 
-/** What a refresh failure tells the scheduler (duck-typed: RefreshError of src/auth/refresh/errors.ts). */
-export interface RefreshFailure {
-  permanent: boolean;
-  retryAfterMs?: number;
-  /** The refresher's classification (reauthorization_required, provider_unavailable, ...). */
-  code?: string;
-  /** The OAuth error the provider answered (invalid_grant...). */
-  oauthError?: string;
-  status?: number;
-  /** Name of the Event the refresher already recorded for this failure, if it did. */
-  logId?: string;
-  message: string;
-}
-
 export { REAUTH_VERSION_ANNOTATION, needsReauthorization };
+export { asRefreshFailure, type RefreshFailure } from './refresh-failures.js';
 
 export interface RefreshSchedulerOptions {
-  store: Pick<KubeStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection' | 'getIntegration'>;
+  connections: Pick<ConnectionStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection'>;
+  catalog: Pick<CatalogStore, 'getIntegration'>;
   refresh: RefreshFn;
   nextRefreshAt: NextRefreshFn;
   isRefreshable: IsRefreshableFn;
@@ -109,7 +97,6 @@ export interface RefreshDone {
  */
 export class RefreshScheduler {
   readonly queue: WorkQueue;
-  private readonly backoff: BackoffPolicy;
   private readonly minIntervalMs: number;
   /** When this instance last refreshed each key (guards against a refresh loop). */
   private readonly lastAttempt = new Map<string, number>();
@@ -129,11 +116,13 @@ export class RefreshScheduler {
   private readonly takeovers = new Set<string>();
   /** Successful refreshes whose status write waits for the refreshes waiting for a slot. */
   private readonly deferred: DeferredStatus;
+  /** What a failure writes. */
+  private readonly failures: RefreshFailures;
 
   constructor(private readonly opts: RefreshSchedulerOptions) {
-    this.backoff = opts.backoff ?? { baseMs: 2_000, maxMs: 10 * 60_000, jitter: 0.2 };
     this.minIntervalMs = opts.minIntervalMs ?? 1_000;
     const tokenCalls = opts.concurrency ?? 4;
+    this.failures = new RefreshFailures(opts);
     this.deferred = new DeferredStatus({
       flush: (key) => opts.onStateChanged?.(key),
       onSize: (size) => opts.metrics.workqueueDepth.set({ queue: 'deferred-status' }, size),
@@ -165,7 +154,7 @@ export class RefreshScheduler {
     if (needsReauthorization(conn) || this.failedVersion.get(key) === conn.credentialsVersion) {
       return { kind: 'none', why: 'needs re-authorization' };
     }
-    const integration = this.opts.store.getIntegration(resource.metadata.namespace!, resource.spec.integration);
+    const integration = this.opts.catalog.getIntegration(resource.metadata.namespace!, resource.spec.integration);
     if (!integration) return { kind: 'none', why: 'integration missing' };
     const held = this.integrationHold.get(key);
     if (held !== undefined && held !== integration.metadata.resourceVersion) {
@@ -203,7 +192,7 @@ export class RefreshScheduler {
   /** (Re)arms the connection's timer from its current state. */
   schedule(key: string): Plan {
     const [namespace, name] = splitKey(key);
-    const plan = this.plan(this.opts.store.getConnectionByName(namespace, name));
+    const plan = this.plan(this.opts.connections.getConnectionByName(namespace, name));
     if (plan.kind === 'none') {
       this.queue.remove(key);
       this.takeovers.delete(key);
@@ -236,7 +225,7 @@ export class RefreshScheduler {
 
   private async handle(key: string, release: () => void): Promise<void> {
     const [namespace, name] = splitKey(key);
-    const conn = this.opts.store.getConnectionByName(namespace, name);
+    const conn = this.opts.connections.getConnectionByName(namespace, name);
     const plan = this.plan(conn);
     if (plan.kind === 'none' || !conn) return;
     const now = this.opts.clock.now();
@@ -283,17 +272,19 @@ export class RefreshScheduler {
       // re-planning this key through the reconciler, and must find it held back.
       if (failure.code === 'integration_misconfigured') {
         this.notBefore.set(key, this.opts.clock.now() + 5 * 60_000);
-        const integration = this.opts.store.getIntegration(namespace, spec.integration);
+        const integration = this.opts.catalog.getIntegration(namespace, spec.integration);
         if (integration?.metadata.resourceVersion) this.integrationHold.set(key, integration.metadata.resourceVersion);
       } else if (failure.permanent) this.failedVersion.set(key, conn.credentialsVersion);
-      else this.notBefore.set(key, this.opts.clock.now() + this.retryDelay(conn, failure));
+      else this.notBefore.set(key, this.opts.clock.now() + this.failures.retryDelay(conn, failure));
       this.opts.metrics.refreshFailures.inc({
         provider,
         reason: failureReason(failure.oauthError ?? failure.code, failure.status, failure.permanent),
       });
-      if (failure.code === 'integration_misconfigured') await this.onIntegrationProblem(key, failure, log);
-      else if (failure.permanent) await this.onPermanentFailure(key, conn, failure, log);
-      else await this.onTransientFailure(key, conn, failure, log);
+      if (failure.code === 'integration_misconfigured') this.onIntegrationProblem(key, failure, log);
+      else if (failure.permanent) {
+        this.queue.remove(key);
+        await this.failures.permanent(namespace, name, conn, failure, log);
+      } else await this.onTransientFailure(key, conn, failure, log);
       this.opts.onStateChanged?.(key);
       return;
     }
@@ -309,14 +300,10 @@ export class RefreshScheduler {
     }
   }
 
-  /**
-   * A refresh succeeded: re-arms the timer from the new expiry and leaves the status to the connection
-   * reconciler (asked by `onStateChanged`), which writes the refresh fields with the conditions in one
-   * write ({@link refreshed}): the refresher does not write the status of a scheduled refresh.
-   */
+  /** A refresh succeeded: re-arms the timer; the connection reconciler writes the status ({@link refreshed}), not the refresher. */
   private onSuccess(key: string, before: StoredConnection, log: Logger): void {
     const [namespace, name] = splitKey(key);
-    const fresh = this.opts.store.getConnectionByName(namespace, name);
+    const fresh = this.opts.connections.getConnectionByName(namespace, name);
     if (!fresh) return;
     const now = this.opts.clock.now();
     const renewed =
@@ -361,10 +348,7 @@ export class RefreshScheduler {
     return this.deferred.size;
   }
 
-  /**
-   * The last successful refresh of the key whose status is not written yet (its time, the credentials
-   * version it wrote, and whether it renewed them), for the connection reconciler to write.
-   */
+  /** The key's last successful refresh whose status is not written yet, for the connection reconciler to write. */
   refreshed(key: string): RefreshDone | undefined {
     return this.done.get(key);
   }
@@ -374,136 +358,38 @@ export class RefreshScheduler {
     if (this.done.get(key) === done) this.done.delete(key);
   }
 
-  /** Backoff of the next attempt: exponential in the attempts so far, and never before Retry-After. */
-  private retryDelay(conn: StoredConnection, failure: RefreshFailure): number {
-    const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
-    return Math.max(failure.retryAfterMs ?? 0, backoffDelay(this.backoff, attempts));
-  }
-
-  /**
-   * A refresh this replica made outside the schedule (a CredentialBinding's, a refresh request's) was
-   * refused for good: recorded as the schedule's own refusal is (the credentials version marked, so
-   * nothing sends them to the provider again; the webhook queued). `conn`: the connection as it was
-   * before that refresh. One the schedule is making itself is its own to record.
-   */
+  /** A refresh made outside the schedule (a binding's, a request's) refused for good: recorded as the schedule's own refusal. */
   async refusedOutsideSchedule(key: string, conn: StoredConnection, err: unknown): Promise<void> {
     const failure = asRefreshFailure(err);
     if (!failure.permanent || failure.code === 'integration_misconfigured' || this.refreshing.has(key)) return;
     this.failedVersion.set(key, conn.credentialsVersion);
-    const { spec } = conn.resource;
-    const log = this.opts.logger.child({
-      namespace: conn.resource.metadata.namespace,
-      name: conn.resource.metadata.name,
-      provider: spec.provider,
-    });
-    await this.onPermanentFailure(key, conn, failure, log);
+    this.queue.remove(key);
+    const [namespace, name] = splitKey(key);
+    const log = this.opts.logger.child({ namespace, name, provider: conn.resource.spec.provider });
+    await this.failures.permanent(namespace, name, conn, failure, log);
     this.opts.onStateChanged?.(key);
   }
 
   private async onTransientFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
     const [namespace, name] = splitKey(key);
     const attempts = (conn.resource.status?.refreshAttempts ?? 0) + 1;
-    const at = this.notBefore.get(key) ?? this.opts.clock.now() + this.retryDelay(conn, failure);
+    const at = this.notBefore.get(key) ?? this.opts.clock.now() + this.failures.retryDelay(conn, failure);
     const delay = Math.max(0, at - this.opts.clock.now());
     log.warn(
       { attempts, retryInMs: delay, reason: failureReason(failure.oauthError ?? failure.code, failure.status, false) },
       'token refresh failed; retrying',
     );
-    await this.opts.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Scheduler, (s) => ({
-      ...s,
-      // The refresher counts its own failure; count it once.
-      refreshAttempts: Math.max(s.refreshAttempts ?? 0, attempts),
-      nextRefreshAt: new Date(at).toISOString(),
-    }));
+    await this.failures.transient(namespace, name, conn, at);
     this.queue.reschedule(key, delay);
   }
 
-  /**
-   * The integration (not the end user's grant) is at fault: no re-authorization would help. Stop and
-   * wait for the Integration to change (the reconcilers re-plan its connections then); look again
-   * after a long pause in case the fix comes from elsewhere.
-   */
-  private async onIntegrationProblem(key: string, failure: RefreshFailure, log: Logger): Promise<void> {
+  /** The integration is at fault, not the grant: wait for it to change (its connections are re-planned then), or five minutes. */
+  private onIntegrationProblem(key: string, failure: RefreshFailure, log: Logger): void {
     log.warn({ err: failure.message }, 'refresh impossible until the integration is fixed');
     const retry = this.opts.clock.now() + 5 * 60_000;
     this.notBefore.set(key, retry);
     this.queue.reschedule(key, retry - this.opts.clock.now());
   }
-
-  private async onPermanentFailure(key: string, conn: StoredConnection, failure: RefreshFailure, log: Logger): Promise<void> {
-    const [namespace, name] = splitKey(key);
-    this.queue.remove(key);
-    // The credentials as they are now (the refresher may have written them while failing).
-    const current = this.opts.store.getConnectionByName(namespace, name) ?? conn;
-    if (needsReauthorization(current)) return; // already recorded for these credentials
-    const now = this.opts.clock.now();
-    const reasonLabel = failureReason(failure.oauthError ?? failure.code, failure.status, true);
-    const message = reauthorizationMessage(conn.resource.spec, describeFailure(failure));
-    let logId = failure.logId;
-    if (!logId) {
-      // The refresher could not record it: the Event and the `errors` entry are ours (the Event has the reason the condition will have).
-      logId = await this.opts.events.record(current.resource, {
-        type: 'Warning',
-        reason: ConnectionReason.ReauthorizationRequired,
-        message,
-        action: 'Refresh',
-      });
-    }
-    log.warn({ reason: reasonLabel, logId }, 'token refresh failed for good; connection needs re-authorization');
-    // Mark the credentials version first, so that nothing retries these credentials after a restart.
-    await this.opts.store.updateConnection(namespace, name, (c) => ({
-      ...c,
-      metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: current.credentialsVersion } },
-    }));
-    const recordedByRefresher = Boolean(failure.logId);
-    await this.opts.store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Scheduler, (s) => {
-      const errors = [...(s.errors ?? [])];
-      if (!recordedByRefresher || !errors.some((e) => e.logId === logId)) {
-        // The provider's answer alone: the connection reconciler puts it into the condition's message.
-        const detail = describeFailure(failure).slice(0, 1024);
-        errors.push({ type: 'auth', logId: logId!, message: detail, occurredAt: new Date(now).toISOString() });
-      }
-      const next: ConnectionStatus = {
-        ...s,
-        // The refresher counts its own failure; count it once.
-        refreshAttempts: Math.max(s.refreshAttempts ?? 0, (conn.resource.status?.refreshAttempts ?? 0) + 1),
-        errors: errors.slice(-20),
-      };
-      delete next.nextRefreshAt;
-      return next;
-    });
-    // After the marking, so a crash in between cannot send it twice for the same credentials.
-    await this.opts
-      .onReauthorizationRequired?.(current.resource, message)
-      .catch((err: unknown) => log.warn({ err: String(err) }, 'could not queue the refresh-failure webhook'));
-  }
-}
-
-export function asRefreshFailure(err: unknown): RefreshFailure {
-  const e = (err ?? {}) as Record<string, unknown>;
-  const message = err instanceof Error ? err.message : String(err);
-  // RefreshError of src/auth/refresh/errors.ts: code (reauthorization_required, provider_unavailable,
-  // integration_misconfigured, refresh_in_progress) and providerError { error, status }.
-  const providerError = (e.providerError ?? {}) as { error?: unknown; status?: unknown };
-  const status = typeof providerError.status === 'number' ? providerError.status : typeof e.status === 'number' ? e.status : undefined;
-  const code = typeof e.code === 'string' ? e.code : undefined;
-  const oauthError = typeof providerError.error === 'string' ? providerError.error : undefined;
-  return {
-    permanent: e.permanent === true,
-    retryAfterMs: typeof e.retryAfterMs === 'number' && e.retryAfterMs >= 0 ? e.retryAfterMs : undefined,
-    code,
-    oauthError,
-    status,
-    logId: typeof e.logId === 'string' ? e.logId : undefined,
-    message,
-  };
-}
-
-function describeFailure(f: RefreshFailure): string {
-  const parts = [f.oauthError, f.status ? `HTTP ${f.status}` : undefined].filter(Boolean);
-  // The message of a refresh error is written by the refresher and carries no credential.
-  const text = f.message.slice(0, 300);
-  return parts.length ? `${parts.join(', ')}: ${text}` : text;
 }
 
 export function connectionKey(resource: Pick<ConnectionResource, 'metadata'>): string {

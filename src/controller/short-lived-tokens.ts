@@ -1,6 +1,6 @@
 import type { Logger } from '../platform/log.js';
 import type { ConnectionResource, IntegrationResource } from '../k8s/resources.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStatus, CatalogStore } from '../k8s/store.js';
 import { apiMessage } from '../k8s/errors.js';
 
 /**
@@ -41,7 +41,8 @@ export interface ShortLivedTokensEvents {
 }
 
 export interface ShortLivedTokensOptions {
-  store: Pick<KubeStore, 'getIntegration' | 'annotateIntegration'>;
+  catalog: Pick<CatalogStore, 'getIntegration'>;
+  catalogStatus: Pick<CatalogStatus, 'annotateIntegration'>;
   events?: ShortLivedTokensEvents;
   floorMs: number;
   now: () => number;
@@ -63,10 +64,10 @@ export class ShortLivedTokens {
 
   /** A scheduled refresh of the connection stored a token that lives `lifetimeMs`. */
   async observe(key: string, connection: ConnectionResource, lifetimeMs: number): Promise<void> {
-    const { store, floorMs } = this.opts;
+    const { catalog, floorMs } = this.opts;
     const namespace = connection.metadata.namespace!;
     const name = connection.spec.integration;
-    const integration = store.getIntegration(namespace, name);
+    const integration = catalog.getIntegration(namespace, name);
     const flagged = integration?.metadata.annotations?.[SHORT_LIVED_TOKENS_ANNOTATION] !== undefined;
     if (floorMs <= 0 || lifetimeMs >= floorMs) {
       this.runs.delete(key);
@@ -101,7 +102,7 @@ export class ShortLivedTokens {
 
   private async annotate(namespace: string, name: string, value: string | undefined): Promise<IntegrationResource | undefined> {
     try {
-      return await this.opts.store.annotateIntegration(namespace, name, SHORT_LIVED_TOKENS_ANNOTATION, value);
+      return await this.opts.catalogStatus.annotateIntegration(namespace, name, SHORT_LIVED_TOKENS_ANNOTATION, value);
     } catch (err) {
       this.opts.logger.warn(
         { namespace, integration: name, err: apiMessage(err) },

@@ -53,7 +53,7 @@ export async function startController(ctx: AppContext, opts: StartControllerOpti
           port,
           registry: ctx.metrics,
           logger: ctx.logger,
-          readiness: () => readiness(ctx.store),
+          readiness: () => readiness(ctx.caches),
           beforeMetrics: () => controller.updateConnectionGauge(),
         });
   return {

@@ -1,8 +1,8 @@
-import type { KubeStore } from '../k8s/store.js';
+import type { ConnectionUpkeep } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
 
 export interface SweeperOptions {
-  store: Pick<KubeStore, 'sweepIncompleteConnections'>;
+  connectionUpkeep: Pick<ConnectionUpkeep, 'sweepIncompleteConnections'>;
   logger: Logger;
   /** How often to sweep. */
   intervalMs?: number;
@@ -40,7 +40,10 @@ export class Sweeper {
     let removed: string[] = [];
     this.running = (async () => {
       try {
-        removed = await this.opts.store.sweepIncompleteConnections(this.opts.olderThanMs ?? 5 * 60_000, (this.opts.now ?? Date.now)());
+        removed = await this.opts.connectionUpkeep.sweepIncompleteConnections(
+          this.opts.olderThanMs ?? 5 * 60_000,
+          (this.opts.now ?? Date.now)(),
+        );
         if (removed.length) this.opts.logger.info({ removed: removed.length }, 'removed unfinished connections');
       } catch (err) {
         this.opts.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'sweep failed; trying again later');

@@ -51,7 +51,7 @@ export interface AppOptions {
  * the request (src/http/hot-routes.ts), and the express app below for everything else.
  */
 export function createRequestListener(ctx: AppContext, opts: AppOptions = {}): Listener {
-  const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
+  const keys = opts.keys ?? new EnvironmentKeys(ctx.catalog);
   const authThrottle = opts.authThrottle ?? newAuthThrottle(ctx);
   const tokens = opts.tokens ?? newServiceAccountRequests(ctx, keys, authThrottle, opts.accessReviews);
   const routes = routesOf(ctx, opts);
@@ -82,7 +82,7 @@ function routesOf(ctx: AppContext, opts: AppOptions): RouteSpec[] {
  * can read without express's help: the REST router below answers the others (HEAD among them).
  */
 export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
-  const keys = opts.keys ?? new EnvironmentKeys(ctx.store);
+  const keys = opts.keys ?? new EnvironmentKeys(ctx.catalog);
   const authThrottle = opts.authThrottle ?? newAuthThrottle(ctx);
   const http: HttpContext = {
     ...ctx,
@@ -106,7 +106,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', (_req, res) => {
-    const status = readiness(ctx.store);
+    const status = readiness(ctx.caches);
     res.status(status === 'ready' ? 200 : 503).json({ status });
   });
   app.get('/metrics', async (_req, res, next) => {

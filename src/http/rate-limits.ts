@@ -41,14 +41,14 @@ function tooMany(retryAfterMs: number, message: string): LatchkeyError {
  * Middleware for /connect/api/*: the session's bucket (by its `sid`), then the namespace's. A token
  * that does not open is not limited here: the route answers 401 without doing any work.
  */
-export function connectApiRateLimit(ctx: Pick<AppContext, 'store' | 'clock'>, limits: RateLimits): RequestHandler {
+export function connectApiRateLimit(ctx: Pick<AppContext, 'catalog' | 'clock'>, limits: RateLimits): RequestHandler {
   return (req, _res, next) => {
     const token = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(req.headers.authorization?.trim() ?? '')?.[1];
     const namespace = token ? sessionTokenNamespace(token) : undefined;
     if (!token || !namespace) return next();
     let sid: string;
     try {
-      sid = openSession(ctx.store, token, ctx.clock.now()).claims.sid;
+      sid = openSession(ctx.catalog, token, ctx.clock.now()).claims.sid;
     } catch {
       return next();
     }

@@ -15,7 +15,7 @@ import {
   updateIntegrationSpec,
 } from '../k8s/integration-writes.js';
 import { INTEGRATION_SECRET_KEYS, type EnvironmentResource, type IntegrationResource } from '../k8s/resources.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStore, ConnectionScans, StoreCaches } from '../k8s/store.js';
 import { ALREADY_EXISTS, OBJECT_NOT_FOUND } from '../k8s/errors.js';
 import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
@@ -23,7 +23,10 @@ import { findAuthModeModule } from '../modes/registry.js';
 import { providerWebhookUrl } from '../catalog/webhook-url.js';
 
 export interface IntegrationsDeps {
-  store: KubeStore;
+  catalog: CatalogStore;
+  connectionScans: ConnectionScans;
+  /** What src/k8s/integration-writes.ts writes Integrations and their client Secret through. */
+  caches: StoreCaches;
   clock: Clock;
   /** Where shipped providers' logos are served (`logo`), and the Integrations' webhook URLs. */
   config: { publicBaseUrl: string };
@@ -58,7 +61,7 @@ export class IntegrationsService {
 
   /** The namespace's Integrations, sorted by ID. */
   list(namespace: string): IntegrationView[] {
-    return this.deps.store
+    return this.deps.catalog
       .listIntegrations(namespace)
       .filter((i) => !i.metadata.deletionTimestamp)
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
@@ -71,14 +74,14 @@ export class IntegrationsService {
 
   async create(env: EnvironmentResource, input: NewIntegration): Promise<IntegrationView> {
     const namespace = writable(env);
-    const provider = this.deps.store.getProvider(input.provider);
+    const provider = this.deps.catalog.getProvider(input.provider);
     if (!provider) throw new LatchkeyError('invalid_input', 'unknown_provider', `No provider "${input.provider}" in the catalog`);
-    if (this.deps.store.getIntegration(namespace, input.unique_key))
+    if (this.deps.catalog.getIntegration(namespace, input.unique_key))
       throw new LatchkeyError('conflict', 'integration_exists', `Integration "${input.unique_key}" already exists`);
     const clientData = input.credentials ? secretData(input.credentials, provider.spec.authMode) : undefined;
     try {
       const created = await createIntegrationWithSecret(
-        this.deps.store,
+        this.deps.caches,
         namespace,
         input.unique_key,
         {
@@ -106,7 +109,7 @@ export class IntegrationsService {
         'unique_key_immutable',
         'An integration ID cannot change (connections refer to it): create a new integration instead',
       );
-    const provider = this.deps.store.getProvider(integration.spec.provider);
+    const provider = this.deps.catalog.getProvider(integration.spec.provider);
     const credentials = change.credentials;
     let clientData: Record<string, string> | undefined;
     if (credentials) {
@@ -118,7 +121,7 @@ export class IntegrationsService {
         );
       clientData = secretData(credentials, provider.spec.authMode);
       const ref = integration.spec.clientSecretRef;
-      const current = ref ? this.deps.store.getReferencedSecret(namespace, ref.name) : undefined;
+      const current = ref ? this.deps.catalog.getReferencedSecret(namespace, ref.name) : undefined;
       // A Secret someone else made (from Git, say) is theirs to change, not the API's.
       if (ref && !isOwnedClientSecret(current, integration))
         throw new LatchkeyError(
@@ -128,9 +131,9 @@ export class IntegrationsService {
         );
     }
     try {
-      if (clientData) await putClientSecret(this.deps.store, integration, clientData);
+      if (clientData) await putClientSecret(this.deps.caches, integration, clientData);
       integration = await updateIntegrationSpec(
-        this.deps.store,
+        this.deps.caches,
         namespace,
         key,
         (spec) => {
@@ -167,7 +170,7 @@ export class IntegrationsService {
     this.existing(namespace, key);
     // Deleting would orphan stored credentials: the application deletes its connections first.
     let connections = 0;
-    for await (const _ of this.deps.store.scanConnections(namespace, { integrations: [key] })) connections += 1;
+    for await (const _ of this.deps.connectionScans.scanConnections(namespace, { integrations: [key] })) connections += 1;
     if (connections > 0)
       throw new LatchkeyError(
         'conflict',
@@ -175,7 +178,7 @@ export class IntegrationsService {
         `Integration "${key}" has ${connections} connection(s); delete them first (DELETE /connections/{connectionId})`,
       );
     try {
-      await deleteIntegrationObject(this.deps.store, namespace, key);
+      await deleteIntegrationObject(this.deps.caches, namespace, key);
     } catch (err) {
       if (hasCode(err, OBJECT_NOT_FOUND)) throw notFound(key);
       throw err;
@@ -183,7 +186,7 @@ export class IntegrationsService {
   }
 
   private existing(namespace: string, key: string): IntegrationResource {
-    const integration = this.deps.store.getIntegration(namespace, key);
+    const integration = this.deps.catalog.getIntegration(namespace, key);
     if (!integration || integration.metadata.deletionTimestamp) throw notFound(key);
     return integration;
   }
@@ -191,12 +194,12 @@ export class IntegrationsService {
   private view(integration: IntegrationResource, include: ReadonlySet<IntegrationInclude>): IntegrationView {
     const namespace = integration.metadata.namespace!;
     const ref = integration.spec.clientSecretRef;
-    const provider = this.deps.store.getProvider(integration.spec.provider);
+    const provider = this.deps.catalog.getProvider(integration.spec.provider);
     return integrationView(
       integration,
       provider,
       include,
-      (k) => (ref ? this.deps.store.readSecretValue(namespace, ref.name, k) : undefined),
+      (k) => (ref ? this.deps.catalog.readSecretValue(namespace, ref.name, k) : undefined),
       provider && providerLogoUrl(provider, this.deps.config.publicBaseUrl),
       providerWebhookUrl(this.deps.config.publicBaseUrl, namespace, integration.metadata.name),
     );

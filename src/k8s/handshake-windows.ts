@@ -9,7 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { compareAndSwap } from './cas.js';
 import { isNotFound } from './errors.js';
 import type { V1Secret } from './kubernetes-client.js';
-import type { KubeStore } from './store.js';
+import type { StoreCaches } from './store-caches.js';
 
 /** The key of the open window (one per Integration: the handshake names no creation, so one at a time). */
 export const WINDOW_KEY = 'webhookHandshakeWindow';
@@ -33,7 +33,7 @@ export interface HandshakeSecret {
   createdAt: number;
 }
 
-type SecretStore = Pick<KubeStore, 'core' | 'referencedSecrets'>;
+type SecretStore = Pick<StoreCaches, 'core' | 'referencedSecrets'>;
 
 export class HandshakeWindows {
   constructor(private readonly store: SecretStore) {}

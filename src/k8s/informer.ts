@@ -9,6 +9,7 @@ import {
 import type { Logger } from '../platform/log.js';
 import { internStrings, type StringPool } from './string-pool.js';
 import { backoffDelay } from '../domain/backoff.js';
+import { listPages, type ListPage } from './paging.js';
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   kc: KubeConfig;
@@ -19,7 +20,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * page's raw answer besides what the cache keeps: at 100,000 connections, holding every raw page
    * until the last one had a server peak at twice its settled RSS.
    */
-  listPage: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>;
+  listPage: ListPage<T>;
   labelSelector?: string;
   logger: Logger;
   /** Repeated strings of cached objects are shared through this pool (none: kept as parsed). */
@@ -176,43 +177,29 @@ function errorSummary(err: unknown): string {
   return String(err).slice(0, 300);
 }
 
-/** Page size of the initial lists: a restart never asks for (or holds one answer of) the whole list. */
-const LIST_PAGE = 500;
-
 /**
- * A list read page by page (limit/continue, one consistent snapshot), each page's objects put in
- * their cached shape before the next page is asked for; the informer gets them together, as one list.
+ * A list read page by page ({@link listPages}), each page's objects put in their cached shape before
+ * the next page is asked for; the informer gets them together, as one list.
  */
-async function listInPages<T extends KubernetesObject>(
-  page: (limit: number, _continue: string | undefined) => Promise<KubernetesListObject<T>>,
-  shape: (item: T) => T,
-): Promise<KubernetesListObject<T>> {
-  const first = await page(LIST_PAGE, undefined);
-  // An empty PartialObjectMetadataList (a metadata-only list) has `items: null`.
-  first.items = (first.items ?? []).map(shape);
-  let next = continueOf(first);
-  while (next) {
-    const more = await page(LIST_PAGE, next);
-    for (const item of more.items ?? []) first.items.push(shape(item));
-    next = continueOf(more);
+async function listInPages<T extends KubernetesObject>(page: ListPage<T>, shape: (item: T) => T): Promise<KubernetesListObject<T>> {
+  let first: KubernetesListObject<T> | undefined;
+  for await (const list of listPages(page)) {
+    // An empty PartialObjectMetadataList (a metadata-only list) has `items: null`.
+    const items = (list.items ?? []).map(shape);
+    if (!first) {
+      first = list;
+      first.items = items;
+      continue;
+    }
+    for (const item of items) first.items.push(item);
     // The snapshot the watch continues from is the one all pages were read at.
-    if (first.metadata && more.metadata?.resourceVersion) first.metadata.resourceVersion = more.metadata.resourceVersion;
+    if (first.metadata && list.metadata?.resourceVersion) first.metadata.resourceVersion = list.metadata.resourceVersion;
   }
-  if (first.metadata) {
-    delete first.metadata._continue;
-    delete (first.metadata as { continue?: string }).continue;
+  if (first!.metadata) {
+    delete first!.metadata._continue;
+    delete (first!.metadata as { continue?: string }).continue;
   }
-  return first;
-}
-
-/**
- * The continue token of a list page: `_continue` once client-node has deserialized a typed list
- * (Secrets), `continue` as the API server sent it in the raw JSON of a custom object list
- * (Connections). Reading only the first stopped every custom object list at its first page.
- */
-function continueOf(list: KubernetesListObject<KubernetesObject>): string | undefined {
-  const metadata = list.metadata as { _continue?: string; continue?: string } | undefined;
-  return metadata?._continue || metadata?.continue || undefined;
+  return first!;
 }
 
 /**

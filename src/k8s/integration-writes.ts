@@ -16,7 +16,8 @@ import {
   type IntegrationResource,
   type IntegrationSpec,
 } from './resources.js';
-import { createCustomObject, deleteCustomObject, type KubeStore } from './store.js';
+import { createCustomObject, deleteCustomObject } from './custom-objects.js';
+import type { StoreCaches } from './store-caches.js';
 
 const FIELD_MANAGER = 'latchkey-api';
 
@@ -36,7 +37,7 @@ export function isOwnedClientSecret(secret: V1Secret | undefined, integration: I
  * write deletes the Integration again.
  */
 export async function createIntegrationWithSecret(
-  store: KubeStore,
+  store: StoreCaches,
   namespace: string,
   name: string,
   spec: Omit<IntegrationSpec, 'clientSecretRef'>,
@@ -69,7 +70,7 @@ export async function createIntegrationWithSecret(
 
 /** Compare-and-swap update of an Integration's spec; stamps the updated-at annotation. */
 export async function updateIntegrationSpec(
-  store: KubeStore,
+  store: StoreCaches,
   namespace: string,
   name: string,
   mutate: (spec: IntegrationSpec) => IntegrationSpec,
@@ -116,7 +117,7 @@ export async function updateIntegrationSpec(
  * Creates the Integration's own client Secret, or replaces its data (compare-and-swap). `data` holds
  * the Secret's keys (clientId, clientSecret, ...) and replaces them all.
  */
-export async function putClientSecret(store: KubeStore, integration: IntegrationResource, data: Record<string, string>): Promise<void> {
+export async function putClientSecret(store: StoreCaches, integration: IntegrationResource, data: Record<string, string>): Promise<void> {
   const namespace = integration.metadata.namespace!;
   const name = integrationSecretName(integration.metadata.name);
   const encoded = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
@@ -153,7 +154,7 @@ export async function putClientSecret(store: KubeStore, integration: Integration
  * too, but only after its next discovery pass (tens of seconds): a client secret should not outlive
  * the API call that deleted its Integration.
  */
-export async function deleteIntegrationObject(store: KubeStore, namespace: string, name: string): Promise<void> {
+export async function deleteIntegrationObject(store: StoreCaches, namespace: string, name: string): Promise<void> {
   const current = store.integrations.get(name, namespace);
   if (!(await deleteCustomObject(store.custom, { namespace, plural: INTEGRATIONS.plural, name }, current?.metadata.uid)))
     throw objectNotFound(`integration ${name}`);
@@ -161,7 +162,7 @@ export async function deleteIntegrationObject(store: KubeStore, namespace: strin
   if (current) await deleteOwnedClientSecret(store, namespace, current);
 }
 
-async function deleteOwnedClientSecret(store: KubeStore, namespace: string, integration: IntegrationResource): Promise<void> {
+async function deleteOwnedClientSecret(store: StoreCaches, namespace: string, integration: IntegrationResource): Promise<void> {
   const name = integrationSecretName(integration.metadata.name);
   const secret = await store.core.readNamespacedSecret({ namespace, name }).catch((err: unknown) => {
     if (isNotFound(err)) return undefined;

@@ -16,11 +16,11 @@ import type { AuthMode } from '../domain/auth-modes.js';
 import type { LatchkeyError } from '../domain/errors.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredCredentials } from '../k8s/store.js';
 
-/** What a mode may use: the informer-backed store (read only), the guarded fetch, the clock. */
+/** What a mode may use: the informer-backed catalog (read only), the guarded fetch, the clock. */
 export interface ModeDeps {
-  store: KubeStore;
+  catalog: CatalogStore;
   fetch: typeof fetch;
   clock: { now(): number };
 }
@@ -98,6 +98,8 @@ export type FormOutcome = { credentials: StoredCredentials } | { refused: Latchk
 /** What a redirect flow uses: a mode's deps and the flow records (single use, OAuth 1's temporary secret). */
 export interface RedirectDeps extends ModeDeps {
   flows: FlowRecords;
+  /** The connection a reconnect keeps (its configuration, its installation). */
+  connections: ConnectionStore;
 }
 
 /** The start of a redirect flow; the Connect flow has checked the session, the reconnect and the quota. */

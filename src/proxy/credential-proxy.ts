@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { HandshakeWindows } from '../k8s/handshake-windows.js';
 import type { IntegrationResource, WebhookHandshakeSpec } from '../k8s/resources.js';
 import type { Logger } from '../platform/log.js';
@@ -41,7 +41,8 @@ export interface ProxyTokenRefresher {
 }
 
 export interface CredentialProxyDeps {
-  store: KubeStore;
+  connections: ConnectionStore;
+  catalog: CatalogStore;
   logger: Logger;
   metrics: Registry;
   clock: Clock;
@@ -132,18 +133,18 @@ export class CredentialProxy {
     const retries = parseRetries(req.headers.retries);
     const method = (req.method ?? 'GET').toUpperCase();
 
-    const { store } = this.deps;
-    const integration = store.getIntegration(call.namespace, call.providerConfigKey);
+    const { connections, catalog } = this.deps;
+    const integration = catalog.getIntegration(call.namespace, call.providerConfigKey);
     if (!integration)
       throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
-    let connection = await store.findConnection(call.namespace, call.providerConfigKey, call.connectionId);
+    let connection = await connections.findConnection(call.namespace, call.providerConfigKey, call.connectionId);
     if (!connection)
       throw new LatchkeyError(
         'not_found',
         'unknown_connection',
         `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`,
       );
-    const provider = store.getProvider(connection.resource.spec.provider);
+    const provider = catalog.getProvider(connection.resource.spec.provider);
     if (!provider)
       throw new LatchkeyError(
         'not_found',
@@ -371,7 +372,7 @@ export class CredentialProxy {
     integration: Parameters<typeof resolveClient>[2],
     override?: { client_id?: string; client_secret?: string },
   ): OAuth1Consumer | undefined {
-    const client = resolveClient(this.deps.store, namespace, integration, override);
+    const client = resolveClient(this.deps.catalog, namespace, integration, override);
     if (!client?.clientId || client.clientSecret === undefined) return undefined;
     return { consumerKey: client.clientId, consumerSecret: client.clientSecret };
   }

@@ -42,7 +42,7 @@ export interface AuthWebhookInput {
 
 export type EnqueueResult = 'queued' | 'disabled' | 'no-url' | 'no-environment';
 
-type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger'> & {
+type Deps = Pick<AppContext, 'kc' | 'connections' | 'catalog' | 'clock' | 'logger'> & {
   /** The outbox to write to (default: one on `kc`); tests pass one that fails. */
   outbox?: Pick<WebhookOutbox, 'enqueue'>;
   /** Retries of a failed enqueue, in the background (default 8, backoff from 500 ms doubling to 30 s). */
@@ -69,7 +69,7 @@ function wanted(env: EnvironmentResource, operation: AuthOperation): boolean {
  * failed enqueue does not throw: it is retried in the background (`settled` tells how it ended).
  */
 export async function enqueueAuthWebhook(deps: Deps, input: AuthWebhookInput): Promise<EnqueueOutcome> {
-  const env = primaryOf(deps.store.listEnvironments(input.namespace));
+  const env = primaryOf(deps.catalog.listEnvironments(input.namespace));
   const done = (result: EnqueueResult): EnqueueOutcome => ({ result, settled: Promise.resolve(result) });
   if (!env) return done('no-environment');
   if (!env.spec.webhooks?.url) return done('no-url');
@@ -129,8 +129,8 @@ function errorText(err: unknown): string {
 /** From the connection when it exists, else from its provider (as Nango does, 'unknown' otherwise). */
 async function authModeOf(deps: Deps, input: AuthWebhookInput): Promise<string> {
   if (input.authMode) return input.authMode;
-  const connection = await deps.store.findConnection(input.namespace, input.providerConfigKey, input.connectionId);
-  return connection?.resource.spec.authMode ?? deps.store.getProvider(input.provider)?.spec.authMode ?? 'unknown';
+  const connection = await deps.connections.findConnection(input.namespace, input.providerConfigKey, input.connectionId);
+  return connection?.resource.spec.authMode ?? deps.catalog.getProvider(input.provider)?.spec.authMode ?? 'unknown';
 }
 
 /**

@@ -3,7 +3,7 @@ import type { OperationLog } from '../oplog/operation-log.js';
 import type { Registry } from 'prom-client';
 import { primaryOf } from '../k8s/primary-environment.js';
 import type { Clock } from '../domain/clock.js';
-import type { KubeStore } from '../k8s/store.js';
+import type { CatalogStore } from '../k8s/store.js';
 import { ENVIRONMENT_SECRET_KEYS } from '../k8s/resources.js';
 import type { PendingDelivery, WebhookOutbox } from '../k8s/webhook-outbox.js';
 import type { Config } from '../platform/config.js';
@@ -16,7 +16,7 @@ import { egressRefusal } from '../egress/guard.js';
 
 export interface DispatcherOptions {
   outbox: WebhookOutbox;
-  store: KubeStore;
+  catalog: CatalogStore;
   fetch: typeof fetch;
   clock: Clock;
   logger: Logger;
@@ -177,12 +177,12 @@ export class WebhookDispatcher {
   }
 
   private async deliver(listed: PendingDelivery): Promise<void> {
-    const { outbox, store, clock, config } = this.opts;
+    const { outbox, catalog, clock, config } = this.opts;
     const counter = deliveries(this.opts.metrics);
     const d = await outbox.claim(listed, this.opts.identity, clock.now() + this.timeoutMs + 20_000);
     if (!d) return; // another replica has it
     const log = this.log.child({ namespace: d.namespace, webhookId: d.id });
-    const envs = store.listEnvironments(d.namespace);
+    const envs = catalog.listEnvironments(d.namespace);
     const env = envs.find((e) => e.metadata.name === d.environment) ?? primaryOf(envs);
     const url = env?.spec.webhooks?.url;
     if (!env || !url) {
@@ -191,7 +191,7 @@ export class WebhookDispatcher {
       await outbox.remove(d);
       return;
     }
-    const key = store.readSecretValue(d.namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.webhookSigningKey);
+    const key = catalog.readSecretValue(d.namespace, env.spec.secretRef.name, ENVIRONMENT_SECRET_KEYS.webhookSigningKey);
     let outcome: Outcome;
     const started = clock.now();
     if (!key) {

@@ -56,7 +56,10 @@ export interface ForwardWebhookBody {
   payload: unknown;
 }
 
-type Deps = Pick<AppContext, 'kc' | 'store' | 'clock' | 'logger' | 'metrics' | 'oplog' | 'config'> & {
+type Deps = Pick<
+  AppContext,
+  'kc' | 'caches' | 'connections' | 'connectionScans' | 'catalog' | 'clock' | 'logger' | 'metrics' | 'oplog' | 'config'
+> & {
   outbox?: Pick<WebhookOutbox, 'enqueue'>;
   markers?: Pick<FlowRecords, 'markUsed' | 'unmarkUsed'>;
   windows?: Pick<HandshakeWindows, 'accept'>;
@@ -83,7 +86,7 @@ export class ProviderWebhookReceiver {
 
   constructor(private readonly deps: Deps) {
     this.outbox = deps.outbox ?? new WebhookOutbox(deps.kc);
-    this.windows = deps.windows ?? new HandshakeWindows(deps.store);
+    this.windows = deps.windows ?? new HandshakeWindows(deps.caches);
     this.markers = deps.markers ?? new FlowRecords(deps.kc);
     const perMinute = deps.config.providerWebhookRatePerIntegration;
     this.budget = new TokenBuckets(perMinute, perMinute, () => deps.clock.now());
@@ -91,9 +94,9 @@ export class ProviderWebhookReceiver {
 
   /** The Integration and its Provider's webhook settings, or undefined (no such Integration, or its Provider takes no webhooks). */
   target(namespace: string, name: string): WebhookTarget | undefined {
-    const integration = this.deps.store.getIntegration(namespace, name);
+    const integration = this.deps.catalog.getIntegration(namespace, name);
     if (!integration || integration.metadata.deletionTimestamp) return undefined;
-    const spec = this.deps.store.getProvider(integration.spec.provider)?.spec.webhooks;
+    const spec = this.deps.catalog.getProvider(integration.spec.provider)?.spec.webhooks;
     return spec ? { namespace, integration, provider: integration.spec.provider, spec } : undefined;
   }
 
@@ -153,11 +156,11 @@ export class ProviderWebhookReceiver {
     for (const signature of [spec.signature, ...(spec.alternatives ?? [])]) {
       const candidates: Array<{ secret: string; connectionId?: string }> = [];
       if (spec.handshake?.type === 'asana-hook-secret') {
-        candidates.push(...handshakeSecrets(ref ? this.deps.store.getReferencedSecret(namespace, ref) : undefined));
+        candidates.push(...handshakeSecrets(ref ? this.deps.catalog.getReferencedSecret(namespace, ref) : undefined));
         if (candidates.length === 0) reasons.push('no webhook of this integration completed its handshake');
       } else {
         const secretKey = secretKeyOf(signature, req.json);
-        const secret = ref ? this.deps.store.readSecretValue(namespace, ref, secretKey) : undefined;
+        const secret = ref ? this.deps.catalog.readSecretValue(namespace, ref, secretKey) : undefined;
         if (secret) candidates.push({ secret });
         else reasons.push(`the Integration's Secret has no ${secretKey}`);
       }
@@ -217,7 +220,7 @@ export class ProviderWebhookReceiver {
     const deliveryId = spec.deliveryId ? sourceValues(spec.deliveryId, req.headers, req.json)[0] : undefined;
     const accounts = spec.account ? accountsOf(spec.account, req) : [];
     // A secret a handshake handed over names the connection whose proxied call created the webhook.
-    const created = creator !== undefined ? (await this.deps.store.findConnection(namespace, name, creator))?.resource : undefined;
+    const created = creator !== undefined ? (await this.deps.connections.findConnection(namespace, name, creator))?.resource : undefined;
     const connections = created
       ? [created]
       : spec.account
@@ -231,7 +234,7 @@ export class ProviderWebhookReceiver {
       this.record(target, 'dropped', [`${about}; a heartbeat (no events): not forwarded.`], { connections });
       return accepted();
     }
-    const env = primaryOf(this.deps.store.listEnvironments(namespace));
+    const env = primaryOf(this.deps.catalog.listEnvironments(namespace));
     if (!env?.spec.webhooks?.url) {
       this.record(target, 'dropped', [`${about}; not forwarded: the Environment has no webhook URL.`], { connections });
       return accepted();
@@ -298,7 +301,7 @@ export class ProviderWebhookReceiver {
     if (accounts.length === 0) return [];
     const wanted = new Set(accounts);
     const found: ConnectionResource[] = [];
-    for await (const c of this.deps.store.scanConnections(namespace, { integrations: [integration] })) {
+    for await (const c of this.deps.connectionScans.scanConnections(namespace, { integrations: [integration] })) {
       const value = c.spec.connectionConfig?.[key];
       if ((typeof value === 'string' || typeof value === 'number') && wanted.has(String(value))) found.push(c);
     }

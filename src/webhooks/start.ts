@@ -6,7 +6,7 @@ import { WebhookDispatcher } from './dispatcher.js';
 export function startWebhookDelivery(ctx: AppContext): () => Promise<void> {
   const dispatcher = new WebhookDispatcher({
     outbox: new WebhookOutbox(ctx.kc),
-    store: ctx.store,
+    catalog: ctx.catalog,
     fetch: ctx.fetch,
     clock: ctx.clock,
     logger: ctx.logger,

@@ -69,10 +69,10 @@ beforeAll(async () => {
   api = await startReplica(kc, { namespaces: [ns.name, other.name], key: env.secretKey });
   await eventually(
     () =>
-      api.ctx.store.getIntegration(other.name, 'keys') &&
-      api.ctx.store.getProvider(BASIC) &&
-      api.ctx.store.getProvider(TWO_STEP) &&
-      api.ctx.store.getIntegration(ns.name, 'basic'),
+      api.ctx.catalog.getIntegration(other.name, 'keys') &&
+      api.ctx.catalog.getProvider(BASIC) &&
+      api.ctx.catalog.getProvider(TWO_STEP) &&
+      api.ctx.catalog.getIntegration(ns.name, 'basic'),
   );
   await eventually(
     async () =>
@@ -283,7 +283,7 @@ describe('import', () => {
     expect(JSON.stringify(got.body)).not.toContain('other-secret');
     expect(Date.parse(got.body.credentials.expires_at)).toBeGreaterThan(Date.now() + 3000_000);
     // The override is stored privately, for refreshes.
-    expect(api.ctx.store.getConnection(ns.name, 'crm', 'old-1')!.credentials.config_override).toEqual({
+    expect(api.ctx.connections.getConnection(ns.name, 'crm', 'old-1')!.credentials.config_override).toEqual({
       client_id: 'other-client',
       client_secret: 'other-secret',
     });

@@ -63,7 +63,7 @@ beforeAll(async () => {
   // Fuzzed headers carry wrong secret keys from this one address, and the throttle stays on as
   // deployed: the snapshots' correct key is served all the same.
   api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey, selfBaseUrl: true });
-  await eventually(() => api.ctx.store.getIntegration(ns.name, 'crm') && api.ctx.store.getIntegration(ns.name, 'keys'));
+  await eventually(() => api.ctx.catalog.getIntegration(ns.name, 'crm') && api.ctx.catalog.getIntegration(ns.name, 'keys'));
   await eventually(async () => (await api.call('GET', '/providers')).status === 200);
   routes = restRoutes(restDeps(api.ctx));
 

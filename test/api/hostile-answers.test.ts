@@ -72,9 +72,9 @@ beforeAll(async () => {
   a = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
   await eventually(
     () =>
-      a.ctx.store.getIntegration(ns.name, 'two-step') &&
-      a.ctx.store.getProvider(TWO_STEP) &&
-      a.ctx.store.readSecretValue(ns.name, 'big-raw-client', 'clientId'),
+      a.ctx.catalog.getIntegration(ns.name, 'two-step') &&
+      a.ctx.catalog.getProvider(TWO_STEP) &&
+      a.ctx.catalog.readSecretValue(ns.name, 'big-raw-client', 'clientId'),
   );
 });
 
@@ -97,10 +97,11 @@ async function importExpired(integration: string, connectionId: string) {
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => a.ctx.store.getConnection(ns.name, integration, connectionId));
+  await eventually(() => a.ctx.connections.getConnection(ns.name, integration, connectionId));
 }
 
-const stored = (integration: string, connectionId: string) => a.ctx.store.getConnection(ns.name, integration, connectionId)?.credentials;
+const stored = (integration: string, connectionId: string) =>
+  a.ctx.connections.getConnection(ns.name, integration, connectionId)?.credentials;
 
 /** The peer closed the connection long before it wrote its 100 MB. */
 async function expectCutShort(calls: number) {
@@ -120,8 +121,8 @@ describe('refresh', () => {
     await expectCutShort(before + 1);
     expect(stored('huge', 'refresh-huge')).toMatchObject(OLD);
     // The failure is on the connection, as a transient one (the end user is not asked to reconnect).
-    await eventually(() => a.ctx.store.getConnection(ns.name, 'huge', 'refresh-huge')?.resource.status?.errors?.length);
-    const errors = a.ctx.store.getConnection(ns.name, 'huge', 'refresh-huge')!.resource.status!.errors!;
+    await eventually(() => a.ctx.connections.getConnection(ns.name, 'huge', 'refresh-huge')?.resource.status?.errors?.length);
+    const errors = a.ctx.connections.getConnection(ns.name, 'huge', 'refresh-huge')!.resource.status!.errors!;
     expect(errors[errors.length - 1]).toMatchObject({ refreshFailure: 'transient' });
   });
 
@@ -165,13 +166,13 @@ describe('the JSON helper of TWO_STEP and BILL', () => {
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('provider_answer_too_large');
     await expectCutShort(before + 1);
-    expect(a.ctx.store.getConnection(ns.name, 'two-step', 'two-step-huge')).toBeUndefined();
+    expect(a.ctx.connections.getConnection(ns.name, 'two-step', 'two-step-huge')).toBeUndefined();
   });
 });
 
 describe('the Connect flow readers (the replica fetch, bounded)', () => {
-  const provider = () => a.ctx.store.getProvider(HUGE) as ProviderResource;
-  const integration = () => a.ctx.store.getIntegration(ns.name, 'huge') as IntegrationResource;
+  const provider = () => a.ctx.catalog.getProvider(HUGE) as ProviderResource;
+  const integration = () => a.ctx.catalog.getIntegration(ns.name, 'huge') as IntegrationResource;
 
   it('the OAuth 2 code exchange', async () => {
     const before = huge.calls.length;

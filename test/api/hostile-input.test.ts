@@ -27,7 +27,7 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'crm', { provider: OAUTH }, { clientId: 'id', clientSecret: 'secret' });
   await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
   api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
-  await eventually(() => api.ctx.store.getIntegration(ns.name, 'crm') && api.ctx.store.getIntegration(ns.name, 'keys'));
+  await eventually(() => api.ctx.catalog.getIntegration(ns.name, 'crm') && api.ctx.catalog.getIntegration(ns.name, 'keys'));
   await eventually(async () => (await api.call('GET', '/providers')).status === 200);
 });
 

@@ -5,7 +5,7 @@
  */
 import { CoreV1Api, CoordinationV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
-import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
+import { RefreshError, refreshRecords, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
 import { refreshStrategies } from '../../src/modes/registry.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases } from '../../src/k8s/leases.js';
@@ -45,7 +45,7 @@ const bed = bedForFile(() =>
     kubeconfigs: [kc, kc],
     // last_fetched_at is flushed every second here (the default interval is 5 minutes).
     replica: { config: { lastFetchedIntervalSeconds: 1 } },
-    ready: (store, namespace) => store.getIntegration(namespace, CC_INTEGRATION) && store.getProvider(CC_PROVIDER),
+    ready: (store, namespace) => store.catalog.getIntegration(namespace, CC_INTEGRATION) && store.catalog.getProvider(CC_PROVIDER),
   }),
 );
 const a = () => bed.servers[0]!;
@@ -66,7 +66,7 @@ async function importOAuth2(connectionId: string, opts: { expired: boolean; inte
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => b().ctx.store.getConnection(bed.ns.name, integration, connectionId));
+  await eventually(() => b().ctx.connections.getConnection(bed.ns.name, integration, connectionId));
   return tokens;
 }
 
@@ -116,12 +116,12 @@ describe('refresh on fetch', () => {
     // The answer carried the status; the store gets it right after (written off the request path),
     // and the fetch in the next batch.
     const status = await eventually(() => {
-      const s = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status;
+      const s = a().ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status;
       return s?.lastRefreshedAt ? s : undefined;
     });
     expect(status.refreshAttempts).toBe(0);
     expect(Date.parse(status.expiresAt!)).toBe(Date.parse(res.body.credentials.expires_at));
-    await eventually(() => a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status?.lastFetchedAt);
+    await eventually(() => a().ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'expired-1')?.resource.status?.lastFetchedAt);
   });
 
   it('does not call the provider for a fresh token, and does with force_refresh', async () => {
@@ -181,7 +181,7 @@ describe('refresh on fetch', () => {
       .call('GET', getPath('revoked-1', '&refresh_token=true'))
       .catch(() => undefined);
     expect(after?.status).toBe(424);
-    const stored = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'revoked-1')!;
+    const stored = a().ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'revoked-1')!;
     expect(stored.credentials.access_token).toBe(tokens.accessToken);
     expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
     const errors = stored.resource.status!.errors!;
@@ -214,7 +214,7 @@ describe('refresh on fetch', () => {
     const res = await a().call('GET', getPath('outage-1'));
     expect(res.status).toBe(502);
     expect(res.body.error.code).toBe('provider_unavailable');
-    const stored = a().ctx.store.getConnection(bed.ns.name, INTEGRATION, 'outage-1')!;
+    const stored = a().ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'outage-1')!;
     expect(stored.credentials.refresh_token).toBe(tokens.refreshToken);
     // Once the provider is back, the same refresh token still works.
     const ok = await a().call('GET', getPath('outage-1'));
@@ -247,13 +247,14 @@ describe('refresh on fetch', () => {
       });
       await createIntegration(kc, bed.ns.name, SLOW_INTEGRATION, { provider: SLOW_PROVIDER }, client);
       for (const r of [a(), b()])
-        await eventually(() => r.ctx.store.getIntegration(bed.ns.name, SLOW_INTEGRATION) && r.ctx.store.getProvider(SLOW_PROVIDER));
+        await eventually(() => r.ctx.catalog.getIntegration(bed.ns.name, SLOW_INTEGRATION) && r.ctx.catalog.getProvider(SLOW_PROVIDER));
       await importOAuth2('timeout-1', { expired: true, integration: SLOW_INTEGRATION });
       const refresher = new TokenRefresher({
-        store: a().ctx.store,
+        connections: a().ctx.connections,
+        catalog: a().ctx.catalog,
         strategies: refreshStrategies(),
         lock: new RefreshLock(new Leases(kc), 'timeout-test', 30),
-        events: new ConnectionEvents(kc, 'test'),
+        hooks: refreshRecords({ ...a().ctx, events: new ConnectionEvents(kc, 'test') }),
         config: testConfig([bed.ns.name]),
         logger: testLogger(),
         clock: systemClock,
@@ -285,7 +286,9 @@ describe('refresh on fetch', () => {
         .makeApiClient(CoordinationV1Api)
         .readNamespacedLease({
           namespace: bed.ns.name,
-          name: RefreshLock.leaseName(a().ctx.store.getConnection(bed.ns.name, SLOW_INTEGRATION, 'timeout-1')!.resource.metadata.name),
+          name: RefreshLock.leaseName(
+            a().ctx.connections.getConnection(bed.ns.name, SLOW_INTEGRATION, 'timeout-1')!.resource.metadata.name,
+          ),
         })
         .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
       expect(lease).toBeUndefined();

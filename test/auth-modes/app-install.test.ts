@@ -41,7 +41,7 @@ describe('APP: GitHub App installation', () => {
     const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
     await context.close();
 
-    const conn = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'github', connectionId));
+    const conn = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'github', connectionId));
     const installation = gh.installations.find((i) => i.account === 'octo-org' && i.appId === installApp.id)!;
     expect(conn.resource.spec.connectionConfig).toMatchObject({ appSlug: installApp.slug, installationId: String(installation.id) });
     expect(conn.credentials.type).toBe('APP');
@@ -71,7 +71,7 @@ describe('APP: GitHub App installation', () => {
     gh.tokenLifetimeSeconds = 120; // inside the refresh margin: every fetch needs a new one
     try {
       const connectionId = await t.installConnection('github', 'user-short', 'short-lived-org');
-      const stored = latchkey.ctx.store.getConnection(ns.name, 'github', connectionId)!;
+      const stored = latchkey.ctx.connections.getConnection(ns.name, 'github', connectionId)!;
       const got = await api(`/connections/${connectionId}?provider_config_key=github`);
       expect(got.status).toBe(200);
       expect((got.body.credentials as Record<string, string>).access_token).not.toBe(stored.credentials.access_token);
@@ -82,7 +82,7 @@ describe('APP: GitHub App installation', () => {
   });
 
   it('refuses forged installation IDs, a missing state, a replay and another browser, and stores nothing', async () => {
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const foreign = gh.addInstallation(otherApp.id, 'victim-org');
     const older = gh.addInstallation(installApp.id, 'old-org', new Date(Date.now() - 3600_000));
     const context = await browser.newContext();
@@ -118,7 +118,7 @@ describe('APP: GitHub App installation', () => {
     const noState = await fetch(callback({ installation_id: String(older.id), setup_action: 'install' }));
     expect(noState.status).toBe(400);
     await context.close();
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
   });
 });
 
@@ -133,7 +133,7 @@ describe('APP import through POST /connections', () => {
     expect(gh.installationTokens.at(-1)!.installationId).toBe(existing.id);
     expect(created.body.connection_config).toMatchObject({ installationId: String(existing.id), appSlug: installApp.slug });
 
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const foreign = gh.addInstallation(otherApp.id, 'victim-org-2');
     const refused = await t.importInstallation('stolen', foreign.id);
     expect(refused.status).toBe(400);
@@ -153,14 +153,14 @@ describe('APP import through POST /connections', () => {
       }),
     });
     expect(bad.status).toBe(400);
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
   });
 });
 
 describe('CUSTOM: GitHub App with user authorization', () => {
   it('installs, exchanges the code, stores both tokens, hides the refresh token and renews the user token', async () => {
     const connectionId = await t.installConnection('github-user', 'user-custom', 'mona');
-    const conn = latchkey.ctx.store.getConnection(ns.name, 'github-user', connectionId)!;
+    const conn = latchkey.ctx.connections.getConnection(ns.name, 'github-user', connectionId)!;
     expect(conn.credentials.type).toBe('CUSTOM');
     const user = conn.credentials.user as Record<string, string>;
     expect(user.access_token).toMatch(/^ghu_/);
@@ -192,7 +192,7 @@ describe('CUSTOM: GitHub App with user authorization', () => {
     gh.userTokenLifetimeSeconds = 1800;
     try {
       const connectionId = await t.installConnection('github-user', 'user-custom-short', 'mona-short');
-      const conn = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'github-user', connectionId));
+      const conn = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'github-user', connectionId));
       const user = conn.credentials.user as Record<string, string>;
       // The connection is due when the user token ends (30 min), before the installation token (1 h).
       expect(conn.credentials.expires_at).toBe(user.expires_at);
@@ -211,7 +211,7 @@ describe('CUSTOM: GitHub App with user authorization', () => {
   });
 
   it('refuses a callback without the user authorization code and stores nothing', async () => {
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const theirs = gh.addInstallation(userApp.id, 'not-mona-org');
     const context = await browser.newContext();
     const { popup } = await toInstallPage(context, 'github-user', 'attacker-custom');
@@ -221,11 +221,11 @@ describe('CUSTOM: GitHub App with user authorization', () => {
     );
     expect(noCode?.status()).toBe(400);
     await context.close();
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
   });
 
   it('answers a user authorization code the provider refuses as a refused installation, and stores nothing', async () => {
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const theirs = gh.addInstallation(userApp.id, 'refused-code-org');
     const context = await browser.newContext();
     const { popup } = await toInstallPage(context, 'github-user', 'custom-refused-code');
@@ -237,6 +237,6 @@ describe('CUSTOM: GitHub App with user authorization', () => {
     expect(refused?.status()).toBe(400);
     expect(await popup.textContent('main')).toContain('did not accept this installation');
     await context.close();
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
   });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const held = await new Leases(kc).tryAcquire(config.leaseNamespace, config.leaseName, 'leader-elsewhere', 3600);
   expect(held.acquired).toBe(true);
   controller = await startReplica(kc, { namespaces: [namespace], components: ['controller'], config });
-  await eventually(() => controller.ctx.store.getIntegration(namespace, 'github-user'));
+  await eventually(() => controller.ctx.catalog.getIntegration(namespace, 'github-user'));
 }, 120_000);
 
 afterAll(async () => {
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 const stored = (integration: string, connectionId: string) =>
-  controller.ctx.store.getConnection(t.bed.ns.name, integration, connectionId)?.credentials as Record<string, any> | undefined;
+  controller.ctx.connections.getConnection(t.bed.ns.name, integration, connectionId)?.credentials as Record<string, any> | undefined;
 
 /** What a chain follows: the installation token (APP) or the user token (CUSTOM), with the expiry stored beside it. */
 type Pick = (c: Record<string, any>) => { value: string | undefined; expiresAt: number };

@@ -63,6 +63,6 @@ describe('BASIC through POST /connection', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.code).toBe('credentials_type_mismatch');
     expect(JSON.stringify(wrong.body)).not.toContain('"p"');
-    for (const id of ['b3', 'b4']) expect(h.store.getConnection(h.namespace, 'basic', id)).toBeUndefined();
+    for (const id of ['b3', 'b4']) expect(h.store.connections.getConnection(h.namespace, 'basic', id)).toBeUndefined();
   });
 });

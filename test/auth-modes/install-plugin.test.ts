@@ -40,7 +40,9 @@ beforeAll(async () => {
     { provider: PROVIDER },
     { clientId: 'latchkey-plugin', clientSecret: peer.signingSecret },
   );
-  await bed.synced((store) => store.getProvider(PROVIDER) && store.readSecretValue(ns.name, `${INTEGRATION}-client`, 'clientSecret'));
+  await bed.synced(
+    (store) => store.catalog.getProvider(PROVIDER) && store.catalog.readSecretValue(ns.name, `${INTEGRATION}-client`, 'clientSecret'),
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -83,7 +85,7 @@ describe('INSTALL_PLUGIN: install page and signed callback', () => {
     const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
     await context.close();
 
-    const conn = await eventually(() => latchkey.ctx.store.getConnection(ns.name, INTEGRATION, connectionId));
+    const conn = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, INTEGRATION, connectionId));
     expect(conn.credentials.type).toBe('INSTALL_PLUGIN');
     expect(conn.credentials.apiKey).toBe(peer.keys.get('acme'));
     expect(conn.resource.spec.connectionConfig).toMatchObject({ account_id: 'acme' });
@@ -102,7 +104,7 @@ describe('INSTALL_PLUGIN: install page and signed callback', () => {
   });
 
   it('refuses unsigned, wrongly signed, tampered, stale, foreign and replayed callbacks, and stores nothing', async () => {
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const context = await browser.newContext();
     const { popup, state } = await toInstallPage(context, 'attacker-plugin');
     const fields = { api_key: 'pk_attacker', account_id: 'victim', timestamp: now(), state };
@@ -147,8 +149,8 @@ describe('INSTALL_PLUGIN: install page and signed callback', () => {
     // No state at all.
     expect((await fetch(callbackUrl(signedCallback({ api_key: 'pk_attacker', timestamp: now() })))).status).toBe(400);
     await context.close();
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
-    expect(JSON.stringify(latchkey.ctx.store.listConnections(ns.name))).not.toContain('pk_attacker');
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
+    expect(JSON.stringify(latchkey.ctx.connectionScans.listConnections(ns.name))).not.toContain('pk_attacker');
   });
 });
 
@@ -192,7 +194,7 @@ describe('INSTALL_PLUGIN import', () => {
       });
       expect([id, proxied.status]).toEqual([id, 200]);
     }
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const wrongType = await api('/connections', {
       method: 'POST',
       body: JSON.stringify({ provider_config_key: INTEGRATION, connection_id: 'bad1', credentials: { type: 'API_KEY', apiKey: 'k' } }),
@@ -213,6 +215,6 @@ describe('INSTALL_PLUGIN import', () => {
     });
     expect(missing.status).toBe(400);
     expect((missing.body.error as { code: string }).code).toBe('missing_credentials');
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
   });
 });

@@ -62,8 +62,8 @@ describe('NONE', () => {
       connection_config: { region: 'mars' },
     });
     expect(badRegion.status).toBe(400);
-    expect(h.store.getConnection(h.namespace, 'public', 'x1')).toBeUndefined();
-    expect(h.store.getConnection(h.namespace, 'public', 'x2')).toBeUndefined();
+    expect(h.store.connections.getConnection(h.namespace, 'public', 'x1')).toBeUndefined();
+    expect(h.store.connections.getConnection(h.namespace, 'public', 'x2')).toBeUndefined();
   });
 
   it('the Connect UI offers a form of configuration only and completes with it', async () => {
@@ -77,8 +77,8 @@ describe('NONE', () => {
     });
     const done = await call('POST', 'forms', { integration: 'public', values: {}, connectionConfig: { region: 'us' } });
     expect(done.status).toBe(201);
-    const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'none-user')!;
+    const created = h.store.connectionScans.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'none-user')!;
     expect(created.spec.connectionConfig).toEqual({ region: 'us' });
-    expect(h.store.getConnection(h.namespace, 'public', created.spec.connectionId)?.credentials).toEqual({ type: 'NONE' });
+    expect(h.store.connections.getConnection(h.namespace, 'public', created.spec.connectionId)?.credentials).toEqual({ type: 'NONE' });
   });
 });

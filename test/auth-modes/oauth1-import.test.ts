@@ -78,6 +78,6 @@ describe('OAuth 1 import', () => {
       credentials: { type: 'OAUTH2', access_token: 'at' },
     });
     expect(wrongType.body.error.code).toBe('credentials_type_mismatch');
-    for (const id of ['o3', 'o4', 'o5', 'o6']) expect(h.store.getConnection(h.namespace, 'trello-like', id)).toBeUndefined();
+    for (const id of ['o3', 'o4', 'o5', 'o6']) expect(h.store.connections.getConnection(h.namespace, 'trello-like', id)).toBeUndefined();
   });
 });

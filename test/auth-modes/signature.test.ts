@@ -58,7 +58,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
       credentials: { type: 'SIGNATURE', username: USER, password: SECRET },
     });
     expect(imported.status).toBe(201);
-    expect(h.store.getConnection(h.namespace, 'emarsys', 'shop')?.credentials).toEqual({
+    expect(h.store.connections.getConnection(h.namespace, 'emarsys', 'shop')?.credentials).toEqual({
       type: 'SIGNATURE',
       username: USER,
       password: SECRET,
@@ -86,7 +86,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     const b = await h.rest('GET', '/connections/shop?provider_config_key=emarsys');
     expect(b.body.credentials.token).not.toBe(creds.token);
     // Nothing of it is stored.
-    expect(h.store.getConnection(h.namespace, 'emarsys', 'shop')?.credentials.token).toBeUndefined();
+    expect(h.store.connections.getConnection(h.namespace, 'emarsys', 'shop')?.credentials.token).toBeUndefined();
 
     expect(verdict(creds.token).why).toBeUndefined();
     expect(verdict(creds.token).why).toBe('nonce reused');
@@ -107,7 +107,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     const missing = await h.importLegacy('emarsys', 'bad', { username: USER });
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe('missing_credentials');
-    expect(h.store.getConnection(h.namespace, 'emarsys', 'bad')).toBeUndefined();
+    expect(h.store.connections.getConnection(h.namespace, 'emarsys', 'bad')).toBeUndefined();
   });
 
   it('the Connect UI form asks for the API user and secret (labels from the manifest) and makes a working connection', async () => {
@@ -123,7 +123,7 @@ describe('SIGNATURE (WSSE) through the REST API and the proxy', () => {
     });
     const done = await call('POST', 'forms', { integration: 'emarsys', values: { username: USER, password: SECRET } });
     expect(done.status).toBe(201);
-    const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'wsse-user')!;
+    const created = h.store.connectionScans.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'wsse-user')!;
     expect((await h.proxy(created.spec.connectionId, '/api/v2/settings')).status).toBe(200);
   });
 });

@@ -110,7 +110,8 @@ describe('TBA through the REST API and the proxy', () => {
     });
     expect(noAccount.status).toBe(400);
     expect(JSON.stringify(noAccount.body)).toContain('accountId');
-    for (const id of ['bad1', 'bad2', 'bad3', 'bad4']) expect(h.store.getConnection(h.namespace, 'netsuite', id)).toBeUndefined();
+    for (const id of ['bad1', 'bad2', 'bad3', 'bad4'])
+      expect(h.store.connections.getConnection(h.namespace, 'netsuite', id)).toBeUndefined();
   });
 });
 
@@ -134,8 +135,8 @@ describe('TBA in the Connect UI form API', () => {
       connectionConfig: { accountId: ACCOUNT_HOST_FORM },
     });
     expect(done.status).toBe(201);
-    const created = h.store.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'tba-user')!;
-    expect(h.store.getConnection(h.namespace, 'netsuite', created.spec.connectionId)?.credentials).toEqual({
+    const created = h.store.connectionScans.listConnections(h.namespace).find((c) => c.spec.endUser?.id === 'tba-user')!;
+    expect(h.store.connections.getConnection(h.namespace, 'netsuite', created.spec.connectionId)?.credentials).toEqual({
       type: 'TBA',
       token_id: TOKEN.tokenId,
       token_secret: TOKEN.tokenSecret,

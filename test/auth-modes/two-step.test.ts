@@ -261,7 +261,9 @@ describe('TWO_STEP', () => {
     expect(JSON.stringify(res.body)).not.toContain('dckr_pat_revoked');
     const errors = await eventually(
       () =>
-        t.bed.latchkey.ctx.store.getConnection(t.namespace, 'docker', 'revoked')?.resource.status?.errors?.filter((e) => e.type === 'auth'),
+        t.bed.latchkey.ctx.connections
+          .getConnection(t.namespace, 'docker', 'revoked')
+          ?.resource.status?.errors?.filter((e) => e.type === 'auth'),
       60_000,
     );
     expect(errors[0]!.logId).toBeTruthy();

@@ -30,7 +30,7 @@ beforeAll(async () => {
     LATCHKEY_LEADER_ELECTION: 'false',
   });
   ctx = createContext({ config, logger: testLogger(), kc });
-  await ctx.store.start();
+  await ctx.caches.start();
   controller = await startController(ctx, { healthPort: null });
   server = await startHttpServer(ctx, 0, '127.0.0.1');
 });
@@ -38,7 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await controller?.stop();
-  await ctx?.store.stop();
+  await ctx?.caches.stop();
   await Promise.all(namespaces.map((n) => n.delete()));
 });
 

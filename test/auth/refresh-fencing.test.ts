@@ -8,7 +8,7 @@
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
 import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { CLIENT_FAULT_ANNOTATION } from '../../src/auth/refresh/integration-fault.js';
-import { RefreshError, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
+import { RefreshError, refreshRecords, TokenRefresher } from '../../src/auth/refresh/token-refresher.js';
 import { refreshStrategies } from '../../src/modes/registry.js';
 import { REAUTH_VERSION_ANNOTATION } from '../../src/auth/refresh/reauthorization.js';
 import { reauthorize } from '../../src/connections/service.js';
@@ -17,7 +17,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { IntegrationReason } from '../../src/domain/conditions.js';
 import { ConnectionEvents } from '../../src/k8s/events.js';
 import { Leases, toState } from '../../src/k8s/leases.js';
-import type { KubeStore } from '../../src/k8s/store.js';
+import type { ConnectionStore } from '../../src/k8s/store.js';
 import { eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 import { createIntegration } from '../../dev/fixtures.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
@@ -47,7 +47,7 @@ beforeAll(async () => {
     { clientId: client.clientId, clientSecret: 'not-the-client-secret-000000' },
   );
   replica = await startReplica(kc, { namespaces: [ns.name], components: [] });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, WRONG) && replica.ctx.store.getProvider(providerName));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns.name, WRONG) && replica.ctx.catalog.getProvider(providerName));
 });
 
 afterAll(async () => {
@@ -56,14 +56,15 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const store = () => replica.ctx.store;
+const store = () => replica.ctx;
 
-function refresher(opts: { store?: KubeStore; lockTtlSeconds?: number; holder?: string; tokenTimeoutSeconds?: number } = {}) {
+function refresher(opts: { connections?: ConnectionStore; lockTtlSeconds?: number; holder?: string; tokenTimeoutSeconds?: number } = {}) {
   return new TokenRefresher({
-    store: opts.store ?? store(),
+    connections: opts.connections ?? store().connections,
+    catalog: store().catalog,
     strategies: refreshStrategies(),
     lock: new RefreshLock(new Leases(kc), opts.holder ?? 'fencing', opts.lockTtlSeconds ?? 30),
-    events: new ConnectionEvents(kc, 'test'),
+    hooks: hooks(),
     config: testConfig([ns.name]),
     logger: testLogger(),
     clock: systemClock,
@@ -72,9 +73,12 @@ function refresher(opts: { store?: KubeStore; lockTtlSeconds?: number; holder?: 
   });
 }
 
+/** The refresher's records, as every process makes them (src/connections/shared-refresher.ts). */
+const hooks = () => refreshRecords({ ...store(), events: new ConnectionEvents(kc, 'test'), logger: testLogger(), clock: systemClock });
+
 /** The grant is alive: a forced refresh at the provider succeeds and the new token is stored. */
 async function stillRefreshes(integration: string, connectionId: string): Promise<void> {
-  const before = store().getConnection(ns.name, integration, connectionId)!.credentials.access_token;
+  const before = store().connections.getConnection(ns.name, integration, connectionId)!.credentials.access_token;
   const after = await refresher({ holder: 'check' }).ensureFresh(ns.name, integration, connectionId, { reason: 'fetch', force: true });
   expect(after.credentials.access_token).not.toBe(before);
   expect(oidc.tokenCalls.at(-1)).toMatchObject({ grantType: 'refresh_token', status: 200 });
@@ -86,17 +90,19 @@ it('retries a Secret write the API server refused once, and keeps the rotated re
   // A store whose first credentials write fails the way the API server fails (500), then behaves.
   let refused = 0;
   const real = store();
-  const faulty: KubeStore = Object.create(real);
+  const faulty: ConnectionStore = Object.create(real.connections);
   faulty.updateCredentials = async (...args) => {
     if (refused++ === 0) throw new ApiException(500, 'injected: etcd unavailable', { message: 'injected' }, {});
-    return real.updateCredentials(...args);
+    return real.connections.updateCredentials(...args);
   };
   const calls = oidc.refreshCalls();
-  const result = await refresher({ store: faulty }).ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
+  const result = await refresher({ connections: faulty }).ensureFresh(ns.name, INTEGRATION, connectionId, { reason: 'fetch', force: true });
   expect(refused).toBe(2);
   expect(oidc.refreshCalls() - calls).toBe(1);
   expect(result.credentials.refresh_token).not.toBe(refreshToken);
-  expect(store().getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(result.credentials.refresh_token);
+  expect(store().connections.getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(
+    result.credentials.refresh_token,
+  );
   await stillRefreshes(INTEGRATION, connectionId);
 });
 
@@ -108,19 +114,20 @@ it('writes credentials it kept after failed writes on its own, before another re
   let failing = true;
   let refused = 0;
   const real = store();
-  const faulty: KubeStore = Object.create(real);
+  const faulty: ConnectionStore = Object.create(real.connections);
   faulty.updateCredentials = async (...args) => {
     if (failing) {
       refused++;
       throw new ApiException(500, 'injected: etcd unavailable', { message: 'injected' }, {});
     }
-    return real.updateCredentials(...args);
+    return real.connections.updateCredentials(...args);
   };
   const a = new TokenRefresher({
-    store: faulty,
+    connections: faulty,
+    catalog: store().catalog,
     strategies: refreshStrategies(),
     lock: new RefreshLock(new Leases(kc), 'replica-a', 30),
-    events: new ConnectionEvents(kc, 'test'),
+    hooks: hooks(),
     config: testConfig([ns.name]),
     logger: testLogger(),
     clock: systemClock,
@@ -144,10 +151,12 @@ it('writes credentials it kept after failed writes on its own, before another re
   // One rotation in all, and none refused: B found A's credentials instead of spending the stored token.
   expect(oidc.refreshCalls() - calls).toBe(1);
   expect(oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.status === 400)).toEqual([]);
-  expect(store().getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(result.credentials.refresh_token);
+  expect(store().connections.getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(
+    result.credentials.refresh_token,
+  );
   // A's write on its own records the refresh in status too: no scheduler is there to hand it on.
   const status = await eventually(() => {
-    const s = store().getConnection(ns.name, INTEGRATION, connectionId)?.resource.status;
+    const s = store().connections.getConnection(ns.name, INTEGRATION, connectionId)?.resource.status;
     return s?.lastRefreshedAt && Date.parse(s.lastRefreshedAt) >= writesWork ? s : undefined;
   });
   expect(status.refreshAttempts).toBe(0);
@@ -205,20 +214,26 @@ it('lets a reconnect that lands mid-refresh win over the refreshed tokens of the
     await eventually(() => oidc.tokenCalls.length > callsBefore, 10_000, 20);
     // The end user authorizes again (a new grant) while the provider call of the old one runs.
     reconnected = await oidc.mintTokens({ clientId: client.clientId, accountId: 'end-user-2' });
-    await reauthorize({ store: store(), config: testConfig([ns.name]), clock: systemClock }, ns.name, INTEGRATION, connectionId, {
-      type: 'OAUTH2',
-      access_token: reconnected.accessToken,
-      refresh_token: reconnected.refreshToken,
-      expires_at: new Date(Date.now() + 120_000).toISOString(),
-      raw: { expires_in: 120 },
-    });
+    await reauthorize(
+      { connections: store().connections, config: testConfig([ns.name]), clock: systemClock },
+      ns.name,
+      INTEGRATION,
+      connectionId,
+      {
+        type: 'OAUTH2',
+        access_token: reconnected.accessToken,
+        refresh_token: reconnected.refreshToken,
+        expires_at: new Date(Date.now() + 120_000).toISOString(),
+        raw: { expires_in: 120 },
+      },
+    );
     const result = await refreshing;
     // The newer credentials won, and the refresher returned them.
     expect(result.credentials.refresh_token).toBe(reconnected.refreshToken);
   } finally {
     oidc.setTokenDelay(0);
   }
-  expect(store().getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(reconnected.refreshToken);
+  expect(store().connections.getConnection(ns.name, INTEGRATION, connectionId)!.credentials.refresh_token).toBe(reconnected.refreshToken);
   await stillRefreshes(INTEGRATION, connectionId);
 });
 
@@ -235,12 +250,12 @@ it('blames a rejected client on the Integration, not on the end user', async () 
   expect((error as RefreshError).code).toBe('integration_misconfigured');
   expect((error as RefreshError).providerError?.error).toBe('invalid_client');
   // Nothing recorded against the connection: no re-authorization mark, no credential error.
-  const after = store().getConnection(ns.name, WRONG, connectionId)!;
+  const after = store().connections.getConnection(ns.name, WRONG, connectionId)!;
   expect(after.resource.metadata.annotations?.[REAUTH_VERSION_ANNOTATION]).toBeUndefined();
   expect(after.resource.status?.errors ?? []).toEqual([]);
   // The Integration carries the fault, and its reconciler turns it into a condition.
   const integration = await eventually(() => {
-    const i = store().getIntegration(ns.name, WRONG);
+    const i = store().catalog.getIntegration(ns.name, WRONG);
     return i?.metadata.annotations?.[CLIENT_FAULT_ANNOTATION] ? i : undefined;
   });
   expect(integration.metadata.annotations![CLIENT_FAULT_ANNOTATION]).not.toContain('not-the-client-secret');
@@ -256,7 +271,9 @@ it('blames a rejected client on the Integration, not on the end user', async () 
     name: secretName,
     body: { ...secret, data: { ...secret.data, clientSecret: Buffer.from(client.clientSecret).toString('base64') } },
   });
-  await eventually(() => store().getReferencedSecret(ns.name, secretName)?.metadata?.resourceVersion !== secret.metadata!.resourceVersion);
-  expect(await reconciler.check(store().getIntegration(ns.name, WRONG)!)).toMatchObject({ status: 'True' });
+  await eventually(
+    () => store().catalog.getReferencedSecret(ns.name, secretName)?.metadata?.resourceVersion !== secret.metadata!.resourceVersion,
+  );
+  expect(await reconciler.check(store().catalog.getIntegration(ns.name, WRONG)!)).toMatchObject({ status: 'True' });
   await stillRefreshes(WRONG, connectionId);
 });

@@ -58,12 +58,12 @@ const b = () => bed.servers[1]!;
 
 /** An expired OAUTH2 connection both replicas have in their caches. */
 async function expiredConnection() {
-  const imported = await importOAuth2(a().ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, {
+  const imported = await importOAuth2(a().ctx, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, {
     expiresInMs: -60_000,
   });
   const { connectionId } = imported.conn.resource.spec;
   const name = imported.conn.resource.metadata.name;
-  await eventually(() => b().ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
+  await eventually(() => b().ctx.connections.getConnection(bed.ns.name, INTEGRATION, connectionId));
   return { ...imported, connectionId, name };
 }
 
@@ -159,7 +159,7 @@ it('lets a fetch on another replica wait for the refresh through its watch: one 
   }
   expect(bed.oidc.refreshCalls() - calls).toBe(1);
   // Nobody is left waiting on the cache.
-  expect(b().ctx.store.credentialSecrets.waiting + b().ctx.store.connections.waiting).toBe(0);
+  expect(b().ctx.caches.credentialSecrets.waiting + b().ctx.caches.connections.waiting).toBe(0);
 });
 
 it('does not spend a spent refresh token when its watch lags: the Secret read under the lock brings the written version', async () => {
@@ -183,7 +183,7 @@ it('does not spend a spent refresh token when its watch lags: the Secret read un
           (err: { code?: number }) => err.code === 404,
         ),
     );
-    expect(b().ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
+    expect(b().ctx.connections.getConnection(bed.ns.name, INTEGRATION, connectionId)!.credentials.access_token).not.toBe(
       byA.body.credentials.access_token,
     );
     const byB = await b().call('GET', getPath(connectionId));
@@ -230,7 +230,7 @@ it('a scheduled refresh writes the Connection status once: the refresh fields an
       30_000,
       100,
     );
-    expect(c.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
+    expect(c.ctx.connections.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
     expect(bed.oidc.refreshCalls() - calls).toBeGreaterThanOrEqual(1);
     expect(written.refreshAttempts).toBe(0);
     expect(written.conditions!.find((x) => x.type === 'Ready')).toMatchObject({ status: 'True' });
@@ -274,11 +274,11 @@ it('a scheduled refresh gives its token-call slot back once the provider answere
     // The proxy marks a write done once it has passed the answer on; the replica takes it into its cache just after.
     for (const { name, accessToken } of [first, second]) {
       await eventually(
-        () => d.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token !== accessToken || undefined,
+        () => d.ctx.connections.getConnectionByName(bed.ns.name, name)!.credentials.access_token !== accessToken || undefined,
         5_000,
         20,
       );
-      expect(d.ctx.store.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
+      expect(d.ctx.connections.getConnectionByName(bed.ns.name, name)!.credentials.access_token).not.toBe(accessToken);
     }
     const [earlier, later] = [...writes].sort((x, y) => x.at - y.at);
     // The later connection's Lease, Secret read and token call all came while the earlier one's write was held.

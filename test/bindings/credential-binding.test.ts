@@ -66,7 +66,7 @@ beforeAll(async () => {
     // The scheduler's own margin small: a refresh ahead of it is the binding's.
     config: { leaderElection: false, refreshMarginSeconds: 5 },
   });
-  await eventually(() => replica.ctx.store.getIntegration(envNs, INTEGRATION) && replica.ctx.store.listEnvironments(envNs).length);
+  await eventually(() => replica.ctx.catalog.getIntegration(envNs, INTEGRATION) && replica.ctx.catalog.listEnvironments(envNs).length);
 });
 
 afterAll(async () => {
@@ -75,11 +75,11 @@ afterAll(async () => {
   await bed?.close();
 });
 
-const store = () => replica.ctx.store;
+const store = () => replica.ctx;
 
 async function connection(expiresInMs = 600_000) {
   const made = await importOAuth2(store(), oidc, client, envNs, INTEGRATION, providerName, { expiresInMs });
-  await eventually(() => store().getConnectionByName(envNs, made.conn.resource.metadata.name));
+  await eventually(() => store().connections.getConnectionByName(envNs, made.conn.resource.metadata.name));
   return made;
 }
 
@@ -209,7 +209,7 @@ it("asks for a refresh when the token is due within the binding's own margin, be
   expect(token).not.toBe(accessToken);
   expect(oidc.refreshCalls()).toBeGreaterThan(callsBefore);
   expect(Date.parse(ready.status!.expiresAt!) - Date.now()).toBeGreaterThan(120_000);
-  expect(store().getConnectionByName(envNs, conn.resource.metadata.name)!.credentials.access_token).toBe(token);
+  expect(store().connections.getConnectionByName(envNs, conn.resource.metadata.name)!.credentials.access_token).toBe(token);
 });
 
 it('refuses a binding from a namespace the Environment does not select, and writes nothing', async () => {
@@ -307,7 +307,7 @@ it("deleting the connection empties the Secret's values and sets Ready=False wit
   const { conn } = await connection();
   await bind(allowedNs, 'orphan', conn.resource.spec.connectionId, { target: { template: { token: '${accessToken}', url: 'x' } } });
   await readyOf(allowedNs, 'orphan', 'Synced');
-  await store().deleteConnection(envNs, conn.resource.metadata.name);
+  await store().connections.deleteConnection(envNs, conn.resource.metadata.name);
   const gone = await readyOf(allowedNs, 'orphan', 'ConnectionNotFound');
   expect(condition(gone, 'Ready')).toMatchObject({ status: 'False' });
   expect(gone.status!.expiresAt).toBeUndefined();
@@ -364,7 +364,9 @@ it("a grant refused on the binding's own refresh empties the Secret and marks th
     20_000,
     100,
   );
-  expect(marked.metadata.annotations?.[REAUTH_VERSION_ANNOTATION]).toBe(store().getConnectionByName(envNs, name)!.credentialsVersion);
+  expect(marked.metadata.annotations?.[REAUTH_VERSION_ANNOTATION]).toBe(
+    store().connections.getConnectionByName(envNs, name)!.credentialsVersion,
+  );
   // Past the binding's retry interval (10 s): the revoked grant was sent to the provider once.
   await new Promise((r) => setTimeout(r, 12_000));
   expect(oidc.refreshCalls() - callsBefore).toBe(1);

@@ -68,7 +68,7 @@ beforeAll(async () => {
   await startController('a');
   await startController('b');
   await eventually(() => ['a', 'b'].every((id) => membership(id).active && membership(id).members.join() === 'a,b'), 30_000);
-  const store = replicas.get('a')!.replica.ctx.store;
+  const store = replicas.get('a')!.replica.ctx;
   for (let i = 0; i < COUNT; i++) {
     const { conn } = await importOAuth2(store, oidc, client, envNs, INTEGRATION, bed.providerName, { expiresInMs: 600_000 });
     const connectionId = conn.resource.spec.connectionId;
@@ -122,7 +122,7 @@ it('a replica that leaves hands its bindings over: the survivor follows their ne
 
   const { connectionId } = bound.get('b0')!;
   const ctx = replicas.get(survivor)!.replica.ctx;
-  await eventually(() => ctx.store.getConnection(envNs, INTEGRATION, connectionId), 30_000);
+  await eventually(() => ctx.connections.getConnection(envNs, INTEGRATION, connectionId), 30_000);
   const refreshed = await refresherFor(ctx).ensureFresh(envNs, INTEGRATION, connectionId, { reason: 'fetch', force: true });
   await eventually(async () => (await tokenIn('b0')) === refreshed.credentials.access_token, 15_000, 50);
 });

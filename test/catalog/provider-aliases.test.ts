@@ -42,7 +42,7 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'legacy', { provider: OLD });
   api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
   await eventually(
-    () => api.ctx.store.getIntegration(ns.name, 'legacy') && api.ctx.store.providers.get(RIVAL) && api.ctx.store.providers.get(NAMED),
+    () => api.ctx.catalog.getIntegration(ns.name, 'legacy') && api.ctx.caches.providers.get(RIVAL) && api.ctx.caches.providers.get(NAMED),
   );
 });
 

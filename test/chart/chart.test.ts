@@ -605,7 +605,7 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
         (_, reject) => (timer = setTimeout(() => reject(new Error(`caches did not sync as ${sa}:\n${warnings.join('')}`)), 60_000)),
       ),
     ]).finally(() => clearTimeout(timer));
-    expect(running.ctx.store.hasSynced).toBe(true);
+    expect(running.ctx.caches.hasSynced).toBe(true);
 
     // Leader election: the Lease in the release namespace, held by this "pod".
     await eventually(() => running!.controller!.controller.isLeader, 30_000);
@@ -653,8 +653,8 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
   });
 
   it('the other calls the processes make work as the ServiceAccount in the granted namespace', async () => {
-    const store = running!.ctx.store;
-    const { resource } = await store.createConnection({
+    const store = running!.ctx;
+    const { resource } = await store.connections.createConnection({
       namespace: app.name,
       spec: {
         integration: 'keys',
@@ -667,14 +667,14 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
       credentials: { type: 'API_KEY', apiKey: 'k-456' },
     });
     const name = resource.metadata.name;
-    await store.updateConnection(app.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'pro' } } }));
-    await store.updateConnectionStatus(app.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+    await store.connections.updateConnection(app.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'pro' } } }));
+    await store.connections.updateConnectionStatus(app.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
       ...s,
       lastFetchedAt: new Date().toISOString(),
     }));
-    await store.updateCredentials(app.name, name, (c) => ({ ...c, apiKey: 'k-789' }));
+    await store.connections.updateCredentials(app.name, name, (c) => ({ ...c, apiKey: 'k-789' }));
     const events = new ConnectionEvents(saKc, 'chart-test');
-    const logId = await events.record(store.connections.get(name, app.name)!, {
+    const logId = await events.record(store.caches.connections.get(name, app.name)!, {
       type: 'Warning',
       reason: 'RbacCheck',
       message: 'recorded as the ServiceAccount',
@@ -695,7 +695,7 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     const outbox = new WebhookOutbox(saKc);
     await outbox.enqueue(app.name, { id: `msg_${run8}`, environment: env.name, body: '{}' }, Date.now());
     await outbox.list([app.name]);
-    await store.deleteConnection(app.name, name);
+    await store.connections.deleteConnection(app.name, name);
     // Nothing the processes did so far was refused.
     expect(warnings.filter((l) => /forbidden|\b403\b/i.test(l))).toEqual([]);
   });

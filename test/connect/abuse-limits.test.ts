@@ -55,8 +55,8 @@ async function tenant(limits: Partial<Record<'connectApiRatePerSession' | 'conne
   await eventually(
     async () =>
       (await replica.call('GET', '/providers')).status === 200 &&
-      replica.ctx.store.getIntegration(ns.name, 'keyed-3') &&
-      replica.ctx.store.listEnvironments(ns.name).length > 0,
+      replica.ctx.catalog.getIntegration(ns.name, 'keyed-3') &&
+      replica.ctx.catalog.listEnvironments(ns.name).length > 0,
   );
   return t;
 }
@@ -87,7 +87,7 @@ it('caps the connections one session creates, and rate-limits its requests', asy
   const third = await connectApi(t, token, 'forms', { integration: 'keyed-3', values: { apiKey: 'key-3-abcdef' } });
   expect(third.status).toBe(403);
   expect(((await third.json()) as any).error).toMatchObject({ code: 'session_connection_limit', message: expect.any(String) });
-  const mine = replica.ctx.store.listConnections(ns.name).filter((c) => c.metadata.labels?.[SESSION_LABEL]);
+  const mine = replica.ctx.connectionScans.listConnections(ns.name).filter((c) => c.metadata.labels?.[SESSION_LABEL]);
   expect(mine).toHaveLength(2);
 
   // 6 requests a minute per session: three were used, three more pass, the next is refused.
@@ -101,7 +101,7 @@ it('caps the connections one session creates, and rate-limits its requests', asy
   const other = await newSession(t);
   const res = await connectApi(t, other.token!, 'forms', { integration: 'keyed', values: { apiKey: 'key-other-abcdef' } });
   expect(res.status).toBe(201);
-  expect(replica.ctx.store.listConnections(ns.name)).toHaveLength(3);
+  expect(replica.ctx.connectionScans.listConnections(ns.name)).toHaveLength(3);
 });
 
 it('rate-limits session creation per namespace with 429 and Retry-After', async () => {

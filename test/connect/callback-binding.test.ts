@@ -71,10 +71,10 @@ beforeAll(async () => {
   );
   await bed.synced(
     (store) =>
-      store.getIntegration(bed.ns.name, 'acme-post') &&
-      store.getProvider(PROVIDER) &&
-      store.readSecretValue(bed.ns.name, 'acme-client', 'clientId') &&
-      store.readSecretValue(bed.ns.name, 'acme-post-client', 'clientId'),
+      store.catalog.getIntegration(bed.ns.name, 'acme-post') &&
+      store.catalog.getProvider(PROVIDER) &&
+      store.catalog.readSecretValue(bed.ns.name, 'acme-client', 'clientId') &&
+      store.catalog.readSecretValue(bed.ns.name, 'acme-post-client', 'clientId'),
   );
 });
 
@@ -103,7 +103,7 @@ function session(endUserId: string, integration: string): string {
 }
 
 function connectionsOf(endUserId: string) {
-  return bed.latchkey.ctx.store.listConnections(bed.ns.name).filter((c) => c.spec.endUser?.id === endUserId);
+  return bed.latchkey.ctx.connectionScans.listConnections(bed.ns.name).filter((c) => c.spec.endUser?.id === endUserId);
 }
 
 describe('the OAuth callback is bound to the browser that started the flow', () => {
@@ -140,7 +140,7 @@ describe('the OAuth callback is bound to the browser that started the flow', () 
       await loginAndConsent(popup, 'mallory');
       await popup.click('text=Continue');
       const connect = await waitForEvent(malloryApp, 'connect');
-      const stored = await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, 'acme', connect.connectionId!));
+      const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'acme', connect.connectionId!));
       expect(await userinfo(stored.credentials.access_token as string)).toBe('mallory');
       expect(connectionsOf('mallory')).toHaveLength(1);
       expect(oidc.tokenCalls.length).toBe(tokenCallsBefore + 1);
@@ -213,7 +213,7 @@ describe("an Environment's custom callback URL", () => {
       name: bed.env.name,
       body: [{ op: 'add', path: '/spec/callbackUrl', value: relay.url }],
     });
-    await bed.synced((store) => store.listEnvironments(bed.ns.name)[0]?.spec.callbackUrl === relay.url);
+    await bed.synced((store) => store.catalog.listEnvironments(bed.ns.name)[0]?.spec.callbackUrl === relay.url);
   });
 
   it.each([
@@ -241,7 +241,7 @@ describe("an Environment's custom callback URL", () => {
       expect((await eventsOf(app)).find((e) => e.type === 'connect' || e.type === 'error')).toMatchObject({ type: 'connect' });
       const connect = await waitForEvent(app, 'connect');
       expect(connect.providerConfigKey).toBe(integration);
-      const stored = await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, integration, connect.connectionId!));
+      const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, integration, connect.connectionId!));
       expect(await userinfo(stored.credentials.access_token as string)).toBe(login);
       expect(relay.hits.slice(hitsBefore).map((h) => h.method)).toEqual([method]);
     } finally {

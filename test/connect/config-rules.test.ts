@@ -37,10 +37,10 @@ beforeAll(async () => {
   latchkey = await startReplica(kc, { namespaces: [ns.name], selfBaseUrl: true });
   await eventually(
     () =>
-      latchkey.ctx.store.listEnvironments(ns.name).length > 0 &&
-      latchkey.ctx.store.getProvider(PROVIDER) &&
-      latchkey.ctx.store.getIntegration(ns.name, 'zoho') &&
-      latchkey.ctx.store.readSecretValue(ns.name, 'zoho-client', 'clientId'),
+      latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
+      latchkey.ctx.catalog.getProvider(PROVIDER) &&
+      latchkey.ctx.catalog.getIntegration(ns.name, 'zoho') &&
+      latchkey.ctx.catalog.readSecretValue(ns.name, 'zoho-client', 'clientId'),
   );
 });
 
@@ -97,7 +97,7 @@ describe("zoho-crm's data centre", () => {
     expect(res.status).toBe(502);
     expect(page).toContain('accountsServer');
     expect(page).not.toContain('evil');
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(0);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(0);
   });
 
   it('refuses it, and missing keys, on both import endpoints, storing nothing', async () => {
@@ -130,7 +130,7 @@ describe("zoho-crm's data centre", () => {
     });
     expect(deprecated.status).toBe(400);
     expect(deprecated.body.error.code).toBe('invalid_connection_config');
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(0);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(0);
   });
 
   it('re-imports keep the stored configuration unless a valid one is sent', async () => {
@@ -146,7 +146,7 @@ describe("zoho-crm's data centre", () => {
       },
     });
     expect(again.status).toBe(400);
-    const stored = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-keep')!;
+    const stored = latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-keep')!;
     expect(stored.resource.spec.connectionConfig).toEqual(EU);
     expect(stored.credentials).toMatchObject({ access_token: 'at-3' });
   });
@@ -160,7 +160,7 @@ describe("zoho-crm's data centre", () => {
       connection_config: au,
     };
     expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
-    await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-reconnect'));
+    await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-reconnect'));
     const token = session({ connectionId: 'c-reconnect', integration: 'zoho' });
     for (const other of ['accounts.zoho.evil.example', 'accounts.zoho.eu']) {
       const moved = await oauthStart(token, { accountsServer: other });
@@ -184,14 +184,16 @@ describe("zoho-crm's data centre", () => {
     // As stored before the upgrade: the end user typed the extension.
     const custom = kc.makeApiClient(CustomObjectsApi);
     const ref = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections' };
-    const name = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old')!.resource.metadata.name!;
+    const name = latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-old')!.resource.metadata.name!;
     const current = (await custom.getNamespacedCustomObject({ ...ref, name })) as ConnectionResource;
     await custom.replaceNamespacedCustomObject({
       ...ref,
       name,
       body: { ...current, spec: { ...current.spec, connectionConfig: { domainExtension: 'eu' } } },
     });
-    await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old')?.resource.spec.connectionConfig?.domainExtension);
+    await eventually(
+      () => latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-old')?.resource.spec.connectionConfig?.domainExtension,
+    );
     // Unmigrated, it has no token URL to refresh at: the refresh fails before any request.
     const before = await latchkey.call('GET', '/connections/c-old?provider_config_key=zoho&force_refresh=true', { key: env.secretKey });
     expect(before.status).not.toBe(200);
@@ -205,7 +207,7 @@ describe("zoho-crm's data centre", () => {
     });
     expect(await migrate(false)).toEqual({ migration: 'zoho-data-centre', dryRun: false, changed: [`${ns.name}/${name}`], attention: [] });
     const migrated = await eventually(() => {
-      const c = latchkey.ctx.store.getConnection(ns.name, 'zoho', 'c-old');
+      const c = latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-old');
       return c?.resource.spec.connectionConfig?.accountsServer ? c : undefined;
     });
     expect(migrated.resource.spec.connectionConfig).toEqual(EU);

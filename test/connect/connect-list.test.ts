@@ -55,11 +55,11 @@ beforeAll(async () => {
   await createIntegration(kc, bed.ns.name, 'unfinished', { provider: P.oauth, displayName: 'Unfinished' });
   await bed.synced(
     (store) =>
-      store.getProvider(P.logo)?.spec.logoUrl &&
-      store.getProvider(P.plain) &&
-      store.getProvider(P.oauth) &&
-      store.getIntegration(bed.ns.name, 'unfinished') &&
-      NAMES.every((n) => store.getIntegration(bed.ns.name, n.toLowerCase())),
+      store.catalog.getProvider(P.logo)?.spec.logoUrl &&
+      store.catalog.getProvider(P.plain) &&
+      store.catalog.getProvider(P.oauth) &&
+      store.catalog.getIntegration(bed.ns.name, 'unfinished') &&
+      NAMES.every((n) => store.catalog.getIntegration(bed.ns.name, n.toLowerCase())),
   );
 });
 

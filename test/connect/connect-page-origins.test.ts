@@ -28,9 +28,9 @@ beforeAll(async () => {
   replica = await startReplica(kc, { namespaces: [nsA.name, nsB.name], selfBaseUrl: true });
   await eventually(
     () =>
-      replica.ctx.store.listEnvironments(nsA.name)[0]?.spec.connectUI &&
-      replica.ctx.store.listEnvironments(nsB.name)[0]?.spec.connectUI &&
-      replica.ctx.store.readSecretValue(nsA.name, 'test-keys', 'secretKey'),
+      replica.ctx.catalog.listEnvironments(nsA.name)[0]?.spec.connectUI &&
+      replica.ctx.catalog.listEnvironments(nsB.name)[0]?.spec.connectUI &&
+      replica.ctx.catalog.readSecretValue(nsA.name, 'test-keys', 'secretKey'),
   );
 });
 

@@ -76,12 +76,12 @@ beforeAll(async () => {
   await createIntegration(kc, bed.ns.name, 'unfinished', { provider: P.oauth });
   await bed.synced(
     (store) =>
-      store.getProvider(P.logo)?.spec.fieldHelp &&
-      store.getProvider(P.basic) &&
-      store.getProvider(P.oauth) &&
-      store.getProvider(P.idp) &&
-      store.readSecretValue(bed.ns.name, 'idp-client', 'clientId') &&
-      ['wakatime', 'ledger', 'unfinished', ...PLAIN.map((n) => n.toLowerCase())].every((i) => store.getIntegration(bed.ns.name, i)),
+      store.catalog.getProvider(P.logo)?.spec.fieldHelp &&
+      store.catalog.getProvider(P.basic) &&
+      store.catalog.getProvider(P.oauth) &&
+      store.catalog.getProvider(P.idp) &&
+      store.catalog.readSecretValue(bed.ns.name, 'idp-client', 'clientId') &&
+      ['wakatime', 'ledger', 'unfinished', ...PLAIN.map((n) => n.toLowerCase())].every((i) => store.catalog.getIntegration(bed.ns.name, i)),
   );
 });
 
@@ -412,7 +412,7 @@ describe('the application’s branding', () => {
         },
       },
     });
-    await bed.synced((store) => store.listEnvironments(bed.ns.name)[0]?.spec.connectUI?.brandColor);
+    await bed.synced((store) => store.catalog.listEnvironments(bed.ns.name)[0]?.spec.connectUI?.brandColor);
 
     for (const theme of ['light', 'dark'] as const) {
       await withPage(async (page) => {

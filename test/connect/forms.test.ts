@@ -61,8 +61,8 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'opendata', { provider: P.none });
   await bed.synced(
     (store) =>
-      ['keyed', 'machine', 'tracker', 'ledger', 'mailer', 'opendata'].every((i) => store.getIntegration(ns.name, i)) &&
-      Object.values(P).every((p) => store.getProvider(p)),
+      ['keyed', 'machine', 'tracker', 'ledger', 'mailer', 'opendata'].every((i) => store.catalog.getIntegration(ns.name, i)) &&
+      Object.values(P).every((p) => store.catalog.getProvider(p)),
   );
 });
 
@@ -89,7 +89,7 @@ describe('Connect UI forms', () => {
     // Empty fields: refused in the page, nothing stored.
     await popup.click('button[type=submit]');
     expect(await popup.textContent('#f-values-apiKey-error')).toBe('Required');
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(0);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(0);
     if (shots) await popup.screenshot({ path: `${shots}/connect-form.png` });
 
     await popup.fill('#f-values-apiKey', 'key-123456');
@@ -99,8 +99,8 @@ describe('Connect UI forms', () => {
     expect(connect.providerConfigKey).toBe('keyed');
     expect(connect.connectionId).toBeUndefined(); // production mode
 
-    const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.integration === 'keyed'));
-    const stored = latchkey.ctx.store.getConnection(ns.name, 'keyed', conn.spec.connectionId)!;
+    const conn = await eventually(() => latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.integration === 'keyed'));
+    const stored = latchkey.ctx.connections.getConnection(ns.name, 'keyed', conn.spec.connectionId)!;
     expect(stored.credentials).toEqual({ type: 'API_KEY', apiKey: 'key-123456' });
     expect(stored.resource.spec).toMatchObject({
       authMode: 'API_KEY',
@@ -129,7 +129,7 @@ describe('Connect UI forms', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const missing = await post({ integration: 'keyed', values: { apiKey: '  ' }, connectionConfig: { subdomain: 'x' } });
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({
@@ -139,12 +139,14 @@ describe('Connect UI forms', () => {
     expect(unknown.status).toBe(400);
     const noConfig = await post({ integration: 'keyed', values: { apiKey: 'k' } });
     expect(noConfig.status).toBe(400);
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
     const basic = await post({ integration: 'tracker', values: { username: 'ann', password: 'pw' } });
     expect(basic.status).toBe(201);
     expect(await basic.json()).toEqual({ data: { providerConfigKey: 'tracker' } });
-    const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.integration === 'tracker'));
-    expect(latchkey.ctx.store.getConnection(ns.name, 'tracker', conn.spec.connectionId)!.credentials).toEqual({
+    const conn = await eventually(() =>
+      latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.integration === 'tracker'),
+    );
+    expect(latchkey.ctx.connections.getConnection(ns.name, 'tracker', conn.spec.connectionId)!.credentials).toEqual({
       type: 'BASIC',
       username: 'ann',
       password: 'pw',
@@ -165,13 +167,15 @@ describe('Connect UI forms', () => {
     await popup.click('button[type=submit]');
     await popup.waitForSelector('.form-error:not([hidden])');
     expect(await popup.textContent('.form-error')).toContain('did not accept');
-    expect(latchkey.ctx.store.listConnections(ns.name).some((c) => c.spec.integration === 'machine')).toBe(false);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name).some((c) => c.spec.integration === 'machine')).toBe(false);
 
     await popup.fill('#f-values-clientSecret', M2M.clientSecret);
     await popup.click('button[type=submit]');
     await waitForEvent(page, 'connect');
-    const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.integration === 'machine'));
-    const creds = latchkey.ctx.store.getConnection(ns.name, 'machine', conn.spec.connectionId)!.credentials;
+    const conn = await eventually(() =>
+      latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.integration === 'machine'),
+    );
+    const creds = latchkey.ctx.connections.getConnection(ns.name, 'machine', conn.spec.connectionId)!.credentials;
     expect(creds).toMatchObject({ type: 'OAUTH2_CC', client_id: M2M.clientId, client_secret: M2M.clientSecret });
     expect(typeof creds.token).toBe('string');
     // The wrong secret was refused by the real token endpoint, the right one answered a token.
@@ -206,12 +210,14 @@ describe('Connect UI forms', () => {
     for (const selector of Object.keys(c.fill)) expect(await popup.locator(selector).count()).toBe(1);
     // Empty required fields are refused in the page.
     await popup.click('button[type=submit]');
-    expect(latchkey.ctx.store.listConnections(ns.name).some((x) => x.spec.integration === c.integration)).toBe(false);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name).some((x) => x.spec.integration === c.integration)).toBe(false);
     for (const [selector, value] of Object.entries(c.fill)) await popup.fill(selector, value);
     await popup.click('button[type=submit]');
     expect(await waitForEvent(page, 'connect')).toMatchObject({ providerConfigKey: c.integration });
-    const conn = await eventually(() => latchkey.ctx.store.listConnections(ns.name).find((x) => x.spec.integration === c.integration));
-    const stored = latchkey.ctx.store.getConnection(ns.name, c.integration, conn.spec.connectionId)!;
+    const conn = await eventually(() =>
+      latchkey.ctx.connectionScans.listConnections(ns.name).find((x) => x.spec.integration === c.integration),
+    );
+    const stored = latchkey.ctx.connections.getConnection(ns.name, c.integration, conn.spec.connectionId)!;
     expect(stored.credentials).toEqual(c.credentials);
     expect(stored.resource.spec.connectionConfig ?? {}).toEqual(c.config);
     await context.close();

@@ -98,12 +98,12 @@ beforeAll(async () => {
   );
   await eventually(
     () =>
-      latchkey.ctx.store.getIntegration(ns.name, 'keyed') &&
-      latchkey.ctx.store.getIntegration(ns.name, 'acme') &&
-      latchkey.ctx.store.getProvider(P.key) &&
-      latchkey.ctx.store.getProvider(P.oauth) &&
-      latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.connectUI &&
-      latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'),
+      latchkey.ctx.catalog.getIntegration(ns.name, 'keyed') &&
+      latchkey.ctx.catalog.getIntegration(ns.name, 'acme') &&
+      latchkey.ctx.catalog.getProvider(P.key) &&
+      latchkey.ctx.catalog.getProvider(P.oauth) &&
+      latchkey.ctx.catalog.listEnvironments(ns.name)[0]?.spec.connectUI &&
+      latchkey.ctx.catalog.readSecretValue(ns.name, 'acme-client', 'clientId'),
   );
   browser = await launchBrowser();
 });
@@ -265,7 +265,7 @@ describe('Connect UI in an iframe', () => {
 
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('keyed');
-    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'keyed', connect.connectionId!));
+    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'keyed', connect.connectionId!));
     expect(stored.credentials).toEqual({ type: 'API_KEY', apiKey: 'framed-key-123' });
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'frame-key-user' });
 
@@ -304,7 +304,7 @@ describe('Connect UI in an iframe', () => {
     expect((await eventsOf(page)).map((e) => e.type)).toEqual(['connect', 'close']);
     expect(await page.locator('[data-latchkey-overlay]').count()).toBe(0);
 
-    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', connect.connectionId!));
+    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'acme', connect.connectionId!));
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'frame-oauth-user' });
     const creds = stored.credentials as { type: string; access_token: string };
     expect(creds.type).toBe('OAUTH2');

@@ -44,9 +44,9 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'tumble', { provider: PROVIDER, displayName: 'Tumble for Acme' }, CONSUMER);
   await bed.synced(
     (store) =>
-      store.getIntegration(ns.name, 'tumble') &&
-      store.getProvider(PROVIDER) &&
-      store.readSecretValue(ns.name, 'tumble-client', 'clientSecret'),
+      store.catalog.getIntegration(ns.name, 'tumble') &&
+      store.catalog.getProvider(PROVIDER) &&
+      store.catalog.readSecretValue(ns.name, 'tumble-client', 'clientSecret'),
   );
 });
 
@@ -74,7 +74,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('tumble');
 
-    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'tumble', connect.connectionId!));
+    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'tumble', connect.connectionId!));
     const creds = stored.credentials as { type: string; oauth_token: string; oauth_token_secret: string; raw: Record<string, string> };
     expect(creds.type).toBe('OAUTH1');
     expect(creds.oauth_token).toBeTruthy();
@@ -107,7 +107,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
   });
 
   it('reports a denial as an error page and event, and stores nothing', async () => {
-    const before = latchkey.ctx.store.listConnections(ns.name).length;
+    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const context = await browser.newContext();
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-denier' }, allowedIntegrations: ['tumble'] });
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
@@ -116,7 +116,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
     await popup.waitForSelector('text=Could not connect');
     const error = await waitForEvent(page, 'error');
     expect(error).toMatchObject({ providerConfigKey: 'tumble', error: { code: 'access_denied' } });
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(before);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
     await context.close();
   });
 
@@ -129,7 +129,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
       name: env.name,
       body: [{ op: 'add', path: '/spec/connectUI', value: { appName: 'Acme Notes' } }],
     });
-    await bed.synced((store) => store.listEnvironments(ns.name)[0]?.spec.connectUI?.appName === 'Acme Notes');
+    await bed.synced((store) => store.catalog.listEnvironments(ns.name)[0]?.spec.connectUI?.appName === 'Acme Notes');
     const context = await browser.newContext();
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-named' }, allowedIntegrations: ['tumble'] });
     const { popup } = await openConnectPopup(context, app.url, token);

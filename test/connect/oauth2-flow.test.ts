@@ -47,9 +47,9 @@ beforeAll(async () => {
   );
   await bed.synced(
     (store) =>
-      store.getIntegration(ns.name, 'acme-sandbox') &&
-      store.getProvider(PROVIDER) &&
-      store.readSecretValue(ns.name, 'acme-client', 'clientId'),
+      store.catalog.getIntegration(ns.name, 'acme-sandbox') &&
+      store.catalog.getProvider(PROVIDER) &&
+      store.catalog.readSecretValue(ns.name, 'acme-client', 'clientId'),
   );
 });
 
@@ -90,7 +90,7 @@ async function connectAcmeAsUser42(): Promise<string> {
     await loginAndConsent(popup);
     await popup.click('text=Continue');
     const connectionId = (await waitForEvent(page, 'connect')).connectionId!;
-    await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', connectionId));
+    await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'acme', connectionId));
     await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connectionId && w.json.operation === 'creation'));
     return connectionId;
   } finally {
@@ -125,7 +125,7 @@ describe('OAuth 2 through the Connect UI', () => {
     await waitForEvent(page, 'close');
     expect((await eventsOf(page)).map((e) => e.type)).toEqual(['connect', 'close']);
 
-    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId));
+    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'acme', firstConnectionId));
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'user-42', tags: { organization: 'org-7' } });
     expect(stored.resource.spec.authMode).toBe('OAUTH2');
     const creds = stored.credentials as { type: string; access_token: string; refresh_token?: string; expires_at?: string };
@@ -172,8 +172,8 @@ describe('OAuth 2 through the Connect UI', () => {
     });
     await context.close();
     // Leave no connection behind for the other cases.
-    await latchkey.ctx.store.deleteConnection(ns.name, stored.resource.metadata.name);
-    await eventually(() => !latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId));
+    await latchkey.ctx.connections.deleteConnection(ns.name, stored.resource.metadata.name);
+    await eventually(() => !latchkey.ctx.connections.getConnection(ns.name, 'acme', firstConnectionId));
   });
 
   it('goes straight to the provider when the session allows exactly one integration', async () => {
@@ -192,7 +192,7 @@ describe('OAuth 2 through the Connect UI', () => {
     if (shots) await popup.screenshot({ path: `${shots}/connect-success.png` });
     const connect = await waitForEvent(page, 'connect');
     expect(connect.providerConfigKey).toBe('acme-sandbox');
-    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme-sandbox', connect.connectionId!));
+    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'acme-sandbox', connect.connectionId!));
     expect(await userinfo(stored.credentials.access_token as string)).toEqual({ status: 200, sub: 'bob' });
     const hook = await eventually(() => receiver.delivered().find((w) => w.json.connectionId === connect.connectionId));
     expect(hook.json).toMatchObject({
@@ -205,20 +205,20 @@ describe('OAuth 2 through the Connect UI', () => {
 
   it('re-authorizes an existing connection: same ID, metadata and end user, new credentials, errors cleared, override webhook', async () => {
     const firstConnectionId = await connectAcmeAsUser42();
-    const name = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.resource.metadata.name;
-    const before = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId)!.credentials.access_token;
-    await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({
+    const name = latchkey.ctx.connections.getConnection(ns.name, 'acme', firstConnectionId)!.resource.metadata.name;
+    const before = latchkey.ctx.connections.getConnection(ns.name, 'acme', firstConnectionId)!.credentials.access_token;
+    await latchkey.ctx.connections.updateConnection(ns.name, name, (c) => ({
       ...c,
       spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } },
     }));
-    await latchkey.ctx.store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
+    await latchkey.ctx.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       errors: [{ type: 'auth', logId: 'log-1', message: 'refresh failed' }],
       refreshAttempts: 3,
       nextRefreshAt: new Date(Date.now() - 60_000).toISOString(),
     }));
-    await latchkey.ctx.store.updateCredentials(ns.name, name, (c) => ({ ...c, refresh_token: 'refresh-token-before' }));
-    const acmeConnections = () => latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.integration === 'acme').length;
+    await latchkey.ctx.connections.updateCredentials(ns.name, name, (c) => ({ ...c, refresh_token: 'refresh-token-before' }));
+    const acmeConnections = () => latchkey.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.integration === 'acme').length;
     const acmeBefore = acmeConnections();
 
     const context = await browser.newContext();
@@ -230,7 +230,7 @@ describe('OAuth 2 through the Connect UI', () => {
     expect(connect).toMatchObject({ providerConfigKey: 'acme', connectionId: firstConnectionId });
 
     const after = await eventually(() => {
-      const c = latchkey.ctx.store.getConnection(ns.name, 'acme', firstConnectionId);
+      const c = latchkey.ctx.connections.getConnection(ns.name, 'acme', firstConnectionId);
       return c && c.credentials.access_token !== before ? c : undefined;
     });
     expect(after.resource.spec).toMatchObject({
@@ -264,7 +264,7 @@ describe('OAuth 2 through the Connect UI', () => {
   });
 
   it('shows a readable page and reports an error event when consent is denied; the callback cannot be replayed', async () => {
-    const connectionsBefore = latchkey.ctx.store.listConnections(ns.name).length;
+    const connectionsBefore = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const webhooksBefore = receiver.received.length;
     const context = await browser.newContext();
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'user-deny' }, allowedIntegrations: ['acme'] });
@@ -282,7 +282,7 @@ describe('OAuth 2 through the Connect UI', () => {
     const res = await replay.goto(popup.url());
     expect(res?.status()).toBe(400);
     expect(await replay.textContent('main')).toContain('already completed');
-    expect(latchkey.ctx.store.listConnections(ns.name)).toHaveLength(connectionsBefore);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(connectionsBefore);
     expect(receiver.received.length).toBe(webhooksBefore);
     await context.close();
   });

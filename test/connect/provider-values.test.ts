@@ -123,12 +123,12 @@ beforeAll(async () => {
   latchkey = await startReplica(kc, { namespaces: [ns.name], components: ['server'], selfBaseUrl: true });
   await eventually(
     () =>
-      latchkey.ctx.store.listEnvironments(ns.name).length > 0 &&
+      latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
       Object.entries(PROVIDERS).every(
         ([id, name]) =>
-          latchkey.ctx.store.getProvider(name) &&
-          latchkey.ctx.store.getIntegration(ns.name, id.toLowerCase()) &&
-          latchkey.ctx.store.readSecretValue(ns.name, `${id.toLowerCase()}-client`, 'clientId'),
+          latchkey.ctx.catalog.getProvider(name) &&
+          latchkey.ctx.catalog.getIntegration(ns.name, id.toLowerCase()) &&
+          latchkey.ctx.catalog.readSecretValue(ns.name, `${id.toLowerCase()}-client`, 'clientId'),
       ),
   );
 });
@@ -177,12 +177,12 @@ async function connect(
   provider.tokenAnswers.splice(0, provider.tokenAnswers.length, token);
   const res = await fetch(callback, { headers: { cookie } });
   const page = await res.text();
-  const connection = latchkey.ctx.store.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser);
+  const connection = latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser);
   return { endUser, status: res.status, page, connection };
 }
 
 function stored(integration: string, connectionId: string) {
-  return latchkey.ctx.store.getConnection(ns.name, integration, connectionId);
+  return latchkey.ctx.connections.getConnection(ns.name, integration, connectionId);
 }
 
 async function failures(integration: string, endUser: string) {

@@ -39,10 +39,10 @@ beforeAll(async () => {
   );
   await bed.synced(
     (store) =>
-      store.getProvider(PROVIDER) &&
-      store.getIntegration(ns.name, 'machine') &&
-      store.readSecretValue(ns.name, 'acme-client', 'clientSecret') &&
-      store.readSecretValue(ns.name, 'acme-wrong-client', 'clientSecret'),
+      store.catalog.getProvider(PROVIDER) &&
+      store.catalog.getIntegration(ns.name, 'machine') &&
+      store.catalog.readSecretValue(ns.name, 'acme-client', 'clientSecret') &&
+      store.catalog.readSecretValue(ns.name, 'acme-wrong-client', 'clientSecret'),
   );
 });
 
@@ -57,14 +57,14 @@ async function userinfoStatus(accessToken: string): Promise<number> {
 
 /** An existing connection with working tokens, metadata and configuration (what a failed reconnect must keep). */
 async function existingConnection(integration: string, connectionId: string) {
-  const imported = await importOAuth2(latchkey.ctx.store, oidc, CLIENT, ns.name, integration, PROVIDER, { connectionId });
+  const imported = await importOAuth2(latchkey.ctx, oidc, CLIENT, ns.name, integration, PROVIDER, { connectionId });
   const name = imported.conn.resource.metadata.name;
-  await latchkey.ctx.store.updateConnection(ns.name, name, (c) => ({
+  await latchkey.ctx.connections.updateConnection(ns.name, name, (c) => ({
     ...c,
     spec: { ...c.spec, metadata: { plan: 'gold' }, connectionConfig: { region: 'eu' } },
   }));
   const before = await eventually(() => {
-    const c = latchkey.ctx.store.getConnection(ns.name, integration, connectionId);
+    const c = latchkey.ctx.connections.getConnection(ns.name, integration, connectionId);
     return c?.resource.spec.connectionConfig?.region === 'eu' ? c : undefined;
   });
   expect(await userinfoStatus(imported.accessToken)).toBe(200);
@@ -102,8 +102,8 @@ async function logEntry(logId: string) {
 }
 
 /** The failed reconnect changed nothing stored but the errors: same credentials, configuration, metadata. */
-function expectUntouched(integration: string, connectionId: string, before: ReturnType<typeof latchkey.ctx.store.getConnection>) {
-  const after = latchkey.ctx.store.getConnection(ns.name, integration, connectionId)!;
+function expectUntouched(integration: string, connectionId: string, before: ReturnType<typeof latchkey.ctx.connections.getConnection>) {
+  const after = latchkey.ctx.connections.getConnection(ns.name, integration, connectionId)!;
   expect(after.credentials).toEqual(before!.credentials);
   expect(after.resource.spec).toEqual(before!.resource.spec);
   expect(after.resource.status?.expiresAt).toBe(before!.resource.status?.expiresAt);
@@ -189,7 +189,7 @@ describe('a failed re-authorization', () => {
     await opened.popup.click('button[type=submit]');
     const connectionId = (await waitForEvent(opened.app, 'connect')).connectionId!;
     await first.close();
-    const before = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'machine', connectionId));
+    const before = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'machine', connectionId));
 
     const res = await latchkey.call('POST', '/connect/sessions/reconnect', {
       key: env.secretKey,
@@ -217,7 +217,7 @@ describe('a failed re-authorization', () => {
 
   it('a first connect whose token exchange is refused stores nothing and touches no other connection', async () => {
     await existingConnection('acme-wrong', 'bystander');
-    const connectionsBefore = latchkey.ctx.store.listConnections(ns.name).map((c) => c.metadata.name);
+    const connectionsBefore = latchkey.ctx.connectionScans.listConnections(ns.name).map((c) => c.metadata.name);
     const webhooksBefore = receiver.received.length;
     const context = await browser.newContext();
     const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'first-timer' }, allowedIntegrations: ['acme-wrong'] });
@@ -227,8 +227,8 @@ describe('a failed re-authorization', () => {
     expect(await waitForEvent(page, 'error')).toMatchObject({ error: { code: 'token_exchange_failed' } });
     await context.close();
 
-    expect(latchkey.ctx.store.listConnections(ns.name).map((c) => c.metadata.name)).toEqual(connectionsBefore);
-    expect(latchkey.ctx.store.getConnection(ns.name, 'acme-wrong', 'bystander')!.resource.status?.errors ?? []).toEqual([]);
+    expect(latchkey.ctx.connectionScans.listConnections(ns.name).map((c) => c.metadata.name)).toEqual(connectionsBefore);
+    expect(latchkey.ctx.connections.getConnection(ns.name, 'acme-wrong', 'bystander')!.resource.status?.errors ?? []).toEqual([]);
     expect(receiver.received.length).toBe(webhooksBefore);
     // The attempt is still in the log (the environment's ring: there is no connection to hang it on).
     const found = await eventually(async () => {

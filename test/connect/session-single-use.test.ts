@@ -62,11 +62,11 @@ beforeAll(async () => {
   for (const r of [a, b]) {
     await eventually(
       () =>
-        r.ctx.store.listEnvironments(ns.name).length > 0 &&
-        r.ctx.store.getIntegration(ns.name, 'keyed-too') &&
-        r.ctx.store.getProvider(OAUTH_PROVIDER) &&
-        r.ctx.store.getIntegration(ns.name, 'machine') &&
-        r.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientSecret'),
+        r.ctx.catalog.listEnvironments(ns.name).length > 0 &&
+        r.ctx.catalog.getIntegration(ns.name, 'keyed-too') &&
+        r.ctx.catalog.getProvider(OAUTH_PROVIDER) &&
+        r.ctx.catalog.getIntegration(ns.name, 'machine') &&
+        r.ctx.catalog.readSecretValue(ns.name, 'acme-client', 'clientSecret'),
     );
   }
 });
@@ -134,7 +134,7 @@ async function importKeyed(connectionId: string, apiKey: string): Promise<void> 
     body: { provider_config_key: 'keyed', connection_id: connectionId, credentials: { type: 'API_KEY', apiKey } },
   });
   expect(res.status).toBe(201);
-  await eventually(() => a.ctx.store.getConnection(ns.name, 'keyed', connectionId));
+  await eventually(() => a.ctx.connections.getConnection(ns.name, 'keyed', connectionId));
 }
 
 describe('reconnect tokens', () => {
@@ -145,7 +145,7 @@ describe('reconnect tokens', () => {
     expect(first.status).toBe(201);
     expect(await storedCredentials('keyed', 're-1')).toMatchObject({ type: 'API_KEY', apiKey: 'victim-new-key-0002' });
     const before = await eventually(() => {
-      const c = a.ctx.store.getConnection(ns.name, 'keyed', 're-1');
+      const c = a.ctx.connections.getConnection(ns.name, 'keyed', 're-1');
       return c && (c.resource.status?.errors ?? []).length === 0 ? c : undefined;
     });
 
@@ -154,7 +154,7 @@ describe('reconnect tokens', () => {
     expect(again.body.error).toMatchObject({ code: 'session_already_used', message: expect.stringContaining('new link') });
     expect(JSON.stringify(again.body)).not.toContain('attacker-key-0003');
     expect(await storedCredentials('keyed', 're-1')).toEqual({ type: 'API_KEY', apiKey: 'victim-new-key-0002' });
-    expect(a.ctx.store.getConnection(ns.name, 'keyed', 're-1')?.resource.status?.errors ?? []).toEqual(
+    expect(a.ctx.connections.getConnection(ns.name, 'keyed', 're-1')?.resource.status?.errors ?? []).toEqual(
       before.resource.status?.errors ?? [],
     );
   });
@@ -186,7 +186,9 @@ describe('reconnect tokens', () => {
     const credentials = await storedCredentials('acme', connectionId!);
     expect(credentials).toMatchObject({ type: 'OAUTH2', access_token: expect.stringMatching(/^at-\d+$/) });
     // The reconnect cleared the refused attempt's error.
-    await eventually(() => (a.ctx.store.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? ['x']).length === 0);
+    await eventually(
+      () => (a.ctx.connections.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? ['x']).length === 0,
+    );
 
     const replay = await startOAuth(a, token);
     expect([replay.status, replay.body.error?.code]).toEqual([409, 'session_already_used']);
@@ -195,7 +197,7 @@ describe('reconnect tokens', () => {
     expect(lateCallback.page).toContain('session_already_used');
     expect(await storedCredentials('acme', connectionId!)).toEqual(credentials);
     // Not a failed re-authorization: the connection shows no error for it (replica a's own writes are in its cache at once).
-    expect(a.ctx.store.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? []).toEqual([]);
+    expect(a.ctx.connections.getConnection(ns.name, 'acme', connectionId!)?.resource.status?.errors ?? []).toEqual([]);
   });
 });
 
@@ -209,7 +211,7 @@ describe('connect session tokens', () => {
     expect([again.status, again.body.error?.code]).toEqual([409, 'session_already_used']);
     const other = await submitForm(b, token, 'keyed-too', 'other-key-0203');
     expect(other.status).toBe(201);
-    const mine = () => a.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-forms');
+    const mine = () => a.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-forms');
     await eventually(() => mine().length === 2);
     expect(
       mine()
@@ -237,8 +239,8 @@ describe('connect session tokens', () => {
     expect(second.page).toContain('session_already_used');
     expect(tokenCalls()).toBe(callsBefore + 1);
     expect(await storedCredentials('acme', connectionId!)).toEqual(credentials);
-    await eventually(() => a.ctx.store.listConnections(ns.name).some((c) => c.spec.endUser?.id === 'end-user-two-flows'));
-    expect(a.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-two-flows')).toHaveLength(1);
+    await eventually(() => a.ctx.connectionScans.listConnections(ns.name).some((c) => c.spec.endUser?.id === 'end-user-two-flows'));
+    expect(a.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-two-flows')).toHaveLength(1);
   });
 
   it('stays usable after a form the provider refused (client credentials), then connects once', async () => {
@@ -251,7 +253,7 @@ describe('connect session tokens', () => {
     expect(saved.status).toBe(201);
     const again = await submitForm(a, token, 'machine', values);
     expect([again.status, again.body.error?.code]).toEqual([409, 'session_already_used']);
-    const mine = () => a.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-cc');
+    const mine = () => a.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.endUser?.id === 'end-user-cc');
     await eventually(() => mine().length === 1);
     expect(mine()).toHaveLength(1);
   });

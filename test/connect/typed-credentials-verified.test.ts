@@ -68,9 +68,9 @@ beforeAll(async () => {
   replica = await startReplica(kc, { namespaces: [ns.name], identity: 'typed-checked', key: env.secretKey });
   await eventually(
     () =>
-      replica.ctx.store.listEnvironments(ns.name).length > 0 &&
-      ['keyed', 'tracker', 'sleepy'].every((i) => replica.ctx.store.getIntegration(ns.name, i)) &&
-      [KEY_PROVIDER, BASIC_PROVIDER, DOWN_PROVIDER].every((p) => replica.ctx.store.getProvider(p)),
+      replica.ctx.catalog.listEnvironments(ns.name).length > 0 &&
+      ['keyed', 'tracker', 'sleepy'].every((i) => replica.ctx.catalog.getIntegration(ns.name, i)) &&
+      [KEY_PROVIDER, BASIC_PROVIDER, DOWN_PROVIDER].every((p) => replica.ctx.catalog.getProvider(p)),
   );
 });
 
@@ -94,7 +94,8 @@ async function submitForm(endUser: string, integration: string, values: Record<s
   return { status: res.status, body: (await res.json()) as any };
 }
 
-const connectionsOf = (endUser: string) => replica.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === endUser);
+const connectionsOf = (endUser: string) =>
+  replica.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.endUser?.id === endUser);
 const checksSince = (before: number, path: string) => provider.requests.slice(before).filter((r) => r.url.startsWith(path));
 
 describe('typed credentials checked with the provider', () => {
@@ -123,7 +124,7 @@ describe('typed credentials checked with the provider', () => {
     expect(res.status).toBe(201);
     expect(checksSince(before, '/v1/me')).toHaveLength(1);
     const [conn] = await eventually(() => (connectionsOf('accepted-user').length ? connectionsOf('accepted-user') : undefined));
-    const stored = replica.ctx.store.getConnection(ns.name, 'keyed', conn!.spec.connectionId);
+    const stored = replica.ctx.connections.getConnection(ns.name, 'keyed', conn!.spec.connectionId);
     expect(stored?.credentials).toMatchObject({ type: 'API_KEY', apiKey: GOOD_KEY });
   });
 

@@ -33,9 +33,9 @@ const bed = bedForFile(async () => {
     },
     kubeconfigs: [kc, kc],
     replica: { config: { connectionCacheEntries: 1 } },
-    ready: (store, namespace) => store.getIntegration(namespace, KEYS),
+    ready: (store, namespace) => store.catalog.getIntegration(namespace, KEYS),
   });
-  for (const r of started.servers) expect(r.ctx.store.bounded).toBe(true);
+  for (const r of started.servers) expect(r.ctx.caches.bounded).toBe(true);
   return started;
 });
 const a = () => bed.servers[0]!;
@@ -45,12 +45,12 @@ const fetchVia = (r: Replica, connectionId: string, query = '') =>
   r.call('GET', `/connections/${encodeURIComponent(connectionId)}?provider_config_key=${INTEGRATION}${query}`);
 
 it('a refresh on one replica is what the other answers next, though it had the old token in memory', async () => {
-  const imported = await importOAuth2(a().ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName);
+  const imported = await importOAuth2(a().ctx, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName);
   const { connectionId } = imported.conn.resource.spec;
   const first = await fetchVia(b(), connectionId);
   expect(first.status).toBe(200);
   expect(first.body.credentials.access_token).toBe(imported.accessToken);
-  expect(b().ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId)).toBeDefined();
+  expect(b().ctx.connections.getConnection(bed.ns.name, INTEGRATION, connectionId)).toBeDefined();
 
   const forced = await fetchVia(a(), connectionId, '&force_refresh=true');
   expect(forced.status).toBe(200);
@@ -69,7 +69,7 @@ it('a refresh on one replica is what the other answers next, though it had the o
 });
 
 it('an expired token fetched through a replica that never saw the connection is refreshed once', async () => {
-  const imported = await importOAuth2(a().ctx.store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, {
+  const imported = await importOAuth2(a().ctx, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, {
     expiresInMs: -60_000,
   });
   const { connectionId } = imported.conn.resource.spec;

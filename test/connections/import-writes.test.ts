@@ -25,8 +25,8 @@ beforeAll(async () => {
   watcher = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await watcher.start();
   for (const verb of ['add', 'update', 'delete'] as const) {
-    watcher.watched.connections.on(verb, (c) => events.push(`connection ${verb} ${c.metadata.name}`));
-    watcher.watched.credentialSecrets.on(verb, (s) => events.push(`secret ${verb} ${s.metadata!.name}`));
+    watcher.caches.watched.connections.on(verb, (c) => events.push(`connection ${verb} ${c.metadata.name}`));
+    watcher.caches.watched.credentialSecrets.on(verb, (s) => events.push(`secret ${verb} ${s.metadata!.name}`));
   }
 });
 afterAll(async () => {
@@ -37,7 +37,7 @@ afterAll(async () => {
 
 it('imports a new connection in two writes, and readers still see its expiry and next refresh', async () => {
   const expiresAt = new Date(Date.now() + 3600_000).toISOString();
-  const deps = { store: replica.ctx.store, config: replica.ctx.config, clock: replica.ctx.clock };
+  const deps = { connections: replica.ctx.connections, catalog: replica.ctx.catalog, config: replica.ctx.config, clock: replica.ctx.clock };
   const { connection, created } = await importConnection(deps, {
     namespace: ns.name,
     integration,
@@ -60,7 +60,7 @@ it('imports a new connection in two writes, and readers still see its expiry and
   expect(events.filter((e) => e.endsWith(` ${name}`))).toEqual([`connection add ${name}`, `secret add ${name}`]);
 
   // What a reader sees: the answer, and the replica's reads (REST API, dashboard).
-  for (const seen of [connection, replica.ctx.store.getConnection(ns.name, 'crm', 'two-writes')!]) {
+  for (const seen of [connection, replica.ctx.connections.getConnection(ns.name, 'crm', 'two-writes')!]) {
     expect(seen.resource.status?.expiresAt).toBe(expiresAt);
     expect(seen.resource.status?.nextRefreshAt).toBeDefined();
     expect(seen.resource.status?.updatedAt).toBeDefined();

@@ -27,7 +27,7 @@ afterAll(async () => {
 
 async function newConnection(id: string): Promise<string> {
   const created = await createConnection(
-    { store, config: { refreshMarginSeconds: 300, refreshMarginRatio: 0.5 }, clock },
+    { connections: store.connections, config: { refreshMarginSeconds: 300, refreshMarginRatio: 0.5 }, clock },
     { namespace: ns.name, integration, provider, connectionId: id, credentials: { type: 'API_KEY', apiKey: `key-${id}` } },
   );
   return created.resource.metadata.name;
@@ -35,7 +35,7 @@ async function newConnection(id: string): Promise<string> {
 
 /** The Connection as the API server holds it (not the cache), with the resourceVersion that counts writes. */
 async function stored(name: string) {
-  const r = (await store.custom.getNamespacedCustomObject({
+  const r = (await store.caches.custom.getNamespacedCustomObject({
     group: 'latchkey.dev',
     version: 'v1alpha1',
     namespace: ns.name,
@@ -49,7 +49,7 @@ describe('last_fetched_at', () => {
   it('is recorded in memory, written in a batch, at most once per connection per interval', async () => {
     const a = await newConnection('lf-a');
     const b = await newConnection('lf-b');
-    const recorder = new LastFetchedRecorder({ store, logger: testLogger(), clock, intervalMs: INTERVAL });
+    const recorder = new LastFetchedRecorder({ connections: store.connections, logger: testLogger(), clock, intervalMs: INTERVAL });
     const before = await stored(a);
 
     // Fetches: nothing is written on the request path.
@@ -85,7 +85,7 @@ describe('last_fetched_at', () => {
 
   it('a stopping replica writes what it holds, whatever the interval', async () => {
     const c = await newConnection('lf-c');
-    const recorder = new LastFetchedRecorder({ store, logger: testLogger(), clock, intervalMs: INTERVAL });
+    const recorder = new LastFetchedRecorder({ connections: store.connections, logger: testLogger(), clock, intervalMs: INTERVAL });
     recorder.record(ns.name, c, now);
     await recorder.flush();
     now += 1000;
@@ -98,22 +98,22 @@ describe('last_fetched_at', () => {
 
   it('never moves a later time written by another replica back', async () => {
     const d = await newConnection('lf-d');
-    const other = new LastFetchedRecorder({ store, logger: testLogger(), clock, intervalMs: INTERVAL });
-    const mine = new LastFetchedRecorder({ store, logger: testLogger(), clock, intervalMs: INTERVAL });
+    const other = new LastFetchedRecorder({ connections: store.connections, logger: testLogger(), clock, intervalMs: INTERVAL });
+    const mine = new LastFetchedRecorder({ connections: store.connections, logger: testLogger(), clock, intervalMs: INTERVAL });
     mine.record(ns.name, d, now);
     other.record(ns.name, d, now + 2000);
     await other.flush();
-    await eventually(() => store.getConnectionByName(ns.name, d)?.resource.status?.lastFetchedAt === iso(now + 2000), 60_000);
+    await eventually(() => store.connections.getConnectionByName(ns.name, d)?.resource.status?.lastFetchedAt === iso(now + 2000), 60_000);
     await mine.flush();
     expect((await stored(d)).lastFetchedAt).toBe(iso(now + 2000));
   });
 
   it('a connection deleted before the flush is skipped without a retry', async () => {
     const e = await newConnection('lf-e');
-    const recorder = new LastFetchedRecorder({ store, logger: testLogger(), clock, intervalMs: INTERVAL });
+    const recorder = new LastFetchedRecorder({ connections: store.connections, logger: testLogger(), clock, intervalMs: INTERVAL });
     recorder.record(ns.name, e, now);
-    await store.deleteConnection(ns.name, e);
-    await eventually(() => store.getConnectionByName(ns.name, e) === undefined, 60_000);
+    await store.connections.deleteConnection(ns.name, e);
+    await eventually(() => store.connections.getConnectionByName(ns.name, e) === undefined, 60_000);
     await recorder.flush();
     expect(recorder.pendingCount).toBe(0);
   });

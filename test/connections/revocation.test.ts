@@ -82,9 +82,9 @@ beforeAll(async () => {
   replica = await startReplica(kc, { namespaces: [ns.name], identity: 'revocation', key: env.secretKey });
   await eventually(
     () =>
-      replica.ctx.store.listEnvironments(ns.name).length > 0 &&
+      replica.ctx.catalog.listEnvironments(ns.name).length > 0 &&
       Object.entries(P).every(
-        ([id, p]) => replica.ctx.store.getProvider(p) && replica.ctx.store.readSecretValue(ns.name, `${id}-client`, 'clientSecret'),
+        ([id, p]) => replica.ctx.catalog.getProvider(p) && replica.ctx.catalog.readSecretValue(ns.name, `${id}-client`, 'clientSecret'),
       ),
   );
 });
@@ -99,7 +99,7 @@ afterAll(async () => {
 
 /** A connection with the given tokens, stored as an import would store it. */
 async function connection(integration: keyof typeof P, connectionId: string, tokens: { accessToken: string; refreshToken: string }) {
-  await replica.ctx.store.createConnection({
+  await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: { integration, provider: P[integration], connectionId, authMode: 'OAUTH2', endUser: { id: 'u1' } },
     credentials: {
@@ -110,13 +110,13 @@ async function connection(integration: keyof typeof P, connectionId: string, tok
       raw: {},
     },
   });
-  await eventually(() => replica.ctx.store.getConnection(ns.name, integration, connectionId));
+  await eventually(() => replica.ctx.connections.getConnection(ns.name, integration, connectionId));
 }
 
 async function deleteAndLog(integration: string, connectionId: string) {
   const res = await replica.call('DELETE', `/connections/${connectionId}?provider_config_key=${integration}`);
   expect([res.status, res.body]).toEqual([200, { success: true }]);
-  expect(replica.ctx.store.getConnection(ns.name, integration, connectionId)).toBeUndefined();
+  expect(replica.ctx.connections.getConnection(ns.name, integration, connectionId)).toBeUndefined();
   return eventually(async () => {
     const logs = await replica.call('GET', `/logs?integration=${integration}&operation=deletion`);
     return (logs.body.logs as Array<{ connection_id: string; outcome: string; messages: string[] }> | undefined)?.find(
@@ -140,11 +140,11 @@ const refreshStatus = async (refreshToken: string) =>
 
 describe('grants revoked on delete', () => {
   it('revokes the grant at an RFC 7009 endpoint before deleting: the refresh and access tokens stop working', async () => {
-    const { refreshToken, accessToken, conn } = await importOAuth2(replica.ctx.store, oidc, CLIENT, ns.name, 'oidc', P.oidc, {
+    const { refreshToken, accessToken, conn } = await importOAuth2(replica.ctx, oidc, CLIENT, ns.name, 'oidc', P.oidc, {
       connectionId: 'rfc7009',
     });
     expect(conn.resource.spec.connectionId).toBe('rfc7009');
-    await eventually(() => replica.ctx.store.getConnection(ns.name, 'oidc', 'rfc7009'));
+    await eventually(() => replica.ctx.connections.getConnection(ns.name, 'oidc', 'rfc7009'));
     expect((await fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(200);
     const entry = await deleteAndLog('oidc', 'rfc7009');
     expect(entry.outcome).toBe('success');

@@ -10,7 +10,11 @@ const kc = testKubeConfig();
 let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let store: KubeStore;
 let now = Date.UTC(2030, 0, 1, 12, 0, 0);
-const deps = () => ({ store, config: { refreshMarginSeconds: 300, refreshMarginRatio: 0.5 }, clock: { now: () => now } });
+const deps = () => ({
+  connections: store.connections,
+  config: { refreshMarginSeconds: 300, refreshMarginRatio: 0.5 },
+  clock: { now: () => now },
+});
 
 // Only the names and the auth mode are read from these.
 const integration = { metadata: { name: 'crm' }, spec: { provider: 'acme' } } as unknown as IntegrationResource;
@@ -39,7 +43,7 @@ describe('the connection service', () => {
     });
     const name = created.resource.metadata.name;
     expect(created.resource.status?.nextRefreshAt).toBe(iso(now + 3600_000 - 300_000));
-    await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
+    await store.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       refreshAttempts: 5,
       errors: [{ type: 'auth', logId: 'ev-1', message: 'refused', refreshFailure: 'permanent' }],
@@ -61,7 +65,7 @@ describe('the connection service', () => {
       errors: [],
     });
     expect(saved!.resource.spec.metadata).toEqual({ plan: 'gold' });
-    expect(store.getConnection(ns.name, 'crm', 'reauth-1')!.credentials.refresh_token).toBe('r1');
+    expect(store.connections.getConnection(ns.name, 'crm', 'reauth-1')!.credentials.refresh_token).toBe('r1');
 
     // A refresh token sent with the new authorization replaces the old one.
     const again = await reauthorize(deps(), ns.name, 'crm', 'reauth-1', {
@@ -97,7 +101,7 @@ describe('the connection service', () => {
     expect(second.created).toBe(false);
     // An import states the credentials: what was not sent is not kept.
     expect(second.connection.credentials).toEqual({ type: 'OAUTH2', access_token: 'i2', raw: {} });
-    expect(store.getConnection(ns.name, 'crm', 'import-1')!.resource.spec.metadata).toEqual({ a: 1, b: 2 });
+    expect(store.connections.getConnection(ns.name, 'crm', 'import-1')!.resource.spec.metadata).toEqual({ a: 1, b: 2 });
   });
 
   it('deletes a connection and says whether there was one', async () => {
@@ -109,8 +113,12 @@ describe('the connection service', () => {
       connectionId: 'gone-1',
       credentials: { type: 'OAUTH2', access_token: 'g', raw: {} },
     });
-    expect(await deleteConnection({ store, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(true);
-    expect(store.getConnection(ns.name, 'crm', 'gone-1')).toBeUndefined();
-    expect(await deleteConnection({ store, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(false);
+    expect(await deleteConnection({ connections: store.connections, catalog: store.catalog, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(
+      true,
+    );
+    expect(store.connections.getConnection(ns.name, 'crm', 'gone-1')).toBeUndefined();
+    expect(await deleteConnection({ connections: store.connections, catalog: store.catalog, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(
+      false,
+    );
   });
 });

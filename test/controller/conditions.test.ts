@@ -110,9 +110,9 @@ it('deleting an Integration or a Provider that connections use shows in their co
   await createIntegration(kc, ns.name, 'provider-goes', { provider: p2 }, { clientId: 'a', clientSecret: 'b' });
   await readyOf('integrations', 'will-go', 'Ready');
   await readyOf('integrations', 'provider-goes', 'Ready');
-  const store = replica.ctx.store;
+  const store = replica.ctx;
   const make = (integration: string, provider: string, connectionId: string) =>
-    store.createConnection({
+    store.connections.createConnection({
       namespace: ns.name,
       spec: { integration, provider, connectionId, authMode: 'OAUTH2' },
       credentials: { type: 'OAUTH2', access_token: 'never-expires', raw: {} },
@@ -160,7 +160,7 @@ it('a token nothing renews turns the connection TokenExpired when it expires, wi
   await createIntegration(kc, ns.name, 'expiring', { provider: p }, { clientId: 'a', clientSecret: 'b' });
   await readyOf('integrations', 'expiring', 'Ready');
   const expiresAt = new Date(Date.now() + 6_000).toISOString();
-  const created = await replica.ctx.store.createConnection({
+  const created = await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: { integration: 'expiring', provider: p, connectionId: 'no-refresh-token', authMode: 'OAUTH2' },
     // No refresh token: nothing can renew it.
@@ -180,8 +180,8 @@ it('derives re-authorization from the refused credentials version alone, and lif
   const p = await provider('p-refused', oauth2Spec);
   await createIntegration(kc, ns.name, 'refused', { provider: p }, { clientId: 'a', clientSecret: 'b' });
   await readyOf('integrations', 'refused', 'Ready');
-  const store = replica.ctx.store;
-  const created = await store.createConnection({
+  const store = replica.ctx;
+  const created = await store.connections.createConnection({
     namespace: ns.name,
     spec: { integration: 'refused', provider: p, connectionId: 'refused-1', authMode: 'OAUTH2' },
     credentials: { type: 'OAUTH2', access_token: 'never-expires', raw: {} },
@@ -191,11 +191,11 @@ it('derives re-authorization from the refused credentials version alone, and lif
 
   // What the refresh scheduler records on a permanent failure (and nothing more): the refused Secret
   // version and the provider's answer. The conditions are the connection reconciler's to write.
-  await store.updateConnection(ns.name, name, (c) => ({
+  await store.connections.updateConnection(ns.name, name, (c) => ({
     ...c,
     metadata: { ...c.metadata, annotations: { ...c.metadata.annotations, [REAUTH_VERSION_ANNOTATION]: created.credentialsVersion } },
   }));
-  await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
+  await store.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
     ...s,
     errors: [
       { type: 'auth', logId: 'refused-event', message: 'invalid_grant, HTTP 400: grant revoked', occurredAt: new Date().toISOString() },
@@ -213,7 +213,7 @@ it('derives re-authorization from the refused credentials version alone, and lif
   expect(condition(refused.obj, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'ReauthorizationRequired' });
 
   // New credentials (another Secret version) lift it.
-  await store.updateCredentials(ns.name, name, (cur) => ({ ...cur, access_token: 'a-new-one' }));
+  await store.connections.updateCredentials(ns.name, name, (cur) => ({ ...cur, access_token: 'a-new-one' }));
   const lifted = await readyOf('connections', name, 'Ready');
   expect(lifted.ready.status).toBe('True');
   expect(condition(lifted.obj, 'NeedsReauthorization')).toMatchObject({ status: 'False', reason: 'Reauthorized' });
@@ -244,7 +244,7 @@ it('serves /healthz, /readyz and /metrics with bounded labels', async () => {
   const p = await provider('p-metrics', oauth2Spec);
   await createIntegration(kc, ns.name, 'metrics', { provider: p }, { clientId: 'a', clientSecret: 'b' });
   await readyOf('integrations', 'metrics', 'Ready');
-  const created = await replica.ctx.store.createConnection({
+  const created = await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: { integration: 'metrics', provider: p, connectionId: 'metrics-connection-id', authMode: 'OAUTH2' },
     credentials: { type: 'OAUTH2', access_token: 'never-expires', raw: {} },

@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   await createEnvironment(kc, bed.ns.name, { webhooks: { url: 'http://127.0.0.1:9/hooks' } });
   replica = await startReplica(kc, { namespaces: [bed.ns.name], components: ['controller'], config: { leaderElection: false } });
-  await eventually(() => replica.ctx.store.getIntegration(bed.ns.name, INTEGRATION));
+  await eventually(() => replica.ctx.catalog.getIntegration(bed.ns.name, INTEGRATION));
 });
 
 afterAll(async () => {
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 it('marks the Integration, not the end users, and resumes when its Secret is fixed', async () => {
-  const store = replica.ctx.store;
+  const store = replica.ctx;
   const imported = await Promise.all(
     [0, 1].map(() => importOAuth2(store, bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, { expiresInMs: 2_000 })),
   );
@@ -78,7 +78,7 @@ it('marks the Integration, not the end users, and resumes when its Secret is fix
   for (const { conn, accessToken } of imported) {
     await eventually(
       () => {
-        const c = store.getConnectionByName(bed.ns.name, conn.resource.metadata.name);
+        const c = store.connections.getConnectionByName(bed.ns.name, conn.resource.metadata.name);
         return c && c.credentials.access_token !== accessToken;
       },
       30_000,

@@ -30,7 +30,7 @@ beforeAll(async () => {
     identity: 'solo',
     config: { leaderElection: false },
   });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, 'jwt'));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns.name, 'jwt'));
 });
 
 afterAll(async () => {
@@ -41,7 +41,7 @@ afterAll(async () => {
 
 it('leaves JWT connections to be minted on demand, and calls them Ready', async () => {
   const now = Math.floor(Date.now() / 1000);
-  const conn = await replica.ctx.store.createConnection({
+  const conn = await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: { integration: 'jwt', provider: providerName, connectionId: 'ghost-site', authMode: 'JWT' },
     credentials: {
@@ -64,7 +64,7 @@ it('leaves JWT connections to be minted on demand, and calls them Ready', async 
   // condition follows the new generation); it still plans no refresh, and the Secret was not rewritten.
   const expiresAt = Date.parse(conn.credentials.expires_at as string);
   await eventually(() => Date.now() > expiresAt, 10_000, 50);
-  const changed = await replica.ctx.store.updateConnection(ns.name, name, (c) => ({
+  const changed = await replica.ctx.connections.updateConnection(ns.name, name, (c) => ({
     ...c,
     spec: { ...c.spec, metadata: { touched: 'after-expiry' } },
   }));

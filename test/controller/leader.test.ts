@@ -68,7 +68,7 @@ it('exactly one instance leads and refreshes; the other takes over when it dies'
   expect(lease?.holder).toBe(leader.ctx.config.identity);
 
   // Two refreshes of a 10-second token: all made by the connection's shard owner.
-  const { conn } = await importOAuth2(leader.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 3_000 });
+  const { conn } = await importOAuth2(leader.ctx, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 3_000 });
   const name = conn.resource.metadata.name;
   const key = `${ns.name}/${name}`;
   const owner = await eventually(
@@ -94,5 +94,5 @@ it('exactly one instance leads and refreshes; the other takes over when it dies'
   await eventually(() => oidc.refreshCalls() > handover, 20_000, 100);
   await eventually(() => follower.controller!.controller.owns(key), 120_000, 50);
   await eventually(async () => (await attempts(follower)) >= 1, 20_000, 100);
-  await eventually(() => follower.ctx.store.getConnectionByName(ns.name, name)?.resource.status?.refreshAttempts === 0, 10_000, 100);
+  await eventually(() => follower.ctx.connections.getConnectionByName(ns.name, name)?.resource.status?.refreshAttempts === 0, 10_000, 100);
 });

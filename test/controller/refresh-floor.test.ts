@@ -71,7 +71,9 @@ beforeAll(async () => {
     config: { leaderElection: false, refreshFloorSeconds: FLOOR_S },
     key: env.secretKey,
   });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, INTEGRATION) && replica.ctx.store.listEnvironments(ns.name).length > 0);
+  await eventually(
+    () => replica.ctx.catalog.getIntegration(ns.name, INTEGRATION) && replica.ctx.catalog.listEnvironments(ns.name).length > 0,
+  );
 });
 
 afterAll(async () => {
@@ -84,7 +86,7 @@ afterAll(async () => {
 /** A connection whose token has just expired (the provider gave it `expiresIn` seconds). */
 async function connectionWithLifetime(connectionId: string, expiresIn: number): Promise<string> {
   lifetimes.set(connectionId, expiresIn);
-  const conn = await replica.ctx.store.createConnection({
+  const conn = await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: { integration: INTEGRATION, provider: providerName, connectionId, authMode: 'OAUTH2', endUser: { id: `user-${connectionId}` } },
     credentials: {
@@ -167,7 +169,7 @@ it('refreshes tokens shorter than the floor at most once per floor, fetched or n
   expect(lifted.reason).toBe('NormalLifetimes');
   const integration = await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION);
   expect(integration.metadata.annotations?.['latchkey.dev/short-lived-tokens']).toBeUndefined();
-  for (const name of names) await replica.ctx.store.deleteConnection(ns.name, name);
+  for (const name of names) await replica.ctx.connections.deleteConnection(ns.name, name);
 });
 
 it('still honours force_refresh under the floor: the caller pays one token call per forced fetch', async () => {
@@ -187,5 +189,5 @@ it('still honours force_refresh under the floor: the caller pays one token call 
   const after = await replica.call('GET', `/connections/forced?provider_config_key=${INTEGRATION}`);
   expect(after.body.credentials.access_token).toBe(`at.forced.${before + 1}`);
   expect(calls.get('forced')).toBe(before + 1);
-  await replica.ctx.store.deleteConnection(ns.name, name);
+  await replica.ctx.connections.deleteConnection(ns.name, name);
 });

@@ -59,7 +59,8 @@ describe('RefreshScheduler.plan under the floor', () => {
   const store = { getIntegration: () => integration, getConnectionByName: () => undefined };
   const scheduler = (floorMs: number) =>
     new RefreshScheduler({
-      store: store as never,
+      connections: store as never,
+      catalog: store as never,
       refresh: async () => undefined,
       nextRefreshAt: (c) => refreshTime(c.credentials, settings),
       isRefreshable: () => true,
@@ -117,18 +118,20 @@ describe('ShortLivedTokens', () => {
     let current = integration();
     const writes: Array<string | undefined> = [];
     const events: string[] = [];
-    const shortLived = new ShortLivedTokens({
-      store: {
-        getIntegration: () => current,
-        annotateIntegration: async (_ns, _name, key, value) => {
-          writes.push(value);
-          const annotations = { ...current.metadata.annotations };
-          if (value === undefined) delete annotations[key];
-          else annotations[key] = value;
-          current = integration(annotations);
-          return current;
-        },
+    const catalog = {
+      getIntegration: () => current,
+      annotateIntegration: async (_ns: string, _name: string, key: string, value: string | undefined) => {
+        writes.push(value);
+        const annotations = { ...current.metadata.annotations };
+        if (value === undefined) delete annotations[key];
+        else annotations[key] = value;
+        current = integration(annotations);
+        return current;
       },
+    };
+    const shortLived = new ShortLivedTokens({
+      catalog,
+      catalogStatus: catalog,
       events: { recordIntegration: async (_i, input) => (events.push(`${input.type} ${input.reason}`), 'event') },
       floorMs: FLOOR,
       now: () => T0,

@@ -42,7 +42,8 @@ describe('refresh margin', () => {
 /** A scheduler of OAuth 2 tokens with the margins above, at the clock `now()`, over a stand-in store (no cluster). */
 function schedulerOver(store: object, now: () => number, opts: Partial<ConstructorParameters<typeof RefreshScheduler>[0]> = {}) {
   return new RefreshScheduler({
-    store: store as never,
+    connections: store as never,
+    catalog: store as never,
     refresh: async () => undefined,
     nextRefreshAt: (c) => refreshTime(c.credentials, settings),
     isRefreshable: (c) => c.type === 'OAUTH2' && typeof c.refresh_token === 'string',

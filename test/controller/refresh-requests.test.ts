@@ -71,7 +71,7 @@ async function readyConnection(connectionId: string): Promise<string> {
 it('refreshes once per request, and not again for the same request repeated or re-applied', async () => {
   const name = await readyConnection('repeat');
   const before = bed.oidc.refreshCalls();
-  const tokenBefore = store().getConnectionByName(bed.namespace, name)!.credentials.access_token;
+  const tokenBefore = store().connections.getConnectionByName(bed.namespace, name)!.credentials.access_token;
 
   const requestedAt = new Date().toISOString();
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: requestedAt });
@@ -80,7 +80,7 @@ it('refreshes once per request, and not again for the same request repeated or r
   const answer = await answerTo(name, requestedAt);
   expect(answer).toMatchObject({ outcome: 'Refreshed', message: expect.stringMatching(/^Refreshed as requested; the token expires at /) });
   expect(bed.oidc.refreshCalls()).toBe(before + 1);
-  expect(store().getConnectionByName(bed.namespace, name)!.credentials.access_token).not.toBe(tokenBefore);
+  expect(store().connections.getConnectionByName(bed.namespace, name)!.credentials.access_token).not.toBe(tokenBefore);
   // The refresher writes the status just after the credentials (the record may be written first).
   expect(Date.parse(await lastRefreshOf(name))).toBeGreaterThanOrEqual(Date.parse(requestedAt));
   const events = await eventsOf(kc, bed.namespace, name);
@@ -113,7 +113,7 @@ it('answers a stale request (older than the last refresh) without a token call',
 
 it('says why when it cannot refresh: credentials without renewal, a value that is not a time, a refused grant', async () => {
   const plain = (
-    await store().createConnection({
+    await store().connections.createConnection({
       namespace: bed.namespace,
       spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'plain', authMode: 'OAUTH2' },
       credentials: {

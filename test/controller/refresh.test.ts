@@ -32,11 +32,12 @@ const bed = bedForFile(() =>
   }),
 );
 const store = () => bed.store();
-const tokenOf = (name: string) => store().getConnectionByName(bed.ns.name, name)?.credentials.access_token as string | undefined;
+const tokenOf = (name: string) =>
+  store().connections.getConnectionByName(bed.ns.name, name)?.credentials.access_token as string | undefined;
 const userinfo = (token: string) => fetch(`${bed.oidc.issuer}/me`, { headers: { authorization: `Bearer ${token}` } });
 
 async function removeConnection(name: string) {
-  await store().deleteConnection(bed.ns.name, name);
+  await store().connections.deleteConnection(bed.ns.name, name);
 }
 
 it('refreshes a 10-second token before it expires, again and again, without any fetch', async () => {
@@ -50,7 +51,7 @@ it('refreshes a 10-second token before it expires, again and again, without any 
   ];
   await eventually(
     () => {
-      const c = store().getConnectionByName(bed.ns.name, name);
+      const c = store().connections.getConnectionByName(bed.ns.name, name);
       const token = c?.credentials.access_token as string | undefined;
       if (c && token && token !== chain[chain.length - 1]!.token)
         chain.push({ token, expiresAt: Date.parse(c.credentials.expires_at as string) });
@@ -125,7 +126,9 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
   // A fetch now answers from the recorded failure without asking the provider again.
   await eventually(
     () =>
-      store().getConnectionByName(bed.ns.name, name)?.resource.metadata.annotations?.['latchkey.dev/reauthorization-credentials-version'],
+      store().connections.getConnectionByName(bed.ns.name, name)?.resource.metadata.annotations?.[
+        'latchkey.dev/reauthorization-credentials-version'
+      ],
   );
   await expect(
     refresherFor(bed.replica.ctx).ensureFresh(bed.ns.name, INTEGRATION, conn.resource.spec.connectionId, { reason: 'fetch', force: true }),
@@ -142,7 +145,7 @@ it('stops at a revoked grant: re-authorization condition, exactly one Event, no 
 
   // The end user authorizes again (new credentials stored): the condition lifts and refreshing resumes.
   const tokens = await bed.oidc.mintTokens({ clientId: client.clientId });
-  await store().updateCredentials(bed.ns.name, name, (cur) => ({
+  await store().connections.updateCredentials(bed.ns.name, name, (cur) => ({
     ...cur,
     access_token: tokens.accessToken,
     refresh_token: tokens.refreshToken,
@@ -209,14 +212,16 @@ it('backs off on 503 and 429 with Retry-After, then succeeds', async () => {
 it('a fetch through the REST API racing the scheduled refresh makes one token-endpoint call', async () => {
   // A second replica: the REST server, with its own caches and its own (shared-code) refresher.
   const serverReplica = await startReplica(kc, { namespaces: [bed.ns.name], identity: 'server' });
-  const serverStore = serverReplica.ctx.store;
+  const serverStore = serverReplica.ctx;
   const server = serverReplica.server!;
   try {
     const { conn } = await importOAuth2(store(), bed.oidc, client, bed.ns.name, INTEGRATION, bed.providerName, { expiresInMs: 10_000 });
     const name = conn.resource.metadata.name;
     const { connectionId } = conn.resource.spec;
-    await eventually(() => serverStore.getConnectionByName(bed.ns.name, name) && serverStore.listEnvironments(bed.ns.name).length > 0);
-    await eventually(() => store().connections.get(name, bed.ns.name)?.status?.nextRefreshAt);
+    await eventually(
+      () => serverStore.connections.getConnectionByName(bed.ns.name, name) && serverStore.catalog.listEnvironments(bed.ns.name).length > 0,
+    );
+    await eventually(() => store().caches.connections.get(name, bed.ns.name)?.status?.nextRefreshAt);
     bed.oidc.setTokenDelay(800); // the provider is slow: the scheduled refresh and the fetch overlap
     const before = bed.oidc.refreshCalls();
     const tokenCallsBefore = bed.oidc.tokenCalls.length;

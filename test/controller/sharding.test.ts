@@ -7,7 +7,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { Leases } from '../../src/k8s/leases.js';
 import { CONNECTIONS, GROUP, LABELS, VERSION, type ConnectionIdentity, type ConnectionResource } from '../../src/k8s/resources.js';
-import type { KubeStore } from '../../src/k8s/store.js';
+import type { StoreParts } from '../../src/k8s/store.js';
 import { shardLeaseName } from '../../src/controller/shard-membership.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
@@ -78,7 +78,7 @@ beforeAll(async () => {
   for (const id of ['shard-a', 'shard-b', 'shard-c']) await startController(id);
   const writer = replicas.get('shard-a')!;
   for (let i = 0; i < CONNECTIONS_COUNT; i++) {
-    const { conn } = await importOAuth2(writer.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 6_000 + i * 100 });
+    const { conn } = await importOAuth2(writer.ctx, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 6_000 + i * 100 });
     keys.push(`${ns.name}/${conn.resource.metadata.name}`);
   }
 }, 120_000);
@@ -101,9 +101,9 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
 
   // Each replica's label-selected informers hold exactly its own connections whole, and their Secrets;
   // of every other connection it keeps nothing (it reads their identities, as metadata, when it scans).
-  const identities = async (store: Pick<KubeStore, 'scanConnectionIdentities'>) => {
+  const identities = async (store: Pick<StoreParts, 'connectionScans'>) => {
     const seen: ConnectionIdentity[] = [];
-    await store.scanConnectionIdentities((c) => seen.push(c));
+    await store.connectionScans.scanConnectionIdentities((c) => seen.push(c));
     return seen;
   };
   const exactly = (cached: Array<{ metadata?: { namespace?: string; name?: string } }>, owned: string[]) => {
@@ -113,20 +113,20 @@ it('with 3 replicas each owns a share, labels it, caches only its share whole, a
   await eventually(
     () =>
       ids.every((id) => {
-        const { store } = replicas.get(id)!.ctx;
+        const store = replicas.get(id)!.ctx;
         const owned = keys.filter((k) => assignment.get(k) === id);
         return (
-          exactly(store.watched.credentialSecrets.list(), owned) &&
-          exactly(store.watched.connections.list(), owned) &&
-          store.connectionIndex === undefined
+          exactly(store.caches.watched.credentialSecrets.list(), owned) &&
+          exactly(store.caches.watched.connections.list(), owned) &&
+          store.caches.connectionIndex === undefined
         );
       }),
     30_000,
     200,
   );
   for (const id of ids) {
-    const { store } = replicas.get(id)!.ctx;
-    for (const c of store.watched.connections.list()) expect(c.spec.provider).toBe(providerName);
+    const store = replicas.get(id)!.ctx;
+    for (const c of store.caches.watched.connections.list()) expect(c.spec.provider).toBe(providerName);
     const scanned = await identities(store);
     expect(scanned.map((c) => `${ns.name}/${c.metadata.name}`).sort()).toEqual([...keys].sort());
     for (const identity of scanned) {

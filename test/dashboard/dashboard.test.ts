@@ -100,10 +100,10 @@ beforeAll(async () => {
   await createIntegration(kc, ns.name, 'toggl', { provider: P.logo });
   await eventually(
     () =>
-      lk.ctx.store.getIntegration(ns.name, 'toggl') &&
-      lk.ctx.store.getIntegration(ns.name, 'crm') &&
-      lk.ctx.store.getProvider(P.key) &&
-      lk.ctx.store.getProvider(P.oauth),
+      lk.ctx.catalog.getIntegration(ns.name, 'toggl') &&
+      lk.ctx.catalog.getIntegration(ns.name, 'crm') &&
+      lk.ctx.catalog.getProvider(P.key) &&
+      lk.ctx.catalog.getProvider(P.oauth),
   );
   await eventually(async () => (await lk.call('GET', '/providers', { key: env.secretKey })).status === 200);
   // From here on the REST calls use the secret key.
@@ -120,7 +120,7 @@ beforeAll(async () => {
       credentials: { type: 'API_KEY', apiKey: `crm-api-key-${i}-abcdefghijklmnop` },
     });
   }
-  await eventually(() => lk.ctx.store.listConnections(ns.name).length === 32);
+  await eventually(() => lk.ctx.connectionScans.listConnections(ns.name).length === 32);
   browser = await launchBrowser();
 
   // An end user denies the re-authorization at the provider; the connection records it, and 3 days pass.
@@ -137,7 +137,7 @@ beforeAll(async () => {
   await connect.waitForSelector('text=Could not connect');
   await endUser.close();
   const conn = await eventually(() => {
-    const c = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-reauth');
+    const c = lk.ctx.connections.getConnection(ns.name, 'acme', 'acme-reauth');
     return c?.resource.status?.errors?.length ? c : undefined;
   });
   logId = conn.resource.status!.errors![0]!.logId;
@@ -251,10 +251,10 @@ describe('dashboard', () => {
     const { page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/connection/acme/acme-good`);
     await page.waitForSelector('#force-refresh');
-    const before = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
+    const before = lk.ctx.connections.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
     await page.click('#force-refresh');
     await page.waitForSelector('#action-status:has-text("Refreshed.")', { timeout: 20_000 });
-    const after = lk.ctx.store.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
+    const after = lk.ctx.connections.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
     expect(after).not.toBe(before);
     expect(await page.content()).not.toContain(String(after));
     await lk.ctx.oplog!.flush();
@@ -270,18 +270,18 @@ describe('dashboard', () => {
       end_user: { id: 'crm-user-delete', email: 'delete@example.test' },
       credentials: { type: 'API_KEY', apiKey: 'crm-api-key-delete-abcdefghijklmnop' },
     });
-    await eventually(() => lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete'));
+    await eventually(() => lk.ctx.connections.getConnection(ns.name, 'crm', 'crm-to-delete'));
     const { page } = await signedIn();
     await page.goto(`${lk.url}/dashboard#/connection/crm/crm-to-delete`);
     await page.waitForSelector('#delete');
     page.once('dialog', (d) => void d.dismiss());
     await page.click('#delete');
     await page.waitForSelector('#action-status:has-text("Not deleted.")');
-    expect(lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete')).toBeDefined();
+    expect(lk.ctx.connections.getConnection(ns.name, 'crm', 'crm-to-delete')).toBeDefined();
     page.once('dialog', (d) => void d.accept());
     await page.click('#delete');
     await page.waitForSelector('h1:has-text("Connections")');
-    await eventually(() => !lk.ctx.store.getConnection(ns.name, 'crm', 'crm-to-delete'));
+    await eventually(() => !lk.ctx.connections.getConnection(ns.name, 'crm', 'crm-to-delete'));
   });
 
   it('searches the logs and opens one by a pasted ID', async () => {
@@ -340,7 +340,7 @@ describe('dashboard', () => {
       headers: { ...headers, 'x-latchkey-dashboard': '1', origin: 'https://evil.example' },
     });
     expect(cross.status).toBe(403);
-    expect(lk.ctx.store.getConnection(ns.name, 'crm', 'crm-01')).toBeDefined();
+    expect(lk.ctx.connections.getConnection(ns.name, 'crm', 'crm-01')).toBeDefined();
     const ok = await fetch(`${lk.url}/dashboard/api/connections?search=crm-01`, { headers: { ...headers, 'x-latchkey-dashboard': '1' } });
     expect(ok.status).toBe(200);
     const body = await ok.text();

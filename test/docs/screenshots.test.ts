@@ -50,7 +50,7 @@ beforeAll(async () => {
   // Reconciled by the controller: every integration Ready.
   await eventually(
     () =>
-      PROVIDERS.every((p) => replica.ctx.store.getIntegration(ns.name, p)?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True'),
+      PROVIDERS.every((p) => replica.ctx.catalog.getIntegration(ns.name, p)?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True'),
     60_000,
   );
   await eventually(async () => (await replica.call('GET', '/providers')).status === 200);
@@ -73,7 +73,7 @@ beforeAll(async () => {
       expect([integration, res.status, res.body]).toEqual([integration, 201, expect.anything()]);
     }
   }
-  await eventually(() => replica.ctx.store.listConnections(ns.name).length === n);
+  await eventually(() => replica.ctx.connectionScans.listConnections(ns.name).length === n);
   // An end user types an OpenAI key; the check cannot reach OpenAI from here: a failed attempt in the log.
   const session = await replica.call('POST', '/connect/sessions', {
     body: { end_user: { id: 'user-ada', email: 'ada@example.test' }, allowed_integrations: ['openai'] },

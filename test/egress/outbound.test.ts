@@ -62,14 +62,16 @@ describe('token URL templated to a private host', () => {
     server = await startHttpServer(createContext({ config, logger: testLogger(), kc, store }), 0, '127.0.0.1');
     await eventually(
       () =>
-        store.getProvider(provider) && store.getIntegration(ns.name, 'templated') && store.getReferencedSecret(ns.name, 'templated-client'),
+        store.catalog.getProvider(provider) &&
+        store.catalog.getIntegration(ns.name, 'templated') &&
+        store.catalog.getReferencedSecret(ns.name, 'templated-client'),
     );
     for (const [id, host] of [
       ['loopback', '127.0.0.1'],
       ['decimal', '2130706433'],
       ['localhost', 'localhost'],
     ] as const) {
-      await store.createConnection({
+      await store.connections.createConnection({
         namespace: ns.name,
         spec: { integration: 'templated', provider, connectionId: id, authMode: 'OAUTH2', connectionConfig: { host } },
         credentials: {

@@ -203,7 +203,7 @@ it(
       importer = await startReplica(kc, { namespaces: [ns.name], components: [], logger: importerLogs.logger });
       for (let i = 0; i < CONNECTIONS; i++) {
         // First expiries spread over one lifetime, so refreshes do not come in waves.
-        await importOAuth2(importer.ctx.store, oidc, client, ns.name, 'oidc', bed.providerName, {
+        await importOAuth2(importer.ctx, oidc, client, ns.name, 'oidc', bed.providerName, {
           expiresInMs: 3_000 + Math.floor(random() * ACCESS_TOKEN_TTL_SECONDS * 1000),
         });
       }
@@ -270,7 +270,7 @@ it(
       const refresher = refresherFor(importer.ctx);
       const lost: string[] = [];
       for (const [name, token] of before) {
-        const { integration, connectionId } = importer.ctx.store.getConnectionByName(ns.name, name)!.resource.spec;
+        const { integration, connectionId } = importer.ctx.connections.getConnectionByName(ns.name, name)!.resource.spec;
         const outcome = await eventually(
           async () => {
             try {

@@ -91,9 +91,9 @@ beforeAll(async () => {
   });
   await eventually(
     () =>
-      replica.ctx.store.getIntegration(attackerNs.name, 'instant') &&
-      replica.ctx.store.getIntegration(victimNs.name, 'keys') &&
-      replica.ctx.store.getProvider(PROVIDERS.key),
+      replica.ctx.catalog.getIntegration(attackerNs.name, 'instant') &&
+      replica.ctx.catalog.getIntegration(victimNs.name, 'keys') &&
+      replica.ctx.catalog.getProvider(PROVIDERS.key),
   );
 });
 
@@ -231,7 +231,7 @@ describe('a hostile provider and a hostile end user', () => {
       expect(hugeAnswers[0]!.status).toBeLessThan(600);
       expect(hugeWritten.length).toBeGreaterThan(0);
       for (const w of hugeWritten) expect(w).toBeLessThan(HUGE_BYTES / 4);
-      expect(replica.ctx.store.getConnection(attackerNs.name, 'huge', 'huge-1')!.credentials.access_token).toBe('at.huge-1.0');
+      expect(replica.ctx.connections.getConnection(attackerNs.name, 'huge', 'huge-1')!.credentials.access_token).toBe('at.huge-1.0');
 
       // Tokens that expire when issued were refreshed at most once per floor per connection.
       const bound = Math.ceil(ranMs / (FLOOR_S * 1000)) + 1;

@@ -84,7 +84,7 @@ it.each<Fault>(['cut', 'sigkill', 'sigstop'])(
       importer = await startReplica(kc, { namespaces: [ns.name], components: [] });
       const names: string[] = [];
       for (let i = 0; i < CONNECTIONS; i++) {
-        const { conn } = await importOAuth2(importer.ctx.store, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 4_000 });
+        const { conn } = await importOAuth2(importer.ctx, oidc, client, ns.name, 'oidc', providerName, { expiresInMs: 4_000 });
         names.push(conn.resource.metadata.name);
       }
       // The owner refreshes: each connection at least once.

@@ -199,7 +199,7 @@ async function oauth2Success(): Promise<string> {
     await popup.click('text=Continue');
     const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
     outcome.connections.push(`oidc/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, 'oidc', connectionId));
+    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oidc', connectionId));
     learnJson(stored.credentials, 'access');
     // The same callback again: refused from this browser (already used) and from another one (not bound).
     const callback = callbacks.at(-1)!;
@@ -239,7 +239,7 @@ async function oauth2ReconnectDenied(connectionId: string): Promise<void> {
     outcome.errors.push(`oidc reconnect: ${await errorCode(app)}`);
   });
   // The failed re-authorization is recorded on the connection (a write with its own log lines on failure).
-  await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, 'oidc', connectionId)?.resource.status?.errors?.length);
+  await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oidc', connectionId)?.resource.status?.errors?.length);
 }
 
 /** A first connect whose token exchange fails at the callback (the provider refuses the client, or quotes the request). */
@@ -261,7 +261,7 @@ async function oauth1Success(): Promise<void> {
     await popup.click('button[value=approve]');
     const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
     outcome.connections.push(`oauth1/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, 'oauth1', connectionId));
+    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oauth1', connectionId));
     learnJson(stored.credentials, 'access');
     const callback = callbacks.at(-1)!;
     outcome.statuses.oauth1ReplaySameBrowser = (await context.request.get(callback)).status();
@@ -393,9 +393,9 @@ beforeAll(async () => {
   await createIntegration(kc, bed.ns.name, 'oauth1-wrong', { provider: OAUTH1 }, { ...CONSUMER, clientSecret: WRONG_CONSUMER_SECRET });
   await bed.synced(
     (store) =>
-      [OAUTH2, ECHO, OAUTH1].every((p) => store.getProvider(p)) &&
+      [OAUTH2, ECHO, OAUTH1].every((p) => store.catalog.getProvider(p)) &&
       ['oidc', 'oidc-wrong', 'oidc-echo', 'oauth1', 'oauth1-wrong'].every(
-        (i) => store.getIntegration(bed.ns.name, i) && store.readSecretValue(bed.ns.name, `${i}-client`, 'clientSecret'),
+        (i) => store.catalog.getIntegration(bed.ns.name, i) && store.catalog.readSecretValue(bed.ns.name, `${i}-client`, 'clientSecret'),
       ),
   );
   learn('environment secret key', bed.env.secretKey);

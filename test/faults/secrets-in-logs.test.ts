@@ -67,10 +67,10 @@ beforeAll(async () => {
   r = await startReplica(kc, { namespaces: [ns.name], components: ['server', 'webhooks'], key: env.secretKey, logger: logs.logger });
   await eventually(
     () =>
-      r.ctx.store.listEnvironments(ns.name).length > 0 &&
-      r.ctx.store.getReferencedSecret(ns.name, 'oauth2-client') &&
-      ['apikey', 'basic', 'oauth2'].every((i) => r.ctx.store.getIntegration(ns.name, i)) &&
-      [OAUTH2, APIKEY, BASIC].every((p) => r.ctx.store.getProvider(p)),
+      r.ctx.catalog.listEnvironments(ns.name).length > 0 &&
+      r.ctx.catalog.getReferencedSecret(ns.name, 'oauth2-client') &&
+      ['apikey', 'basic', 'oauth2'].every((i) => r.ctx.catalog.getIntegration(ns.name, i)) &&
+      [OAUTH2, APIKEY, BASIC].every((p) => r.ctx.catalog.getProvider(p)),
     60_000,
   );
   for (const s of [env.secretKey, env.webhookSigningKey, client.clientSecret]) secrets.add(s);
@@ -102,7 +102,7 @@ async function importOAuth2(connectionId: string) {
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => r.ctx.store.getConnection(ns.name, 'oauth2', connectionId));
+  await eventually(() => r.ctx.connections.getConnection(ns.name, 'oauth2', connectionId));
   return tokens;
 }
 
@@ -133,7 +133,9 @@ describe('secrets in real debug log lines', () => {
         })
       ).status,
     ).toBe(201);
-    await eventually(() => r.ctx.store.getConnection(ns.name, 'apikey', 'k1') && r.ctx.store.getConnection(ns.name, 'basic', 'b1'));
+    await eventually(
+      () => r.ctx.connections.getConnection(ns.name, 'apikey', 'k1') && r.ctx.connections.getConnection(ns.name, 'basic', 'b1'),
+    );
     const keyed = await proxyGet('apikey', 'k1');
     expect(keyed.status).toBe(200);
     expect((await proxyGet('basic', 'b1')).status).toBe(200);
@@ -166,8 +168,9 @@ describe('secrets in real debug log lines', () => {
     await eventually(() => receiver.received.some((w) => w.body.includes('"k1"')), 60_000);
 
     // A forced 500: the connection write fails inside (an injected broken store method), with secrets in the request.
-    const realCreate = r.ctx.store.createConnection.bind(r.ctx.store);
-    r.ctx.store.createConnection = () => Promise.reject(new Error('injected: secrets is forbidden: the API server refused the write'));
+    const realCreate = r.ctx.connections.createConnection.bind(r.ctx);
+    r.ctx.connections.createConnection = () =>
+      Promise.reject(new Error('injected: secrets is forbidden: the API server refused the write'));
     try {
       const failed = await r.call('POST', '/connections', {
         body: { provider_config_key: 'apikey', connection_id: 'k500', credentials: { type: 'API_KEY', apiKey } },
@@ -175,7 +178,7 @@ describe('secrets in real debug log lines', () => {
       expect(failed.status).toBe(500);
       expect(JSON.stringify(failed.body)).not.toContain(apiKey);
     } finally {
-      r.ctx.store.createConnection = realCreate;
+      r.ctx.connections.createConnection = realCreate;
     }
 
     // The scan: lines were really written (debug included), and none holds a secret.

@@ -231,10 +231,10 @@ beforeAll(async () => {
   });
   await eventually(
     () =>
-      r.ctx.store.listEnvironments(ns.name).length > 0 &&
-      Object.values(P).every((p) => r.ctx.store.getProvider(p)) &&
-      ['grant', 'client', 'cc', 'app', 'twostep', 'bill'].every((i) => r.ctx.store.getIntegration(ns.name, i)) &&
-      ['grant-client', 'client-client', 'cc-client', 'app-client'].every((s) => r.ctx.store.getReferencedSecret(ns.name, s)),
+      r.ctx.catalog.listEnvironments(ns.name).length > 0 &&
+      Object.values(P).every((p) => r.ctx.catalog.getProvider(p)) &&
+      ['grant', 'client', 'cc', 'app', 'twostep', 'bill'].every((i) => r.ctx.catalog.getIntegration(ns.name, i)) &&
+      ['grant-client', 'client-client', 'cc-client', 'app-client'].every((s) => r.ctx.catalog.getReferencedSecret(ns.name, s)),
     60_000,
   );
 }, 180_000);
@@ -255,7 +255,7 @@ async function importConnection(integration: string, connectionId: string, crede
     body: { provider_config_key: integration, connection_id: connectionId, credentials },
   });
   expect({ integration, status: res.status, body: res.body }).toMatchObject({ status: 201 });
-  const stored = await eventually(() => r.ctx.store.getConnection(ns.name, integration, connectionId));
+  const stored = await eventually(() => r.ctx.connections.getConnection(ns.name, integration, connectionId));
   for (const [k, v] of Object.entries(stored.credentials))
     if (SECRET_FIELDS.has(k) || k === 'token' || k === 'session_id') learn(`stored ${k}`, v);
 }
@@ -413,7 +413,7 @@ describe('secrets in what a refresh failure leaves behind', () => {
 });
 
 function connectionName(integration: string, connectionId: string): string {
-  return r.ctx.store.getConnection(ns.name, integration, connectionId)!.resource.metadata.name;
+  return r.ctx.connections.getConnection(ns.name, integration, connectionId)!.resource.metadata.name;
 }
 
 /** The text around a found value, for the report of a leak. */

@@ -45,7 +45,7 @@ async function startCounted(connectionCacheEntries: number): Promise<CountedServ
     kc: loadKubeConfig(kubeconfigFile(kc, proxy.url)),
     ...connectionCacheOf(['server'], connectionCacheEntries),
   });
-  await ctx.store.start();
+  await ctx.caches.start();
   const lastFetched = new LastFetchedRecorder({ ...ctx, intervalMs: 3_600_000 });
   const listener = createRequestListener(ctx, { lastFetched });
   const endedInListener: boolean[] = [];
@@ -64,7 +64,7 @@ async function startCounted(connectionCacheEntries: number): Promise<CountedServ
     async stop() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await ctx.store.stop();
+      await ctx.caches.stop();
       await proxy.close();
     },
   };
@@ -112,8 +112,8 @@ describe.each([
   let s: CountedServer;
   beforeAll(async () => {
     s = await startCounted(entries);
-    expect(s.ctx.store.bounded).toBe(entries > 0);
-    await eventually(() => s.ctx.store.getIntegration(ns.name, 'keys') && s.ctx.store.getIntegration(ns.name, 'oauth'));
+    expect(s.ctx.caches.bounded).toBe(entries > 0);
+    await eventually(() => s.ctx.catalog.getIntegration(ns.name, 'keys') && s.ctx.catalog.getIntegration(ns.name, 'oauth'));
     await eventually(async () => (await callJson(s.url, 'GET', '/providers', { key: env.secretKey })).status === 200);
   });
   afterAll(() => s?.stop());
@@ -142,7 +142,7 @@ describe.each([
     const paths = imports.map((i) => `/connections/${i.connection_id}?provider_config_key=${i.provider_config_key}`);
     // Once the imports' own watch events are in (a bounded cache keeps what it wrote, the whole cache what it watched).
     for (const [i, path] of paths.entries()) {
-      await eventually(() => s.ctx.store.getConnection(ns.name, imports[i]!.provider_config_key, imports[i]!.connection_id));
+      await eventually(() => s.ctx.connections.getConnection(ns.name, imports[i]!.provider_config_key, imports[i]!.connection_id));
       expect((await call('GET', path)).status).toBe(200);
     }
     await new Promise((r) => setTimeout(r, 500));

@@ -42,7 +42,7 @@ beforeAll(async () => {
     expires_at: new Date(Date.now() + 20_000).toISOString(),
     raw: {},
   });
-  await bed.ctx.store.createConnection({
+  await bed.ctx.connections.createConnection({
     namespace: bed.namespace,
     spec: { integration: 'mail', provider: bed.provider, connectionId: 'key', authMode: 'API_KEY' },
     credentials: { type: 'API_KEY', apiKey: 'k-secret' },

@@ -7,7 +7,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import type { BoundedCache } from '../../src/k8s/bounded-cache.js';
-import { KubeStore } from '../../src/k8s/store.js';
+import { KubeStore, type StoreParts } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually, testKubeConfig, testLogger } from '../../dev/cluster.js';
 
 const kc = testKubeConfig();
@@ -37,42 +37,44 @@ const spec = (integration: string, connectionId: string, endUser = 'user-1') => 
   connectionConfig: {},
 });
 const key = (apiKey: string) => ({ type: 'API_KEY', apiKey });
-const size = (s: KubeStore) => (s.connections as BoundedCache<never>).size;
+const size = (s: StoreParts) => (s.caches.connections as BoundedCache<never>).size;
 
 it('keeps nothing at start, reads a connection on demand and at most maxEntries of them', async () => {
   for (const id of ['a', 'b', 'c'])
-    await writer.createConnection({ namespace: ns.name, spec: spec('keys', id), credentials: key(`k-${id}`) });
-  expect(bounded.getConnection(ns.name, 'keys', 'a')).toBeUndefined();
+    await writer.connections.createConnection({ namespace: ns.name, spec: spec('keys', id), credentials: key(`k-${id}`) });
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'a')).toBeUndefined();
   expect(size(bounded)).toBe(0);
-  for (const id of ['a', 'b', 'c']) expect((await bounded.findConnection(ns.name, 'keys', id))?.credentials.apiKey).toBe(`k-${id}`);
+  for (const id of ['a', 'b', 'c'])
+    expect((await bounded.connections.findConnection(ns.name, 'keys', id))?.credentials.apiKey).toBe(`k-${id}`);
   expect(size(bounded)).toBe(2);
   // The most recent two are answered without the API server.
-  expect(bounded.getConnection(ns.name, 'keys', 'c')?.credentials.apiKey).toBe('k-c');
-  expect(bounded.getConnection(ns.name, 'keys', 'a')).toBeUndefined();
-  expect(await bounded.findConnection(ns.name, 'keys', 'nobody')).toBeUndefined();
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'c')?.credentials.apiKey).toBe('k-c');
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'a')).toBeUndefined();
+  expect(await bounded.connections.findConnection(ns.name, 'keys', 'nobody')).toBeUndefined();
   // The name is derived from the integration and the ID: another integration's ID does not answer.
-  expect(await bounded.findConnection(ns.name, 'other', 'a')).toBeUndefined();
+  expect(await bounded.connections.findConnection(ns.name, 'other', 'a')).toBeUndefined();
 });
 
 it('drops a kept connection when another replica changes its credentials, and then reads the new ones', async () => {
-  await writer.createConnection({ namespace: ns.name, spec: spec('keys', 'rotated'), credentials: key('before') });
-  expect((await bounded.findConnection(ns.name, 'keys', 'rotated'))?.credentials.apiKey).toBe('before');
-  expect(bounded.getConnection(ns.name, 'keys', 'rotated')).toBeDefined();
+  await writer.connections.createConnection({ namespace: ns.name, spec: spec('keys', 'rotated'), credentials: key('before') });
+  expect((await bounded.connections.findConnection(ns.name, 'keys', 'rotated'))?.credentials.apiKey).toBe('before');
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'rotated')).toBeDefined();
   const name = connectionObjectName('keys', 'rotated');
-  await writer.updateCredentials(ns.name, name, () => key('after'));
+  await writer.connections.updateCredentials(ns.name, name, () => key('after'));
   // The watch's event drops it: no timer, no expiry.
-  await eventually(() => bounded.getConnection(ns.name, 'keys', 'rotated') === undefined || undefined);
-  expect((await bounded.findConnection(ns.name, 'keys', 'rotated'))?.credentials.apiKey).toBe('after');
+  await eventually(() => bounded.connections.getConnection(ns.name, 'keys', 'rotated') === undefined || undefined);
+  expect((await bounded.connections.findConnection(ns.name, 'keys', 'rotated'))?.credentials.apiKey).toBe('after');
   // A change of the Connection alone (its spec's metadata) is seen as well.
-  await writer.updateConnection(ns.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'team' } } }));
+  await writer.connections.updateConnection(ns.name, name, (c) => ({ ...c, spec: { ...c.spec, metadata: { plan: 'team' } } }));
   await eventually(
-    async () => (await bounded.findConnection(ns.name, 'keys', 'rotated'))?.resource.spec.metadata?.plan === 'team' || undefined,
+    async () =>
+      (await bounded.connections.findConnection(ns.name, 'keys', 'rotated'))?.resource.spec.metadata?.plan === 'team' || undefined,
   );
 });
 
 it('sees a deletion by another replica', async () => {
-  await writer.createConnection({ namespace: ns.name, spec: spec('keys', 'deleted'), credentials: key('k') });
-  expect(await bounded.findConnection(ns.name, 'keys', 'deleted')).toBeDefined();
+  await writer.connections.createConnection({ namespace: ns.name, spec: spec('keys', 'deleted'), credentials: key('k') });
+  expect(await bounded.connections.findConnection(ns.name, 'keys', 'deleted')).toBeDefined();
   await custom.deleteNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
@@ -80,29 +82,29 @@ it('sees a deletion by another replica', async () => {
     plural: 'connections',
     name: connectionObjectName('keys', 'deleted'),
   });
-  await eventually(async () => (await bounded.findConnection(ns.name, 'keys', 'deleted')) === undefined || undefined);
+  await eventually(async () => (await bounded.connections.findConnection(ns.name, 'keys', 'deleted')) === undefined || undefined);
 });
 
 it('remembers its own writes', async () => {
-  const created = await bounded.createConnection({ namespace: ns.name, spec: spec('keys', 'own'), credentials: key('mine') });
-  expect(bounded.getConnection(ns.name, 'keys', 'own')?.credentialsVersion).toBe(created.credentialsVersion);
-  const written = await bounded.updateCredentials(ns.name, created.resource.metadata.name, () => key('mine-2'));
-  expect(bounded.getConnection(ns.name, 'keys', 'own')?.credentials.apiKey).toBe('mine-2');
-  expect(bounded.getConnection(ns.name, 'keys', 'own')?.credentialsVersion).toBe(written.credentialsVersion);
+  const created = await bounded.connections.createConnection({ namespace: ns.name, spec: spec('keys', 'own'), credentials: key('mine') });
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'own')?.credentialsVersion).toBe(created.credentialsVersion);
+  const written = await bounded.connections.updateCredentials(ns.name, created.resource.metadata.name, () => key('mine-2'));
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'own')?.credentials.apiKey).toBe('mine-2');
+  expect(bounded.connections.getConnection(ns.name, 'keys', 'own')?.credentialsVersion).toBe(written.credentialsVersion);
 });
 
 it('scans connections page by page, narrowed by integration and label, and never puts a caller value into a selector', async () => {
   for (const id of ['s1', 's2', 's3'])
-    await writer.createConnection({ namespace: ns.name, spec: spec('scanned', id), credentials: key(id) });
-  await writer.createConnection({
+    await writer.connections.createConnection({ namespace: ns.name, spec: spec('scanned', id), credentials: key(id) });
+  await writer.connections.createConnection({
     namespace: ns.name,
     spec: spec('scanned', 's4'),
     credentials: key('s4'),
     labels: { 'latchkey.dev/connect-session': 'abc' },
   });
-  const scan = async (select: Parameters<KubeStore['scanConnections']>[1]) => {
+  const scan = async (select: Parameters<KubeStore['connectionScans']['scanConnections']>[1]) => {
     const ids: string[] = [];
-    for await (const c of bounded.scanConnections(ns.name, select)) ids.push(c.spec.connectionId);
+    for await (const c of bounded.connectionScans.scanConnections(ns.name, select)) ids.push(c.spec.connectionId);
     return ids.sort();
   };
   // Five pages of two, read one at a time: every connection of the integration, no other.
@@ -115,7 +117,7 @@ it('scans connections page by page, narrowed by integration and label, and never
   expect(await scan({ labels: { 'latchkey.dev/connect-session': 'abc,latchkey.dev/integration!=x' } })).toEqual([]);
   // The same scan on an informer-backed store answers the same.
   const full: string[] = [];
-  for await (const c of writer.scanConnections(ns.name, { integrations: ['scanned'] })) full.push(c.spec.connectionId);
+  for await (const c of writer.connectionScans.scanConnections(ns.name, { integrations: ['scanned'] })) full.push(c.spec.connectionId);
   expect(full.sort()).toEqual(['s1', 's2', 's3', 's4']);
 });
 
@@ -134,12 +136,12 @@ it('a scan leaves out a connection whose Secret was never written', async () => 
     },
   });
   const ids: string[] = [];
-  for await (const c of bounded.scanConnections(ns.name, { integrations: ['scanned'] })) ids.push(c.spec.connectionId);
+  for await (const c of bounded.connectionScans.scanConnections(ns.name, { integrations: ['scanned'] })) ids.push(c.spec.connectionId);
   expect(ids).not.toContain('half');
-  expect(await bounded.findConnection(ns.name, 'scanned', 'half')).toBeUndefined();
+  expect(await bounded.connections.findConnection(ns.name, 'scanned', 'half')).toBeUndefined();
 });
 
 it('keeps no informer caches of connections', () => {
-  expect(() => bounded.watched).toThrow(/bounded store/);
-  expect(() => bounded.listConnections(ns.name)).toThrow(/bounded store/);
+  expect(() => bounded.caches.watched).toThrow(/bounded store/);
+  expect(() => bounded.connectionScans.listConnections(ns.name)).toThrow(/bounded store/);
 });

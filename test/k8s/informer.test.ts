@@ -29,7 +29,7 @@ it('recovers when the watch connection breaks and the API server is unreachable 
       plural: 'integrations',
       body: integration('before'),
     });
-    await eventually(() => store.getIntegration(ns.name, 'before'));
+    await eventually(() => store.catalog.getIntegration(ns.name, 'before'));
 
     proxy.refuse(true);
     proxy.cut();
@@ -49,13 +49,13 @@ it('recovers when the watch connection breaks and the API server is unreachable 
       name: 'before',
     });
     // The cache knows it is stale (what /readyz reports) once its watch failed, and missed the changes.
-    await eventually(() => !store.integrations.isFresh && !store.isFresh, 20_000);
-    expect(store.getIntegration(ns.name, 'during')).toBeUndefined();
+    await eventually(() => !store.caches.integrations.isFresh && !store.isFresh, 20_000);
+    expect(store.catalog.getIntegration(ns.name, 'during')).toBeUndefined();
 
     proxy.refuse(false);
     // ...are in the cache once the informer has restarted itself.
-    await eventually(() => store.getIntegration(ns.name, 'during') && !store.getIntegration(ns.name, 'before'), 40_000);
-    expect(store.integrations.restarts).toBeGreaterThan(0);
+    await eventually(() => store.catalog.getIntegration(ns.name, 'during') && !store.catalog.getIntegration(ns.name, 'before'), 40_000);
+    expect(store.caches.integrations.restarts).toBeGreaterThan(0);
     await eventually(() => store.isFresh, 40_000);
 
     await custom.createNamespacedCustomObject({
@@ -65,7 +65,7 @@ it('recovers when the watch connection breaks and the API server is unreachable 
       plural: 'integrations',
       body: integration('after'),
     });
-    await eventually(() => store.getIntegration(ns.name, 'after'), 20_000);
+    await eventually(() => store.catalog.getIntegration(ns.name, 'after'), 20_000);
   } finally {
     await store.stop();
     await proxy.close();

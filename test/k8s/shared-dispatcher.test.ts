@@ -13,16 +13,21 @@ it("a store's API calls, and those of other clients of its KubeConfig, reuse the
   const other = bed.viaProxy.makeApiClient(CoreV1Api); // as the operation log and the Leases make theirs
   const before = bed.proxy.accepted();
   for (let i = 0; i < 10; i++) {
-    await store.core.createNamespacedConfigMap({ namespace: bed.ns.name, body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } } });
+    await store.caches.core.createNamespacedConfigMap({
+      namespace: bed.ns.name,
+      body: { metadata: { name: `cm-${i}` }, data: { i: String(i) } },
+    });
     await other.readNamespacedConfigMap({ namespace: bed.ns.name, name: `cm-${i}` });
   }
   // 20 calls one after the other: client-node alone opens one TLS connection per call.
   expect(bed.proxy.accepted() - before).toBeLessThanOrEqual(2);
 
   // Calls in parallel open connections as needed, and the next ones reuse them.
-  await Promise.all(Array.from({ length: 8 }, (_, i) => store.core.readNamespacedConfigMap({ namespace: bed.ns.name, name: `cm-${i}` })));
+  await Promise.all(
+    Array.from({ length: 8 }, (_, i) => store.caches.core.readNamespacedConfigMap({ namespace: bed.ns.name, name: `cm-${i}` })),
+  );
   const afterParallel = bed.proxy.accepted();
-  for (let i = 0; i < 10; i++) await store.core.readNamespacedConfigMap({ namespace: bed.ns.name, name: `cm-${i}` });
+  for (let i = 0; i < 10; i++) await store.caches.core.readNamespacedConfigMap({ namespace: bed.ns.name, name: `cm-${i}` });
   expect(bed.proxy.accepted()).toBe(afterParallel);
 
   // A dropped connection (API server restart, load balancer) is replaced by the next call.

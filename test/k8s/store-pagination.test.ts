@@ -27,7 +27,7 @@ it('a store started after more than two pages of connections were written holds 
     for (let i = 0; i < ids.length; i += 16) {
       await Promise.all(
         ids.slice(i, i + 16).map((connectionId) =>
-          writer.createConnection({
+          writer.connections.createConnection({
             namespace: ns.name,
             spec: { integration: 'paged', provider: 'github', connectionId, authMode: 'API_KEY', metadata: {}, connectionConfig: {} },
             credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` },
@@ -42,9 +42,9 @@ it('a store started after more than two pages of connections were written holds 
   const reader = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   await reader.start();
   try {
-    expect(reader.listConnections(ns.name).length).toBe(COUNT);
+    expect(reader.connectionScans.listConnections(ns.name).length).toBe(COUNT);
     const missing = [0, 499, 500, 999, 1000, COUNT - 1].filter(
-      (i) => reader.getConnection(ns.name, 'paged', `user-${i}`)?.credentials.apiKey !== `key-user-${i}`,
+      (i) => reader.connections.getConnection(ns.name, 'paged', `user-${i}`)?.credentials.apiKey !== `key-user-${i}`,
     );
     expect(missing).toEqual([]);
   } finally {

@@ -20,10 +20,10 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'store');
   store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
   replica = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
-  await Promise.all([store.start(), replica.start()]);
+  await Promise.all([store.caches.start(), replica.start()]);
 });
 afterAll(async () => {
-  await Promise.all([store.stop(), replica.stop()]);
+  await Promise.all([store.caches.stop(), replica.stop()]);
   await ns.delete();
 });
 
@@ -56,16 +56,20 @@ const readConnectionObject = async (name: string) =>
 
 describe('connection status writers', () => {
   it('writes the fields the writer owns and refuses, unwritten, a change to any other', async () => {
-    const created = await store.createConnection({ namespace: ns.name, spec: spec('status-writers'), credentials: oauth('tok-sw') });
+    const created = await store.connections.createConnection({
+      namespace: ns.name,
+      spec: spec('status-writers'),
+      credentials: oauth('tok-sw'),
+    });
     const name = created.resource.metadata.name;
     const at = '2026-01-02T03:04:05.000Z';
-    const written = await store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+    const written = await store.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
       ...s,
       lastFetchedAt: at,
     }));
     expect(written.status?.lastFetchedAt).toBe(at);
 
-    const stray = store.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+    const stray = store.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
       ...s,
       lastFetchedAt: '2026-01-02T03:04:06.000Z',
       refreshAttempts: 7,
@@ -91,30 +95,34 @@ describe('connection status writers', () => {
 
 describe('connections and their Secrets', () => {
   it('creates a Connection and an owned, labelled Secret, and reads them back at once', async () => {
-    const created = await store.createConnection({ namespace: ns.name, spec: spec('user 1 / GitHub'), credentials: oauth('tok-1') });
+    const created = await store.connections.createConnection({
+      namespace: ns.name,
+      spec: spec('user 1 / GitHub'),
+      credentials: oauth('tok-1'),
+    });
     const name = connectionObjectName('github-prod', 'user 1 / GitHub');
     expect(created.resource.metadata.name).toBe(name);
     expect(created.resource.spec.id).toBeGreaterThan(0);
 
     // Read-your-writes from the cache, then from the informer once it catches up.
-    expect(store.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
-    const seenByReplica = await eventually(() => replica.getConnection(ns.name, 'github-prod', 'user 1 / GitHub'));
+    expect(store.connections.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
+    const seenByReplica = await eventually(() => replica.connections.getConnection(ns.name, 'github-prod', 'user 1 / GitHub'));
     expect(seenByReplica.resource.spec.endUser?.tags).toEqual({ org: 'acme' });
     // The caches keep no field-ownership bookkeeping (a third of each object's size).
     expect(seenByReplica.resource.metadata.managedFields).toBeUndefined();
-    expect(replica.credentialSecrets.get(name, ns.name)?.metadata?.managedFields).toBeUndefined();
+    expect(replica.caches.credentialSecrets.get(name, ns.name)?.metadata?.managedFields).toBeUndefined();
     // A replica that lists them (starts after the write) caches them in the shape a watch delivers:
     // plain JSON (not the typed client's class instances with Dates), without managedFields.
     const late = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
     await late.start();
     try {
-      for (const listed of [late.connections.get(name, ns.name), late.credentialSecrets.get(name, ns.name)]) {
+      for (const listed of [late.caches.connections.get(name, ns.name), late.caches.credentialSecrets.get(name, ns.name)]) {
         expect(Object.getPrototypeOf(listed)).toBe(Object.prototype);
         expect(Object.getPrototypeOf(listed!.metadata)).toBe(Object.prototype);
         expect('managedFields' in listed!.metadata!).toBe(false);
         expect(typeof listed!.metadata!.creationTimestamp).toBe('string');
       }
-      expect(late.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
+      expect(late.connections.getConnection(ns.name, 'github-prod', 'user 1 / GitHub')?.credentials).toEqual(oauth('tok-1'));
     } finally {
       await late.stop();
     }
@@ -143,7 +151,7 @@ describe('connections and their Secrets', () => {
       expires_at: '2026-11-27T15:00:00.000Z',
       raw: { access_token: access, expires_in: 3599, refresh_token: refresh, token_type: 'Bearer' },
     };
-    const created = await store.createConnection({ namespace: ns.name, spec: spec('tokens once'), credentials });
+    const created = await store.connections.createConnection({ namespace: ns.name, spec: spec('tokens once'), credentials });
     const name = created.resource.metadata.name;
     const secretJson = async () => {
       const secret = await core.readNamespacedSecret({ namespace: ns.name, name });
@@ -154,10 +162,10 @@ describe('connections and their Secrets', () => {
     expect(stored.split(refresh)).toHaveLength(2);
     expect((JSON.parse(stored) as { raw: object }).raw).toEqual({ expires_in: 3599, token_type: 'Bearer' });
     // Every reader sees what was written, key order included: this process, another replica, one that starts later.
-    expect(JSON.stringify(store.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
-    await eventually(() => replica.getConnectionByName(ns.name, name));
-    expect(JSON.stringify(replica.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
-    const updated = await replica.updateCredentials(ns.name, name, (c) => {
+    expect(JSON.stringify(store.connections.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
+    await eventually(() => replica.connections.getConnectionByName(ns.name, name));
+    expect(JSON.stringify(replica.connections.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(credentials));
+    const updated = await replica.connections.updateCredentials(ns.name, name, (c) => {
       expect(JSON.stringify(c)).toBe(JSON.stringify(credentials));
       return { ...c, expires_at: '2026-11-27T16:00:00.000Z' };
     });
@@ -170,27 +178,29 @@ describe('connections and their Secrets', () => {
       { namespace: ns.name, name, body: { data: { 'credentials.json': Buffer.from(JSON.stringify(old)).toString('base64') } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await eventually(() => replica.getConnectionByName(ns.name, name)?.credentials.access_token === old.access_token);
-    expect(JSON.stringify(replica.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(old));
-    await store.deleteConnection(ns.name, name);
+    await eventually(() => replica.connections.getConnectionByName(ns.name, name)?.credentials.access_token === old.access_token);
+    expect(JSON.stringify(replica.connections.getConnectionByName(ns.name, name)?.credentials)).toBe(JSON.stringify(old));
+    await store.connections.deleteConnection(ns.name, name);
   });
 
   it('refuses a second connection with the same integration and connection ID', async () => {
-    await store.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('a') });
-    await expect(replica.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') })).rejects.toMatchObject({
+    await store.connections.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('a') });
+    await expect(
+      replica.connections.createConnection({ namespace: ns.name, spec: spec('dup'), credentials: oauth('b') }),
+    ).rejects.toMatchObject({
       kind: 'conflict',
       code: 'already_exists',
     });
-    expect(store.getConnection(ns.name, 'github-prod', 'dup')?.credentials).toEqual(oauth('a'));
+    expect(store.connections.getConnection(ns.name, 'github-prod', 'dup')?.credentials).toEqual(oauth('a'));
   });
 
   it('loses no write when two replicas update the same connection concurrently', async () => {
-    const { resource } = await store.createConnection({ namespace: ns.name, spec: spec('cas'), credentials: oauth('c') });
+    const { resource } = await store.connections.createConnection({ namespace: ns.name, spec: spec('cas'), credentials: oauth('c') });
     const name = resource.metadata.name;
-    await eventually(() => replica.getConnection(ns.name, 'github-prod', 'cas'));
+    await eventually(() => replica.connections.getConnection(ns.name, 'github-prod', 'cas'));
     await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
-        (i % 2 ? store : replica).updateConnection(ns.name, name, (c) => ({
+        (i % 2 ? store : replica).connections.updateConnection(ns.name, name, (c) => ({
           ...c,
           spec: { ...c.spec, metadata: { ...c.spec.metadata, [`k${i}`]: i } },
         })),
@@ -198,7 +208,7 @@ describe('connections and their Secrets', () => {
     );
     await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        (i % 2 ? store : replica).updateCredentials(ns.name, name, (cur) => ({ ...cur, [`field${i}`]: i })),
+        (i % 2 ? store : replica).connections.updateCredentials(ns.name, name, (cur) => ({ ...cur, [`field${i}`]: i })),
       ),
     );
     const fresh = (await custom.getNamespacedCustomObject({
@@ -210,18 +220,18 @@ describe('connections and their Secrets', () => {
     })) as { spec: { metadata: Record<string, unknown> } };
     expect(Object.keys(fresh.spec.metadata).sort()).toEqual(['plan', ...Array.from({ length: 16 }, (_, i) => `k${i}`)].sort());
     const creds = await eventually(() => {
-      const c = store.getConnection(ns.name, 'github-prod', 'cas')?.credentials;
+      const c = store.connections.getConnection(ns.name, 'github-prod', 'cas')?.credentials;
       return c && Object.keys(c).filter((k) => k.startsWith('field')).length === 8 ? c : undefined;
     });
     expect(creds.access_token).toBe('c');
   });
 
   it('deletes the Secret and the refresh lock with the Connection (garbage collection)', async () => {
-    const { resource } = await store.createConnection({ namespace: ns.name, spec: spec('gone'), credentials: oauth('g') });
+    const { resource } = await store.connections.createConnection({ namespace: ns.name, spec: spec('gone'), credentials: oauth('g') });
     const name = resource.metadata.name;
     const lock = new RefreshLock(new Leases(kc), 'test', 30);
     expect(await lock.tryAcquire(ns.name, name, resource.metadata.uid)).toBe(true);
-    await store.deleteConnection(ns.name, name);
+    await store.connections.deleteConnection(ns.name, name);
     await eventually(
       async () => {
         try {
@@ -234,7 +244,7 @@ describe('connections and their Secrets', () => {
       60_000,
       250,
     );
-    expect(store.getConnection(ns.name, 'github-prod', 'gone')).toBeUndefined();
+    expect(store.connections.getConnection(ns.name, 'github-prod', 'gone')).toBeUndefined();
     await eventually(
       async () => {
         try {
@@ -252,20 +262,20 @@ describe('connections and their Secrets', () => {
   it('leaves nothing behind when the Secret cannot be written', async () => {
     // A Secret over the API server's 1 MiB limit is rejected after the Connection was created.
     const huge = { type: 'OAUTH2', access_token: 'x'.repeat(1_100_000) };
-    await expect(store.createConnection({ namespace: ns.name, spec: spec('too-big'), credentials: huge })).rejects.toThrow();
+    await expect(store.connections.createConnection({ namespace: ns.name, spec: spec('too-big'), credentials: huge })).rejects.toThrow();
     const name = connectionObjectName('github-prod', 'too-big');
     await expect(
       custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name }),
     ).rejects.toMatchObject({ code: 404 });
-    expect(store.getConnection(ns.name, 'github-prod', 'too-big')).toBeUndefined();
+    expect(store.connections.getConnection(ns.name, 'github-prod', 'too-big')).toBeUndefined();
   });
 
   it('hides and then sweeps a Connection whose Secret was never written', async () => {
     const name = await createByHand('orphan', 42);
-    await eventually(() => store.connectionIdentity(ns.name, name));
-    expect(store.getConnection(ns.name, 'github-prod', 'orphan')).toBeUndefined();
-    expect(store.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
-    const removed = await store.sweepIncompleteConnections(0);
+    await eventually(() => store.connections.connectionIdentity(ns.name, name));
+    expect(store.connections.getConnection(ns.name, 'github-prod', 'orphan')).toBeUndefined();
+    expect(store.connectionScans.listConnections(ns.name).map((c) => c.metadata.name)).not.toContain(name);
+    const removed = await store.connectionUpkeep.sweepIncompleteConnections(0);
     expect(removed).toContain(`${ns.name}/${name}`);
     await expect(
       custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections', name }),
@@ -273,7 +283,7 @@ describe('connections and their Secrets', () => {
   });
 
   it('a sharded store caches whole only its share, reads the identity of any other, and labels one it takes over', async () => {
-    const created = await store.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
+    const created = await store.connections.createConnection({ namespace: ns.name, spec: spec('shard me'), credentials: oauth('tok-s') });
     const name = created.resource.metadata.name;
     // Made by hand, without any label.
     const bare = await createByHand('bare', 43);
@@ -286,13 +296,13 @@ describe('connections and their Secrets', () => {
     await sharded.start();
     try {
       // Nothing of the connections outside its share is kept; their identities are read when asked for.
-      expect(sharded.connectionIndex).toBeUndefined();
-      expect(sharded.connectionIdentity(ns.name, name)).toBeUndefined();
-      expect(sharded.connections.get(name, ns.name)).toBeUndefined();
-      expect(sharded.credentialSecrets.get(name, ns.name)).toBeUndefined();
-      expect((await sharded.findConnectionIdentity(ns.name, bare))?.metadata.uid).toEqual(expect.any(String));
+      expect(sharded.caches.connectionIndex).toBeUndefined();
+      expect(sharded.connections.connectionIdentity(ns.name, name)).toBeUndefined();
+      expect(sharded.caches.connections.get(name, ns.name)).toBeUndefined();
+      expect(sharded.caches.credentialSecrets.get(name, ns.name)).toBeUndefined();
+      expect((await sharded.connections.findConnectionIdentity(ns.name, bare))?.metadata.uid).toEqual(expect.any(String));
       const scanned: Array<{ metadata: Record<string, unknown> }> = [];
-      await sharded.scanConnectionIdentities((c) => scanned.push(c as never));
+      await sharded.connectionScans.scanConnectionIdentities((c) => scanned.push(c as never));
       const identity = scanned.find((c) => c.metadata.name === name)!;
       expect(scanned.some((c) => c.metadata.name === bare)).toBe(true);
       // Read as metadata only, cut down to what a controller reads of it.
@@ -306,19 +316,19 @@ describe('connections and their Secrets', () => {
       // The API server recorded field ownership at the creations.
       expect((await readConnectionObject(name)).metadata.managedFields?.length).toBeGreaterThan(0);
       expect((await core.readNamespacedSecret({ namespace: ns.name, name })).metadata?.managedFields?.length).toBeGreaterThan(0);
-      expect(await sharded.labelShard(ns.name, name, 'shard-x')).toEqual({ secret: true });
-      expect(await sharded.labelShard(ns.name, bare, 'shard-x')).toEqual({ secret: false });
+      expect(await sharded.connectionUpkeep.labelShard(ns.name, name, 'shard-x')).toEqual({ secret: true });
+      expect(await sharded.connectionUpkeep.labelShard(ns.name, bare, 'shard-x')).toEqual({ secret: false });
       // The label's write dropped it, and later writes (the status, new credentials) record none again.
-      await sharded.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
+      await sharded.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.LastFetched, (s) => ({
         ...s,
         lastFetchedAt: '2026-01-02T03:04:05.000Z',
       }));
-      await sharded.updateCredentials(ns.name, name, () => oauth('tok-s2'));
+      await sharded.connections.updateCredentials(ns.name, name, () => oauth('tok-s2'));
       for (const n of [name, bare]) expect((await readConnectionObject(n)).metadata.managedFields).toBeUndefined();
       expect((await core.readNamespacedSecret({ namespace: ns.name, name })).metadata?.managedFields).toBeUndefined();
       for (const n of [name, bare]) {
         // Read-your-writes: whole at once, before its watch delivers it.
-        expect(sharded.connections.get(n, ns.name)?.spec.integration).toBe('github-prod');
+        expect(sharded.caches.connections.get(n, ns.name)?.spec.integration).toBe('github-prod');
         const onServer = (await custom.getNamespacedCustomObject({
           group: GROUP,
           version: VERSION,
@@ -332,13 +342,13 @@ describe('connections and their Secrets', () => {
         expect(onServer.spec.connectionId).toBe(n === name ? 'shard me' : 'bare');
       }
       // Its label-selected watches bring the Connection and its Secret; the identity shows the label.
-      await eventually(() => sharded.credentialSecrets.get(name, ns.name) && sharded.watched.connections.list().length === 2);
-      await eventually(() => sharded.connectionIdentity(ns.name, bare)?.metadata.labels?.[LABELS.shard] === 'shard-x');
-      expect(sharded.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s2'));
+      await eventually(() => sharded.caches.credentialSecrets.get(name, ns.name) && sharded.caches.watched.connections.list().length === 2);
+      await eventually(() => sharded.connections.connectionIdentity(ns.name, bare)?.metadata.labels?.[LABELS.shard] === 'shard-x');
+      expect(sharded.connections.getConnectionByName(ns.name, name)?.credentials).toEqual(oauth('tok-s2'));
     } finally {
       await sharded.stop();
-      await store.deleteConnection(ns.name, name);
-      await store.deleteConnection(ns.name, bare);
+      await store.connections.deleteConnection(ns.name, name);
+      await store.connections.deleteConnection(ns.name, bare);
     }
   });
 });

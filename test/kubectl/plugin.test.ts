@@ -32,7 +32,7 @@ it('status shows connections by state, tokens expiring with no refresh planned, 
     .conn.resource.metadata.name;
   // A token nothing can renew (no refresh token), expiring in two hours.
   const expiring = (
-    await store().createConnection({
+    await store().connections.createConnection({
       namespace: bed.namespace,
       spec: { integration: INTEGRATION, provider: bed.providerName, connectionId: 'expiring', authMode: 'OAUTH2', endUser: { id: 'u2' } },
       credentials: { type: 'OAUTH2', access_token: 'at-expiring', expires_at: new Date(Date.now() + 2 * 3_600_000).toISOString(), raw: {} },
@@ -90,7 +90,7 @@ it('refresh asks the owning controller, waits for its answer, and logs shows the
   expect(run).toMatchObject({ code: 0, stderr: '' });
   expect(run.stdout).toMatch(new RegExp(`^connection/${name} Refreshed: Refreshed as requested; the token expires at \\S+Z\\.\\n$`));
   expect(bed.oidc.refreshCalls()).toBe(before + 1);
-  const token = store().getConnectionByName(bed.namespace, name)?.credentials.access_token;
+  const token = store().connections.getConnectionByName(bed.namespace, name)?.credentials.access_token;
   expect(token).not.toBe(accessToken);
 
   const stored = await readCustom<ConnectionResource>(kc, 'connections', bed.namespace, name);
@@ -186,7 +186,7 @@ it('connect-link prints a Connect link for a token of the audience latchkey that
   const server = await startReplica(kc, { namespaces: [bed.namespace], components: ['server'], identity: 'links', selfBaseUrl: true });
   try {
     await eventually(
-      () => server.ctx.store.listEnvironments(bed.namespace).length > 0 && server.ctx.store.getIntegration(bed.namespace, INTEGRATION),
+      () => server.ctx.catalog.listEnvironments(bed.namespace).length > 0 && server.ctx.catalog.getIntegration(bed.namespace, INTEGRATION),
     );
     const startSessions = { apiGroups: ['latchkey.dev'], resources: ['connectsessions'], verbs: ['create'] };
     const link = (kubeconfig: string, output: string[] = []) =>

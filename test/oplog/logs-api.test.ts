@@ -33,12 +33,12 @@ const bed = bedForFile(async () => {
     LATCHKEY_OPLOG_KEEP_DAYS: '7',
   });
   oauth.alsoStop(() => lk.close());
-  const store = lk.ctx.store;
+  const store = lk.ctx;
   await eventually(
     () =>
-      store.getIntegration(oauth.namespace, INTEGRATION) &&
-      store.getProvider(oauth.providerName) &&
-      store.listEnvironments(oauth.namespace).length,
+      store.catalog.getIntegration(oauth.namespace, INTEGRATION) &&
+      store.catalog.getProvider(oauth.providerName) &&
+      store.catalog.listEnvironments(oauth.namespace).length,
   );
   await eventually(async () => (await lk.call('GET', '/providers')).status === 200);
   return { ...oauth, lk };
@@ -60,7 +60,7 @@ async function importRevoked(connectionId: string) {
     },
   });
   expect(res.status).toBe(201);
-  await eventually(() => bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, connectionId));
+  await eventually(() => bed.lk.ctx.connections.getConnection(bed.ns.name, INTEGRATION, connectionId));
   await bed.oidc.revoke(tokens.refreshToken, client);
   return tokens;
 }
@@ -73,7 +73,7 @@ describe('operation log', () => {
     const failed = await bed.lk.call('GET', getPath('reauth-1'));
     expect(failed.status).toBe(424);
     const stored = await eventually(() => {
-      const c = bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, 'reauth-1');
+      const c = bed.lk.ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'reauth-1');
       return c?.resource.status?.errors?.length ? c : undefined;
     });
     const logId = stored.resource.status!.errors![0]!.logId;
@@ -224,7 +224,7 @@ describe('operation log', () => {
     // does exist after all (an entry written before, a re-import), the write falls back to read and replace.
     await importRevoked('created-twice');
     await bed.lk.ctx.oplog!.flush();
-    const r = bed.lk.ctx.store.getConnection(bed.ns.name, INTEGRATION, 'created-twice')!.resource;
+    const r = bed.lk.ctx.connections.getConnection(bed.ns.name, INTEGRATION, 'created-twice')!.resource;
     bed.lk.ctx.oplog!.record({
       namespace: bed.ns.name,
       operation: 'import',

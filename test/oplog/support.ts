@@ -45,7 +45,7 @@ export async function startOplogServer(
   });
   const clock = movableClock();
   const ctx = createContext({ config, logger: testLogger(), kc, clock });
-  await ctx.store.start();
+  await ctx.caches.start();
   const server = await startHttpServer(ctx, 0, '127.0.0.1');
   config.publicBaseUrl = server.url;
   return {
@@ -68,7 +68,7 @@ export async function startOplogServer(
     async close() {
       await ctx.oplog?.stop();
       await server.close();
-      await ctx.store.stop();
+      await ctx.caches.stop();
     },
   };
 }

@@ -37,9 +37,9 @@ beforeAll(async () => {
   await bed.synced((store) =>
     sims.every(
       (s) =>
-        store.getProvider(s.manifest) &&
-        store.getIntegration(bed.ns.name, s.manifest) &&
-        store.readSecretValue(bed.ns.name, `${s.manifest}-client`, 'clientId'),
+        store.catalog.getProvider(s.manifest) &&
+        store.catalog.getIntegration(bed.ns.name, s.manifest) &&
+        store.catalog.readSecretValue(bed.ns.name, `${s.manifest}-client`, 'clientId'),
     ),
   );
 }, 300_000);
@@ -126,7 +126,7 @@ async function connectThroughUi(sim: ProviderSimulator, endUser: string, choice:
 const tokenOf = (credentials: { access_token?: string; oauth_token?: string }) => credentials.access_token ?? credentials.oauth_token;
 
 const connectionsOf = (integration: string) =>
-  bed.latchkey.ctx.store.listConnections(bed.ns.name).filter((c) => c.spec.integration === integration);
+  bed.latchkey.ctx.connectionScans.listConnections(bed.ns.name).filter((c) => c.spec.integration === integration);
 
 describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs describe it', (_name, sim) => {
   it('connects through the Connect UI with the configuration filled from the provider, fetches, proxies the documented call and refreshes', async () => {
@@ -134,7 +134,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
     // On a failure, the page's text and the error code say why.
     expect({ ...event, text }).toMatchObject({ type: 'connect', providerConfigKey: sim.manifest, text: '' });
     const connectionId = event.connectionId!;
-    await eventually(() => bed.latchkey.ctx.store.getConnection(bed.ns.name, sim.manifest, connectionId));
+    await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, sim.manifest, connectionId));
 
     const fetched = await call('GET', `/connections/${encodeURIComponent(connectionId)}?provider_config_key=${sim.manifest}`);
     expect(fetched.status).toBe(200);

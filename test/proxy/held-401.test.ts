@@ -130,6 +130,6 @@ describe('a 401 held while the token is refreshed', () => {
     expect(res.bytes).toBe(FAILED_TOTAL);
     expect(failed401.last()!.finished).toBe(true);
     // The stored token is kept: a failed refresh loses nothing.
-    expect(h.store.getConnection(h.namespace, 'held', 'held-refused')?.credentials.refresh_token).toBe('rt-refused');
+    expect(h.store.connections.getConnection(h.namespace, 'held', 'held-refused')?.credentials.refresh_token).toBe('rt-refused');
   });
 });

@@ -93,7 +93,7 @@ const rest: JsonCall = (method, path, body) => h.rest(method, path, body);
 const proxyGet = (integration: string, connectionId: string, path: string) => h.proxyTo(integration)(connectionId, path);
 
 const storedCredentials = (integration: string, connectionId: string) =>
-  h.store.getConnection(h.namespace, integration, connectionId)?.credentials;
+  h.store.connections.getConnection(h.namespace, integration, connectionId)?.credentials;
 
 const h = bedForFile(async () => {
   const up = await startUpstream();
@@ -152,11 +152,11 @@ describe('JWT connections through the REST API and the proxy', () => {
 
   it('an expired token is minted again before the proxy uses it, and when the connection is fetched', async () => {
     const expire = async (integration: string, connectionId: string, config: Record<string, string>, apiKey: string) => {
-      const name = h.store.getConnection(h.namespace, integration, connectionId)!.resource.metadata.name;
+      const name = h.store.connections.getConnection(h.namespace, integration, connectionId)!.resource.metadata.name;
       const spec = catalogSpec(integration === 'ghost' ? 'ghost-admin' : 'app-store-connect');
       // A token the same key minted 30 minutes ago: correctly signed, but expired.
       const old = mintJwtCredentials({ modeOptions: spec.modeOptions, apiKey, connectionConfig: config, now: Date.now() - 30 * 60_000 });
-      await h.store.updateCredentials(h.namespace, name, () => old);
+      await h.store.connections.updateCredentials(h.namespace, name, () => old);
       return old.token!;
     };
 
@@ -178,7 +178,7 @@ describe('JWT connections through the REST API and the proxy', () => {
     expect(ascVerdict(`Bearer ${fresh.token}`)).toBeUndefined();
     expect(Date.parse(fresh.expires_at)).toBeGreaterThan(Date.now());
     expect(storedCredentials('asc', 'team')?.token).toBe(fresh.token);
-    const status = h.store.getConnection(h.namespace, 'asc', 'team')!.resource.status;
+    const status = h.store.connections.getConnection(h.namespace, 'asc', 'team')!.resource.status;
     expect(status?.expiresAt).toBe(fresh.expires_at);
   });
 
@@ -227,7 +227,7 @@ describe('JWT connections through the REST API and the proxy', () => {
         c.code === 'invalid_credentials' ? 'body.credentials.apiKey' : 'body.connection_config.issuerId',
       );
       expect(JSON.stringify(res.body)).not.toContain(c.apiKey.slice(0, 30));
-      expect(h.store.getConnection(h.namespace, c.integration, `bad-${i}`)).toBeUndefined();
+      expect(h.store.connections.getConnection(h.namespace, c.integration, `bad-${i}`)).toBeUndefined();
       expect((await rest('GET', `/connections/bad-${i}?provider_config_key=${c.integration}`)).status).toBe(404);
     }
     // Unknown fields and the wrong credential type are refused by the schema as for every mode.
@@ -257,8 +257,8 @@ describe('JWT connections through the REST API and the proxy', () => {
       credentials: { type: 'JWT', apiKey: GHOST_SECRET },
       connection_config: { adminDomain: 'example.ghost.io', keyId: GHOST_ID },
     });
-    const name = h.store.getConnection(h.namespace, 'ghost', 'broken')!.resource.metadata.name;
-    await h.store.updateCredentials(h.namespace, name, () => ({
+    const name = h.store.connections.getConnection(h.namespace, 'ghost', 'broken')!.resource.metadata.name;
+    await h.store.connections.updateCredentials(h.namespace, name, () => ({
       type: 'JWT',
       apiKey: 'zz',
       token: 'old',
@@ -269,7 +269,7 @@ describe('JWT connections through the REST API and the proxy', () => {
     expect(res.body.error.code).toBe('reauthorization_required');
     expect(JSON.stringify(res.body)).not.toContain('"zz"');
     const errors = await eventually(() =>
-      h.store.getConnection(h.namespace, 'ghost', 'broken')?.resource.status?.errors?.filter((e) => e.type === 'auth'),
+      h.store.connections.getConnection(h.namespace, 'ghost', 'broken')?.resource.status?.errors?.filter((e) => e.type === 'auth'),
     );
     expect(errors[0]?.message).toMatch(/cannot mint a token/);
     expect(res.body.error.message).toContain(errors[0]!.logId);
@@ -308,7 +308,7 @@ describe('JWT in the Connect UI form API', () => {
 
   it('a key that cannot sign is a form error on the key field and stores nothing; a .p8 pasted into the one-line field connects', async () => {
     const token = session(['asc']);
-    const before = h.store.listConnections(h.namespace).length;
+    const before = h.store.connectionScans.listConnections(h.namespace).length;
     const bad = await connect(token, 'POST', 'forms', {
       integration: 'asc',
       values: { apiKey: 'not a key' },
@@ -317,7 +317,7 @@ describe('JWT in the Connect UI form API', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_credentials', errors: [{ path: 'values.apiKey' }] });
     expect(bad.body.error.message).toContain('Private key (contents of the .p8 file)');
-    expect(h.store.listConnections(h.namespace)).toHaveLength(before);
+    expect(h.store.connectionScans.listConnections(h.namespace)).toHaveLength(before);
 
     // An <input> drops the line breaks of a pasted PEM file.
     const good = await connect(token, 'POST', 'forms', {
@@ -326,7 +326,9 @@ describe('JWT in the Connect UI form API', () => {
       connectionConfig: { issuerId: ASC_ISSUER, keyId: ASC_KEY_ID },
     });
     expect(good.status).toBe(201);
-    const created = h.store.listConnections(h.namespace).find((c) => c.spec.integration === 'asc' && c.spec.endUser?.id === 'jwt-user')!;
+    const created = h.store.connectionScans
+      .listConnections(h.namespace)
+      .find((c) => c.spec.integration === 'asc' && c.spec.endUser?.id === 'jwt-user')!;
     expect(created.spec.connectionConfig).toEqual({ issuerId: ASC_ISSUER, keyId: ASC_KEY_ID });
     const stored = storedCredentials('asc', created.spec.connectionId)!;
     expect(stored.type).toBe('JWT');

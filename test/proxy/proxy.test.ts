@@ -250,7 +250,7 @@ describe('pass-through', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ records: page, meta: next ? { next } : {} }));
     });
-    const paginate = h.store.getProvider(`bearer-${h.suffix}`)!.spec.proxy!.paginate!;
+    const paginate = h.store.catalog.getProvider(`bearer-${h.suffix}`)!.spec.proxy!.paginate!;
     const seen: number[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {

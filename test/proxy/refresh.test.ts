@@ -53,7 +53,8 @@ async function connectionWith(connectionId: string, expiresAt: Date): Promise<{ 
   return { accessToken: minted.accessToken };
 }
 
-const storedToken = (connectionId: string) => h.store.getConnection(h.namespace, 'refreshing', connectionId)?.credentials.access_token;
+const storedToken = (connectionId: string) =>
+  h.store.connections.getConnection(h.namespace, 'refreshing', connectionId)?.credentials.access_token;
 
 describe('proxy and token refresh', () => {
   it('a 401 from the provider: one forced refresh, one retry with the new token, then success', async () => {

@@ -45,7 +45,7 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
   const bed = await startConnectBed(kc, prefix, 'development');
   const up = await startUpstream();
   const namespace = bed.ns.name;
-  const store = bed.latchkey.ctx.store;
+  const store = bed.latchkey.ctx;
   const providers: string[] = [];
   const suffix = `${process.pid}`;
   const server = { url: bed.latchkey.url, env: bed.env };
@@ -62,10 +62,11 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
     return { context, app, popup };
   };
 
-  const stored = (integration: string, connectionId: string) => store.getConnection(namespace, integration, connectionId)?.credentials;
+  const stored = (integration: string, connectionId: string) =>
+    store.connections.getConnection(namespace, integration, connectionId)?.credentials;
   const setStored = async (integration: string, connectionId: string, credentials: StoredCredentials) => {
-    const name = store.getConnection(namespace, integration, connectionId)!.resource.metadata.name;
-    await store.updateCredentials(namespace, name, () => credentials);
+    const name = store.connections.getConnection(namespace, integration, connectionId)!.resource.metadata.name;
+    await store.connections.updateCredentials(namespace, name, () => credentials);
   };
 
   return {
@@ -77,7 +78,7 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
       providers.push(name);
       await applyProvider(kc, name, spec);
       await createIntegration(kc, namespace, id, { provider: name });
-      await bed.synced((s) => s.getProvider(name) && s.getIntegration(namespace, id));
+      await bed.synced((s) => s.catalog.getProvider(name) && s.catalog.getIntegration(namespace, id));
     },
     rest,
     ...importCalls(rest),
@@ -94,7 +95,7 @@ export async function startAuthModeBed(prefix: string): Promise<AuthModeBed> {
       const event = await waitForEvent(app, 'connect', 60_000);
       await context.close();
       const connectionId = event.connectionId!;
-      await eventually(() => store.getConnection(namespace, integration, connectionId));
+      await eventually(() => store.connections.getConnection(namespace, integration, connectionId));
       return connectionId;
     },
     async formError(integration, values, config = {}) {

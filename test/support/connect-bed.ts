@@ -6,7 +6,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Browser, Page } from 'playwright-core';
 import type { Logger } from '../../src/platform/log.js';
-import type { KubeStore } from '../../src/k8s/store.js';
+import type { StoreParts } from '../../src/k8s/store.js';
 import type { EgressGuard } from '../../src/egress/guard.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
@@ -25,7 +25,7 @@ export interface ConnectBed {
   app: { url: string; close(): Promise<void> };
   browser: Browser;
   /** Waits until this Latchkey's caches hold the Environment and whatever else `ready` checks. */
-  synced(ready?: (store: KubeStore) => unknown): Promise<void>;
+  synced(ready?: (store: StoreParts) => unknown): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,8 +68,8 @@ export async function startConnectBed(
     app,
     browser,
     async synced(ready = () => true) {
-      const store = latchkey.ctx.store;
-      await eventually(() => store.listEnvironments(ns.name).length > 0 && ready(store));
+      const store = latchkey.ctx;
+      await eventually(() => store.catalog.listEnvironments(ns.name).length > 0 && ready(store));
     },
     async close() {
       await browser.close();

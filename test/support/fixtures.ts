@@ -2,12 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FlowState } from '../../src/auth/flow-state.js';
 import { sealSessionToken, type SessionClaims } from '../../src/auth/session-tokens.js';
-import type { KubeStore, StoredConnection } from '../../src/k8s/store.js';
+import type { StoredConnection, StoreParts } from '../../src/k8s/store.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 
 /** Imports an OAUTH2 connection with tokens minted by the OAuth server. */
 export async function importOAuth2(
-  store: KubeStore,
+  store: StoreParts,
   oidc: OidcTestServer,
   client: TestClient,
   namespace: string,
@@ -17,7 +17,7 @@ export async function importOAuth2(
 ): Promise<{ conn: StoredConnection; refreshToken: string; accessToken: string }> {
   const tokens = await oidc.mintTokens({ clientId: client.clientId });
   const connectionId = opts.connectionId ?? `conn-${randomBytes(4).toString('hex')}`;
-  const conn = await store.createConnection({
+  const conn = await store.connections.createConnection({
     namespace,
     spec: { integration, provider, connectionId, authMode: 'OAUTH2', endUser: { id: 'u1' } },
     credentials: {

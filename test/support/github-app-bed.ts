@@ -91,11 +91,11 @@ export async function startGitHubAppBed(prefix: string): Promise<GitHubAppBed> {
   );
   await bed.synced(
     (store) =>
-      store.getProvider(appProvider) &&
-      store.getProvider(customProvider) &&
-      store.getIntegration(ns.name, 'github-user') &&
-      store.readSecretValue(ns.name, 'github-client', 'appLink') &&
-      store.readSecretValue(ns.name, 'github-user-client', 'clientSecret'),
+      store.catalog.getProvider(appProvider) &&
+      store.catalog.getProvider(customProvider) &&
+      store.catalog.getIntegration(ns.name, 'github-user') &&
+      store.catalog.readSecretValue(ns.name, 'github-client', 'appLink') &&
+      store.catalog.readSecretValue(ns.name, 'github-user-client', 'clientSecret'),
   );
 
   const api: GitHubAppBed['api'] = async (path, init = {}) => {
@@ -141,7 +141,7 @@ export async function startGitHubAppBed(prefix: string): Promise<GitHubAppBed> {
       await install(popup, login);
       const connectionId = (await waitForEvent(page, 'connect', 30_000)).connectionId!;
       await context.close();
-      await eventually(() => latchkey.ctx.store.getConnection(ns.name, integration, connectionId));
+      await eventually(() => latchkey.ctx.connections.getConnection(ns.name, integration, connectionId));
       return connectionId;
     },
     async close() {

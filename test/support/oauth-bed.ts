@@ -5,7 +5,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { EnvironmentSpec, ProviderSpec } from '../../src/k8s/resources.js';
-import type { KubeStore } from '../../src/k8s/store.js';
+import type { StoreParts } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
@@ -74,7 +74,7 @@ export async function startOAuthBed(kc: KubeConfig, opts: OAuthBedOptions): Prom
 /** The OAuth bed watched by one controller replica (no leader election) that has the Integration cached. */
 export interface OAuthControllerBed extends OAuthBed {
   replica: Replica;
-  store(): KubeStore;
+  store(): StoreParts;
   /** The Environment, when one was asked for. */
   env?: TestEnvironment;
 }
@@ -87,8 +87,8 @@ export async function startOAuthControllerBed(
   const env = opts.environment && (await createEnvironment(kc, bed.namespace, opts.environment));
   const replica = await startSoloController(kc, bed.namespace);
   bed.alsoStop(() => replica.stop());
-  await eventually(() => replica.ctx.store.getIntegration(bed.namespace, opts.integration));
-  return { ...bed, replica, store: () => replica.ctx.store, env };
+  await eventually(() => replica.ctx.catalog.getIntegration(bed.namespace, opts.integration));
+  return { ...bed, replica, store: () => replica.ctx, env };
 }
 
 /** The OAuth bed with an Environment, and server replicas (one per kubeconfig given) using its secret key. */
@@ -107,7 +107,7 @@ export async function startOAuthServersBed(
     /** What else the bed sets up before the servers start (more Providers and Integrations). */
     before?: (bed: OAuthBed & { env: TestEnvironment }) => Promise<void>;
     /** What else each server must have cached before the tests start. */
-    ready?: (store: KubeStore, namespace: string) => unknown;
+    ready?: (store: StoreParts, namespace: string) => unknown;
   },
 ): Promise<OAuthServersBed> {
   const bed = await startOAuthBed(kc, opts);
@@ -118,11 +118,11 @@ export async function startOAuthServersBed(
   );
   bed.alsoStop(() => Promise.all(servers.map((s) => s.stop())));
   for (const s of servers) {
-    const store = s.ctx.store;
+    const store = s.ctx;
     await eventually(
       () =>
-        store.getIntegration(bed.namespace, opts.integration) &&
-        store.getProvider(bed.providerName) &&
+        store.catalog.getIntegration(bed.namespace, opts.integration) &&
+        store.catalog.getProvider(bed.providerName) &&
         (opts.ready?.(store, bed.namespace) ?? true),
     );
     await eventually(async () => (await s.call('GET', '/providers')).status === 200);

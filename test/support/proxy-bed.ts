@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../src/context/app-context.js';
 import type { RunningServer } from '../../src/http/server.js';
 import type { ConnectionSpec, ProviderSpec } from '../../src/k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../../src/k8s/store.js';
+import type { StoredCredentials, StoreParts } from '../../src/k8s/store.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startReplica } from './replica.js';
@@ -18,7 +18,7 @@ import { startReplica } from './replica.js';
 export interface ProxyBed {
   namespace: string;
   env: TestEnvironment;
-  store: KubeStore;
+  store: StoreParts;
   server: RunningServer;
   ctx: AppContext;
   /** Unique suffix for cluster-scoped names. */
@@ -36,8 +36,10 @@ export async function startProxyBed(prefix: string, opts: { egress?: EgressGuard
   const env = await createEnvironment(kc, ns.name);
   const replica = await startReplica(kc, { namespaces: [ns.name], egress: opts.egress, logger: opts.logger });
   const { ctx } = replica;
-  const store = ctx.store;
-  await eventually(() => store.listEnvironments(ns.name).length > 0 && store.getReferencedSecret(ns.name, `${env.name}-keys`));
+  const store = ctx;
+  await eventually(
+    () => store.catalog.listEnvironments(ns.name).length > 0 && store.catalog.getReferencedSecret(ns.name, `${env.name}-keys`),
+  );
   const suffix = randomBytes(3).toString('hex');
   const providers: string[] = [];
   return {
@@ -51,15 +53,17 @@ export async function startProxyBed(prefix: string, opts: { egress?: EgressGuard
       const full = `${name}-${suffix}`;
       providers.push(full);
       await applyProvider(kc, full, spec);
-      await eventually(() => store.getProvider(full));
+      await eventually(() => store.catalog.getProvider(full));
       return full;
     },
     async addIntegration(id, provider, client) {
       await createIntegration(kc, ns.name, id, { provider }, client);
-      await eventually(() => store.getIntegration(ns.name, id) && (!client || store.getReferencedSecret(ns.name, `${id}-client`)));
+      await eventually(
+        () => store.catalog.getIntegration(ns.name, id) && (!client || store.catalog.getReferencedSecret(ns.name, `${id}-client`)),
+      );
     },
     async addConnection(spec, credentials) {
-      await store.createConnection({ namespace: ns.name, spec, credentials });
+      await store.connections.createConnection({ namespace: ns.name, spec, credentials });
     },
     async close() {
       await replica.stop();

@@ -72,8 +72,8 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
     ...shard,
     ...connectionCacheOf(components, config.connectionCacheEntries),
   });
-  await ctx.store.start();
-  const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.store.stop()];
+  await ctx.caches.start();
+  const stops: Array<(o?: { release?: boolean }) => Promise<void>> = [() => ctx.caches.stop()];
 
   let server: RunningServer | undefined;
   if (components.includes('server')) {
@@ -85,7 +85,7 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   if (components.includes('webhooks')) {
     dispatcher = new WebhookDispatcher({
       outbox: new WebhookOutbox(ctx.kc),
-      store: ctx.store,
+      catalog: ctx.catalog,
       fetch: ctx.fetch,
       clock: ctx.clock,
       logger: ctx.logger,

@@ -71,7 +71,7 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
     kc,
     clock: { now: () => Date.now() + offset },
   });
-  await ctx.store.start();
+  await ctx.caches.start();
   const real = new KubeAccessReviews(kc);
   const calls = { tokenReviews: 0, accessReviews: 0 };
   const counted = countingReviews(real, calls);
@@ -80,12 +80,12 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   await eventually(
     () =>
-      ctx.store.listEnvironments(ns.name).length > 0 &&
-      ctx.store.getReferencedSecret(ns.name, `${env.name}-keys`) &&
-      ctx.store.getProvider(provider) &&
-      ctx.store.getIntegration(ns.name, 'crm') &&
-      ctx.store.getIntegration(ns.name, 'mail') &&
-      ctx.store.getReferencedSecret(ns.name, 'mail-client'),
+      ctx.catalog.listEnvironments(ns.name).length > 0 &&
+      ctx.catalog.getReferencedSecret(ns.name, `${env.name}-keys`) &&
+      ctx.catalog.getProvider(provider) &&
+      ctx.catalog.getIntegration(ns.name, 'crm') &&
+      ctx.catalog.getIntegration(ns.name, 'mail') &&
+      ctx.catalog.getReferencedSecret(ns.name, 'mail-client'),
   );
 
   return {
@@ -100,7 +100,7 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
     calls,
     advance: (ms) => (offset += ms),
     async addConnection(integration, connectionId, credentials) {
-      await ctx.store.createConnection({
+      await ctx.connections.createConnection({
         namespace: ns.name,
         spec: { integration, provider, connectionId, authMode: 'OAUTH2' },
         credentials: credentials ?? {
@@ -130,7 +130,7 @@ export async function startWorkloadBed(prefix: string, config: Partial<Config> =
       server.closeAllConnections();
       await real.close();
       await ctx.oplog?.flush();
-      await ctx.store.stop();
+      await ctx.caches.stop();
       await upstream.close();
       await deleteProvider(kc, provider);
       await ns.delete();

@@ -102,7 +102,7 @@ beforeAll(async () => {
   for (const id of [creator, `${creator}-other`]) {
     const token = await asanaToken();
     tokens.set(id, token.access_token);
-    await replica.ctx.store.createConnection({
+    await replica.ctx.connections.createConnection({
       namespace: ns.name,
       spec: {
         integration,
@@ -123,10 +123,10 @@ beforeAll(async () => {
   await eventually(() =>
     [replica, other].every(
       (r) =>
-        r.ctx.store.getConnection(ns.name, integration, `${creator}-other`) &&
-        r.ctx.store.getProvider(PROVIDER) &&
-        r.ctx.store.getReferencedSecret(ns.name, `${integration}-client`) &&
-        r.ctx.store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'),
+        r.ctx.connections.getConnection(ns.name, integration, `${creator}-other`) &&
+        r.ctx.catalog.getProvider(PROVIDER) &&
+        r.ctx.catalog.getReferencedSecret(ns.name, `${integration}-client`) &&
+        r.ctx.catalog.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'),
     ),
   );
 }, 90_000);
@@ -250,7 +250,7 @@ it('a window expires on its own, takes one secret, and an Integration keeps at m
   await kc
     .makeApiClient(CoreV1Api)
     .createNamespacedSecret({ namespace: ns.name, body: { metadata: { name }, stringData: { clientId: 'x' } } });
-  const windows = new HandshakeWindows(replica.ctx.store);
+  const windows = new HandshakeWindows(replica.ctx.caches);
   const t0 = 1_800_000_000_000;
   const stale = (await windows.open(ns.name, name, 'c-stale', t0, 30_000))!;
   // Past its 30 s nothing is taken, and another creation may open the window (the stale one's close then changes nothing).

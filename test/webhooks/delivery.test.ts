@@ -24,8 +24,10 @@ const running: Replica[] = [];
 async function replica(withDispatcher = true): Promise<Replica> {
   const r = await startReplica(kc, { namespaces: [ns.name], components: withDispatcher ? ['webhooks'] : [], webhookPollMs: 100 });
   running.push(r);
-  const store = r.ctx.store;
-  await eventually(() => store.listEnvironments(ns.name).length && store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'));
+  const store = r.ctx;
+  await eventually(
+    () => store.catalog.listEnvironments(ns.name).length && store.catalog.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey'),
+  );
   return r;
 }
 
@@ -225,7 +227,7 @@ describe('delivery', () => {
       name: env.name,
       body: [{ op: 'replace', path: '/spec/webhooks/sendOnCreation', value: false }],
     });
-    await eventually(() => r.ctx.store.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);
+    await eventually(() => r.ctx.catalog.listEnvironments(ns.name)[0]?.spec.webhooks?.sendOnCreation === false);
     const off = `off-${randomUUID()}`;
     expect(await enqueue(r.ctx, off)).toBe('disabled');
     expect(await pendingFor(off)).toHaveLength(0);

@@ -31,7 +31,7 @@ async function namespaceWithReceiver(prefix: string, url: string): Promise<Names
 async function dispatcherFor(namespaces: string[], config: Partial<AppContext['config']> = {}): Promise<{ ctx: AppContext }> {
   const replica = await startReplica(kc, { namespaces, components: ['webhooks'], config, webhookPollMs: 100 });
   cleanups.push(() => replica.stop());
-  await eventually(() => namespaces.every((ns) => replica.ctx.store.readSecretValue(ns, 'test-keys', 'webhookSigningKey')));
+  await eventually(() => namespaces.every((ns) => replica.ctx.catalog.readSecretValue(ns, 'test-keys', 'webhookSigningKey')));
   return { ctx: replica.ctx };
 }
 

@@ -54,12 +54,12 @@ beforeAll(async () => {
     selfBaseUrl: true,
     logger: logs.logger,
   });
-  const store = replica.ctx.store;
+  const store = replica.ctx;
   await eventually(
     () =>
-      store.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey') &&
+      store.catalog.readSecretValue(ns.name, `${env.name}-keys`, 'webhookSigningKey') &&
       Object.values(SIMULATORS).every(
-        (s) => store.getProvider(providerName(s.provider)) && store.getIntegration(ns.name, integrationOf(s.provider)),
+        (s) => store.catalog.getProvider(providerName(s.provider)) && store.catalog.getIntegration(ns.name, integrationOf(s.provider)),
       ),
   );
 }, 60_000);
@@ -86,7 +86,7 @@ const forwardsFor = (sim: ProviderSimulator): ReceivedWebhook[] =>
   receiver.delivered().filter((w) => w.json.type === 'forward' && w.json.providerConfigKey === integrationOf(sim.provider));
 
 async function connect(sim: ProviderSimulator, connectionId: string): Promise<void> {
-  await replica.ctx.store.createConnection({
+  await replica.ctx.connections.createConnection({
     namespace: ns.name,
     spec: {
       integration: integrationOf(sim.provider),
@@ -108,7 +108,7 @@ describe.each(Object.keys(SIMULATORS))('%s', (name) => {
     await connect(sim, connectionId);
     // Another connection of the same Integration with another account: never named.
     if (sim.account) {
-      await replica.ctx.store.createConnection({
+      await replica.ctx.connections.createConnection({
         namespace: ns.name,
         spec: {
           integration: integrationOf(sim.provider),
@@ -120,7 +120,7 @@ describe.each(Object.keys(SIMULATORS))('%s', (name) => {
         credentials: { type: 'API_KEY', apiKey: 'unused' },
       });
     }
-    await eventually(() => replica.ctx.store.getConnection(ns.name, integrationOf(sim.provider), connectionId));
+    await eventually(() => replica.ctx.connections.getConnection(ns.name, integrationOf(sim.provider), connectionId));
   });
 
   it('refuses a tampered, an unsigned and (where signed) a replayed event with 401, and forwards only the genuine one, once, to its connection', async () => {
@@ -252,10 +252,10 @@ it('GET /integrations/{id}?include=webhook shows the public URL the events above
 
 it('the Integration reconciler writes status.webhookUrl (the -o wide column) for a Provider with webhooks, and none without', async () => {
   const base = 'https://latchkey.example.com';
-  const reconciler = new IntegrationReconciler(replica.ctx.store, replica.ctx.clock, base);
+  const reconciler = new IntegrationReconciler(replica.ctx, replica.ctx.clock, base);
   await createIntegration(kc, ns.name, 'no-webhooks', { provider: 'pwh-none' });
   await applyProvider(kc, 'pwh-none', { displayName: 'None', authMode: 'API_KEY' });
-  await eventually(() => replica.ctx.store.getIntegration(ns.name, 'no-webhooks') && replica.ctx.store.getProvider('pwh-none'));
+  await eventually(() => replica.ctx.catalog.getIntegration(ns.name, 'no-webhooks') && replica.ctx.catalog.getProvider('pwh-none'));
   await reconciler.reconcile(ns.name, integrationOf('github-app'));
   await reconciler.reconcile(ns.name, 'no-webhooks');
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -279,7 +279,7 @@ it('the Integration reconciler writes status.webhookUrl (the -o wide column) for
 });
 
 it('the dashboard lists the webhook URL of integrations whose Provider declares webhooks', async () => {
-  const rows = await integrationsView(replica.ctx.store, ns.name, 'https://latchkey.example.com');
+  const rows = await integrationsView(replica.ctx, ns.name, 'https://latchkey.example.com');
   const row = (id: string) => rows.find((r) => r.id === id);
   expect(row(integrationOf('slack'))?.webhook_url).toBe(`https://latchkey.example.com/webhooks/${ns.name}/${integrationOf('slack')}`);
   expect(row('no-webhooks')?.webhook_url).toBeNull();
@@ -400,7 +400,7 @@ it('answers 200 and forwards nothing (logged as dropped) while the Environment h
   const setUrl = async (url: string | undefined) => {
     const current = (await custom.getNamespacedCustomObject(ref)) as { spec: { webhooks?: { url?: string } } };
     await custom.replaceNamespacedCustomObject({ ...ref, body: { ...current, spec: { ...current.spec, webhooks: url ? { url } : {} } } });
-    await eventually(() => (replica.ctx.store.listEnvironments(ns.name)[0]?.spec.webhooks?.url ?? '') === (url ?? ''));
+    await eventually(() => (replica.ctx.catalog.listEnvironments(ns.name)[0]?.spec.webhooks?.url ?? '') === (url ?? ''));
   };
   const sim = SIMULATORS.zendesk!;
   const dropped = async () =>
@@ -527,7 +527,7 @@ describe('hostile senders', () => {
     const sim = SIMULATORS.typeform!;
     const integration = integrationOf(sim.provider);
     await connect(sim, 'to-delete');
-    await eventually(() => replica.ctx.store.getConnection(ns.name, integration, 'to-delete'));
+    await eventually(() => replica.ctx.connections.getConnection(ns.name, integration, 'to-delete'));
     expect((await replica.call('DELETE', `/connections/to-delete?provider_config_key=${integration}`, { key: env.secretKey })).status).toBe(
       200,
     );

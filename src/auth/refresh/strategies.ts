@@ -1,5 +1,5 @@
 import type { IntegrationResource, ProviderResource } from '../../k8s/resources.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import type { CatalogStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import { resolveClient, type ClientCredentials } from '../oauth2-client.js';
 import { RefreshError } from './errors.js';
 
@@ -9,7 +9,7 @@ export interface StrategyInput {
   connection: StoredConnection;
   integration: IntegrationResource;
   provider: ProviderResource;
-  store: KubeStore;
+  catalog: CatalogStore;
   fetch: typeof fetch;
   timeoutSeconds: number;
   now: number;
@@ -33,7 +33,7 @@ export interface RefreshStrategy {
 
 /** The Integration's OAuth client (a connection's override first), or a permanent `integration_misconfigured` failure. */
 export function clientFor(input: StrategyInput, override?: { client_id?: string; client_secret?: string }): ClientCredentials {
-  const client = resolveClient(input.store, input.namespace, input.integration, override);
+  const client = resolveClient(input.catalog, input.namespace, input.integration, override);
   if (!client) {
     throw new RefreshError(`integration ${input.integration.metadata.name} has no OAuth client ID (clientSecretRef)`, {
       permanent: true,

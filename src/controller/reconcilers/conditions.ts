@@ -1,8 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject } from '../../k8s/client.js';
-import { secretExists } from '../../k8s/secret-presence.js';
 import { LABELS, type CommonStatus, type Condition, type Kind } from '../../k8s/resources.js';
 import type { KubeStore } from '../../k8s/store.js';
+
+/** What the reconcilers of Providers, Integrations and Environments read and write of the catalog. */
+export type CatalogParts = Pick<KubeStore, 'catalog' | 'catalogStatus'>;
 import { terminalIfRefused } from './terminal.js';
 import { SecretReason, setConditions, type ConditionInput, type Verdict } from '../../domain/conditions.js';
 
@@ -32,7 +34,7 @@ const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as
  * it shows: a reconcile that changes nothing writes nothing.
  */
 export async function writeConditions<T extends KubernetesObject & { status?: CommonStatus }>(
-  store: KubeStore,
+  store: Pick<CatalogParts, 'catalogStatus'>,
   kind: Kind<T>,
   obj: T,
   updates: ConditionInput[],
@@ -45,7 +47,7 @@ export async function writeConditions<T extends KubernetesObject & { status?: Co
   const status = (obj.status ?? {}) as Record<string, unknown>;
   const sameFields = Object.entries(fields).every(([k, v]) => status[k] === v);
   if (obj.status?.observedGeneration === generation && sameConditions(obj.status?.conditions, next) && sameFields) return;
-  await store
+  await store.catalogStatus
     .updateStatus(kind, obj.metadata?.namespace, obj.metadata!.name!, (s) => ({
       ...s,
       ...fields,
@@ -62,13 +64,13 @@ export async function writeConditions<T extends KubernetesObject & { status?: Co
  * without the `latchkey.dev/watch=true` label (asked of the API server, so the message says which).
  */
 export async function missingSecretVerdict(
-  store: KubeStore,
+  store: Pick<CatalogParts, 'catalog'>,
   namespace: string,
   name: string,
   field: string,
   wanted: string,
 ): Promise<Verdict<SecretReason>> {
-  const exists = await secretExists(store.core, namespace, name);
+  const exists = await store.catalog.secretExists(namespace, name);
   if (exists) {
     const label = `${LABELS.watch}=true`;
     return {

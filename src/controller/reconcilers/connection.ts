@@ -1,6 +1,6 @@
 import type { Clock } from '../../domain/clock.js';
 import type { ConnectionResource, ConnectionStatus } from '../../k8s/resources.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import {
   ConnectionCondition,
   ConnectionReason,
@@ -37,7 +37,8 @@ const HEALTHY_WITHOUT_MESSAGE: ReadonlySet<string> = new Set([
 ]);
 
 export interface ConnectionReconcilerOptions {
-  store: KubeStore;
+  connections: ConnectionStore;
+  catalog: CatalogStore;
   clock: Clock;
   /** The refresh scheduler: plans and (re)arms the connection's refresh. */
   schedule: (key: string) => Plan;
@@ -68,13 +69,13 @@ export class ConnectionReconciler {
 
   async reconcile(namespace: string, name: string): Promise<void> {
     const key = `${namespace}/${name}`;
-    const { store, clock } = this.opts;
-    const resource = store.connections.get(name, namespace);
+    const { connections, clock } = this.opts;
+    const resource = connections.connectionResource(namespace, name);
     if (!resource || resource.metadata.deletionTimestamp) {
       this.opts.forget(key);
       return;
     }
-    const stored = store.getConnectionByName(namespace, name);
+    const stored = connections.getConnectionByName(namespace, name);
     const now = clock.now();
     const generation = resource.metadata.generation;
 
@@ -92,7 +93,7 @@ export class ConnectionReconciler {
 
     // Conditions that depend on the status (whose refresh fields the refresh scheduler and the
     // refresher write) are computed inside the compare-and-swap, from the status as it is on the server.
-    const written = store.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Reconciler, (current) => {
+    const written = connections.updateConnectionStatus(namespace, name, ConnectionStatusWriter.Reconciler, (current) => {
       if (refreshFirst && !current.conditions?.length) return undefined;
       const s = !refresh
         ? current
@@ -130,9 +131,9 @@ export class ConnectionReconciler {
   }
 
   private integrationCondition(resource: ConnectionResource): Input {
-    const { store } = this.opts;
+    const { catalog } = this.opts;
     const ns = resource.metadata.namespace!;
-    const integration = store.getIntegration(ns, resource.spec.integration);
+    const integration = catalog.getIntegration(ns, resource.spec.integration);
     if (!integration) {
       return {
         type: IntegrationReady,
@@ -143,7 +144,7 @@ export class ConnectionReconciler {
           'Recreate it to use this connection again, or delete the connection.',
       };
     }
-    if (!store.getProvider(integration.spec.provider)) {
+    if (!catalog.getProvider(integration.spec.provider)) {
       return {
         type: IntegrationReady,
         status: 'False',

@@ -28,7 +28,7 @@ import { fillTemplate } from '../../catalog/template.js';
 import { accessTokenOf } from '../../modes/registry.js';
 import { connectionObjectName } from '../../k8s/names.js';
 import type { BoundSecretContent, BoundSecretWrite, CredentialBindings } from '../../k8s/credential-bindings.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { CredentialBindingResource, CredentialBindingStatus, EnvironmentResource } from '../../k8s/resources.js';
 import type { Logger } from '../../platform/log.js';
 
@@ -41,7 +41,8 @@ const REFRESH_RETRY_MS = 10_000;
 
 export interface CredentialBindingReconcilerDeps {
   bindings: Pick<CredentialBindings, 'get' | 'namespaceLabels' | 'writeSecret' | 'updateStatus' | 'restartWorkload'>;
-  store: Pick<KubeStore, 'getConnection' | 'findConnectionIdentity' | 'listEnvironments' | 'getProvider'>;
+  connections: Pick<ConnectionStore, 'getConnection' | 'findConnectionIdentity'>;
+  catalog: Pick<CatalogStore, 'listEnvironments' | 'getProvider'>;
   /** The shared refresher's ensureFresh: `marginSeconds` the binding's own margin; `force` for a token minted on use that is missing. */
   refresh(
     namespace: string,
@@ -124,7 +125,7 @@ export class CredentialBindingReconciler {
 
     // 1. The Environment decides who may bind. A refused binding creates nothing; a Secret it wrote
     //    while it was allowed is emptied.
-    const environment = environmentOf(this.deps.store.listEnvironments(ref.namespace));
+    const environment = environmentOf(this.deps.catalog.listEnvironments(ref.namespace));
     if (!environment)
       return refuse(CredentialBindingReason.EnvironmentNotFound, `namespace ${ref.namespace} has no Environment: nothing was written`);
     const selector = environment.spec.credentialBindings?.namespaceSelector;
@@ -142,9 +143,12 @@ export class CredentialBindingReconciler {
       );
 
     // 2. The connection, from this replica's share; one that exists but is not cached yet is looked for again.
-    let conn = this.deps.store.getConnection(ref.namespace, ref.integration, ref.connectionId);
+    let conn = this.deps.connections.getConnection(ref.namespace, ref.integration, ref.connectionId);
     if (!conn || conn.resource.metadata.deletionTimestamp) {
-      const identity = await this.deps.store.findConnectionIdentity(ref.namespace, connectionObjectName(ref.integration, ref.connectionId));
+      const identity = await this.deps.connections.findConnectionIdentity(
+        ref.namespace,
+        connectionObjectName(ref.integration, ref.connectionId),
+      );
       if (identity && !identity.metadata.deletionTimestamp && !conn)
         return {
           write: undefined,
@@ -250,7 +254,7 @@ export class CredentialBindingReconciler {
 
   /** The provider's API base URL for this connection (none when it has none, or a configuration value is missing). */
   private baseUrl(conn: StoredConnection): string | undefined {
-    const base = this.deps.store.getProvider(conn.resource.spec.provider)?.spec.proxy?.baseUrl;
+    const base = this.deps.catalog.getProvider(conn.resource.spec.provider)?.spec.proxy?.baseUrl;
     if (!base) return undefined;
     try {
       return fillTemplate(base, conn.resource.spec.connectionConfig);

@@ -4,9 +4,8 @@ import type { EnvironmentKeys } from '../../auth/environment-keys.js';
 import { primaryOf } from '../../k8s/primary-environment.js';
 import { secretKeyWeakness } from '../../auth/secret-key-strength.js';
 import { ENVIRONMENT_SECRET_KEYS, ENVIRONMENTS, type EnvironmentResource } from '../../k8s/resources.js';
-import type { KubeStore } from '../../k8s/store.js';
 import { EnvironmentCondition, EnvironmentReason, type Verdict } from '../../domain/conditions.js';
-import { missingSecretVerdict, writeConditions } from './conditions.js';
+import { missingSecretVerdict, writeConditions, type CatalogParts } from './conditions.js';
 
 /** The Ready reason when the egress guard refuses the webhook URL's address (SSRF, docs/security.md). */
 
@@ -17,14 +16,14 @@ import { missingSecretVerdict, writeConditions } from './conditions.js';
  */
 export class EnvironmentReconciler {
   constructor(
-    private readonly store: KubeStore,
+    private readonly store: CatalogParts,
     private readonly clock: Clock,
     private readonly keys: EnvironmentKeys,
     private readonly egress: EgressGuard,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
-    const env = this.store.listEnvironments(namespace).find((e) => e.metadata.name === name);
+    const env = this.store.catalog.listEnvironments(namespace).find((e) => e.metadata.name === name);
     if (!env || env.metadata.deletionTimestamp) return;
     await writeConditions(
       this.store,
@@ -38,7 +37,7 @@ export class EnvironmentReconciler {
   async check(env: EnvironmentResource): Promise<Verdict<EnvironmentReason>> {
     const namespace = env.metadata.namespace!;
     // The same rule the REST API uses to pick the namespace's Environment.
-    const oldest = primaryOf(this.store.listEnvironments(namespace));
+    const oldest = primaryOf(this.store.catalog.listEnvironments(namespace));
     if (oldest && oldest.metadata.name !== env.metadata.name) {
       return {
         status: 'False',
@@ -49,7 +48,7 @@ export class EnvironmentReconciler {
       };
     }
     const secretName = env.spec.secretRef.name;
-    const secret = this.store.getReferencedSecret(namespace, secretName);
+    const secret = this.store.catalog.getReferencedSecret(namespace, secretName);
     if (!secret)
       return missingSecretVerdict(this.store, namespace, secretName, 'spec.secretRef', `key ${ENVIRONMENT_SECRET_KEYS.secretKey}`);
     const key = secret.data?.[ENVIRONMENT_SECRET_KEYS.secretKey];

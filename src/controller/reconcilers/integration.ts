@@ -10,9 +10,8 @@ import {
   type ConditionInput,
   type Verdict,
 } from '../../domain/conditions.js';
-import { missingSecretVerdict, writeConditions } from './conditions.js';
+import { missingSecretVerdict, writeConditions, type CatalogParts } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
-import type { KubeStore } from '../../k8s/store.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
@@ -34,14 +33,14 @@ export type { Verdict } from '../../domain/conditions.js';
  */
 export class IntegrationReconciler {
   constructor(
-    private readonly store: KubeStore,
+    private readonly store: CatalogParts,
     private readonly clock: Clock,
     /** For `status.webhookUrl` (the `kubectl get integration -o wide` column); none: not written. */
     private readonly publicBaseUrl?: string,
   ) {}
 
   async reconcile(namespace: string, name: string): Promise<void> {
-    const integration = this.store.getIntegration(namespace, name);
+    const integration = this.store.catalog.getIntegration(namespace, name);
     if (!integration || integration.metadata.deletionTimestamp) return;
     const ready = { type: IntegrationCondition.Ready, ...(await this.check(integration)) };
     const lifetimes = tokenLifetimes(integration);
@@ -58,7 +57,7 @@ export class IntegrationReconciler {
   /** Where the provider sends the Integration's webhooks, when its Provider declares them. */
   private fields(integration: IntegrationResource): Record<string, string | undefined> {
     if (!this.publicBaseUrl) return {};
-    const takesWebhooks = Boolean(this.store.getProvider(integration.spec.provider)?.spec.webhooks);
+    const takesWebhooks = Boolean(this.store.catalog.getProvider(integration.spec.provider)?.spec.webhooks);
     return {
       webhookUrl: takesWebhooks
         ? providerWebhookUrl(this.publicBaseUrl, integration.metadata.namespace!, integration.metadata.name)
@@ -69,7 +68,7 @@ export class IntegrationReconciler {
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const namespace = integration.metadata.namespace!;
     const { provider: providerName, clientSecretRef } = integration.spec;
-    const provider = this.store.getProvider(providerName);
+    const provider = this.store.catalog.getProvider(providerName);
     if (!provider) {
       return {
         status: 'False',
@@ -99,7 +98,7 @@ export class IntegrationReconciler {
         message: `${mode} integrations need client credentials: ` + `set spec.clientSecretRef to a Secret with keys ${describeKeys(mode)}.`,
       };
     }
-    const secret = this.store.getReferencedSecret(namespace, clientSecretRef.name);
+    const secret = this.store.catalog.getReferencedSecret(namespace, clientSecretRef.name);
     if (!secret)
       return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
     if (!needed) {

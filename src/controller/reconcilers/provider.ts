@@ -1,8 +1,7 @@
 import type { Clock } from '../../domain/clock.js';
 import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
-import type { KubeStore } from '../../k8s/store.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
-import { writeConditions } from './conditions.js';
+import { writeConditions, type CatalogParts } from './conditions.js';
 import { providerModeProblems } from '../../modes/registry.js';
 import { configFieldNames } from '../../catalog/connection-config.js';
 
@@ -66,12 +65,12 @@ export function providerConditions(spec: ProviderSpec): ConditionInput<typeof Pr
 /** Validates a Provider and writes its `Ready` condition (the only writer of a Provider's conditions). */
 export class ProviderReconciler {
   constructor(
-    private readonly store: KubeStore,
+    private readonly store: CatalogParts,
     private readonly clock: Clock,
   ) {}
 
   async reconcile(name: string): Promise<void> {
-    const provider = this.store.getProvider(name);
+    const provider = this.store.catalog.getProvider(name);
     if (!provider || provider.metadata.deletionTimestamp) return;
     await writeConditions(this.store, PROVIDERS, provider, providerConditions(provider.spec), this.clock.now());
   }

@@ -5,7 +5,7 @@
  */
 import { primaryOf } from '../../k8s/primary-environment.js';
 import { LatchkeyError } from '../../domain/errors.js';
-import type { KubeStore } from '../../k8s/store.js';
+import type { CatalogStore } from '../../k8s/store.js';
 
 /**
  * The same rule as the CRD's CEL validation: an https origin (or http on localhost / 127.0.0.1),
@@ -19,8 +19,8 @@ export function isAllowedOriginValue(origin: string): boolean {
 }
 
 /** The origins allowed to frame the Connect UI of a namespace's Environment (none without one). */
-export function frameOrigins(store: KubeStore, namespace: string): string[] {
-  const environment = primaryOf(store.listEnvironments(namespace));
+export function frameOrigins(catalog: CatalogStore, namespace: string): string[] {
+  const environment = primaryOf(catalog.listEnvironments(namespace));
   const origins = environment?.spec.connectUI?.allowedOrigins ?? [];
   return [...new Set(origins.filter((o) => typeof o === 'string' && isAllowedOriginValue(o)))];
 }
@@ -30,8 +30,8 @@ export function frameOrigins(store: KubeStore, namespace: string): string[] {
  * browser tells, the frames above that) unless the namespace's Environment lists each of them. The
  * answer says yes or no about the caller's own origins, never which origins are listed.
  */
-export function assertEmbeddersAllowed(store: KubeStore, namespace: string, embedders: readonly string[]): void {
-  const allowed = new Set(frameOrigins(store, namespace));
+export function assertEmbeddersAllowed(catalog: CatalogStore, namespace: string, embedders: readonly string[]): void {
+  const allowed = new Set(frameOrigins(catalog, namespace));
   if (embedders.every((o) => allowed.has(o))) return;
   throw new LatchkeyError(
     'forbidden',

@@ -4,13 +4,16 @@
  * team's, and an image cannot run code), and the exact http origins of such logos on a loopback host
  * (the only http logos the Provider and Environment CRDs admit, for local use).
  */
-import type { KubeStore } from '../../k8s/store.js';
+import type { CatalogStore } from '../../k8s/store.js';
 
 const LOOPBACK_HTTP = /^http:\/\/(localhost|127\.0\.0\.1)(:[0-9]{1,5})?$/;
 
-export function imageSources(store: KubeStore): string {
+export function imageSources(catalog: CatalogStore): string {
   const origins = new Set<string>();
-  const logos = [...store.listProviders().map((p) => p.spec.logoUrl), ...store.listEnvironments().map((e) => e.spec.connectUI?.appLogoUrl)];
+  const logos = [
+    ...catalog.listProviders().map((p) => p.spec.logoUrl),
+    ...catalog.listEnvironments().map((e) => e.spec.connectUI?.appLogoUrl),
+  ];
   for (const logo of logos) {
     if (!logo?.startsWith('http://')) continue;
     try {

@@ -3,7 +3,7 @@ import { hasShippedLogo } from '../../catalog/provider-logos.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
 import { FirstInOrder } from '../../domain/first-in-order.js';
-import type { KubeStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import type { CatalogStore, ConnectionScans, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { ConnectionResource } from '../../k8s/resources.js';
 import { endUserView } from '../rest/routes/connection-view.js';
 
@@ -11,14 +11,19 @@ export type ConnectionState = 'ready' | 'needs_reauthorization' | 'refreshing' |
 export const STATES: ConnectionState[] = ['ready', 'needs_reauthorization', 'refreshing', 'failing'];
 
 /** `publicBaseUrl`: for the webhook URL of Integrations whose Provider declares webhooks (docs/provider-webhooks.md). */
-export async function integrationsView(store: KubeStore, namespace: string, publicBaseUrl: string) {
+export async function integrationsView(
+  store: { catalog: CatalogStore; connectionScans: ConnectionScans },
+  namespace: string,
+  publicBaseUrl: string,
+) {
   const counts = new Map<string, number>();
-  for await (const c of store.scanConnections(namespace)) counts.set(c.spec.integration, (counts.get(c.spec.integration) ?? 0) + 1);
-  return store
+  for await (const c of store.connectionScans.scanConnections(namespace))
+    counts.set(c.spec.integration, (counts.get(c.spec.integration) ?? 0) + 1);
+  return store.catalog
     .listIntegrations(namespace)
     .map((i) => {
       const ready = i.status?.conditions?.find((c) => c.type === 'Ready');
-      const provider = store.getProvider(i.spec.provider);
+      const provider = store.catalog.getProvider(i.spec.provider);
       return {
         id: i.metadata.name,
         display_name: i.spec.displayName ?? provider?.spec.displayName ?? i.metadata.name,
@@ -74,13 +79,13 @@ export interface ConnectionSearch {
  * One page of the namespace's connections (from the cache), sorted by integration and connection
  * ID; the cursor is the last row's key, so the browser never loads more than a page.
  */
-export async function searchConnections(store: KubeStore, namespace: string, q: ConnectionSearch, now: number) {
+export async function searchConnections(scans: ConnectionScans, namespace: string, q: ConnectionSearch, now: number) {
   const needle = q.search?.trim().toLowerCase();
   const key = (c: ConnectionResource) => `${c.spec.integration}\u0000${c.spec.connectionId}`;
   const after = q.cursor ? Buffer.from(q.cursor, 'base64url').toString('utf8') : undefined;
   const first = new FirstInOrder<ConnectionResource>(q.limit + 1, (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   let matching = 0;
-  for await (const c of store.scanConnections(namespace, q.integration ? { integrations: [q.integration] } : {})) {
+  for await (const c of scans.scanConnections(namespace, q.integration ? { integrations: [q.integration] } : {})) {
     if (after !== undefined && key(c) <= after) continue;
     if (needle) {
       const u = c.spec.endUser;

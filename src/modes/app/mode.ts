@@ -56,11 +56,11 @@ async function appFromImport(deps: ModeDeps, input: ImportInput): Promise<Import
       },
     );
   }
-  const appSlug = input.connectionConfig?.appSlug ?? appSlugOfIntegration(deps.store, input.namespace, integration);
+  const appSlug = input.connectionConfig?.appSlug ?? appSlugOfIntegration(deps.catalog, input.namespace, integration);
   const connectionConfig: Record<string, unknown> = { ...input.connectionConfig, installationId, ...(appSlug ? { appSlug } : {}) };
   let keys: { appId: string; privateKeyPem: string };
   try {
-    keys = appCredentialsOf({ store: deps.store, namespace: input.namespace, integration });
+    keys = appCredentialsOf({ catalog: deps.catalog, namespace: input.namespace, integration });
   } catch {
     throw new LatchkeyError(
       'unavailable',

@@ -34,7 +34,7 @@ export const customAppStrategy: RefreshStrategy = {
     const userExpiry = current.user?.expires_at ? Date.parse(current.user.expires_at) : undefined;
     const installationExpiry = minted.expiresAt ? Date.parse(minted.expiresAt) : input.now + 3600_000;
     if (userExpiry !== undefined && userExpiry <= installationExpiry) {
-      const client = resolveClient(input.store, input.namespace, input.integration);
+      const client = resolveClient(input.catalog, input.namespace, input.integration);
       const userTokenUrl = spec.appInstallation?.userTokenUrl;
       if (!client?.clientSecret || !userTokenUrl)
         throw new RefreshError(`integration ${input.integration.metadata.name} needs clientId and clientSecret to renew user tokens`, {

@@ -13,7 +13,7 @@ export const customUserAuthorization: UserAuthorization = {
   async authorize(deps, { state, query, integration, provider, name, installationId, fill }) {
     const code = query.get('code');
     if (!code) throw refused('missing_code', `${name} did not send the user authorization. Please start again.`);
-    const client = resolveClient(deps.store, state.namespace, integration);
+    const client = resolveClient(deps.catalog, state.namespace, integration);
     const userTokenUrl = provider.spec.appInstallation?.userTokenUrl;
     const listUrl = provider.spec.appInstallation?.userInstallationsUrl;
     if (!client?.clientSecret || !userTokenUrl || !listUrl) throw notConfigured('its client ID and secret are missing');

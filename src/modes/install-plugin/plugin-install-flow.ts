@@ -19,8 +19,8 @@ import { resolveClient } from '../../auth/oauth2-client.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../catalog/connection-config.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { IntegrationResource, PluginInstallSpec, ProviderSpec } from '../../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../../k8s/store.js';
-import type { ModeDeps, RedirectCallback, RedirectDeps, RedirectFlow, RedirectStart, RedirectStarted } from '../auth-mode.js';
+import type { CatalogStore, StoredCredentials } from '../../k8s/store.js';
+import type { RedirectCallback, RedirectDeps, RedirectFlow, RedirectStart, RedirectStarted } from '../auth-mode.js';
 import { installUserConfig, userFacingSpec } from '../shared/install-config.js';
 
 /** Connection configuration keys the callback fills: never asked from the end user. */
@@ -39,7 +39,7 @@ function notConfigured(what: string): LatchkeyError {
 const refused = (code: string, message: string) => new LatchkeyError('invalid_input', code, message);
 
 /** The Integration's signing secret (its client secret): without it no callback can be verified. */
-function signingSecretOf(store: KubeStore, namespace: string, integration: IntegrationResource): string {
+function signingSecretOf(store: CatalogStore, namespace: string, integration: IntegrationResource): string {
   const secret = resolveClient(store, namespace, integration)?.clientSecret;
   if (!secret) throw notConfigured('the plugin signing secret is missing');
   return secret;
@@ -64,7 +64,7 @@ async function startPluginInstall(deps: RedirectDeps, input: RedirectStart): Pro
   const { integration, provider, base } = input;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
-  signingSecretOf(deps.store, base.namespace, integration);
+  signingSecretOf(deps.catalog, base.namespace, integration);
   const supplied = pluginSuppliedKeys(provider.spec);
   const userConfig = await installUserConfig(deps, input, provider.spec, supplied);
   const state = sealFlowState(
@@ -100,14 +100,14 @@ function verifyTimestamp(q: URLSearchParams, plugin: PluginInstallSpec, nowMs: n
  * store. Throws a 4xx LatchkeyError for anything forged, foreign or stale; nothing is stored then.
  */
 async function completePluginInstall(
-  deps: ModeDeps,
+  deps: RedirectDeps,
   input: RedirectCallback,
 ): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
   const { state, integration, provider, name } = input;
   const q = input.url.searchParams;
   const plugin = provider.spec.pluginInstall;
   if (!plugin) throw notConfigured('the Provider has no install page');
-  verifySignature(q, plugin, signingSecretOf(deps.store, state.namespace, integration), name);
+  verifySignature(q, plugin, signingSecretOf(deps.catalog, state.namespace, integration), name);
   verifyTimestamp(q, plugin, deps.clock.now(), name);
   const credential = q.getAll(plugin.credentialParam);
   if (credential.length !== 1 || !credential[0] || credential[0].length > MAX_CREDENTIAL_LENGTH)
@@ -120,7 +120,8 @@ async function completePluginInstall(
   }
   const r = state.reconnect;
   if (r) {
-    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
+    const kept =
+      (await deps.connections.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig ?? {};
     const moved = Object.keys(fromCallback).filter((k) => kept[k] !== undefined && String(kept[k]) !== fromCallback[k]);
     if (moved.length)
       throw refused(
@@ -141,7 +142,7 @@ async function completePluginInstall(
 }
 
 /** The callback values a log line must not show (the credential and the signature). */
-function pluginCallbackSecrets(store: KubeStore, namespace: string, integrationId: string, q: URLSearchParams): string[] {
+function pluginCallbackSecrets(store: CatalogStore, namespace: string, integrationId: string, q: URLSearchParams): string[] {
   const integration = store.getIntegration(namespace, integrationId);
   const plugin = integration && store.getProvider(integration.spec.provider)?.spec.pluginInstall;
   if (!plugin) return [];
@@ -151,6 +152,6 @@ function pluginCallbackSecrets(store: KubeStore, namespace: string, integrationI
 export const pluginInstallFlow: RedirectFlow = {
   start: startPluginInstall,
   complete: completePluginInstall,
-  callbackSecrets: (deps, state, query) => pluginCallbackSecrets(deps.store, state.namespace, state.integration, query),
+  callbackSecrets: (deps, state, query) => pluginCallbackSecrets(deps.catalog, state.namespace, state.integration, query),
   suppliedKeys: pluginSuppliedKeys,
 };

@@ -19,7 +19,7 @@ export const oauth1RedirectFlow: RedirectFlow = {
     const { integration, provider, base } = input;
     const spec = provider.spec;
     const connectionConfig = await input.checkedConfig();
-    const client = requireClient(deps.store, base.namespace, integration);
+    const client = requireClient(deps.catalog, base.namespace, integration);
     input.secrets.push(client.clientSecret);
     const url = await atProvider(async () => {
       const state = sealFlowState({ ...base, mode: spec.authMode, connectionConfig }, input.secretKey);
@@ -50,7 +50,7 @@ export const oauth1RedirectFlow: RedirectFlow = {
   async complete(deps, input) {
     const { state, integration, provider, url } = input;
     const q = url.searchParams;
-    const client = requireClient(deps.store, state.namespace, integration);
+    const client = requireClient(deps.catalog, state.namespace, integration);
     input.secrets.push(client.clientSecret);
     const credentials = await exchangeAtProvider(input.name, input.secrets, async () => {
       const temporary = await deps.flows.takeRequestSecret(state.namespace, state.fid);

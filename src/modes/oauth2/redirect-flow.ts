@@ -22,7 +22,7 @@ export const oauth2RedirectFlow: RedirectFlow = {
   async start(deps, input) {
     const { integration, provider, base } = input;
     const connectionConfig = await input.checkedConfig();
-    const client = requireClient(deps.store, base.namespace, integration);
+    const client = requireClient(deps.catalog, base.namespace, integration);
     input.secrets.push(client.clientSecret);
     const url = await atProvider(async () => {
       const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
@@ -35,7 +35,7 @@ export const oauth2RedirectFlow: RedirectFlow = {
 
   async complete(deps, input) {
     const { state, integration, provider, url } = input;
-    const client = requireClient(deps.store, state.namespace, integration);
+    const client = requireClient(deps.catalog, state.namespace, integration);
     input.secrets.push(client.clientSecret);
     const { credentials, exchangeConfig } = await exchangeAtProvider(input.name, input.secrets, async () => {
       // The callback's values come first: the token URL may use them (a reconnect takes them afresh).

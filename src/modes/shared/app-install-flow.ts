@@ -27,14 +27,14 @@ import { RefreshError } from '../../auth/refresh/errors.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../catalog/connection-config.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../../k8s/resources.js';
-import type { KubeStore, StoredCredentials } from '../../k8s/store.js';
-import type { ModeDeps, RedirectCallback, RedirectFlow } from '../auth-mode.js';
+import type { CatalogStore, StoredCredentials } from '../../k8s/store.js';
+import type { ModeDeps, RedirectCallback, RedirectDeps, RedirectFlow } from '../auth-mode.js';
 import { installUserConfig, userFacingSpec } from './install-config.js';
 
 /** CUSTOM's part of the flow: the user authorizes during the installation, which proves the installation is theirs. */
 export interface UserAuthorization {
   /** The client that exchanges the user's code is set (checked before the install page). */
-  clientReady(store: KubeStore, namespace: string, integration: IntegrationResource): boolean;
+  clientReady(store: CatalogStore, namespace: string, integration: IntegrationResource): boolean;
   /** The user's token for the callback's `code`, checked to reach the installation; a refusal is thrown. */
   authorize(deps: ModeDeps, input: UserAuthorizationInput): Promise<UserTokenAnswer>;
 }
@@ -66,8 +66,8 @@ export function notConfigured(what: string): LatchkeyError {
 }
 
 /** The app slug from the Integration's Secret, checked for the install page's URL. */
-function appSlugOf(deps: Pick<ModeDeps, 'store'>, namespace: string, integration: IntegrationResource): string {
-  const slug = appSlugOfIntegration(deps.store, namespace, integration);
+function appSlugOf(deps: Pick<ModeDeps, 'catalog'>, namespace: string, integration: IntegrationResource): string {
+  const slug = appSlugOfIntegration(deps.catalog, namespace, integration);
   if (!slug || !SLUG.test(slug)) throw notConfigured('the app link or slug is missing');
   return slug;
 }
@@ -100,11 +100,11 @@ export function appInstallFlow(user?: UserAuthorization): RedirectFlow {
       const mode = provider.spec.authMode;
       const supplied = APP_SUPPLIED_KEYS;
       try {
-        appCredentialsOf({ store: deps.store, namespace: base.namespace, integration });
+        appCredentialsOf({ catalog: deps.catalog, namespace: base.namespace, integration });
       } catch {
         throw notConfigured('the App ID or private key is missing');
       }
-      if (user && !user.clientReady(deps.store, base.namespace, integration)) throw notConfigured('its client ID and secret are missing');
+      if (user && !user.clientReady(deps.catalog, base.namespace, integration)) throw notConfigured('its client ID and secret are missing');
       const appSlug = appSlugOf(deps, base.namespace, integration);
       const userConfig = await installUserConfig(deps, input, provider.spec, supplied);
       const state = sealFlowState({ ...base, mode, connectionConfig: userConfig, startedAt: deps.clock.now() }, input.secretKey);
@@ -126,7 +126,7 @@ export function appInstallFlow(user?: UserAuthorization): RedirectFlow {
  * forged or refused; nothing is stored then.
  */
 async function completeAppInstall(
-  deps: ModeDeps,
+  deps: RedirectDeps,
   input: RedirectCallback,
   user: UserAuthorization | undefined,
 ): Promise<{ credentials: StoredCredentials; connectionConfig: Record<string, string> }> {
@@ -146,7 +146,7 @@ async function completeAppInstall(
   const appSlug = appSlugOf(deps, state.namespace, integration);
   const r = state.reconnect;
   if (r) {
-    const kept = (await deps.store.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig;
+    const kept = (await deps.connections.findConnection(state.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig;
     if (kept?.installationId !== undefined && String(kept.installationId) !== installationId)
       throw refused('installation_changed', 'A reconnect keeps the installation; connect the other installation as a new connection.');
   }
@@ -159,7 +159,7 @@ async function completeAppInstall(
   );
   let keys: { appId: string; privateKeyPem: string };
   try {
-    keys = appCredentialsOf({ store: deps.store, namespace: state.namespace, integration });
+    keys = appCredentialsOf({ catalog: deps.catalog, namespace: state.namespace, integration });
   } catch {
     throw notConfigured('the App ID or private key is missing');
   }

@@ -6,7 +6,7 @@ import { readAnswerText } from '../../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../../oplog/redact.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
 import type { RefreshStrategy, StrategyInput } from '../../auth/refresh/strategies.js';
-import type { KubeStore } from '../../k8s/store.js';
+import type { CatalogStore } from '../../k8s/store.js';
 import type { IntegrationResource } from '../../k8s/resources.js';
 
 /**
@@ -104,12 +104,12 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
 }
 
 /** The App ID and private key from the Integration's Secret (appId/privateKey, or clientId/clientSecret). */
-export function appCredentialsOf(input: Pick<StrategyInput, 'store' | 'namespace' | 'integration'>): {
+export function appCredentialsOf(input: Pick<StrategyInput, 'catalog' | 'namespace' | 'integration'>): {
   appId: string;
   privateKeyPem: string;
 } {
   const ref = input.integration.spec.clientSecretRef?.name;
-  const read = (key: string) => (ref ? input.store.readSecretValue(input.namespace, ref, key) : undefined) || undefined;
+  const read = (key: string) => (ref ? input.catalog.readSecretValue(input.namespace, ref, key) : undefined) || undefined;
   const appId = read(INTEGRATION_SECRET_KEYS.appId) ?? read(INTEGRATION_SECRET_KEYS.clientId);
   const privateKeyPem = read(INTEGRATION_SECRET_KEYS.privateKey) ?? read(INTEGRATION_SECRET_KEYS.clientSecret);
   if (!appId || !privateKeyPem) {
@@ -238,7 +238,7 @@ export function jsonObjectOf(text: string): Record<string, unknown> {
 export const APP_SUPPLIED_KEYS: ReadonlySet<string> = new Set(['appSlug', 'installationId']);
 
 /** The app slug from the Integration's Secret (`appSlug`, or the last path segment of `appLink`), if any. */
-export function appSlugOfIntegration(store: KubeStore, namespace: string, integration: IntegrationResource): string | undefined {
+export function appSlugOfIntegration(store: CatalogStore, namespace: string, integration: IntegrationResource): string | undefined {
   const ref = integration.spec.clientSecretRef?.name;
   const read = (key: string) => (ref ? store.readSecretValue(namespace, ref, key) : undefined) || undefined;
   const slug = read('appSlug');

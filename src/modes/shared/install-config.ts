@@ -5,7 +5,7 @@
  */
 import { checkConnectionConfig, configFields } from '../../catalog/connection-config.js';
 import type { ProviderSpec } from '../../k8s/resources.js';
-import type { ModeDeps, RedirectStart } from '../auth-mode.js';
+import type { RedirectDeps, RedirectStart } from '../auth-mode.js';
 
 /** The Provider's rules without the keys the flow fills. */
 export function userFacingSpec(spec: ProviderSpec, supplied: ReadonlySet<string>): ProviderSpec {
@@ -14,14 +14,14 @@ export function userFacingSpec(spec: ProviderSpec, supplied: ReadonlySet<string>
 
 /** The stored configuration on reconnect, else the checked input; string values only, flow-filled keys left out. */
 export async function installUserConfig(
-  deps: Pick<ModeDeps, 'store'>,
+  deps: Pick<RedirectDeps, 'connections'>,
   input: Pick<RedirectStart, 'base' | 'rawConfig'>,
   spec: ProviderSpec,
   supplied: ReadonlySet<string>,
 ): Promise<Record<string, string>> {
   const r = input.base.reconnect;
   const stored = r
-    ? (await deps.store.findConnection(input.base.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig
+    ? (await deps.connections.findConnection(input.base.namespace, r.integration, r.connectionId))?.resource.spec.connectionConfig
     : undefined;
   const config =
     stored ??

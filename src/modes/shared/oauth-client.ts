@@ -6,7 +6,7 @@
 import { resolveClient } from '../../auth/oauth2-client.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { IntegrationResource } from '../../k8s/resources.js';
-import type { KubeStore } from '../../k8s/store.js';
+import type { CatalogStore } from '../../k8s/store.js';
 import type { NeededKey } from '../auth-mode.js';
 
 /** The OAuth client ID and secret an Integration's Secret holds. */
@@ -14,7 +14,7 @@ export const CLIENT_KEYS: NeededKey[] = [{ key: 'clientId' }, { key: 'clientSecr
 
 /** The Integration's client for a redirect flow (OAuth 2, OAuth 1.0a's consumer); refused while it is not set. */
 export function requireClient(
-  store: KubeStore,
+  store: CatalogStore,
   namespace: string,
   integration: IntegrationResource,
 ): { clientId: string; clientSecret: string } {

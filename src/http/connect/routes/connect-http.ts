@@ -68,7 +68,7 @@ export function connectHttp(deps: ConnectDeps): ConnectHttp {
 /** The session the page's API call names (`Authorization: Bearer <session token>`), or a 401. */
 export function sessionOf(deps: ConnectDeps, req: Request): OpenSession {
   const match = /^Bearer ([\x21-\x7e]{1,8192})$/i.exec(req.headers.authorization?.trim() ?? '');
-  return openSession(deps.store, match?.[1], deps.clock.now());
+  return openSession(deps.catalog, match?.[1], deps.clock.now());
 }
 
 type Handler = (req: Request, res: Response) => Promise<void> | void;

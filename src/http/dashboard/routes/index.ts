@@ -31,7 +31,7 @@ export function dashboardRoutes(ctx: AppContext & { keys: EnvironmentKeys; authT
   const session: SessionDeps = {
     keys: ctx.keys,
     clock: ctx.clock,
-    secretKeyOf: (ns) => environmentWithKey(ctx.store, ns)?.secretKey,
+    secretKeyOf: (ns) => environmentWithKey(ctx.catalog, ns)?.secretKey,
     secureCookie: base.protocol === 'https:',
     cookiePath: `${basePath}/dashboard`,
   };

@@ -21,9 +21,9 @@ export function integrationAndProvider(
   namespace: string,
   integrationId: string,
 ): { integration: IntegrationResource; provider: ProviderResource } {
-  const integration = deps.store.getIntegration(namespace, integrationId);
+  const integration = deps.catalog.getIntegration(namespace, integrationId);
   if (!integration) throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${integrationId}" in this environment`);
-  const provider = deps.store.getProvider(integration.spec.provider);
+  const provider = deps.catalog.getProvider(integration.spec.provider);
   if (!provider)
     throw new LatchkeyError(
       'not_found',

@@ -34,14 +34,15 @@ export type ProxyRequestHandler = (req: IncomingMessage, res: ServerResponse, en
 
 export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
   const proxy = new CredentialProxy({
-    store: ctx.store,
+    connections: ctx.connections,
+    catalog: ctx.catalog,
     logger: ctx.logger,
     metrics: ctx.metrics,
     clock: ctx.clock,
     egress: ctx.egress,
     refresher: ctx.refresher,
     statusOf,
-    handshakeWindows: new HandshakeWindows(ctx.store),
+    handshakeWindows: new HandshakeWindows(ctx.caches),
   });
   return async (req, res, environment) => {
     const startedAt = ctx.clock.now();

@@ -41,7 +41,7 @@ export function connectPageRoute(http: ConnectHttp): RequestHandler {
       nango(req, res, next);
       return;
     }
-    res.set(htmlHeaders("'none'", imageSources(http.deps.store))).send(connectPage(http.basePath, http.lookOf(req)));
+    res.set(htmlHeaders("'none'", imageSources(http.deps.catalog))).send(connectPage(http.basePath, http.lookOf(req)));
   };
 }
 
@@ -64,7 +64,7 @@ function nangoPage(http: ConnectHttp): RequestHandler {
     if (token !== undefined) {
       let session: OpenSession;
       try {
-        session = openSession(deps.store, token, deps.clock.now());
+        session = openSession(deps.catalog, token, deps.clock.now());
       } catch (err) {
         const e = err as LatchkeyError;
         return http.errorPage(req, res, statusOf(e), e.code, e.message);
@@ -74,7 +74,7 @@ function nangoPage(http: ConnectHttp): RequestHandler {
       }
       namespace = session.namespace;
     }
-    const origins = namespace ? frameOrigins(deps.store, namespace) : [];
+    const origins = namespace ? frameOrigins(deps.catalog, namespace) : [];
     res
       .set(htmlHeaders(namespace ? frameAncestors(origins) : '*'))
       .send(
@@ -99,9 +99,9 @@ export function embedPageRoute(http: ConnectHttp): RequestHandler {
       return http.invalidAddress(req, res);
     }
     const { namespace } = query.data;
-    const origins = frameOrigins(http.deps.store, namespace);
+    const origins = frameOrigins(http.deps.catalog, namespace);
     res
-      .set(htmlHeaders(frameAncestors(origins), imageSources(http.deps.store)))
+      .set(htmlHeaders(frameAncestors(origins), imageSources(http.deps.catalog)))
       .send(embeddedConnectPage(http.basePath, { namespace, allowedOrigins: origins }, http.lookOf(req)));
   };
 }

@@ -54,8 +54,8 @@ async function callback(http: ConnectHttp, req: Request, res: Response, url: URL
     const outcome = await completeCallback(deps, url, readBinding(http.cookieOf(), req));
     if (outcome.result) {
       const { providerConfigKey, connectionId } = outcome.result;
-      const integration = outcome.namespace ? deps.store.getIntegration(outcome.namespace, providerConfigKey) : undefined;
-      const provider = integration && deps.store.getProvider(integration.spec.provider);
+      const integration = outcome.namespace ? deps.catalog.getIntegration(outcome.namespace, providerConfigKey) : undefined;
+      const provider = integration && deps.catalog.getProvider(integration.spec.provider);
       const name = integration?.spec.displayName ?? provider?.spec.displayName ?? providerConfigKey;
       sendPage(
         200,

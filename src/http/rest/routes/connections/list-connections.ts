@@ -19,7 +19,7 @@ export function listConnections(deps: RestDeps): RouteSpec {
     errors: [400, 401],
     async handle({ query, rawQuery, env }) {
       const { connections, nextCursor } = await listStored(
-        deps.store,
+        deps.connectionScans,
         env.namespace,
         {
           connectionId: query.connectionId,

@@ -17,7 +17,7 @@ export function listProviders(deps: RestDeps): RouteSpec {
     handle: ({ query }) => ({
       status: 200,
       body: {
-        data: deps.store
+        data: deps.catalog
           .listProviders()
           .filter((p) => providerMatches(p, query.search))
           .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))

@@ -19,7 +19,7 @@ export function sessionRoute(http: ConnectHttp): RequestHandler {
   return wrap((req, res) => {
     const session = sessionOf(deps, req);
     const embedders = [parse(SessionQuery, req.query, 'query').embedder ?? []].flat();
-    if (embedders.length) assertEmbeddersAllowed(deps.store, session.namespace, embedders);
+    if (embedders.length) assertEmbeddersAllowed(deps.catalog, session.namespace, embedders);
     res.set('cache-control', 'no-store').json({ data: describeSessionForUi(deps, session, http.lookOf(req).lang) });
   });
 }

@@ -11,7 +11,7 @@ export function connectionRoute(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     try {
       const q = parse(ConnectionRef, { ...(req.query as object) }, 'query');
-      const conn = await ctx.store.findConnection(environmentOf(res).namespace, q.integration, q.connection_id);
+      const conn = await ctx.connections.findConnection(environmentOf(res).namespace, q.integration, q.connection_id);
       if (!conn) throw unknownConnection(q.connection_id, q.integration);
       res.json(connectionDetail(conn, ctx.clock.now()));
     } catch (err) {

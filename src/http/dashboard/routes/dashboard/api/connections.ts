@@ -18,7 +18,7 @@ export function connectionsRoute(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     try {
       const q = parse(ConnectionsQuery, { ...(req.query as object) }, 'query');
-      res.json(await searchConnections(ctx.store, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
+      res.json(await searchConnections(ctx.connectionScans, environmentOf(res).namespace, { ...q, limit: q.limit ?? 25 }, ctx.clock.now()));
     } catch (err) {
       next(err);
     }

@@ -7,7 +7,7 @@ import { integrationsView } from '../../../views.js';
 export function integrationsRoute(ctx: AppContext): RequestHandler {
   return async (_req, res, next) => {
     try {
-      res.json({ integrations: await integrationsView(ctx.store, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
+      res.json({ integrations: await integrationsView(ctx, environmentOf(res).namespace, ctx.config.publicBaseUrl) });
     } catch (err) {
       next(err);
     }

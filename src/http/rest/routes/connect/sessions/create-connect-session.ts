@@ -21,7 +21,7 @@ export function createConnectSession(deps: RestDeps): RouteSpec {
       deps.limits.checkSessionCreation(env.namespace);
       const allowed =
         body.allowed_integrations ??
-        deps.store
+        deps.catalog
           .listIntegrations(env.namespace)
           .map((i) => i.metadata.name)
           .sort();

@@ -27,7 +27,7 @@ export function sessionAnswer(
 
 /** A 400 naming every integration of `ids` the environment does not have. */
 export function assertKnownIntegrations(deps: RestDeps, namespace: string, ids: string[]): void {
-  const unknown = ids.filter((id) => !deps.store.getIntegration(namespace, id));
+  const unknown = ids.filter((id) => !deps.catalog.getIntegration(namespace, id));
   if (unknown.length) {
     throw new LatchkeyError(
       'invalid_input',

@@ -19,7 +19,7 @@ export function deleteConnection(deps: RestDeps): RouteSpec {
     errors: [400, 401, 404],
     async handle({ params, query, env }) {
       integrationAndProvider(deps, env.namespace, query.provider_config_key);
-      const conn = await deps.store.findConnection(env.namespace, query.provider_config_key, params.connectionId);
+      const conn = await deps.connections.findConnection(env.namespace, query.provider_config_key, params.connectionId);
       // The grant is revoked at the provider first where it declares how (best effort, bounded).
       let revocation: RevocationOutcome | undefined;
       const deleted =

@@ -54,8 +54,8 @@ async function freshConnection(deps: RestDeps, namespace: string, connectionId: 
   if (appJwtAsked(query) && !force) {
     // Looked up here only when the answer depends on it: the refresher reads it anyway (and answers an unknown one).
     const existing =
-      deps.store.getConnection(namespace, integration, connectionId) ??
-      (await deps.store.findConnection(namespace, integration, connectionId));
+      deps.connections.getConnection(namespace, integration, connectionId) ??
+      (await deps.connections.findConnection(namespace, integration, connectionId));
     if (!existing) throw unknownConnection(connectionId, integration);
     force = refreshesOnAppJwt(existing);
   }

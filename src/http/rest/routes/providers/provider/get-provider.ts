@@ -16,7 +16,7 @@ export function getProvider(deps: RestDeps): RouteSpec {
     responses: { 200: { description: 'The provider', schema: ProviderResponse } },
     errors: [400, 401, 404],
     handle: ({ params }) => {
-      const p = deps.store.getProvider(params.provider);
+      const p = deps.catalog.getProvider(params.provider);
       if (!p) throw new LatchkeyError('not_found', 'unknown_provider', `No provider "${params.provider}" in the catalog`);
       return { status: 200, body: { data: cachedProviderView(p, deps.config.publicBaseUrl) } };
     },

@@ -17,7 +17,7 @@ export function createReconnectSession(deps: RestDeps): RouteSpec {
     errors: [400, 401, 404],
     async handle({ body, env }) {
       assertKnownIntegrations(deps, env.namespace, [body.integration_id]);
-      const conn = await deps.store.findConnection(env.namespace, body.integration_id, body.connection_id);
+      const conn = await deps.connections.findConnection(env.namespace, body.integration_id, body.connection_id);
       if (!conn) throw unknownConnection(body.connection_id, body.integration_id);
       const stored = conn.resource.spec.endUser;
       const u = body.end_user;
