@@ -16,31 +16,43 @@
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
+import type { LocalNode } from '../../dev/local-node.js';
 import { NODE_CPU_SHARES } from '../../dev/node-cleanup.js';
 import { CGROUP_ROOT } from '../../dev/node-config.js';
-import { startOidcServer, type OidcTestServer, type TokenCall } from '../../dev/peers/oidc-server.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { CHART, Helm } from '../chart/helm.js';
+import { CHART, type Helm } from '../chart/helm.js';
 import { launchBrowser, openConnectPopup, waitForEvent } from '../support/browser.js';
 import { appPage } from '../support/servers/app-page.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
-import { makeTestCa, type TestCa } from '../support/test-ca.js';
-import { e2eImage } from './global-setup.js';
 import { startSteadyLoad } from './steady-load.js';
+import {
+  describeOnNode,
+  expectEachRefreshOnce,
+  IMAGE_REPO,
+  logAs,
+  RELEASE,
+  RELEASE_NS as NS,
+  releasePods,
+  restartsOf,
+  restClient,
+  serviceUrlOf,
+  startNodeBed,
+  startOidcPeer,
+  tagE2eImage,
+  until,
+  type NodeBed,
+  type OidcPeer,
+} from './support/node-bed.js';
 
-const RELEASE = 'latchkey';
-const NS = 'latchkey-system';
 const APP_NS = 'shop';
-const IMAGE_REPO = 'localhost/latchkey';
 const TAG_A = 'e2e-a';
 const TAG_B = 'e2e-b';
 const CASE_MS = 600_000;
@@ -51,68 +63,29 @@ const TOKEN_TTL_S = 60;
 /** Connections whose tokens keep refreshing through the upgrade and the rollback (each its own account at the peer). */
 const SHORT = Array.from({ length: 8 }, (_, i) => `short-${i}`);
 
-const cannot = whyNodeCannotStart();
-const describeOnNode = cannot ? describe.skip : describe;
-if (cannot) {
-  // Named so the summary says why: the suite never disappears silently.
-  test.skip(`e2e suite on a local node (skipped: ${cannot})`, () => undefined);
-}
-
+let bed: NodeBed;
 let node: LocalNode;
 let helm: Helm;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
 let serviceUrl: string;
-let ca: TestCa;
-let oidc: OidcTestServer;
+let peer: OidcPeer;
 let upstream: Upstream;
 let receiver: WebhookReceiver;
 
-const log = (line: string) => process.stderr.write(`[e2e] ${line}\n`);
-
-/** Tags A and B: the image of `npm run image` (built once by the suite's global setup) under two tags, as a release pipeline's retag does. */
-function tagImages(): void {
-  for (const tag of [TAG_A, TAG_B]) execFileSync('podman', ['tag', e2eImage(), `${IMAGE_REPO}:${tag}`]);
-}
-
-async function pods(component?: string): Promise<V1Pod[]> {
-  const selector = `app.kubernetes.io/instance=${RELEASE}${component ? `,app.kubernetes.io/component=${component}` : ''}`;
-  return (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
-}
+const log = logAs('e2e');
+const pods = (component?: string): Promise<V1Pod[]> => releasePods(core, component);
+const restarts = async () => restartsOf(await pods());
 
 const isReady = (p: V1Pod) =>
   !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
-
-const rest = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${serviceUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
-};
+const rest = restClient(() => ({ url: serviceUrl, secretKey: env.secretKey }));
 
 /** Imports an OAuth 2 connection with tokens the peer minted for an account of the connection's name. */
 async function importOAuth(connectionId: string, expiresInS: number) {
-  const tokens = await oidc.mintTokens({ clientId: CLIENT.clientId, accountId: connectionId });
+  const tokens = await peer.oidc.mintTokens({ clientId: CLIENT.clientId, accountId: connectionId });
   const expiresAt = Date.now() + expiresInS * 1000;
   const r = await rest('POST', '/connections', {
     provider_config_key: 'oidc',
@@ -128,22 +101,7 @@ async function importOAuth(connectionId: string, expiresInS: number) {
   return { accessToken: tokens.accessToken, expiresAt };
 }
 
-const refreshGrants = (accountId?: string): TokenCall[] =>
-  oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && (accountId === undefined || c.accountId === accountId));
-
-/**
- * No refresh done twice: oidc-provider rotates refresh tokens, so a second refresh with the same token
- * shows as a refresh token presented twice (refused as reused, which revokes the grant, or both
- * accepted in a race). Returns the refreshes per connection of `ids`.
- */
-function expectEachRefreshOnce(ids: string[]): Record<string, number> {
-  const grants = refreshGrants().filter((c) => c.accountId && ids.includes(c.accountId));
-  const seen = new Map<string, number>();
-  for (const g of grants) seen.set(g.presentedTokenHash!, (seen.get(g.presentedTokenHash!) ?? 0) + 1);
-  expect(grants.filter((g) => g.status !== 200 || g.error).map((g) => `${g.accountId}: ${g.status} ${g.error ?? ''}`)).toEqual([]);
-  expect(grants.filter((g) => seen.get(g.presentedTokenHash!)! > 1).map((g) => g.accountId)).toEqual([]);
-  return Object.fromEntries(ids.map((id) => [id, grants.filter((g) => g.accountId === id).length]));
-}
+const refreshGrants = (accountId?: string) => peer.refreshGrants(accountId === undefined ? undefined : [accountId]);
 
 const importKey = (connectionId: string) =>
   rest('POST', '/connections', {
@@ -151,13 +109,6 @@ const importKey = (connectionId: string) =>
     connection_id: connectionId,
     credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` },
   });
-
-/** Restarts of the release's containers (a liveness probe's kill, a crash): none may happen under load. */
-async function restarts(): Promise<string[]> {
-  return (await pods()).flatMap((p) =>
-    (p.status?.containerStatuses ?? []).filter((s) => s.restartCount > 0).map((s) => `${p.metadata!.name}: ${s.restartCount}`),
-  );
-}
 
 /** The image every container of the release's pods runs, by component. */
 async function imagesByComponent(): Promise<Record<string, string[]>> {
@@ -234,32 +185,18 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
 
 describeOnNode('the chart on a local node', () => {
   beforeAll(async () => {
-    tagImages();
-    node = await startLocalNode({ log });
-    for (const tag of [TAG_A, TAG_B]) await node.importImage(`${IMAGE_REPO}:${tag}`);
+    bed = await startNodeBed(log, [TAG_A, TAG_B].map(tagE2eImage));
+    ({ node, kc, core, helm } = bed);
     // The host's peers, on the node's address (what the pods reach of the host).
-    ca = makeTestCa([node.nodeAddress]);
-    oidc = await startOidcServer({
-      clients: [CLIENT],
-      accessTokenTtl: TOKEN_TTL_S,
-      host: node.nodeAddress,
-      tls: { key: ca.serverKey, cert: ca.serverCert },
-    });
+    peer = await startOidcPeer(node, [CLIENT], TOKEN_TTL_S);
     upstream = await startUpstream({ host: node.nodeAddress });
     receiver = await webhookReceiver(0, node.nodeAddress);
     await receiver.listen();
-    kc = new KubeConfig();
-    kc.loadFromFile(node.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    helm = await Helm.build(node.kubeconfigPath);
   }, 1_800_000);
 
   afterAll(async () => {
-    await Promise.all([oidc?.close(), upstream?.close(), receiver?.close()]);
-    ca?.remove();
-    helm?.cleanup();
-    const restored = await node?.stop();
-    if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
+    await Promise.all([peer?.close(), upstream?.close(), receiver?.close()]);
+    await bed?.stop();
   }, 120_000);
 
   test(
@@ -267,7 +204,7 @@ describeOnNode('the chart on a local node', () => {
     async () => {
       // The platform team's private CA, in the release namespace before the install (docs/install.md).
       await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': ca.caCert } } });
+      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } } });
       const installStarted = Date.now();
       await helm.ok(
         [
@@ -319,8 +256,7 @@ describeOnNode('the chart on a local node', () => {
         .listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers' })) as { items: unknown[] };
       expect(providers.items.length).toBeGreaterThan(10);
 
-      const svc = await core.readNamespacedService({ name: RELEASE, namespace: NS });
-      serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
+      serviceUrl = await serviceUrlOf(core);
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
       env = await createEnvironment(kc, APP_NS, { webhooks: { url: receiver.url } });
       // A shipped API-key provider that declares no typed-key check: the pods have no way out to the real
@@ -329,8 +265,8 @@ describeOnNode('the chart on a local node', () => {
       await applyProvider(kc, 'e2e-oidc', {
         displayName: 'E2E OIDC',
         authMode: 'OAUTH2',
-        authorizationUrl: oidc.authorizationUrl,
-        tokenUrl: oidc.tokenUrl,
+        authorizationUrl: peer.oidc.authorizationUrl,
+        tokenUrl: peer.oidc.tokenUrl,
         proxy: { baseUrl: `${upstream.origin}/api` },
       });
       await createIntegration(kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
@@ -457,7 +393,7 @@ describeOnNode('the chart on a local node', () => {
         // --reuse-values, as a platform team upgrades: the release's values, the new chart's templates.
         helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
       );
-      const perConnection = expectEachRefreshOnce(SHORT);
+      const perConnection = expectEachRefreshOnce(peer, SHORT);
       const during = refreshGrants().filter((g) => g.accountId && SHORT.includes(g.accountId) && g.at >= started && g.at <= ended);
       log(`refreshes of ${SHORT.length} short-lived connections: ${JSON.stringify(perConnection)}, ${during.length} during the upgrade`);
       expect(during.length).toBeGreaterThan(0);
@@ -516,7 +452,7 @@ describeOnNode('the chart on a local node', () => {
     'helm rollback to the first revision: the pods run the first tag again and serve',
     async () => {
       await underLoad('back', () => helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
-      expectEachRefreshOnce([...SHORT, 'oauth-first', 'oauth-soon']);
+      expectEachRefreshOnce(peer, [...SHORT, 'oauth-first', 'oauth-soon']);
       // On a busy node the liveness probe once killed pods that were starting or serving (the chart's startup probe since).
       expect(await restarts()).toEqual([]);
       await until('only pods of the first tag', async () => {
