@@ -204,7 +204,10 @@ describeOnNode('the chart on a local node', () => {
     async () => {
       // The platform team's private CA, in the release namespace before the install (docs/install.md).
       await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } } });
+      await core.createNamespacedConfigMap({
+        namespace: NS,
+        body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } },
+      });
       const installStarted = Date.now();
       await helm.ok(
         [

@@ -128,8 +128,7 @@ async function stored(integration: string, id: string): Promise<Record<string, a
 const refreshGrants = (ids: string[]) => peer.refreshGrants(ids);
 
 /** No refresh token presented twice (oidc-provider rotates them; a reuse also revokes the grant), none refused; the refreshes in all. */
-const expectEachRefreshOnce = (ids: string[]): number =>
-  Object.values(eachRefreshOnce(peer, ids)).reduce((a, b) => a + b, 0);
+const expectEachRefreshOnce = (ids: string[]): number => Object.values(eachRefreshOnce(peer, ids)).reduce((a, b) => a + b, 0);
 
 /** A live access token of the oidc-provider peer (what a real API would accept). */
 async function liveAccessToken(token: unknown): Promise<boolean> {
@@ -158,9 +157,23 @@ async function expectInstallationServed(now: ConnectionView, was: ConnectionView
   expect(((await proxied.json()) as { installation_id?: number }).installation_id).toBe(Number(was.credentials.installation_id));
 }
 
+/**
+ * Each connection read back with its metadata; the short ones with a live token, the installation
+ * served; the others as `others` checks them against what the previous release answered before.
+ */
+async function expectEachReadBack(others: (id: string, now: ConnectionView, was: ConnectionView) => Promise<void>): Promise<void> {
+  for (const [integration, id] of connectionsOf()) {
+    const now = await read(integration, id);
+    const was = before.get(id)!;
+    expect([id, now.metadata]).toEqual([id, was.metadata]);
+    if (SHORT.includes(id)) expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
+    else if (id === APP_CONNECTION) await expectInstallationServed(now, was);
+    else await others(id, now, was);
+  }
+}
+
 /** The release's controller and server pods (not its hook Jobs'). */
-const pods = async (): Promise<V1Pod[]> =>
-  (await releasePods(core, 'controller,server')).filter((p) => !p.metadata?.deletionTimestamp);
+const pods = async (): Promise<V1Pod[]> => (await releasePods(core, 'controller,server')).filter((p) => !p.metadata?.deletionTimestamp);
 
 async function images(): Promise<string[]> {
   return [...new Set((await pods()).flatMap((p) => p.spec!.containers.map((c) => c.image!)))];
@@ -365,7 +378,10 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
     'the previous release installed from its own chart and image; connections of each stored kind made by it',
     async () => {
       await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } } });
+      await core.createNamespacedConfigMap({
+        namespace: NS,
+        body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } },
+      });
       const values = valuesFile('previous', {
         ...commonValues({ repository: previous.repository, tag: previous.tag }),
         extraEnv: [{ name: 'NODE_OPTIONS', value: trustTestCa() }],
@@ -505,21 +521,10 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       expect(await restarts()).toEqual([]);
 
       // Every connection read back with its values; the Zoho one with the migrated configuration.
-      for (const [integration, id] of connectionsOf()) {
-        const now = await read(integration, id);
-        const was = before.get(id)!;
-        expect([id, now.metadata]).toEqual([id, was.metadata]);
-        if (SHORT.includes(id)) {
-          expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
-          continue;
-        }
-        if (id === APP_CONNECTION) {
-          await expectInstallationServed(now, was);
-          continue;
-        }
+      await expectEachReadBack(async (id, now, was) => {
         expect([id, now.credentials]).toEqual([id, was.credentials]);
         expect([id, now.connection_config]).toEqual([id, id === ZOHO.id ? ZOHO.migrated : was.connection_config]);
-      }
+      });
       // The migration Job ran (a post-upgrade hook, deleted once it succeeded): its change and its operation-log entry.
       const custom = kc.makeApiClient(CustomObjectsApi);
       const zoho = (await custom.getNamespacedCustomObject({
@@ -588,18 +593,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       );
       const refreshed = expectEachRefreshOnce([...SHORT, 'oauth-meta']);
       figures.push(`refreshes in all: ${refreshed}, every refresh token presented once, none refused`);
-      for (const [integration, id] of connectionsOf()) {
-        const now = await read(integration, id);
-        const was = before.get(id)!;
-        expect([id, now.metadata]).toEqual([id, was.metadata]);
-        if (SHORT.includes(id)) {
-          expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
-          continue;
-        }
-        if (id === APP_CONNECTION) {
-          await expectInstallationServed(now, was);
-          continue;
-        }
+      await expectEachReadBack(async (id, now, was) => {
         // Top-level tokens as written; `raw` as CHANGELOG.md's upgrade notes say a 0.1.0 replica answers a connection stored in the new form.
         const { raw: _raw, [RAW_REFS]: _refs, ...top } = now.credentials;
         const { raw: _wasRaw, ...wasTop } = was.credentials;
@@ -608,7 +602,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
         if (id === 'oauth1-first' && RAW_REFS in (await stored('tumble', id)))
           expect([RAW_REFS in now.credentials, 'oauth_token' in (now.credentials.raw as object)]).toEqual([true, false]);
         expect([id, now.connection_config]).toEqual([id, id === ZOHO.id ? ZOHO.migrated : was.connection_config]);
-      }
+      });
     },
     CASE_MS,
   );

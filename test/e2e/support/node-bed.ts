@@ -147,7 +147,9 @@ export async function startOidcPeer(node: LocalNode, clients: TestClient[], acce
     ca,
     oidc,
     refreshGrants: (ids) =>
-      oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && (ids === undefined || (c.accountId !== undefined && ids.includes(c.accountId)))),
+      oidc.tokenCalls.filter(
+        (c) => c.grantType === 'refresh_token' && (ids === undefined || (c.accountId !== undefined && ids.includes(c.accountId))),
+      ),
     async close() {
       await oidc.close();
       ca.remove();
