@@ -15,7 +15,7 @@
  * Runs by `npm run test:e2e` (jest.e2e.config.js). On a machine where the node cannot start (not
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, type CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -61,7 +61,7 @@ export interface NodeBed {
   kc: KubeConfig;
   core: CoreV1Api;
   helm: Helm;
-  /** Stops helm's folders and the node; logs the host settings put back. */
+  /** Removes helm's folders and stops the node. */
   stop(): Promise<void>;
 }
 
@@ -79,8 +79,8 @@ export async function startNodeBed(log: (line: string) => void, images: string[]
     helm,
     async stop() {
       helm.cleanup();
-      const restored = await node.stop();
-      if (restored.length) log(`host settings restored: ${restored.join(', ')}`);
+      // It logs the host settings it put back.
+      await node.stop();
     },
   };
 }
