@@ -35,7 +35,7 @@ import { CREDENTIALS_KEY, GROUP, VERSION } from '../../src/k8s/resources.js';
 import { RAW_REFS } from '../../src/k8s/stored-credentials.js';
 import { CHART, type Helm } from '../chart/helm.js';
 import { githubAppProviderSpec } from '../support/github-app-bed.js';
-import { startGitHubAppServer, type FakeApp, type GitHubAppServer } from '../support/servers/github-app-server.js';
+import { startGitHubAppServer, type FakeApp, type FakeInstallation, type GitHubAppServer } from '../support/servers/github-app-server.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { startSteadyLoad, type LoadOutcome } from './steady-load.js';
@@ -87,6 +87,8 @@ let peer: OidcPeer;
 let oauth1: OAuth1TestServer;
 let gh: GitHubAppServer;
 let ghApp: FakeApp;
+/** The installation the APP connection imports (made at the GitHub fake, as an end user's earlier install). */
+let installation: FakeInstallation;
 let upstream: Upstream;
 let valuesDir: string;
 /** Each connection's answer from the previous release before the upgrade. */
@@ -138,23 +140,30 @@ async function liveAccessToken(token: unknown): Promise<boolean> {
 }
 
 /** A live installation token the GitHub fake minted for the installation (what GitHub's API would accept). */
-const liveInstallationToken = (token: unknown, installationId: unknown): boolean =>
-  gh.installationTokens.some((t) => t.token === token && String(t.installationId) === String(installationId) && t.expiresAt > Date.now());
+const liveInstallationToken = (token: unknown, installationId: number): boolean =>
+  gh.installationTokens.some((t) => t.token === token && t.installationId === installationId && t.expiresAt > Date.now());
 
 /**
  * The APP connection as the previous release answered it: the same installation and configuration, a
  * live installation token (re-minted or not), and a proxied call that GitHub (the fake) accepts.
  */
 async function expectInstallationServed(now: ConnectionView, was: ConnectionView): Promise<void> {
-  expect(now.credentials.installation_id).toBe(was.credentials.installation_id);
-  expect(liveInstallationToken(now.credentials.access_token, was.credentials.installation_id)).toBe(true);
   expect(now.connection_config).toEqual(was.connection_config);
+  expect((now.connection_config as { installationId?: string }).installationId).toBe(String(installation.id));
+  const live = liveInstallationToken(now.credentials.access_token, installation.id);
+  if (!live) {
+    const minted = gh.installationTokens.find((t) => t.token === now.credentials.access_token);
+    log(
+      `${APP_CONNECTION}: credential keys ${Object.keys(now.credentials).join(', ')}; its token ${minted ? `minted for installation ${minted.installationId}, expiring in ${minted.expiresAt - Date.now()} ms` : 'not one the fake minted'}`,
+    );
+  }
+  expect([now.credentials.type, live]).toEqual(['APP', true]);
   const proxied = await fetch(`${serviceUrl}/proxy/installation/repositories`, {
     headers: { authorization: `Bearer ${env.secretKey}`, 'connection-id': APP_CONNECTION, 'provider-config-key': 'github' },
     signal: AbortSignal.timeout(10_000),
   });
   expect(proxied.status).toBe(200);
-  expect(((await proxied.json()) as { installation_id?: number }).installation_id).toBe(Number(was.credentials.installation_id));
+  expect(((await proxied.json()) as { installation_id?: number }).installation_id).toBe(installation.id);
 }
 
 /**
@@ -451,7 +460,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       const token = await oauth1Token();
       await importConnection('tumble', 'oauth1-first', { type: 'OAUTH1', oauth_token: token.token, oauth_token_secret: token.secret });
       // An installation of the app made at GitHub (the fake) before: imported, its token minted with the app's key.
-      const installation = gh.addInstallation(ghApp.id, 'octo-org');
+      installation = gh.addInstallation(ghApp.id, 'octo-org');
       await importConnection('github', APP_CONNECTION, { type: 'APP', installation_id: String(installation.id) });
       // Zoho as 0.1.0 stored it: the end user's data-centre extension; a day-long token (nothing refreshes it here: Zoho is not reachable).
       await importConnection(
