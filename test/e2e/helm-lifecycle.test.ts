@@ -16,41 +16,22 @@
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
 import { AppsV1Api, CoordinationV1Api, type CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import type { LocalNode } from '../../dev/local-node.js';
+import { createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { NODE_CPU_SHARES } from '../../dev/node-cleanup.js';
 import { CGROUP_ROOT } from '../../dev/node-config.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { CHART, type Helm } from '../chart/helm.js';
+import { CHART } from '../chart/helm.js';
 import { launchBrowser, openConnectPopup, waitForEvent } from '../support/browser.js';
 import { appPage } from '../support/servers/app-page.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
-import { startSteadyLoad } from './steady-load.js';
-import {
-  describeOnNode,
-  expectEachRefreshOnce,
-  IMAGE_REPO,
-  logAs,
-  RELEASE,
-  RELEASE_NS as NS,
-  releasePods,
-  restartsOf,
-  restClient,
-  serviceUrlOf,
-  startNodeBed,
-  startOidcPeer,
-  tagE2eImage,
-  until,
-  type NodeBed,
-  type OidcPeer,
-} from './support/node-bed.js';
+import { keysAndOidcLoad, startSteadyLoad, timedChange } from './steady-load.js';
+import { describeOnNode, IMAGE_REPO, keepPodLogs, logAs, startNodeBed, tagE2eImage, until, type NodeBed } from './support/node-bed.js';
+import { applyOidcIntegration, expectEachRefreshOnce, startOidcPeer, type OidcPeer } from './support/oidc-peer.js';
+import { installRelease, RELEASE, RELEASE_NS as NS, releasePods, restartsOf, restClient, serviceUrlOf } from './support/release.js';
 
 const APP_NS = 'shop';
 const TAG_A = 'e2e-a';
@@ -64,8 +45,6 @@ const TOKEN_TTL_S = 60;
 const SHORT = Array.from({ length: 8 }, (_, i) => `short-${i}`);
 
 let bed: NodeBed;
-let node: LocalNode;
-let helm: Helm;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
@@ -125,36 +104,9 @@ async function imagesByComponent(): Promise<Record<string, string[]>> {
  * imports) and checks that no request failed and every import is stored; returns the outcomes.
  */
 async function underLoad(prefix: string, change: () => Promise<unknown>) {
-  const load = startSteadyLoad(
-    {
-      url: serviceUrl,
-      secretKey: env.secretKey,
-      integration: 'keys',
-      fetchConnectionId: 'first',
-      expectedApiKey: 'key-first',
-      importPrefix: prefix,
-      oauth: { integration: 'oidc', connectionIds: SHORT },
-    },
-    100,
-  );
-  let started = 0;
-  let ended = 0;
-  // The containers' logs, copied as they are written: kubelet deletes a replaced pod's at once, and a
-  // failed request is explained by the old pods' as much as by the new ones'.
-  const kept = mkdtempSync(join(tmpdir(), `latchkey-e2e-${prefix}-`));
-  const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
-  const copier = setInterval(copyLogs, 2000);
-  try {
-    await new Promise((r) => setTimeout(r, 3000));
-    started = Date.now();
-    await change();
-    ended = Date.now();
-    await new Promise((r) => setTimeout(r, 3000));
-  } finally {
-    await load.stop();
-    clearInterval(copier);
-    copyLogs();
-  }
+  const load = startSteadyLoad(keysAndOidcLoad(serviceUrl, env.secretKey, prefix, SHORT), 100);
+  const podLogs = keepPodLogs(bed, `e2e-${prefix}`);
+  const { started, ended } = await timedChange(3000, change, () => load.stop());
   const outcomes = load.outcomes;
   for (const failed of outcomes.filter((o) => !o.ok)) {
     const account = failed.what.replace(/^fetch /, '');
@@ -163,8 +115,8 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
       `${prefix}: ${failed.what} failed (${failed.detail}), sent ${failed.at - failed.ms - started} ms after the change began${grants.length ? `; its refreshes at the peer: ${grants.join(', ')}` : ''}`,
     );
   }
-  if (outcomes.some((o) => !o.ok)) log(`${prefix}: the pods' logs are in ${kept}`);
-  else rmSync(kept, { recursive: true, force: true });
+  const kept = podLogs.end(outcomes.some((o) => !o.ok));
+  if (kept) log(`${prefix}: the pods' logs are in ${kept}`);
   const during = outcomes.filter((o) => o.at >= started && o.at <= ended);
   const before = outcomes.filter((o) => o.at < started);
   const p = (list: typeof outcomes, q: number) => [...list].sort((a, b) => a.ms - b.ms)[Math.floor(q * (list.length - 1))]?.ms;
@@ -186,11 +138,11 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
 describeOnNode('the chart on a local node', () => {
   beforeAll(async () => {
     bed = await startNodeBed(log, [TAG_A, TAG_B].map(tagE2eImage));
-    ({ node, kc, core, helm } = bed);
+    ({ kc, core } = bed);
     // The host's peers, on the node's address (what the pods reach of the host).
-    peer = await startOidcPeer(node, [CLIENT], TOKEN_TTL_S);
-    upstream = await startUpstream({ host: node.nodeAddress });
-    receiver = await webhookReceiver(0, node.nodeAddress);
+    peer = await startOidcPeer(bed.node, [CLIENT], TOKEN_TTL_S);
+    upstream = await startUpstream({ host: bed.node.nodeAddress });
+    receiver = await webhookReceiver(0, bed.node.nodeAddress);
     await receiver.listen();
   }, 1_800_000);
 
@@ -202,45 +154,11 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm install --wait: 2 controllers and 2 servers Ready by their probes, the catalog applied',
     async () => {
-      // The platform team's private CA, in the release namespace before the install (docs/install.md).
-      await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({
-        namespace: NS,
-        body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } },
-      });
-      const installStarted = Date.now();
-      await helm.ok(
-        [
-          'install',
-          RELEASE,
-          CHART,
-          '--namespace',
-          NS,
-          '--create-namespace',
-          '--set',
-          `image.repository=${IMAGE_REPO}`,
-          '--set',
-          `image.tag=${TAG_A}`,
-          // Imported into the node, never pulled.
-          '--set',
-          'image.pullPolicy=Never',
-          '--set',
-          'controller.replicas=2',
-          '--set',
-          'server.replicas=2',
-          // The peers on the host: a private address, and a certificate of a private CA.
-          '--set',
-          `config.egress.allow={${node.nodeAddress}}`,
-          '--set',
-          'config.egress.caBundle.configMap=provider-ca',
-          '--wait',
-          '--timeout',
-          '10m',
-        ],
-        660_000,
-      );
+      // The platform team's private CA, in the release namespace before the install (docs/install.md); the
+      // peers on the host: a private address, and a certificate of a private CA.
+      const took = await installRelease(bed, peer.ca.caCert, { image: `${IMAGE_REPO}:${TAG_A}`, controllers: 2, servers: 2 });
       // Measured, not asserted (docs/benchmarks.md): the whole catalog is one post-install hook.
-      log(`helm install --wait took ${Date.now() - installStarted} ms`);
+      log(`helm install --wait took ${took} ms`);
       const all = await pods();
       expect(all.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort()).toEqual([
         'controller',
@@ -265,14 +183,7 @@ describeOnNode('the chart on a local node', () => {
       // A shipped API-key provider that declares no typed-key check: the pods have no way out to the real
       // provider, and a declared check (OpenAI's) would refuse every key typed into the form here.
       await createIntegration(kc, APP_NS, 'keys', { provider: 'mistral' });
-      await applyProvider(kc, 'e2e-oidc', {
-        displayName: 'E2E OIDC',
-        authMode: 'OAUTH2',
-        authorizationUrl: peer.oidc.authorizationUrl,
-        tokenUrl: peer.oidc.tokenUrl,
-        proxy: { baseUrl: `${upstream.origin}/api` },
-      });
-      await createIntegration(kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
+      await applyOidcIntegration(kc, APP_NS, peer, `${upstream.origin}/api`, CLIENT);
     },
     CASE_MS,
   );
@@ -394,7 +305,7 @@ describeOnNode('the chart on a local node', () => {
         });
       const { started, ended } = await underLoad('up', () =>
         // --reuse-values, as a platform team upgrades: the release's values, the new chart's templates.
-        helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
+        bed.helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
       );
       const perConnection = expectEachRefreshOnce(peer, SHORT);
       const during = refreshGrants().filter((g) => g.accountId && SHORT.includes(g.accountId) && g.at >= started && g.at <= ended);
@@ -454,7 +365,7 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm rollback to the first revision: the pods run the first tag again and serve',
     async () => {
-      await underLoad('back', () => helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
+      await underLoad('back', () => bed.helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
       expectEachRefreshOnce(peer, [...SHORT, 'oauth-first', 'oauth-soon']);
       // On a busy node the liveness probe once killed pods that were starting or serving (the chart's startup probe since).
       expect(await restarts()).toEqual([]);
@@ -474,7 +385,7 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm uninstall: the release is gone; the connections and their Secrets stay, as crds.keep says',
     async () => {
-      await helm.ok(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
+      await bed.helm.ok(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
       const apps = kc.makeApiClient(AppsV1Api);
       expect((await apps.listNamespacedDeployment({ namespace: NS })).items).toEqual([]);
       await until('the pods to be gone', async () => (await pods()).length === 0);

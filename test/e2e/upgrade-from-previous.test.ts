@@ -22,40 +22,24 @@
  * Runs by `npm run test:e2e` (jest.e2e.config.js); reported skipped, with the reason, where a node cannot start.
  */
 import { CustomObjectsApi, type CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import type { LocalNode } from '../../dev/local-node.js';
 import { preparePreviousRelease, type PreviousRelease } from '../../dev/previous-release.js';
 import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/auth/oauth1.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_KEY, GROUP, VERSION } from '../../src/k8s/resources.js';
 import { RAW_REFS } from '../../src/k8s/stored-credentials.js';
-import { CHART, type Helm } from '../chart/helm.js';
+import { CHART } from '../chart/helm.js';
 import { githubAppProviderSpec } from '../support/github-app-bed.js';
 import { startGitHubAppServer, type FakeApp, type FakeInstallation, type GitHubAppServer } from '../support/servers/github-app-server.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
-import { startSteadyLoad, type LoadOutcome } from './steady-load.js';
-import {
-  describeOnNode,
-  expectEachRefreshOnce as eachRefreshOnce,
-  logAs,
-  RELEASE,
-  RELEASE_NS as NS,
-  releasePods,
-  restartsOf,
-  restClient,
-  serviceUrlOf,
-  startNodeBed,
-  startOidcPeer,
-  tagE2eImage,
-  until,
-  type NodeBed,
-  type OidcPeer,
-} from './support/node-bed.js';
+import { keysAndOidcLoad, startSteadyLoad, timedChange, type LoadOutcome } from './steady-load.js';
+import { describeOnNode, keepPodLogs, logAs, startNodeBed, tagE2eImage, until, type NodeBed } from './support/node-bed.js';
+import { applyOidcIntegration, expectEachRefreshOnce as eachRefreshOnce, startOidcPeer, type OidcPeer } from './support/oidc-peer.js';
+import { createReleaseNamespace, RELEASE, RELEASE_NS as NS, releasePods, restartsOf, restClient, serviceUrlOf } from './support/release.js';
 
 const APP_NS = 'shop';
 const CURRENT_IMAGE = { repository: 'localhost/latchkey', tag: 'e2e-upgrade' };
@@ -77,8 +61,6 @@ const APP_CONNECTION = 'app-install';
 
 let previous: PreviousRelease;
 let bed: NodeBed;
-let node: LocalNode;
-let helm: Helm;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
@@ -175,8 +157,16 @@ async function expectEachReadBack(others: (id: string, now: ConnectionView, was:
     const now = await read(integration, id);
     const was = before.get(id)!;
     expect([id, now.metadata]).toEqual([id, was.metadata]);
-    if (SHORT.includes(id)) expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
-    else if (id === APP_CONNECTION) await expectInstallationServed(now, was);
+    if (SHORT.includes(id)) {
+      const live = await liveAccessToken(now.credentials.access_token);
+      if (!live) {
+        const grants = refreshGrants([id]).map((g) => `${g.at - Date.now()} ms: ${g.status}`);
+        log(
+          `${id}: the answered token is not live at the peer; its expires_at ${Date.parse(String(now.credentials.expires_at)) - Date.now()} ms from now; its refreshes: ${grants.join(', ')}`,
+        );
+      }
+      expect([id, live]).toEqual([id, true]);
+    } else if (id === APP_CONNECTION) await expectInstallationServed(now, was);
     else await others(id, now, was);
   }
 }
@@ -203,7 +193,7 @@ function commonValues(image: { repository: string; tag: string }) {
     image: { ...image, pullPolicy: 'Never' },
     controller: { replicas: 2 },
     server: { replicas: 2 },
-    config: { egress: { allow: [node.nodeAddress] } },
+    config: { egress: { allow: [bed.node.nodeAddress] } },
   };
 }
 
@@ -236,16 +226,7 @@ async function oauth1Token(): Promise<{ token: string; secret: string }> {
  */
 async function underLoad(phase: string, change: () => Promise<unknown>, opts: { previousServersStop?: boolean } = {}) {
   const load = startSteadyLoad(
-    {
-      url: serviceUrl,
-      secretKey: env.secretKey,
-      integration: 'keys',
-      fetchConnectionId: 'first',
-      expectedApiKey: 'key-first',
-      importPrefix: phase,
-      oauth: { integration: 'oidc', connectionIds: SHORT },
-      proxy: { integration: 'oidc', connectionIds: SHORT, path: '/checked' },
-    },
+    { ...keysAndOidcLoad(serviceUrl, env.secretKey, phase, SHORT), proxy: { integration: 'oidc', connectionIds: SHORT, path: '/checked' } },
     100,
   );
   // OAuth 1 proxied calls beside it, one a second (the oauthlib server checks each signature and token).
@@ -279,9 +260,7 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
     oauth1InFlight.add(call);
     void call.finally(() => oauth1InFlight.delete(call));
   }, 1000);
-  const kept = mkdtempSync(join(tmpdir(), `latchkey-upgrade-${phase}-`));
-  const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
-  const copier = setInterval(copyLogs, 2000);
+  const podLogs = keepPodLogs(bed, `upgrade-${phase}`);
   // When each server pod of the previous release was seen stopping (its deletionTimestamp set).
   const stopping = new Map<string, number>();
   const watchStops = setInterval(() => {
@@ -296,21 +275,11 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
         () => undefined,
       );
   }, 250);
-  let started = 0;
-  let ended = 0;
-  try {
-    await new Promise((r) => setTimeout(r, 5000));
-    started = Date.now();
-    await change();
-    ended = Date.now();
-    await new Promise((r) => setTimeout(r, 5000));
-  } finally {
+  const { started, ended } = await timedChange(5000, change, async () => {
     clearInterval(oauth1Timer);
     clearInterval(watchStops);
     await Promise.all([load.stop(), ...oauth1InFlight]);
-    clearInterval(copier);
-    copyLogs();
-  }
+  });
   const outcomes = [...load.outcomes, ...oauth1Calls];
   // The previous release (0.1.0) closes its listener and its connections at SIGTERM, before the Service stops
   // sending to the pod (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused or closed, or a request left
@@ -323,8 +292,8 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
   const refusedByStopping = outcomes.filter((o) => !o.ok && atPreviousStop(o));
   const failed = outcomes.filter((o) => !o.ok && !atPreviousStop(o));
   for (const f of failed) log(`${phase}: ${f.what} failed (${f.detail}) ${f.at - f.ms - started} ms after the change began`);
-  if (failed.length) log(`${phase}: the pods' logs are in ${kept}`);
-  else rmSync(kept, { recursive: true, force: true });
+  const kept = podLogs.end(failed.length > 0);
+  if (kept) log(`${phase}: the pods' logs are in ${kept}`);
   const count = (prefix: string) => outcomes.filter((o) => o.what.startsWith(prefix)).length;
   const refreshes = refreshGrants(SHORT).filter((g) => g.at >= started && g.at <= ended).length;
   const line =
@@ -358,13 +327,13 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       `images: previous release ${previous.version} (${previous.commit.slice(0, 7)}) and this checkout ready in ${Date.now() - t0} ms`,
     );
     bed = await startNodeBed(log, [previous.image, current]);
-    ({ node, kc, core, helm } = bed);
-    peer = await startOidcPeer(node, [CLIENT], TOKEN_TTL_S);
-    oauth1 = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, undefined, node.nodeAddress);
-    gh = await startGitHubAppServer(node.nodeAddress);
+    ({ kc, core } = bed);
+    peer = await startOidcPeer(bed.node, [CLIENT], TOKEN_TTL_S);
+    oauth1 = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, undefined, bed.node.nodeAddress);
+    gh = await startGitHubAppServer(bed.node.nodeAddress);
     // No Connect flow here (the installation is imported): the callback is never followed.
     ghApp = gh.addApp({ slug: 'latchkey-upgrade', callbackUrl: 'http://127.0.0.1:9/oauth/callback' });
-    upstream = await startUpstream({ host: node.nodeAddress });
+    upstream = await startUpstream({ host: bed.node.nodeAddress });
     // A proxied call succeeds only with an access token the peer issued and that has not expired, as a real API.
     upstream.on('/api/checked', async (req, res) => {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -386,17 +355,13 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
   test(
     'the previous release installed from its own chart and image; connections of each stored kind made by it',
     async () => {
-      await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({
-        namespace: NS,
-        body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } },
-      });
+      await createReleaseNamespace(core, peer.ca.caCert);
       const values = valuesFile('previous', {
         ...commonValues({ repository: previous.repository, tag: previous.tag }),
         extraEnv: [{ name: 'NODE_OPTIONS', value: trustTestCa() }],
       });
       const t = Date.now();
-      await helm.ok(['install', RELEASE, previous.chart, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000);
+      await bed.helm.ok(['install', RELEASE, previous.chart, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000);
       figures.push(`helm install of ${previous.version} took ${Date.now() - t} ms`);
       expect(await images()).toEqual([previous.image]);
       serviceUrl = await serviceUrlOf(core);
@@ -404,14 +369,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
       env = await createEnvironment(kc, APP_NS);
       await createIntegration(kc, APP_NS, 'keys', { provider: 'mistral' });
-      await applyProvider(kc, 'e2e-oidc', {
-        displayName: 'E2E OIDC',
-        authMode: 'OAUTH2',
-        authorizationUrl: peer.oidc.authorizationUrl,
-        tokenUrl: peer.oidc.tokenUrl,
-        proxy: { baseUrl: `${upstream.origin}/api` },
-      });
-      await createIntegration(kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
+      await applyOidcIntegration(kc, APP_NS, peer, `${upstream.origin}/api`, CLIENT);
       await applyProvider(kc, 'e2e-oauth1', {
         displayName: 'Tumble',
         authMode: 'OAUTH1',
@@ -513,12 +471,12 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
     async () => {
       const values = valuesFile('current', {
         ...commonValues(CURRENT_IMAGE),
-        config: { egress: { allow: [node.nodeAddress], caBundle: { configMap: 'provider-ca' } } },
+        config: { egress: { allow: [bed.node.nodeAddress], caBundle: { configMap: 'provider-ca' } } },
         migrations: { enabled: true },
       });
       const { ended } = await underLoad(
         'upgrade',
-        () => helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000),
+        () => bed.helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000),
         { previousServersStop: true },
       );
       const refreshed = expectEachRefreshOnce([...SHORT, 'oauth-meta']);
@@ -589,7 +547,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
     'helm rollback to the previous release under load: it keeps serving what this one wrote',
     async () => {
       const { ended } = await underLoad('rollback', () =>
-        helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '10m'], 660_000),
+        bed.helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '10m'], 660_000),
       );
       await until('only pods of the previous release', async () => {
         const now = await images();

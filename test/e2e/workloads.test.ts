@@ -19,26 +19,14 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { createEnvironment, type TestEnvironment } from '../../dev/fixtures.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION, type CredentialBindingResource } from '../../src/k8s/resources.js';
-import { CHART } from '../chart/helm.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { e2eImage } from './global-setup.js';
-import {
-  describeOnNode,
-  expectEachRefreshOnce,
-  logAs,
-  RELEASE,
-  RELEASE_NS,
-  restClient,
-  serviceUrlOf,
-  startNodeBed,
-  startOidcPeer,
-  until,
-  type NodeBed,
-  type OidcPeer,
-} from './support/node-bed.js';
+import { describeOnNode, logAs, startNodeBed, until, type NodeBed } from './support/node-bed.js';
+import { applyOidcIntegration, expectEachRefreshOnce, startOidcPeer, type OidcPeer } from './support/oidc-peer.js';
+import { installRelease, restClient, serviceUrlOf } from './support/release.js';
 
 const APP_NS = 'shop';
 /** Selected by the Environment's credentialBindings.namespaceSelector (by a label the platform team sets). */
@@ -167,42 +155,9 @@ describeOnNode('workloads on a local node: ServiceAccount tokens, bound Secrets'
     peer = await startOidcPeer(bed.node, [CLIENT], 3600);
     upstream = await startUpstream({ host: bed.node.nodeAddress });
 
-    await core.createNamespace({ body: { metadata: { name: RELEASE_NS } } });
-    await core.createNamespacedConfigMap({
-      namespace: RELEASE_NS,
-      body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': peer.ca.caCert } },
-    });
-    const [repository, tag] = e2eImage().split(/:(?=[^:]+$)/) as [string, string];
-    const started = Date.now();
-    await bed.helm.ok(
-      [
-        'install',
-        RELEASE,
-        CHART,
-        '--namespace',
-        RELEASE_NS,
-        '--set',
-        `image.repository=${repository}`,
-        '--set',
-        `image.tag=${tag}`,
-        '--set',
-        'image.pullPolicy=Never',
-        // One of each: this file is about the workloads, not the release's availability.
-        '--set',
-        'controller.replicas=1',
-        '--set',
-        'server.replicas=1',
-        '--set',
-        `config.egress.allow={${bed.node.nodeAddress}}`,
-        '--set',
-        'config.egress.caBundle.configMap=provider-ca',
-        '--wait',
-        '--timeout',
-        '10m',
-      ],
-      660_000,
-    );
-    log(`helm install --wait took ${Date.now() - started} ms`);
+    // One of each: this file is about the workloads, not the release's availability.
+    const took = await installRelease(bed, peer.ca.caCert, { image: e2eImage(), controllers: 1, servers: 1 });
+    log(`helm install --wait took ${took} ms`);
     serviceUrl = await serviceUrlOf(core);
 
     for (const [name, labels] of [
@@ -212,14 +167,7 @@ describeOnNode('workloads on a local node: ServiceAccount tokens, bound Secrets'
     ] as const)
       await core.createNamespace({ body: { metadata: { name, labels } } });
     env = await createEnvironment(bed.kc, APP_NS, { credentialBindings: { namespaceSelector: { matchLabels: BIND_LABEL } } });
-    await applyProvider(bed.kc, 'e2e-oidc', {
-      displayName: 'E2E OIDC',
-      authMode: 'OAUTH2',
-      authorizationUrl: peer.oidc.authorizationUrl,
-      tokenUrl: peer.oidc.tokenUrl,
-      proxy: { baseUrl: `${upstream.origin}/api` },
-    });
-    await createIntegration(bed.kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
+    await applyOidcIntegration(bed.kc, APP_NS, peer, `${upstream.origin}/api`, CLIENT);
     const tokens = await peer.oidc.mintTokens({ clientId: CLIENT.clientId, accountId: CONNECTION });
     await until('the import to be accepted', async () => {
       const r = await rest('POST', '/connections', {
