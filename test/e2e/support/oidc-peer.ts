@@ -63,7 +63,7 @@ export async function applyOidcIntegration(
   namespace: string,
   peer: OidcPeer,
   proxyBaseUrl: string,
-  client: TestClient,
+  client: { clientId: string; clientSecret: string },
 ): Promise<void> {
   await applyProvider(kc, 'e2e-oidc', {
     displayName: 'E2E OIDC',
