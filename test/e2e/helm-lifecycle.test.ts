@@ -15,32 +15,25 @@
  * Runs by `npm run test:e2e` (jest.e2e.config.js). On a machine where the node cannot start (not
  * root, no cgroups...) its one case is reported skipped with the reason in its name.
  */
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { AppsV1Api, CoordinationV1Api, type CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { existsSync, readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
+import { createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { NODE_CPU_SHARES } from '../../dev/node-cleanup.js';
 import { CGROUP_ROOT } from '../../dev/node-config.js';
-import { startOidcServer, type OidcTestServer, type TokenCall } from '../../dev/peers/oidc-server.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { CHART, Helm } from '../chart/helm.js';
+import { CHART } from '../chart/helm.js';
 import { launchBrowser, openConnectPopup, waitForEvent } from '../support/browser.js';
 import { appPage } from '../support/servers/app-page.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
 import { signatureValid, webhookReceiver, type WebhookReceiver } from '../support/servers/webhook-receiver.js';
-import { makeTestCa, type TestCa } from '../support/test-ca.js';
-import { e2eImage } from './global-setup.js';
-import { startSteadyLoad } from './steady-load.js';
+import { keysAndOidcLoad, startSteadyLoad, timedChange } from './steady-load.js';
+import { describeOnNode, IMAGE_REPO, keepPodLogs, logAs, startNodeBed, tagE2eImage, until, type NodeBed } from './support/node-bed.js';
+import { applyOidcIntegration, expectEachRefreshOnce, startOidcPeer, type OidcPeer } from './support/oidc-peer.js';
+import { installRelease, RELEASE, RELEASE_NS as NS, releasePods, restartsOf, restClient, serviceUrlOf } from './support/release.js';
 
-const RELEASE = 'latchkey';
-const NS = 'latchkey-system';
 const APP_NS = 'shop';
-const IMAGE_REPO = 'localhost/latchkey';
 const TAG_A = 'e2e-a';
 const TAG_B = 'e2e-b';
 const CASE_MS = 600_000;
@@ -51,68 +44,27 @@ const TOKEN_TTL_S = 60;
 /** Connections whose tokens keep refreshing through the upgrade and the rollback (each its own account at the peer). */
 const SHORT = Array.from({ length: 8 }, (_, i) => `short-${i}`);
 
-const cannot = whyNodeCannotStart();
-const describeOnNode = cannot ? describe.skip : describe;
-if (cannot) {
-  // Named so the summary says why: the suite never disappears silently.
-  test.skip(`e2e suite on a local node (skipped: ${cannot})`, () => undefined);
-}
-
-let node: LocalNode;
-let helm: Helm;
+let bed: NodeBed;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
 let serviceUrl: string;
-let ca: TestCa;
-let oidc: OidcTestServer;
+let peer: OidcPeer;
 let upstream: Upstream;
 let receiver: WebhookReceiver;
 
-const log = (line: string) => process.stderr.write(`[e2e] ${line}\n`);
-
-/** Tags A and B: the image of `npm run image` (built once by the suite's global setup) under two tags, as a release pipeline's retag does. */
-function tagImages(): void {
-  for (const tag of [TAG_A, TAG_B]) execFileSync('podman', ['tag', e2eImage(), `${IMAGE_REPO}:${tag}`]);
-}
-
-async function pods(component?: string): Promise<V1Pod[]> {
-  const selector = `app.kubernetes.io/instance=${RELEASE}${component ? `,app.kubernetes.io/component=${component}` : ''}`;
-  return (await core.listNamespacedPod({ namespace: NS, labelSelector: selector })).items;
-}
+const log = logAs('e2e');
+const pods = (component?: string): Promise<V1Pod[]> => releasePods(core, component);
+const restarts = async () => restartsOf(await pods());
 
 const isReady = (p: V1Pod) =>
   !p.metadata?.deletionTimestamp && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
-
-const rest = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${serviceUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
-};
+const rest = restClient(() => ({ url: serviceUrl, secretKey: env.secretKey }));
 
 /** Imports an OAuth 2 connection with tokens the peer minted for an account of the connection's name. */
 async function importOAuth(connectionId: string, expiresInS: number) {
-  const tokens = await oidc.mintTokens({ clientId: CLIENT.clientId, accountId: connectionId });
+  const tokens = await peer.oidc.mintTokens({ clientId: CLIENT.clientId, accountId: connectionId });
   const expiresAt = Date.now() + expiresInS * 1000;
   const r = await rest('POST', '/connections', {
     provider_config_key: 'oidc',
@@ -128,22 +80,7 @@ async function importOAuth(connectionId: string, expiresInS: number) {
   return { accessToken: tokens.accessToken, expiresAt };
 }
 
-const refreshGrants = (accountId?: string): TokenCall[] =>
-  oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && (accountId === undefined || c.accountId === accountId));
-
-/**
- * No refresh done twice: oidc-provider rotates refresh tokens, so a second refresh with the same token
- * shows as a refresh token presented twice (refused as reused, which revokes the grant, or both
- * accepted in a race). Returns the refreshes per connection of `ids`.
- */
-function expectEachRefreshOnce(ids: string[]): Record<string, number> {
-  const grants = refreshGrants().filter((c) => c.accountId && ids.includes(c.accountId));
-  const seen = new Map<string, number>();
-  for (const g of grants) seen.set(g.presentedTokenHash!, (seen.get(g.presentedTokenHash!) ?? 0) + 1);
-  expect(grants.filter((g) => g.status !== 200 || g.error).map((g) => `${g.accountId}: ${g.status} ${g.error ?? ''}`)).toEqual([]);
-  expect(grants.filter((g) => seen.get(g.presentedTokenHash!)! > 1).map((g) => g.accountId)).toEqual([]);
-  return Object.fromEntries(ids.map((id) => [id, grants.filter((g) => g.accountId === id).length]));
-}
+const refreshGrants = (accountId?: string) => peer.refreshGrants(accountId === undefined ? undefined : [accountId]);
 
 const importKey = (connectionId: string) =>
   rest('POST', '/connections', {
@@ -151,13 +88,6 @@ const importKey = (connectionId: string) =>
     connection_id: connectionId,
     credentials: { type: 'API_KEY', apiKey: `key-${connectionId}` },
   });
-
-/** Restarts of the release's containers (a liveness probe's kill, a crash): none may happen under load. */
-async function restarts(): Promise<string[]> {
-  return (await pods()).flatMap((p) =>
-    (p.status?.containerStatuses ?? []).filter((s) => s.restartCount > 0).map((s) => `${p.metadata!.name}: ${s.restartCount}`),
-  );
-}
 
 /** The image every container of the release's pods runs, by component. */
 async function imagesByComponent(): Promise<Record<string, string[]>> {
@@ -174,36 +104,9 @@ async function imagesByComponent(): Promise<Record<string, string[]>> {
  * imports) and checks that no request failed and every import is stored; returns the outcomes.
  */
 async function underLoad(prefix: string, change: () => Promise<unknown>) {
-  const load = startSteadyLoad(
-    {
-      url: serviceUrl,
-      secretKey: env.secretKey,
-      integration: 'keys',
-      fetchConnectionId: 'first',
-      expectedApiKey: 'key-first',
-      importPrefix: prefix,
-      oauth: { integration: 'oidc', connectionIds: SHORT },
-    },
-    100,
-  );
-  let started = 0;
-  let ended = 0;
-  // The containers' logs, copied as they are written: kubelet deletes a replaced pod's at once, and a
-  // failed request is explained by the old pods' as much as by the new ones'.
-  const kept = mkdtempSync(join(tmpdir(), `latchkey-e2e-${prefix}-`));
-  const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
-  const copier = setInterval(copyLogs, 2000);
-  try {
-    await new Promise((r) => setTimeout(r, 3000));
-    started = Date.now();
-    await change();
-    ended = Date.now();
-    await new Promise((r) => setTimeout(r, 3000));
-  } finally {
-    await load.stop();
-    clearInterval(copier);
-    copyLogs();
-  }
+  const load = startSteadyLoad(keysAndOidcLoad(serviceUrl, env.secretKey, prefix, SHORT), 100);
+  const podLogs = keepPodLogs(bed, `e2e-${prefix}`);
+  const { started, ended } = await timedChange(3000, change, () => load.stop());
   const outcomes = load.outcomes;
   for (const failed of outcomes.filter((o) => !o.ok)) {
     const account = failed.what.replace(/^fetch /, '');
@@ -212,8 +115,8 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
       `${prefix}: ${failed.what} failed (${failed.detail}), sent ${failed.at - failed.ms - started} ms after the change began${grants.length ? `; its refreshes at the peer: ${grants.join(', ')}` : ''}`,
     );
   }
-  if (outcomes.some((o) => !o.ok)) log(`${prefix}: the pods' logs are in ${kept}`);
-  else rmSync(kept, { recursive: true, force: true });
+  const kept = podLogs.end(outcomes.some((o) => !o.ok));
+  if (kept) log(`${prefix}: the pods' logs are in ${kept}`);
   const during = outcomes.filter((o) => o.at >= started && o.at <= ended);
   const before = outcomes.filter((o) => o.at < started);
   const p = (list: typeof outcomes, q: number) => [...list].sort((a, b) => a.ms - b.ms)[Math.floor(q * (list.length - 1))]?.ms;
@@ -234,73 +137,28 @@ async function underLoad(prefix: string, change: () => Promise<unknown>) {
 
 describeOnNode('the chart on a local node', () => {
   beforeAll(async () => {
-    tagImages();
-    node = await startLocalNode({ log });
-    for (const tag of [TAG_A, TAG_B]) await node.importImage(`${IMAGE_REPO}:${tag}`);
+    bed = await startNodeBed(log, [TAG_A, TAG_B].map(tagE2eImage));
+    ({ kc, core } = bed);
     // The host's peers, on the node's address (what the pods reach of the host).
-    ca = makeTestCa([node.nodeAddress]);
-    oidc = await startOidcServer({
-      clients: [CLIENT],
-      accessTokenTtl: TOKEN_TTL_S,
-      host: node.nodeAddress,
-      tls: { key: ca.serverKey, cert: ca.serverCert },
-    });
-    upstream = await startUpstream({ host: node.nodeAddress });
-    receiver = await webhookReceiver(0, node.nodeAddress);
+    peer = await startOidcPeer(bed.node, [CLIENT], TOKEN_TTL_S);
+    upstream = await startUpstream({ host: bed.node.nodeAddress });
+    receiver = await webhookReceiver(0, bed.node.nodeAddress);
     await receiver.listen();
-    kc = new KubeConfig();
-    kc.loadFromFile(node.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    helm = await Helm.build(node.kubeconfigPath);
   }, 1_800_000);
 
   afterAll(async () => {
-    await Promise.all([oidc?.close(), upstream?.close(), receiver?.close()]);
-    ca?.remove();
-    helm?.cleanup();
-    const restored = await node?.stop();
-    if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
+    await Promise.all([peer?.close(), upstream?.close(), receiver?.close()]);
+    await bed?.stop();
   }, 120_000);
 
   test(
     'helm install --wait: 2 controllers and 2 servers Ready by their probes, the catalog applied',
     async () => {
-      // The platform team's private CA, in the release namespace before the install (docs/install.md).
-      await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': ca.caCert } } });
-      const installStarted = Date.now();
-      await helm.ok(
-        [
-          'install',
-          RELEASE,
-          CHART,
-          '--namespace',
-          NS,
-          '--create-namespace',
-          '--set',
-          `image.repository=${IMAGE_REPO}`,
-          '--set',
-          `image.tag=${TAG_A}`,
-          // Imported into the node, never pulled.
-          '--set',
-          'image.pullPolicy=Never',
-          '--set',
-          'controller.replicas=2',
-          '--set',
-          'server.replicas=2',
-          // The peers on the host: a private address, and a certificate of a private CA.
-          '--set',
-          `config.egress.allow={${node.nodeAddress}}`,
-          '--set',
-          'config.egress.caBundle.configMap=provider-ca',
-          '--wait',
-          '--timeout',
-          '10m',
-        ],
-        660_000,
-      );
+      // The platform team's private CA, in the release namespace before the install (docs/install.md); the
+      // peers on the host: a private address, and a certificate of a private CA.
+      const took = await installRelease(bed, peer.ca.caCert, { image: `${IMAGE_REPO}:${TAG_A}`, controllers: 2, servers: 2 });
       // Measured, not asserted (docs/benchmarks.md): the whole catalog is one post-install hook.
-      log(`helm install --wait took ${Date.now() - installStarted} ms`);
+      log(`helm install --wait took ${took} ms`);
       const all = await pods();
       expect(all.map((p) => p.metadata!.labels!['app.kubernetes.io/component']).sort()).toEqual([
         'controller',
@@ -319,21 +177,13 @@ describeOnNode('the chart on a local node', () => {
         .listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'providers' })) as { items: unknown[] };
       expect(providers.items.length).toBeGreaterThan(10);
 
-      const svc = await core.readNamespacedService({ name: RELEASE, namespace: NS });
-      serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
+      serviceUrl = await serviceUrlOf(core);
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
       env = await createEnvironment(kc, APP_NS, { webhooks: { url: receiver.url } });
       // A shipped API-key provider that declares no typed-key check: the pods have no way out to the real
       // provider, and a declared check (OpenAI's) would refuse every key typed into the form here.
       await createIntegration(kc, APP_NS, 'keys', { provider: 'mistral' });
-      await applyProvider(kc, 'e2e-oidc', {
-        displayName: 'E2E OIDC',
-        authMode: 'OAUTH2',
-        authorizationUrl: oidc.authorizationUrl,
-        tokenUrl: oidc.tokenUrl,
-        proxy: { baseUrl: `${upstream.origin}/api` },
-      });
-      await createIntegration(kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
+      await applyOidcIntegration(kc, APP_NS, peer, `${upstream.origin}/api`, CLIENT);
     },
     CASE_MS,
   );
@@ -455,9 +305,9 @@ describeOnNode('the chart on a local node', () => {
         });
       const { started, ended } = await underLoad('up', () =>
         // --reuse-values, as a platform team upgrades: the release's values, the new chart's templates.
-        helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
+        bed.helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '--reuse-values', '--set', `image.tag=${TAG_B}`, '--wait', '--timeout', '5m']),
       );
-      const perConnection = expectEachRefreshOnce(SHORT);
+      const perConnection = expectEachRefreshOnce(peer, SHORT);
       const during = refreshGrants().filter((g) => g.accountId && SHORT.includes(g.accountId) && g.at >= started && g.at <= ended);
       log(`refreshes of ${SHORT.length} short-lived connections: ${JSON.stringify(perConnection)}, ${during.length} during the upgrade`);
       expect(during.length).toBeGreaterThan(0);
@@ -515,8 +365,8 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm rollback to the first revision: the pods run the first tag again and serve',
     async () => {
-      await underLoad('back', () => helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
-      expectEachRefreshOnce([...SHORT, 'oauth-first', 'oauth-soon']);
+      await underLoad('back', () => bed.helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '5m']));
+      expectEachRefreshOnce(peer, [...SHORT, 'oauth-first', 'oauth-soon']);
       // On a busy node the liveness probe once killed pods that were starting or serving (the chart's startup probe since).
       expect(await restarts()).toEqual([]);
       await until('only pods of the first tag', async () => {
@@ -535,7 +385,7 @@ describeOnNode('the chart on a local node', () => {
   test(
     'helm uninstall: the release is gone; the connections and their Secrets stay, as crds.keep says',
     async () => {
-      await helm.ok(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
+      await bed.helm.ok(['uninstall', RELEASE, '-n', NS, '--wait', '--timeout', '5m']);
       const apps = kc.makeApiClient(AppsV1Api);
       expect((await apps.listNamespacedDeployment({ namespace: NS })).items).toEqual([]);
       await until('the pods to be gone', async () => (await pods()).length === 0);

@@ -2,7 +2,7 @@
  * docs/install.md's local-node path, run as written: its `sh e2e` code blocks, read from the doc when
  * the test starts and run in document order in one bash session (doc-shell.ts): helm, `helm install`,
  * an Environment and an Integration, an import and its fetch through `kubectl port-forward`, a Connect
- * session whose `connect_link` an end user opens (Chromium here), `helm uninstall` and "remove
+ * session whose `connect_link` an end user opens (Chromium here), `helm upgrade`, `helm uninstall` and "remove
  * everything". After the blocks that change something the test checks the cluster, so a doc that
  * drifts from the product fails here.
  *
@@ -16,21 +16,21 @@ import {
   ApiextensionsV1Api,
   AppsV1Api,
   CoordinationV1Api,
-  CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
-  KubeConfig,
+  type CoreV1Api,
+  type KubeConfig,
 } from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { launchBrowser } from '../support/browser.js';
 import { codeBlocks, DocShell, type BlockRun, type CodeBlock } from './doc-shell.js';
 import { e2eImage } from './global-setup.js';
+import { describeOnNode, logAs, startNodeBed, until, type NodeBed } from './support/node-bed.js';
 
 const DOC = 'docs/install.md';
 const doc = readFileSync(join(REPO_ROOT, DOC), 'utf8');
@@ -49,26 +49,7 @@ const APP_NS = fromDoc("the application's namespace", /^kubectl create namespace
 const IMAGE = fromDoc('the image `npm run node -- --image` imports', /^npm run node -- --image (\S+)$/m, doc);
 const PORT = Number(fromDoc('the port-forward to the Service', new RegExp(`port-forward svc/${RELEASE} (\\d+):`)));
 
-const cannot = whyNodeCannotStart();
-const describeOnNode = cannot ? describe.skip : describe;
-if (cannot) test.skip(`${DOC} on a local node (skipped: ${cannot})`, () => undefined);
-
-const log = (line: string) => process.stderr.write(`[install-doc] ${line}\n`);
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
+const log = logAs('install-doc');
 
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -78,7 +59,7 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-let node: LocalNode;
+let bed: NodeBed;
 let shell: DocShell;
 let kc: KubeConfig;
 let core: CoreV1Api;
@@ -183,6 +164,21 @@ const CHECKS: Array<{ step: string; matches: RegExp; check: (run: BlockRun, bloc
     },
   },
   {
+    step: 'helm upgrade: a second revision deployed, the pods Ready',
+    matches: /^helm upgrade /m,
+    check: async (run) => {
+      expect(run.stdout).toMatch(/^2\s.*\bdeployed\b/m);
+      const apps = kc.makeApiClient(AppsV1Api);
+      const deployments = (await apps.listNamespacedDeployment({ namespace: RELEASE_NS })).items;
+      expect(deployments.map((d) => [d.metadata!.name, d.status?.readyReplicas === d.spec?.replicas])).toEqual(
+        expect.arrayContaining([
+          [`${RELEASE}-controller`, true],
+          [`${RELEASE}-server`, true],
+        ]),
+      );
+    },
+  },
+  {
     step: 'helm uninstall: the release gone, the connections kept',
     matches: /^helm uninstall /m,
     check: async () => {
@@ -216,16 +212,13 @@ describeOnNode(`${DOC}, the local-node path as written`, () => {
     // The doc's image is the one `npm run image` builds.
     expect(IMAGE).toBe(e2eImage());
     if (!(await portFree(PORT))) throw new Error(`port ${PORT} of this machine is in use: the doc's port-forward needs it`);
-    node = await startLocalNode({ log });
-    await node.importImage(IMAGE);
-    kc = new KubeConfig();
-    kc.loadFromFile(node.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
+    bed = await startNodeBed(log, [IMAGE]);
+    ({ kc, core } = bed);
     toolHomes = mkdtempSync(join(tmpdir(), 'latchkey-doc-tools-'));
     shell = new DocShell(REPO_ROOT, {
       ...process.env,
       // What the reader's terminal has after `export KUBECONFIG=…` (npm run node prints it).
-      KUBECONFIG: node.kubeconfigPath,
+      KUBECONFIG: bed.node.kubeconfigPath,
       // Helm's and kubectl's caches in a folder of this run, not in $HOME.
       HELM_CACHE_HOME: join(toolHomes, 'helm-cache'),
       HELM_CONFIG_HOME: join(toolHomes, 'helm-config'),
@@ -237,8 +230,7 @@ describeOnNode(`${DOC}, the local-node path as written`, () => {
   afterAll(async () => {
     shell?.close();
     if (toolHomes) rmSync(toolHomes, { recursive: true, force: true });
-    const restored = await node?.stop();
-    if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
+    await bed?.stop();
   }, 120_000);
 
   for (const block of blocks) {
@@ -254,7 +246,7 @@ describeOnNode(`${DOC}, the local-node path as written`, () => {
     }, 720_000);
   }
 
-  test('the path has every step: helm install, an import and its fetch, a Connect session, helm uninstall, remove everything', () => {
+  test('the path has every step: helm install, an import and its fetch, a Connect session, helm upgrade, helm uninstall, remove everything', () => {
     expect(CHECKS.map((c) => c.step).filter((s) => !matched.has(s))).toEqual([]);
   });
 });

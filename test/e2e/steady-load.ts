@@ -124,3 +124,34 @@ export function startSteadyLoad(target: LoadTarget, intervalMs: number): SteadyL
     },
   };
 }
+
+/** The load both upgrade files run: fetches of the API key `first` of `keys`, imports under `prefix`, and fetches of the OAuth connections `oauthIds` of `oidc`. */
+export function keysAndOidcLoad(url: string, secretKey: string, prefix: string, oauthIds: string[]): LoadTarget {
+  return {
+    url,
+    secretKey,
+    integration: 'keys',
+    fetchConnectionId: 'first',
+    expectedApiKey: 'key-first',
+    importPrefix: prefix,
+    oauth: { integration: 'oidc', connectionIds: oauthIds },
+  };
+}
+
+/** Waits `settleMs` under the load, runs `change`, waits `settleMs` again; `finish` runs in any case. When the change began and ended. */
+export async function timedChange(
+  settleMs: number,
+  change: () => Promise<unknown>,
+  finish: () => Promise<unknown>,
+): Promise<{ started: number; ended: number }> {
+  try {
+    await new Promise((r) => setTimeout(r, settleMs));
+    const started = Date.now();
+    await change();
+    const ended = Date.now();
+    await new Promise((r) => setTimeout(r, settleMs));
+    return { started, ended };
+  } finally {
+    await finish();
+  }
+}

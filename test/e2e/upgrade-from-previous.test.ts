@@ -2,8 +2,9 @@
  * An upgrade from the previous release, under load, on a real node (dev/local-node.ts): the release
  * CHANGELOG.md names before package.json's version is built from git (dev/previous-release.ts: its
  * own chart and image, cached by commit), installed, and given connections of the stored kinds (OAuth
- * 2 with refresh at the oidc-provider peer, OAuth 1 at the oauthlib server, an API key, a Zoho one with
- * the old `domainExtension` configuration; metadata on each). Under steady load (fetches, imports,
+ * 2 with refresh at the oidc-provider peer, OAuth 1 at the oauthlib server, an API key, a GitHub App
+ * installation (APP) at the GitHub fake, a Zoho one with the old `domainExtension` configuration;
+ * metadata on each). Under steady load (fetches, imports,
  * proxied calls, refreshes of one-minute tokens) `helm upgrade` to this checkout's chart and image
  * with `migrations.enabled`, then `helm rollback` to the previous release. Asserted: no failed
  * request, no refresh token presented twice, every connection read back with its values, the new
@@ -20,28 +21,26 @@
  *
  * Runs by `npm run test:e2e` (jest.e2e.config.js); reported skipped, with the reason, where a node cannot start.
  */
-import { CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { CustomObjectsApi, type CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../dev/control-plane.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import { startLocalNode, whyNodeCannotStart, type LocalNode } from '../../dev/local-node.js';
-import { startOidcServer, type OidcTestServer, type TokenCall } from '../../dev/peers/oidc-server.js';
 import { preparePreviousRelease, type PreviousRelease } from '../../dev/previous-release.js';
 import { requestTemporaryCredentials, requestTokenCredentials } from '../../src/modes/shared/oauth1.js';
 import { connectionObjectName } from '../../src/k8s/names.js';
 import { CREDENTIALS_KEY, GROUP, VERSION } from '../../src/k8s/resources.js';
 import { RAW_REFS } from '../../src/k8s/stored-credentials.js';
-import { CHART, Helm } from '../chart/helm.js';
+import { CHART } from '../chart/helm.js';
+import { githubAppProviderSpec } from '../support/github-app-bed.js';
+import { startGitHubAppServer, type FakeApp, type FakeInstallation, type GitHubAppServer } from '../support/servers/github-app-server.js';
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 import { startUpstream, type Upstream } from '../support/servers/upstream.js';
-import { makeTestCa, type TestCa } from '../support/test-ca.js';
-import { startSteadyLoad, type LoadOutcome } from './steady-load.js';
+import { keysAndOidcLoad, startSteadyLoad, timedChange, type LoadOutcome } from './steady-load.js';
+import { describeOnNode, keepPodLogs, logAs, startNodeBed, tagE2eImage, until, type NodeBed } from './support/node-bed.js';
+import { applyOidcIntegration, expectEachRefreshOnce as eachRefreshOnce, startOidcPeer, type OidcPeer } from './support/oidc-peer.js';
+import { createReleaseNamespace, RELEASE, RELEASE_NS as NS, releasePods, restartsOf, restClient, serviceUrlOf } from './support/release.js';
 
-const RELEASE = 'latchkey';
-const NS = 'latchkey-system';
 const APP_NS = 'shop';
 const CURRENT_IMAGE = { repository: 'localhost/latchkey', tag: 'e2e-upgrade' };
 const CASE_MS = 900_000;
@@ -57,21 +56,21 @@ const ZOHO = {
   config: { domainExtension: 'eu' },
   migrated: { accountsServer: 'accounts.zoho.eu', apiDomain: 'www.zohoapis.eu' },
 };
-
-const cannot = whyNodeCannotStart();
-const describeOnNode = cannot ? describe.skip : describe;
-if (cannot) test.skip(`upgrade from the previous release on a local node (skipped: ${cannot})`, () => undefined);
+/** The GitHub App installation (APP): its token is minted from the app's key, no refresh token. */
+const APP_CONNECTION = 'app-install';
 
 let previous: PreviousRelease;
-let node: LocalNode;
-let helm: Helm;
+let bed: NodeBed;
 let kc: KubeConfig;
 let core: CoreV1Api;
 let env: TestEnvironment;
 let serviceUrl: string;
-let ca: TestCa;
-let oidc: OidcTestServer;
+let peer: OidcPeer;
 let oauth1: OAuth1TestServer;
+let gh: GitHubAppServer;
+let ghApp: FakeApp;
+/** The installation the APP connection imports (made at the GitHub fake, as an end user's earlier install). */
+let installation: FakeInstallation;
 let upstream: Upstream;
 let valuesDir: string;
 /** Each connection's answer from the previous release before the upgrade. */
@@ -86,39 +85,15 @@ interface ConnectionView {
   connection_config: unknown;
 }
 
-const log = (line: string) => process.stderr.write(`[upgrade] ${line}\n`);
-
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 180_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
-
-const rest = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${serviceUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${env.secretKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : undefined };
-};
+const log = logAs('upgrade');
+const rest = restClient(() => ({ url: serviceUrl, secretKey: env.secretKey }));
 
 const connectionsOf = (): Array<[string, string]> => [
   ['keys', 'first'],
   ['oidc', 'oauth-meta'],
   ...SHORT.map((id): [string, string] => ['oidc', id]),
   ['tumble', 'oauth1-first'],
+  ['github', APP_CONNECTION],
   ['zoho', ZOHO.id],
 ];
 
@@ -134,45 +109,76 @@ async function stored(integration: string, id: string): Promise<Record<string, a
   return JSON.parse(Buffer.from(secret.data![CREDENTIALS_KEY]!, 'base64').toString('utf8')) as Record<string, any>;
 }
 
-const refreshGrants = (ids: string[]): TokenCall[] =>
-  oidc.tokenCalls.filter((c) => c.grantType === 'refresh_token' && c.accountId !== undefined && ids.includes(c.accountId));
+const refreshGrants = (ids: string[]) => peer.refreshGrants(ids);
 
-/** No refresh token presented twice (oidc-provider rotates them; a reuse also revokes the grant), none refused. */
-function expectEachRefreshOnce(ids: string[]): number {
-  const grants = refreshGrants(ids);
-  const seen = new Map<string, number>();
-  for (const g of grants) seen.set(g.presentedTokenHash!, (seen.get(g.presentedTokenHash!) ?? 0) + 1);
-  expect(grants.filter((g) => g.status !== 200 || g.error).map((g) => `${g.accountId}: ${g.status} ${g.error ?? ''}`)).toEqual([]);
-  expect(grants.filter((g) => seen.get(g.presentedTokenHash!)! > 1).map((g) => g.accountId)).toEqual([]);
-  return grants.length;
-}
+/** No refresh token presented twice (oidc-provider rotates them; a reuse also revokes the grant), none refused; the refreshes in all. */
+const expectEachRefreshOnce = (ids: string[]): number => Object.values(eachRefreshOnce(peer, ids)).reduce((a, b) => a + b, 0);
 
 /** A live access token of the oidc-provider peer (what a real API would accept). */
 async function liveAccessToken(token: unknown): Promise<boolean> {
   if (typeof token !== 'string') return false;
-  const found = await oidc.provider.AccessToken.find(token);
+  const found = await peer.oidc.provider.AccessToken.find(token);
   return !!found && !found.isExpired;
 }
 
-/** The release's controller and server pods (not its hook Jobs'). */
-async function pods(): Promise<V1Pod[]> {
-  return (
-    await core.listNamespacedPod({
-      namespace: NS,
-      labelSelector: `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component in (controller,server)`,
-    })
-  ).items.filter((p) => !p.metadata?.deletionTimestamp);
+/** A live installation token the GitHub fake minted for the installation (what GitHub's API would accept). */
+const liveInstallationToken = (token: unknown, installationId: number): boolean =>
+  gh.installationTokens.some((t) => t.token === token && t.installationId === installationId && t.expiresAt > Date.now());
+
+/**
+ * The APP connection as the previous release answered it: the same installation and configuration, a
+ * live installation token (re-minted or not), and a proxied call that GitHub (the fake) accepts.
+ */
+async function expectInstallationServed(now: ConnectionView, was: ConnectionView): Promise<void> {
+  expect(now.connection_config).toEqual(was.connection_config);
+  expect((now.connection_config as { installationId?: string }).installationId).toBe(String(installation.id));
+  const live = liveInstallationToken(now.credentials.access_token, installation.id);
+  if (!live) {
+    const minted = gh.installationTokens.find((t) => t.token === now.credentials.access_token);
+    log(
+      `${APP_CONNECTION}: credential keys ${Object.keys(now.credentials).join(', ')}; its token ${minted ? `minted for installation ${minted.installationId}, expiring in ${minted.expiresAt - Date.now()} ms` : 'not one the fake minted'}`,
+    );
+  }
+  expect([now.credentials.type, live]).toEqual(['APP', true]);
+  const proxied = await fetch(`${serviceUrl}/proxy/installation/repositories`, {
+    headers: { authorization: `Bearer ${env.secretKey}`, 'connection-id': APP_CONNECTION, 'provider-config-key': 'github' },
+    signal: AbortSignal.timeout(10_000),
+  });
+  expect(proxied.status).toBe(200);
+  expect(((await proxied.json()) as { installation_id?: number }).installation_id).toBe(installation.id);
 }
+
+/**
+ * Each connection read back with its metadata; the short ones with a live token, the installation
+ * served; the others as `others` checks them against what the previous release answered before.
+ */
+async function expectEachReadBack(others: (id: string, now: ConnectionView, was: ConnectionView) => Promise<void>): Promise<void> {
+  for (const [integration, id] of connectionsOf()) {
+    const now = await read(integration, id);
+    const was = before.get(id)!;
+    expect([id, now.metadata]).toEqual([id, was.metadata]);
+    if (SHORT.includes(id)) {
+      const live = await liveAccessToken(now.credentials.access_token);
+      if (!live) {
+        const grants = refreshGrants([id]).map((g) => `${g.at - Date.now()} ms: ${g.status}`);
+        log(
+          `${id}: the answered token is not live at the peer; its expires_at ${Date.parse(String(now.credentials.expires_at)) - Date.now()} ms from now; its refreshes: ${grants.join(', ')}`,
+        );
+      }
+      expect([id, live]).toEqual([id, true]);
+    } else if (id === APP_CONNECTION) await expectInstallationServed(now, was);
+    else await others(id, now, was);
+  }
+}
+
+/** The release's controller and server pods (not its hook Jobs'). */
+const pods = async (): Promise<V1Pod[]> => (await releasePods(core, 'controller,server')).filter((p) => !p.metadata?.deletionTimestamp);
 
 async function images(): Promise<string[]> {
   return [...new Set((await pods()).flatMap((p) => p.spec!.containers.map((c) => c.image!)))];
 }
 
-async function restarts(): Promise<string[]> {
-  return (await pods()).flatMap((p) =>
-    (p.status?.containerStatuses ?? []).filter((s) => s.restartCount > 0).map((s) => `${p.metadata!.name}: ${s.restartCount}`),
-  );
-}
+const restarts = async () => restartsOf(await pods());
 
 /** The release's values as a platform team keeps them in a file: the same for both releases but the image and what each version offers. */
 function valuesFile(name: string, values: Record<string, unknown>): string {
@@ -187,23 +193,15 @@ function commonValues(image: { repository: string; tag: string }) {
     image: { ...image, pullPolicy: 'Never' },
     controller: { replicas: 2 },
     server: { replicas: 2 },
-    config: { egress: { allow: [node.nodeAddress] } },
+    config: { egress: { allow: [bed.node.nodeAddress] } },
   };
 }
 
 /** NODE_OPTIONS for the previous release's pods: adds the test's CA to Node's default CA certificates (it has no caBundle setting). */
 function trustTestCa(): string {
-  const module = `import tls from 'node:tls';\ntls.setDefaultCACertificates([...tls.getCACertificates('default'), ${JSON.stringify(ca.caCert)}]);\n`;
+  const module = `import tls from 'node:tls';\ntls.setDefaultCACertificates([...tls.getCACertificates('default'), ${JSON.stringify(peer.ca.caCert)}]);\n`;
   // With the heap flags the chart sets when extraEnv does not (75% of the smaller memory limit, the controller's 768Mi).
   return `--max-old-space-size=576 --max-semi-space-size=4 --import=data:text/javascript;base64,${Buffer.from(module).toString('base64')}`;
-}
-
-function buildCurrentImage(): void {
-  execFileSync('bash', [join(REPO_ROOT, 'dev/image/build.sh')], {
-    env: { ...process.env, LATCHKEY_IMAGE: `${CURRENT_IMAGE.repository}:${CURRENT_IMAGE.tag}` },
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 1_200_000,
-  });
 }
 
 /** An OAuth 1.0a access token from the oauthlib server, by its three steps (the end user's approval posted as its page's form does). */
@@ -228,16 +226,7 @@ async function oauth1Token(): Promise<{ token: string; secret: string }> {
  */
 async function underLoad(phase: string, change: () => Promise<unknown>, opts: { previousServersStop?: boolean } = {}) {
   const load = startSteadyLoad(
-    {
-      url: serviceUrl,
-      secretKey: env.secretKey,
-      integration: 'keys',
-      fetchConnectionId: 'first',
-      expectedApiKey: 'key-first',
-      importPrefix: phase,
-      oauth: { integration: 'oidc', connectionIds: SHORT },
-      proxy: { integration: 'oidc', connectionIds: SHORT, path: '/checked' },
-    },
+    { ...keysAndOidcLoad(serviceUrl, env.secretKey, phase, SHORT), proxy: { integration: 'oidc', connectionIds: SHORT, path: '/checked' } },
     100,
   );
   // OAuth 1 proxied calls beside it, one a second (the oauthlib server checks each signature and token).
@@ -271,9 +260,7 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
     oauth1InFlight.add(call);
     void call.finally(() => oauth1InFlight.delete(call));
   }, 1000);
-  const kept = mkdtempSync(join(tmpdir(), `latchkey-upgrade-${phase}-`));
-  const copyLogs = () => spawnSync('cp', ['-a', '--update', `${node.layout.workDir}/pod-logs/.`, kept]);
-  const copier = setInterval(copyLogs, 2000);
+  const podLogs = keepPodLogs(bed, `upgrade-${phase}`);
   // When each server pod of the previous release was seen stopping (its deletionTimestamp set).
   const stopping = new Map<string, number>();
   const watchStops = setInterval(() => {
@@ -288,21 +275,11 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
         () => undefined,
       );
   }, 250);
-  let started = 0;
-  let ended = 0;
-  try {
-    await new Promise((r) => setTimeout(r, 5000));
-    started = Date.now();
-    await change();
-    ended = Date.now();
-    await new Promise((r) => setTimeout(r, 5000));
-  } finally {
+  const { started, ended } = await timedChange(5000, change, async () => {
     clearInterval(oauth1Timer);
     clearInterval(watchStops);
     await Promise.all([load.stop(), ...oauth1InFlight]);
-    clearInterval(copier);
-    copyLogs();
-  }
+  });
   const outcomes = [...load.outcomes, ...oauth1Calls];
   // The previous release (0.1.0) closes its listener and its connections at SIGTERM, before the Service stops
   // sending to the pod (CHANGELOG.md, 0.2.0's upgrade notes): a connection refused or closed, or a request left
@@ -315,8 +292,8 @@ async function underLoad(phase: string, change: () => Promise<unknown>, opts: { 
   const refusedByStopping = outcomes.filter((o) => !o.ok && atPreviousStop(o));
   const failed = outcomes.filter((o) => !o.ok && !atPreviousStop(o));
   for (const f of failed) log(`${phase}: ${f.what} failed (${f.detail}) ${f.at - f.ms - started} ms after the change began`);
-  if (failed.length) log(`${phase}: the pods' logs are in ${kept}`);
-  else rmSync(kept, { recursive: true, force: true });
+  const kept = podLogs.end(failed.length > 0);
+  if (kept) log(`${phase}: the pods' logs are in ${kept}`);
   const count = (prefix: string) => outcomes.filter((o) => o.what.startsWith(prefix)).length;
   const refreshes = refreshGrants(SHORT).filter((g) => g.at >= started && g.at <= ended).length;
   const line =
@@ -344,21 +321,19 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
   beforeAll(async () => {
     const t0 = Date.now();
     previous = preparePreviousRelease(log);
-    buildCurrentImage();
+    // This checkout's image: the one the suite's global setup built (`npm run image`), under a tag of its own.
+    const current = tagE2eImage(CURRENT_IMAGE.tag);
     figures.push(
       `images: previous release ${previous.version} (${previous.commit.slice(0, 7)}) and this checkout ready in ${Date.now() - t0} ms`,
     );
-    node = await startLocalNode({ log });
-    for (const image of [previous.image, `${CURRENT_IMAGE.repository}:${CURRENT_IMAGE.tag}`]) await node.importImage(image);
-    ca = makeTestCa([node.nodeAddress]);
-    oidc = await startOidcServer({
-      clients: [CLIENT],
-      accessTokenTtl: TOKEN_TTL_S,
-      host: node.nodeAddress,
-      tls: { key: ca.serverKey, cert: ca.serverCert },
-    });
-    oauth1 = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, undefined, node.nodeAddress);
-    upstream = await startUpstream({ host: node.nodeAddress });
+    bed = await startNodeBed(log, [previous.image, current]);
+    ({ kc, core } = bed);
+    peer = await startOidcPeer(bed.node, [CLIENT], TOKEN_TTL_S);
+    oauth1 = await startOAuth1Server(CONSUMER.clientId, CONSUMER.clientSecret, undefined, bed.node.nodeAddress);
+    gh = await startGitHubAppServer(bed.node.nodeAddress);
+    // No Connect flow here (the installation is imported): the callback is never followed.
+    ghApp = gh.addApp({ slug: 'latchkey-upgrade', callbackUrl: 'http://127.0.0.1:9/oauth/callback' });
+    upstream = await startUpstream({ host: bed.node.nodeAddress });
     // A proxied call succeeds only with an access token the peer issued and that has not expired, as a real API.
     upstream.on('/api/checked', async (req, res) => {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -366,20 +341,13 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       res.writeHead(live ? 200 : 401, { 'content-type': 'application/json', 'x-upstream': 'yes' });
       res.end(JSON.stringify({ live }));
     });
-    kc = new KubeConfig();
-    kc.loadFromFile(node.kubeconfigPath);
-    core = kc.makeApiClient(CoreV1Api);
-    helm = await Helm.build(node.kubeconfigPath);
     valuesDir = mkdtempSync(join(tmpdir(), 'latchkey-upgrade-values-'));
   }, 3_600_000);
 
   afterAll(async () => {
-    await Promise.all([oidc?.close(), oauth1?.close(), upstream?.close()]);
-    ca?.remove();
-    helm?.cleanup();
+    await Promise.all([peer?.close(), oauth1?.close(), gh?.close(), upstream?.close()]);
     if (valuesDir) rmSync(valuesDir, { recursive: true, force: true });
-    const restored = await node?.stop();
-    if (restored?.length) log(`host settings restored: ${restored.join(', ')}`);
+    await bed?.stop();
     figures.push(`the whole file took ${Date.now() - suiteStarted} ms`);
     log(`figures:\n  ${figures.join('\n  ')}`);
   }, 120_000);
@@ -387,30 +355,21 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
   test(
     'the previous release installed from its own chart and image; connections of each stored kind made by it',
     async () => {
-      await core.createNamespace({ body: { metadata: { name: NS } } });
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'provider-ca' }, data: { 'ca.crt': ca.caCert } } });
+      await createReleaseNamespace(core, peer.ca.caCert);
       const values = valuesFile('previous', {
         ...commonValues({ repository: previous.repository, tag: previous.tag }),
         extraEnv: [{ name: 'NODE_OPTIONS', value: trustTestCa() }],
       });
       const t = Date.now();
-      await helm.ok(['install', RELEASE, previous.chart, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000);
+      await bed.helm.ok(['install', RELEASE, previous.chart, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000);
       figures.push(`helm install of ${previous.version} took ${Date.now() - t} ms`);
       expect(await images()).toEqual([previous.image]);
-      const svc = await core.readNamespacedService({ name: RELEASE, namespace: NS });
-      serviceUrl = `http://${svc.spec!.clusterIP}:${svc.spec!.ports!.find((p) => p.name === 'http')!.port}`;
+      serviceUrl = await serviceUrlOf(core);
 
       await core.createNamespace({ body: { metadata: { name: APP_NS } } });
       env = await createEnvironment(kc, APP_NS);
       await createIntegration(kc, APP_NS, 'keys', { provider: 'mistral' });
-      await applyProvider(kc, 'e2e-oidc', {
-        displayName: 'E2E OIDC',
-        authMode: 'OAUTH2',
-        authorizationUrl: oidc.authorizationUrl,
-        tokenUrl: oidc.tokenUrl,
-        proxy: { baseUrl: `${upstream.origin}/api` },
-      });
-      await createIntegration(kc, APP_NS, 'oidc', { provider: 'e2e-oidc' }, CLIENT);
+      await applyOidcIntegration(kc, APP_NS, peer, `${upstream.origin}/api`, CLIENT);
       await applyProvider(kc, 'e2e-oauth1', {
         displayName: 'Tumble',
         authMode: 'OAUTH1',
@@ -421,6 +380,14 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       });
       await createIntegration(kc, APP_NS, 'tumble', { provider: 'e2e-oauth1' }, CONSUMER);
       await createIntegration(kc, APP_NS, 'zoho', { provider: 'zoho-crm' }, CLIENT);
+      await applyProvider(kc, 'e2e-github-app', githubAppProviderSpec(gh.origin, 'APP'));
+      await createIntegration(
+        kc,
+        APP_NS,
+        'github',
+        { provider: 'e2e-github-app' },
+        { appId: ghApp.id, privateKey: ghApp.privateKeyPem, appLink: `${gh.origin}/apps/${ghApp.slug}` },
+      );
 
       const importConnection = async (integration: string, id: string, credentials: unknown, connectionConfig?: unknown) => {
         const r = await until(`the import of ${id}`, async () => {
@@ -436,7 +403,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
         expect(r.body.connection_id).toBe(id);
       };
       const oauth2 = async (id: string, expiresInS: number) => {
-        const tokens = await oidc.mintTokens({ clientId: CLIENT.clientId, accountId: id });
+        const tokens = await peer.oidc.mintTokens({ clientId: CLIENT.clientId, accountId: id });
         return {
           type: 'OAUTH2',
           access_token: tokens.accessToken,
@@ -450,6 +417,9 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       for (const [i, id] of SHORT.entries()) await importConnection('oidc', id, await oauth2(id, 300 + 3 * (i + 1)));
       const token = await oauth1Token();
       await importConnection('tumble', 'oauth1-first', { type: 'OAUTH1', oauth_token: token.token, oauth_token_secret: token.secret });
+      // An installation of the app made at GitHub (the fake) before: imported, its token minted with the app's key.
+      installation = gh.addInstallation(ghApp.id, 'octo-org');
+      await importConnection('github', APP_CONNECTION, { type: 'APP', installation_id: String(installation.id) });
       // Zoho as 0.1.0 stored it: the end user's data-centre extension; a day-long token (nothing refreshes it here: Zoho is not reachable).
       await importConnection(
         'zoho',
@@ -476,6 +446,10 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       for (const [integration, id] of connectionsOf()) before.set(id, await read(integration, id));
       expect(before.get(ZOHO.id)!.connection_config).toEqual(ZOHO.config);
       expect(before.get('first')!.metadata).toEqual(METADATA('first'));
+      // The installation as the previous release stored it: its ID, a token GitHub minted, the app's slug taken from GitHub.
+      const app = before.get(APP_CONNECTION)!;
+      expect([app.credentials.type, app.connection_config]).toEqual(['APP', expect.objectContaining({ appSlug: ghApp.slug })]);
+      await expectInstallationServed(app, app);
       // The previous release's stored form: a refreshed token kept twice (at the top and in `raw`), no `raw_refs`.
       for (const id of SHORT) {
         const s = await stored('oidc', id);
@@ -497,12 +471,12 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
     async () => {
       const values = valuesFile('current', {
         ...commonValues(CURRENT_IMAGE),
-        config: { egress: { allow: [node.nodeAddress], caBundle: { configMap: 'provider-ca' } } },
+        config: { egress: { allow: [bed.node.nodeAddress], caBundle: { configMap: 'provider-ca' } } },
         migrations: { enabled: true },
       });
       const { ended } = await underLoad(
         'upgrade',
-        () => helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000),
+        () => bed.helm.ok(['upgrade', RELEASE, CHART, '-n', NS, '-f', values, '--wait', '--timeout', '10m'], 660_000),
         { previousServersStop: true },
       );
       const refreshed = expectEachRefreshOnce([...SHORT, 'oauth-meta']);
@@ -514,17 +488,10 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       expect(await restarts()).toEqual([]);
 
       // Every connection read back with its values; the Zoho one with the migrated configuration.
-      for (const [integration, id] of connectionsOf()) {
-        const now = await read(integration, id);
-        const was = before.get(id)!;
-        expect([id, now.metadata]).toEqual([id, was.metadata]);
-        if (SHORT.includes(id)) {
-          expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
-          continue;
-        }
+      await expectEachReadBack(async (id, now, was) => {
         expect([id, now.credentials]).toEqual([id, was.credentials]);
         expect([id, now.connection_config]).toEqual([id, id === ZOHO.id ? ZOHO.migrated : was.connection_config]);
-      }
+      });
       // The migration Job ran (a post-upgrade hook, deleted once it succeeded): its change and its operation-log entry.
       const custom = kc.makeApiClient(CustomObjectsApi);
       const zoho = (await custom.getNamespacedCustomObject({
@@ -580,7 +547,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
     'helm rollback to the previous release under load: it keeps serving what this one wrote',
     async () => {
       const { ended } = await underLoad('rollback', () =>
-        helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '10m'], 660_000),
+        bed.helm.ok(['rollback', RELEASE, '1', '-n', NS, '--wait', '--timeout', '10m'], 660_000),
       );
       await until('only pods of the previous release', async () => {
         const now = await images();
@@ -593,14 +560,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
       );
       const refreshed = expectEachRefreshOnce([...SHORT, 'oauth-meta']);
       figures.push(`refreshes in all: ${refreshed}, every refresh token presented once, none refused`);
-      for (const [integration, id] of connectionsOf()) {
-        const now = await read(integration, id);
-        const was = before.get(id)!;
-        expect([id, now.metadata]).toEqual([id, was.metadata]);
-        if (SHORT.includes(id)) {
-          expect([id, await liveAccessToken(now.credentials.access_token)]).toEqual([id, true]);
-          continue;
-        }
+      await expectEachReadBack(async (id, now, was) => {
         // Top-level tokens as written; `raw` as CHANGELOG.md's upgrade notes say a 0.1.0 replica answers a connection stored in the new form.
         const { raw: _raw, [RAW_REFS]: _refs, ...top } = now.credentials;
         const { raw: _wasRaw, ...wasTop } = was.credentials;
@@ -609,7 +569,7 @@ describeOnNode('an upgrade from the previous release on a local node', () => {
         if (id === 'oauth1-first' && RAW_REFS in (await stored('tumble', id)))
           expect([RAW_REFS in now.credentials, 'oauth_token' in (now.credentials.raw as object)]).toEqual([true, false]);
         expect([id, now.connection_config]).toEqual([id, id === ZOHO.id ? ZOHO.migrated : was.connection_config]);
-      }
+      });
     },
     CASE_MS,
   );

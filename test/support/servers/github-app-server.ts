@@ -67,7 +67,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startGitHubAppServer(): Promise<GitHubAppServer> {
+/** `host`: where it listens (the e2e suite's pods reach the host on the node's address). */
+export async function startGitHubAppServer(host = '127.0.0.1'): Promise<GitHubAppServer> {
   const apps: FakeApp[] = [];
   const publicKeys = new Map<string, KeyObject>();
   const installations: FakeInstallation[] = [];
@@ -234,10 +235,10 @@ export async function startGitHubAppServer(): Promise<GitHubAppServer> {
     json(res, 404, { message: 'Not Found' });
   }
 
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, host, r));
   const { port } = server.address() as { port: number };
   const api: GitHubAppServer = {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     apps,
     installations,
     installationTokens,
