@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { ConnectionEvents } from '../k8s/events.js';
 import { backoffDelay, type BackoffPolicy } from '../domain/backoff.js';
 import { ConnectionReason } from '../domain/conditions.js';
 import { ConnectionStatusWriter } from '../domain/connection-status-writers.js';
@@ -25,12 +26,7 @@ export interface RefreshFailure {
 export interface RefreshFailuresOptions {
   connections: Pick<ConnectionStore, 'getConnectionByName' | 'updateConnectionStatus' | 'updateConnection'>;
   /** Records a Kubernetes Event about the connection and returns its name (the errors' log_id). */
-  events: {
-    record(
-      connection: ConnectionResource,
-      input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string },
-    ): Promise<string>;
-  };
+  events: Pick<ConnectionEvents, 'record'>;
   clock: Clock;
   /** Backoff of transient failures (attempts counted in status.refreshAttempts). */
   backoff?: BackoffPolicy;

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { ConnectionEvents } from '../k8s/events.js';
 import type { Logger } from '../platform/log.js';
 import type { ConnectionResource } from '../k8s/resources.js';
 import type { ConnectionStore, StoredCredentials } from '../k8s/store.js';
@@ -17,12 +18,7 @@ export interface RefreshRequestsOptions {
   refresh: (namespace: string, integration: string, connectionId: string, opts: { reason: 'request'; force: true }) => Promise<unknown>;
   /** Whether the credentials can be renewed at all. */
   isRefreshable: (credentials: StoredCredentials) => boolean;
-  events: {
-    record(
-      connection: ConnectionResource,
-      input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string },
-    ): Promise<string>;
-  };
+  events: Pick<ConnectionEvents, 'record'>;
   clock: Clock;
   logger: Logger;
   /** Told when a request's refresh is over (the connection reconciler recomputes the conditions). */

@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import type { ConnectionEvents } from '../k8s/events.js';
 import type { ConnectionResource } from '../k8s/resources.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { Logger } from '../platform/log.js';
@@ -41,12 +42,7 @@ export interface RefreshSchedulerOptions {
   nextRefreshAt: NextRefreshFn;
   isRefreshable: IsRefreshableFn;
   /** Records a Kubernetes Event about the connection and returns its name (the errors' log_id). */
-  events: {
-    record(
-      connection: ConnectionResource,
-      input: { type: 'Normal' | 'Warning'; reason: string; message: string; action?: string },
-    ): Promise<string>;
-  };
+  events: Pick<ConnectionEvents, 'record'>;
   clock: Clock;
   metrics: ControllerMetrics;
   logger: Logger;

@@ -72,12 +72,12 @@ beforeAll(async () => {
   api = await startReplica(kc, { namespaces: [ns.name, readOnlyNs.name], key: env.secretKey });
   await eventually(
     () =>
-      api.ctx.catalog.getIntegration(ns.name, 'keys') &&
-      api.ctx.catalog.getIntegration(ns.name, 'oauth') &&
-      api.ctx.catalog.getIntegration(ns.name, 'proxied') &&
-      api.ctx.catalog.getProvider(PROXIED) &&
-      api.ctx.catalog.getIntegration(readOnlyNs.name, 'keys') &&
-      api.ctx.catalog.getProvider(KEYS),
+      api.ctx.store.getIntegration(ns.name, 'keys') &&
+      api.ctx.store.getIntegration(ns.name, 'oauth') &&
+      api.ctx.store.getIntegration(ns.name, 'proxied') &&
+      api.ctx.store.getProvider(PROXIED) &&
+      api.ctx.store.getIntegration(readOnlyNs.name, 'keys') &&
+      api.ctx.store.getProvider(KEYS),
   );
   await eventually(async () => (await api.call('GET', '/providers')).status === 200);
   await eventually(async () => (await api.call('GET', '/providers', { key: readOnlyEnv.secretKey })).status === 200);

@@ -46,7 +46,7 @@ beforeAll(async () => {
     startReplica(kc, { ...controllerOpts, identity: 'timing-controller-b' }),
   ]);
   for (const r of [...replicas, ...controllers]) {
-    await eventually(() => r.ctx.catalog.getIntegration(ns.name, INTEGRATION) && r.ctx.catalog.getProvider(PROVIDER));
+    await eventually(() => r.ctx.store.getIntegration(ns.name, INTEGRATION) && r.ctx.store.getProvider(PROVIDER));
   }
 });
 
@@ -107,7 +107,7 @@ describe('force_refresh right after an import', () => {
       },
     });
     expect(imported.status).toBe(201);
-    const conn = replicas[0]!.ctx.connections.getConnection(ns.name, INTEGRATION, 'forced-after-label')!;
+    const conn = replicas[0]!.ctx.store.getConnection(ns.name, INTEGRATION, 'forced-after-label')!;
     const { name, uid } = conn.resource.metadata;
     const other = new RefreshLock(new Leases(kc), 'another-replica', 30);
     const held = (await other.acquire(ns.name, name!, uid)).held!;
@@ -116,11 +116,10 @@ describe('force_refresh right after an import', () => {
     const fetching = replicas[0]!.call('GET', connectionPath('forced-after-label', '&force_refresh=true'));
     // The label write lands while the fetch waits for the Lease (its watch brings the new Secret version).
     await new Promise((r) => setTimeout(r, 300));
-    await replicas[0]!.ctx.connectionUpkeep.labelShard(ns.name, name!, 'some-controller');
+    await replicas[0]!.ctx.store.labelShard(ns.name, name!, 'some-controller');
     await eventually(
       () =>
-        replicas[0]!.ctx.connections.getConnection(ns.name, INTEGRATION, 'forced-after-label')!.credentialsVersion !==
-        conn.credentialsVersion,
+        replicas[0]!.ctx.store.getConnection(ns.name, INTEGRATION, 'forced-after-label')!.credentialsVersion !== conn.credentialsVersion,
     );
     await new Promise((r) => setTimeout(r, 300));
     await other.release(held);

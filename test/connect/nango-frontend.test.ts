@@ -110,12 +110,12 @@ beforeAll(async () => {
   );
   await eventually(
     () =>
-      latchkey.ctx.catalog.getIntegration(ns.name, 'keyed') &&
-      latchkey.ctx.catalog.getIntegration(ns.name, 'acme') &&
-      latchkey.ctx.catalog.getProvider(P.key) &&
-      latchkey.ctx.catalog.getProvider(P.oauth) &&
-      latchkey.ctx.catalog.listEnvironments(ns.name)[0]?.spec.connectUI &&
-      latchkey.ctx.catalog.readSecretValue(ns.name, 'acme-client', 'clientId'),
+      latchkey.ctx.store.getIntegration(ns.name, 'keyed') &&
+      latchkey.ctx.store.getIntegration(ns.name, 'acme') &&
+      latchkey.ctx.store.getProvider(P.key) &&
+      latchkey.ctx.store.getProvider(P.oauth) &&
+      latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.connectUI &&
+      latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'),
   );
   browser = await launchBrowser();
 });
@@ -169,8 +169,7 @@ function session(endUser: string, allowedIntegrations = ['keyed', 'acme']): stri
   return sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations });
 }
 
-const connectionsOf = (endUser: string) =>
-  latchkey.ctx.connectionScans.listConnections(ns.name).filter((c) => c.spec.endUser?.id === endUser);
+const connectionsOf = (endUser: string) => latchkey.ctx.store.listConnections(ns.name).filter((c) => c.spec.endUser?.id === endUser);
 
 /** What a frame offers to click or type into. */
 const controlsIn = (frame: Frame) => frame.$$eval('button, input, a, select, textarea, [tabindex]', (nodes) => nodes.length);
@@ -200,7 +199,7 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
     const connect = await waitForEvent(page, 'connect');
     expect(connect.payload?.providerConfigKey).toBe('keyed');
     const connectionId = connect.payload!.connectionId!; // development mode
-    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'keyed', connectionId));
+    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'keyed', connectionId));
     expect(stored.credentials).toEqual({ type: 'API_KEY', apiKey: 'nango-fe-key-1' });
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'nango-fe-key-user' });
 
@@ -226,7 +225,7 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
 
     const connect = await waitForEvent(page, 'connect');
     expect(connect.payload?.providerConfigKey).toBe('acme');
-    const stored = await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'acme', connect.payload!.connectionId!));
+    const stored = await eventually(() => latchkey.ctx.store.getConnection(ns.name, 'acme', connect.payload!.connectionId!));
     expect((stored.credentials as { type: string }).type).toBe('OAUTH2');
     expect(stored.resource.spec.endUser).toMatchObject({ id: 'nango-fe-oauth-user' });
     await waitForEvent(page, 'close');
@@ -331,7 +330,7 @@ describe("Nango's frontend SDK (openConnectUI) against the Connect UI", () => {
       name: env.name,
       body: [{ op: 'replace', path: '/spec/mode', value: 'production' }],
     });
-    await eventually(() => latchkey.ctx.catalog.listEnvironments(ns.name)[0]?.spec.mode === 'production');
+    await eventually(() => latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.mode === 'production');
     const context = await browser.newContext();
     const { page, frame } = await open(context, session('nango-fe-prod', ['keyed']));
     await frame.fill('#f-values-apiKey', 'nango-fe-prod-key');

@@ -15,6 +15,7 @@ import { testLogger } from '../../dev/cluster.js';
 import type { EgressGuard } from '../../src/egress/guard.js';
 import type { Logger } from '../../src/platform/log.js';
 import { testConfig } from './config.js';
+import { contractStoreView, type ContractStoreView } from './contract-store-view.js';
 
 /** server: the HTTP server; controller: the controller with its health server; webhooks: a dispatcher. */
 export type TestComponent = 'server' | 'controller' | 'webhooks';
@@ -47,7 +48,8 @@ export interface CallOptions {
 }
 
 export interface Replica {
-  ctx: AppContext;
+  /** The replica's context; `store`: the contract tests' view of the store (contract-store-view.ts). */
+  ctx: AppContext & { store: ContractStoreView };
   server?: RunningServer;
   /** The server's URL ('' without a server). */
   url: string;
@@ -113,7 +115,7 @@ export async function startReplica(kc: KubeConfig, opts: ReplicaOptions): Promis
   }
 
   return {
-    ctx,
+    ctx: Object.assign(ctx, { store: contractStoreView(ctx) }),
     server,
     url: server?.url ?? '',
     controller,
