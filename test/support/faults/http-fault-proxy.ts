@@ -140,6 +140,9 @@ export async function startHttpFaultProxy(target: string, opts: { keepHost?: boo
           return;
         }
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        // At once, as the API server sends them: a watch answers its headers before any event, and a
+        // client that waits for them (the informers' start) would otherwise wait for its first event.
+        res.flushHeaders();
         if (p.recordBodies) record(upRes, (body) => (seen.responseBody = body));
         upRes.pipe(res);
       },
