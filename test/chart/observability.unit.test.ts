@@ -133,7 +133,11 @@ describe('the opt-in PrometheusRule and dashboard ConfigMap', () => {
       .trim()
       .split('\n')
       .pop()!;
-    return execFileSync(helm, ['template', 'r', join(REPO_ROOT, 'charts/latchkey'), ...args], { encoding: 'utf8' });
+    // The whole chart renders the shipped catalog too, several MiB: past execFileSync's default 1 MiB buffer.
+    return execFileSync(helm, ['template', 'r', join(REPO_ROOT, 'charts/latchkey'), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
   };
 
   it('the PrometheusRule holds these rules, the job label the release’s (app.kubernetes.io/name)', () => {

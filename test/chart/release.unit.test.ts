@@ -18,7 +18,7 @@ function helm(args: string[]): string {
     .trim()
     .split('\n')
     .pop()!;
-  return execFileSync(bin, ['template', 'r', CHART, ...args], { encoding: 'utf8' });
+  return execFileSync(bin, ['template', 'r', CHART, ...args], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 }
 
 const version = (JSON.parse(read('package.json')) as { version: string }).version;
