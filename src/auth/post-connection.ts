@@ -11,7 +11,7 @@ import { checkConnectionConfig, configValueProblem, fillProviderUrl, providerUrl
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
-import type { PostConnectionStep, ProviderResource, ProviderSpec } from '../k8s/resources.js';
+import type { ConnectionConfigField, PostConnectionStep, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { Operation } from '../oplog/entry.js';
 import { providerText } from '../oplog/redact.js';
 import { configValue, valueAt, valuesFromAnswers } from './provider-answers.js';
@@ -37,12 +37,73 @@ function refusedValue(spec: ProviderSpec, message: string): LatchkeyError {
   );
 }
 
+/**
+ * A step failed: the end user reads what to do (never the step's name: the operation log has the
+ * details, `errors` too for an application's import).
+ */
 function stepFailed(spec: ProviderSpec, step: string, message: string): LatchkeyError {
   return new LatchkeyError(
     'upstream',
     'post_connection_failed',
-    `${spec.displayName}: the step "${step}" after the authorization failed: ${message}.`,
+    `${spec.displayName} did not give the details of the account just authorized. Please try again; if it happens again, contact the application's support.`,
+    { errors: [{ path: `postConnection.steps.${step}`, message }] },
   );
+}
+
+/** Several accounts where the Provider connects one (`several: refuse`): the end user can authorize one. */
+function severalRefused(spec: ProviderSpec, step: string, count: number): LatchkeyError {
+  return new LatchkeyError(
+    'upstream',
+    'several_accounts',
+    `This ${spec.displayName} authorization gives access to ${count} accounts, and only one can be connected at a time. Start again and give access to the one account you want to connect.`,
+    { errors: [{ path: `postConnection.steps.${step}`, message: `${count} accounts, several: refuse` }] },
+  );
+}
+
+/** The most accounts a `several: choose` step offers (a longer list fails the step: the choice is held server-side, bounded). */
+export const MAX_ACCOUNT_CHOICES = 100;
+const MAX_LABEL = 120;
+const MAX_URL = 300;
+
+/** One account a `several: choose` step found: what the end user sees, and the configuration values it gives. */
+export interface AccountOption {
+  /** The value of the step's first configuration key (the account's ID): what the end user's choice names. */
+  value: string;
+  /** The item's `accountLabel` as the provider returns it (else the value). */
+  label: string;
+  /** The item's `accountUrl` as the provider returns it, when it is an https URL. */
+  url?: string;
+  /** The configuration values this account gives, each checked by its key's rule. */
+  values: Record<string, string>;
+}
+
+/**
+ * A `several: choose` step found several accounts: the caller asks the end user (the Connect UI) or
+ * the application (an import: 400 naming the key). Carries the accounts and the configuration so far;
+ * the flow resumes with {@link withProviderValues} given the chosen account's values.
+ */
+export class AccountChoiceNeeded extends LatchkeyError {
+  constructor(
+    readonly step: string,
+    readonly key: string,
+    readonly accounts: AccountOption[],
+    readonly config: Record<string, string>,
+    displayName: string,
+  ) {
+    super(
+      'invalid_input',
+      'account_choice_needed',
+      `This ${displayName} authorization gives access to ${accounts.length} accounts: say which one to connect in connection_config.${key}.`,
+      {
+        errors: [
+          {
+            path: `connection_config.${key}`,
+            message: `one of ${accounts.map((a) => `"${a.value}" (${a.label})`).join(', ')}`,
+          },
+        ],
+      },
+    );
+  }
 }
 
 /** Checks values taken from the provider by their keys' rules; returns them trimmed. */
@@ -103,14 +164,12 @@ export async function withProviderValues(
     for (const step of spec.postConnection.steps) {
       const wanted = stepKeys.filter((f) => f.from!.step === step.name && isEmpty(config[f.name]));
       if (!wanted.length) continue;
-      const picked = await runStep(ctx, input, step, config);
-      for (const f of wanted) {
-        const value = configValue(valueAt(picked, f.from!.path ?? ''), f.from!.as, f.from!.match);
-        if (value === undefined) throw stepFailed(spec, step.name, `its answer has no "${f.from!.path}" for "${f.name}"`);
-        const problem = configValueProblem(spec, f.name, value);
-        if (problem) throw refusedValue(spec, problem);
-        config[f.name] = value.trim();
+      const found = await runStep(ctx, input, step, config);
+      if ('choices' in found) {
+        const accounts = accountOptions(spec, step, wanted, found.choices);
+        throw new AccountChoiceNeeded(step.name, wanted[0]!.name, accounts, stringValues(config), spec.displayName);
       }
+      Object.assign(config, itemValues(spec, step.name, wanted, found.picked));
     }
   }
   if (input.checkAll === false) return stringValues(config);
@@ -124,6 +183,40 @@ export async function withProviderValues(
     }
     throw err;
   }
+}
+
+/** The configuration values one account (a step's picked item) gives, each checked by its key's rule. */
+function itemValues(spec: ProviderSpec, step: string, wanted: ConnectionConfigField[], item: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of wanted) {
+    const value = configValue(valueAt(item, f.from!.path ?? ''), f.from!.as, f.from!.match);
+    if (value === undefined) throw stepFailed(spec, step, `its answer has no "${f.from!.path}" for "${f.name}"`);
+    const problem = configValueProblem(spec, f.name, value);
+    if (problem) throw refusedValue(spec, problem);
+    out[f.name] = value.trim();
+  }
+  return out;
+}
+
+/** The accounts of a `several: choose` step, each with its values (an account the first one's ID repeats is left out). */
+function accountOptions(spec: ProviderSpec, step: PostConnectionStep, wanted: ConnectionConfigField[], items: unknown[]): AccountOption[] {
+  const out: AccountOption[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    const values = itemValues(spec, step.name, wanted, item);
+    const value = values[wanted[0]!.name]!;
+    if (seen.has(value)) continue;
+    seen.add(value);
+    const label = step.accountLabel ? valueAt(item, step.accountLabel) : undefined;
+    const url = step.accountUrl ? valueAt(item, step.accountUrl) : undefined;
+    out.push({
+      value,
+      label: typeof label === 'string' && label.trim() ? label.trim().slice(0, MAX_LABEL) : value,
+      ...(typeof url === 'string' && /^https:\/\/[^\s]+$/.test(url) && url.length <= MAX_URL ? { url } : {}),
+      values,
+    });
+  }
+  return out;
 }
 
 function isEmpty(v: unknown): boolean {
@@ -142,7 +235,7 @@ async function runStep(
   input: ProviderValuesInput,
   step: PostConnectionStep,
   config: Record<string, unknown>,
-): Promise<unknown> {
+): Promise<{ picked: unknown } | { choices: unknown[] }> {
   const spec = input.provider.spec;
   const started = ctx.clock.now();
   const method = step.method ?? 'GET';
@@ -161,9 +254,9 @@ async function runStep(
       messages: [`${spec.postConnection!.name}: ${where}: ${message}`],
       secrets: [input.accessToken],
     });
-  const fail = (message: string): never => {
+  const fail = (message: string, error = stepFailed(spec, step.name, message)): never => {
     log('failure', message);
-    throw stepFailed(spec, step.name, message);
+    throw error;
   };
   const template = providerUrlTemplate(spec, step.url);
   if (!template) return fail("a relative URL needs the provider's proxy.baseUrl");
@@ -228,13 +321,23 @@ async function runStep(
       picked = list[index];
       note = ` (${list.length} accounts, took the one with ${path} = ${JSON.stringify(equals)})`;
     } else {
-      if (list.length > 1 && (step.several ?? 'refuse') === 'refuse') {
-        return fail(`the authorization gives access to ${list.length} accounts, and this provider connects one at a time`);
+      const several = step.several ?? 'refuse';
+      if (list.length > 1 && several === 'refuse') {
+        return fail(
+          `the authorization gives access to ${list.length} accounts, and this provider connects one at a time`,
+          severalRefused(spec, step.name, list.length),
+        );
+      }
+      if (list.length > 1 && several === 'choose') {
+        if (list.length > MAX_ACCOUNT_CHOICES)
+          return fail(`the authorization gives access to ${list.length} accounts, more than the ${MAX_ACCOUNT_CHOICES} offered to choose from`);
+        log('success', `answered ${status} (${list.length} accounts, to choose from)`);
+        return { choices: list };
       }
       picked = list[0];
       note = list.length > 1 ? ` (${list.length} accounts, took the first)` : ' (one account)';
     }
   }
   log('success', `answered ${status}${note}`);
-  return picked;
+  return { picked };
 }

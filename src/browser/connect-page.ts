@@ -19,6 +19,7 @@
  */
 
 import type {
+  AccountChoiceView,
   ApiErrorBody,
   Branding,
   EmbedSettings,
@@ -350,6 +351,81 @@ function renderForm(
   });
   show(el('div', { class: 'card' }, ...backButton(), header(tr('connectTitle', { name: i.name }), accessLine(i)), form));
   form.querySelector('input')?.focus();
+}
+
+/**
+ * The callback's choice page: the accounts one grant covers (names and URLs as the provider gives
+ * them), a reconnect's current one selected; the choice goes to the server, which holds the tokens.
+ * A refused choice (not listed, or a reconnect's other account) leaves the list for another choice.
+ */
+function renderChoice(view: AccountChoiceView): void {
+  const form = el('form', { novalidate: '' });
+  const title = tr('chooseAccountTitle', { provider: view.name });
+  const errorBox = el('p', { class: 'form-error', role: 'alert', hidden: '' });
+  const list = el('ul', { class: 'accounts' });
+  view.accounts.forEach((a, i) => {
+    const id = `account-${i}`;
+    const input = el('input', { type: 'radio', name: 'account', value: a.value, id });
+    if (a.value === view.selected) input.checked = true;
+    const current = a.value === view.selected ? [' ', el('span', { class: 'muted' }, tr('currentAccount'))] : [];
+    const url = a.url ? [el('span', { class: 'account-url' }, a.url)] : [];
+    list.append(el('li', {}, el('label', { class: 'account', for: id }, input, el('span', { class: 'names' }, el('span', {}, a.label, ...current), ...url))));
+  });
+  const submit = el('button', { type: 'submit', class: 'primary' }, tr('continue'));
+  form.append(el('fieldset', { class: 'sr-reset' }, el('legend', { class: 'sr-only' }, title), list), errorBox, submit);
+  const fail = (message: string) => {
+    errorBox.textContent = message;
+    errorBox.hidden = false;
+    submit.disabled = false;
+    submit.textContent = tr('continue');
+  };
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const chosen = form.querySelector<HTMLInputElement>('input[name=account]:checked');
+    if (!chosen) {
+      fail(look.errors.invalid_account_choice ?? 'Choose one of the accounts listed.');
+      return;
+    }
+    submit.disabled = true;
+    submit.textContent = tr('connecting');
+    errorBox.hidden = true;
+    void sendChoice(view, chosen.value, fail);
+  });
+  show(el('div', { class: 'card' }, header(title, tr('chooseAccountHelp', { provider: view.name })), form));
+  (form.querySelector<HTMLInputElement>('input:checked') ?? form.querySelector('input'))?.focus();
+}
+
+async function sendChoice(view: AccountChoiceView, account: string, fail: (message: string) => void): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(apiUrl('oauth/choose'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ choice: view.choice, account }),
+    });
+  } catch {
+    fail(tr('networkError'));
+    return;
+  }
+  const json = (await res.json().catch(() => ({}))) as {
+    data?: { choice?: AccountChoiceView; providerConfigKey?: string; connectionId?: string; name?: string };
+  } & ApiErrorBody;
+  if (res.ok && json.data?.choice) {
+    renderChoice(json.data.choice);
+    return;
+  }
+  if (res.ok && json.data?.providerConfigKey) {
+    showSuccess(json.data.name ?? view.name, json.data.providerConfigKey, json.data.connectionId);
+    return;
+  }
+  const code = json.error?.code ?? 'unexpected';
+  const message = json.error?.message ?? tr('somethingWrong');
+  // The choice is still open: the end user may choose another account.
+  if (code === 'invalid_account_choice' || code === 'different_account') {
+    fail(Object.hasOwn(look.errors, code) ? look.errors[code]! : message);
+    return;
+  }
+  showError(code, message, view.providerConfigKey);
 }
 
 /** "Acme wants access to your Salesforce account." when the Environment names the application. */
@@ -756,6 +832,11 @@ function main(): void {
   }
   if (embed) {
     mainEmbedded(embed);
+    return;
+  }
+  const choice = jsonData<AccountChoiceView>('latchkey-choice');
+  if (choice) {
+    renderChoice(choice);
     return;
   }
   const result = document.getElementById('latchkey-result');

@@ -14,7 +14,7 @@ export interface AttemptInput {
   integration: string;
   endUserId?: string;
   reconnect?: { integration: string; connectionId: string };
-  step: 'start' | 'form' | 'callback' | 'token_exchange' | 'post_connection';
+  step: 'start' | 'form' | 'callback' | 'token_exchange' | 'post_connection' | 'account_choice';
   outcome: Outcome;
   messages: string[];
   secrets?: Array<string | undefined>;

@@ -16,7 +16,7 @@ import {
   type FlowState,
 } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
-import { withProviderValues } from '../auth/post-connection.js';
+import { AccountChoiceNeeded, withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
 import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
@@ -36,9 +36,10 @@ import { claimSession, completeOnce, refuseUsedSession, releaseSession, type Ses
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { providerAnswer, providerText } from '../oplog/redact.js';
 import { environmentWithKey, type OpenSession } from './session.js';
-import type { ConnectResult, IntegrationView, SessionView } from './wire.js';
+import { choiceNamespace, offerAccountChoice, takeAccountChoice, type ChoiceFlow, type PendingChoice } from './account-choice.js';
+import type { AccountChoiceView, ConnectResult, IntegrationView, SessionView } from './wire.js';
 
-export type { ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
+export type { AccountChoiceView, ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
 
 export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
@@ -387,6 +388,8 @@ export interface CallbackOutcome {
   providerConfigKey?: string;
   result?: ConnectResult;
   error?: LatchkeyError;
+  /** The grant covers several accounts and the end user chooses one (`several: choose`): nothing is saved yet. */
+  choice?: AccountChoiceView;
 }
 
 /**
@@ -514,13 +517,30 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     if (authorized.providerValuesFrom) {
       step = 'post_connection';
       sent.push(credentials.access_token as string | undefined);
-      connectionConfig = await providerValuesOf(deps, {
-        state,
-        provider,
-        credentials,
-        connectionConfig: authorized.providerValuesFrom,
-        name,
-      });
+      try {
+        connectionConfig = await providerValuesOf(deps, {
+          state,
+          provider,
+          credentials,
+          connectionConfig: authorized.providerValuesFrom,
+          name,
+        });
+      } catch (err) {
+        if (!(err instanceof AccountChoiceNeeded)) throw err;
+        // The end user chooses (POST /connect/api/oauth/choose); the session may complete it then, or another flow first.
+        outcome.choice = await offerAccountChoice(deps.flows, {
+          flow: state,
+          credentials,
+          config: err.config,
+          key: err.key,
+          accounts: err.accounts,
+          name,
+          secretKey: env.secretKey,
+          nowMs: deps.clock.now(),
+        });
+        await releaseSession(deps, use);
+        return outcome;
+      }
       step = 'token_exchange'; // each step has its own entry; the attempt's is the exchange's, as without steps
     }
     outcome.result = await saveAuthorization(deps, {
@@ -564,7 +584,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
 async function providerValuesOf(
   deps: ConnectDeps,
   input: {
-    state: FlowState;
+    state: ChoiceFlow;
     provider: ProviderResource;
     credentials: StoredCredentials;
     connectionConfig: Record<string, string>;
@@ -587,17 +607,138 @@ async function providerValuesOf(
     },
   });
   if (!r) return values;
+  refuseDifferentAccount(provider, state, values, input.name);
+  return state.connectionConfig;
+}
+
+/** A reconnect refuses an authorization of another account: a value the provider returns that differs from the stored one. */
+function refuseDifferentAccount(provider: ProviderResource, state: ChoiceFlow, values: Record<string, string>, name: string): void {
   const returned = providerValueKeys(provider.spec).all;
-  const other = [...returned].filter((k) => state.connectionConfig[k] !== undefined && values[k] !== state.connectionConfig[k]);
+  const other = [...returned].filter(
+    (k) => state.connectionConfig[k] !== undefined && values[k] !== undefined && values[k] !== state.connectionConfig[k],
+  );
   if (other.length) {
     throw new LatchkeyError(
       'invalid_input',
       'different_account',
-      `This authorization is for another ${input.name} account than the connection's. The connection keeps its credentials; connect the other account as a new connection.`,
+      `This authorization is for another ${name} account than the connection's. The connection keeps its credentials; connect the other account as a new connection.`,
       { errors: other.map((k) => ({ path: `connectionConfig.${k}`, message: `"${k}" differs from the connection's` })) },
     );
   }
-  return state.connectionConfig;
+}
+
+const ChoiceBody = z.strictObject({ choice: z.string().min(1).max(4096), account: z.string().min(1).max(1024) });
+
+/**
+ * The end user's choice among the accounts a `several: choose` step found (the callback's choice
+ * page): checked against the accounts found, from the browser that started the flow, once; then the
+ * flow goes on as after the callback (later steps, a reconnect's same-account rule, saving). A
+ * reconnect's choice of another account is refused before the choice is taken (the end user may
+ * choose again).
+ */
+export async function completeAccountChoice(deps: ConnectDeps, rawBody: unknown, browserBinding: string | undefined): Promise<CallbackOutcome> {
+  const body = validate(ChoiceBody, rawBody, 'body');
+  const namespace = choiceNamespace(body.choice);
+  const env = namespace ? environmentWithKey(deps.catalog, namespace) : undefined;
+  if (!env) throw new LatchkeyError('invalid_input', 'invalid_account_choice', 'This choice is not valid. Start again from the application.');
+  const startedAt = deps.clock.now();
+  let seen: PendingChoice | undefined;
+  const outcome: CallbackOutcome = { namespace };
+  const lookupFlow = (flow: ChoiceFlow) => {
+    const integration = deps.catalog.getIntegration(flow.namespace, flow.integration);
+    const provider = integration && deps.catalog.getProvider(integration.spec.provider);
+    if (!integration || !provider) throw new LatchkeyError('not_found', 'integration_not_found', 'The integration is no longer available.');
+    return { integration, provider, name: integration.spec.displayName ?? provider.spec.displayName };
+  };
+  try {
+    const { pending, chosen } = await takeAccountChoice(deps.flows, {
+      handle: body.choice,
+      account: body.account,
+      browserBinding,
+      secretKey: env.secretKey,
+      nowMs: deps.clock.now(),
+      check: (p, account) => {
+        seen = p;
+        const { provider, name } = lookupFlow(p.flow);
+        if (p.flow.reconnect) refuseDifferentAccount(provider, p.flow, account.values, name);
+      },
+    });
+    const flow = pending.flow;
+    outcome.providerConfigKey = flow.integration;
+    const { integration, provider, name } = lookupFlow(flow);
+    const use: SessionUse = {
+      namespace: flow.namespace,
+      sid: flow.sid,
+      integration: flow.integration,
+      reconnect: Boolean(flow.reconnect),
+      expiresAtMs: flow.exp * 1000,
+    };
+    const result = await completeOnce(deps, use, async () => {
+      const connectionConfig = await providerValuesOf(deps, {
+        state: flow,
+        provider,
+        credentials: pending.credentials,
+        connectionConfig: { ...pending.config, ...chosen.values },
+        name,
+      });
+      return saveAuthorization(deps, {
+        namespace: flow.namespace,
+        integration,
+        provider,
+        credentials: pending.credentials,
+        connectionConfig,
+        endUser: flow.endUser,
+        reconnect: flow.reconnect,
+        sid: flow.sid,
+      });
+    }).catch(async (err: unknown) => {
+      // A later `several: choose` step: one more choice, from the same tokens.
+      if (!(err instanceof AccountChoiceNeeded)) throw err;
+      outcome.choice = await offerAccountChoice(deps.flows, {
+        flow,
+        credentials: pending.credentials,
+        config: err.config,
+        key: err.key,
+        accounts: err.accounts,
+        name,
+        secretKey: env.secretKey,
+        nowMs: deps.clock.now(),
+      });
+      return undefined;
+    });
+    if (result) {
+      outcome.result = result;
+      logAttempt(deps, {
+        namespace: flow.namespace,
+        integration: flow.integration,
+        endUserId: flow.endUser?.id,
+        reconnect: flow.reconnect,
+        step: 'account_choice',
+        outcome: 'success',
+        durationMs: deps.clock.now() - startedAt,
+        messages: [`Authorized (${result.operation}) with the account the end user chose among ${pending.accounts.length}`],
+        secrets: [String(pending.credentials.access_token ?? '')],
+      });
+    }
+    return outcome;
+  } catch (err) {
+    if (!(err instanceof LatchkeyError)) throw err;
+    if (seen && err.code !== 'account_choice_expired') {
+      const flow = seen.flow;
+      await logFailedAttempt(deps, {
+        namespace: flow.namespace,
+        integration: flow.integration,
+        endUserId: flow.endUser?.id,
+        reconnect: flow.reconnect,
+        step: 'account_choice',
+        error: err,
+        durationMs: deps.clock.now() - startedAt,
+        secrets: [String(seen.credentials.access_token ?? '')],
+        onConnection: err.code !== 'session_already_used' && err.code !== 'invalid_account_choice',
+      });
+    }
+    throw err;
+  }
 }
 
 interface SaveInput {

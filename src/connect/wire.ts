@@ -105,6 +105,26 @@ export interface UiText {
   closeAndRetry: string;
   signIn: string;
   credentials: string;
+  /** `{provider}`: the title of the account choice. */
+  chooseAccountTitle: string;
+  /** `{provider}`. */
+  chooseAccountHelp: string;
+  /** Beside a reconnect's current account. */
+  currentAccount: string;
+}
+
+/**
+ * The accounts one grant covers, for the end user to choose one (`several: choose`): names and URLs as
+ * the provider returns them, and a sealed handle of the choice the server holds (no token in it).
+ */
+export interface AccountChoiceView {
+  choice: string;
+  providerConfigKey: string;
+  /** The integration's name as the end user knows it. */
+  name: string;
+  accounts: Array<{ value: string; label: string; url?: string }>;
+  /** A reconnect: the connection's current account. */
+  selected?: string;
 }
 
 /** What the frontend is told after a success: connectionId only in development (spec, Authentication 4). */

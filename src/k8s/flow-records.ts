@@ -16,7 +16,9 @@ const EXPIRES_AT = 'latchkey.dev/expires-at';
  *   completes a connection (src/connect/session-use.ts). Its name is derived from the flow ID (or the
  *   session's key), so the API server's AlreadyExists answer makes a second use (a replay) fail;
  * - an OAuth 1.0a request token secret, kept in a Secret from the redirect to the callback and deleted
- *   when the callback takes it.
+ *   when the callback takes it;
+ * - an account choice the end user has yet to make (src/connect/account-choice.ts): the new tokens and
+ *   the accounts found, in a Secret (one per session and integration) deleted when the choice is made.
  *
  * Both carry their expiry (the session's) and are removed by {@link sweepExpired} after it.
  */
@@ -106,7 +108,56 @@ export class FlowRecords {
     return token === undefined || tokenSecret === undefined ? undefined : { token, tokenSecret };
   }
 
-  /** Deletes markers and request-token Secrets whose session has expired. Returns how many. */
+  /** Keeps a pending account choice (JSON) under `key`, replacing an earlier one of the same key. */
+  async putPendingChoice(namespace: string, key: string, json: string, expiresAtMs: number): Promise<void> {
+    const name = objectName('latchkey-choice', key);
+    const body: V1Secret = {
+      metadata: {
+        name,
+        namespace,
+        labels: { [FLOW_SECRET_LABEL]: 'account-choice' },
+        annotations: { [EXPIRES_AT]: new Date(expiresAtMs).toISOString() },
+      },
+      type: 'Opaque',
+      stringData: { 'choice.json': json },
+    };
+    try {
+      await this.core.createNamespacedSecret({ namespace, body, fieldManager: this.fieldManager });
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      await this.core.replaceNamespacedSecret({ namespace, name, body, fieldManager: this.fieldManager });
+    }
+  }
+
+  /** A pending account choice and the uid of its Secret; undefined when there is none (made or swept). */
+  async readPendingChoice(namespace: string, key: string): Promise<{ uid: string; json: string; expiresAtMs: number } | undefined> {
+    try {
+      const secret = await this.core.readNamespacedSecret({ namespace, name: objectName('latchkey-choice', key) });
+      const json = secret.data?.['choice.json'];
+      if (json === undefined) return undefined;
+      return {
+        uid: secret.metadata!.uid!,
+        json: Buffer.from(json, 'base64').toString('utf8'),
+        expiresAtMs: Date.parse(secret.metadata?.annotations?.[EXPIRES_AT] ?? '') || 0,
+      };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes the pending choice read with `uid`: of two concurrent takers only one gets true. */
+  async takePendingChoice(namespace: string, key: string, uid: string): Promise<boolean> {
+    try {
+      await this.core.deleteNamespacedSecret({ namespace, name: objectName('latchkey-choice', key), body: { preconditions: { uid } } });
+      return true;
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Deletes markers, request-token and pending-choice Secrets whose session has expired. Returns how many. */
   async sweepExpired(namespaces: string[], nowMs: number): Promise<number> {
     let removed = 0;
     const scopes = namespaces.length ? namespaces : [undefined];

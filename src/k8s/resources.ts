@@ -331,8 +331,15 @@ export interface PostConnectionStep {
   items?: string;
   /** The account the provider's docs name: the first item whose `path` equals `equals` (none: the step fails). */
   pick?: { path: string; equals: string | number | boolean };
-  /** What to do when the list holds more than one account and no `pick` names one (default refuse). */
-  several?: 'first' | 'refuse';
+  /**
+   * What to do when the list holds more than one account and no `pick` names one (default refuse):
+   * `choose` asks the end user in the Connect UI (an import: the application gives the value).
+   */
+  several?: 'first' | 'refuse' | 'choose';
+  /** `several: choose`: the path in an account of its name as the provider returns it (shown to the end user). */
+  accountLabel?: string;
+  /** `several: choose`: the path in an account of its URL as the provider returns it (shown beside the name). */
+  accountUrl?: string;
   /** Time limit of the request (default 10). */
   timeoutSeconds?: number;
 }

@@ -3,7 +3,7 @@
  * the end user's language and theme (`Look`): the page's own text goes in as JSON for the script.
  */
 import { errorMessage, errorTexts, fill, uiText } from '../../connect/ui-text.js';
-import type { EmbedSettings, UiLanguage, UiTheme } from '../../connect/wire.js';
+import type { AccountChoiceView, EmbedSettings, UiLanguage, UiTheme } from '../../connect/wire.js';
 
 /** The language and theme a page is rendered in. */
 export interface Look {
@@ -62,6 +62,12 @@ button.link{border:0;background:none;color:var(--accent);padding:0;margin-bottom
 .success{text-align:center}
 .check{width:48px;height:48px;margin:4px auto 12px;border-radius:50%;background:var(--ok-bg);color:var(--ok);display:grid;place-items:center;font-size:26px}
 .actions{margin-top:12px}
+fieldset.sr-reset{border:0;margin:0;padding:0;min-width:0}
+ul.accounts{list-style:none;margin:0 0 14px;padding:0;display:flex;flex-direction:column;gap:8px}
+label.account{display:flex;align-items:center;gap:10px;padding:10px 12px;border:1px solid var(--line);border-radius:10px;cursor:pointer;font-weight:400}
+label.account:has(input:checked){border-color:var(--accent);background:var(--hover)}
+label.account input{margin:0;accent-color:var(--accent)}
+.account-url{color:var(--muted);font-size:13px;word-break:break-all}
 .sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 button.close-frame{position:fixed;top:10px;right:10px;width:32px;height:32px;border:1px solid var(--line);border-radius:50%;
 background:var(--card);color:var(--muted);font:20px/1 system-ui,sans-serif;cursor:pointer}
@@ -109,6 +115,13 @@ export function embeddedConnectPage(basePath: string, settings: EmbedSettings, l
 export function redirectPage(basePath: string, look: Look): string {
   const t = uiText(look.lang);
   return layout(look, t.openingSignIn, `${loading(t.openingSignIn)}${jsonScript('latchkey-redirect', {})}`, `${basePath}/connect/ui.js`);
+}
+
+/** The callback's page when the grant covers several accounts: the script lists them and sends the end user's choice. */
+export function choicePage(basePath: string, look: Look, view: AccountChoiceView): string {
+  const t = uiText(look.lang);
+  const title = fill(t.chooseAccountTitle, { provider: view.name });
+  return layout(look, title, `${loading(t.loading)}${jsonScript('latchkey-choice', view)}`, `${basePath}/connect/ui.js`);
 }
 
 export type ResultEvent =

@@ -13,6 +13,7 @@ import { clientScriptRoute, clientTypesRoute, pageScriptRoute } from './connect/
 import { sessionRoute } from './connect/api/session.js';
 import { oauthStartRoute } from './connect/api/oauth/start.js';
 import { oauthBindRoute } from './connect/api/oauth/bind.js';
+import { oauthChooseRoute } from './connect/api/oauth/choose.js';
 import { formsRoute } from './connect/api/forms.js';
 import { callbackForm, getCallbackRoute, postCallbackRoute } from './oauth/callback.js';
 
@@ -29,6 +30,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
   router.get('/connect/api/session', sessionRoute(http));
   router.post('/connect/api/oauth/start', http.json, oauthStartRoute(http));
   router.post('/connect/api/oauth/bind', http.json, oauthBindRoute(http));
+  router.post('/connect/api/oauth/choose', http.json, oauthChooseRoute(http));
   router.post('/connect/api/forms', http.json, formsRoute(http));
   router.post('/oauth/callback', callbackForm, postCallbackRoute(http));
   router.get('/oauth/callback', getCallbackRoute(http));

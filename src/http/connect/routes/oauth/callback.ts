@@ -5,7 +5,7 @@ import { completeCallback } from '../../../../connect/flows.js';
 import { LatchkeyError } from '../../../../domain/errors.js';
 import { parse, statusOf } from '../../../errors.js';
 import { readBinding } from '../../flow-cookie.js';
-import { resultPage } from '../../pages.js';
+import { choicePage, resultPage } from '../../pages.js';
 import { HTML_HEADERS, type ConnectHttp } from '../connect-http.js';
 
 const CallbackQuery = z.looseObject({ state: z.string().max(16_384).optional() });
@@ -52,6 +52,10 @@ async function callback(http: ConnectHttp, req: Request, res: Response, url: URL
     if (url.searchParams.getAll('state').length > 1) throw new LatchkeyError('invalid_input', 'invalid_callback', 'state is repeated');
     parse(CallbackQuery, Object.fromEntries(url.searchParams), 'query');
     const outcome = await completeCallback(deps, url, readBinding(http.cookieOf(), req));
+    if (outcome.choice) {
+      sendPage(200, choicePage(http.basePath, http.lookOf(req), outcome.choice));
+      return;
+    }
     if (outcome.result) {
       const { providerConfigKey, connectionId } = outcome.result;
       const integration = outcome.namespace ? deps.catalog.getIntegration(outcome.namespace, providerConfigKey) : undefined;
