@@ -41,11 +41,11 @@ function refusedValue(spec: ProviderSpec, message: string): LatchkeyError {
  * A step failed: the end user reads what to do (never the step's name: the operation log has the
  * details, `errors` too for an application's import).
  */
-function stepFailed(spec: ProviderSpec, step: string, message: string): LatchkeyError {
+function stepFailed(spec: ProviderSpec, step: string, message: string, shown?: string): LatchkeyError {
   return new LatchkeyError(
     'upstream',
     'post_connection_failed',
-    `${spec.displayName} did not give the details of the account just authorized. Please try again; if it happens again, contact the application's support.`,
+    `${spec.displayName} did not give the details of the account just authorized${shown ? ` (${shown})` : ''}. Please try again; if it happens again, contact the application's support.`,
     { errors: [{ path: `postConnection.steps.${step}`, message }] },
   );
 }
@@ -291,7 +291,7 @@ async function runStep(
     text = await readAnswerText(res);
   } catch (err) {
     const tooLarge = findAnswerTooLarge(err);
-    if (tooLarge) return fail(tooLarge.message);
+    if (tooLarge) return fail(tooLarge.message, stepFailed(spec, step.name, tooLarge.message, tooLarge.message.replace(/\.$/, '')));
     const name = (err as Error)?.name;
     return fail(
       name === 'TimeoutError'

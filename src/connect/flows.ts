@@ -558,6 +558,7 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     if (claimed) await releaseSession(deps, use);
     if (!(err instanceof LatchkeyError)) throw err;
     outcome.error = err;
+    detail ??= stepDetail(err);
   }
   const attempt = {
     namespace: state.namespace,
@@ -609,6 +610,12 @@ async function providerValuesOf(
   if (!r) return values;
   refuseDifferentAccount(provider, state, values, input.name);
   return state.connectionConfig;
+}
+
+/** What a failed post-connection step said (the end user's message does not name it): for the operation log. */
+function stepDetail(err: LatchkeyError): string | undefined {
+  const steps = (err.errors ?? []).filter((e) => e.path?.startsWith('postConnection.steps.'));
+  return steps.length ? steps.map((e) => `${e.path}: ${e.message}`).join('; ') : undefined;
 }
 
 /** A reconnect refuses an authorization of another account: a value the provider returns that differs from the stored one. */

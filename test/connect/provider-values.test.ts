@@ -414,7 +414,9 @@ describe('post-connection steps', () => {
     provider.routes.set('/sites', { status: 500, body: 'upstream exploded' });
     const failed = await connect('steps', json({ access_token: 'step-token' }));
     expect([failed.status, failed.connection]).toEqual([502, undefined]);
-    expect(failed.page).toContain('sites');
+    // The end user reads what to do, never the step's name; the operation log has it, and the provider's answer.
+    expect(failed.page).toContain('try again');
+    expect(failed.page).not.toMatch(/\bsites\b/);
     expect((await failures('steps', failed.endUser)).map((l) => l.messages.join(' ')).join(' ')).toContain('answered 500');
 
     provider.routes.set('/sites', json({ resources: [{ id: 'x'.repeat(2 * 1024 * 1024) }] }));

@@ -78,11 +78,12 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-function layout(look: Look, title: string, body: string, scriptPath: string): string {
+/** `data`: what the script reads after it has replaced the main element's content. */
+function layout(look: Look, title: string, body: string, scriptPath: string, data = ''): string {
   return `<!doctype html>
 <html lang="${look.lang}" data-theme="${look.theme}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><main id="app">${body}</main>${jsonScript('latchkey-look', { ...look, text: uiText(look.lang), errors: errorTexts(look.lang) })}<script type="module" src="${scriptPath}"></script></body></html>`;
+<body><main id="app">${body}</main>${data}${jsonScript('latchkey-look', { ...look, text: uiText(look.lang), errors: errorTexts(look.lang) })}<script type="module" src="${scriptPath}"></script></body></html>`;
 }
 
 function loading(text: string): string {
@@ -121,7 +122,7 @@ export function redirectPage(basePath: string, look: Look): string {
 export function choicePage(basePath: string, look: Look, view: AccountChoiceView): string {
   const t = uiText(look.lang);
   const title = fill(t.chooseAccountTitle, { provider: view.name });
-  return layout(look, title, `${loading(t.loading)}${jsonScript('latchkey-choice', view)}`, `${basePath}/connect/ui.js`);
+  return layout(look, title, loading(t.loading), `${basePath}/connect/ui.js`, jsonScript('latchkey-choice', view));
 }
 
 export type ResultEvent =

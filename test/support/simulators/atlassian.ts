@@ -30,6 +30,15 @@ import {
 
 const CLOUD_ID = '1324a887-45db-1bf4-1e99-ef0ff456d421';
 const SITE = 'https://acme.atlassian.net';
+
+/** One site of accessible-resources' answer (`id` is its cloud ID). */
+export interface AtlassianSite {
+  id: string;
+  name: string;
+  url: string;
+}
+/** The one site a grant covers unless a test gives more (the making-calls-to-api page's example, as a site). */
+const ACME: AtlassianSite = { id: CLOUD_ID, name: 'acme', url: SITE };
 const unauthorized = () => json(401, { code: 401, message: 'Unauthorized' }, 'application/json;charset=UTF-8');
 
 function atlassianProduct(
@@ -37,6 +46,7 @@ function atlassianProduct(
   product: 'jira' | 'confluence',
   api: { path: string; body: Record<string, unknown> },
   e2e: Pick<ProviderCase, 'api' | 'failure'>,
+  sites: AtlassianSite[] = [ACME],
 ): ProviderSimulator {
   const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` };
@@ -89,32 +99,36 @@ function atlassianProduct(
         path: '/oauth/token/accessible-resources',
         handler: (req) =>
           grants.validAccess(bearerOf(req))
-            ? json(200, [
-                {
-                  id: CLOUD_ID,
-                  name: 'acme',
-                  url: SITE,
+            ? json(
+                200,
+                // Every site the grant covers, "in no particular order".
+                sites.map((site) => ({
+                  id: site.id,
+                  name: site.name,
+                  url: site.url,
                   scopes:
                     product === 'jira'
                       ? ['read:jira-work', 'read:jira-user', 'write:jira-work']
                       : ['read:page:confluence', 'read:space:confluence'],
                   avatarUrl: 'https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png',
-                },
-              ])
+                })),
+              )
             : unauthorized(),
       },
-      {
-        method: 'GET',
+      ...sites.map((site) => ({
+        method: 'GET' as const,
         host: 'api.atlassian.com',
-        path: `/ex/${product}/${CLOUD_ID}${api.path}`,
-        handler: (req) => (grants.validAccess(bearerOf(req)) ? json(200, api.body, 'application/json;charset=UTF-8') : unauthorized()),
-      },
+        path: `/ex/${product}/${site.id}${api.path}`,
+        handler: (req: SimRequest) =>
+          grants.validAccess(bearerOf(req)) ? json(200, api.body, 'application/json;charset=UTF-8') : unauthorized(),
+      })),
     ],
     e2e: { expectConfig: { cloudId: CLOUD_ID, siteHost: 'acme.atlassian.net' }, refreshes: true, ...e2e },
   };
 }
 
-export const jira = (): ProviderSimulator =>
+/** `sites`: the sites one grant covers (default one). */
+export const jira = (sites?: AtlassianSite[]): ProviderSimulator =>
   atlassianProduct(
     'jira',
     'jira',
@@ -130,9 +144,10 @@ export const jira = (): ProviderSimulator =>
       },
     },
     { api: { method: 'GET', path: '/rest/api/3/project/search', answer: { total: 1, values: [{ key: 'EX' }] } }, failure: 'refused-code' },
+    sites,
   );
 
-export const confluence = (): ProviderSimulator =>
+export const confluence = (sites?: AtlassianSite[]): ProviderSimulator =>
   atlassianProduct(
     'confluence',
     'confluence',
@@ -146,4 +161,5 @@ export const confluence = (): ProviderSimulator =>
       },
     },
     { api: { method: 'GET', path: '/wiki/api/v2/spaces?limit=25', answer: { results: [{ key: 'ENG' }] } }, failure: 'denied' },
+    sites,
   );

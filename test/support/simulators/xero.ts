@@ -16,9 +16,17 @@ import { randomUUID } from 'node:crypto';
 import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
 
 const TENANT_ID = '70784a63-d24b-46a9-a4db-0e70a274b056';
+
+/** One organisation the user connected (`GET /connections` lists each as a tenant). */
+export interface XeroTenant {
+  tenantId: string;
+  tenantName: string;
+}
+const MAPLE: XeroTenant = { tenantId: TENANT_ID, tenantName: 'Maple Florists' };
 const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
-export function xero(): ProviderSimulator {
+/** `tenants`: the organisations one authorization connects (default one). */
+export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
   const { state, grants } = authServer();
   const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 24) };
   const unauthorized = () =>
@@ -76,17 +84,18 @@ export function xero(): ProviderSimulator {
         path: '/connections',
         handler: (req) =>
           grants.validAccess(bearerOf(req))
-            ? json(200, [
-                {
-                  id: 'e1eede29-f875-4a5d-8470-17f6a29a88b1',
+            ? json(
+                200,
+                tenants.map((t, i) => ({
+                  id: i === 0 ? 'e1eede29-f875-4a5d-8470-17f6a29a88b1' : randomUUID(),
                   authEventId: 'd99ecdfe-391d-43d2-b834-17636ba90e8d',
-                  tenantId: TENANT_ID,
+                  tenantId: t.tenantId,
                   tenantType: 'ORGANISATION',
-                  tenantName: 'Maple Florists',
+                  tenantName: t.tenantName,
                   createdDateUtc: '2019-07-09T23:40:30.1833130',
                   updatedDateUtc: '2020-05-15T01:35:13.8491980',
-                },
-              ])
+                })),
+              )
             : unauthorized(),
       },
       {
@@ -95,7 +104,8 @@ export function xero(): ProviderSimulator {
         path: '/api.xro/2.0/Organisation',
         handler: (req) => {
           if (!grants.validAccess(bearerOf(req))) return unauthorized();
-          if (req.headers['xero-tenant-id'] !== TENANT_ID)
+          const tenant = tenants.find((t) => t.tenantId === req.headers['xero-tenant-id']);
+          if (!tenant)
             return json(403, {
               Type: null,
               Title: 'Forbidden',
@@ -111,9 +121,9 @@ export function xero(): ProviderSimulator {
             DateTimeUTC: '/Date(1589505313849)/',
             Organisations: [
               {
-                OrganisationID: TENANT_ID,
-                Name: 'Maple Florists',
-                LegalName: 'Maple Florists Ltd',
+                OrganisationID: tenant.tenantId,
+                Name: tenant.tenantName,
+                LegalName: `${tenant.tenantName} Ltd`,
                 BaseCurrency: 'NZD',
                 CountryCode: 'NZ',
               },
