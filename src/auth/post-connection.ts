@@ -330,7 +330,9 @@ async function runStep(
       }
       if (list.length > 1 && several === 'choose') {
         if (list.length > MAX_ACCOUNT_CHOICES)
-          return fail(`the authorization gives access to ${list.length} accounts, more than the ${MAX_ACCOUNT_CHOICES} offered to choose from`);
+          return fail(
+            `the authorization gives access to ${list.length} accounts, more than the ${MAX_ACCOUNT_CHOICES} offered to choose from`,
+          );
         log('success', `answered ${status} (${list.length} accounts, to choose from)`);
         return { choices: list };
       }

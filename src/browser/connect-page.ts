@@ -369,7 +369,13 @@ function renderChoice(view: AccountChoiceView): void {
     if (a.value === view.selected) input.checked = true;
     const current = a.value === view.selected ? [' ', el('span', { class: 'muted' }, tr('currentAccount'))] : [];
     const url = a.url ? [el('span', { class: 'account-url' }, a.url)] : [];
-    list.append(el('li', {}, el('label', { class: 'account', for: id }, input, el('span', { class: 'names' }, el('span', {}, a.label, ...current), ...url))));
+    list.append(
+      el(
+        'li',
+        {},
+        el('label', { class: 'account', for: id }, input, el('span', { class: 'names' }, el('span', {}, a.label, ...current), ...url)),
+      ),
+    );
   });
   const submit = el('button', { type: 'submit', class: 'primary' }, tr('continue'));
   form.append(el('fieldset', { class: 'sr-reset' }, el('legend', { class: 'sr-only' }, title), list), errorBox, submit);

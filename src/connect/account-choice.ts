@@ -21,7 +21,10 @@ const PREFIX = 'lkc1';
 const PURPOSE = 'account-choice';
 
 /** The flow a pending choice continues: the callback's sealed state, less what is of no use after it. */
-export type ChoiceFlow = Pick<FlowState, 'namespace' | 'sid' | 'fid' | 'mode' | 'integration' | 'endUser' | 'reconnect' | 'connectionConfig' | 'bh' | 'exp'>;
+export type ChoiceFlow = Pick<
+  FlowState,
+  'namespace' | 'sid' | 'fid' | 'mode' | 'integration' | 'endUser' | 'reconnect' | 'connectionConfig' | 'bh' | 'exp'
+>;
 
 /** What the cluster keeps until the end user chooses. */
 export interface PendingChoice {

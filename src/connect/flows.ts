@@ -7,14 +7,7 @@
  */
 import { z } from 'zod';
 import type { AppContext } from '../context/app-context.js';
-import {
-  browserBindingHash,
-  browserBindingMatches,
-  flowStateNamespace,
-  newFlowId,
-  openFlowState,
-  type FlowState,
-} from '../auth/flow-state.js';
+import { browserBindingHash, browserBindingMatches, flowStateNamespace, newFlowId, openFlowState } from '../auth/flow-state.js';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { AccountChoiceNeeded, withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
@@ -643,11 +636,16 @@ const ChoiceBody = z.strictObject({ choice: z.string().min(1).max(4096), account
  * reconnect's choice of another account is refused before the choice is taken (the end user may
  * choose again).
  */
-export async function completeAccountChoice(deps: ConnectDeps, rawBody: unknown, browserBinding: string | undefined): Promise<CallbackOutcome> {
+export async function completeAccountChoice(
+  deps: ConnectDeps,
+  rawBody: unknown,
+  browserBinding: string | undefined,
+): Promise<CallbackOutcome> {
   const body = validate(ChoiceBody, rawBody, 'body');
   const namespace = choiceNamespace(body.choice);
   const env = namespace ? environmentWithKey(deps.catalog, namespace) : undefined;
-  if (!env) throw new LatchkeyError('invalid_input', 'invalid_account_choice', 'This choice is not valid. Start again from the application.');
+  if (!env)
+    throw new LatchkeyError('invalid_input', 'invalid_account_choice', 'This choice is not valid. Start again from the application.');
   const startedAt = deps.clock.now();
   let seen: PendingChoice | undefined;
   const outcome: CallbackOutcome = { namespace };

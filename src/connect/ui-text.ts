@@ -351,11 +351,15 @@ export function defaultFieldLabel(name: string, label: string, lang: UiLanguage)
  */
 const ERROR_TEXT: Record<Exclude<UiLanguage, 'en'>, Record<string, string>> = {
   fr: {
-    post_connection_failed: 'Le service n’a pas donné les détails du compte que vous venez d’autoriser. Réessayez ; si cela se reproduit, contactez le support de l’application.',
-    several_accounts: 'Cette autorisation donne accès à plusieurs comptes, et un seul peut être connecté à la fois. Recommencez en donnant accès uniquement au compte à connecter.',
-    account_choice_expired: 'Ce choix n’est plus disponible : il a déjà été fait, ou il a attendu trop longtemps. Recommencez depuis l’application.',
+    post_connection_failed:
+      'Le service n’a pas donné les détails du compte que vous venez d’autoriser. Réessayez ; si cela se reproduit, contactez le support de l’application.',
+    several_accounts:
+      'Cette autorisation donne accès à plusieurs comptes, et un seul peut être connecté à la fois. Recommencez en donnant accès uniquement au compte à connecter.',
+    account_choice_expired:
+      'Ce choix n’est plus disponible : il a déjà été fait, ou il a attendu trop longtemps. Recommencez depuis l’application.',
     invalid_account_choice: 'Choisissez l’un des comptes proposés.',
-    different_account: 'Ce compte n’est pas celui de la connexion. La connexion garde ses identifiants ; connectez l’autre compte comme une nouvelle connexion.',
+    different_account:
+      'Ce compte n’est pas celui de la connexion. La connexion garde ses identifiants ; connectez l’autre compte comme une nouvelle connexion.',
     not_embedded: 'Cette page s’affiche dans l’application. Ouvrez-la depuis l’application.',
     session_expired: 'La session de connexion a expiré. Revenez à l’application et recommencez.',
     invalid_session: 'La session de connexion n’est pas valide. Demandez un nouveau lien à l’application.',
@@ -367,11 +371,15 @@ const ERROR_TEXT: Record<Exclude<UiLanguage, 'en'>, Record<string, string>> = {
     temporarily_unavailable: 'La connexion n’a pas pu être enregistrée pour l’instant. Réessayez dans un moment.',
   },
   de: {
-    post_connection_failed: 'Der Dienst hat die Angaben zum soeben autorisierten Konto nicht geliefert. Versuchen Sie es erneut; wenn es wieder passiert, wenden Sie sich an den Support der Anwendung.',
-    several_accounts: 'Diese Autorisierung gewährt Zugriff auf mehrere Konten, verbunden werden kann jeweils nur eines. Beginnen Sie erneut und gewähren Sie Zugriff nur auf das Konto, das verbunden werden soll.',
-    account_choice_expired: 'Diese Auswahl ist nicht mehr verfügbar: Sie wurde schon getroffen oder hat zu lange gewartet. Beginnen Sie in der Anwendung erneut.',
+    post_connection_failed:
+      'Der Dienst hat die Angaben zum soeben autorisierten Konto nicht geliefert. Versuchen Sie es erneut; wenn es wieder passiert, wenden Sie sich an den Support der Anwendung.',
+    several_accounts:
+      'Diese Autorisierung gewährt Zugriff auf mehrere Konten, verbunden werden kann jeweils nur eines. Beginnen Sie erneut und gewähren Sie Zugriff nur auf das Konto, das verbunden werden soll.',
+    account_choice_expired:
+      'Diese Auswahl ist nicht mehr verfügbar: Sie wurde schon getroffen oder hat zu lange gewartet. Beginnen Sie in der Anwendung erneut.',
     invalid_account_choice: 'Wählen Sie eines der angezeigten Konten.',
-    different_account: 'Dieses Konto ist nicht das der Verbindung. Die Verbindung behält ihre Zugangsdaten; verbinden Sie das andere Konto als neue Verbindung.',
+    different_account:
+      'Dieses Konto ist nicht das der Verbindung. Die Verbindung behält ihre Zugangsdaten; verbinden Sie das andere Konto als neue Verbindung.',
     not_embedded: 'Diese Seite wird in der Anwendung angezeigt. Öffnen Sie sie dort.',
     session_expired: 'Die Verbindungssitzung ist abgelaufen. Kehren Sie zur Anwendung zurück und beginnen Sie erneut.',
     invalid_session: 'Die Verbindungssitzung ist ungültig. Fordern Sie in der Anwendung einen neuen Link an.',
@@ -383,11 +391,14 @@ const ERROR_TEXT: Record<Exclude<UiLanguage, 'en'>, Record<string, string>> = {
     temporarily_unavailable: 'Die Verbindung konnte gerade nicht gespeichert werden. Versuchen Sie es gleich noch einmal.',
   },
   es: {
-    post_connection_failed: 'El servicio no dio los datos de la cuenta que acaba de autorizar. Inténtelo de nuevo; si vuelve a ocurrir, contacte con el soporte de la aplicación.',
-    several_accounts: 'Esta autorización da acceso a varias cuentas, y solo se puede conectar una a la vez. Empiece de nuevo y dé acceso solo a la cuenta que quiere conectar.',
+    post_connection_failed:
+      'El servicio no dio los datos de la cuenta que acaba de autorizar. Inténtelo de nuevo; si vuelve a ocurrir, contacte con el soporte de la aplicación.',
+    several_accounts:
+      'Esta autorización da acceso a varias cuentas, y solo se puede conectar una a la vez. Empiece de nuevo y dé acceso solo a la cuenta que quiere conectar.',
     account_choice_expired: 'Esta elección ya no está disponible: ya se hizo o esperó demasiado. Empiece de nuevo desde la aplicación.',
     invalid_account_choice: 'Elija una de las cuentas de la lista.',
-    different_account: 'Esta cuenta no es la de la conexión. La conexión conserva sus credenciales; conecte la otra cuenta como una conexión nueva.',
+    different_account:
+      'Esta cuenta no es la de la conexión. La conexión conserva sus credenciales; conecte la otra cuenta como una conexión nueva.',
     not_embedded: 'Esta página se muestra dentro de la aplicación. Ábrala desde allí.',
     session_expired: 'La sesión de conexión ha caducado. Vuelva a la aplicación y empiece de nuevo.',
     invalid_session: 'La sesión de conexión no es válida. Pida un enlace nuevo a la aplicación.',
@@ -399,8 +410,10 @@ const ERROR_TEXT: Record<Exclude<UiLanguage, 'en'>, Record<string, string>> = {
     temporarily_unavailable: 'No se pudo guardar la conexión en este momento. Inténtelo de nuevo en un momento.',
   },
   pt: {
-    post_connection_failed: 'O serviço não informou os dados da conta que você acabou de autorizar. Tente novamente; se acontecer de novo, contate o suporte do aplicativo.',
-    several_accounts: 'Esta autorização dá acesso a várias contas, e só uma pode ser conectada por vez. Comece de novo e dê acesso apenas à conta que deseja conectar.',
+    post_connection_failed:
+      'O serviço não informou os dados da conta que você acabou de autorizar. Tente novamente; se acontecer de novo, contate o suporte do aplicativo.',
+    several_accounts:
+      'Esta autorização dá acesso a várias contas, e só uma pode ser conectada por vez. Comece de novo e dê acesso apenas à conta que deseja conectar.',
     account_choice_expired: 'Esta escolha não está mais disponível: já foi feita ou esperou demais. Comece de novo pelo aplicativo.',
     invalid_account_choice: 'Escolha uma das contas da lista.',
     different_account: 'Esta conta não é a da conexão. A conexão mantém suas credenciais; conecte a outra conta como uma nova conexão.',

@@ -4,7 +4,8 @@
  * Catchers tell errors apart by their code (`hasCode`), never by `err.name`. A subclass exists only
  * where its catchers read data it carries: `MissingTemplateValueError.keys`, `RefreshError`
  * (`permanent`, `providerError`, `logId`), `CredentialExchangeError` (`problem`, `status`),
- * `JwtMintError` (`problem`, `keys`), `EgressRefusedError` (host, address, its class), and
+ * `JwtMintError` (`problem`, `keys`), `EgressRefusedError` (host, address, its class), `AccountChoiceNeeded`
+ * (the accounts a `several: choose` step found), and
  * `TerminalError`, the work queue's contract (any kind and code may be terminal). A subclass still
  * has a kind and a code, so uncaught it is answered like any other. No other class extends Error in
  * src/ (test/http/error-kinds.unit.test.ts).

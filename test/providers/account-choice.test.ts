@@ -102,7 +102,9 @@ async function toChoice(context: BrowserContext, sim: ProviderSimulator, token: 
 }
 
 const connectionsOf = (integration: string, endUser: string) =>
-  bed.latchkey.ctx.connectionScans.listConnections(bed.ns.name).filter((c) => c.spec.integration === integration && c.spec.endUser?.id === endUser);
+  bed.latchkey.ctx.connectionScans
+    .listConnections(bed.ns.name)
+    .filter((c) => c.spec.integration === integration && c.spec.endUser?.id === endUser);
 
 describe('Jira: a grant for two Atlassian sites', () => {
   let connectionId: string;
@@ -179,7 +181,9 @@ describe('Jira: a grant for two Atlassian sites', () => {
     const context = await bed.browser.newContext();
     try {
       const { app, popup } = await toChoice(context, sims.jira, await sessionToken('jira', 'hostile'));
-      const handle = await popup.evaluate(() => (JSON.parse(document.getElementById('latchkey-choice')!.textContent!) as { choice: string }).choice);
+      const handle = await popup.evaluate(
+        () => (JSON.parse(document.getElementById('latchkey-choice')!.textContent!) as { choice: string }).choice,
+      );
       const post = (account: string) =>
         popup.evaluate(
           async ([choice, value]) => {
@@ -267,7 +271,10 @@ describe('Xero: an authorization for two organisations', () => {
       'connection-id': connectionId,
       'provider-config-key': 'xero',
     });
-    expect(proxied).toMatchObject({ status: 200, body: { Organisations: [{ OrganisationID: TENANTS[1]!.tenantId, Name: 'Birch Bakery' }] } });
+    expect(proxied).toMatchObject({
+      status: 200,
+      body: { Organisations: [{ OrganisationID: TENANTS[1]!.tenantId, Name: 'Birch Bakery' }] },
+    });
   });
 
   it('the choice page speaks the end user’s language', async () => {
