@@ -611,12 +611,19 @@ function stepDetail(err: LatchkeyError): string | undefined {
   return steps.length ? steps.map((e) => `${e.path}: ${e.message}`).join('; ') : undefined;
 }
 
-/** A reconnect refuses an authorization of another account: a value the provider returns that differs from the stored one. */
-function refuseDifferentAccount(provider: ProviderResource, state: ChoiceFlow, values: Record<string, string>, name: string): void {
-  const returned = providerValueKeys(provider.spec).all;
-  const other = [...returned].filter(
-    (k) => state.connectionConfig[k] !== undefined && values[k] !== undefined && values[k] !== state.connectionConfig[k],
-  );
+/**
+ * A reconnect refuses an authorization of another account: a value the provider returns that differs from
+ * the stored one. `partial`: `values` are one step's (an account choice's), the others are not compared.
+ */
+function refuseDifferentAccount(
+  provider: ProviderResource,
+  state: ChoiceFlow,
+  values: Record<string, string>,
+  name: string,
+  partial = false,
+): void {
+  const returned = [...providerValueKeys(provider.spec).all].filter((k) => !partial || k in values);
+  const other = returned.filter((k) => state.connectionConfig[k] !== undefined && values[k] !== state.connectionConfig[k]);
   if (other.length) {
     throw new LatchkeyError(
       'invalid_input',
@@ -665,7 +672,7 @@ export async function completeAccountChoice(
       check: (p, account) => {
         seen = p;
         const { provider, name } = lookupFlow(p.flow);
-        if (p.flow.reconnect) refuseDifferentAccount(provider, p.flow, account.values, name);
+        if (p.flow.reconnect) refuseDifferentAccount(provider, p.flow, account.values, name, true);
       },
     });
     const flow = pending.flow;
