@@ -4,7 +4,8 @@
  * the new access token). Every value is checked by its key's rule before it is used in a URL or stored;
  * a refused value or a failed step is a clear error and nothing is stored. Each step goes through the
  * context's guarded fetch (egress rules, bounded answer), has a time limit, and is one operation log
- * entry (without the token).
+ * entry (without the token). A step whose list holds several accounts refuses them, takes the first, or
+ * (`several: choose`) throws {@link AccountChoiceNeeded} for the caller to ask whoever can choose.
  */
 import type { AppContext } from '../context/app-context.js';
 import { checkConnectionConfig, configValueProblem, fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
