@@ -5,7 +5,6 @@
  * back. Works on node:http messages; the HTTP framework only authenticates and routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
@@ -24,7 +23,8 @@ import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './req
 import { decoderFor } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
-import { DEFAULT_IDLE_MS, isEventStream, limitDuration, streamLimitOf } from './stream-limits.js';
+import { DEFAULT_IDLE_MS } from './stream-limits.js';
+import { passBody } from './pass-body.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
 import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
@@ -289,32 +289,15 @@ export class CredentialProxy {
         'The provider answered with a status line or header that cannot be passed on',
       );
     }
-    // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
-    // events); otherwise node sends them with the first body bytes, in one write instead of two.
-    if (response.nothingYet) res.flushHeaders();
-    const clearDuration = limitDuration(response, this.streamMaxMs);
     try {
-      if (decoder) await pipeline(response.stream(), decoder, res);
-      // Most API answers arrived whole with their headers: one write of headers and body.
-      else if (response.complete) res.end(response.receivedBody() ?? undefined);
-      else await response.sendTo(res);
-    } catch (err) {
-      const limit = streamLimitOf(err);
-      if (limit) this.streamsEnded.inc({ provider: provider.metadata.name, limit });
-      // An event stream stopped at a limit ends cleanly (its client reconnects); a decoder's pipeline has destroyed `res` already.
-      if (limit && isEventStream(response) && !res.destroyed) {
-        this.logger.info({ provider: provider.metadata.name, limit }, 'proxied event stream ended at its limit');
-        res.end();
-      } else {
-        // Headers are gone; the caller sees a truncated response. Say why in the logs only.
-        this.logger.warn(
-          { provider: provider.metadata.name, status: statusCode, limit, err: (err as Error).message },
-          'proxied response ended early',
-        );
-        res.destroy();
-      }
+      await passBody(response, res, {
+        decoder,
+        streamMaxMs: this.streamMaxMs,
+        provider: provider.metadata.name,
+        logger: this.logger,
+        streamsEnded: this.streamsEnded,
+      });
     } finally {
-      clearDuration();
       res.off('close', onClose);
     }
     // Not built at all unless debug is on: this runs for every proxied request.
