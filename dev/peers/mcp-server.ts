@@ -25,6 +25,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 
 export interface McpRequestSeen {
   method: string;
@@ -41,6 +42,8 @@ export interface McpServerOptions {
   acceptToken?: (token: string) => boolean;
   /** The SDK's SSE keep-alive comment interval on open streams (0: none; the SDK's default is 15 s). */
   keepAliveMs?: number;
+  /** Event IDs kept per session (the SDK's example store), so a client resumes a stream with `Last-Event-ID`. */
+  resumable?: boolean;
   /** Awaited after each part of `parts` is sent. */
   afterPart?: (part: number) => Promise<void>;
 }
@@ -154,6 +157,7 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpTe
       const created = new StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         keepAliveMs: opts.keepAliveMs,
+        ...(opts.resumable ? { eventStore: new InMemoryEventStore() } : {}),
         onsessioninitialized: (id) => {
           sessions.push(id);
           transports.set(id, created);

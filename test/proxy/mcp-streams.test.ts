@@ -22,6 +22,7 @@ const CLIENT = { clientId: 'mcp-client', clientSecret: 'mcp-client-secret' };
 const suffix = randomBytes(3).toString('hex');
 const HEALTHY = `mcp-${suffix}`;
 const HOSTILE = `mcp-hostile-${suffix}`;
+const RESUMABLE = `mcp-resumable-${suffix}`;
 
 let kc: KubeConfig;
 let oidc: OidcTestServer;
@@ -29,6 +30,8 @@ let oidc: OidcTestServer;
 let mcp: McpTestServer;
 /** The hostile one: no keep-alive, so a stream that does not answer sends nothing at all. */
 let hostile: McpTestServer;
+/** No keep-alive either, but with event IDs: its client resumes a stream ended at the idle limit. */
+let resumable: McpTestServer;
 let latchkey: Replica;
 /** The same namespaces behind a server with a maximum stream duration of 3 s. */
 let capped: Replica;
@@ -49,6 +52,7 @@ beforeAll(async () => {
   const acceptToken = (t: string) => t.length > 0 && !revoked.has(t);
   mcp = await startMcpServer({ acceptToken, keepAliveMs: 500, afterPart: (part) => partGate(part) });
   hostile = await startMcpServer({ acceptToken, keepAliveMs: 0 });
+  resumable = await startMcpServer({ acceptToken, keepAliveMs: 0, resumable: true });
   for (const prefix of ['mcp-a', 'mcp-b']) namespaces.push(await createTestNamespace(kc, prefix));
   tenantA = await createEnvironment(kc, namespaces[0]!.name);
   tenantB = await createEnvironment(kc, namespaces[1]!.name);
@@ -58,6 +62,7 @@ beforeAll(async () => {
   for (const [name, server] of [
     [HEALTHY, mcp],
     [HOSTILE, hostile],
+    [RESUMABLE, resumable],
   ] as const)
     await applyProvider(kc, name, {
       displayName: 'MCP test server',
@@ -69,6 +74,7 @@ beforeAll(async () => {
   for (const ns of names) {
     await createIntegration(kc, ns, 'mcp', { provider: HEALTHY }, CLIENT);
     await createIntegration(kc, ns, 'hostile', { provider: HOSTILE }, CLIENT);
+    await createIntegration(kc, ns, 'resumable', { provider: RESUMABLE }, CLIENT);
   }
   for (const replica of [latchkey, capped])
     await eventually(() =>
@@ -77,8 +83,10 @@ beforeAll(async () => {
           replica.ctx.catalog.listEnvironments(ns).length > 0 &&
           replica.ctx.catalog.getReferencedSecret(ns, 'test-keys') &&
           replica.ctx.catalog.getIntegration(ns, 'hostile') &&
+          replica.ctx.catalog.getIntegration(ns, 'resumable') &&
           replica.ctx.catalog.getReferencedSecret(ns, 'mcp-client') &&
           replica.ctx.catalog.getProvider(HOSTILE) &&
+          replica.ctx.catalog.getProvider(RESUMABLE) &&
           replica.ctx.catalog.getProvider(HEALTHY),
       ),
     );
@@ -90,9 +98,11 @@ afterAll(async () => {
   await latchkey?.stop();
   await deleteProvider(kc, HEALTHY);
   await deleteProvider(kc, HOSTILE);
+  await deleteProvider(kc, RESUMABLE);
   for (const ns of namespaces) await ns.delete();
   await mcp?.close();
   await hostile?.close();
+  await resumable?.close();
   await oidc?.close();
 });
 
@@ -102,7 +112,12 @@ async function connection(env: TestEnvironment, integration: string, connectionI
   if (revoke) revoked.add(minted.accessToken);
   await latchkey.ctx.connections.createConnection({
     namespace: env.namespace,
-    spec: { integration, provider: integration === 'mcp' ? HEALTHY : HOSTILE, connectionId, authMode: 'OAUTH2' },
+    spec: {
+      integration,
+      provider: { mcp: HEALTHY, hostile: HOSTILE, resumable: RESUMABLE }[integration]!,
+      connectionId,
+      authMode: 'OAUTH2',
+    },
     credentials: {
       type: 'OAUTH2',
       access_token: minted.accessToken,
@@ -402,6 +417,22 @@ describe('the proxy and MCP Streamable HTTP', () => {
     expect(answer.body).not.toContain('"id":99');
     await eventually(() => hostile.leftEarly.filter((m) => m === 'tools/call').length > leftBefore);
     expect(await streamsEnded(latchkey, 'idle')).toBeGreaterThan(endedBefore);
+  });
+
+  it("a tool's stream silent past the idle limit is ended cleanly; the SDK's client resumes it with Last-Event-ID and gets the rest", async () => {
+    await connection(tenantB, 'resumable', 'resumes');
+    const { client, transport } = await connectClient(tenantB, 'resumable', 'resumes');
+    const endedBefore = await streamsEnded(latchkey, 'idle');
+    const progress: number[] = [];
+    // Part 1 at once, then 5 s of silence (the limit is 2 s), then part 2 and the result.
+    const result = await client.callTool({ name: 'parts', arguments: { count: 2, delayMs: 5000 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect(result.content).toEqual([{ type: 'text', text: '2 parts' }]);
+    expect(progress).toEqual([1, 2]);
+    expect(await streamsEnded(latchkey, 'idle')).toBeGreaterThan(endedBefore);
+    const resumedBy = resumable.requests.filter((r) => r.method === 'GET' && r.sessionId === transport.sessionId && r.lastEventId);
+    expect(resumedBy.length).toBeGreaterThan(0);
   });
 
   it('a stream still going at the maximum duration is ended (when the operator sets one)', async () => {
