@@ -12,9 +12,10 @@
  * - `big {parts, bytes}`: `parts` progress notifications whose message is `bytes` long.
  * - `hang`: never answers (the stream stays open; with `keepAliveMs: 0` it sends nothing at all).
  *
- * Not the SDK's: a POST of the JSON-RPC method `broken/stream` is answered by hand with an event
- * stream whose connection is destroyed after its first event (a server failing mid-stream; the SDK
- * has no way to make one).
+ * Not the SDK's (it has no way to make these): a POST of the JSON-RPC method `broken/stream` is
+ * answered by hand with an event stream whose connection is destroyed after its first event (a server
+ * failing mid-stream); one of `firehose/stream` {mib} with `mib` MiB of events written as fast as the
+ * connection takes them (waiting for 'drain'), counted in `firehose`.
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -57,6 +58,8 @@ export interface McpTestServer {
   closedSessions: string[];
   /** JSON-RPC methods of POSTs whose caller went away before the answer ended. */
   leftEarly: string[];
+  /** Bytes of the last `firehose/stream` answer accepted by its connection so far, and whether all were. */
+  firehose: { written: number; done: boolean };
   /** Sends `notifications/tools/list_changed` to every open session (on its GET stream). */
   notifyToolsChanged(): void;
   close(): Promise<void>;
@@ -70,6 +73,7 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpTe
   const sessions: string[] = [];
   const closedSessions: string[] = [];
   const leftEarly: string[] = [];
+  const firehose = { written: 0, done: false };
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Map<string, McpServer>();
 
@@ -146,6 +150,21 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpTe
       setTimeout(() => res.socket?.destroy(), 50);
       return;
     }
+    const body = req.body as { method?: unknown; params?: { mib?: number } } | undefined;
+    if (body?.method === 'firehose/stream') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const event = Buffer.from(`event: message\ndata: ${'x'.repeat(64 * 1024 - 23)}\n\n`);
+      firehose.written = 0;
+      firehose.done = false;
+      for (let left = (body.params?.mib ?? 1) * 16; left > 0 && !res.destroyed; left--) {
+        const more = res.write(event);
+        firehose.written += event.length;
+        if (!more) await new Promise((r) => res.once('drain', r).once('close', r));
+      }
+      firehose.done = true;
+      res.end();
+      return;
+    }
     const sid = req.headers['mcp-session-id'] as string | undefined;
     let transport = sid ? transports.get(sid) : undefined;
     if (!transport) {
@@ -186,6 +205,7 @@ export async function startMcpServer(opts: McpServerOptions = {}): Promise<McpTe
     sessions,
     closedSessions,
     leftEarly,
+    firehose,
     notifyToolsChanged: () => {
       for (const mcp of servers.values()) mcp.sendToolListChanged();
     },

@@ -306,6 +306,46 @@ describe('the proxy and MCP Streamable HTTP', () => {
     expect(bytes).toBe(48 * 64 * 1024);
   });
 
+  it('back-pressure: a caller that does not read holds the server back; then it gets every byte', async () => {
+    await connection(tenantA, 'mcp', 'slow-reader');
+    const MIB = 64;
+    const answer = await new Promise<{ writtenWhilePaused: number; received: number; doneWhilePaused: boolean }>((resolve, reject) => {
+      const url = new URL(`${latchkey.url}/proxy/mcp`);
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'POST',
+          path: url.pathname,
+          headers: {
+            ...latchkeyHeaders(tenantA, 'mcp', 'slow-reader'),
+            accept: 'text/event-stream',
+            'content-type': 'application/json',
+          },
+        },
+        (res) => {
+          // Nothing read for a second: the server may fill the sockets' buffers on the way, no more.
+          res.pause();
+          setTimeout(() => {
+            const writtenWhilePaused = mcp.firehose.written;
+            const doneWhilePaused = mcp.firehose.done;
+            let received = 0;
+            res.on('data', (c: Buffer) => (received += c.length));
+            res.on('end', () => resolve({ writtenWhilePaused, received, doneWhilePaused }));
+            res.on('error', reject);
+            res.resume();
+          }, 1000);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'firehose/stream', params: { mib: MIB } }));
+    });
+    expect(answer.doneWhilePaused).toBe(false);
+    expect(answer.writtenWhilePaused).toBeLessThan((MIB / 2) * 2 ** 20);
+    expect(answer.received).toBe(MIB * 2 ** 20);
+    expect(mcp.firehose.done).toBe(true);
+  });
+
   it("a client that goes away closes the server's stream", async () => {
     await connection(tenantA, 'mcp', 'leaves');
     const { client, transport } = await connectClient(tenantA, 'mcp', 'leaves');
