@@ -298,6 +298,7 @@ const SECTIONS = [
   'connect-ui',
   'etcd-bytes',
   'workload-auth',
+  'mcp-stream',
 ] as const;
 export type SectionId = (typeof SECTIONS)[number];
 
@@ -307,7 +308,7 @@ const HEADER = `# Benchmarks
 \`npm run bench\` builds and runs every benchmark below, one after the other, each against its own real local
 control plane (etcd, kube-apiserver, kube-controller-manager from \`dev/control-plane.ts\`) on 127.0.0.1, and
 rewrites its own section of this file (and its key of \`docs/benchmarks.json\`, where it writes one). One benchmark alone: \`npm run bench:hot-paths\` (\`npm run bench:proxy\`: its proxy part only, figures printed), \`npm run bench:store\`, \`npm run bench:oplog\`,
-\`npm run bench:api\`, \`npm run bench:provider-webhooks\`, \`npm run bench:list-connections\`, \`npm run bench:catalog\`, \`npm run bench:imports\`, \`npm run bench:memory\` (not part of \`npm run bench\`: it fills the API server with tens of thousands of connections), \`npm run bench:refresh-storm\` and \`npm run bench:soak\` (30 minutes; neither part of \`npm run bench\` either), \`npm run bench:connect-ui\` (the Connect UI's page weight), \`npm run bench:etcd-bytes\` (what one connection costs in etcd; not part of \`npm run bench\`), \`npm run bench:workload-auth\` (ServiceAccount tokens vs the secret key, token exchange). Every benchmark is bounded in count and time (environment variables at the top of each
+\`npm run bench:api\`, \`npm run bench:provider-webhooks\`, \`npm run bench:list-connections\`, \`npm run bench:catalog\`, \`npm run bench:imports\`, \`npm run bench:memory\` (not part of \`npm run bench\`: it fills the API server with tens of thousands of connections), \`npm run bench:refresh-storm\` and \`npm run bench:soak\` (30 minutes; neither part of \`npm run bench\` either), \`npm run bench:connect-ui\` (the Connect UI's page weight), \`npm run bench:etcd-bytes\` (what one connection costs in etcd; not part of \`npm run bench\`), \`npm run bench:workload-auth\` (ServiceAccount tokens vs the secret key, token exchange), \`npm run bench:mcp-stream\` (a streamed MCP tool answer through the proxy). Every benchmark is bounded in count and time (environment variables at the top of each
 file) and deletes what it created. Speed and memory are measured here, never asserted in tests.
 
 The machine is small (2 cores) and shared: the API server, etcd and the Node.js process (Latchkey, the load

@@ -54,6 +54,8 @@ const ConfigSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  LATCHKEY_PROXY_IDLE_SECONDS: z.coerce.number().min(1).default(300),
+  LATCHKEY_PROXY_STREAM_MAX_SECONDS: z.coerce.number().min(0).default(0),
 });
 
 export interface Config {
@@ -130,6 +132,13 @@ export interface Config {
   shutdownDelaySeconds: number;
   /** The most bytes read of any answer from a provider or receiver; beyond it the call fails with `provider_answer_too_large`. */
   providerAnswerMaxBytes: number;
+  /**
+   * A proxied answer whose provider sends nothing for this long (while the caller reads) is ended:
+   * an event stream cleanly, any other body cut (docs/proxy.md, "Streams").
+   */
+  proxyIdleSeconds: number;
+  /** A proxied answer still streaming after this long is ended the same way (0: no limit). */
+  proxyStreamMaxSeconds: number;
   /** The audience a workload's Kubernetes token must be issued for (docs/workloads.md). */
   serviceAccountAudience: string;
   /** A TokenReview is kept at most this long (and never past the token's expiry); a SubjectAccessReview this long. */
@@ -193,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     refreshConcurrency: e.LATCHKEY_REFRESH_CONCURRENCY,
     shutdownDelaySeconds: e.LATCHKEY_SHUTDOWN_DELAY_SECONDS,
     providerAnswerMaxBytes: e.LATCHKEY_PROVIDER_ANSWER_MAX_BYTES,
+    proxyIdleSeconds: e.LATCHKEY_PROXY_IDLE_SECONDS,
+    proxyStreamMaxSeconds: e.LATCHKEY_PROXY_STREAM_MAX_SECONDS,
     serviceAccountAudience: e.LATCHKEY_SERVICE_ACCOUNT_AUDIENCE,
     tokenReviewTtlSeconds: e.LATCHKEY_TOKEN_REVIEW_TTL_SECONDS,
     accessReviewTtlSeconds: e.LATCHKEY_ACCESS_REVIEW_TTL_SECONDS,

@@ -5,7 +5,6 @@
  * back. Works on node:http messages; the HTTP framework only authenticates and routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import { resolveClient } from '../auth/oauth2-client.js';
 import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
@@ -19,11 +18,13 @@ import { authorizationHeader, Injections, type OAuth1Consumer } from './credenti
 import { moduleOfCredentials } from '../modes/registry.js';
 import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { checkBaseUrlOverride, forwardedRequestHeaders, returnedResponseHeaders } from './headers.js';
-import { proxyDuration, proxyRequests, proxyRetries } from './metrics.js';
+import { proxyDuration, proxyRequests, proxyRetries, proxyStreamsEnded } from './metrics.js';
 import { DEFAULT_REPLAY_LIMIT, hasBody, readBody, type RequestBody } from './request-body.js';
 import { decoderFor } from './response-body.js';
 import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
+import { DEFAULT_IDLE_MS } from './stream-limits.js';
+import { passBody } from './pass-body.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
 import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
@@ -55,6 +56,10 @@ export interface CredentialProxyDeps {
   replayLimitBytes?: number;
   /** How long to wait for the provider's response headers (default 120 s). */
   headersTimeoutMs?: number;
+  /** Once the headers are in, how long the provider may send nothing while the caller reads (default 300 s; stream-limits.ts). */
+  idleTimeoutMs?: number;
+  /** How long an answer may stream at all (default 0: no limit). */
+  streamMaxMs?: number;
   backoff?: Partial<Omit<RetryPolicy, 'retries'>>;
   /** Handshake windows (src/k8s/handshake-windows.ts): opened while a call that creates a provider webhook is in flight. */
   handshakeWindows?: Pick<HandshakeWindows, 'open' | 'close'>;
@@ -85,21 +90,27 @@ export class CredentialProxy {
   private readonly injections = new Injections();
   private readonly replayLimit: number;
   private readonly headersTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
+  private readonly streamMaxMs: number;
   private readonly backoff: Omit<RetryPolicy, 'retries'>;
   private readonly logger: Logger;
   private readonly requests;
   private readonly duration;
   private readonly retries;
+  private readonly streamsEnded;
 
   constructor(private readonly deps: CredentialProxyDeps) {
     this.agents = createAgents(deps.egress);
     this.replayLimit = deps.replayLimitBytes ?? DEFAULT_REPLAY_LIMIT;
     this.headersTimeoutMs = deps.headersTimeoutMs ?? 120_000;
+    this.idleTimeoutMs = deps.idleTimeoutMs ?? DEFAULT_IDLE_MS;
+    this.streamMaxMs = deps.streamMaxMs ?? 0;
     this.backoff = { ...DEFAULT_BACKOFF, ...deps.backoff };
     this.logger = deps.logger.child({ component: 'proxy' });
     this.requests = proxyRequests(deps.metrics);
     this.duration = proxyDuration(deps.metrics);
     this.retries = proxyRetries(deps.metrics);
+    this.streamsEnded = proxyStreamsEnded(deps.metrics);
   }
 
   /** Closes idle connections to providers. */
@@ -227,6 +238,7 @@ export class CredentialProxy {
         policy: { ...this.backoff, retries },
         cancellation,
         headersTimeoutMs: this.headersTimeoutMs,
+        bodyIdleTimeoutMs: this.idleTimeoutMs,
         now: () => this.deps.clock.now(),
         onRetry: (reason, delayMs, attempt) => {
           this.retries.inc({ provider: provider.metadata.name, reason });
@@ -235,6 +247,8 @@ export class CredentialProxy {
       });
 
     let result: SendResult = await send(connection.credentials);
+    // Every retry is decided here, on a status, before anything went to the caller (writeHead below):
+    // a body that fails once streaming started (an event stream) is never sent again.
     if (result.response.statusCode === 401 && refreshable && body.kind !== 'stream') {
       // One forced refresh and one retry; if the refresh fails, the provider's 401 goes back.
       let refreshed: StoredConnection | undefined;
@@ -275,21 +289,14 @@ export class CredentialProxy {
         'The provider answered with a status line or header that cannot be passed on',
       );
     }
-    // Headers go out at once when no body byte is there yet (a provider streaming slowly, server-sent
-    // events); otherwise node sends them with the first body bytes, in one write instead of two.
-    if (response.nothingYet) res.flushHeaders();
     try {
-      if (decoder) await pipeline(response.stream(), decoder, res);
-      // Most API answers arrived whole with their headers: one write of headers and body.
-      else if (response.complete) res.end(response.receivedBody() ?? undefined);
-      else await response.sendTo(res);
-    } catch (err) {
-      // Headers are gone; the caller sees a truncated response. Say why in the logs only.
-      this.logger.warn(
-        { provider: provider.metadata.name, status: statusCode, err: (err as Error).message },
-        'proxied response ended early',
-      );
-      res.destroy();
+      await passBody(response, res, {
+        decoder,
+        streamMaxMs: this.streamMaxMs,
+        provider: provider.metadata.name,
+        logger: this.logger,
+        streamsEnded: this.streamsEnded,
+      });
     } finally {
       res.off('close', onClose);
     }

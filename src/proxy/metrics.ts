@@ -42,3 +42,17 @@ export const proxyRetries = (registry: Registry) =>
         registers,
       }),
   );
+
+/** Proxied answers the proxy ended itself, by provider and limit (`idle`, `max_duration`). */
+export const proxyStreamsEnded = (registry: Registry) =>
+  metric(
+    registry,
+    'latchkey_proxy_streams_ended_total',
+    (registers) =>
+      new Counter({
+        name: 'latchkey_proxy_streams_ended_total',
+        help: 'Proxied answers ended by the proxy at a stream limit, by provider and limit (idle, max_duration).',
+        labelNames: ['provider', 'limit'] as const,
+        registers,
+      }),
+  );

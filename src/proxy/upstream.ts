@@ -48,7 +48,7 @@ export function createAgents(guard: EgressGuard, tls: { ca?: string | Buffer } =
     connections: 256,
     keepAliveTimeout: IDLE_SOCKET_MS,
     keepAliveMaxTimeout: IDLE_SOCKET_MS,
-    // No timeout between body chunks: a provider may stream (server-sent events) as slowly as it likes.
+    // The time a body may send nothing is each request's (sendOnce's `bodyIdleTimeoutMs`).
     bodyTimeout: 0,
     connect: guardedConnector(guard, tls),
   });
@@ -133,12 +133,17 @@ function headerList(req: UpstreamRequest, host: string): string[] {
   return list;
 }
 
-/** One attempt. Resolves with the response (body not read yet) or rejects with a {@link PROVIDER_UNREACHABLE} error. */
+/**
+ * One attempt. Resolves with the response (body not read yet) or rejects with a {@link PROVIDER_UNREACHABLE} error.
+ * `bodyIdleTimeoutMs`: once the headers are in, the longest the body may send nothing (0: no limit); the
+ * time the provider's socket is paused because the caller is not reading does not count (undici's body timeout).
+ */
 export function sendOnce(
   req: UpstreamRequest,
   agents: UpstreamAgents,
   cancellation: Cancellation,
   headersTimeoutMs: number,
+  bodyIdleTimeoutMs = 0,
 ): Promise<UpstreamResponse> {
   return new Promise((resolve, reject) => {
     const target = req.url instanceof URL ? upstreamTargetOf(req.url) : req.url;
@@ -167,6 +172,7 @@ export function sendOnce(
         headers: headerList(req, target.host),
         body: body.kind === 'buffered' ? body.data : body.kind === 'stream' ? body.stream : null,
         headersTimeout: headersTimeoutMs,
+        bodyTimeout: bodyIdleTimeoutMs,
       },
       response,
     );
@@ -182,6 +188,8 @@ export interface SendOptions {
   policy: RetryPolicy;
   cancellation: Cancellation;
   headersTimeoutMs: number;
+  /** See {@link sendOnce}. */
+  bodyIdleTimeoutMs?: number;
   now: () => number;
   onRetry?: (reason: string, delayMs: number, attempt: number) => void;
 }
@@ -205,7 +213,7 @@ export async function sendWithRetries(
     let failure: LatchkeyError | undefined;
     if (attempt > 1) req = build();
     try {
-      response = await sendOnce(req, agents, opts.cancellation, opts.headersTimeoutMs);
+      response = await sendOnce(req, agents, opts.cancellation, opts.headersTimeoutMs, opts.bodyIdleTimeoutMs);
     } catch (err) {
       if (opts.cancellation.cancelled) throw new LatchkeyError('cancelled', 'client_closed_request', 'The caller went away');
       // A network failure may be retried; a refusal is the answer.

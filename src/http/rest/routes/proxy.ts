@@ -42,6 +42,8 @@ export function proxyHandler(ctx: ProxyRouteContext): ProxyRequestHandler {
     egress: ctx.egress,
     refresher: ctx.refresher,
     statusOf,
+    idleTimeoutMs: ctx.config.proxyIdleSeconds * 1000,
+    streamMaxMs: ctx.config.proxyStreamMaxSeconds * 1000,
     handshakeWindows: new HandshakeWindows(ctx.caches),
   });
   return async (req, res, environment) => {
