@@ -2,7 +2,10 @@
 import { grantedScopes, recordedScopes, scopesOf } from '../../src/auth/granted-scopes.js';
 import { changedProviderValues, describeChanges } from '../../src/auth/refresh/provider-values.js';
 import { toPublicCredentials } from '../../src/domain/credentials.js';
-import type { ProviderSpec } from '../../src/k8s/resources.js';
+import type { ConnectionResource, ProviderSpec } from '../../src/k8s/resources.js';
+import type { StoredConnection } from '../../src/k8s/store.js';
+import { connectionDetail } from '../../src/http/dashboard/views.js';
+import { connectionView } from '../../src/http/rest/routes/connection-view.js';
 
 describe('granted scopes', () => {
   it("reads RFC 6749's space-delimited scope, Pipedrive's and GitHub's commas, and Linear's array", () => {
@@ -33,6 +36,30 @@ describe('granted scopes', () => {
       access_token: 'tok',
       raw: { access_token: 'tok', scope: 'a b' },
     });
+  });
+});
+
+describe('where granted scopes are shown', () => {
+  const resource = {
+    metadata: { name: 'c', namespace: 'n', creationTimestamp: '2026-01-01T00:00:00Z' },
+    spec: { integration: 'g', provider: 'google', connectionId: 'c-1', id: 1, authMode: 'OAUTH2' },
+  } as unknown as ConnectionResource;
+  const conn = (credentials: Record<string, unknown>): StoredConnection =>
+    ({
+      resource,
+      credentials: { type: 'OAUTH2', access_token: 'secret-access-token-value', ...credentials },
+      credentialsVersion: '1',
+    }) as StoredConnection;
+
+  it('GET /connections/{id} and the dashboard show them beside the credentials (null when none are known)', () => {
+    const view = connectionView(conn({ granted_scopes: ['a', 'b'] }));
+    expect(view.granted_scopes).toEqual(['a', 'b']);
+    expect(view.credentials).not.toHaveProperty('granted_scopes');
+    expect(connectionView(conn({})).granted_scopes).toBeNull();
+    const detail = connectionDetail(conn({ granted_scopes: ['a', 'b'] }), Date.parse('2026-01-02T00:00:00Z'));
+    expect(detail.granted_scopes).toEqual(['a', 'b']);
+    expect(detail.credentials).not.toHaveProperty('granted_scopes');
+    expect(JSON.stringify(detail)).not.toContain('secret-access-token-value');
   });
 });
 
