@@ -8,7 +8,8 @@
  *   those requested (HubSpot), and shown by GET /connections/{id};
  * - a reconnect session asking for more scopes (Nango's integrations_config_defaults) sends Google's
  *   include_granted_scopes and records the union Google granted;
- * - GitHub's 403 with X-Accepted-OAuth-Scopes comes back with an error naming the missing scope.
+ * - GitHub's 403 with X-Accepted-OAuth-Scopes comes back with an error naming the missing scope, Box's RFC 6750
+ *   insufficient_scope challenge (which names none) with an error saying so.
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration } from '../../dev/fixtures.js';
@@ -16,6 +17,7 @@ import { createGuardedFetch, type GuardedFetch } from '../../src/egress/fetch.js
 import { catalogSpec } from '../support/catalog-files.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { startSimulators, type ProviderSimulator, type SimulatorHost } from '../support/simulators/framework.js';
+import { box } from '../support/simulators/box.js';
 import { github } from '../support/simulators/github.js';
 import { googleCalendar } from '../support/simulators/google.js';
 import { hubspot } from '../support/simulators/hubspot.js';
@@ -28,6 +30,7 @@ const sims: Record<string, ProviderSimulator> = {
   'google-calendar': googleCalendar(),
   hubspot: hubspot(),
   github: github(),
+  box: box(),
 };
 const CALENDAR_READ = 'https://www.googleapis.com/auth/calendar.readonly';
 const CALENDAR_EVENTS = 'https://www.googleapis.com/auth/calendar.events';
@@ -223,5 +226,19 @@ describe('a call the grant does not cover', () => {
     expect(res.headers.get('x-accepted-oauth-scopes')).toBe('public_repo, repo');
     // No token in the answer.
     for (const token of sims.github!.state.accessTokens) expect(JSON.stringify(res.body)).not.toContain(token);
+  });
+
+  it("answers Box's 403 with an RFC 6750 insufficient_scope challenge as insufficient_scope, the challenge passed on", async () => {
+    await connect('box', await session('box', 'box-user'));
+    const conn = await connectionOf('box', 'box-user');
+    const res = await bed.latchkey.call('GET', '/proxy/2.0/users', {
+      key: bed.env.secretKey,
+      headers: { 'connection-id': conn.connection_id, 'provider-config-key': 'box' },
+    });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('insufficient_scope');
+    expect(res.body.error.message).toContain("Box refused the call: the connection's grant lacks a scope it does not name.");
+    expect(res.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    for (const token of sims.box!.state.accessTokens) expect(JSON.stringify(res.body)).not.toContain(token);
   });
 });
