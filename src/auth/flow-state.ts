@@ -27,6 +27,10 @@ export interface FlowState {
   /** The redirect URI sent to the provider (the Environment's custom callback URL, or ours). */
   redirectUri: string;
   codeVerifier?: string;
+  /** The session's scopes for this integration, asked for instead of the Integration's (OAuth 2). */
+  scopes?: string[];
+  /** The session's extra authorization parameters for this integration (OAuth 2). */
+  authorizationParams?: Record<string, string>;
   /** APP / CUSTOM: when the flow started (ms): a new installation must not be older. */
   startedAt?: number;
   /** OAuth 1.0a: the request token the provider will send back. */

@@ -16,6 +16,7 @@ import {
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
 import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
+import { GRANTED_SCOPES_FIELD, grantedScopes } from './granted-scopes.js';
 import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
 
 export interface OAuth2FlowInput {
@@ -25,6 +26,10 @@ export interface OAuth2FlowInput {
   /** Values for `${connectionConfig.KEY}` placeholders in the provider's URLs. */
   connectionConfig: Record<string, unknown>;
   fetch: typeof fetch;
+  /** A connect session's scopes for this integration (`oauth_scopes_override`): asked for instead of the Integration's. */
+  scopes?: string[];
+  /** A connect session's extra authorization parameters (`authorization_params`), after the Provider's and the Integration's. */
+  authorizationParams?: Record<string, string>;
 }
 
 /** The client's configuration, and the last token answer as the provider sent it (before openid-client normalizes it). */
@@ -36,8 +41,14 @@ function configurationKeepingAnswer(
   return { config, answer: () => raw };
 }
 
-function scopesOf(input: OAuth2FlowInput): string | undefined {
-  const scopes = input.integration.spec.scopes?.length ? input.integration.spec.scopes : (input.provider.spec.defaultScopes ?? []);
+/** The scopes asked for: the session's, else the Integration's, else the provider's defaults. */
+function requestedScopes(input: OAuth2FlowInput): string[] {
+  if (input.scopes?.length) return input.scopes;
+  return input.integration.spec.scopes?.length ? input.integration.spec.scopes : (input.provider.spec.defaultScopes ?? []);
+}
+
+function scopeParam(input: OAuth2FlowInput): string | undefined {
+  const scopes = requestedScopes(input);
   return scopes.length ? scopes.join(input.provider.spec.scopeSeparator ?? ' ') : undefined;
 }
 
@@ -64,10 +75,11 @@ export async function buildAuthorizationRedirect(
   const params: Record<string, string> = {
     ...(input.provider.spec.authorizationParams ?? {}),
     ...(input.integration.spec.authorizationParams ?? {}),
+    ...(input.authorizationParams ?? {}),
     redirect_uri: opts.redirectUri,
     state: opts.state,
   };
-  const scope = scopesOf(input);
+  const scope = scopeParam(input);
   if (scope) params.scope = scope;
   if (opts.codeVerifier && !input.provider.spec.disablePkce) {
     params.code_challenge = await calculatePKCECodeChallenge(opts.codeVerifier);
@@ -109,7 +121,13 @@ export async function exchangeAuthorizationCode(
     ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
     ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
     raw: answer() ?? rawOf(tokens),
+    ...scopesField(grantedScopes(answer() ?? rawOf(tokens), requestedScopes(input))),
   };
+}
+
+/** The granted scopes as a field of the credentials, or nothing. */
+function scopesField(scopes: string[] | undefined): { granted_scopes?: string[] } {
+  return scopes ? { [GRANTED_SCOPES_FIELD]: scopes } : {};
 }
 
 /**
@@ -125,7 +143,7 @@ export async function clientCredentialsToken(
   const { config, answer } = configurationKeepingAnswer(input);
   const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
   delete params.grant_type;
-  const scope = scopesOf(input);
+  const scope = scopeParam(input);
   if (scope) params.scope = scope;
   const tokens = await clientCredentialsGrant(config, params);
   const expiresIn = tokens.expiresIn();
@@ -136,6 +154,7 @@ export async function clientCredentialsToken(
     client_id: input.client.clientId,
     client_secret: input.client.clientSecret ?? '',
     raw: answer() ?? rawOf(tokens),
+    ...scopesField(grantedScopes(answer() ?? rawOf(tokens), requestedScopes(input))),
   };
   if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
   else delete next.expires_at;
@@ -157,6 +176,8 @@ export async function refreshOAuth2Tokens(
     access_token: tokens.access_token,
     refresh_token: tokens.refresh_token ?? current.refresh_token,
     raw: answer() ?? { ...tokens },
+    // A refresh answer's `scope` is the grant as it is now; without one the recorded scopes stay.
+    ...scopesField(grantedScopes(answer() ?? { ...tokens })),
   };
   if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
   else delete next.expires_at;

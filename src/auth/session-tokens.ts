@@ -17,8 +17,15 @@ export interface SessionClaims {
   allowedIntegrations: string[];
   /** Set for a reconnect session: the connection to re-authorize. */
   reconnect?: { connectionId: string; integration: string };
+  /** Per integration: the scopes asked for instead of the Integration's, and extra authorization parameters (Nango's `integrations_config_defaults`). */
+  configDefaults?: Record<string, SessionConfigDefaults>;
   /** Expiry, seconds since the epoch. */
   exp: number;
+}
+
+export interface SessionConfigDefaults {
+  scopes?: string[];
+  authorizationParams?: Record<string, string>;
 }
 
 const PREFIX = 'lks_1';

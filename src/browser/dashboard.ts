@@ -306,6 +306,7 @@ async function connectionPage(integration: string, connectionId: string, notice?
         ['Last fetch', fmt(c.last_fetched_at)],
         ['Metadata', h('pre', {}, JSON.stringify(c.metadata, null, 2))],
         ['Configuration', h('pre', {}, JSON.stringify(c.connection_config, null, 2))],
+        ['Scopes granted', c.granted_scopes ? h('span', { id: 'granted-scopes' }, (c.granted_scopes as string[]).join(' ')) : null],
         [
           'Credentials',
           h(

@@ -243,6 +243,7 @@ export async function startOAuthFlow(
     redirectUri: callbackUrlOf(deps, session),
     bh: browserBindingHash(browserBinding),
     exp: session.claims.exp,
+    ...session.claims.configDefaults?.[integrationId],
   };
   const attempt = {
     namespace: session.namespace,

@@ -12,6 +12,9 @@ import { MINTED_TOKEN_FIELD, type AuthMode } from './auth-modes.js';
 const raw = z.record(z.string(), z.unknown());
 const isoTime = z.iso.datetime({ offset: true });
 
+/** The scopes the provider granted (its answer's `scope`, else those requested: src/auth/granted-scopes.ts). Private: GET /connections/{id} shows them beside the credentials. */
+const GrantedScopes = z.array(z.string());
+
 /** Client overrides from the deprecated import (`oauth_client_id_override` / `oauth_client_secret_override`). Private. */
 export const ClientOverride = z.object({ client_id: z.string().optional(), client_secret: z.string().optional() });
 
@@ -22,6 +25,7 @@ export const OAuth2Credentials = z.object({
   expires_at: isoTime.optional(),
   raw,
   config_override: ClientOverride.optional(),
+  granted_scopes: GrantedScopes.optional(),
 });
 export const OAuth1Credentials = z.object({
   type: z.literal('OAUTH1'),
@@ -38,6 +42,7 @@ export const OAuth2ClientCredentials = z.object({
   client_id: z.string(),
   client_secret: z.string(),
   raw,
+  granted_scopes: GrantedScopes.optional(),
 });
 export const AppCredentials = z.object({
   type: z.literal('APP'),
@@ -166,7 +171,7 @@ export type Credentials = z.infer<typeof StoredCredentialsSchema>;
 export type CredentialsType = Credentials['type'];
 
 /** Fields kept in the Secret that the API never returns. */
-export const PRIVATE_FIELDS = ['config_override'] as const;
+export const PRIVATE_FIELDS = ['config_override', 'granted_scopes'] as const;
 
 /** Keys holding a refresh token (left out of responses unless asked for, also inside `raw`). */
 const REFRESH_TOKEN_KEYS = ['refresh_token', 'refreshToken'];

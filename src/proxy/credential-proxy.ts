@@ -26,6 +26,10 @@ import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.
 import { DEFAULT_IDLE_MS } from './stream-limits.js';
 import { passBody } from './pass-body.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
+import { SCOPE_HEADERS, scopeRefusal, scopeRefusalMessage } from './insufficient-scope.js';
+import type { UpstreamResponse } from './upstream-response.js';
+import { recordedScopes } from '../auth/granted-scopes.js';
+import { isUnsafeHeaderValue } from '../domain/header-value.js';
 import { Cancellation, createAgents, sendWithRetries, type SendResult, type UpstreamAgents } from './upstream.js';
 
 /**
@@ -270,6 +274,8 @@ export class CredentialProxy {
     }
 
     const { response } = result;
+    if (answeredScopeRefusal(res, response, provider.spec.displayName, connection.credentials, call.providerConfigKey))
+      return res.off('close', onClose).statusCode;
     const decoder = decoderFor(response, method, provider.spec.proxy?.decompress === true);
     const statusCode = response.statusCode;
     try {
@@ -383,4 +389,36 @@ export class CredentialProxy {
     if (!client?.clientId || client.clientSecret === undefined) return undefined;
     return { consumerKey: client.clientId, consumerSecret: client.clientSecret };
   }
+}
+
+/**
+ * A provider's 403 for a missing scope, answered with the upstream status and a clear error naming the
+ * scope (the provider's body is not passed on; its scope headers are). No credential is in it: the
+ * message holds scope names only.
+ */
+function answeredScopeRefusal(
+  res: ServerResponse,
+  response: UpstreamResponse,
+  providerName: string,
+  credentials: StoredCredentials,
+  integration: string,
+): boolean {
+  const refusal = scopeRefusal(response.statusCode, (name) => response.header(name));
+  if (!refusal) return false;
+  const message = scopeRefusalMessage(refusal, providerName, recordedScopes(credentials), integration);
+  response.drain();
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  for (const name of SCOPE_HEADERS) {
+    const value = response.header(name);
+    if (value !== undefined && value.length <= 8192 && !isUnsafeHeaderValue(value)) headers[name] = value;
+  }
+  const body = JSON.stringify({
+    error: {
+      code: 'insufficient_scope',
+      message,
+      errors: refusal.needed.map((scope) => ({ path: 'scope', message: `missing scope ${scope}`, code: 'insufficient_scope' })),
+    },
+  });
+  res.writeHead(response.statusCode, headers).end(body);
+  return true;
 }

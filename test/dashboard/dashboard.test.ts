@@ -257,6 +257,10 @@ describe('dashboard', () => {
     const after = lk.ctx.connections.getConnection(ns.name, 'acme', 'acme-good')!.credentials.access_token;
     expect(after).not.toBe(before);
     expect(await page.content()).not.toContain(String(after));
+    // The refresh answer's `scope` is the grant's now: shown on the page (an imported connection had none).
+    const scopes = lk.ctx.connections.getConnection(ns.name, 'acme', 'acme-good')!.credentials.granted_scopes as string[] | undefined;
+    expect(scopes?.length).toBeGreaterThan(0);
+    expect(await page.textContent('#granted-scopes')).toBe(scopes!.join(' '));
     await lk.ctx.oplog!.flush();
     const log = await rest('GET', '/logs?integration=acme&connection_id=acme-good&operation=refresh');
     expect(log.logs[0]).toMatchObject({ outcome: 'success', step: 'fetch' });

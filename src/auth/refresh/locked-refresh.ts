@@ -23,7 +23,7 @@ export interface HeldRefreshOptions {
 }
 
 export interface LockedRefreshDeps {
-  connections: Pick<ConnectionStore, 'updateCredentials' | 'findConnectionByName' | 'findConnectionIdentity'>;
+  connections: Pick<ConnectionStore, 'updateCredentials' | 'findConnectionByName' | 'findConnectionIdentity' | 'updateConnection'>;
   catalog: CatalogStore;
   strategies: ReadonlyMap<string, RefreshStrategy>;
   lock: RefreshLock;

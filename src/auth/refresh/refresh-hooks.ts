@@ -10,6 +10,7 @@ import type { OperationLog } from '../../oplog/operation-log.js';
 import { secretValues } from '../../oplog/redact.js';
 import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
 import type { RefreshError } from './errors.js';
+import { describeChanges, type ProviderValueChange } from './provider-values.js';
 
 /** Why a refresh runs; `request`: a person asked for it (`kubectl latchkey refresh`, src/controller/refresh-requests.ts); `binding`: a CredentialBinding found the token due within its own margin. */
 export type RefreshReason = 'fetch' | 'schedule' | 'proxy' | 'unauthorized' | 'request' | 'binding';
@@ -28,6 +29,12 @@ export interface RefreshSucceeded {
   writeStatus: boolean;
   /** Record the refresh in the operation log (false: a scheduled one that succeeded, the routine). */
   logged: boolean;
+}
+
+/** Connection configuration values a refresh answer changed (already written to the Connection). */
+export interface ProviderValuesChanged {
+  connection: StoredConnection;
+  changes: ProviderValueChange[];
 }
 
 /** A refresh that failed, already classified; the hook sets `failure.logId` where it recorded it. */
@@ -49,6 +56,8 @@ export interface RefreshHooks {
   onRefreshFailed(failed: RefreshFailed): Promise<void>;
   /** The provider refused the Integration's client (not the end user's grant): the Integration is flagged. */
   onIntegrationRefused(failed: RefreshFailed): Promise<void>;
+  /** A refresh answer changed values the Provider takes from token answers (Pipedrive's `api_domain`): recorded. */
+  onProviderValuesChanged(changed: ProviderValuesChanged): void;
 }
 
 export interface RefreshRecordsDeps {
@@ -80,12 +89,13 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
     outcome: 'success' | 'failure',
     durationMs: number,
     messages: string[],
+    step: string = reason,
   ) => {
     const { resource, credentials } = conn;
     return deps.oplog?.record({
       namespace: resource.metadata.namespace!,
       operation: 'refresh',
-      step: reason,
+      step,
       outcome,
       integration: resource.spec.integration,
       connectionId: resource.spec.connectionId,
@@ -102,6 +112,10 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
       const { namespace, name } = connection.resource.metadata;
       if (write) afterAnswer(() => writeStatus(namespace!, name, status, 'the refresh'));
       if (logged) logEntry(connection, reason, 'success', durationMs, [`Token refreshed (${reason}); expires ${expiresAt ?? 'never'}`]);
+    },
+
+    onProviderValuesChanged({ connection, changes }) {
+      logEntry(connection, 'schedule', 'success', 0, describeChanges(changes), 'provider_values');
     },
 
     /** Records an operation-log entry, an Event and a status error; the stored credentials are left as they were. */

@@ -5,7 +5,7 @@ import type { RefreshSettings } from '../../domain/refresh-margin.js';
 import { isShortLived, type FloorSettings, type RefreshRecord } from '../../domain/refresh-floor.js';
 import { backoffDelay } from '../../domain/backoff.js';
 import type { ConnectionResource, ConnectionStatus } from '../../k8s/resources.js';
-import type { ConnectionStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
+import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import { hasCode } from '../../domain/errors.js';
 import { OBJECT_NOT_FOUND } from '../../k8s/errors.js';
 import { apiMessage } from '../../k8s/errors.js';
@@ -14,6 +14,7 @@ import type { Counter } from '../../platform/metrics.js';
 import type { HeldRefreshLock, RefreshLock } from './lock.js';
 import { connectionNotFound, RefreshError } from './errors.js';
 import type { RefreshHooks, RefreshReason } from './refresh-hooks.js';
+import { changedProviderValues, type ProviderValueChange } from './provider-values.js';
 
 /** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
 export interface KeptCredentials {
@@ -34,7 +35,9 @@ export interface KeptCredentials {
 const WRITE_RETRY_BACKOFF = { baseMs: 200, maxMs: 2_000 };
 
 export interface RefreshedCredentialsDeps {
-  connections: Pick<ConnectionStore, 'updateCredentials' | 'findConnectionByName'>;
+  connections: Pick<ConnectionStore, 'updateCredentials' | 'findConnectionByName'> & Partial<Pick<ConnectionStore, 'updateConnection'>>;
+  /** The Provider of a refreshed connection: the values it takes from the token answer are stored again when they change. */
+  catalog?: Pick<CatalogStore, 'getProvider'>;
   lock: RefreshLock;
   hooks: RefreshHooks;
   config: RefreshSettings & Partial<FloorSettings>;
@@ -145,11 +148,12 @@ export class RefreshedCredentials {
     }
     this.unsaved.delete(key);
     const { credentials, credentialsVersion } = written;
-    const cached: ConnectionResource = (await connections.findConnectionByName(namespace, name))?.resource ?? conn.resource;
+    let cached: ConnectionResource = (await connections.findConnectionByName(namespace, name))?.resource ?? conn.resource;
     if (superseded) {
       logger.info({ namespace, connection: name }, 'credentials changed during the refresh; the newer ones are kept');
       return { resource: cached, credentials, credentialsVersion };
     }
+    cached = await this.storeProviderValues(namespace, conn, cached, credentials);
     const now = clock.now();
     const expiresAt = expiresAtOf(credentials)?.getTime();
     const floorMs = (this.deps.config.refreshFloorSeconds ?? 0) * 1000;
@@ -177,6 +181,48 @@ export class RefreshedCredentials {
     this.deps.counter?.inc({ provider, reason, result: 'success' });
     logger.info({ namespace, connection: name, provider, reason }, 'token refreshed');
     return { resource, credentials, credentialsVersion };
+  }
+
+  /**
+   * Values the Provider takes from the token answer that the refresh answer changed (Pipedrive's
+   * `api_domain`) are written to the Connection's spec (compare-and-swap, checked against what is stored
+   * then) and recorded in the operation log. A failed write leaves the old values and is logged: the
+   * credentials are stored already, and the next refresh tries again.
+   */
+  async storeProviderValues(
+    namespace: string,
+    conn: StoredConnection,
+    cached: ConnectionResource,
+    credentials: StoredCredentials,
+  ): Promise<ConnectionResource> {
+    const { catalog, connections, logger } = this.deps;
+    const provider = catalog?.getProvider(conn.resource.spec.provider);
+    const answer = (credentials as { raw?: unknown }).raw;
+    if (!provider || !connections.updateConnection || !answer || typeof answer !== 'object') return cached;
+    const raw = answer as Record<string, unknown>;
+    if (!changedProviderValues(provider.spec, raw, cached.spec.connectionConfig).length) return cached;
+    const name = conn.resource.metadata.name;
+    let changes: ProviderValueChange[] = [];
+    try {
+      const updated = await connections.updateConnection(namespace, name, (cur) => {
+        changes = changedProviderValues(provider.spec, raw, cur.spec.connectionConfig);
+        if (!changes.length) return undefined;
+        const connectionConfig = { ...cur.spec.connectionConfig, ...Object.fromEntries(changes.map((c) => [c.key, c.to])) };
+        return { ...cur, spec: { ...cur.spec, connectionConfig } };
+      });
+      if (changes.length) {
+        this.deps.hooks.onProviderValuesChanged({ connection: conn, changes });
+        logger.info(
+          { namespace, connection: name, keys: changes.map((c) => c.key) },
+          'connection configuration changed by a refresh answer',
+        );
+      }
+      return { ...updated, status: cached.status };
+    } catch (err) {
+      if (hasCode(err, OBJECT_NOT_FOUND)) return cached;
+      logger.warn({ namespace, connection: name, err: apiMessage(err) }, 'connection configuration from the refresh answer not written');
+      return cached;
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 /** What the dashboard shows, computed from the caches: never a credential in full. */
+import { GRANTED_SCOPES_FIELD, recordedScopes } from '../../auth/granted-scopes.js';
 import { hasShippedLogo } from '../../catalog/provider-logos.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { needsReauthorization } from '../../auth/refresh/reauthorization.js';
@@ -111,7 +112,7 @@ const SHOWN_IN_CLEAR = new Set(['type', 'expires_at', 'token_type', 'scope', 'us
 export function maskCredentials(c: StoredCredentials): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(c)) {
-    if (k === 'raw' || k.startsWith('_') || v === undefined || v === null) continue;
+    if (k === 'raw' || k === GRANTED_SCOPES_FIELD || k.startsWith('_') || v === undefined || v === null) continue;
     if (SHOWN_IN_CLEAR.has(k) && typeof v !== 'object') out[k] = String(v);
     else if (typeof v === 'string')
       out[k] = v.length >= 24 ? `•••• ${v.slice(-4)} (${v.length} characters)` : `•••• (${v.length} characters)`;
@@ -139,5 +140,6 @@ export function connectionDetail(conn: StoredConnection, now: number) {
       since: x.lastTransitionTime,
     })),
     credentials: maskCredentials(conn.credentials),
+    granted_scopes: recordedScopes(conn.credentials) ?? null,
   };
 }

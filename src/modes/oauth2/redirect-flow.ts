@@ -4,7 +4,7 @@
  * the code, the callback's values first (the token URL may use them). The Provider's post-connection
  * values are taken after the token by the Connect flow (`providerValuesFrom`).
  */
-import { sealFlowState } from '../../auth/flow-state.js';
+import { sealFlowState, type FlowState } from '../../auth/flow-state.js';
 import {
   buildAuthorizationRedirect,
   exchangeAuthorizationCode,
@@ -18,6 +18,14 @@ import type { RedirectFlow } from '../auth-mode.js';
 import { requireClient } from '../shared/oauth-client.js';
 import { atProvider, exchangeAtProvider } from '../shared/provider-failure.js';
 
+/** What a connect session asked of this flow (Nango's `integrations_config_defaults`): its scopes and authorization parameters. */
+function sessionScopes(state: Pick<FlowState, 'scopes' | 'authorizationParams'>): Pick<OAuth2FlowInput, 'scopes' | 'authorizationParams'> {
+  return {
+    ...(state.scopes?.length ? { scopes: state.scopes } : {}),
+    ...(state.authorizationParams ? { authorizationParams: state.authorizationParams } : {}),
+  };
+}
+
 export const oauth2RedirectFlow: RedirectFlow = {
   async start(deps, input) {
     const { integration, provider, base } = input;
@@ -27,7 +35,7 @@ export const oauth2RedirectFlow: RedirectFlow = {
     const url = await atProvider(async () => {
       const codeVerifier = provider.spec.disablePkce ? undefined : newCodeVerifier();
       const state = sealFlowState({ ...base, mode: provider.spec.authMode, connectionConfig, codeVerifier }, input.secretKey);
-      const flow: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch };
+      const flow: OAuth2FlowInput = { provider, integration, client, connectionConfig, fetch: deps.fetch, ...sessionScopes(base) };
       return buildAuthorizationRedirect(flow, { redirectUri: base.redirectUri, state, codeVerifier });
     });
     return { url: url.href, to: provider.spec.displayName };
@@ -40,7 +48,14 @@ export const oauth2RedirectFlow: RedirectFlow = {
     const { credentials, exchangeConfig } = await exchangeAtProvider(input.name, input.secrets, async () => {
       // The callback's values come first: the token URL may use them (a reconnect takes them afresh).
       const exchangeConfig = { ...input.exchangeConfig, ...callbackValues(provider.spec, url.searchParams, input.exchangeConfig) };
-      const flow: OAuth2FlowInput = { provider, integration, client, connectionConfig: exchangeConfig, fetch: deps.fetch };
+      const flow: OAuth2FlowInput = {
+        provider,
+        integration,
+        client,
+        connectionConfig: exchangeConfig,
+        fetch: deps.fetch,
+        ...sessionScopes(state),
+      };
       const answer = await exchangeAuthorizationCode(
         flow,
         url,

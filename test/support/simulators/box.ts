@@ -10,6 +10,12 @@
  *   `token_type: "bearer"`, `restricted_to`, `refresh_token`; `issued_token_type` only for downscoped tokens)
  * - https://developer.box.com/reference/get-users-me/ (GET /2.0/users/me; a bad token: 401 with an empty body and
  *   `WWW-Authenticate: Bearer realm="Service", error="invalid_token"`)
+ * - https://developer.box.com/guides/api-calls/permissions-and-errors/common-errors/ (403 `insufficient_scope`, "The
+ *   request requires higher privileges than provided by the access token.": the app's scopes do not cover the call)
+ *   and https://support.box.com/hc/en-us/community/posts/360049137234 (Box's answer carries
+ *   `WWW-Authenticate: Bearer realm="Service", error="insufficient_scope", error_description="..."`, no `scope`)
+ * - https://developer.box.com/reference/get-users/ (GET /2.0/users, the enterprise's users: needs the "Manage users"
+ *   scope, which the simulated app does not have)
  */
 import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
 
@@ -99,6 +105,30 @@ export function box(): ProviderSimulator {
               max_upload_size: 2147483648,
               status: 'active',
             }),
+        ),
+      },
+      {
+        method: 'GET',
+        host: 'api.box.com',
+        path: '/2.0/users',
+        handler: withToken(
+          grants,
+          { status: 401, headers: { 'www-authenticate': 'Bearer realm="Service", error="invalid_token"' } },
+          () => ({
+            ...json(403, {
+              type: 'error',
+              status: 403,
+              code: 'insufficient_scope',
+              help_url: 'https://developer.box.com/guides/api-calls/permissions-and-errors/common-errors/',
+              message: 'The request requires higher privileges than provided by the access token.',
+              request_id: opaque('', 8),
+            }),
+            headers: {
+              'content-type': 'application/json',
+              'www-authenticate':
+                'Bearer realm="Service", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token."',
+            },
+          }),
         ),
       },
     ],

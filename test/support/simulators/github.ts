@@ -13,6 +13,10 @@
  *   401 `{"message": "Bad credentials", "documentation_url", "status": "401"}`)
  * - https://docs.github.com/en/rest/using-the-rest-api/getting-started-with-the-rest-api#user-agent (requests
  *   without a User-Agent are refused)
+ * - https://docs.github.com/en/apps/oauth-apps/building-oauth-apps/scopes-for-oauth-apps (`X-OAuth-Scopes`: the
+ *   scopes the token has, `X-Accepted-OAuth-Scopes`: the scopes the action checks for)
+ * - https://docs.github.com/en/rest/repos/repos#create-a-repository-for-the-authenticated-user (`POST /user/repos`
+ *   needs the `public_repo` or `repo` scope; 403 Forbidden)
  */
 import { authServer, authorizePage, bearerOf, clientOf, json, opaque, type ProviderSimulator, type SimAnswer } from './framework.js';
 
@@ -36,6 +40,8 @@ function negotiated(accept: string | undefined, fields: Record<string, string>):
 
 export function github(): ProviderSimulator {
   const { state, grants } = authServer();
+  // The scopes each issued token has (comma-separated, as the token answer and X-OAuth-Scopes give them).
+  const tokenScopes = new Map<string, string>();
   const client = { clientId: `Ov23li${opaque('', 7)}`, clientSecret: opaque('', 20) };
   const tokenError = (accept: string | undefined, error: string, description: string, anchor: string) =>
     negotiated(accept, {
@@ -89,6 +95,7 @@ export function github(): ProviderSimulator {
               'redirect-uri-mismatch',
             );
           const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'gho_' });
+          tokenScopes.set(accessToken, grant.scope.split(' ').filter(Boolean).join(', '));
           return negotiated(accept, { access_token: accessToken, scope: grant.scope.split(' ').join(','), token_type: 'bearer' });
         },
       },
@@ -113,6 +120,33 @@ export function github(): ProviderSimulator {
               'application/json; charset=utf-8',
             );
           return json(200, USER, 'application/json; charset=utf-8');
+        },
+      },
+      {
+        method: 'POST',
+        host: 'api.github.com',
+        path: '/user/repos',
+        handler: (req) => {
+          const token = bearerOf(req);
+          if (!grants.validAccess(token))
+            return json(401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
+          const has = tokenScopes.get(token!) ?? '';
+          const scopeHeaders = { 'x-oauth-scopes': has, 'x-accepted-oauth-scopes': 'public_repo, repo' };
+          if (!has.split(', ').some((s) => s === 'repo' || s === 'public_repo'))
+            return {
+              status: 403,
+              headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
+              body: JSON.stringify({
+                message: 'Forbidden',
+                documentation_url: 'https://docs.github.com/rest/repos/repos#create-a-repository-for-the-authenticated-user',
+                status: '403',
+              }),
+            };
+          const { name } = JSON.parse(req.body || '{}') as { name?: string };
+          return {
+            ...json(201, { id: 1296269, name, full_name: `octocat/${name}`, private: false }, 'application/json; charset=utf-8'),
+            headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
+          };
         },
       },
     ],

@@ -6,6 +6,9 @@
  *   access_type=offline), `scope`, `token_type: "Bearer"`; a refresh answers without a refresh token; errors
  *   as HTTP 400 `{"error": "invalid_grant", "error_description": "Bad Request"}`; client credentials in the
  *   body or by HTTP Basic; PKCE optional)
+ * - https://developers.google.com/identity/protocols/oauth2/web-server#incrementalAuth (`include_granted_scopes=true`:
+ *   the new grant, and the token answer's `scope`, cover the scopes asked for and every scope the user granted the
+ *   application before; without it, only those asked for)
  * - https://cloud.google.com/apis/design/errors (API errors: `{"error": {"code", "message", "errors", "status"}}`,
  *   401 `UNAUTHENTICATED` for a bad token)
  * - Calendar: https://developers.google.com/workspace/calendar/api/v3/reference/calendarList/list
@@ -50,14 +53,22 @@ interface GoogleApi {
 function googleProduct(api: GoogleApi): ProviderSimulator {
   const { state, grants } = authServer();
   const client = { clientId: `${opaque('', 6)}-${opaque('', 16)}.apps.googleusercontent.com`, clientSecret: `GOCSPX-${opaque('', 14)}` };
+  // The scopes the (one simulated) user granted this client so far, for incremental authorization.
+  const granted = new Set<string>();
   const routes: Route[] = [
     {
       method: 'GET',
       host: 'accounts.google.com',
       path: '/o/oauth2/v2/auth',
-      handler: (req) =>
+      handler: (req) => {
+        const asked = (req.query.get('scope') ?? '').split(' ').filter(Boolean);
+        const scopes = req.query.get('include_granted_scopes') === 'true' ? [...new Set([...granted, ...asked])] : asked;
+        for (const s of asked) granted.add(s);
+        const query = new URLSearchParams(req.query);
+        query.set('scope', scopes.join(' '));
         // The redirect back also names the granted scopes (`scope`), as the web-server guide's example shows.
-        authorizePage('Google', grants, client, { extra: { scope: req.query.get('scope') ?? '' }, codePrefix: '4/0A' })(req),
+        return authorizePage('Google', grants, client, { extra: { scope: scopes.join(' ') }, codePrefix: '4/0A' })({ ...req, query });
+      },
     },
     {
       method: 'POST',

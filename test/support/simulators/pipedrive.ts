@@ -5,22 +5,31 @@
  *   oauth.pipedrive.com/oauth/token, form-encoded, with HTTP Basic client authentication; the answer:
  *   `access_token`, `token_type: "Bearer"`, `expires_in`, `refresh_token`, `scope`, `api_domain`)
  * - https://developers.pipedrive.com/changelog/post/new-parameter-in-oauth-oauthtoken-responses (`api_domain`,
- *   `https://<company>.pipedrive.com`, in every token answer, refreshes included)
+ *   `https://<company>.pipedrive.com`, in every token answer, refreshes included: "you will now receive up-to-date
+ *   company_domain every time you make the initial request to get the tokens or when you refresh a token", as "the
+ *   company_domain can change"; `scope` comma-separated: "base,deals:full,contacts:read")
  * - https://pipedrive.readme.io/docs/marketplace-oauth-and-api-proxy-status-codes (refresh tokens are used once:
  *   "Invalid grant: refresh_token is invalid ... or it was already exchanged"; API 401 "Invalid token")
  * - https://developers.pipedrive.com/docs/api/v1/Deals#getDeals (the API call: `GET /api/v1/deals` on the company
  *   domain; `success`, `data`, `additional_data.pagination`)
  */
-import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const API_DOMAIN = 'https://acme-sales.pipedrive.com';
+/** The domain a renamed company's answers carry (a test sets `company.apiDomain` to it). */
+export const RENAMED_API_DOMAIN = 'https://acme-renamed.pipedrive.com';
 
-export function pipedrive(): ProviderSimulator {
+/** What a test turns: the company's domain as the next token answer gives it. */
+export interface PipedriveCompany {
+  apiDomain: string;
+}
+
+export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN }): ProviderSimulator {
   const { state, grants } = authServer();
   const client = { clientId: opaque('', 10), clientSecret: opaque('', 20) };
   return {
     manifest: 'pipedrive',
-    hosts: ['oauth.pipedrive.com', 'acme-sales.pipedrive.com'],
+    hosts: ['oauth.pipedrive.com', 'acme-sales.pipedrive.com', 'acme-renamed.pipedrive.com'],
     docs: ['https://pipedrive.readme.io/docs/marketplace-oauth-authorization'],
     client,
     state,
@@ -44,7 +53,7 @@ export function pipedrive(): ProviderSimulator {
               expires_in: 3599,
               refresh_token: refreshToken,
               scope: 'base,deals:read',
-              api_domain: API_DOMAIN,
+              api_domain: company.apiDomain,
             }),
           // The status-codes page gives each error's status and message; the body carries the message as the
           // API's errors do (`success: false`, `error`).
@@ -55,11 +64,11 @@ export function pipedrive(): ProviderSimulator {
             }),
         }),
       },
-      {
+      ...[API_DOMAIN, RENAMED_API_DOMAIN].map((domain) => ({
         method: 'GET',
-        host: 'acme-sales.pipedrive.com',
+        host: new URL(domain).hostname,
         path: '/api/v1/deals',
-        handler: (req) =>
+        handler: (req: SimRequest) =>
           grants.validAccess(bearerOf(req))
             ? json(200, {
                 success: true,
@@ -67,7 +76,7 @@ export function pipedrive(): ProviderSimulator {
                 additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
               })
             : json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
-      },
+      })),
     ],
     e2e: {
       expectConfig: { companyDomain: 'acme-sales' },

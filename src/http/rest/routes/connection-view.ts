@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { recordedScopes } from '../../../auth/granted-scopes.js';
 import { toPublicCredentials } from '../../../domain/credentials.js';
 import type { ConnectionResource } from '../../../k8s/resources.js';
 import type { StoredConnection } from '../../../k8s/store.js';
@@ -39,6 +40,8 @@ export function connectionView(conn: StoredConnection, opts: { includeRefreshTok
   return {
     ...common(conn.resource, opts.lastFetchedAt),
     credentials: toPublicCredentials(conn.credentials, { includeRefreshToken: opts.includeRefreshToken ?? false }),
+    // Beside the credentials, not in them: Nango's credential shapes stay as they are.
+    granted_scopes: recordedScopes(conn.credentials) ?? null,
   };
 }
 

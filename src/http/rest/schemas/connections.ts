@@ -226,7 +226,16 @@ const connectionCommon = {
   ),
 };
 
-export const Connection = z.object({ ...connectionCommon, credentials: PublicCredentials });
+export const Connection = z.object({
+  ...connectionCommon,
+  credentials: PublicCredentials,
+  granted_scopes: z
+    .array(z.string())
+    .nullable()
+    .describe(
+      "The scopes the provider granted: its token answer's `scope`, else those requested; null when the connection's auth mode has no scopes or none were asked for",
+    ),
+});
 
 export const ConnectionSummary = z.object({
   ...connectionCommon,

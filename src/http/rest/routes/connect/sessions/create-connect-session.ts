@@ -3,7 +3,7 @@ import { LatchkeyError } from '../../../../../domain/errors.js';
 import { ConnectSessionBody, ConnectSessionResponse } from '../../../schemas/connect.js';
 import { defineRoute, type RouteSpec } from '../../define.js';
 import type { RestDeps } from '../../deps.js';
-import { assertKnownIntegrations, sessionAnswer } from './session-answer.js';
+import { assertKnownIntegrations, sessionAnswer, sessionConfigDefaults } from './session-answer.js';
 
 export function createConnectSession(deps: RestDeps): RouteSpec {
   return defineRoute({
@@ -38,6 +38,7 @@ export function createConnectSession(deps: RestDeps): RouteSpec {
           ...(body.organization ? { organization: { id: body.organization.id, displayName: body.organization.display_name } } : {}),
         },
         allowedIntegrations: [...new Set(allowed)],
+        ...sessionConfigDefaults(body.integrations_config_defaults, allowed),
       });
     },
   });

@@ -1,8 +1,11 @@
 /** What both session routes share: the integrations they name checked, and the answer with the new token. */
 import type { ResolvedEnvironment } from '../../../../../auth/environment-keys.js';
-import type { SessionClaims } from '../../../../../auth/session-tokens.js';
+import type { z } from 'zod';
+import { scopesOf } from '../../../../../auth/granted-scopes.js';
+import type { SessionClaims, SessionConfigDefaults } from '../../../../../auth/session-tokens.js';
 import { issueSessionToken } from '../../../../../connect/session-issue.js';
 import { LatchkeyError } from '../../../../../domain/errors.js';
+import type { IntegrationsConfigDefaults } from '../../../schemas/connect.js';
 import type { RouteResult } from '../../define.js';
 import type { RestDeps } from '../../deps.js';
 
@@ -42,4 +45,36 @@ export function assertKnownIntegrations(deps: RestDeps, namespace: string, ids: 
       },
     );
   }
+}
+
+/**
+ * Nango's `integrations_config_defaults` as the session keeps them: only integrations the session offers
+ * (a 400 names any other), the scopes override split on commas and spaces.
+ */
+export function sessionConfigDefaults(
+  defaults: z.infer<typeof IntegrationsConfigDefaults> | undefined,
+  offered: string[],
+): Pick<SessionClaims, 'configDefaults'> {
+  if (!defaults) return {};
+  const stray = Object.keys(defaults).filter((id) => !offered.includes(id));
+  if (stray.length)
+    throw new LatchkeyError(
+      'invalid_input',
+      'invalid_input',
+      `integrations_config_defaults names integrations this session does not offer: ${stray.join(', ')}`,
+      {
+        errors: stray.map((id) => ({
+          path: `body.integrations_config_defaults.${id}`,
+          message: 'not offered by this session',
+          code: 'unknown_integration',
+        })),
+      },
+    );
+  const out: Record<string, SessionConfigDefaults> = {};
+  for (const [id, d] of Object.entries(defaults)) {
+    const scopes = scopesOf(d.connection_config?.oauth_scopes_override);
+    const params = d.authorization_params && Object.keys(d.authorization_params).length ? d.authorization_params : undefined;
+    if (scopes || params) out[id] = { ...(scopes ? { scopes } : {}), ...(params ? { authorizationParams: params } : {}) };
+  }
+  return Object.keys(out).length ? { configDefaults: out } : {};
 }

@@ -3,7 +3,7 @@ import { unknownConnection } from '../../../../../../connections/errors.js';
 import { ConnectSessionResponse, ReconnectSessionBody } from '../../../../schemas/connect.js';
 import { defineRoute, type RouteSpec } from '../../../define.js';
 import type { RestDeps } from '../../../deps.js';
-import { assertKnownIntegrations, sessionAnswer } from '../session-answer.js';
+import { assertKnownIntegrations, sessionAnswer, sessionConfigDefaults } from '../session-answer.js';
 
 export function createReconnectSession(deps: RestDeps): RouteSpec {
   return defineRoute({
@@ -36,6 +36,7 @@ export function createReconnectSession(deps: RestDeps): RouteSpec {
         },
         allowedIntegrations: [body.integration_id],
         reconnect: { connectionId: body.connection_id, integration: body.integration_id },
+        ...sessionConfigDefaults(body.integrations_config_defaults, [body.integration_id]),
       });
     },
   });
