@@ -308,17 +308,14 @@ export class CredentialProxy {
     }
     // Not built at all unless debug is on: this runs for every proxied request.
     if (this.logger.isLevelEnabled('debug'))
-      this.logger.debug(
-        {
-          provider: provider.metadata.name,
-          integration: call.providerConfigKey,
-          method,
-          path: call.rawPath,
-          status: statusCode,
-          attempts: result.attempts,
-        },
-        'proxied request',
-      );
+      logProxied(this.logger, {
+        provider: provider.metadata.name,
+        integration: call.providerConfigKey,
+        method,
+        path: call.rawPath,
+        status: statusCode,
+        attempts: result.attempts,
+      });
     return statusCode;
   }
 
@@ -389,6 +386,13 @@ export class CredentialProxy {
     if (!client?.clientId || client.clientSecret === undefined) return undefined;
     return { consumerKey: client.clientId, consumerSecret: client.clientSecret };
   }
+}
+
+function logProxied(
+  logger: Logger,
+  fields: { provider: string; integration: string; method: string; path: string; status: number; attempts: number },
+): void {
+  logger.debug(fields, 'proxied request');
 }
 
 /**
