@@ -4,6 +4,7 @@ import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
 import type { ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
+import { z } from 'zod';
 
 const injection: ProxyInjection = {
   accessTokenField: 'access_token',
@@ -14,6 +15,10 @@ const injection: ProxyInjection = {
 
 export const apiKey: AuthModeModule = {
   mode: 'API_KEY',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
+    shown: z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     const body = flatFields(input, ['api_key'], ['api_key']);

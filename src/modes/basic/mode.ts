@@ -4,6 +4,7 @@ import type { AuthModeModule, ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { templatesUse } from '../shared/injection.js';
+import { z } from 'zod';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
@@ -21,6 +22,10 @@ const injection: ProxyInjection = {
 
 export const basic: AuthModeModule = {
   mode: 'BASIC',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+    shown: z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     const body = flatFields(input, ['username', 'password'], ['username', 'password']);

@@ -8,9 +8,20 @@ import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
 import { pluginInstallFlow } from './plugin-install-flow.js';
 import { pluginInstallOptions } from './options.js';
+import { z } from 'zod';
+import { rawAnswer } from '../shared/credential-schemas.js';
 
 export const installPlugin: AuthModeModule = {
   mode: 'INSTALL_PLUGIN',
+  credentialSchemas: {
+    // The credential a plugin installation issued (what its install callback carries).
+    import: z.strictObject({ type: z.literal('INSTALL_PLUGIN'), apiKey: z.string().min(1).max(4096) }),
+    shown: z.object({
+      type: z.literal('INSTALL_PLUGIN'),
+      apiKey: z.string().describe('The credential the plugin installation issued'),
+      raw: rawAnswer.optional(),
+    }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     const body = flatFields(input, ['api_key'], ['api_key']);

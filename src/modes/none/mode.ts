@@ -2,9 +2,14 @@
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
+import { z } from 'zod';
 
 export const none: AuthModeModule = {
   mode: 'NONE',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('NONE') }),
+    shown: z.object({ type: z.literal('NONE') }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     flatFields(input, []);

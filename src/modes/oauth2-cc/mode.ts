@@ -12,6 +12,8 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { z } from 'zod';
+import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** A new token each time, with the connection's client (an import's) or else the Integration's. */
 const refresh: RefreshStrategy = {
@@ -37,6 +39,23 @@ const refresh: RefreshStrategy = {
 
 export const oauth2ClientCredentials: AuthModeModule = {
   mode: 'OAUTH2_CC',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('OAUTH2_CC'),
+      token: z.string().min(1),
+      expires_at: expiresAtInput.optional(),
+      client_id: z.string().min(1),
+      client_secret: z.string().min(1),
+    }),
+    shown: z.object({
+      type: z.literal('OAUTH2_CC'),
+      token: z.string(),
+      expires_at: shownTimestamp.optional(),
+      client_id: z.string(),
+      client_secret: z.string(),
+      raw: rawAnswer,
+    }),
+  },
   fromImport: (_deps, { given }) =>
     Promise.resolve({
       credentials: compact({ ...given, expires_at: isoOrUndefined(given.expires_at), raw: { access_token: given.token } }),

@@ -12,6 +12,8 @@ import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp } fro
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
+import { z } from 'zod';
+import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
@@ -35,6 +37,22 @@ const refresh: RefreshStrategy = {
 
 export const oauth2: AuthModeModule = {
   mode: 'OAUTH2',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('OAUTH2'),
+      access_token: z.string().min(1),
+      refresh_token: z.string().min(1).optional(),
+      expires_at: expiresAtInput.optional(),
+      config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
+    }),
+    shown: z.object({
+      type: z.literal('OAUTH2'),
+      access_token: z.string(),
+      refresh_token: z.string().optional(),
+      expires_at: shownTimestamp.optional(),
+      raw: rawAnswer,
+    }),
+  },
   fromImport(_deps, { given }) {
     const { config_override, ...rest } = given;
     return Promise.resolve({
