@@ -8,7 +8,7 @@ import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import type { AuthModeModule } from '../auth-mode.js';
-import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp } from '../shared/flat-fields.js';
+import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp, TOKEN_FIELDS } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
@@ -65,19 +65,7 @@ export const oauth2: AuthModeModule = {
     });
   },
   fromFlatImport(deps, input) {
-    const body = flatFields(
-      input,
-      [
-        'access_token',
-        'refresh_token',
-        'expires_at',
-        'expires_in',
-        'no_expiration',
-        'oauth_client_id_override',
-        'oauth_client_secret_override',
-      ],
-      ['access_token'],
-    );
+    const body = flatFields(input, TOKEN_FIELDS, ['access_token']);
     const expiresAt =
       body.expires_at !== undefined
         ? isoTimestamp(new Date(body.expires_at), 'expires_at')
