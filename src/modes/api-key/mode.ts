@@ -1,10 +1,10 @@
 /** API_KEY: a key the Provider's templates place (`${apiKey}` in `proxy.headers` or `proxy.query`); never renewed. */
+import { z } from 'zod';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
 import type { ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
-import { z } from 'zod';
 
 const injection: ProxyInjection = {
   accessTokenField: 'access_token',

@@ -3,13 +3,13 @@
  * import, in the form, and when a fetch or proxied call finds it about to expire (never on the
  * controller's schedule: minting is local); sent as a bearer token.
  */
+import { z } from 'zod';
 import { appStoreFromInput, appStoreTokenStrategy } from './app-store-token.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { formOutcomeOf } from '../shared/exchange.js';
 import { noFlatFields } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { appStoreOptions } from './options.js';
-import { z } from 'zod';
 import { shownTimestamp } from '../shared/credential-schemas.js';
 
 const plain = (name: string) => ({ name, secret: false, required: true });

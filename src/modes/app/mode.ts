@@ -4,6 +4,7 @@
  * imports an existing installation by its ID. Installation tokens are minted from the app's keys (the
  * Integration's) and renewed ahead; sent as a bearer token.
  */
+import { z } from 'zod';
 import {
   appCredentialsOf,
   appSlugOfIntegration,
@@ -21,7 +22,6 @@ import { appInstallFlow } from '../shared/app-install-flow.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { appInstallationOptions } from '../shared/app-installation-options.js';
-import { z } from 'zod';
 import { rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The catalog's clientId/clientSecret fields are read as the App ID and key too. */

@@ -1,10 +1,10 @@
 /** BASIC: a username and password, sent as HTTP Basic unless the Provider's templates place them; never renewed. */
+import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { AuthModeModule, ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { templatesUse } from '../shared/injection.js';
-import { z } from 'zod';
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 

@@ -3,12 +3,12 @@
  * import and in the form, signed in again before it lapses; the session and key go in headers of
  * their own on every proxied call.
  */
+import { z } from 'zod';
 import { billLogin, billProxyHeaders, billSessionStrategy, checkBillSignIn } from './bill-session.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { formByExchange, importByExchange, type Exchange } from '../shared/exchange.js';
 import { noFlatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
-import { z } from 'zod';
 import { shownTimestamp } from '../shared/credential-schemas.js';
 
 const plain = (name: string) => ({ name, secret: false, required: true });

@@ -3,12 +3,12 @@
  * credential it issued (src/modes/install-plugin/plugin-install-flow.ts); imported as an API key is, placed by the
  * Provider's templates, never renewed. The Integration's client secret verifies the callbacks.
  */
+import { z } from 'zod';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
 import { pluginInstallFlow } from './plugin-install-flow.js';
 import { pluginInstallOptions } from './options.js';
-import { z } from 'zod';
 import { rawAnswer } from '../shared/credential-schemas.js';
 
 export const installPlugin: AuthModeModule = {

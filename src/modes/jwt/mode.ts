@@ -3,6 +3,7 @@
  * import and in the form at once (a key that cannot sign is a 400), and again when a fetch or proxied
  * call finds the token about to expire (never on the controller's schedule: minting is local).
  */
+import { z } from 'zod';
 import { JwtMintError, jwtMintingStrategy, mintJwtCredentials } from '../shared/jwt-minting.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
@@ -11,7 +12,6 @@ import { importConfig } from '../shared/exchange.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { jwtOptions } from './options.js';
-import { z } from 'zod';
 import { shownTimestamp } from '../shared/credential-schemas.js';
 
 const ALGORITHM = /^(HS|RS|ES|PS)(256|384|512)$/;

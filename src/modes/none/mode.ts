@@ -1,8 +1,8 @@
 /** NONE: nothing to authorize (configuration fields only, or none at all); the proxy adds only the templates. */
+import { z } from 'zod';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
-import { z } from 'zod';
 
 export const none: AuthModeModule = {
   mode: 'NONE',

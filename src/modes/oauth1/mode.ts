@@ -2,13 +2,13 @@
  * OAUTH1: the OAuth 1.0a three-legged flow (temporary credentials, authorization, token credentials);
  * imported tokens never expire; every proxied call is signed HMAC-SHA1 with the Integration's consumer.
  */
+import { z } from 'zod';
 import { signRequest } from '../shared/oauth1.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth1RedirectFlow } from './redirect-flow.js';
-import { z } from 'zod';
 import { rawAnswer } from '../shared/credential-schemas.js';
 
 export const oauth1: AuthModeModule = {

@@ -2,6 +2,7 @@
  * OAUTH2_CC: the client credentials grant with the end user's (or an import's) client ID and secret:
  * checked by getting a token before anything is stored, a new token each renewal; sent as a bearer.
  */
+import { z } from 'zod';
 import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2ClientCredentials } from '../../domain/credentials.js';
@@ -12,7 +13,6 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
-import { z } from 'zod';
 import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** A new token each time, with the connection's client (an import's) or else the Integration's. */

@@ -2,6 +2,7 @@
  * OAUTH2: the authorization code flow (PKCE, `state`); imported tokens with their expiry; renewed
  * with the refresh token grant when there is a refresh token; sent as a bearer token.
  */
+import { z } from 'zod';
 import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
@@ -12,7 +13,6 @@ import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp, TOKE
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
-import { z } from 'zod';
 import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */

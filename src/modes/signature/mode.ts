@@ -4,12 +4,12 @@
  * Provider's templates use `${accessToken}` (Emarsys: `x-wsse: ${accessToken}`), otherwise in the
  * protocol's own header (`spec.signature.header`, default `x-wsse`).
  */
+import { z } from 'zod';
 import { DEFAULT_SIGNATURE_HEADER, withFreshSignature } from './request-signature.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { headerValue, noAuthorization, templatesUse } from '../shared/injection.js';
 import { signatureOptions } from './options.js';
-import { z } from 'zod';
 import { shownTimestamp } from '../shared/credential-schemas.js';
 
 export const signature: AuthModeModule = {

@@ -3,12 +3,12 @@
  * signed HMAC-SHA256 with the Integration's consumer key and secret (a connection's override first)
  * and the account ID as realm; never renewed.
  */
+import { z } from 'zod';
 import { tbaAuthorization } from './tba-signing.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields } from '../shared/flat-fields.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { tbaOptions } from './options.js';
-import { z } from 'zod';
 
 export const tba: AuthModeModule = {
   mode: 'TBA',

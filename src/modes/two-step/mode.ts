@@ -2,6 +2,7 @@
  * TWO_STEP: the fields the Provider declares (`twoStep.credentialFields`) exchanged at its token
  * endpoint for a token, at import, in the form and again before the token expires; sent as a bearer.
  */
+import { z } from 'zod';
 import { checkTwoStepFields, exchangeTwoStep, twoStepOptions, twoStepStrategy, TwoStepOptions } from './two-step.js';
 import type { ProviderSpec } from '../../k8s/resources.js';
 import type { AuthModeModule, CredentialField, GivenCredentials } from '../auth-mode.js';
@@ -9,7 +10,6 @@ import { exchangeNow, formByExchange, importByExchange, importConfig, type Excha
 import { flatFields } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { twoStepProviderOptions } from './options.js';
-import { z } from 'zod';
 import { rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The fields the Provider declares; none when its exchange is not usable (its Ready condition says why). */
