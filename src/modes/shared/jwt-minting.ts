@@ -16,7 +16,6 @@ import { createHmac, createPrivateKey, sign, type KeyObject } from 'node:crypto'
 import { z } from 'zod';
 import { fillTemplate, MissingTemplateValueError } from '../../catalog/template.js';
 import type { JwtCredentials } from '../../domain/credentials.js';
-import { LatchkeyError } from '../../domain/errors.js';
 import { ProblemError, type ProblemAnswers } from './problem-error.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
 import type { RefreshStrategy } from '../../auth/refresh/strategies.js';
