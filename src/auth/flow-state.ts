@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { seal, sealedNamespace, unseal } from './sealed-values.js';
+import { sealedKind } from './sealed-values.js';
 import type { SessionClaims } from './session-tokens.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 
@@ -51,23 +51,22 @@ export function newFlowId(): string {
   return randomBytes(16).toString('base64url');
 }
 
+const sealed = sealedKind<FlowState>(PURPOSE, PREFIX);
+
 export function sealFlowState(state: FlowState, environmentSecretKey: string): string {
-  return seal(state, environmentSecretKey, PURPOSE, PREFIX);
+  return sealed.seal(state, environmentSecretKey);
 }
 
 /** The namespace a state value claims (unverified: it selects the key that verifies it). */
-export function flowStateNamespace(value: string): string | undefined {
-  return sealedNamespace(value, PREFIX);
-}
+export const flowStateNamespace = (value: string): string | undefined => sealed.namespaceOf(value);
 
 export type OpenFlowResult = { ok: true; state: FlowState } | { ok: false; reason: 'malformed' | 'invalid' | 'expired' };
 
 export function openFlowState(value: string, environmentSecretKey: string, nowMs: number): OpenFlowResult {
-  const result = unseal<FlowState>(value, environmentSecretKey, PURPOSE, PREFIX, nowMs);
+  const result = sealed.open(value, environmentSecretKey, nowMs);
   return result.ok ? { ok: true, state: result.value } : result;
 }
 
-/** 32 random bytes, base64url: the value of the browser-binding cookie. */
 export function newBrowserBinding(): string {
   return randomBytes(32).toString('base64url');
 }

@@ -7,6 +7,7 @@
 import { fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import type { IntegrationResource, ProviderResource, RevocationSpec } from '../k8s/resources.js';
 import type { CatalogStore, StoredCredentials } from '../k8s/store.js';
+import { isAbortOrTimeout } from '../domain/errors.js';
 import { providerText } from '../oplog/redact.js';
 import { resolveClient } from './oauth2-client.js';
 import { answerError, parseAnswerBody } from './provider-answers.js';
@@ -110,8 +111,7 @@ export async function revokeGrant(input: RevocationInput): Promise<RevocationOut
     }
     return { revoked: true, message: `Grant revoked at ${name} (${hint.replace('_', ' ')})` };
   } catch (err) {
-    const errName = String((err as { name?: unknown } | null)?.name);
-    const why = errName === 'TimeoutError' || errName === 'AbortError' ? 'timed out' : 'could not be sent';
+    const why = isAbortOrTimeout(err) ? 'timed out' : 'could not be sent';
     return { revoked: false, message: `Revoking the grant at ${name} ${why}; the connection was deleted anyway` };
   }
 }

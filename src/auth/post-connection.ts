@@ -10,7 +10,7 @@
 import type { AppContext } from '../context/app-context.js';
 import { checkConnectionConfig, configValueProblem, fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
-import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge, isTimeout } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
 import type { ConnectionConfigField, PostConnectionStep, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { Operation } from '../oplog/entry.js';
@@ -293,9 +293,8 @@ async function runStep(
   } catch (err) {
     const tooLarge = findAnswerTooLarge(err);
     if (tooLarge) return fail(tooLarge.message, stepFailed(spec, step.name, tooLarge.message, tooLarge.message.replace(/\.$/, '')));
-    const name = (err as Error)?.name;
     return fail(
-      name === 'TimeoutError'
+      isTimeout(err)
         ? 'no answer in time'
         : `the provider could not be reached (${providerText((err as Error)?.message ?? String(err), [input.accessToken], 200)})`,
     );

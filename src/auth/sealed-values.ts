@@ -59,6 +59,22 @@ export function unseal<T extends SealedClaims>(
   }
 }
 
+/** One kind of sealed value (session tokens, flow state, dashboard sessions): its purpose and prefix, bound once. */
+export interface SealedKind<T extends SealedClaims> {
+  seal(claims: T, environmentSecretKey: string): string;
+  /** The namespace a value claims (unverified: it only selects the key that verifies it). */
+  namespaceOf(value: string): string | undefined;
+  open(value: string, environmentSecretKey: string, nowMs: number): UnsealResult<T>;
+}
+
+export function sealedKind<T extends SealedClaims>(purpose: string, prefix: string): SealedKind<T> {
+  return {
+    seal: (claims, key) => seal(claims, key, purpose, prefix),
+    namespaceOf: (value) => sealedNamespace(value, prefix),
+    open: (value, key, nowMs) => unseal<T>(value, key, purpose, prefix, nowMs),
+  };
+}
+
 /** A purpose-bound key derived from an Environment's secret key (HKDF-SHA256). */
 export function deriveKey(environmentSecretKey: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', environmentSecretKey, 'latchkey', `latchkey ${purpose} v1`, 32));

@@ -1,4 +1,4 @@
-import { deriveKey, seal, sealedNamespace, unseal } from './sealed-values.js';
+import { deriveKey, sealedKind } from './sealed-values.js';
 
 /** What a connect session token carries. */
 export interface SessionClaims {
@@ -30,6 +30,7 @@ export interface SessionConfigDefaults {
 
 const PREFIX = 'lks_1';
 const PURPOSE = 'session-token';
+const sealed = sealedKind<SessionClaims>(PURPOSE, PREFIX);
 
 /**
  * Connect session tokens are sealed (see sealed-values.ts) with a key derived from the Environment's
@@ -37,18 +38,16 @@ const PURPOSE = 'session-token';
  * on any replica and never stored anywhere. Rotating the secret key invalidates outstanding sessions.
  */
 export function sealSessionToken(claims: SessionClaims, environmentSecretKey: string): string {
-  return seal(claims, environmentSecretKey, PURPOSE, PREFIX);
+  return sealed.seal(claims, environmentSecretKey);
 }
 
 /** The namespace a token claims to come from (unverified: used to find the key to verify it with). */
-export function sessionTokenNamespace(token: string): string | undefined {
-  return sealedNamespace(token, PREFIX);
-}
+export const sessionTokenNamespace = (token: string): string | undefined => sealed.namespaceOf(token);
 
 export type OpenResult = { ok: true; claims: SessionClaims } | { ok: false; reason: 'malformed' | 'invalid' | 'expired' };
 
 export function openSessionToken(token: string, environmentSecretKey: string, nowMs: number): OpenResult {
-  const result = unseal<SessionClaims>(token, environmentSecretKey, PURPOSE, PREFIX, nowMs);
+  const result = sealed.open(token, environmentSecretKey, nowMs);
   return result.ok ? { ok: true, claims: result.value } : result;
 }
 

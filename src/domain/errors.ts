@@ -66,6 +66,27 @@ export class LatchkeyError extends Error {
   }
 }
 
+/**
+ * Whether `err` is an operation that ran out of time: `AbortSignal.timeout()` rejects a fetch (and the
+ * Kubernetes client's calls and watches) with a DOMException named `TimeoutError`. Errors are matched by
+ * class or code here, but DOMException is one class for every name and its numeric `code` is legacy
+ * (and absent from the HTTP clients' own `AbortError`s), so its name is all that tells a timeout from
+ * another failure: these two helpers are the one place that reads an error's name.
+ */
+export function isTimeout(err: unknown): boolean {
+  return errorName(err) === 'TimeoutError';
+}
+
+/** Whether `err` is a timeout ({@link isTimeout}) or an abort (`AbortController.abort()`: `AbortError`). */
+export function isAbortOrTimeout(err: unknown): boolean {
+  const name = errorName(err);
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+function errorName(err: unknown): unknown {
+  return typeof err === 'object' && err !== null ? (err as { name?: unknown }).name : undefined;
+}
+
 /** Whether `err` is a {@link LatchkeyError} with this code: how a catcher recognises an error. */
 export function hasCode(err: unknown, code: string): err is LatchkeyError {
   return err instanceof LatchkeyError && err.code === code;

@@ -1,6 +1,7 @@
 import { Watch, type KubeConfig } from './kubernetes-client.js';
 import type { Logger } from '../platform/log.js';
 import { backoffDelay } from '../domain/backoff.js';
+import { isTimeout } from '../domain/errors.js';
 
 /** One change the API server reported: which object, its new version, and whether it is gone. */
 export interface Change {
@@ -161,10 +162,6 @@ export class ChangeFeed {
 
 /** How long a watch may bring nothing (not even a bookmark) before it is started again, ms. */
 const IDLE_TIMEOUT_MS = 150_000;
-
-function isTimeout(err: unknown): boolean {
-  return (err as { name?: string } | undefined)?.name === 'TimeoutError';
-}
 
 function isGone(err: unknown): boolean {
   const e = err as { statusCode?: number; code?: number; message?: string } | undefined;

@@ -1,4 +1,4 @@
-import { hasCode, LatchkeyError } from '../domain/errors.js';
+import { hasCode, isAbortOrTimeout, LatchkeyError } from '../domain/errors.js';
 import { ApiException } from './kubernetes-client.js';
 
 /**
@@ -70,8 +70,7 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIME
  */
 export function isApiUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const name = (e as { name?: unknown }).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return true;
+    if (isAbortOrTimeout(e)) return true;
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('UND_ERR_'))) return true;
     const api = apiException(e);

@@ -255,8 +255,22 @@ export interface ModeOptions {
   readonly viewSchema: z.ZodType;
 }
 
+/**
+ * A mode's credentials in the REST API (zod schemas, which the OpenAPI document is generated from):
+ * `import`, the `credentials` POST /connections accepts (absent: the body cannot import the mode);
+ * `shown`, the `credentials` of a connection's answer (absent: no answer documents them).
+ */
+/** A zod object schema of credentials, `type` the mode's name. */
+export type CredentialsSchema = z.ZodObject<{ type: z.ZodLiteral<string> }>;
+
+export interface CredentialSchemas {
+  readonly import?: CredentialsSchema;
+  readonly shown?: CredentialsSchema;
+}
+
 export interface AuthModeModule {
   readonly mode: AuthMode;
+  readonly credentialSchemas: CredentialSchemas;
   /** POST /connections: the body's credentials as stored (a 400 naming the fields before anything is stored). */
   fromImport(deps: ModeDeps, input: ImportInput): Promise<Imported>;
   /** POST /connection (deprecated): the flat fields as stored; a 400 for fields the mode does not use. */

@@ -4,14 +4,14 @@
  * fails on a switch outside src/modes).
  */
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
-import type { AuthMode } from '../domain/auth-modes.js';
+import { AUTH_MODES, type AuthMode } from '../domain/auth-modes.js';
 import type { z } from 'zod';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import { apiKey } from './api-key/mode.js';
 import { app } from './app/mode.js';
 import { appStore } from './app-store/mode.js';
-import type { AuthModeModule } from './auth-mode.js';
+import type { AuthModeModule, CredentialsSchema } from './auth-mode.js';
 import { basic } from './basic/mode.js';
 import { bill } from './bill/mode.js';
 import { custom } from './custom/mode.js';
@@ -25,22 +25,26 @@ import { signature } from './signature/mode.js';
 import { tba } from './tba/mode.js';
 import { twoStep } from './two-step/mode.js';
 
+/**
+ * In the order of the import body's credential types (Nango's): a 400 for an unknown `type` lists them
+ * in it (zod's message), and the OpenAPI document's unions follow it.
+ */
 export const AUTH_MODE_MODULES: Readonly<Record<AuthMode, AuthModeModule>> = {
-  OAUTH1: oauth1,
   OAUTH2: oauth2,
-  OAUTH2_CC: oauth2ClientCredentials,
-  BASIC: basic,
+  OAUTH1: oauth1,
   API_KEY: apiKey,
-  APP_STORE: appStore,
-  CUSTOM: custom,
+  INSTALL_PLUGIN: installPlugin,
+  BASIC: basic,
+  OAUTH2_CC: oauth2ClientCredentials,
+  JWT: jwt,
   APP: app,
   NONE: none,
-  TBA: tba,
-  JWT: jwt,
-  BILL: bill,
   TWO_STEP: twoStep,
+  BILL: bill,
+  APP_STORE: appStore,
+  TBA: tba,
   SIGNATURE: signature,
-  INSTALL_PLUGIN: installPlugin,
+  CUSTOM: custom,
 };
 
 /** The module of a Provider's auth mode (the CRD's enum admits only these). */
@@ -79,11 +83,21 @@ export function shownModeOptions(spec: ProviderSpec): Record<string, unknown> {
   return options && block ? { [options.shownAs]: options.view(block) } : {};
 }
 
-/** The REST schema of every mode's options block, by the name GET /providers shows it under (modes sharing a block share it). */
+/** The REST schema of every mode's options block, by the name GET /providers shows it under (modes sharing a block share it), in the mode type's order. */
 export function modeOptionsViewSchemas(): Record<string, z.ZodType> {
   return Object.fromEntries(
-    Object.values(AUTH_MODE_MODULES).flatMap((m) => (m.options ? [[m.options.shownAs, m.options.viewSchema]] : [])),
+    AUTH_MODES.map((mode) => AUTH_MODE_MODULES[mode]).flatMap((m) => (m.options ? [[m.options.shownAs, m.options.viewSchema]] : [])),
   );
+}
+
+/** Every mode's `credentials` of a POST /connections body, in the registry's order (CUSTOM's has none). */
+export function importCredentialSchemas(): CredentialsSchema[] {
+  return Object.values(AUTH_MODE_MODULES).flatMap((m) => (m.credentialSchemas.import ? [m.credentialSchemas.import] : []));
+}
+
+/** Every mode's `credentials` as a connection's answer shows them, in the registry's order. */
+export function shownCredentialSchemas(): CredentialsSchema[] {
+  return Object.values(AUTH_MODE_MODULES).flatMap((m) => (m.credentialSchemas.shown ? [m.credentialSchemas.shown] : []));
 }
 
 /** What the Provider reconciler reports of a Provider's mode: the module's own problems, else its options block's (checked by the mode's schema). */

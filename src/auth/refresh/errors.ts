@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
-import { findAnswerTooLarge, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
+import { findAnswerTooLarge, isAbortOrTimeout, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { answeredWith, providerText, redactMessage, sentStatus } from '../../oplog/redact.js';
 
@@ -157,7 +157,7 @@ function classify(err: unknown, now: number, secrets: ReadonlyArray<string | und
       providerError,
     });
   }
-  const timeout = causes(err).some((e) => ['TimeoutError', 'AbortError'].includes(String((e as { name?: unknown } | null)?.name)));
+  const timeout = causes(err).some(isAbortOrTimeout);
   // The root cause's message may hold the provider's text (a JSON parse error quotes the body).
   const detail = timeout ? 'token request timed out' : `token request failed: ${providerText(rootMessage(err), secrets, 200)}`;
   return new RefreshError(`provider unavailable: ${detail}`, { permanent: false, code: 'provider_unavailable' });

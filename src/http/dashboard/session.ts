@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import type { EnvironmentKeys, ResolvedEnvironment } from '../../auth/environment-keys.js';
-import { seal, sealedNamespace, unseal, type SealedClaims } from '../../auth/sealed-values.js';
+import { sealedKind, type SealedClaims } from '../../auth/sealed-values.js';
 import type { Clock } from '../../domain/clock.js';
 import { LatchkeyError } from '../../domain/errors.js';
 
@@ -23,6 +23,8 @@ export const SESSION_SECONDS = 8 * 3600;
 interface DashboardClaims extends SealedClaims {
   sid: string;
 }
+
+const sealed = sealedKind<DashboardClaims>(PURPOSE, PREFIX);
 
 export interface SessionDeps {
   keys: EnvironmentKeys;
@@ -84,7 +86,7 @@ export function signIn(deps: SessionDeps, res: Response, secretKey: string): Res
   const env = deps.keys.resolve(secretKey);
   if (!env) throw new LatchkeyError('unauthenticated', 'unknown_secret_key', 'This secret key does not belong to any environment');
   const exp = Math.floor(deps.clock.now() / 1000) + SESSION_SECONDS;
-  const value = seal<DashboardClaims>({ namespace: env.namespace, exp, sid: randomBytes(8).toString('hex') }, secretKey, PURPOSE, PREFIX);
+  const value = sealed.seal({ namespace: env.namespace, exp, sid: randomBytes(8).toString('hex') }, secretKey);
   res.setHeader('set-cookie', cookieHeader(deps, value, SESSION_SECONDS));
   return env;
 }
@@ -97,10 +99,10 @@ export function signOut(deps: SessionDeps, res: Response): void {
 export function sessionEnvironment(deps: SessionDeps, req: Request): ResolvedEnvironment | undefined {
   const value = cookieOf(req);
   if (!value || value.length > 4096) return undefined;
-  const namespace = sealedNamespace(value, PREFIX);
+  const namespace = sealed.namespaceOf(value);
   const key = namespace ? deps.secretKeyOf(namespace) : undefined;
   if (!namespace || !key) return undefined;
-  if (!unseal<DashboardClaims>(value, key, PURPOSE, PREFIX, deps.clock.now()).ok) return undefined;
+  if (!sealed.open(value, key, deps.clock.now()).ok) return undefined;
   const resource = deps.keys.primaryEnvironment(namespace);
   return resource ? { namespace, name: resource.metadata.name, resource } : undefined;
 }

@@ -1,4 +1,5 @@
 /** API_KEY: a key the Provider's templates place (`${apiKey}` in `proxy.headers` or `proxy.query`); never renewed. */
+import { z } from 'zod';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
@@ -14,6 +15,10 @@ const injection: ProxyInjection = {
 
 export const apiKey: AuthModeModule = {
   mode: 'API_KEY',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
+    shown: z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     const body = flatFields(input, ['api_key'], ['api_key']);

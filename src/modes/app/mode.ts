@@ -4,6 +4,7 @@
  * imports an existing installation by its ID. Installation tokens are minted from the app's keys (the
  * Integration's) and renewed ahead; sent as a bearer token.
  */
+import { z } from 'zod';
 import {
   appCredentialsOf,
   appSlugOfIntegration,
@@ -21,6 +22,7 @@ import { appInstallFlow } from '../shared/app-install-flow.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { appInstallationOptions } from '../shared/app-installation-options.js';
+import { rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The catalog's clientId/clientSecret fields are read as the App ID and key too. */
 const APP_KEYS: NeededKey[] = [
@@ -102,6 +104,19 @@ async function appFromImport(deps: ModeDeps, input: ImportInput): Promise<Import
 
 export const app: AuthModeModule = {
   mode: 'APP',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('APP'),
+      installation_id: z
+        .string()
+        .regex(/^[0-9]{1,20}$/, 'must be the installation ID (digits)')
+        .optional()
+        .describe(
+          "The installation of the Integration's app (or connection_config.installationId); checked with the provider and a token minted at once",
+        ),
+    }),
+    shown: z.object({ type: z.literal('APP'), access_token: z.string(), expires_at: shownTimestamp.optional(), raw: rawAnswer }),
+  },
   fromImport: appFromImport,
   fromFlatImport: (_deps, input) => notFlatImportable(input),
   connect: { flow: 'redirect', ...appInstallFlow() },

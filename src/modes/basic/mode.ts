@@ -1,4 +1,5 @@
 /** BASIC: a username and password, sent as HTTP Basic unless the Provider's templates place them; never renewed. */
+import { z } from 'zod';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { AuthModeModule, ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
@@ -21,6 +22,10 @@ const injection: ProxyInjection = {
 
 export const basic: AuthModeModule = {
   mode: 'BASIC',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+    shown: z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
+  },
   fromImport: (_deps, { given }) => Promise.resolve({ credentials: { ...given } }),
   fromFlatImport(_deps, input) {
     const body = flatFields(input, ['username', 'password'], ['username', 'password']);

@@ -3,11 +3,13 @@
  * import and in the form, signed in again before it lapses; the session and key go in headers of
  * their own on every proxied call.
  */
+import { z } from 'zod';
 import { billLogin, billProxyHeaders, billSessionStrategy, checkBillSignIn } from './bill-session.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { formByExchange, importByExchange, type Exchange } from '../shared/exchange.js';
 import { noFlatFields } from '../shared/flat-fields.js';
 import { noAuthorization } from '../shared/injection.js';
+import { shownTimestamp } from '../shared/credential-schemas.js';
 
 const plain = (name: string) => ({ name, secret: false, required: true });
 const secret = (name: string) => ({ name, secret: true, required: true });
@@ -18,6 +20,27 @@ const signIn: Exchange = (call, given, path) => billLogin({ ...call, signIn: che
 
 export const bill: AuthModeModule = {
   mode: 'BILL',
+  credentialSchemas: {
+    import: z
+      .strictObject({
+        type: z.literal('BILL'),
+        username: z.string().min(1).max(320),
+        password: z.string().min(1).max(1024),
+        organization_id: z.string().min(1).max(64),
+        dev_key: z.string().min(1).max(256),
+      })
+      .describe('A Bill.com sign-in; a session is opened at once (a refusal is a 400)'),
+    shown: z.object({
+      type: z.literal('BILL'),
+      username: z.string(),
+      password: z.string(),
+      organization_id: z.string(),
+      dev_key: z.string(),
+      session_id: z.string().describe('The Bill.com session (sent as the sessionId header); signed in again before expires_at'),
+      user_id: z.string().optional(),
+      expires_at: shownTimestamp,
+    }),
+  },
   fromImport: importByExchange(signIn),
   fromFlatImport: (_deps, input) => noFlatFields(input),
   connect: {

@@ -16,6 +16,8 @@ import { appInstallationOptions } from '../shared/app-installation-options.js';
 
 export const custom: AuthModeModule = {
   mode: 'CUSTOM',
+  // Neither body imports it, and no answer shows it (connections of it are made by the Connect flow).
+  credentialSchemas: {},
   fromImport: (_deps, input) => notFlatImportable(input),
   fromFlatImport: (_deps, input) => notFlatImportable(input),
   connect: { flow: 'redirect', ...appInstallFlow(customUserAuthorization) },

@@ -3,6 +3,7 @@
  * import and in the form at once (a key that cannot sign is a 400), and again when a fetch or proxied
  * call finds the token about to expire (never on the controller's schedule: minting is local).
  */
+import { z } from 'zod';
 import { JwtMintError, jwtMintingStrategy, mintJwtCredentials } from '../shared/jwt-minting.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
@@ -11,11 +12,30 @@ import { importConfig } from '../shared/exchange.js';
 import { notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { jwtOptions } from './options.js';
+import { shownTimestamp } from '../shared/credential-schemas.js';
 
 const ALGORITHM = /^(HS|RS|ES|PS)(256|384|512)$/;
 
 export const jwt: AuthModeModule = {
   mode: 'JWT',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('JWT'),
+      apiKey: z
+        .string()
+        .min(1)
+        .max(16_384)
+        .describe(
+          "The signing key (the provider's `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400",
+        ),
+    }),
+    shown: z.object({
+      type: z.literal('JWT'),
+      apiKey: z.string().describe('The signing key'),
+      token: z.string().describe('A JWT minted from the key, valid until expires_at (a fresh one is minted before it expires)'),
+      expires_at: shownTimestamp,
+    }),
+  },
   // The token's claims may use the configuration kept by a connection being re-imported.
   fromImport(deps, input) {
     const { provider } = input;

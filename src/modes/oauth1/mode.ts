@@ -2,15 +2,21 @@
  * OAUTH1: the OAuth 1.0a three-legged flow (temporary credentials, authorization, token credentials);
  * imported tokens never expire; every proxied call is signed HMAC-SHA1 with the Integration's consumer.
  */
+import { z } from 'zod';
 import { signRequest } from '../shared/oauth1.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth1RedirectFlow } from './redirect-flow.js';
+import { rawAnswer } from '../shared/credential-schemas.js';
 
 export const oauth1: AuthModeModule = {
   mode: 'OAUTH1',
+  credentialSchemas: {
+    import: z.strictObject({ type: z.literal('OAUTH1'), oauth_token: z.string().min(1), oauth_token_secret: z.string().min(1) }),
+    shown: z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw: rawAnswer }),
+  },
   fromImport: (_deps, { given }) =>
     Promise.resolve({ credentials: { ...given, raw: { oauth_token: given.oauth_token, oauth_token_secret: given.oauth_token_secret } } }),
   fromFlatImport(_deps, input) {

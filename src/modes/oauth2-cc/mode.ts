@@ -2,6 +2,7 @@
  * OAUTH2_CC: the client credentials grant with the end user's (or an import's) client ID and secret:
  * checked by getting a token before anything is stored, a new token each renewal; sent as a bearer.
  */
+import { z } from 'zod';
 import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2ClientCredentials } from '../../domain/credentials.js';
@@ -12,6 +13,7 @@ import type { AuthModeModule } from '../auth-mode.js';
 import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
+import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** A new token each time, with the connection's client (an import's) or else the Integration's. */
 const refresh: RefreshStrategy = {
@@ -37,6 +39,23 @@ const refresh: RefreshStrategy = {
 
 export const oauth2ClientCredentials: AuthModeModule = {
   mode: 'OAUTH2_CC',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('OAUTH2_CC'),
+      token: z.string().min(1),
+      expires_at: expiresAtInput.optional(),
+      client_id: z.string().min(1),
+      client_secret: z.string().min(1),
+    }),
+    shown: z.object({
+      type: z.literal('OAUTH2_CC'),
+      token: z.string(),
+      expires_at: shownTimestamp.optional(),
+      client_id: z.string(),
+      client_secret: z.string(),
+      raw: rawAnswer,
+    }),
+  },
   fromImport: (_deps, { given }) =>
     Promise.resolve({
       credentials: compact({ ...given, expires_at: isoOrUndefined(given.expires_at), raw: { access_token: given.token } }),

@@ -2,16 +2,18 @@
  * OAUTH2: the authorization code flow (PKCE, `state`); imported tokens with their expiry; renewed
  * with the refresh token grant when there is a refresh token; sent as a bearer token.
  */
+import { z } from 'zod';
 import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import type { AuthModeModule } from '../auth-mode.js';
-import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp } from '../shared/flat-fields.js';
+import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp, TOKEN_FIELDS } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
+import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
@@ -35,6 +37,22 @@ const refresh: RefreshStrategy = {
 
 export const oauth2: AuthModeModule = {
   mode: 'OAUTH2',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('OAUTH2'),
+      access_token: z.string().min(1),
+      refresh_token: z.string().min(1).optional(),
+      expires_at: expiresAtInput.optional(),
+      config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
+    }),
+    shown: z.object({
+      type: z.literal('OAUTH2'),
+      access_token: z.string(),
+      refresh_token: z.string().optional(),
+      expires_at: shownTimestamp.optional(),
+      raw: rawAnswer,
+    }),
+  },
   fromImport(_deps, { given }) {
     const { config_override, ...rest } = given;
     return Promise.resolve({
@@ -47,19 +65,7 @@ export const oauth2: AuthModeModule = {
     });
   },
   fromFlatImport(deps, input) {
-    const body = flatFields(
-      input,
-      [
-        'access_token',
-        'refresh_token',
-        'expires_at',
-        'expires_in',
-        'no_expiration',
-        'oauth_client_id_override',
-        'oauth_client_secret_override',
-      ],
-      ['access_token'],
-    );
+    const body = flatFields(input, TOKEN_FIELDS, ['access_token']);
     const expiresAt =
       body.expires_at !== undefined
         ? isoTimestamp(new Date(body.expires_at), 'expires_at')

@@ -5,6 +5,7 @@ import { parseRetryAfter } from '../../domain/retry.js';
 import { readAnswerText } from '../../egress/bounded-body.js';
 import { providerText, requestSecrets } from '../../oplog/redact.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
+import { isAbortOrTimeout } from '../../domain/errors.js';
 import type { RefreshStrategy, StrategyInput } from '../../auth/refresh/strategies.js';
 import type { CatalogStore } from '../../k8s/store.js';
 import type { IntegrationResource } from '../../k8s/resources.js';
@@ -67,7 +68,7 @@ export async function requestInstallationToken(req: InstallationTokenRequest): P
   try {
     res = await req.fetch(req.tokenUrl, init);
   } catch (err) {
-    const timeout = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+    const timeout = isAbortOrTimeout(err);
     throw new RefreshError(`provider unavailable: installation token request ${timeout ? 'timed out' : 'failed'}`, {
       permanent: false,
       code: 'provider_unavailable',

@@ -9,7 +9,7 @@
 import { fillProviderUrl, providerUrlTemplate } from '../../catalog/connection-config.js';
 import { providerText } from '../../oplog/redact.js';
 import { filledHeaders, filledQuery, type CredentialValues } from '../../catalog/credential-templates.js';
-import { LatchkeyError } from '../../domain/errors.js';
+import { isAbortOrTimeout, LatchkeyError } from '../../domain/errors.js';
 import { isRetryableStatus } from '../../domain/retry.js';
 import type { ProviderResource } from '../../k8s/resources.js';
 
@@ -86,8 +86,7 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
       signal: AbortSignal.timeout(CREDENTIAL_CHECK_TIMEOUT_SECONDS * 1000),
     });
   } catch (err) {
-    const errName = String((err as { name?: unknown } | null)?.name);
-    const why = errName === 'TimeoutError' || errName === 'AbortError' ? 'timed out' : 'network error';
+    const why = isAbortOrTimeout(err) ? 'timed out' : 'network error';
     return unavailable(`Credential check could not reach the provider: ${why}`);
   }
   if (res.status === 404 || res.status === 429 || res.status >= 500 || isRetryableStatus(res.status)) {

@@ -7,7 +7,8 @@
  */
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
-import { LatchkeyError, findAnswerTooLarge, type ErrorKind } from '../../domain/errors.js';
+import { LatchkeyError, findAnswerTooLarge, isAbortOrTimeout } from '../../domain/errors.js';
+import { ProblemError, type ProblemAnswers } from './problem-error.js';
 import { readAnswerText } from '../../egress/bounded-body.js';
 import type { ProviderResource } from '../../k8s/resources.js';
 import type { StoredCredentials } from '../../k8s/store.js';
@@ -21,20 +22,20 @@ import type { StrategyInput } from '../../auth/refresh/strategies.js';
 export type ExchangeProblem = 'rejected' | 'unavailable' | 'misconfigured';
 
 /** Each problem's kind and code: as {@link exchangeInputError} answers it at import and in the form. */
-const EXCHANGE_PROBLEMS: Record<ExchangeProblem, { kind: ErrorKind; code: string }> = {
+const EXCHANGE_PROBLEMS: ProblemAnswers<ExchangeProblem> = {
   rejected: { kind: 'invalid_input', code: 'invalid_credentials' },
   unavailable: { kind: 'upstream', code: 'provider_unavailable' },
   misconfigured: { kind: 'unavailable', code: 'integration_misconfigured' },
 };
 
-export class CredentialExchangeError extends LatchkeyError {
+export class CredentialExchangeError extends ProblemError<ExchangeProblem> {
   constructor(
-    readonly problem: ExchangeProblem,
+    problem: ExchangeProblem,
     message: string,
     readonly status?: number,
     retryAfterMs?: number,
   ) {
-    super(EXCHANGE_PROBLEMS[problem].kind, EXCHANGE_PROBLEMS[problem].code, message, { retryAfterMs });
+    super(problem, EXCHANGE_PROBLEMS, message, { retryAfterMs });
     this.name = 'CredentialExchangeError';
   }
 }
@@ -73,8 +74,7 @@ export async function postForJson(req: ExchangeRequest): Promise<Record<string, 
       signal: AbortSignal.timeout(req.timeoutSeconds * 1000),
     });
   } catch (err) {
-    const name = String((err as { name?: unknown } | null)?.name);
-    const detail = name === 'TimeoutError' || name === 'AbortError' ? 'timed out' : `failed (${(err as Error).message.slice(0, 200)})`;
+    const detail = isAbortOrTimeout(err) ? 'timed out' : `failed (${(err as Error).message.slice(0, 200)})`;
     throw new CredentialExchangeError('unavailable', `${req.what} ${detail}`);
   }
   // Bounded: an answer past the limit fails the exchange with provider_answer_too_large; other read errors leave it empty.

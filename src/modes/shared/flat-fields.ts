@@ -7,7 +7,8 @@ import { LatchkeyError } from '../../domain/errors.js';
 import type { FlatCredentialFields, FlatImportInput } from '../auth-mode.js';
 
 type Field = keyof FlatCredentialFields;
-const CREDENTIAL_FIELDS: Field[] = [
+/** An OAuth 2 token's fields and its client override: the body's first group (what OAUTH2 takes). */
+export const TOKEN_FIELDS: readonly Field[] = [
   'access_token',
   'refresh_token',
   'expires_at',
@@ -15,6 +16,9 @@ const CREDENTIAL_FIELDS: Field[] = [
   'no_expiration',
   'oauth_client_id_override',
   'oauth_client_secret_override',
+];
+const CREDENTIAL_FIELDS: readonly Field[] = [
+  ...TOKEN_FIELDS,
   'oauth_token',
   'oauth_token_secret',
   'username',
@@ -25,7 +29,7 @@ const CREDENTIAL_FIELDS: Field[] = [
 ];
 
 /** The flat fields for this mode: only `allowed` may be set, `required` must be. */
-export function flatFields(input: FlatImportInput, allowed: Field[], required: Field[] = []): FlatCredentialFields {
+export function flatFields(input: FlatImportInput, allowed: readonly Field[], required: readonly Field[] = []): FlatCredentialFields {
   const { fields: body } = input;
   const mode = input.provider.spec.authMode;
   const provider = input.provider.metadata.name;

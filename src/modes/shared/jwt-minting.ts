@@ -16,7 +16,7 @@ import { createHmac, createPrivateKey, sign, type KeyObject } from 'node:crypto'
 import { z } from 'zod';
 import { fillTemplate, MissingTemplateValueError } from '../../catalog/template.js';
 import type { JwtCredentials } from '../../domain/credentials.js';
-import { LatchkeyError, type ErrorKind } from '../../domain/errors.js';
+import { ProblemError, type ProblemAnswers } from './problem-error.js';
 import { RefreshError } from '../../auth/refresh/errors.js';
 import type { RefreshStrategy } from '../../auth/refresh/strategies.js';
 
@@ -41,20 +41,20 @@ export type JwtModeOptions = z.infer<typeof JwtModeOptions>;
 export type JwtMintProblem = 'invalid_key' | 'missing_connection_config' | 'provider_misconfigured';
 
 /** Each problem's kind and code: as an import answers it (src/modes/jwt/mode.ts). */
-const MINT_PROBLEMS: Record<JwtMintProblem, { kind: ErrorKind; code: string }> = {
+const MINT_PROBLEMS: ProblemAnswers<JwtMintProblem> = {
   invalid_key: { kind: 'invalid_input', code: 'invalid_credentials' },
   missing_connection_config: { kind: 'invalid_input', code: 'missing_connection_config' },
   provider_misconfigured: { kind: 'unavailable', code: 'integration_misconfigured' },
 };
 
-export class JwtMintError extends LatchkeyError {
+export class JwtMintError extends ProblemError<JwtMintProblem> {
   constructor(
-    readonly problem: JwtMintProblem,
+    problem: JwtMintProblem,
     message: string,
     /** For `missing_connection_config`: the configuration keys without a value. */
     readonly keys: string[] = [],
   ) {
-    super(MINT_PROBLEMS[problem].kind, MINT_PROBLEMS[problem].code, message);
+    super(problem, MINT_PROBLEMS, message);
     this.name = 'JwtMintError';
   }
 }

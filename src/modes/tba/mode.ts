@@ -3,6 +3,7 @@
  * signed HMAC-SHA256 with the Integration's consumer key and secret (a connection's override first)
  * and the account ID as realm; never renewed.
  */
+import { z } from 'zod';
 import { tbaAuthorization } from './tba-signing.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields } from '../shared/flat-fields.js';
@@ -11,6 +12,18 @@ import { tbaOptions } from './options.js';
 
 export const tba: AuthModeModule = {
   mode: 'TBA',
+  credentialSchemas: {
+    import: z.strictObject({
+      type: z.literal('TBA'),
+      token_id: z.string().min(1).max(1024).describe('The access token ID created in NetSuite for this account'),
+      token_secret: z.string().min(1).max(1024),
+      config_override: z
+        .strictObject({ client_id: z.string().min(1).optional(), client_secret: z.string().min(1).optional() })
+        .optional()
+        .describe("The consumer key and secret when they are not the Integration's (never returned)"),
+    }),
+    shown: z.object({ type: z.literal('TBA'), token_id: z.string(), token_secret: z.string() }),
+  },
   fromImport(_deps, { given }) {
     const override = given.config_override as object | undefined;
     return Promise.resolve({

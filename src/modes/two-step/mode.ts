@@ -2,6 +2,7 @@
  * TWO_STEP: the fields the Provider declares (`twoStep.credentialFields`) exchanged at its token
  * endpoint for a token, at import, in the form and again before the token expires; sent as a bearer.
  */
+import { z } from 'zod';
 import { checkTwoStepFields, exchangeTwoStep, twoStepOptions, twoStepStrategy, TwoStepOptions } from './two-step.js';
 import type { ProviderSpec } from '../../k8s/resources.js';
 import type { AuthModeModule, CredentialField, GivenCredentials } from '../auth-mode.js';
@@ -9,6 +10,7 @@ import { exchangeNow, formByExchange, importByExchange, importConfig, type Excha
 import { flatFields } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { twoStepProviderOptions } from './options.js';
+import { rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
 
 /** The fields the Provider declares; none when its exchange is not usable (its Ready condition says why). */
 function fields(spec: ProviderSpec): CredentialField[] {
@@ -24,6 +26,20 @@ const exchange: Exchange = (call, given, path) => exchangeTwoStep({ ...call, fie
 
 export const twoStep: AuthModeModule = {
   mode: 'TWO_STEP',
+  credentialSchemas: {
+    import: z
+      .object({ type: z.literal('TWO_STEP') })
+      .catchall(z.string().max(4096))
+      .describe("The fields the provider's `twoStep.credentialFields` name; exchanged for a token at once (a refusal is a 400)"),
+    shown: z
+      .object({
+        type: z.literal('TWO_STEP'),
+        token: z.string().describe("The provider's token for the stored fields (exchanged again before expires_at)"),
+        expires_at: shownTimestamp.optional(),
+        raw: rawAnswer,
+      })
+      .catchall(z.unknown()),
+  },
   fromImport: importByExchange(exchange),
   // The flat username and password fit providers that exchange exactly those (the exchange checks which fields).
   fromFlatImport(deps, input) {

@@ -1,90 +1,15 @@
 import { z } from 'zod';
+import { expiresAtInput } from '../../../modes/shared/credential-schemas.js';
+import type { CredentialsSchema } from '../../../modes/auth-mode.js';
+import { importCredentialSchemas, shownCredentialSchemas } from '../../../modes/registry.js';
 import { ConnectionId, EndUserInput, IntegrationId, IsoTimestamp, JsonObject, queryBoolean, Tags } from './common.js';
 
 // ---- credentials ----
 
 const MAX_EXPIRES_IN_SECONDS = 100 * 366 * 86_400;
 
-const expiresAt = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).describe('ISO 8601 date or date-time');
-
-/** Credentials accepted by POST /connections, discriminated by `type` (the Nango client's import shapes). */
-export const ImportCredentials = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('OAUTH2'),
-    access_token: z.string().min(1),
-    refresh_token: z.string().min(1).optional(),
-    expires_at: expiresAt.optional(),
-    config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
-  }),
-  z.strictObject({ type: z.literal('OAUTH1'), oauth_token: z.string().min(1), oauth_token_secret: z.string().min(1) }),
-  z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
-  // INSTALL_PLUGIN: the credential a plugin installation issued (what its install callback carries).
-  z.strictObject({ type: z.literal('INSTALL_PLUGIN'), apiKey: z.string().min(1).max(4096) }),
-  z.strictObject({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
-  z.strictObject({
-    type: z.literal('OAUTH2_CC'),
-    token: z.string().min(1),
-    expires_at: expiresAt.optional(),
-    client_id: z.string().min(1),
-    client_secret: z.string().min(1),
-  }),
-  z.strictObject({
-    type: z.literal('JWT'),
-    apiKey: z
-      .string()
-      .min(1)
-      .max(16_384)
-      .describe(
-        "The signing key (the provider's `fieldLabels.apiKey` says which); a token is minted from it at once, and a key that cannot sign is a 400",
-      ),
-  }),
-  z.strictObject({
-    type: z.literal('APP'),
-    installation_id: z
-      .string()
-      .regex(/^[0-9]{1,20}$/, 'must be the installation ID (digits)')
-      .optional()
-      .describe(
-        "The installation of the Integration's app (or connection_config.installationId); checked with the provider and a token minted at once",
-      ),
-  }),
-  z.strictObject({ type: z.literal('NONE') }),
-  z
-    .object({ type: z.literal('TWO_STEP') })
-    .catchall(z.string().max(4096))
-    .describe("The fields the provider's `twoStep.credentialFields` name; exchanged for a token at once (a refusal is a 400)"),
-  z
-    .strictObject({
-      type: z.literal('BILL'),
-      username: z.string().min(1).max(320),
-      password: z.string().min(1).max(1024),
-      organization_id: z.string().min(1).max(64),
-      dev_key: z.string().min(1).max(256),
-    })
-    .describe('A Bill.com sign-in; a session is opened at once (a refusal is a 400)'),
-  z
-    .strictObject({
-      type: z.literal('APP_STORE'),
-      issuer_id: z.string().min(1).max(64),
-      key_id: z.string().min(1).max(32),
-      private_key: z.string().min(1).max(16_384).describe('Contents of the .p8 file'),
-    })
-    .describe('An App Store Connect API key; a token is minted at once (a key that cannot sign ES256 is a 400)'),
-  z.strictObject({
-    type: z.literal('TBA'),
-    token_id: z.string().min(1).max(1024).describe('The access token ID created in NetSuite for this account'),
-    token_secret: z.string().min(1).max(1024),
-    config_override: z
-      .strictObject({ client_id: z.string().min(1).optional(), client_secret: z.string().min(1).optional() })
-      .optional()
-      .describe("The consumer key and secret when they are not the Integration's (never returned)"),
-  }),
-  z.strictObject({
-    type: z.literal('SIGNATURE'),
-    username: z.string().min(1).max(1024),
-    password: z.string().min(1).max(4096).describe('The secret the signature is computed from'),
-  }),
-]);
+/** Credentials accepted by POST /connections, discriminated by `type` (the Nango client's import shapes): each mode's own (src/modes/<mode>/mode.ts). */
+export const ImportCredentials = z.discriminatedUnion('type', importCredentialSchemas() as [CredentialsSchema, ...CredentialsSchema[]]);
 export type ImportCredentials = z.infer<typeof ImportCredentials>;
 
 export const ImportConnectionBody = z.strictObject({
@@ -104,7 +29,7 @@ export const DeprecatedImportBody = z.strictObject({
   connection_id: ConnectionId.optional(),
   access_token: z.string().min(1).optional(),
   refresh_token: z.string().min(1).optional(),
-  expires_at: expiresAt.optional(),
+  expires_at: expiresAtInput.optional(),
   // Bounded: a lifetime past year 275760 is not a Date, and none is longer than a century.
   expires_in: z.number().int().positive().max(MAX_EXPIRES_IN_SECONDS).optional().describe('Seconds from now, at most 100 years'),
   no_expiration: z.boolean().optional(),
@@ -125,77 +50,8 @@ export type DeprecatedImportBody = z.infer<typeof DeprecatedImportBody>;
 
 // ---- the Connection object ----
 
-const raw = JsonObject.describe("The provider's raw token response");
-export const PublicCredentials = z.union([
-  z.object({
-    type: z.literal('OAUTH2'),
-    access_token: z.string(),
-    refresh_token: z.string().optional(),
-    expires_at: IsoTimestamp.optional(),
-    raw,
-  }),
-  z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw }),
-  z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
-  z.object({
-    type: z.literal('INSTALL_PLUGIN'),
-    apiKey: z.string().describe('The credential the plugin installation issued'),
-    raw: raw.optional(),
-  }),
-  z.object({ type: z.literal('BASIC'), username: z.string(), password: z.string() }),
-  z.object({
-    type: z.literal('OAUTH2_CC'),
-    token: z.string(),
-    expires_at: IsoTimestamp.optional(),
-    client_id: z.string(),
-    client_secret: z.string(),
-    raw,
-  }),
-  z.object({ type: z.literal('APP'), access_token: z.string(), expires_at: IsoTimestamp.optional(), raw }),
-  z.object({
-    type: z.literal('JWT'),
-    apiKey: z.string().describe('The signing key'),
-    token: z.string().describe('A JWT minted from the key, valid until expires_at (a fresh one is minted before it expires)'),
-    expires_at: IsoTimestamp,
-  }),
-  z.object({ type: z.literal('NONE') }),
-  z
-    .object({
-      type: z.literal('TWO_STEP'),
-      token: z.string().describe("The provider's token for the stored fields (exchanged again before expires_at)"),
-      expires_at: IsoTimestamp.optional(),
-      raw,
-    })
-    .catchall(z.unknown()),
-  z.object({
-    type: z.literal('BILL'),
-    username: z.string(),
-    password: z.string(),
-    organization_id: z.string(),
-    dev_key: z.string(),
-    session_id: z.string().describe('The Bill.com session (sent as the sessionId header); signed in again before expires_at'),
-    user_id: z.string().optional(),
-    expires_at: IsoTimestamp,
-  }),
-  z.object({
-    type: z.literal('APP_STORE'),
-    issuer_id: z.string(),
-    key_id: z.string(),
-    private_key: z.string(),
-    access_token: z.string().describe('An ES256 token for the App Store Connect API, valid until expires_at (at most 20 minutes)'),
-    expires_at: IsoTimestamp,
-  }),
-  z.object({ type: z.literal('TBA'), token_id: z.string(), token_secret: z.string() }),
-  z.object({
-    type: z.literal('SIGNATURE'),
-    username: z.string(),
-    password: z.string(),
-    token: z
-      .string()
-      .optional()
-      .describe('GET /connections/{id}: a value computed for this answer (WSSE: the X-WSSE header value), accepted until expires_at'),
-    expires_at: IsoTimestamp.optional(),
-  }),
-]);
+/** A connection's credentials as its answer shows them: each mode's own (src/modes/<mode>/mode.ts). */
+export const PublicCredentials = z.union(shownCredentialSchemas());
 
 export const EndUser = z.object({
   id: z.string(),
