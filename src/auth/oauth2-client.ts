@@ -83,7 +83,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   const tokenUrl = input.purpose === 'authorize' ? undefined : fillProviderUrl(s, tokenTemplate, input.connectionConfig);
   const issuerUrl = tokenUrl ?? authorizationUrl;
   if (!issuerUrl) throw new Error(`provider ${input.provider.metadata.name} has no authorization URL`);
-  const { method, auth } = input.purpose === 'authorize' ? { method: 'none', auth: oidc.None() } : clientAuthentication(s, input.client, tokenUrl);
+  const { method, auth } =
+    input.purpose === 'authorize' ? { method: 'none', auth: oidc.None() } : clientAuthentication(s, input.client, tokenUrl);
   const config = new oidc.Configuration(
     {
       issuer: new URL(issuerUrl).origin,

@@ -222,7 +222,8 @@ describe('provider catalog (offline)', () => {
         if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
         if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt'].includes(s.tokenRequestAuthMethod))
           report('tokenRequestAuthMethod must be basic, body or private_key_jwt');
-        if (s.tokenRequestBodyFormat && !['form', 'json'].includes(s.tokenRequestBodyFormat)) report('tokenRequestBodyFormat must be form or json');
+        if (s.tokenRequestBodyFormat && !['form', 'json'].includes(s.tokenRequestBodyFormat))
+          report('tokenRequestBodyFormat must be form or json');
       }),
     ).toEqual([]);
   });

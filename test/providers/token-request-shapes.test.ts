@@ -94,7 +94,9 @@ beforeAll(async () => {
     () =>
       latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
       [PKJ_CC, PKJ_CODE, 'vanta', 'notion'].every((p) => latchkey.ctx.catalog.getProvider(p)) &&
-      integrations.every((i) => latchkey.ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId')),
+      integrations.every((i) =>
+        latchkey.ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId'),
+      ),
   );
 }, 120_000);
 
@@ -239,9 +241,7 @@ describe('tokenRequestAuthMethod: private_key_jwt', () => {
     const renewed = await forceRefresh('pkj-cc', conn.spec.connectionId);
     expect(renewed.status).toBe(200);
     expect(renewed.body.credentials.token).not.toBe(first.credentials.token);
-    expect((await oidc.provider.ClientCredentials.find(renewed.body.credentials.token as string))?.clientId).toBe(
-      SERVICE_APP.clientId,
-    );
+    expect((await oidc.provider.ClientCredentials.find(renewed.body.credentials.token as string))?.clientId).toBe(SERVICE_APP.clientId);
   });
 
   it('is refused when the Integration key is not the one registered: a clear message, nothing stored, no key text', async () => {

@@ -104,12 +104,20 @@ export class IntegrationReconciler {
       return {
         status: 'False',
         reason: IntegrationReason.ClientSecretRefMissing,
-        message: `${mode} integrations need client credentials: ` + `set spec.clientSecretRef to a Secret with keys ${describeKeys(provider.spec)}.`,
+        message:
+          `${mode} integrations need client credentials: ` +
+          `set spec.clientSecretRef to a Secret with keys ${describeKeys(provider.spec)}.`,
       };
     }
     const secret = this.store.catalog.getReferencedSecret(namespace, clientSecretRef.name);
     if (!secret)
-      return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(provider.spec)}`);
+      return missingSecretVerdict(
+        this.store,
+        namespace,
+        clientSecretRef.name,
+        'spec.clientSecretRef',
+        `keys ${describeKeys(provider.spec)}`,
+      );
     if (!needed) {
       return {
         status: 'True',

@@ -37,9 +37,15 @@ export function vanta(): ServedSimulator & { scopes: string[] } {
             return json(400, { error: 'invalid_request' });
           }
           if (body.grant_type !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
-          if (body.client_id !== client.clientId || body.client_secret !== client.clientSecret) return json(401, { error: 'invalid_client' });
+          if (body.client_id !== client.clientId || body.client_secret !== client.clientSecret)
+            return json(401, { error: 'invalid_client' });
           scopes.push(String(body.scope ?? ''));
-          const { accessToken } = grants.issueTokens({ clientId: client.clientId, redirectUri: '', scope: String(body.scope ?? ''), extra: {} });
+          const { accessToken } = grants.issueTokens({
+            clientId: client.clientId,
+            redirectUri: '',
+            scope: String(body.scope ?? ''),
+            extra: {},
+          });
           return json(200, { access_token: accessToken, expires_in: 3600, token_type: 'Bearer' });
         },
       },
