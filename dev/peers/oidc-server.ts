@@ -15,7 +15,9 @@ export interface TestClient {
   clientSecret: string;
   redirectUris?: string[];
   /** How the client authenticates at the token endpoint. */
-  tokenEndpointAuthMethod?: 'client_secret_post' | 'client_secret_basic';
+  tokenEndpointAuthMethod?: 'client_secret_post' | 'client_secret_basic' | 'private_key_jwt';
+  /** private_key_jwt: the public keys (JWKs) its client assertions are checked with. */
+  jwks?: { keys: Array<Record<string, unknown>> };
 }
 
 export interface OidcServerOptions {
@@ -85,6 +87,8 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
       response_types: ['code'],
       token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_post',
+      // Served by this wrapper and fetched by oidc-provider: inline JWKs must be plain objects of its own realm.
+      ...(c.jwks ? { jwks_uri: `${issuer}/test-jwks/${encodeURIComponent(c.clientId)}` } : {}),
     })),
     scopes: ['openid', 'offline_access', 'profile', 'email', 'read', 'write'],
     features: {
@@ -105,6 +109,11 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       Grant: 24 * 3600,
       IdToken: 3600,
     },
+    // Its own test-jwks/ URL is on loopback, which oidc-provider's SSRF guard refuses: that one URL goes without it.
+    fetch: (url, init) =>
+      typeof url === 'string' && url.startsWith(`${issuer}/test-jwks/`)
+        ? fetch(url, { ...init, dispatcher: undefined } as RequestInit)
+        : fetch(url, init),
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: `${sub}@example.test` }) }),
     // Quiet: the provider's own error renderer, without its console noise.
     renderError: async (ctx, out) => {
@@ -114,12 +123,18 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
   });
   provider.proxy = false;
 
+  const clientJwks = (clientId: string) => opts.clients.find((c) => c.clientId === clientId)?.jwks;
   const tokenCalls: TokenCall[] = [];
   let failures: Array<{ status: number; headers: Record<string, string> }> = [];
   let delayMs = 0;
   const callback = provider.callback();
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const jwks = req.method === 'GET' && req.url?.startsWith('/test-jwks/') ? clientJwks(decodeURIComponent(req.url.slice(11))) : undefined;
+    if (jwks) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+      return;
+    }
     if (req.method === 'POST' && req.url?.startsWith('/token') && !req.url.startsWith('/token/')) {
       void handleToken(req, res);
       return;

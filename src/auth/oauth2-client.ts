@@ -4,12 +4,10 @@ import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource, type TokenResponseSpec } from '../k8s/resources.js';
 import { PROVIDER_STATUS_HEADER } from '../oplog/redact.js';
 import { parseAnswerBody, readTokenAnswer } from './provider-answers.js';
+import { clientAuthentication, encodeTokenRequest, type TokenRequestClient } from './token-request.js';
 import type { CatalogStore } from '../k8s/store.js';
 
-export interface ClientCredentials {
-  clientId: string;
-  clientSecret?: string;
-}
+export type ClientCredentials = TokenRequestClient;
 
 /**
  * The OAuth client of an Integration: from its `clientSecretRef` Secret, with a connection's
@@ -25,7 +23,24 @@ export function resolveClient(
   const fromSecret = (key: string) => (ref ? catalog.readSecretValue(namespace, ref, key) : undefined);
   const clientId = override?.client_id ?? fromSecret(INTEGRATION_SECRET_KEYS.clientId);
   if (!clientId) return undefined;
-  return { clientId, clientSecret: override?.client_secret ?? fromSecret(INTEGRATION_SECRET_KEYS.clientSecret) };
+  return {
+    clientId,
+    clientSecret: override?.client_secret ?? fromSecret(INTEGRATION_SECRET_KEYS.clientSecret),
+    ...integrationSigningKey(catalog, namespace, integration),
+  };
+}
+
+/** The private key (and its ID) an Integration's Secret holds for private_key_jwt client assertions, when it holds one. */
+export function integrationSigningKey(
+  catalog: CatalogStore,
+  namespace: string,
+  integration: IntegrationResource,
+): Pick<ClientCredentials, 'privateKey' | 'keyId'> {
+  const ref = integration.spec.clientSecretRef?.name;
+  if (!ref) return {};
+  const privateKey = catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.privateKey);
+  const keyId = catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.keyId);
+  return { ...(privateKey ? { privateKey } : {}), ...(keyId ? { keyId } : {}) };
 }
 
 export interface OAuth2ConfigurationInput {
@@ -47,8 +62,8 @@ export interface OAuth2ConfigurationInput {
 
 /**
  * openid-client Configuration for (provider, integration client, connection configuration):
- * templated endpoints, the provider's token endpoint client authentication (`basic` or `body`,
- * default body), plain http allowed only for loopback hosts, and a lenient reading of token
+ * templated endpoints, the provider's token request shape (client authentication and body encoding:
+ * ./token-request.ts), plain http allowed only for loopback hosts, and a lenient reading of token
  * responses (see {@link normalizeTokenResponse}).
  */
 export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Configuration {
@@ -68,13 +83,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   const tokenUrl = input.purpose === 'authorize' ? undefined : fillProviderUrl(s, tokenTemplate, input.connectionConfig);
   const issuerUrl = tokenUrl ?? authorizationUrl;
   if (!issuerUrl) throw new Error(`provider ${input.provider.metadata.name} has no authorization URL`);
-  const method = s.tokenRequestAuthMethod === 'basic' ? 'client_secret_basic' : input.client.clientSecret ? 'client_secret_post' : 'none';
-  const auth =
-    method === 'client_secret_basic'
-      ? oidc.ClientSecretBasic(input.client.clientSecret ?? '')
-      : method === 'client_secret_post'
-        ? oidc.ClientSecretPost(input.client.clientSecret!)
-        : oidc.None();
+  const { method, auth } =
+    input.purpose === 'authorize' ? { method: 'none', auth: oidc.None() } : clientAuthentication(s, input.client, tokenUrl);
   const config = new oidc.Configuration(
     {
       issuer: new URL(issuerUrl).origin,
@@ -88,7 +98,7 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
-    const res = await input.fetch(url, options as RequestInit);
+    const res = await input.fetch(url, encodeTokenRequest(s, options));
     return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);
   };
   return config;

@@ -112,6 +112,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     app_name_param: s.appNameParam,
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
+    token_request_body_format: s.tokenRequestBodyFormat,
     disable_pkce: s.disablePkce,
     field_labels: s.fieldLabels,
     field_help: s.fieldHelp

@@ -116,6 +116,8 @@ export interface RevocationSpec {
   clientAuth?: 'basic' | 'body' | 'none';
 }
 
+export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt';
+
 export interface ProviderSpec {
   displayName: string;
   /** Other names users know this provider by: `GET /providers/{alias}` and an Integration's `provider` resolve to it. */
@@ -134,7 +136,10 @@ export interface ProviderSpec {
   /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
   appNameParam?: string;
   tokenParams?: Record<string, string>;
-  tokenRequestAuthMethod?: 'basic' | 'body';
+  /** Token endpoint client authentication (src/auth/token-request.ts); `body` when not set. */
+  tokenRequestAuthMethod?: TokenRequestAuthMethod;
+  /** How token requests encode their parameters; `form` when not set. */
+  tokenRequestBodyFormat?: 'form' | 'json';
   disablePkce?: boolean;
   /** Plain strings are the old form (read for one release): `x` is `{ name: x, required: true }`. */
   connectionConfiguration?: Array<string | ConnectionConfigField>;
@@ -463,6 +468,8 @@ export const INTEGRATION_SECRET_KEYS = {
   clientSecret: 'clientSecret',
   appId: 'appId',
   privateKey: 'privateKey',
+  /** The ID of the key `privateKey` holds (a JWT's `kid`: private_key_jwt client assertions). */
+  keyId: 'keyId',
   /** The secret a provider signs its webhooks with (when it is not the client secret). */
   webhookSecret: 'webhookSecret',
 } as const;

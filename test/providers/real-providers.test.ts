@@ -12,7 +12,7 @@ import { applyProvider, createIntegration } from '../../dev/fixtures.js';
 import { eventsOf, openConnectPopup, type ClientEvent } from '../support/browser.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { hostMatches, startSimulators, type ProviderSimulator, type SimulatorHost } from '../support/simulators/framework.js';
+import { hostMatches, paramsOf, startSimulators, type ProviderSimulator, type SimulatorHost } from '../support/simulators/framework.js';
 import { SIMULATORS } from '../support/simulators/index.js';
 
 const kc = testKubeConfig();
@@ -161,7 +161,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
         `/connections/${encodeURIComponent(connectionId)}?provider_config_key=${sim.manifest}&force_refresh=true`,
       );
       expect(refreshed.status).toBe(200);
-      expect(sim.state.requests.some((r) => r.form.get('grant_type') === 'refresh_token')).toBe(true);
+      expect(sim.state.requests.some((r) => paramsOf(r).get('grant_type') === 'refresh_token')).toBe(true);
       expect(tokenOf(refreshed.body.credentials)).toBe(sim.state.accessTokens.at(-1));
       expect(tokenOf(refreshed.body.credentials)).not.toBe(issued);
       expect(refreshed.body.connection_config).toEqual(sim.e2e.expectConfig);

@@ -1,5 +1,4 @@
 import { createPrivateKey } from 'node:crypto';
-import type { AuthMode } from '../../domain/auth-modes.js';
 import type { Clock } from '../../domain/clock.js';
 import {
   findCondition,
@@ -11,7 +10,7 @@ import {
   type Verdict,
 } from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions, type CatalogParts } from './conditions.js';
-import { INTEGRATIONS, type IntegrationResource } from '../../k8s/resources.js';
+import { INTEGRATIONS, type IntegrationResource, type ProviderSpec } from '../../k8s/resources.js';
 import { currentClientFault } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
@@ -19,9 +18,19 @@ import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 
-/** The keys the Integration's Secret must hold for this auth mode (its module says; none: it needs no client credentials). */
-function secretKeysOf(mode: AuthMode): { keys: NeededKey[]; why: string } | undefined {
-  return findAuthModeModule(mode)?.integration.secret;
+/**
+ * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
+ * no client credentials). A Provider authenticating with private_key_jwt needs the signing key instead of
+ * the client secret, and no client ID where the end user gives their own (OAUTH2_CC's form).
+ */
+function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | undefined {
+  const module = findAuthModeModule(spec.authMode);
+  const needed = module?.integration.secret;
+  if (!needed || spec.tokenRequestAuthMethod !== 'private_key_jwt' || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
+  const keys: NeededKey[] = needed.keys
+    .filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect))
+    .concat({ key: 'privateKey', pem: true });
+  return { keys, why: 'the private key its client assertions are signed with (private_key_jwt)' };
 }
 
 export type { Verdict } from '../../domain/conditions.js';
@@ -87,7 +96,7 @@ export class IntegrationReconciler {
       };
     }
     const mode = provider.spec.authMode;
-    const needed = secretKeysOf(mode);
+    const needed = secretKeysOf(provider.spec);
     if (!clientSecretRef) {
       if (!needed) {
         return { status: 'True', reason: IntegrationReason.Ready, message: `Ready: ${mode} connections need no client credentials.` };
@@ -95,12 +104,20 @@ export class IntegrationReconciler {
       return {
         status: 'False',
         reason: IntegrationReason.ClientSecretRefMissing,
-        message: `${mode} integrations need client credentials: ` + `set spec.clientSecretRef to a Secret with keys ${describeKeys(mode)}.`,
+        message:
+          `${mode} integrations need client credentials: ` +
+          `set spec.clientSecretRef to a Secret with keys ${describeKeys(provider.spec)}.`,
       };
     }
     const secret = this.store.catalog.getReferencedSecret(namespace, clientSecretRef.name);
     if (!secret)
-      return missingSecretVerdict(this.store, namespace, clientSecretRef.name, 'spec.clientSecretRef', `keys ${describeKeys(mode)}`);
+      return missingSecretVerdict(
+        this.store,
+        namespace,
+        clientSecretRef.name,
+        'spec.clientSecretRef',
+        `keys ${describeKeys(provider.spec)}`,
+      );
     if (!needed) {
       return {
         status: 'True',
@@ -145,7 +162,7 @@ export class IntegrationReconciler {
           reason: IntegrationReason.InvalidPrivateKey,
           message:
             `Secret "${clientSecretRef.name}" key "${found[i]}" is not a PEM private key. ` +
-            "Download the App's private key again and store the whole .pem file.",
+            'Store the whole PEM file of the private key (for a GitHub App, download it again).',
         };
       }
     }
@@ -185,6 +202,6 @@ export function tokenLifetimes(integration: IntegrationResource): ConditionInput
   };
 }
 
-function describeKeys(mode: AuthMode): string {
-  return (secretKeysOf(mode)?.keys ?? CLIENT_KEYS).map((k) => k.key).join(', ');
+function describeKeys(spec: ProviderSpec): string {
+  return (secretKeysOf(spec)?.keys ?? CLIENT_KEYS).map((k) => k.key).join(', ');
 }

@@ -1,12 +1,16 @@
 /**
  * OAUTH2_CC: the client credentials grant with the end user's (or an import's) client ID and secret:
  * checked by getting a token before anything is stored, a new token each renewal; sent as a bearer.
+ * A Provider that authenticates with private_key_jwt asks the end user for the client ID alone: the
+ * assertion is signed with the Integration's key, whose public half the end user registers with their client.
  */
 import { z } from 'zod';
 import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
+import { integrationSigningKey } from '../../auth/oauth2-client.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2ClientCredentials } from '../../domain/credentials.js';
 import { findAnswerTooLarge, LatchkeyError } from '../../domain/errors.js';
+import type { ProviderSpec } from '../../k8s/resources.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import { providerAnswer } from '../../oplog/redact.js';
 import type { AuthModeModule } from '../auth-mode.js';
@@ -20,7 +24,13 @@ const refresh: RefreshStrategy = {
   canRefresh: () => true,
   async refresh(input) {
     const current = input.connection.credentials as unknown as OAuth2ClientCredentials;
-    const client = current.client_id ? { clientId: current.client_id, clientSecret: current.client_secret } : clientFor(input);
+    const client = current.client_id
+      ? {
+          clientId: current.client_id,
+          clientSecret: current.client_secret,
+          ...integrationSigningKey(input.catalog, input.namespace, input.integration),
+        }
+      : clientFor(input);
     const next = await clientCredentialsToken(
       {
         provider: input.provider,
@@ -63,12 +73,14 @@ export const oauth2ClientCredentials: AuthModeModule = {
   fromFlatImport: (_deps, input) => notFlatImportable(input),
   connect: {
     flow: 'form',
-    fields: () => [
+    fields: (spec) => [
       { name: 'clientId', secret: false, required: true },
-      { name: 'clientSecret', secret: true, required: true },
+      ...(signsAssertion(spec) ? [] : [{ name: 'clientSecret', secret: true, required: true }]),
     ],
     async credentials(deps, form) {
-      const client = { clientId: form.values.clientId!, clientSecret: form.values.clientSecret! };
+      const client = signsAssertion(form.provider.spec)
+        ? { clientId: form.values.clientId!, ...integrationSigningKey(deps.catalog, form.namespace, form.integration) }
+        : { clientId: form.values.clientId!, clientSecret: form.values.clientSecret! };
       try {
         const credentials = await clientCredentialsToken(
           { provider: form.provider, integration: form.integration, client, connectionConfig: form.connectionConfig, fetch: deps.fetch },
@@ -78,11 +90,12 @@ export const oauth2ClientCredentials: AuthModeModule = {
       } catch (err) {
         const tooLarge = findAnswerTooLarge(err);
         if (tooLarge) return { refused: tooLarge };
+        if (err instanceof LatchkeyError && err.code === 'integration_not_configured') throw err;
         const answer = providerAnswer(err, [client.clientSecret]);
         const refused = new LatchkeyError(
           'invalid_input',
           'invalid_credentials',
-          `${form.provider.spec.displayName} did not accept this client ID and secret.`,
+          `${form.provider.spec.displayName} did not accept this client ID${signsAssertion(form.provider.spec) ? '' : ' and secret'}.`,
         );
         return { refused, detail: `Client credentials rejected: ${answer}`, answer };
       }
@@ -98,3 +111,8 @@ export const oauth2ClientCredentials: AuthModeModule = {
     accepts: ['OAUTH2'],
   },
 };
+
+/** The Provider authenticates the client with an assertion signed by the Integration's key (no client secret is typed). */
+function signsAssertion(spec: ProviderSpec): boolean {
+  return spec.tokenRequestAuthMethod === 'private_key_jwt';
+}

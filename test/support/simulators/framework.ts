@@ -250,7 +250,7 @@ export interface SimulatorHost {
   address: string;
   /** The test CA (PEM), trusted by {@link egressGuard}. */
   ca: string;
-  simulators: ProviderSimulator[];
+  simulators: ServedSimulator[];
   /** An egress guard for the replica: provider hosts resolve here, the test CA is trusted, loopback peers allowed. */
   egressGuard(): EgressGuard;
   /** Chromium flags: provider hosts resolve here, the server's key is trusted. */
@@ -268,7 +268,7 @@ function pathMatches(route: Route, path: string): boolean {
   return typeof route.path === 'string' ? route.path === path : route.path.test(path);
 }
 
-async function answer(simulators: ProviderSimulator[], req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(simulators: ServedSimulator[], req: IncomingMessage, res: ServerResponse): Promise<void> {
   const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
   const url = new URL(req.url ?? '/', `https://${host}`);
   const body = await readBody(req);
@@ -299,7 +299,7 @@ async function answer(simulators: ProviderSimulator[], req: IncomingMessage, res
 }
 
 /** Whether a request is this simulator's: it names its client (query, form, JSON body, Basic) or carries one of its tokens. */
-function owns(sim: ProviderSimulator, req: SimRequest): boolean {
+function owns(sim: ServedSimulator, req: SimRequest): boolean {
   const id = sim.client.clientId;
   if (req.query.get('client_id') === id || clientOf(req).clientId === id) return true;
   if (req.body.includes(JSON.stringify(id))) return true;
@@ -334,8 +334,11 @@ async function listenOn443(server: Server): Promise<string> {
   }
 }
 
+/** What the server needs of a simulator (a test driving one itself needs no end-to-end case). */
+export type ServedSimulator = Omit<ProviderSimulator, 'e2e'>;
+
 /** Starts one HTTPS server on 127.x.y.z:443 for all the given simulators. */
-export async function startSimulators(simulators: ProviderSimulator[]): Promise<SimulatorHost> {
+export async function startSimulators(simulators: ServedSimulator[]): Promise<SimulatorHost> {
   const hosts = [...new Set(simulators.flatMap((s) => s.hosts))];
   const testCa = makeTestCa(hosts);
   testCa.remove();

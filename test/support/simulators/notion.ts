@@ -66,7 +66,7 @@ export function notion(): ProviderSimulator {
         handler: tokenEndpoint({
           grants,
           client,
-          // create-a-token: the client authenticates with HTTP Basic only; the docs send JSON (a form is read the same way).
+          // create-a-token: the client authenticates with HTTP Basic only; the docs send JSON, as the manifest does (a form is read the same way).
           auth: 'basic',
           acceptsJson: true,
           accessPrefix: 'ntn_',

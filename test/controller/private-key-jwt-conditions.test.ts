@@ -1,0 +1,53 @@
+/**
+ * The Integration reconciler's verdict on Providers that authenticate with private_key_jwt, against a real
+ * control plane: the Integration's Secret needs the signing key in place of the client secret (and no client
+ * ID where the end user types their own, OAUTH2_CC), a key that is not PEM is named without its text.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { createIntegration } from '../../dev/fixtures.js';
+import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
+
+const kc = testKubeConfig();
+let bed: ControllerBed;
+
+const privateKey = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+const spec = (authMode: 'OAUTH2' | 'OAUTH2_CC') => ({
+  displayName: 'Keyed client',
+  authMode,
+  authorizationUrl: 'https://auth.example.test/authorize',
+  tokenUrl: 'https://auth.example.test/token',
+  tokenRequestAuthMethod: 'private_key_jwt' as const,
+});
+
+beforeAll(async () => {
+  bed = await startControllerBed(kc, 'pkj-conditions');
+});
+
+afterAll(async () => {
+  await bed?.close();
+});
+
+const integrationReady = async (name: string, reason: string) => (await bed.readyOf('integrations', name, reason)).ready;
+
+describe('Integrations of private_key_jwt Providers', () => {
+  it('OAUTH2_CC: Ready with the key alone (the end user types the client ID); without it, names privateKey', async () => {
+    const p = await bed.provider('pkj-cc', spec('OAUTH2_CC'));
+    await createIntegration(kc, bed.ns.name, 'key-only', { provider: p }, { privateKey, keyId: 'k1' });
+    expect((await integrationReady('key-only', 'Ready')).status).toBe('True');
+    await createIntegration(kc, bed.ns.name, 'secret-only', { provider: p }, { clientId: 'c', clientSecret: 'a-client-secret-value' });
+    const missing = await integrationReady('secret-only', 'SecretKeyMissing');
+    expect(missing.message).toContain('lacks "privateKey"');
+    expect(missing.message).not.toContain('a-client-secret-value');
+  });
+
+  it('OAUTH2: needs the client ID and the key, and says when the key is not PEM without showing it', async () => {
+    const p = await bed.provider('pkj-code', spec('OAUTH2'));
+    await createIntegration(kc, bed.ns.name, 'no-id', { provider: p }, { privateKey });
+    expect((await integrationReady('no-id', 'SecretKeyMissing')).message).toContain('lacks "clientId"');
+    await createIntegration(kc, bed.ns.name, 'bad-key', { provider: p }, { clientId: 'c', privateKey: 'not-a-pem-key-text' });
+    const bad = await integrationReady('bad-key', 'InvalidPrivateKey');
+    expect(bad.message).toContain('key "privateKey" is not a PEM private key');
+    expect(bad.message).not.toContain('not-a-pem-key-text');
+  });
+});
