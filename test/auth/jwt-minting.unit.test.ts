@@ -111,18 +111,10 @@ describe('JWT minting', () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const publicPem = ec.publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const ghostToken = mintJwt({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID }, now }).token;
-    const ascToken = mintJwt({
-      modeOptions: appStore.modeOptions,
-      apiKey: p8,
-      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
-      now,
-    }).token;
-    const forged = mintJwt({
-      modeOptions: appStore.modeOptions,
-      apiKey: other,
-      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
-      now,
-    }).token;
+    const ascJwt = (apiKey: string) =>
+      mintJwt({ modeOptions: appStore.modeOptions, apiKey, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now }).token;
+    const ascToken = ascJwt(p8);
+    const forged = ascJwt(other);
     const expired = mintJwt({
       modeOptions: ghost.modeOptions,
       apiKey: GHOST_SECRET,
