@@ -25,7 +25,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { openConnectPopup, waitForEvent } from '../support/browser.js';
+import { openConnectPopup, waitForEvent, loginAndConsent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { startHttpFaultProxy, type HttpFaultProxy } from '../support/faults/http-fault-proxy.js';
 import { captureLogs, needlesOf, writeScanResults, type LogCapture } from '../support/log-capture.js';
@@ -174,14 +174,6 @@ async function inBrowser<T>(flow: (context: BrowserContext, callbacks: string[])
   }
 }
 
-async function loginAndConsent(popup: Page, login: string): Promise<void> {
-  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await popup.fill('input[name=login]', login);
-  await popup.fill('input[name=password]', 'any-password');
-  await popup.click('button[type=submit]');
-  await popup.waitForSelector('text=Continue');
-}
-
 /** The error code the application page heard from the Connect UI. */
 async function errorCode(app: Page): Promise<string | undefined> {
   return (await waitForEvent(app, 'error')).error?.code;
@@ -195,7 +187,7 @@ async function oauth2Success(): Promise<string> {
     });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
     await popup.click('button[data-integration=oidc]');
-    await loginAndConsent(popup, 'alice');
+    await loginAndConsent(popup, oidc.issuer, 'alice');
     await popup.click('text=Continue');
     const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
     outcome.connections.push(`oidc/${connectionId}`);
@@ -234,7 +226,7 @@ async function oauth2ReconnectDenied(connectionId: string): Promise<void> {
   await inBrowser(async (context) => {
     const token = await sessionToken('/connect/sessions/reconnect', { connection_id: connectionId, integration_id: 'oidc' });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
-    await loginAndConsent(popup, 'alice');
+    await loginAndConsent(popup, oidc.issuer, 'alice');
     await popup.click('text=[ Cancel ]');
     outcome.errors.push(`oidc reconnect: ${await errorCode(app)}`);
   });
@@ -247,7 +239,7 @@ async function oauth2ExchangeRefused(integration: string, user: string): Promise
   await inBrowser(async (context) => {
     const token = await sessionToken('/connect/sessions', { end_user: { id: user }, allowed_integrations: [integration] });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
-    await loginAndConsent(popup, user);
+    await loginAndConsent(popup, oidc.issuer, user);
     await popup.click('text=Continue');
     outcome.errors.push(`${integration}: ${await errorCode(app)}`);
   });
