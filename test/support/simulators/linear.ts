@@ -10,7 +10,7 @@
  * - https://linear.app/developers/graphql (POST https://api.linear.app/graphql with `{"query": ...}`; the workspace:
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
-import { json, oauth2Provider, oauthError, opaque, type ProviderSimulator, type SimRequest } from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme', urlKey: 'acme' };
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };
@@ -81,7 +81,7 @@ export function linear(): ProviderSimulator {
         },
       }),
     },
-    api: (grants) => [{ method: 'POST', host: 'api.linear.app', path: '/graphql', handler: graphql }],
+    api: (grants) => [apiRoute(grants, { method: 'POST', host: 'api.linear.app', path: '/graphql' }, unauthenticated, graphql)],
     e2e: {
       // Nothing typed: the workspace comes from the GraphQL organization query after the token.
       expectConfig: { organizationId: ORGANIZATION.id },
