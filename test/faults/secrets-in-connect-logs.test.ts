@@ -179,6 +179,25 @@ async function errorCode(app: Page): Promise<string | undefined> {
   return (await waitForEvent(app, 'error')).error?.code;
 }
 
+/**
+ * The connection the application page heard of: noted, its stored credentials learnt, and its callback sent
+ * again, refused from this browser (already used) and from another one (not bound): `<flow>Replay…` statuses.
+ */
+async function connectedAndReplayed(
+  browser: { app: Page; context: BrowserContext; callbacks: string[] },
+  integration: 'oidc' | 'oauth1',
+  flow: 'oauth2' | 'oauth1',
+): Promise<{ connectionId: string; callback: string }> {
+  const connectionId = (await waitForEvent(browser.app, 'connect')).connectionId!;
+  outcome.connections.push(`${integration}/${connectionId}`);
+  const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, integration, connectionId));
+  learnJson(stored.credentials, 'access');
+  const callback = browser.callbacks.at(-1)!;
+  outcome.statuses[`${flow}ReplaySameBrowser`] = (await browser.context.request.get(callback)).status();
+  outcome.statuses[`${flow}ReplayOtherBrowser`] = (await fetch(callback)).status;
+  return { connectionId, callback };
+}
+
 async function oauth2Success(): Promise<string> {
   return inBrowser(async (context, callbacks) => {
     const token = await sessionToken('/connect/sessions', {
@@ -189,14 +208,7 @@ async function oauth2Success(): Promise<string> {
     await popup.click('button[data-integration=oidc]');
     await loginAndConsent(popup, oidc.issuer, 'alice');
     await popup.click('text=Continue');
-    const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
-    outcome.connections.push(`oidc/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oidc', connectionId));
-    learnJson(stored.credentials, 'access');
-    // The same callback again: refused from this browser (already used) and from another one (not bound).
-    const callback = callbacks.at(-1)!;
-    outcome.statuses.oauth2ReplaySameBrowser = (await context.request.get(callback)).status();
-    outcome.statuses.oauth2ReplayOtherBrowser = (await fetch(callback)).status;
+    const { connectionId, callback } = await connectedAndReplayed({ app, context, callbacks }, 'oidc', 'oauth2');
     // Hostile callbacks built from the real state.
     const state = new URL(callback).searchParams.get('state')!;
     const mac = state.slice(-8);
@@ -251,13 +263,7 @@ async function oauth1Success(): Promise<void> {
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${oauth1.url}/authorize`), { timeout: 20_000 });
     await popup.click('button[value=approve]');
-    const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
-    outcome.connections.push(`oauth1/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oauth1', connectionId));
-    learnJson(stored.credentials, 'access');
-    const callback = callbacks.at(-1)!;
-    outcome.statuses.oauth1ReplaySameBrowser = (await context.request.get(callback)).status();
-    outcome.statuses.oauth1ReplayOtherBrowser = (await fetch(callback)).status;
+    await connectedAndReplayed({ app, context, callbacks }, 'oauth1', 'oauth1');
   });
 }
 
