@@ -54,11 +54,7 @@ describe('BASIC through POST /connection', () => {
   it('refuses a missing password or fields of another mode with 400s naming them, and stores nothing', async () => {
     const missing = await h.importLegacy('basic', 'b3', { username: 'u' });
     expectRefused(missing, 'missing_credentials', ['body.password']);
-    const wrong = await h.importLegacy('basic', 'b4', {
-      username: 'u',
-      password: 'p',
-      api_key: 'k',
-    });
+    const wrong = await h.importLegacy('basic', 'b4', { username: 'u', password: 'p', api_key: 'k' });
     expectRefused(wrong, 'credentials_type_mismatch');
     expect(JSON.stringify(wrong.body)).not.toContain('"p"');
     for (const id of ['b3', 'b4']) expect(h.store.connections.getConnection(h.namespace, 'basic', id)).toBeUndefined();

@@ -62,11 +62,7 @@ describe('OAuth 1 import', () => {
   it('refuses incomplete or mismatched OAuth 1 imports with 400s naming the fields, and stores nothing', async () => {
     const missing = await h.importLegacy('trello-like', 'o3', { oauth_token: 'tok' });
     expectRefused(missing, 'missing_credentials', ['body.oauth_token_secret']);
-    const wrongField = await h.importLegacy('trello-like', 'o4', {
-      oauth_token: 'tok',
-      oauth_token_secret: 'sec',
-      access_token: 'at',
-    });
+    const wrongField = await h.importLegacy('trello-like', 'o4', { oauth_token: 'tok', oauth_token_secret: 'sec', access_token: 'at' });
     expectRefused(wrongField, 'credentials_type_mismatch');
     const emptyToken = await h.importConnection('trello-like', 'o5', {
       credentials: { type: 'OAUTH1', oauth_token: '', oauth_token_secret: 'sec' },
