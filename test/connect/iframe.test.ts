@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
-import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { customObject } from '../support/kube.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
@@ -140,17 +140,12 @@ const frameCount = (page: Page) => page.evaluate(() => document.querySelectorAll
 describe('Environment spec.connectUI.allowedOrigins', () => {
   const tryCreate = (allowedOrigins: unknown) =>
     custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'environments',
-      dryRun: 'All',
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
+      ...customObject(ns.name, 'environments', {
         kind: 'Environment',
         metadata: { name: 'another' },
         spec: { secretRef: { name: 'x' }, connectUI: { allowedOrigins } },
-      },
+      }),
+      dryRun: 'All',
     });
 
   it('accepts https origins (with a port) and http only on localhost / 127.0.0.1', async () => {
