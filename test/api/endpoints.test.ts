@@ -105,6 +105,9 @@ const importKey = (connectionId: string, extra: Record<string, unknown> = {}, ke
     },
   });
 
+/** POST /connection: the deprecated flat import, `body` as sent. */
+const importFlat = (body: Record<string, unknown>) => api.call('POST', '/connection', { body });
+
 describe('authentication', () => {
   it('answers 401 for a missing, malformed or unknown key', async () => {
     expectError(await api.call('GET', '/providers', { key: '' }), 401, 'missing_authorization');
@@ -288,42 +291,21 @@ describe('import', () => {
       client_secret: 'other-secret',
     });
 
-    expect(
-      (await api.call('POST', '/connection', { body: { provider_config_key: 'keys', api_key: 'k1', connection_id: 'old-2' } })).status,
-    ).toBe(201);
-    expectError(
-      await api.call('POST', '/connection', { body: { provider_config_key: 'crm', access_token: 'at' } }),
-      400,
-      'missing_expiration',
-    );
+    expect((await importFlat({ provider_config_key: 'keys', api_key: 'k1', connection_id: 'old-2' })).status).toBe(201);
+    expectError(await importFlat({ provider_config_key: 'crm', access_token: 'at' }), 400, 'missing_expiration');
     // The provider's required configuration key is enforced (a 400 that names it, nothing stored).
     expectError(
-      await api.call('POST', '/connection', { body: { provider_config_key: 'crm', access_token: 'at', no_expiration: true } }),
+      await importFlat({ provider_config_key: 'crm', access_token: 'at', no_expiration: true }),
       400,
       'invalid_connection_config',
     );
     expect(
-      (
-        await api.call('POST', '/connection', {
-          body: { provider_config_key: 'crm', access_token: 'at', no_expiration: true, connection_config: { subdomain: 'acme' } },
-        })
-      ).status,
+      (await importFlat({ provider_config_key: 'crm', access_token: 'at', no_expiration: true, connection_config: { subdomain: 'acme' } }))
+        .status,
     ).toBe(201);
-    expectError(
-      await api.call('POST', '/connection', { body: { provider_config_key: 'keys', username: 'u', password: 'p' } }),
-      400,
-      'credentials_type_mismatch',
-    );
-    expectError(
-      await api.call('POST', '/connection', { body: { provider_config_key: 'basic', username: 'u' } }),
-      400,
-      'missing_credentials',
-    );
-    expectError(
-      await api.call('POST', '/connection', { body: { provider_config_key: 'keys', api_key: 'k', bogus: true } }),
-      400,
-      'invalid_body',
-    );
+    expectError(await importFlat({ provider_config_key: 'keys', username: 'u', password: 'p' }), 400, 'credentials_type_mismatch');
+    expectError(await importFlat({ provider_config_key: 'basic', username: 'u' }), 400, 'missing_credentials');
+    expectError(await importFlat({ provider_config_key: 'keys', api_key: 'k', bogus: true }), 400, 'invalid_body');
   });
 });
 

@@ -10,11 +10,12 @@
  */
 import { maxHeaderSize, request } from 'node:http';
 import fc from 'fast-check';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { testKubeConfig } from '../../dev/cluster.js';
+import type { TestEnvironment } from '../../dev/fixtures.js';
 import { restDeps, restRoutes } from '../../src/http/rest/routes/index.js';
 import type { RouteSpec } from '../../src/http/rest/routes/define.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { startHostileBed, type HostileBed } from '../support/hostile-bed.js';
+import type { Replica } from '../support/replica.js';
 import {
   acceptableStatus,
   asText,
@@ -43,28 +44,16 @@ const KEPT = [
 ];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+let bed: HostileBed | undefined;
 let env: TestEnvironment;
 let api: Replica;
 let routes: RouteSpec[];
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'fuzz');
-  await applyProvider(kc, OAUTH, {
-    displayName: 'Fuzz OAuth',
-    authMode: 'OAUTH2',
-    authorizationUrl: 'https://auth.example.test/authorize',
-    tokenUrl: 'https://auth.example.test/token',
-  });
-  await applyProvider(kc, KEYS, { displayName: 'Fuzz API key', authMode: 'API_KEY' });
-  env = await createEnvironment(kc, ns.name);
-  await createIntegration(kc, ns.name, 'crm', { provider: OAUTH }, { clientId: 'id', clientSecret: 'secret' });
-  await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
   // Fuzzed headers carry wrong secret keys from this one address, and the throttle stays on as
   // deployed: the snapshots' correct key is served all the same.
-  api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey, selfBaseUrl: true });
-  await eventually(() => api.ctx.catalog.getIntegration(ns.name, 'crm') && api.ctx.catalog.getIntegration(ns.name, 'keys'));
-  await eventually(async () => (await api.call('GET', '/providers')).status === 200);
+  bed = await startHostileBed(kc, 'fuzz', 'Fuzz', { selfBaseUrl: true });
+  ({ env, api } = bed);
   routes = restRoutes(restDeps(api.ctx));
 
   const created = await Promise.all([
@@ -89,9 +78,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await api?.stop();
-  await Promise.all([OAUTH, KEYS].map((p) => deleteProvider(kc, p)));
-  await ns?.delete();
+  await bed?.close();
 });
 
 /** The kept connections as the API shows them, without what reading them changes. */

@@ -3,38 +3,21 @@
  * nothing stored. The known cases, one by one, against a real control plane; the property-based
  * sweep over every operation is in fuzz.test.ts.
  */
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { startHostileBed, type HostileBed } from '../support/hostile-bed.js';
+import type { Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
-const OAUTH = 'hostile-oauth';
-const KEYS = 'hostile-apikey';
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let env: TestEnvironment;
+let bed: HostileBed | undefined;
 let api: Replica;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'hostile');
-  await applyProvider(kc, OAUTH, {
-    displayName: 'Hostile OAuth',
-    authMode: 'OAUTH2',
-    authorizationUrl: 'https://auth.example.test/authorize',
-    tokenUrl: 'https://auth.example.test/token',
-  });
-  await applyProvider(kc, KEYS, { displayName: 'Hostile API key', authMode: 'API_KEY' });
-  env = await createEnvironment(kc, ns.name);
-  await createIntegration(kc, ns.name, 'crm', { provider: OAUTH }, { clientId: 'id', clientSecret: 'secret' });
-  await createIntegration(kc, ns.name, 'keys', { provider: KEYS });
-  api = await startReplica(kc, { namespaces: [ns.name], key: env.secretKey });
-  await eventually(() => api.ctx.catalog.getIntegration(ns.name, 'crm') && api.ctx.catalog.getIntegration(ns.name, 'keys'));
-  await eventually(async () => (await api.call('GET', '/providers')).status === 200);
+  bed = await startHostileBed(kc, 'hostile', 'Hostile');
+  ({ api } = bed);
 });
 
 afterAll(async () => {
-  await api?.stop();
-  await Promise.all([OAUTH, KEYS].map((p) => deleteProvider(kc, p)));
-  await ns?.delete();
+  await bed?.close();
 });
 
 function expectError(res: { status: number; body: any; headers: Headers }, status: number, code?: string) {
@@ -110,24 +93,23 @@ describe('numbers that overflow', () => {
 });
 
 describe('methods and unknown paths', () => {
-  it('answers 405 with Allow for a method a path does not support', async () => {
-    const res = await api.call('PUT', '/connections');
+  /** `method` on `path` is a 405 with the JSON error body, and Allow names the path's methods. */
+  async function expectNotAllowed(method: string, path: string, allow: string) {
+    const res = await api.call(method, path);
     expectError(res, 405, 'method_not_allowed');
-    expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
-    const one = await api.call('PATCH', '/connections/some-id');
-    expectError(one, 405, 'method_not_allowed');
-    expect(one.headers.get('allow')).toBe('DELETE, GET, HEAD');
+    expect(res.headers.get('allow')).toBe(allow);
+  }
+
+  it('answers 405 with Allow for a method a path does not support', async () => {
+    await expectNotAllowed('PUT', '/connections', 'GET, HEAD, POST');
+    await expectNotAllowed('PATCH', '/connections/some-id', 'DELETE, GET, HEAD');
     const providers = await api.call('DELETE', '/providers/x');
     expect(providers.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('answers 405 with Allow on the Connect API and the OAuth callback too', async () => {
-    const session = await api.call('PUT', '/connect/api/session');
-    expectError(session, 405, 'method_not_allowed');
-    expect(session.headers.get('allow')).toBe('GET, HEAD');
-    const start = await api.call('GET', '/connect/api/oauth/start');
-    expectError(start, 405, 'method_not_allowed');
-    expect(start.headers.get('allow')).toBe('POST');
+    await expectNotAllowed('PUT', '/connect/api/session', 'GET, HEAD');
+    await expectNotAllowed('GET', '/connect/api/oauth/start', 'POST');
     // POST is the form_post callback; PUT is not a method of the callback.
     expect((await api.call('PUT', '/oauth/callback')).headers.get('allow')).toBe('GET, HEAD, POST');
   });

@@ -7,6 +7,7 @@
  * user token's refresh, and hostile callbacks (forged installation ID, missing or replayed state,
  * another browser) that store nothing.
  */
+import type { Page, Response } from 'playwright-core';
 import { eventually } from '../../dev/cluster.js';
 import { waitForEvent } from '../support/browser.js';
 import type { ConnectBed } from '../support/connect-bed.js';
@@ -210,33 +211,36 @@ describe('CUSTOM: GitHub App with user authorization', () => {
     }
   });
 
-  it('refuses a callback without the user authorization code and stores nothing', async () => {
+  /**
+   * `endUser` opens the CUSTOM install page, then sends its callback by hand for an installation of the user App
+   * in `org` with `code` (or none); `check` reads the answer. Nothing is stored.
+   */
+  async function handMadeCallback(
+    endUser: string,
+    org: string,
+    code: string | undefined,
+    check: (res: Response | null, popup: Page) => Promise<void>,
+  ) {
     const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
-    const theirs = gh.addInstallation(userApp.id, 'not-mona-org');
+    const theirs = gh.addInstallation(userApp.id, org);
     const context = await browser.newContext();
-    const { popup } = await toInstallPage(context, 'github-user', 'attacker-custom');
+    const { popup } = await toInstallPage(context, 'github-user', endUser);
     const state = new URL(popup.url()).searchParams.get('state')!;
-    const noCode = await popup.goto(
-      `${latchkey.url}/oauth/callback?installation_id=${theirs.id}&setup_action=install&state=${encodeURIComponent(state)}`,
-    );
-    expect(noCode?.status()).toBe(400);
+    const query = `installation_id=${theirs.id}&setup_action=install${code === undefined ? '' : `&code=${code}`}&state=${encodeURIComponent(state)}`;
+    await check(await popup.goto(`${latchkey.url}/oauth/callback?${query}`), popup);
     await context.close();
     expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
-  });
+  }
 
-  it('answers a user authorization code the provider refuses as a refused installation, and stores nothing', async () => {
-    const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
-    const theirs = gh.addInstallation(userApp.id, 'refused-code-org');
-    const context = await browser.newContext();
-    const { popup } = await toInstallPage(context, 'github-user', 'custom-refused-code');
-    const state = new URL(popup.url()).searchParams.get('state')!;
-    const refused = await popup.goto(
-      `${latchkey.url}/oauth/callback?installation_id=${theirs.id}&setup_action=install&code=a-code-github-never-issued&state=${encodeURIComponent(state)}`,
-    );
-    // The refresher's classification (reauthorization_required) is not the end user's answer: the flow's own 400 is.
-    expect(refused?.status()).toBe(400);
-    expect(await popup.textContent('main')).toContain('did not accept this installation');
-    await context.close();
-    expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);
-  });
+  it('refuses a callback without the user authorization code and stores nothing', () =>
+    handMadeCallback('attacker-custom', 'not-mona-org', undefined, async (noCode) => {
+      expect(noCode?.status()).toBe(400);
+    }));
+
+  it('answers a user authorization code the provider refuses as a refused installation, and stores nothing', () =>
+    handMadeCallback('custom-refused-code', 'refused-code-org', 'a-code-github-never-issued', async (refused, popup) => {
+      // The refresher's classification (reauthorization_required) is not the end user's answer: the flow's own 400 is.
+      expect(refused?.status()).toBe(400);
+      expect(await popup.textContent('main')).toContain('did not accept this installation');
+    }));
 });

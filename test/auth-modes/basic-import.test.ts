@@ -6,6 +6,7 @@
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { expectRefused } from '../support/api-clients.js';
 
 const h = bedForFile(async () => {
   const h = await startProxyModeBed('basic-import');
@@ -52,16 +53,9 @@ describe('BASIC through POST /connection', () => {
 
   it('refuses a missing password or fields of another mode with 400s naming them, and stores nothing', async () => {
     const missing = await h.importLegacy('basic', 'b3', { username: 'u' });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.code).toBe('missing_credentials');
-    expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.password']);
-    const wrong = await h.importLegacy('basic', 'b4', {
-      username: 'u',
-      password: 'p',
-      api_key: 'k',
-    });
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.error.code).toBe('credentials_type_mismatch');
+    expectRefused(missing, 'missing_credentials', ['body.password']);
+    const wrong = await h.importLegacy('basic', 'b4', { username: 'u', password: 'p', api_key: 'k' });
+    expectRefused(wrong, 'credentials_type_mismatch');
     expect(JSON.stringify(wrong.body)).not.toContain('"p"');
     for (const id of ['b3', 'b4']) expect(h.store.connections.getConnection(h.namespace, 'basic', id)).toBeUndefined();
   });

@@ -59,6 +59,10 @@ async function api(path: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
+/** POST `path` (an import: `/connections`, or the flat `/connection`) for the Integration, with `fields`. */
+const importTo = (path: '/connections' | '/connection', fields: Record<string, unknown>) =>
+  api(path, { method: 'POST', body: JSON.stringify({ provider_config_key: INTEGRATION, ...fields }) });
+
 async function toInstallPage(context: BrowserContext, endUser: string): Promise<{ page: Page; popup: Page; state: string }> {
   const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [INTEGRATION] });
   const { app: page, popup } = await openConnectPopup(context, app.url, token);
@@ -166,24 +170,16 @@ describe('INSTALL_PLUGIN import', () => {
       await context.close();
       return peer.keys.get('imported')!;
     })();
-    const created = await api('/connections', {
-      method: 'POST',
-      body: JSON.stringify({
-        provider_config_key: INTEGRATION,
-        connection_id: 'imported-new',
-        connection_config: { account_id: 'imported' },
-        credentials: { type: 'INSTALL_PLUGIN', apiKey: issued },
-      }),
+    const created = await importTo('/connections', {
+      connection_id: 'imported-new',
+      connection_config: { account_id: 'imported' },
+      credentials: { type: 'INSTALL_PLUGIN', apiKey: issued },
     });
     expect(created.status).toBe(201);
-    const flat = await api('/connection', {
-      method: 'POST',
-      body: JSON.stringify({
-        provider_config_key: INTEGRATION,
-        connection_id: 'imported-flat',
-        api_key: issued,
-        connection_config: { account_id: 'imported' },
-      }),
+    const flat = await importTo('/connection', {
+      connection_id: 'imported-flat',
+      api_key: issued,
+      connection_config: { account_id: 'imported' },
     });
     expect(flat.status).toBeLessThan(300);
     for (const id of ['imported-new', 'imported-flat']) {
@@ -195,24 +191,11 @@ describe('INSTALL_PLUGIN import', () => {
       expect([id, proxied.status]).toEqual([id, 200]);
     }
     const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
-    const wrongType = await api('/connections', {
-      method: 'POST',
-      body: JSON.stringify({ provider_config_key: INTEGRATION, connection_id: 'bad1', credentials: { type: 'API_KEY', apiKey: 'k' } }),
-    });
+    const wrongType = await importTo('/connections', { connection_id: 'bad1', credentials: { type: 'API_KEY', apiKey: 'k' } });
     expect(wrongType.status).toBe(400);
-    const empty = await api('/connections', {
-      method: 'POST',
-      body: JSON.stringify({
-        provider_config_key: INTEGRATION,
-        connection_id: 'bad2',
-        credentials: { type: 'INSTALL_PLUGIN', apiKey: '' },
-      }),
-    });
+    const empty = await importTo('/connections', { connection_id: 'bad2', credentials: { type: 'INSTALL_PLUGIN', apiKey: '' } });
     expect(empty.status).toBe(400);
-    const missing = await api('/connection', {
-      method: 'POST',
-      body: JSON.stringify({ provider_config_key: INTEGRATION, connection_id: 'bad3', connection_config: { account_id: 'x' } }),
-    });
+    const missing = await importTo('/connection', { connection_id: 'bad3', connection_config: { account_id: 'x' } });
     expect(missing.status).toBe(400);
     expect((missing.body.error as { code: string }).code).toBe('missing_credentials');
     expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(before);

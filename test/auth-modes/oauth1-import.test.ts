@@ -6,6 +6,7 @@
 import { Connection } from '../../src/http/rest/schemas/connections.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
+import { expectRefused } from '../support/api-clients.js';
 
 const h = bedForFile(async () => {
   const h = await startProxyModeBed('oauth1-import');
@@ -60,16 +61,9 @@ describe('OAuth 1 import', () => {
 
   it('refuses incomplete or mismatched OAuth 1 imports with 400s naming the fields, and stores nothing', async () => {
     const missing = await h.importLegacy('trello-like', 'o3', { oauth_token: 'tok' });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.code).toBe('missing_credentials');
-    expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.oauth_token_secret']);
-    const wrongField = await h.importLegacy('trello-like', 'o4', {
-      oauth_token: 'tok',
-      oauth_token_secret: 'sec',
-      access_token: 'at',
-    });
-    expect(wrongField.status).toBe(400);
-    expect(wrongField.body.error.code).toBe('credentials_type_mismatch');
+    expectRefused(missing, 'missing_credentials', ['body.oauth_token_secret']);
+    const wrongField = await h.importLegacy('trello-like', 'o4', { oauth_token: 'tok', oauth_token_secret: 'sec', access_token: 'at' });
+    expectRefused(wrongField, 'credentials_type_mismatch');
     const emptyToken = await h.importConnection('trello-like', 'o5', {
       credentials: { type: 'OAUTH1', oauth_token: '', oauth_token_secret: 'sec' },
     });

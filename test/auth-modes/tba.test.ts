@@ -11,6 +11,7 @@ import { catalogSpec } from '../support/catalog-files.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
 import { startOAuth1Server } from '../support/servers/oauth1-server.js';
+import { expectRefused } from '../support/api-clients.js';
 
 const CONSUMER = { clientId: 'netsuite-consumer-key-1', clientSecret: 'netsuite-consumer-secret-1' };
 const TOKEN = { tokenId: 'tba-token-id-0123456789abcdef', tokenSecret: 'tba-token-secret-0123456789' };
@@ -95,12 +96,9 @@ describe('TBA through the REST API and the proxy', () => {
 
   it('refuses what does not fit with 400s naming the fields, and stores nothing', async () => {
     const missing = await h.importLegacy('netsuite', 'bad1', { token_id: 'x' });
-    expect(missing.status).toBe(400);
-    expect(missing.body.error.code).toBe('missing_credentials');
-    expect(missing.body.error.errors.map((e: { path: string }) => e.path)).toEqual(['body.token_secret']);
+    expectRefused(missing, 'missing_credentials', ['body.token_secret']);
     const wrong = await h.importLegacy('netsuite', 'bad2', { api_key: 'k' });
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.error.code).toBe('credentials_type_mismatch');
+    expectRefused(wrong, 'credentials_type_mismatch');
     const extra = await h.importConnection('netsuite', 'bad3', {
       credentials: { type: 'TBA', token_id: 'a', token_secret: 'b', oauth_token: 'c' },
     });

@@ -66,6 +66,16 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
+/** An installation token for `installation`, asked with the App's key (or `privateKeyPem`). */
+const installationToken = (installation: number, privateKeyPem = pem) =>
+  requestInstallationToken({
+    appId: APP_ID,
+    privateKeyPem,
+    tokenUrl: `${base}/app/installations/${installation}/access_tokens`,
+    fetch,
+    now: Date.now(),
+  });
+
 it('signs an RS256 app JWT the provider can verify with the public key', () => {
   const now = Date.now();
   const claims = verifyJwt(appJwt(APP_ID, pem, now), publicKey)!;
@@ -75,13 +85,7 @@ it('signs an RS256 app JWT the provider can verify with the public key', () => {
 });
 
 it('exchanges the JWT for an installation token', async () => {
-  const minted = await requestInstallationToken({
-    appId: APP_ID,
-    privateKeyPem: pem,
-    tokenUrl: `${base}/app/installations/42/access_tokens`,
-    fetch,
-    now: Date.now(),
-  });
+  const minted = await installationToken(42);
   expect(minted.token).toMatch(/^ghs_installation_/);
   expect(Date.parse(minted.expiresAt!)).toBeGreaterThan(Date.now());
   expect(minted.raw).toMatchObject({ permissions: { contents: 'read' } });
@@ -90,48 +94,14 @@ it('exchanges the JWT for an installation token', async () => {
 });
 
 it('fails for good on a wrong key or a removed installation, and transiently on 503 with Retry-After', async () => {
-  const wrongKey = requestInstallationToken({
-    appId: APP_ID,
-    privateKeyPem: other,
-    tokenUrl: `${base}/app/installations/42/access_tokens`,
-    fetch,
-    now: Date.now(),
-  });
+  const wrongKey = installationToken(42, other);
   await expect(wrongKey).rejects.toMatchObject({ permanent: true, code: 'reauthorization_required', providerError: { status: 401 } });
-  const removed = requestInstallationToken({
-    appId: APP_ID,
-    privateKeyPem: pem,
-    tokenUrl: `${base}/app/installations/7/access_tokens`,
-    fetch,
-    now: Date.now(),
-  });
+  const removed = installationToken(7);
   await expect(removed).rejects.toMatchObject({ permanent: true, providerError: { status: 404 } });
   failWith = { status: 503, headers: { 'retry-after': '7' } };
-  const unavailable = requestInstallationToken({
-    appId: APP_ID,
-    privateKeyPem: pem,
-    tokenUrl: `${base}/app/installations/42/access_tokens`,
-    fetch,
-    now: Date.now(),
-  });
+  const unavailable = installationToken(42);
   await expect(unavailable).rejects.toBeInstanceOf(RefreshError);
   failWith = { status: 503, headers: { 'retry-after': '7' } };
-  await expect(
-    requestInstallationToken({
-      appId: APP_ID,
-      privateKeyPem: pem,
-      tokenUrl: `${base}/app/installations/42/access_tokens`,
-      fetch,
-      now: Date.now(),
-    }),
-  ).rejects.toMatchObject({ permanent: false, retryAfterMs: 7000 });
-  await expect(
-    requestInstallationToken({
-      appId: APP_ID,
-      privateKeyPem: 'not a key',
-      tokenUrl: `${base}/app/installations/42/access_tokens`,
-      fetch,
-      now: Date.now(),
-    }),
-  ).rejects.toMatchObject({ permanent: true, code: 'integration_misconfigured' });
+  await expect(installationToken(42)).rejects.toMatchObject({ permanent: false, retryAfterMs: 7000 });
+  await expect(installationToken(42, 'not a key')).rejects.toMatchObject({ permanent: true, code: 'integration_misconfigured' });
 });

@@ -21,19 +21,12 @@ import { RefreshError, type StrategyInput } from '../../src/auth/refresh/token-r
 import { lifetimeSecondsOf, StoredCredentialsSchema } from '../../src/domain/credentials.js';
 import type { ProviderResource, ProviderSpec } from '../../src/k8s/resources.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
+import { ASC_ISSUER, ASC_KEY_ID, ASC_P8 as p8, ascKeyPair as ec, GHOST_ID, GHOST_SECRET } from '../support/jwt-keys.js';
 
 const catalogSpec = (name: string) =>
   (loadAllYaml(readFileSync(join(REPO_ROOT, 'config/providers', `${name}.yaml`), 'utf8'))[0] as { spec: ProviderSpec }).spec;
 const ghost = catalogSpec('ghost-admin');
 const appStore = catalogSpec('app-store-connect');
-
-// Ghost Admin API keys are "<24 hex id>:<64 hex secret>".
-const GHOST_ID = '6748592f4b9b7700010f6564';
-const GHOST_SECRET = 'b1b5b9c1d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1';
-const ASC_KEY_ID = '2X9R4HXF34';
-const ASC_ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
-const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-const p8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 function decode(token: string): { header: Record<string, unknown>; claims: Record<string, unknown>; input: Buffer; signature: Buffer } {
   const [h, p, s] = token.split('.');
@@ -111,18 +104,10 @@ describe('JWT minting', () => {
     const other = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     const publicPem = ec.publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const ghostToken = mintJwt({ modeOptions: ghost.modeOptions, apiKey: GHOST_SECRET, connectionConfig: { keyId: GHOST_ID }, now }).token;
-    const ascToken = mintJwt({
-      modeOptions: appStore.modeOptions,
-      apiKey: p8,
-      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
-      now,
-    }).token;
-    const forged = mintJwt({
-      modeOptions: appStore.modeOptions,
-      apiKey: other,
-      connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER },
-      now,
-    }).token;
+    const ascJwt = (apiKey: string) =>
+      mintJwt({ modeOptions: appStore.modeOptions, apiKey, connectionConfig: { keyId: ASC_KEY_ID, issuerId: ASC_ISSUER }, now }).token;
+    const ascToken = ascJwt(p8);
+    const forged = ascJwt(other);
     const expired = mintJwt({
       modeOptions: ghost.modeOptions,
       apiKey: GHOST_SECRET,

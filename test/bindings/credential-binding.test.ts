@@ -22,7 +22,7 @@ import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createEnvironment } from '../../dev/fixtures.js';
 import type { OidcTestServer, TestClient } from '../../dev/peers/oidc-server.js';
 import { importOAuth2 } from '../support/fixtures.js';
-import { condition, readCustom } from '../support/kube.js';
+import { condition, readCustom, customObject } from '../support/kube.js';
 import { startOAuthBed, type OAuthBed } from '../support/oauth-bed.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
@@ -84,18 +84,13 @@ async function connection(expiresInMs = 600_000) {
 }
 
 async function bind(namespace: string, name: string, connectionId: string, spec: Partial<CredentialBindingSpec> = {}) {
-  return (await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace,
-    plural: 'credentialbindings',
-    body: {
-      apiVersion: `${GROUP}/${VERSION}`,
+  return (await custom.createNamespacedCustomObject(
+    customObject(namespace, 'credentialbindings', {
       kind: 'CredentialBinding',
       metadata: { name },
       spec: { connectionRef: { namespace: envNs, integration: INTEGRATION, connectionId }, ...spec },
-    },
-  })) as CredentialBindingResource;
+    }),
+  )) as CredentialBindingResource;
 }
 
 /** Waits for the binding's Ready condition with `reason` (computed for its current generation). */

@@ -13,6 +13,9 @@ import { PROVIDER_LOGOS } from '../../src/catalog/provider-logo-data.js';
 import { hasShippedLogo, providerLogoSvg } from '../../src/catalog/provider-logos.js';
 import { contrast } from '../../src/domain/colour-contrast.js';
 
+/** The logo slug each of `providers` gets, by provider name (only those that get one). */
+const slugsOf = (providers: Parameters<typeof providerIcons>[0]) => providerIcons(providers).map((i) => [i.provider, i.slug]);
+
 describe('shipped provider logos', () => {
   it('are exactly what the extraction makes from the catalog and simple-icons (run `npm run logos` when this fails)', async () => {
     const options = (await prettier.resolveConfig(LOGO_DATA_FILE)) ?? {};
@@ -21,12 +24,12 @@ describe('shipped provider logos', () => {
   });
 
   it('match a provider only by its name or its display name, never a guess', () => {
-    const icons = providerIcons([
+    const slugs = slugsOf([
       { name: 'github', displayName: 'Something else' },
       { name: 'acme-crm', displayName: 'GitLab' },
       { name: 'open-ai-like', displayName: 'OpenAI-ish' },
     ]);
-    expect(icons.map((i) => [i.provider, i.slug])).toEqual([
+    expect(slugs).toEqual([
       ['acme-crm', 'gitlab'],
       ['github', 'github'],
     ]);
@@ -37,14 +40,14 @@ describe('shipped provider logos', () => {
   });
 
   it("give a variant named by the catalog's naming rule its provider's logo, as the plain name has it", () => {
-    const icons = providerIcons([
+    const slugs = slugsOf([
       { name: 'okta-api-key', displayName: 'Okta (API token)' },
       { name: 'paypal-sandbox-cc', displayName: 'Something else' },
       // Only the naming rule's mode words are taken off: no icon is guessed from another suffix or a prefix.
       { name: 'github-like', displayName: 'Something else' },
       { name: 'acme-basic', displayName: 'Acme (Basic auth)' },
     ]);
-    expect(icons.map((i) => [i.provider, i.slug])).toEqual([
+    expect(slugs).toEqual([
       ['okta-api-key', 'okta'],
       ['paypal-sandbox-cc', 'paypal'],
     ]);

@@ -4,13 +4,12 @@
  * separate loopback server answering 308), with the provider answering by GET and by form_post.
  */
 import { createServer, type Server } from 'node:http';
-import type { Page } from 'playwright-core';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { eventsOf, openConnectPopup, waitForEvent } from '../support/browser.js';
+import { eventsOf, openConnectPopup, waitForEvent, loginAndConsent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
 import { listenOnLoopback } from '../support/servers/loopback.js';
@@ -85,14 +84,6 @@ afterAll(async () => {
   await bed?.close();
 });
 
-async function loginAndConsent(page: Page, login: string): Promise<void> {
-  await page.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await page.fill('input[name=login]', login);
-  await page.fill('input[name=password]', 'any-password');
-  await page.click('button[type=submit]');
-  await page.waitForSelector('text=Continue');
-}
-
 async function userinfo(accessToken: string): Promise<string | undefined> {
   const res = await fetch(`${oidc.issuer}/me`, { headers: { authorization: `Bearer ${accessToken}` } });
   return res.ok ? ((await res.json()) as { sub: string }).sub : undefined;
@@ -125,7 +116,7 @@ describe('the OAuth callback is bound to the browser that started the flow', () 
       const tokenCallsBefore = oidc.tokenCalls.length;
       const page = await victim.newPage();
       await page.goto(authorizationLink);
-      await loginAndConsent(page, 'victim');
+      await loginAndConsent(page, oidc.issuer, 'victim');
       const [callback] = await Promise.all([
         page.waitForResponse((r) => r.url().startsWith(`${bed.latchkey.url}/oauth/callback`)),
         page.click('text=Continue'),
@@ -137,7 +128,7 @@ describe('the OAuth callback is bound to the browser that started the flow', () 
       expect(connectionsOf('mallory')).toHaveLength(0);
 
       // M's own flow, in M's browser, still completes (the refused callback consumed nothing).
-      await loginAndConsent(popup, 'mallory');
+      await loginAndConsent(popup, oidc.issuer, 'mallory');
       await popup.click('text=Continue');
       const connect = await waitForEvent(malloryApp, 'connect');
       const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'acme', connect.connectionId!));
@@ -228,7 +219,7 @@ describe("an Environment's custom callback URL", () => {
         popup.on('request', (r) => r.url().startsWith(oidc.authorizationUrl) && resolve(r.url())),
       );
       expect(new URL(authorization).searchParams.get('redirect_uri')).toBe(relay.url);
-      await loginAndConsent(popup, login);
+      await loginAndConsent(popup, oidc.issuer, login);
       const grantErrorsBefore = grantErrors.length;
       await popup.click('text=Continue');
       // The popup closes itself after a success: read the outcome from the application's events.

@@ -63,6 +63,10 @@ async function oauthStart(token: string, connectionConfig: Record<string, string
   return { status: res.status, text: await res.text(), cookie };
 }
 
+/** An import of a zoho connection: `/connections`, or the deprecated flat `/connection`. */
+const importZoho = (fields: Record<string, unknown>, path: '/connections' | '/connection' = '/connections') =>
+  latchkey.call('POST', path, { key: env.secretKey, body: { provider_config_key: 'zoho', ...fields } });
+
 const urlOf = (start: { text: string }) => new URL((JSON.parse(start.text) as { data: { url: string } }).data.url);
 
 const session = (reconnect?: { connectionId: string; integration: string }) =>
@@ -103,31 +107,24 @@ describe("zoho-crm's data centre", () => {
   it('refuses it, and missing keys, on both import endpoints, storing nothing', async () => {
     const credentials = { type: 'OAUTH2', access_token: 'at-1', refresh_token: 'rt-1' };
     const evil = { ...EU, accountsServer: 'accounts.zoho.evil.example' };
-    const imported = await latchkey.call('POST', '/connections', {
-      key: env.secretKey,
-      body: { provider_config_key: 'zoho', connection_id: 'c-evil', credentials, connection_config: evil },
-    });
+    const imported = await importZoho({ connection_id: 'c-evil', credentials, connection_config: evil });
     expect(imported.status).toBe(400);
     expect(imported.body.error).toMatchObject({
       code: 'invalid_connection_config',
       errors: [{ path: 'connection_config.accountsServer' }],
     });
-    const missing = await latchkey.call('POST', '/connections', {
-      key: env.secretKey,
-      body: { provider_config_key: 'zoho', connection_id: 'c-missing', credentials },
-    });
+    const missing = await importZoho({ connection_id: 'c-missing', credentials });
     expect(missing.status).toBe(400);
     expect(missing.body.error.errors).toContainEqual({ path: 'connection_config.accountsServer', message: '"accountsServer" is required' });
-    const deprecated = await latchkey.call('POST', '/connection', {
-      key: env.secretKey,
-      body: {
-        provider_config_key: 'zoho',
+    const deprecated = await importZoho(
+      {
         connection_id: 'c-evil-2',
         access_token: 'at-2',
         no_expiration: true,
         connection_config: { ...EU, apiDomain: 'www.zohoapis.evil.example' },
       },
-    });
+      '/connection',
+    );
     expect(deprecated.status).toBe(400);
     expect(deprecated.body.error.code).toBe('invalid_connection_config');
     expect(latchkey.ctx.connectionScans.listConnections(ns.name)).toHaveLength(0);
@@ -135,15 +132,12 @@ describe("zoho-crm's data centre", () => {
 
   it('re-imports keep the stored configuration unless a valid one is sent', async () => {
     const credentials = { type: 'OAUTH2', access_token: 'at-3', refresh_token: 'rt-3' };
-    const body = { provider_config_key: 'zoho', connection_id: 'c-keep', credentials, connection_config: EU };
-    expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
-    const again = await latchkey.call('POST', '/connections', {
-      key: env.secretKey,
-      body: {
-        ...body,
-        credentials: { ...credentials, access_token: 'at-4' },
-        connection_config: { ...EU, accountsServer: 'accounts.zoho.evil.example' },
-      },
+    const fields = { connection_id: 'c-keep', credentials, connection_config: EU };
+    expect((await importZoho(fields)).status).toBe(201);
+    const again = await importZoho({
+      ...fields,
+      credentials: { ...credentials, access_token: 'at-4' },
+      connection_config: { ...EU, accountsServer: 'accounts.zoho.evil.example' },
     });
     expect(again.status).toBe(400);
     const stored = latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-keep')!;
@@ -153,13 +147,8 @@ describe("zoho-crm's data centre", () => {
 
   it('a reconnect uses the stored configuration and may not point the connection at another data centre', async () => {
     const au = { accountsServer: 'accounts.zoho.com.au', apiDomain: 'www.zohoapis.com.au' };
-    const body = {
-      provider_config_key: 'zoho',
-      connection_id: 'c-reconnect',
-      credentials: { type: 'OAUTH2', access_token: 'at-5', refresh_token: 'rt-5' },
-      connection_config: au,
-    };
-    expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
+    const credentials = { type: 'OAUTH2', access_token: 'at-5', refresh_token: 'rt-5' };
+    expect((await importZoho({ connection_id: 'c-reconnect', credentials, connection_config: au })).status).toBe(201);
     await eventually(() => latchkey.ctx.connections.getConnection(ns.name, 'zoho', 'c-reconnect'));
     const token = session({ connectionId: 'c-reconnect', integration: 'zoho' });
     for (const other of ['accounts.zoho.evil.example', 'accounts.zoho.eu']) {
@@ -174,13 +163,8 @@ describe("zoho-crm's data centre", () => {
   });
 
   it('a connection stored with the old typed domainExtension works again after the one-off migration', async () => {
-    const body = {
-      provider_config_key: 'zoho',
-      connection_id: 'c-old',
-      credentials: { type: 'OAUTH2', access_token: 'at-6', refresh_token: 'rt-6' },
-      connection_config: EU,
-    };
-    expect((await latchkey.call('POST', '/connections', { key: env.secretKey, body })).status).toBe(201);
+    const credentials = { type: 'OAUTH2', access_token: 'at-6', refresh_token: 'rt-6' };
+    expect((await importZoho({ connection_id: 'c-old', credentials, connection_config: EU })).status).toBe(201);
     // As stored before the upgrade: the end user typed the extension.
     const custom = kc.makeApiClient(CustomObjectsApi);
     const ref = { group: GROUP, version: VERSION, namespace: ns.name, plural: 'connections' };

@@ -5,7 +5,7 @@
  * only such integrations gets a page that says so).
  */
 import { createServer, type Server } from 'node:http';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
@@ -80,10 +80,19 @@ async function loadingShown(page: Page): Promise<boolean> {
   });
 }
 
+/** Runs `use` in a fresh browser context, closed after. */
+async function inNewContext(use: (context: BrowserContext) => Promise<void>): Promise<void> {
+  const context = await bed.browser.newContext();
+  try {
+    await use(context);
+  } finally {
+    await context.close();
+  }
+}
+
 describe('the Connect UI page', () => {
-  it('shows the loading indicator until the session token is set and its session is read', async () => {
-    const context = await bed.browser.newContext();
-    try {
+  it('shows the loading indicator until the session token is set and its session is read', () =>
+    inNewContext(async (context) => {
       // The token by postMessage, from the window that opened the page, sent only when the test says.
       const app = await context.newPage();
       await app.goto(bed.app.url);
@@ -132,14 +141,10 @@ describe('the Connect UI page', () => {
       await page.waitForSelector('ul.integrations');
       expect(await loadingShown(page)).toBe(false);
       expect(await page.$('#app .loading')).toBeNull();
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 
-  it('lists logos, a search field above eight integrations, and leaves out an integration that cannot work', async () => {
-    const context = await bed.browser.newContext();
-    try {
+  it('lists logos, a search field above eight integrations, and leaves out an integration that cannot work', () =>
+    inNewContext(async (context) => {
       const page = await context.newPage();
       const cspViolations: string[] = [];
       page.on('console', (m) => {
@@ -177,14 +182,10 @@ describe('the Connect UI page', () => {
       expect(await visible()).toHaveLength(all.length - 1);
       await page.click('button[data-integration=charlie]');
       await page.waitForSelector('text=Connect Charlie');
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 
-  it('has no search field with eight integrations or fewer, and a clear page for a session whose integrations cannot work', async () => {
-    const context = await bed.browser.newContext();
-    try {
+  it('has no search field with eight integrations or fewer, and a clear page for a session whose integrations cannot work', () =>
+    inNewContext(async (context) => {
       const page = await context.newPage();
       await page.goto(
         `${bed.latchkey.url}/connect?session_token=${encodeURIComponent(session(NAMES.slice(0, 8).map((n) => n.toLowerCase())))}`,
@@ -200,8 +201,5 @@ describe('the Connect UI page', () => {
       expect(await notReady.textContent()).toContain('not ready yet');
       expect(await single.$('ul.integrations')).toBeNull();
       expect(await single.$('form')).toBeNull();
-    } finally {
-      await context.close();
-    }
-  });
+    }));
 });

@@ -15,6 +15,7 @@ import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixt
 import { contrast } from '../../src/domain/colour-contrast.js';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { customObject } from '../support/kube.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { sealSession } from '../support/fixtures.js';
@@ -451,17 +452,12 @@ describe('what the CRDs accept for the look', () => {
   const environment = (connectUI: Record<string, unknown>) =>
     refusal(() =>
       custom().createNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: bed.ns.name,
-        plural: 'environments',
-        dryRun: 'All',
-        body: {
-          apiVersion: `${GROUP}/${VERSION}`,
+        ...customObject(bed.ns.name, 'environments', {
           kind: 'Environment',
           metadata: { name: 'look-check' },
           spec: { secretRef: { name: 'x' }, connectUI },
-        },
+        }),
+        dryRun: 'All',
       }),
     );
   const provider = (fieldHelp: Record<string, unknown>) =>

@@ -9,7 +9,7 @@ import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixt
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { sealSession } from '../support/fixtures.js';
+import { sessionFor } from '../support/fixtures.js';
 import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
@@ -75,11 +75,7 @@ afterAll(async () => {
 describe('Connect UI forms', () => {
   it("collects an API key with the provider's fields and labels, validates it, stores it and sends the webhook", async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'key-user', tags: { org: 'o1' } },
-      allowedIntegrations: ['keyed'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, { id: 'key-user', tags: { org: 'o1' } }, ['keyed']);
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForSelector('form');
     expect(await popup.textContent('form')).toContain('Personal access key');
@@ -118,11 +114,7 @@ describe('Connect UI forms', () => {
   });
 
   it('validates form submissions on the server too (unknown and missing fields)', async () => {
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'api-user' },
-      allowedIntegrations: ['keyed', 'tracker'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, 'api-user', ['keyed', 'tracker']);
     const post = (body: unknown) =>
       fetch(`${latchkey.url}/connect/api/forms`, {
         method: 'POST',
@@ -155,11 +147,7 @@ describe('Connect UI forms', () => {
 
   it('checks client credentials at the token endpoint before storing them', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'm2m-user' },
-      allowedIntegrations: ['machine', 'tracker'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, 'm2m-user', ['machine', 'tracker']);
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.click('button[data-integration=machine]');
     await popup.fill('#f-values-clientId', M2M.clientId);
@@ -200,11 +188,7 @@ describe('Connect UI forms', () => {
     { integration: 'opendata', fill: { '#f-config-region': 'eu' }, credentials: { type: 'NONE' }, config: { region: 'eu' } },
   ])('collects the $integration form (TBA, SIGNATURE, NONE) in the browser and stores what it needs', async (c) => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: `${c.integration}-user` },
-      allowedIntegrations: [c.integration],
-    });
+    const token = sessionFor(env.secretKey, ns.name, `${c.integration}-user`, [c.integration]);
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForSelector('form');
     for (const selector of Object.keys(c.fill)) expect(await popup.locator(selector).count()).toBe(1);

@@ -10,12 +10,12 @@ import { createServer, type Server } from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
-import { GROUP, VERSION } from '../../src/k8s/resources.js';
+import { customObject } from '../support/kube.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { eventsOf, launchBrowser, waitForEvent } from '../support/browser.js';
-import { sealSession } from '../support/fixtures.js';
+import { eventsOf, launchBrowser, waitForEvent, loginAndConsent } from '../support/browser.js';
+import { sealSession, sessionFor } from '../support/fixtures.js';
 import { listenOnLoopback } from '../support/servers/loopback.js';
 import { startReplica, type Replica } from '../support/replica.js';
 
@@ -135,30 +135,17 @@ async function connectFrame(page: Page): Promise<Frame> {
   return eventually(() => page.frames().find((f) => f.parentFrame() === page.mainFrame() && f.url() !== 'about:blank' && f.url() !== ''));
 }
 
-async function loginAndConsent(popup: Page, login: string): Promise<void> {
-  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await popup.fill('input[name=login]', login);
-  await popup.fill('input[name=password]', 'any-password');
-  await popup.click('button[type=submit]');
-  await popup.waitForSelector('text=Continue');
-}
-
 const frameCount = (page: Page) => page.evaluate(() => document.querySelectorAll('iframe[data-latchkey-connect]').length);
 
 describe('Environment spec.connectUI.allowedOrigins', () => {
   const tryCreate = (allowedOrigins: unknown) =>
     custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'environments',
-      dryRun: 'All',
-      body: {
-        apiVersion: `${GROUP}/${VERSION}`,
+      ...customObject(ns.name, 'environments', {
         kind: 'Environment',
         metadata: { name: 'another' },
         spec: { secretRef: { name: 'x' }, connectUI: { allowedOrigins } },
-      },
+      }),
+      dryRun: 'All',
     });
 
   it('accepts https origins (with a port) and http only on localhost / 127.0.0.1', async () => {
@@ -221,11 +208,7 @@ describe('Connect UI in an iframe', () => {
     context.on('response', (r) => {
       if (r.url().startsWith(`${latchkey.url}/connect/embed`)) embedCsp.push(r.headers()['content-security-policy'] ?? '');
     });
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'framed-elsewhere' },
-      allowedIntegrations: ['keyed', 'acme'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, 'framed-elsewhere', ['keyed', 'acme']);
     const page = await embed(context, notAllowed, token, '#inline');
     const csp = await eventually(() => embedCsp[0]);
     expect(csp).toContain(`frame-ancestors ${allowed.origin} ${OTHER_ALLOWED}`);
@@ -246,11 +229,7 @@ describe('Connect UI in an iframe', () => {
 
   it('completes an API-key form inside the frame: connect on the embedding page, then close, and the frame is removed', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'frame-key-user' },
-      allowedIntegrations: ['keyed', 'acme'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, 'frame-key-user', ['keyed', 'acme']);
     const page = await embed(context, allowed, token, '#inline');
     // A message the embedding page posts to itself looks like the UI's but is not from Latchkey's frame: ignored.
     await page.evaluate(() => window.postMessage({ source: 'latchkey-connect', type: 'connect', providerConfigKey: 'forged' }, '*'));
@@ -278,11 +257,7 @@ describe('Connect UI in an iframe', () => {
 
   it('runs an OAuth 2 integration picked in the frame in a popup; the result reaches the frame, then the embedding page', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'frame-oauth-user' },
-      allowedIntegrations: ['keyed', 'acme'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, 'frame-oauth-user', ['keyed', 'acme']);
     const page = await embed(context, allowed, token, '#modal');
     expect(await page.locator('[data-latchkey-overlay]').count()).toBe(1);
     const frame = await connectFrame(page);
@@ -291,7 +266,7 @@ describe('Connect UI in an iframe', () => {
     const [popup] = await Promise.all([context.waitForEvent('page'), frame.click('button[data-integration=acme]')]);
     await frame.waitForSelector('[data-state=waiting]');
     if (shots) await page.screenshot({ path: `${shots}/connect-iframe-waiting.png` });
-    await loginAndConsent(popup, 'frank');
+    await loginAndConsent(popup, oidc.issuer, 'frank');
     const popupClosed = popup.waitForEvent('close');
     await popup.click('text=Continue');
     await popupClosed;
@@ -316,7 +291,7 @@ describe('Connect UI in an iframe', () => {
 
   it('asks for a click before opening the popup for a single OAuth integration; a popup closed early offers a retry', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'frame-single' }, allowedIntegrations: ['acme'] });
+    const token = sessionFor(env.secretKey, ns.name, 'frame-single', ['acme']);
     const page = await embed(context, allowed, token, '#inline');
     const frame = await connectFrame(page);
     const go = await frame.waitForSelector('text=Continue with Acme Identity');

@@ -13,7 +13,7 @@ import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixt
 import { startOAuth1Server, type OAuth1TestServer } from '../support/servers/oauth1-server.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { sealSession } from '../support/fixtures.js';
+import { sessionFor } from '../support/fixtures.js';
 import { signatureValid } from '../support/servers/webhook-receiver.js';
 
 const kc = testKubeConfig();
@@ -59,11 +59,7 @@ afterAll(async () => {
 describe('OAuth 1.0a through the Connect UI', () => {
   it('runs the three-legged flow in the browser and the connection signs requests the provider accepts', async () => {
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, {
-      namespace: ns.name,
-      endUser: { id: 'oauth1-user', tags: { team: 't1' } },
-      allowedIntegrations: ['tumble'],
-    });
+    const token = sessionFor(env.secretKey, ns.name, { id: 'oauth1-user', tags: { team: 't1' } }, ['tumble']);
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
     const authorize = new URL(popup.url()).searchParams;
@@ -109,7 +105,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
   it('reports a denial as an error page and event, and stores nothing', async () => {
     const before = latchkey.ctx.connectionScans.listConnections(ns.name).length;
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-denier' }, allowedIntegrations: ['tumble'] });
+    const token = sessionFor(env.secretKey, ns.name, 'oauth1-denier', ['tumble']);
     const { app: page, popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
     await popup.click('button[value=deny]');
@@ -131,7 +127,7 @@ describe('OAuth 1.0a through the Connect UI', () => {
     });
     await bed.synced((store) => store.catalog.listEnvironments(ns.name)[0]?.spec.connectUI?.appName === 'Acme Notes');
     const context = await browser.newContext();
-    const token = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: 'oauth1-named' }, allowedIntegrations: ['tumble'] });
+    const token = sessionFor(env.secretKey, ns.name, 'oauth1-named', ['tumble']);
     const { popup } = await openConnectPopup(context, app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${provider.url}/authorize`));
     expect(new URL(popup.url()).searchParams.get('name')).toBe('Acme Notes');

@@ -496,29 +496,23 @@ describe('import', () => {
 
   it('POST /connection (flat) with the values given runs no step, and checks them like typed ones', async () => {
     const calls = provider.calls.length;
-    const ok = await latchkey.call('POST', '/connection', {
-      key: env.secretKey,
-      body: {
-        provider_config_key: 'steps',
-        connection_id: 'imported-2',
-        access_token: 'imported-token',
-        no_expiration: true,
-        connection_config: { cloudId: 'given-cloud', accountId: '7' },
-      },
-    });
+    /** A flat import of a token that does not expire, with `connectionConfig`. */
+    const importFlat = (connectionId: string, connectionConfig: Record<string, string>) =>
+      latchkey.call('POST', '/connection', {
+        key: env.secretKey,
+        body: {
+          provider_config_key: 'steps',
+          connection_id: connectionId,
+          access_token: 'imported-token',
+          no_expiration: true,
+          connection_config: connectionConfig,
+        },
+      });
+    const ok = await importFlat('imported-2', { cloudId: 'given-cloud', accountId: '7' });
     expect(ok.status).toBe(201);
     expect(provider.calls.length).toBe(calls);
     expect(stored('steps', 'imported-2')!.resource.spec.connectionConfig).toEqual({ cloudId: 'given-cloud', accountId: '7' });
-    const bad = await latchkey.call('POST', '/connection', {
-      key: env.secretKey,
-      body: {
-        provider_config_key: 'steps',
-        connection_id: 'imported-3',
-        access_token: 'imported-token',
-        no_expiration: true,
-        connection_config: { cloudId: 'Bad/Cloud', accountId: '7' },
-      },
-    });
+    const bad = await importFlat('imported-3', { cloudId: 'Bad/Cloud', accountId: '7' });
     expect(bad.status).toBe(400);
     expect(stored('steps', 'imported-3')).toBeUndefined();
   });

@@ -2,16 +2,15 @@ import { RefreshLock } from '../../src/auth/refresh/lock.js';
 import { createConnection, deleteConnection, importConnection, reauthorize } from '../../src/connections/service.js';
 import { Leases } from '../../src/k8s/leases.js';
 import type { IntegrationResource, ProviderResource } from '../../src/k8s/resources.js';
-import { KubeStore } from '../../src/k8s/store.js';
-import { createTestNamespace, testKubeConfig, testLogger } from '../../dev/cluster.js';
+import { testKubeConfig } from '../../dev/cluster.js';
+import { storeForFile } from '../support/store-bed.js';
 import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
-let store: KubeStore;
+const bed = storeForFile(kc, 'conn-service');
 let now = Date.UTC(2030, 0, 1, 12, 0, 0);
 const deps = () => ({
-  connections: store.connections,
+  connections: bed.store.connections,
   config: { refreshMarginSeconds: 300, refreshMarginRatio: 0.5 },
   clock: { now: () => now },
 });
@@ -21,20 +20,10 @@ const integration = { metadata: { name: 'crm' }, spec: { provider: 'acme' } } as
 const provider = { metadata: { name: 'acme' }, spec: { authMode: 'OAUTH2' } } as unknown as ProviderResource;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'conn-service');
-  store = new KubeStore(kc, { namespaces: [ns.name], logger: testLogger() });
-  await store.start();
-});
-afterAll(async () => {
-  await store.stop();
-  await ns.delete();
-});
-
 describe('the connection service', () => {
   it('re-authorizes: keeps the old refresh token when none is sent, recomputes nextRefreshAt, clears credential errors', async () => {
     const created = await createConnection(deps(), {
-      namespace: ns.name,
+      namespace: bed.ns.name,
       integration,
       provider,
       connectionId: 'reauth-1',
@@ -43,14 +32,14 @@ describe('the connection service', () => {
     });
     const name = created.resource.metadata.name;
     expect(created.resource.status?.nextRefreshAt).toBe(iso(now + 3600_000 - 300_000));
-    await store.connections.updateConnectionStatus(ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
+    await bed.store.connections.updateConnectionStatus(bed.ns.name, name, ConnectionStatusWriter.Scheduler, (s) => ({
       ...s,
       refreshAttempts: 5,
       errors: [{ type: 'auth', logId: 'ev-1', message: 'refused', refreshFailure: 'permanent' }],
     }));
 
     now += 10_000;
-    const saved = await reauthorize(deps(), ns.name, 'crm', 'reauth-1', {
+    const saved = await reauthorize(deps(), bed.ns.name, 'crm', 'reauth-1', {
       type: 'OAUTH2',
       access_token: 'a2',
       expires_at: iso(now + 7200_000),
@@ -65,10 +54,10 @@ describe('the connection service', () => {
       errors: [],
     });
     expect(saved!.resource.spec.metadata).toEqual({ plan: 'gold' });
-    expect(store.connections.getConnection(ns.name, 'crm', 'reauth-1')!.credentials.refresh_token).toBe('r1');
+    expect(bed.store.connections.getConnection(bed.ns.name, 'crm', 'reauth-1')!.credentials.refresh_token).toBe('r1');
 
     // A refresh token sent with the new authorization replaces the old one.
-    const again = await reauthorize(deps(), ns.name, 'crm', 'reauth-1', {
+    const again = await reauthorize(deps(), bed.ns.name, 'crm', 'reauth-1', {
       type: 'OAUTH2',
       access_token: 'a3',
       refresh_token: 'r3',
@@ -79,12 +68,12 @@ describe('the connection service', () => {
     expect(again!.resource.status?.expiresAt).toBeUndefined();
     expect(again!.resource.status?.nextRefreshAt).toBeUndefined();
 
-    expect(await reauthorize(deps(), ns.name, 'crm', 'no-such', { type: 'OAUTH2', access_token: 'x', raw: {} })).toBeUndefined();
+    expect(await reauthorize(deps(), bed.ns.name, 'crm', 'no-such', { type: 'OAUTH2', access_token: 'x', raw: {} })).toBeUndefined();
   });
 
   it('imports: creates, then replaces the credentials as sent and merges the metadata', async () => {
     const input = {
-      namespace: ns.name,
+      namespace: bed.ns.name,
       integration,
       provider,
       connectionId: 'import-1',
@@ -101,24 +90,24 @@ describe('the connection service', () => {
     expect(second.created).toBe(false);
     // An import states the credentials: what was not sent is not kept.
     expect(second.connection.credentials).toEqual({ type: 'OAUTH2', access_token: 'i2', raw: {} });
-    expect(store.connections.getConnection(ns.name, 'crm', 'import-1')!.resource.spec.metadata).toEqual({ a: 1, b: 2 });
+    expect(bed.store.connections.getConnection(bed.ns.name, 'crm', 'import-1')!.resource.spec.metadata).toEqual({ a: 1, b: 2 });
   });
 
   it('deletes a connection and says whether there was one', async () => {
     const refreshLock = new RefreshLock(new Leases(kc), 'test', 30);
     await createConnection(deps(), {
-      namespace: ns.name,
+      namespace: bed.ns.name,
       integration,
       provider,
       connectionId: 'gone-1',
       credentials: { type: 'OAUTH2', access_token: 'g', raw: {} },
     });
-    expect(await deleteConnection({ connections: store.connections, catalog: store.catalog, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(
-      true,
-    );
-    expect(store.connections.getConnection(ns.name, 'crm', 'gone-1')).toBeUndefined();
-    expect(await deleteConnection({ connections: store.connections, catalog: store.catalog, refreshLock }, ns.name, 'crm', 'gone-1')).toBe(
-      false,
-    );
+    expect(
+      await deleteConnection({ connections: bed.store.connections, catalog: bed.store.catalog, refreshLock }, bed.ns.name, 'crm', 'gone-1'),
+    ).toBe(true);
+    expect(bed.store.connections.getConnection(bed.ns.name, 'crm', 'gone-1')).toBeUndefined();
+    expect(
+      await deleteConnection({ connections: bed.store.connections, catalog: bed.store.catalog, refreshLock }, bed.ns.name, 'crm', 'gone-1'),
+    ).toBe(false);
   });
 });

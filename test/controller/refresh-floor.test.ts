@@ -102,6 +102,16 @@ async function connectionWithLifetime(connectionId: string, expiresIn: number): 
 
 const integrationCondition = async () =>
   condition(await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION), 'ProviderTokensShortLived');
+/** The Integration's ProviderTokensShortLived condition, once its status is `status`. */
+const integrationConditionOnceIs = (status: 'True' | 'False') =>
+  eventually(
+    async () => {
+      const c = await integrationCondition();
+      return c?.status === status ? c : undefined;
+    },
+    20_000,
+    200,
+  );
 
 it('refreshes tokens shorter than the floor at most once per floor, fetched or not, and flags the provider on the Integration', async () => {
   const ids = ['zero', 'one'];
@@ -131,14 +141,7 @@ it('refreshes tokens shorter than the floor at most once per floor, fetched or n
   }
 
   // Three refreshes in a row answered short-lived tokens: the Integration says so, and an Event.
-  const flagged = await eventually(
-    async () => {
-      const c = await integrationCondition();
-      return c?.status === 'True' ? c : undefined;
-    },
-    20_000,
-    200,
-  );
+  const flagged = await integrationConditionOnceIs('True');
   expect(flagged.reason).toBe('ShortLivedTokens');
   expect(flagged.message).toMatch(/refresh floor of 3 s/);
   const events = await eventsOf(kc, ns.name, INTEGRATION);
@@ -158,14 +161,7 @@ it('refreshes tokens shorter than the floor at most once per floor, fetched or n
 
   // The provider answers normal lifetimes again: the flag is lifted at the next refresh.
   for (const id of ids) lifetimes.set(id, 3600);
-  const lifted = await eventually(
-    async () => {
-      const c = await integrationCondition();
-      return c?.status === 'False' ? c : undefined;
-    },
-    20_000,
-    200,
-  );
+  const lifted = await integrationConditionOnceIs('False');
   expect(lifted.reason).toBe('NormalLifetimes');
   const integration = await readCustom<IntegrationResource>(kc, 'integrations', ns.name, INTEGRATION);
   expect(integration.metadata.annotations?.['latchkey.dev/short-lived-tokens']).toBeUndefined();

@@ -10,17 +10,25 @@ function deferred() {
   return { promise, resolve };
 }
 
-/** One worker, held by the key 'block' until `gate` opens: keys added meanwhile wait, and `seen` tells the order they ran in. */
-function queueHeldByBlock() {
+/** One worker: `seen` tells the order the keys ran in; `then` runs after each key is recorded. */
+function recordingQueue(then: (key: string) => Promise<void> | void) {
   const seen: string[] = [];
-  const gate = deferred();
   const queue = new WorkQueue({
     name: 't',
     concurrency: 1,
     handler: async (k) => {
       seen.push(k);
-      if (k === 'block') await gate.promise;
+      await then(k);
     },
+  });
+  return { queue, seen };
+}
+
+/** One worker, held by the key 'block' until `gate` opens: keys added meanwhile wait, and `seen` tells the order they ran in. */
+function queueHeldByBlock() {
+  const gate = deferred();
+  const { queue, seen } = recordingQueue(async (k) => {
+    if (k === 'block') await gate.promise;
   });
   queue.add('block');
   return { queue, seen, gate };
@@ -246,15 +254,9 @@ describe('WorkQueue', () => {
   });
 
   it('collapses delayed adds into the soonest and can be rescheduled later or removed', async () => {
-    const seen: string[] = [];
     const ranJ = deferred();
-    const queue = new WorkQueue({
-      name: 't',
-      concurrency: 1,
-      handler: async (k) => {
-        seen.push(k);
-        if (k === 'j') ranJ.resolve();
-      },
+    const { queue, seen } = recordingQueue((k) => {
+      if (k === 'j') ranJ.resolve();
     });
     queue.addAfter('k', 60_000);
     const first = queue.scheduledAt('k')!;

@@ -140,20 +140,23 @@ describe('webhook URL on the metadata address', () => {
       100,
     );
 
+  const setWebhookUrl = (url: string) =>
+    kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns.name,
+      plural: 'environments',
+      name: 'main',
+      body: [{ op: 'replace', path: '/spec/webhooks/url', value: url }],
+    });
+
   it('makes the Environment not Ready with WebhookURLRefused, and Ready again once the URL is allowed', async () => {
     const refused = await ready(WEBHOOK_URL_REFUSED);
     expect(refused.status).toBe('False');
     expect(refused.message).toMatch(/spec\.webhooks\.url is refused: 169\.254\.169\.254, a metadata address/);
 
     for (const url of ['http://2852039166/hooks', 'http://[::ffff:169.254.169.254]/hooks', 'http://10.0.0.8/hooks']) {
-      await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({
-        group: GROUP,
-        version: VERSION,
-        namespace: ns.name,
-        plural: 'environments',
-        name: 'main',
-        body: [{ op: 'replace', path: '/spec/webhooks/url', value: url }],
-      });
+      await setWebhookUrl(url);
       const c = await eventually(
         async () => {
           const e = await readCustom<EnvironmentResource>(kc, 'environments', ns.name, 'main');
@@ -167,14 +170,7 @@ describe('webhook URL on the metadata address', () => {
     }
 
     // The replica's allowlist has its loopback peers: a receiver there is fine.
-    await kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: ns.name,
-      plural: 'environments',
-      name: 'main',
-      body: [{ op: 'replace', path: '/spec/webhooks/url', value: 'http://127.0.0.1:9/hooks' }],
-    });
+    await setWebhookUrl('http://127.0.0.1:9/hooks');
     expect((await ready('Ready')).status).toBe('True');
   });
 });

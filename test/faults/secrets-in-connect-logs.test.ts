@@ -25,7 +25,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { openConnectPopup, waitForEvent } from '../support/browser.js';
+import { openConnectPopup, waitForEvent, loginAndConsent } from '../support/browser.js';
 import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
 import { startHttpFaultProxy, type HttpFaultProxy } from '../support/faults/http-fault-proxy.js';
 import { captureLogs, needlesOf, writeScanResults, type LogCapture } from '../support/log-capture.js';
@@ -174,17 +174,28 @@ async function inBrowser<T>(flow: (context: BrowserContext, callbacks: string[])
   }
 }
 
-async function loginAndConsent(popup: Page, login: string): Promise<void> {
-  await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-  await popup.fill('input[name=login]', login);
-  await popup.fill('input[name=password]', 'any-password');
-  await popup.click('button[type=submit]');
-  await popup.waitForSelector('text=Continue');
-}
-
 /** The error code the application page heard from the Connect UI. */
 async function errorCode(app: Page): Promise<string | undefined> {
   return (await waitForEvent(app, 'error')).error?.code;
+}
+
+/**
+ * The connection the application page heard of: noted, its stored credentials learnt, and its callback sent
+ * again, refused from this browser (already used) and from another one (not bound): `<flow>Replay…` statuses.
+ */
+async function connectedAndReplayed(
+  browser: { app: Page; context: BrowserContext; callbacks: string[] },
+  integration: 'oidc' | 'oauth1',
+  flow: 'oauth2' | 'oauth1',
+): Promise<{ connectionId: string; callback: string }> {
+  const connectionId = (await waitForEvent(browser.app, 'connect')).connectionId!;
+  outcome.connections.push(`${integration}/${connectionId}`);
+  const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, integration, connectionId));
+  learnJson(stored.credentials, 'access');
+  const callback = browser.callbacks.at(-1)!;
+  outcome.statuses[`${flow}ReplaySameBrowser`] = (await browser.context.request.get(callback)).status();
+  outcome.statuses[`${flow}ReplayOtherBrowser`] = (await fetch(callback)).status;
+  return { connectionId, callback };
 }
 
 async function oauth2Success(): Promise<string> {
@@ -195,16 +206,9 @@ async function oauth2Success(): Promise<string> {
     });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
     await popup.click('button[data-integration=oidc]');
-    await loginAndConsent(popup, 'alice');
+    await loginAndConsent(popup, oidc.issuer, 'alice');
     await popup.click('text=Continue');
-    const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
-    outcome.connections.push(`oidc/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oidc', connectionId));
-    learnJson(stored.credentials, 'access');
-    // The same callback again: refused from this browser (already used) and from another one (not bound).
-    const callback = callbacks.at(-1)!;
-    outcome.statuses.oauth2ReplaySameBrowser = (await context.request.get(callback)).status();
-    outcome.statuses.oauth2ReplayOtherBrowser = (await fetch(callback)).status;
+    const { connectionId, callback } = await connectedAndReplayed({ app, context, callbacks }, 'oidc', 'oauth2');
     // Hostile callbacks built from the real state.
     const state = new URL(callback).searchParams.get('state')!;
     const mac = state.slice(-8);
@@ -234,7 +238,7 @@ async function oauth2ReconnectDenied(connectionId: string): Promise<void> {
   await inBrowser(async (context) => {
     const token = await sessionToken('/connect/sessions/reconnect', { connection_id: connectionId, integration_id: 'oidc' });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
-    await loginAndConsent(popup, 'alice');
+    await loginAndConsent(popup, oidc.issuer, 'alice');
     await popup.click('text=[ Cancel ]');
     outcome.errors.push(`oidc reconnect: ${await errorCode(app)}`);
   });
@@ -247,7 +251,7 @@ async function oauth2ExchangeRefused(integration: string, user: string): Promise
   await inBrowser(async (context) => {
     const token = await sessionToken('/connect/sessions', { end_user: { id: user }, allowed_integrations: [integration] });
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
-    await loginAndConsent(popup, user);
+    await loginAndConsent(popup, oidc.issuer, user);
     await popup.click('text=Continue');
     outcome.errors.push(`${integration}: ${await errorCode(app)}`);
   });
@@ -259,13 +263,7 @@ async function oauth1Success(): Promise<void> {
     const { app, popup } = await openConnectPopup(context, bed.app.url, token);
     await popup.waitForURL((u) => u.href.startsWith(`${oauth1.url}/authorize`), { timeout: 20_000 });
     await popup.click('button[value=approve]');
-    const connectionId = (await waitForEvent(app, 'connect')).connectionId!;
-    outcome.connections.push(`oauth1/${connectionId}`);
-    const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, 'oauth1', connectionId));
-    learnJson(stored.credentials, 'access');
-    const callback = callbacks.at(-1)!;
-    outcome.statuses.oauth1ReplaySameBrowser = (await context.request.get(callback)).status();
-    outcome.statuses.oauth1ReplayOtherBrowser = (await fetch(callback)).status;
+    await connectedAndReplayed({ app, context, callbacks }, 'oauth1', 'oauth1');
   });
 }
 

@@ -143,13 +143,16 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
     expect(tokenOf(fetched.body.credentials)).toBe(issued);
 
     const api = sim.e2e.api;
+    /** The documented API call, through the proxy with the connection's credentials. */
+    const callApi = () =>
+      call(
+        api.method,
+        `/proxy${api.path}`,
+        { 'connection-id': connectionId, 'provider-config-key': sim.manifest, ...(api.headers ?? {}) },
+        api.body,
+      );
     const before = sim.state.requests.length;
-    const proxied = await call(
-      api.method,
-      `/proxy${api.path}`,
-      { 'connection-id': connectionId, 'provider-config-key': sim.manifest, ...(api.headers ?? {}) },
-      api.body,
-    );
+    const proxied = await callApi();
     // The simulator's documented answer, which it gives only to the connection's token.
     expect({ status: proxied.status, body: proxied.body }).toMatchObject({ status: 200, body: api.answer });
     const seen = sim.state.requests.slice(before);
@@ -166,12 +169,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
       expect(tokenOf(refreshed.body.credentials)).not.toBe(issued);
       expect(refreshed.body.connection_config).toEqual(sim.e2e.expectConfig);
       // The proxy now sends the refreshed token, which the simulator accepts.
-      const again = await call(
-        api.method,
-        `/proxy${api.path}`,
-        { 'connection-id': connectionId, 'provider-config-key': sim.manifest, ...(api.headers ?? {}) },
-        api.body,
-      );
+      const again = await callApi();
       expect({ status: again.status, body: again.body }).toMatchObject({ status: 200, body: api.answer });
     }
   });

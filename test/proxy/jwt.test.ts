@@ -15,16 +15,10 @@ import { sealSession } from '../support/fixtures.js';
 import { eventually } from '../../dev/cluster.js';
 import type { JsonCall } from '../support/api-clients.js';
 import { catalogSpec } from '../support/catalog-files.js';
+import { ASC_ISSUER, ASC_KEY_ID, ASC_P8 as P8, ascKeyPair as ec, GHOST_ID, GHOST_SECRET } from '../support/jwt-keys.js';
 import { bedForFile } from '../support/file-bed.js';
 import { startProxyModeBed } from '../support/proxy-mode-bed.js';
 import { startUpstream } from '../support/servers/upstream.js';
-
-const GHOST_ID = '6748592f4b9b7700010f6564';
-const GHOST_SECRET = 'f3a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f';
-const ASC_KEY_ID = '2X9R4HXF34';
-const ASC_ISSUER = '57246542-96fe-1a63-e053-0824d011072a';
-const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-const P8 = ec.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 
 /** Every token the fake APIs saw, with their verdict. */
 const seen: Array<{ api: 'ghost' | 'asc'; token: string; ok: boolean; why?: string }> = [];

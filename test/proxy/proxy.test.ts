@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { REPO_ROOT } from '../../dev/control-plane.js';
 import { proxyHeaders, rawRequest, startProxyBed, type ProxyBed } from '../support/proxy-bed.js';
@@ -377,6 +378,21 @@ describe('retries', () => {
   });
 });
 
+/** How many bytes a stream carried and their SHA-256 (hex); `onFirst` runs when the first chunk arrives. */
+function digestOf(stream: Readable, onFirst: () => void): Promise<{ bytes: number; digest: string }> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    stream.on('data', (c: Buffer) => {
+      if (bytes === 0) onFirst();
+      bytes += c.length;
+      hash.update(c);
+    });
+    stream.on('end', () => resolve({ bytes, digest: hash.digest('hex') }));
+    stream.on('error', reject);
+  });
+}
+
 describe('compression and streaming', () => {
   const json = JSON.stringify({ hello: 'world', n: Array.from({ length: 200 }, (_, i) => i) });
   const gz = gzipSync(json);
@@ -421,17 +437,7 @@ describe('compression and streaming', () => {
     const result = await new Promise<{ bytes: number; digest: string }>((resolve, reject) => {
       const req = request(
         { host: '127.0.0.1', port: h.server.port, path: '/proxy/big', headers: proxyHeaders(h, 'bearer', 'u1') },
-        (res) => {
-          const hash = createHash('sha256');
-          let bytes = 0;
-          res.on('data', (c: Buffer) => {
-            if (bytes === 0) releaseRest();
-            bytes += c.length;
-            hash.update(c);
-          });
-          res.on('end', () => resolve({ bytes, digest: hash.digest('hex') }));
-          res.on('error', reject);
-        },
+        (res) => void digestOf(res, releaseRest).then(resolve, reject),
       );
       req.on('error', reject);
       req.end();
@@ -453,16 +459,9 @@ describe('compression and streaming', () => {
     let providerHasFirstBytes!: () => void;
     const firstBytesArrived = new Promise<void>((r) => (providerHasFirstBytes = r));
     up.onRaw('/api/v1/upload', (req, res) => {
-      const hash = createHash('sha256');
-      let bytes = 0;
-      req.on('data', (c: Buffer) => {
-        if (bytes === 0) providerHasFirstBytes();
-        bytes += c.length;
-        hash.update(c);
-      });
-      req.on('end', () => {
+      void digestOf(req, providerHasFirstBytes).then(({ bytes, digest }) => {
         res.writeHead(201, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ bytes, digest: hash.digest('hex') }));
+        res.end(JSON.stringify({ bytes, digest }));
       });
     });
     const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -45,6 +45,13 @@ export function restClient(server: ServerUnderTest): JsonCall {
 /** An import through the REST API: POST /connections (or the deprecated POST /connection) naming the connection, with the rest of the body. */
 export type ImportCall = (integration: string, connectionId: string, body?: Record<string, unknown>) => ReturnType<JsonCall>;
 
+/** An import refused with 400 and the error `code`, naming (when given) exactly the request fields `paths`. */
+export function expectRefused(res: { status: number; body: any }, code: string, paths?: string[]): void {
+  expect(res.status).toBe(400);
+  expect(res.body.error.code).toBe(code);
+  if (paths) expect(res.body.error.errors.map((e: { path: string }) => e.path)).toEqual(paths);
+}
+
 export function importCalls(rest: JsonCall): { importConnection: ImportCall; importLegacy: ImportCall } {
   const post =
     (path: string): ImportCall =>

@@ -41,3 +41,12 @@ export async function waitForEvent(app: Page, type: string, timeoutMs = 20_000):
   );
   return (await eventsOf(app)).find((e) => e.type === type)!;
 }
+
+/** In a page at the test's oidc-provider (`issuer`): signs in as `login` (any password) and stops at the consent page. */
+export async function loginAndConsent(page: Page, issuer: string, login: string): Promise<void> {
+  await page.waitForURL((u) => u.href.startsWith(issuer), { timeout: 20_000 });
+  await page.fill('input[name=login]', login);
+  await page.fill('input[name=password]', 'any-password');
+  await page.click('button[type=submit]');
+  await page.waitForSelector('text=Continue');
+}

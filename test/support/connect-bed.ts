@@ -11,7 +11,7 @@ import type { EgressGuard } from '../../src/egress/guard.js';
 import { createTestNamespace, eventually } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
-import { launchBrowser } from './browser.js';
+import { launchBrowser, loginAndConsent } from './browser.js';
 import { startReplica, type Replica } from './replica.js';
 import { appPage } from './servers/app-page.js';
 import { webhookReceiver, type WebhookReceiver } from './servers/webhook-receiver.js';
@@ -116,13 +116,7 @@ export async function startOAuth2ConnectBed(
     ...bed,
     oidc,
     provider: opts.provider,
-    async loginAndConsent(popup, login = 'alice') {
-      await popup.waitForURL((u) => u.href.startsWith(oidc.issuer), { timeout: 20_000 });
-      await popup.fill('input[name=login]', login);
-      await popup.fill('input[name=password]', 'any-password');
-      await popup.click('button[type=submit]');
-      await popup.waitForSelector('text=Continue');
-    },
+    loginAndConsent: (popup, login = 'alice') => loginAndConsent(popup, oidc.issuer, login),
     async close() {
       await oidc.close();
       await deleteProvider(kc, opts.provider);

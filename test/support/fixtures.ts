@@ -36,6 +36,16 @@ export function sealSession(secretKey: string, claims: Omit<SessionClaims, 'sid'
   return sealSessionToken({ sid: randomBytes(8).toString('hex'), exp: Math.floor(Date.now() / 1000) + 600, ...claims }, secretKey);
 }
 
+/** A Connect session token of the Environment in `namespace` for `endUser` (an ID, or with tags), allowed `integrations`. */
+export function sessionFor(
+  secretKey: string,
+  namespace: string,
+  endUser: string | SessionClaims['endUser'],
+  allowedIntegrations: string[],
+): string {
+  return sealSession(secretKey, { namespace, endUser: typeof endUser === 'string' ? { id: endUser } : endUser, allowedIntegrations });
+}
+
 /** An OAuth 2 flow's state for team-a's user u1 connecting `github`, with `rest` (the binding hash, expiry, …). */
 export function flowState(rest: Pick<FlowState, 'bh' | 'exp'> & Partial<FlowState>): FlowState {
   return {

@@ -10,86 +10,62 @@
  * - https://airtable.com/developers/web/api/get-user-id-scopes (GET /v0/meta/whoami: `id`, `scopes`; a bad token:
  *   401 `{"error": {"type": "AUTHENTICATION_REQUIRED", "message": ...}}`)
  */
-import {
-  authServer,
-  authorizePage,
-  json,
-  oauthError,
-  opaque,
-  redirect,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, redirect, type ProviderSimulator } from './framework.js';
 
 const USER_ID = 'usrL2PNC5o3H4lBEi';
 
 export function airtable(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: '5f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c', clientSecret: opaque('', 32) };
 
-  return {
+  return oauth2Provider({
     manifest: 'airtable',
-    hosts: ['airtable.com', 'api.airtable.com'],
     docs: ['https://airtable.com/developers/web/api/oauth-reference', 'https://airtable.com/developers/web/api/get-user-id-scopes'],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'airtable.com',
-        path: '/oauth2/v1/authorize',
-        handler: authorizePage('Airtable', grants, client, {
-          invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
-          check: (req, redirectUri, st) =>
-            !req.query.get('code_challenge') || req.query.get('code_challenge_method') !== 'S256'
-              ? redirect(redirectUri, { error: 'invalid_request', error_description: 'code_challenge is required', state: st })
-              : undefined,
-          denied: { error: 'access_denied', error_description: 'The user denied the request' },
+    authorize: {
+      url: 'https://airtable.com/oauth2/v1/authorize',
+      provider: 'Airtable',
+      invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
+      check: (req, redirectUri, st) =>
+        !req.query.get('code_challenge') || req.query.get('code_challenge_method') !== 'S256'
+          ? redirect(redirectUri, { error: 'invalid_request', error_description: 'code_challenge is required', state: st })
+          : undefined,
+      denied: { error: 'access_denied', error_description: 'The user denied the request' },
+    },
+    token: {
+      url: 'https://airtable.com/oauth2/v1/token',
+      // A client with a secret authenticates with HTTP Basic.
+      auth: 'basic',
+      pkceRequired: true,
+      accessPrefix: `${USER_ID}.v1.`,
+      refreshPrefix: `${USER_ID}.v1.`,
+      refresh: { rotate: true },
+      answer: (t, grant) =>
+        json(200, {
+          access_token: t.accessToken,
+          refresh_token: t.refreshToken,
+          token_type: 'Bearer',
+          scope: grant.scope,
+          expires_in: 3600,
+          refresh_expires_in: 5184000,
         }),
-      },
-      {
-        method: 'POST',
-        host: 'airtable.com',
-        path: '/oauth2/v1/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          // A client with a secret authenticates with HTTP Basic.
-          auth: 'basic',
-          pkceRequired: true,
-          accessPrefix: `${USER_ID}.v1.`,
-          refreshPrefix: `${USER_ID}.v1.`,
-          refresh: { rotate: true },
-          answer: (t, grant) =>
-            json(200, {
-              access_token: t.accessToken,
-              refresh_token: t.refreshToken,
-              token_type: 'Bearer',
-              scope: grant.scope,
-              expires_in: 3600,
-              refresh_expires_in: 5184000,
-            }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              client: 'Client authentication failed',
-              code: 'Invalid authorization code',
-              redirect: 'Invalid authorization code',
-              pkce: 'Invalid code_verifier',
-              refresh: 'Invalid refresh token',
-            },
-          }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'api.airtable.com',
-        path: '/v0/meta/whoami',
-        handler: withToken(grants, json(401, { error: { type: 'AUTHENTICATION_REQUIRED', message: 'Authentication required' } }), () =>
-          json(200, { id: USER_ID, scopes: ['data.records:read', 'schema.bases:read'] }),
-        ),
-      },
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          client: 'Client authentication failed',
+          code: 'Invalid authorization code',
+          redirect: 'Invalid authorization code',
+          pkce: 'Invalid code_verifier',
+          refresh: 'Invalid refresh token',
+        },
+      }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'api.airtable.com', path: '/v0/meta/whoami' },
+        json(401, { error: { type: 'AUTHENTICATION_REQUIRED', message: 'Authentication required' } }),
+        () => json(200, { id: USER_ID, scopes: ['data.records:read', 'schema.bases:read'] }),
+      ),
     ],
     e2e: {
       expectConfig: {},
@@ -97,5 +73,5 @@ export function airtable(): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

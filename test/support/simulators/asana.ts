@@ -17,15 +17,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  authServer,
-  authorizePage,
+  apiRoute,
   json,
+  oauth2Provider,
   oauthError,
   opaque,
   redirect,
   refreshField,
-  tokenEndpoint,
-  withToken,
   type ProviderSimulator,
   type SimRequest,
 } from './framework.js';
@@ -56,7 +54,6 @@ export interface AsanaWebhooks {
 }
 
 export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
-  const { state, grants } = authServer();
   const client = { clientId: '1201234567890123', clientSecret: opaque('', 16) };
   const webhooks: AsanaWebhooks = { creations: [] };
 
@@ -87,9 +84,8 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
     });
   };
 
-  return {
+  const simulator = oauth2Provider({
     manifest: 'asana',
-    hosts: ['app.asana.com'],
     docs: [
       'https://developers.asana.com/docs/oauth',
       'https://developers.asana.com/reference/getuser',
@@ -97,71 +93,51 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
       'https://developers.asana.com/docs/webhooks-guide',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'app.asana.com',
-        path: '/-/oauth_authorize',
-        handler: authorizePage('Asana', grants, client, {
-          invalid: (req) => redirect(req.query.get('redirect_uri')!, { error: 'invalid_client', state: req.query.get('state') ?? '' }),
+    authorize: {
+      url: 'https://app.asana.com/-/oauth_authorize',
+      provider: 'Asana',
+      invalid: (req) => redirect(req.query.get('redirect_uri')!, { error: 'invalid_client', state: req.query.get('state') ?? '' }),
+    },
+    token: {
+      url: 'https://app.asana.com/-/oauth_token',
+      auth: 'either',
+      accessPrefix: '2/1201234567890123/',
+      refreshPrefix: '2/1201234567890123/',
+      // A refresh answers the same without `refresh_token`: the old one stays valid.
+      refresh: { rotate: false },
+      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 3600, token_type: 'bearer', data: USER, ...refreshField(t) }),
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          client: 'The client_id or client_secret is invalid.',
+          code: 'The `code` is invalid or has expired.',
+          redirect: 'The `code` is invalid or has expired.',
+          pkce: 'The `code` is invalid or has expired.',
+          refresh: 'The refresh token is invalid.',
+        },
+      }),
+    },
+    api: (grants) => [
+      apiRoute(grants, { host: 'app.asana.com', path: '/api/1.0/users/me' }, json(401, NOT_AUTHORIZED), () =>
+        json(200, {
+          data: {
+            gid: USER.gid,
+            resource_type: 'user',
+            name: USER.name,
+            email: USER.email,
+            photo: null,
+            workspaces: [{ gid: '1331', resource_type: 'workspace', name: 'My Company Workspace' }],
+          },
         }),
-      },
-      {
-        method: 'POST',
-        host: 'app.asana.com',
-        path: '/-/oauth_token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          accessPrefix: '2/1201234567890123/',
-          refreshPrefix: '2/1201234567890123/',
-          // A refresh answers the same without `refresh_token`: the old one stays valid.
-          refresh: { rotate: false },
-          answer: (t) => json(200, { access_token: t.accessToken, expires_in: 3600, token_type: 'bearer', data: USER, ...refreshField(t) }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              client: 'The client_id or client_secret is invalid.',
-              code: 'The `code` is invalid or has expired.',
-              redirect: 'The `code` is invalid or has expired.',
-              pkce: 'The `code` is invalid or has expired.',
-              refresh: 'The refresh token is invalid.',
-            },
-          }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'app.asana.com',
-        path: '/api/1.0/users/me',
-        handler: withToken(grants, json(401, NOT_AUTHORIZED), () =>
-          json(200, {
-            data: {
-              gid: USER.gid,
-              resource_type: 'user',
-              name: USER.name,
-              email: USER.email,
-              photo: null,
-              workspaces: [{ gid: '1331', resource_type: 'workspace', name: 'My Company Workspace' }],
-            },
-          }),
-        ),
-      },
-      {
-        method: 'POST',
-        host: 'app.asana.com',
-        path: '/api/1.0/webhooks',
-        handler: withToken(grants, json(401, NOT_AUTHORIZED), createWebhook),
-      },
+      ),
+      apiRoute(grants, { method: 'POST', host: 'app.asana.com', path: '/api/1.0/webhooks' }, json(401, NOT_AUTHORIZED), createWebhook),
     ],
-    webhooks,
     e2e: {
       expectConfig: {},
       api: { method: 'GET', path: '/api/1.0/users/me', answer: { data: { gid: USER.gid, resource_type: 'user' } } },
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
+  return { ...simulator, webhooks };
 }

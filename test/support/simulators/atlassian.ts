@@ -16,16 +16,14 @@
  *   (`GET /wiki/api/v2/spaces`)
  */
 import {
-  authServer,
-  authorizePage,
-  bearerOf,
+  apiRoute,
   json,
+  oauth2Provider,
   opaque,
-  tokenEndpoint,
+  refreshField,
   type ProviderCase,
   type ProviderSimulator,
   type SimRequest,
-  refreshField,
 } from './framework.js';
 
 const CLOUD_ID = '1324a887-45db-1bf4-1e99-ef0ff456d421';
@@ -48,83 +46,63 @@ function atlassianProduct(
   e2e: Pick<ProviderCase, 'api' | 'failure'>,
   sites: AtlassianSite[] = [ACME],
 ): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` };
-  const authorize = authorizePage('Atlassian', grants, client);
-  return {
+  return oauth2Provider({
     manifest,
-    hosts: ['auth.atlassian.com', 'api.atlassian.com'],
     docs: [`https://developer.atlassian.com/cloud/${product === 'jira' ? 'jira/platform' : 'confluence'}/oauth-2-3lo-apps/`],
-    client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'auth.atlassian.com',
-        path: '/authorize',
-        handler: (req: SimRequest) =>
-          req.query.get('audience') === 'api.atlassian.com'
-            ? authorize(req)
-            : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'audience must be api.atlassian.com' },
-      },
-      {
-        method: 'POST',
-        host: 'auth.atlassian.com',
-        path: '/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'body',
-          // The docs show JSON; a form body (RFC 6749) is read too.
-          acceptsJson: true,
-          refresh: { rotate: true },
-          accessPrefix: 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20t.',
-          answer: ({ accessToken, refreshToken }, grant) =>
-            json(200, {
-              access_token: accessToken,
-              ...refreshField({ refreshToken }),
-              expires_in: 3600,
-              scope: grant.scope,
-            }),
-          error: (code) =>
-            json(403, {
-              error: code === 'invalid_client' ? 'access_denied' : code,
-              error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
-            }),
+    client: { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` },
+    authorize: {
+      url: 'https://auth.atlassian.com/authorize',
+      provider: 'Atlassian',
+      wrap: (consent) => (req: SimRequest) =>
+        req.query.get('audience') === 'api.atlassian.com'
+          ? consent(req)
+          : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'audience must be api.atlassian.com' },
+    },
+    token: {
+      url: 'https://auth.atlassian.com/oauth/token',
+      auth: 'body',
+      // The docs show JSON; a form body (RFC 6749) is read too.
+      acceptsJson: true,
+      refresh: { rotate: true },
+      accessPrefix: 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20t.',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        json(200, {
+          access_token: accessToken,
+          ...refreshField({ refreshToken }),
+          expires_in: 3600,
+          scope: grant.scope,
         }),
-      },
-      {
-        method: 'GET',
-        host: 'api.atlassian.com',
-        path: '/oauth/token/accessible-resources',
-        handler: (req) =>
-          grants.validAccess(bearerOf(req))
-            ? json(
-                200,
-                // Every site the grant covers, "in no particular order".
-                sites.map((site) => ({
-                  id: site.id,
-                  name: site.name,
-                  url: site.url,
-                  scopes:
-                    product === 'jira'
-                      ? ['read:jira-work', 'read:jira-user', 'write:jira-work']
-                      : ['read:page:confluence', 'read:space:confluence'],
-                  avatarUrl: 'https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png',
-                })),
-              )
-            : unauthorized(),
-      },
-      ...sites.map((site) => ({
-        method: 'GET' as const,
-        host: 'api.atlassian.com',
-        path: `/ex/${product}/${site.id}${api.path}`,
-        handler: (req: SimRequest) =>
-          grants.validAccess(bearerOf(req)) ? json(200, api.body, 'application/json;charset=UTF-8') : unauthorized(),
-      })),
+      error: (code) =>
+        json(403, {
+          error: code === 'invalid_client' ? 'access_denied' : code,
+          error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
+        }),
+    },
+    api: (grants) => [
+      apiRoute(grants, { host: 'api.atlassian.com', path: '/oauth/token/accessible-resources' }, unauthorized, () =>
+        json(
+          200,
+          // Every site the grant covers, "in no particular order".
+          sites.map((site) => ({
+            id: site.id,
+            name: site.name,
+            url: site.url,
+            scopes:
+              product === 'jira'
+                ? ['read:jira-work', 'read:jira-user', 'write:jira-work']
+                : ['read:page:confluence', 'read:space:confluence'],
+            avatarUrl: 'https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png',
+          })),
+        ),
+      ),
+      ...sites.map((site) =>
+        apiRoute(grants, { host: 'api.atlassian.com', path: `/ex/${product}/${site.id}${api.path}` }, unauthorized, () =>
+          json(200, api.body, 'application/json;charset=UTF-8'),
+        ),
+      ),
     ],
     e2e: { expectConfig: { cloudId: CLOUD_ID, siteHost: 'acme.atlassian.net' }, refreshes: true, ...e2e },
-  };
+  });
 }
 
 /** `sites`: the sites one grant covers (default one). */

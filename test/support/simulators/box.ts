@@ -17,15 +17,13 @@
  * - https://developer.box.com/reference/get-users/ (GET /2.0/users, the enterprise's users: needs the "Manage users"
  *   scope, which the simulated app does not have)
  */
-import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
 
 export function box(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
-  return {
+  return oauth2Provider({
     manifest: 'box',
-    hosts: ['account.box.com', 'api.box.com'],
     docs: [
       'https://developer.box.com/guides/authentication/oauth2/',
       'https://developer.box.com/reference/post-oauth2-token/',
@@ -33,104 +31,85 @@ export function box(): ProviderSimulator {
       'https://developer.box.com/reference/get-users-me/',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'account.box.com',
-        path: '/api/oauth2/authorize',
-        handler: authorizePage('Box', grants, client, {
-          invalid: () => ({
-            status: 400,
-            headers: { 'content-type': 'text/html' },
-            body: '<h1>Invalid client_id parameter or redirect_uri</h1>',
-          }),
-          denied: { error: 'access_denied', error_description: 'The user denied access to your application' },
+    authorize: {
+      url: 'https://account.box.com/api/oauth2/authorize',
+      provider: 'Box',
+      invalid: () => ({
+        status: 400,
+        headers: { 'content-type': 'text/html' },
+        body: '<h1>Invalid client_id parameter or redirect_uri</h1>',
+      }),
+      denied: { error: 'access_denied', error_description: 'The user denied access to your application' },
+    },
+    token: {
+      url: 'https://api.box.com/oauth2/token',
+      auth: 'either',
+      refresh: { rotate: true },
+      answer: (t) =>
+        json(200, {
+          access_token: t.accessToken,
+          expires_in: 3600,
+          token_type: 'bearer',
+          restricted_to: [],
+          refresh_token: t.refreshToken,
         }),
-      },
-      {
-        method: 'POST',
-        host: 'api.box.com',
-        path: '/oauth2/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          refresh: { rotate: true },
-          answer: (t) =>
-            json(200, {
-              access_token: t.accessToken,
-              expires_in: 3600,
-              token_type: 'bearer',
-              restricted_to: [],
-              refresh_token: t.refreshToken,
-            }),
-          error: oauthError({
-            descriptions: {
-              client: 'The client credentials are invalid',
-              code: "Auth code doesn't exist or is invalid for the client",
-              redirect: "Auth code doesn't exist or is invalid for the client",
-              pkce: "Auth code doesn't exist or is invalid for the client",
-              refresh: 'Invalid refresh token',
-              grant_type: 'Grant type is not supported',
-            },
-          }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'api.box.com',
-        path: '/2.0/users/me',
-        handler: withToken(
-          grants,
-          {
-            status: 401,
-            headers: {
-              'www-authenticate':
-                'Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid."',
-            },
+      error: oauthError({
+        descriptions: {
+          client: 'The client credentials are invalid',
+          code: "Auth code doesn't exist or is invalid for the client",
+          redirect: "Auth code doesn't exist or is invalid for the client",
+          pkce: "Auth code doesn't exist or is invalid for the client",
+          refresh: 'Invalid refresh token',
+          grant_type: 'Grant type is not supported',
+        },
+      }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'api.box.com', path: '/2.0/users/me' },
+        {
+          status: 401,
+          headers: {
+            'www-authenticate': 'Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid."',
           },
-          () =>
-            json(200, {
-              id: '11446498',
-              type: 'user',
-              name: 'Aaron Levie',
-              login: 'ceo@example.com',
-              created_at: '2012-12-12T10:53:43-08:00',
-              modified_at: '2012-12-12T10:53:43-08:00',
-              language: 'en',
-              timezone: 'Africa/Bujumbura',
-              space_amount: 11345156112,
-              space_used: 1237009912,
-              max_upload_size: 2147483648,
-              status: 'active',
-            }),
-        ),
-      },
-      {
-        method: 'GET',
-        host: 'api.box.com',
-        path: '/2.0/users',
-        handler: withToken(
-          grants,
-          { status: 401, headers: { 'www-authenticate': 'Bearer realm="Service", error="invalid_token"' } },
-          () => ({
-            ...json(403, {
-              type: 'error',
-              status: 403,
-              code: 'insufficient_scope',
-              help_url: 'https://developer.box.com/guides/api-calls/permissions-and-errors/common-errors/',
-              message: 'The request requires higher privileges than provided by the access token.',
-              request_id: opaque('', 8),
-            }),
-            headers: {
-              'content-type': 'application/json',
-              'www-authenticate':
-                'Bearer realm="Service", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token."',
-            },
+        },
+        () =>
+          json(200, {
+            id: '11446498',
+            type: 'user',
+            name: 'Aaron Levie',
+            login: 'ceo@example.com',
+            created_at: '2012-12-12T10:53:43-08:00',
+            modified_at: '2012-12-12T10:53:43-08:00',
+            language: 'en',
+            timezone: 'Africa/Bujumbura',
+            space_amount: 11345156112,
+            space_used: 1237009912,
+            max_upload_size: 2147483648,
+            status: 'active',
           }),
-        ),
-      },
+      ),
+      apiRoute(
+        grants,
+        { host: 'api.box.com', path: '/2.0/users' },
+        { status: 401, headers: { 'www-authenticate': 'Bearer realm="Service", error="invalid_token"' } },
+        () => ({
+          ...json(403, {
+            type: 'error',
+            status: 403,
+            code: 'insufficient_scope',
+            help_url: 'https://developer.box.com/guides/api-calls/permissions-and-errors/common-errors/',
+            message: 'The request requires higher privileges than provided by the access token.',
+            request_id: opaque('', 8),
+          }),
+          headers: {
+            'content-type': 'application/json',
+            'www-authenticate':
+              'Bearer realm="Service", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token."',
+          },
+        }),
+      ),
     ],
     e2e: {
       expectConfig: {},
@@ -138,5 +117,5 @@ export function box(): ProviderSimulator {
       refreshes: true,
       failure: 'refused-code',
     },
-  };
+  });
 }

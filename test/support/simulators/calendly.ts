@@ -11,81 +11,57 @@
  * - https://developer.calendly.com/api-docs/users/get-current-user (GET /users/me: `{"resource": {...}}`; a bad
  *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
  */
-import {
-  authServer,
-  authorizePage,
-  json,
-  oauthError,
-  opaque,
-  RFC6749_DESCRIPTIONS,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, RFC6749_DESCRIPTIONS, type ProviderSimulator } from './framework.js';
 
 const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
 const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
 
 export function calendly(): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: opaque('', 20), clientSecret: opaque('', 32) };
-
-  return {
+  return oauth2Provider({
     manifest: 'calendly',
-    hosts: ['auth.calendly.com', 'api.calendly.com'],
     docs: [
       'https://developer.calendly.com/docs/authentication/how-to-access-calendly-data-on-behalf-of-authenticated-users',
       'https://developer.calendly.com/api-docs/calendly-o-auth/o-auth/post-oauth-refresh-token',
       'https://developer.calendly.com/api-docs/users/get-current-user',
     ],
-    client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'auth.calendly.com',
-        path: '/oauth/authorize',
-        handler: authorizePage('Calendly', grants, client, {
-          invalid: () => ({
-            status: 400,
-            headers: { 'content-type': 'text/html' },
-            body: '<h1>The client identifier provided is invalid.</h1>',
-          }),
-          denied: { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' },
+    client: { clientId: opaque('', 20), clientSecret: opaque('', 32) },
+    authorize: {
+      url: 'https://auth.calendly.com/oauth/authorize',
+      provider: 'Calendly',
+      invalid: () => ({
+        status: 400,
+        headers: { 'content-type': 'text/html' },
+        body: '<h1>The client identifier provided is invalid.</h1>',
+      }),
+      denied: { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' },
+    },
+    token: {
+      url: 'https://auth.calendly.com/oauth/token',
+      auth: 'basic',
+      accessPrefix: 'eyJraWQiOiIx',
+      refresh: { rotate: true },
+      answer: (t) =>
+        json(200, {
+          token_type: 'Bearer',
+          expires_in: 7200,
+          created_at: Math.floor(Date.now() / 1000),
+          refresh_token: t.refreshToken,
+          access_token: t.accessToken,
+          scope: 'default',
+          owner: OWNER,
+          organization: ORGANIZATION,
         }),
-      },
-      {
-        method: 'POST',
-        host: 'auth.calendly.com',
-        path: '/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'basic',
-          accessPrefix: 'eyJraWQiOiIx',
-          refresh: { rotate: true },
-          answer: (t) =>
-            json(200, {
-              token_type: 'Bearer',
-              expires_in: 7200,
-              created_at: Math.floor(Date.now() / 1000),
-              refresh_token: t.refreshToken,
-              access_token: t.accessToken,
-              scope: 'default',
-              owner: OWNER,
-              organization: ORGANIZATION,
-            }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: RFC6749_DESCRIPTIONS,
-          }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'api.calendly.com',
-        path: '/users/me',
-        handler: withToken(grants, json(401, { title: 'Unauthenticated', message: 'The access token is invalid' }), () =>
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: RFC6749_DESCRIPTIONS,
+      }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'api.calendly.com', path: '/users/me' },
+        json(401, { title: 'Unauthenticated', message: 'The access token is invalid' }),
+        () =>
           json(200, {
             resource: {
               uri: OWNER,
@@ -102,8 +78,7 @@ export function calendly(): ProviderSimulator {
               locale: 'en',
             },
           }),
-        ),
-      },
+      ),
     ],
     e2e: {
       // Nothing typed: the user and organization URIs come back in the token answer.
@@ -112,5 +87,5 @@ export function calendly(): ProviderSimulator {
       refreshes: true,
       failure: 'refused-code',
     },
-  };
+  });
 }

@@ -11,14 +11,13 @@
  * - https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/ (GET
  *   {base_uri}/restapi/v2.1/accounts/{accountId}; a bad token: 401 `{"errorCode": "USER_AUTHENTICATION_FAILED", ...}`)
  */
-import { authServer, authorizePage, json, oauthError, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
 
 // The simulated user has two accounts, the default one listed second (the docs: pick is_default, not the first).
 const OTHER_ACCOUNT = { account_id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', base_uri: 'https://eu.docusign.net', name: 'Old team' };
 const DEFAULT_ACCOUNT = { account_id: 'a4ec37d6-04f2-4b5e-9c1a-143885c2e5b1', base_uri: 'https://na3.docusign.net', name: 'Acme Legal' };
 
 export function docusign(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' };
 
   const unauthorized = () =>
@@ -27,9 +26,8 @@ export function docusign(): ProviderSimulator {
       message: 'One or both of Username and Password are invalid. Invalid access token',
     });
 
-  return {
+  return oauth2Provider({
     manifest: 'docusign',
-    hosts: ['account.docusign.com', 'na3.docusign.net', 'eu.docusign.net'],
     docs: [
       'https://developers.docusign.com/platform/auth/confidential-authcode-get-token/',
       'https://developers.docusign.com/platform/auth/reference/obtain-access-token/',
@@ -37,65 +35,48 @@ export function docusign(): ProviderSimulator {
       'https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'account.docusign.com',
-        path: '/oauth/auth',
-        handler: authorizePage('DocuSign', grants, client, {
-          codePrefix: 'eyJ0eXAiOiJNVCIs',
-          invalid: () => json(400, { error: 'invalid_request', error_description: 'client_id' }),
-          denied: { error: 'access_denied', error_message: 'The user did not consent to connecting the application.' },
-        }),
-      },
-      {
-        method: 'POST',
-        host: 'account.docusign.com',
-        path: '/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'basic',
-          accessPrefix: 'eyJ0eXAiOiJNVCIs',
-          refreshPrefix: 'eyJ0eXAiOiJNVCIs',
-          // A refresh answers a refresh token too; the old one stays valid.
-          refresh: { rotate: false, returnsToken: true },
-          answer: (t) => json(200, { access_token: t.accessToken, token_type: 'Bearer', refresh_token: t.refreshToken, expires_in: 28800 }),
-          error: oauthError({ descriptions: {} }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'account.docusign.com',
-        path: '/oauth/userinfo',
-        handler: withToken(
-          grants,
-          () => json(401, { error: 'internal_server_error', reference_id: opaque('', 8) }),
-          () => {
-            const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
-              account_id: a.account_id,
-              is_default: isDefault,
-              account_name: a.name,
-              base_uri: a.base_uri,
-            });
-            return json(200, {
-              sub: '4799e5e9-1559-4915-9862-cf4713bbcacc',
-              name: 'Susan Smart',
-              given_name: 'Susan',
-              family_name: 'Smart',
-              created: '2015-08-13T22:03:03.45',
-              email: 'susan.smart@example.com',
-              accounts: [account(OTHER_ACCOUNT, false), account(DEFAULT_ACCOUNT, true)],
-            });
-          },
-        ),
-      },
-      ...[DEFAULT_ACCOUNT, OTHER_ACCOUNT].map((a) => ({
-        method: 'GET',
-        host: new URL(a.base_uri).hostname,
-        path: `/restapi/v2.1/accounts/${a.account_id}`,
-        handler: withToken(grants, unauthorized, () =>
+    authorize: {
+      url: 'https://account.docusign.com/oauth/auth',
+      provider: 'DocuSign',
+      codePrefix: 'eyJ0eXAiOiJNVCIs',
+      invalid: () => json(400, { error: 'invalid_request', error_description: 'client_id' }),
+      denied: { error: 'access_denied', error_message: 'The user did not consent to connecting the application.' },
+    },
+    token: {
+      url: 'https://account.docusign.com/oauth/token',
+      auth: 'basic',
+      accessPrefix: 'eyJ0eXAiOiJNVCIs',
+      refreshPrefix: 'eyJ0eXAiOiJNVCIs',
+      // A refresh answers a refresh token too; the old one stays valid.
+      refresh: { rotate: false, returnsToken: true },
+      answer: (t) => json(200, { access_token: t.accessToken, token_type: 'Bearer', refresh_token: t.refreshToken, expires_in: 28800 }),
+      error: oauthError({ descriptions: {} }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'account.docusign.com', path: '/oauth/userinfo' },
+        () => json(401, { error: 'internal_server_error', reference_id: opaque('', 8) }),
+        () => {
+          const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
+            account_id: a.account_id,
+            is_default: isDefault,
+            account_name: a.name,
+            base_uri: a.base_uri,
+          });
+          return json(200, {
+            sub: '4799e5e9-1559-4915-9862-cf4713bbcacc',
+            name: 'Susan Smart',
+            given_name: 'Susan',
+            family_name: 'Smart',
+            created: '2015-08-13T22:03:03.45',
+            email: 'susan.smart@example.com',
+            accounts: [account(OTHER_ACCOUNT, false), account(DEFAULT_ACCOUNT, true)],
+          });
+        },
+      ),
+      ...[DEFAULT_ACCOUNT, OTHER_ACCOUNT].map((a) =>
+        apiRoute(grants, { host: new URL(a.base_uri).hostname, path: `/restapi/v2.1/accounts/${a.account_id}` }, unauthorized, () =>
           json(200, {
             accountIdGuid: a.account_id,
             accountName: a.name,
@@ -105,7 +86,7 @@ export function docusign(): ProviderSimulator {
             billingPeriodStartDate: '2024-01-01T08:00:00.0000000Z',
           }),
         ),
-      })),
+      ),
     ],
     e2e: {
       // Nothing typed: the account and its API host come from /oauth/userinfo (the default account).
@@ -118,5 +99,5 @@ export function docusign(): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

@@ -487,20 +487,7 @@ export function tokenEndpoint(o: TokenEndpointOptions): Handler {
 }
 
 /** The authorize endpoint's usual consent page: `#allow` returns `code` and `state` (plus `extra`), `#deny` the documented error. */
-export function authorizePage(
-  provider: string,
-  grants: Grants,
-  client: { clientId: string },
-  opts: {
-    extra?: Record<string, string>;
-    denied?: Record<string, string>;
-    codePrefix?: string;
-    /** The documented answer to a request with an unknown client or no redirect URI. */
-    invalid?: Handler;
-    /** A provider's own checks of the request: an answer refuses it. */
-    check?: (req: SimRequest, redirectUri: string, state: string) => SimAnswer | undefined;
-  } = {},
-): Handler {
+export function authorizePage(provider: string, grants: Grants, client: { clientId: string }, opts: AuthorizeOptions = {}): Handler {
   return (req) => {
     const redirectUri = req.query.get('redirect_uri');
     if (req.query.get('client_id') !== client.clientId || !redirectUri || req.query.get('response_type') !== 'code')
@@ -510,12 +497,81 @@ export function authorizePage(
     const state = req.query.get('state') ?? '';
     const refused = opts.check?.(req, redirectUri, state);
     if (refused) return refused;
-    const code = grants.issueCode(pendingFrom(req, opts.extra ?? {}), opts.codePrefix ?? '');
+    const extra = typeof opts.extra === 'function' ? opts.extra(req) : (opts.extra ?? {});
+    const code = grants.issueCode(pendingFrom(req, extra), opts.codePrefix ?? '');
     const back = (q: Record<string, string>) => redirect(redirectUri, q).headers!.location!;
-    return consentPage(
-      provider,
-      back({ code, state, ...(opts.extra ?? {}) }),
-      back({ ...(opts.denied ?? { error: 'access_denied' }), state }),
-    );
+    return consentPage(provider, back({ code, state, ...extra }), back({ ...(opts.denied ?? { error: 'access_denied' }), state }));
   };
+}
+
+/** What an authorize page does beyond RFC 6749's checks. */
+export interface AuthorizeOptions {
+  /** Values the redirect back carries beside `code` and `state` (and the grant keeps), fixed or read from the request. */
+  extra?: Record<string, string> | ((req: SimRequest) => Record<string, string>);
+  denied?: Record<string, string>;
+  codePrefix?: string;
+  /** The documented answer to a request with an unknown client or no redirect URI. */
+  invalid?: Handler;
+  /** A provider's own checks of the request: an answer refuses it. */
+  check?: (req: SimRequest, redirectUri: string, state: string) => SimAnswer | undefined;
+}
+
+// ----- the usual OAuth 2 provider: a consent page, an RFC 6749 token endpoint and an API -----
+
+/** Where a provider's endpoint answers (`https://host/path`, as its docs write it); `wrap`: its own handling around the usual. */
+interface Endpoint {
+  url: string;
+  wrap?: (usual: Handler) => Handler;
+}
+
+export interface OAuth2ProviderOptions extends Pick<ProviderSimulator, 'manifest' | 'docs' | 'client' | 'e2e'> {
+  /** GET: the consent page ({@link authorizePage}), titled with `provider`. */
+  authorize: Endpoint & AuthorizeOptions & { provider: string };
+  /** POST: the token endpoint ({@link tokenEndpoint}). */
+  token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client'>;
+  /** The API's routes, which answer the tokens the token endpoint issued. */
+  api(grants: Grants): Route[];
+}
+
+/** A route's host (a pattern of the simulator's hosts) and path from an endpoint's URL. */
+function hostAndPath(url: string): { host: string; path: string } {
+  const [, host, path] = /^https:\/\/([^/]+)(\/.*)$/.exec(url) ?? [];
+  if (!host || !path) throw new Error(`not an https URL with a path: ${url}`);
+  return { host, path };
+}
+
+/**
+ * A provider whose authorize and token endpoints are the usual ones (each file still cites its provider's docs).
+ * It answers on the hosts of its routes.
+ */
+export function oauth2Provider(o: OAuth2ProviderOptions): ProviderSimulator {
+  const { state, grants } = authServer();
+  const { url: authorizeUrl, wrap: wrapAuthorize, provider, ...authorizeOptions } = o.authorize;
+  const { url: tokenUrl, wrap: wrapToken, ...tokenOptions } = o.token;
+  const consent = authorizePage(provider, grants, o.client, authorizeOptions);
+  const token = tokenEndpoint({ ...tokenOptions, grants, client: o.client });
+  const routes: Route[] = [
+    { method: 'GET', ...hostAndPath(authorizeUrl), handler: wrapAuthorize ? wrapAuthorize(consent) : consent },
+    { method: 'POST', ...hostAndPath(tokenUrl), handler: wrapToken ? wrapToken(token) : token },
+    ...o.api(grants),
+  ];
+  return {
+    manifest: o.manifest,
+    hosts: [...new Set(routes.map((r) => r.host))],
+    docs: o.docs,
+    client: o.client,
+    state,
+    routes,
+    e2e: o.e2e,
+  };
+}
+
+/** An API route: `ok` for a valid access token (`scheme`: the provider's own, default Bearer), else `unauthorized`. */
+export function apiRoute(
+  grants: Grants,
+  at: { method?: string; host: string; path: string | RegExp; scheme?: string },
+  unauthorized: SimAnswer | (() => SimAnswer),
+  ok: Handler,
+): Route {
+  return { method: at.method ?? 'GET', host: at.host, path: at.path, handler: withToken(grants, unauthorized, ok, at.scheme) };
 }

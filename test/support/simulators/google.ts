@@ -18,18 +18,7 @@
  * - Drive: https://developers.google.com/workspace/drive/api/reference/rest/v3/files/list
  *   (`GET https://www.googleapis.com/drive/v3/files`)
  */
-import {
-  authServer,
-  authorizePage,
-  bearerOf,
-  json,
-  opaque,
-  tokenEndpoint,
-  type ProviderCase,
-  type ProviderSimulator,
-  type Route,
-  refreshField,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderCase, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const googleJson = (status: number, body: unknown) => json(status, body, 'application/json; charset=utf-8');
 const UNAUTHENTICATED = googleJson(401, {
@@ -51,67 +40,51 @@ interface GoogleApi {
 }
 
 function googleProduct(api: GoogleApi): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: `${opaque('', 6)}-${opaque('', 16)}.apps.googleusercontent.com`, clientSecret: `GOCSPX-${opaque('', 14)}` };
   // The scopes the (one simulated) user granted this client so far, for incremental authorization.
   const granted = new Set<string>();
-  const routes: Route[] = [
-    {
-      method: 'GET',
-      host: 'accounts.google.com',
-      path: '/o/oauth2/v2/auth',
-      handler: (req) => {
+  return oauth2Provider({
+    manifest: api.manifest,
+    docs: ['https://developers.google.com/identity/protocols/oauth2/web-server'],
+    client: { clientId: `${opaque('', 6)}-${opaque('', 16)}.apps.googleusercontent.com`, clientSecret: `GOCSPX-${opaque('', 14)}` },
+    authorize: {
+      url: 'https://accounts.google.com/o/oauth2/v2/auth',
+      provider: 'Google',
+      // The redirect back also names the granted scopes (`scope`), as the web-server guide's example shows.
+      extra: (req) => ({ scope: req.query.get('scope') ?? '' }),
+      codePrefix: '4/0A',
+      // Incremental authorization: with include_granted_scopes=true the grant covers every scope granted before too.
+      wrap: (consent) => (req: SimRequest) => {
         const asked = (req.query.get('scope') ?? '').split(' ').filter(Boolean);
         const scopes = req.query.get('include_granted_scopes') === 'true' ? [...new Set([...granted, ...asked])] : asked;
         for (const s of asked) granted.add(s);
         const query = new URLSearchParams(req.query);
         query.set('scope', scopes.join(' '));
-        // The redirect back also names the granted scopes (`scope`), as the web-server guide's example shows.
-        return authorizePage('Google', grants, client, { extra: { scope: scopes.join(' ') }, codePrefix: '4/0A' })({ ...req, query });
+        return consent({ ...req, query });
       },
     },
-    {
-      method: 'POST',
-      host: 'oauth2.googleapis.com',
-      path: '/token',
-      handler: tokenEndpoint({
-        grants,
-        client,
-        auth: 'either',
-        refresh: { rotate: false },
-        accessPrefix: 'ya29.a0',
-        refreshPrefix: '1//0g',
-        answer: ({ accessToken, refreshToken }, grant) =>
-          googleJson(200, {
-            access_token: accessToken,
-            expires_in: 3599,
-            ...refreshField({ refreshToken }),
-            scope: grant.scope,
-            token_type: 'Bearer',
-          }),
-        error: (code) =>
-          googleJson(code === 'invalid_client' ? 401 : 400, {
-            error: code,
-            error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
-          }),
-      }),
+    token: {
+      url: 'https://oauth2.googleapis.com/token',
+      auth: 'either',
+      refresh: { rotate: false },
+      accessPrefix: 'ya29.a0',
+      refreshPrefix: '1//0g',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        googleJson(200, {
+          access_token: accessToken,
+          expires_in: 3599,
+          ...refreshField({ refreshToken }),
+          scope: grant.scope,
+          token_type: 'Bearer',
+        }),
+      error: (code) =>
+        googleJson(code === 'invalid_client' ? 401 : 400, {
+          error: code,
+          error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
+        }),
     },
-    {
-      method: 'GET',
-      host: api.host,
-      path: api.path,
-      handler: (req) => (grants.validAccess(bearerOf(req)) ? googleJson(200, api.body) : UNAUTHENTICATED),
-    },
-  ];
-  return {
-    manifest: api.manifest,
-    hosts: ['accounts.google.com', 'oauth2.googleapis.com', api.host],
-    docs: ['https://developers.google.com/identity/protocols/oauth2/web-server'],
-    client,
-    state,
-    routes,
+    api: (grants) => [apiRoute(grants, { host: api.host, path: api.path }, UNAUTHENTICATED, () => googleJson(200, api.body))],
     e2e: { expectConfig: {}, refreshes: true, failure: 'denied', ...api.e2e },
-  };
+  });
 }
 
 export const googleCalendar = (): ProviderSimulator =>

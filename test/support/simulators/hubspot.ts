@@ -15,7 +15,7 @@
  *   "category": "INVALID_AUTHENTICATION"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { authServer, authorizePage, bearerOf, json, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { apiRoute, json, oauth2Provider, type ProviderSimulator } from './framework.js';
 
 const PORTAL_ID = 62515;
 const hsJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=utf-8');
@@ -29,85 +29,67 @@ const unauthenticated = () =>
   });
 
 export function hubspot(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: randomUUID(), clientSecret: randomUUID() };
-  return {
+  return oauth2Provider({
     manifest: 'hubspot',
-    hosts: ['app.hubspot.com', 'api.hubapi.com'],
     docs: [
       'https://developers.hubspot.com/docs/api/oauth-quickstart-guide',
       'https://developers.hubspot.com/docs/api/settings/account-information-api',
       'https://developers.hubspot.com/docs/api/crm/contacts',
     ],
     client,
-    state,
-    routes: [
-      { method: 'GET', host: 'app.hubspot.com', path: '/oauth/authorize', handler: authorizePage('HubSpot', grants, client) },
-      {
-        method: 'POST',
-        host: 'api.hubapi.com',
-        path: '/oauth/v1/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'body',
-          refresh: { rotate: false, returnsToken: true },
-          accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
-          answer: ({ accessToken, refreshToken }) =>
-            hsJson(200, { token_type: 'bearer', refresh_token: refreshToken, access_token: accessToken, expires_in: 1800 }),
-          error: (code) =>
-            hsJson(400, {
-              message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
-              correlationId: randomUUID(),
-              category: 'VALIDATION_ERROR',
-              links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
-            }),
+    authorize: {
+      url: 'https://app.hubspot.com/oauth/authorize',
+      provider: 'HubSpot',
+    },
+    token: {
+      url: 'https://api.hubapi.com/oauth/v1/token',
+      auth: 'body',
+      refresh: { rotate: false, returnsToken: true },
+      accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
+      answer: ({ accessToken, refreshToken }) =>
+        hsJson(200, { token_type: 'bearer', refresh_token: refreshToken, access_token: accessToken, expires_in: 1800 }),
+      error: (code) =>
+        hsJson(400, {
+          message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
+          correlationId: randomUUID(),
+          category: 'VALIDATION_ERROR',
+          links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
         }),
-      },
-      {
-        method: 'GET',
-        host: 'api.hubapi.com',
-        path: '/account-info/v3/details',
-        handler: (req) =>
-          grants.validAccess(bearerOf(req))
-            ? hsJson(200, {
-                portalId: PORTAL_ID,
-                accountType: 'STANDARD',
-                timeZone: 'US/Eastern',
-                companyCurrency: 'USD',
-                additionalCurrencies: [],
-                utcOffset: '-05:00',
-                utcOffsetMilliseconds: -18000000,
-                uiDomain: 'app.hubspot.com',
-                dataHostingLocation: 'na1',
-              })
-            : unauthenticated(),
-      },
-      {
-        method: 'GET',
-        host: 'api.hubapi.com',
-        path: '/crm/v3/objects/contacts',
-        handler: (req) =>
-          grants.validAccess(bearerOf(req))
-            ? hsJson(200, {
-                results: [
-                  {
-                    id: '512',
-                    properties: {
-                      createdate: '2019-10-30T03:30:17.883Z',
-                      email: 'bcooper@biglytics.net',
-                      firstname: 'Bryan',
-                      lastname: 'Cooper',
-                    },
-                    createdAt: '2019-10-30T03:30:17.883Z',
-                    updatedAt: '2019-12-07T16:50:06.678Z',
-                    archived: false,
-                  },
-                ],
-                paging: { next: { after: 'NTI1Cg%3D%3D', link: '?after=NTI1Cg%3D%3D' } },
-              })
-            : unauthenticated(),
-      },
+    },
+    api: (grants) => [
+      apiRoute(grants, { host: 'api.hubapi.com', path: '/account-info/v3/details' }, unauthenticated, () =>
+        hsJson(200, {
+          portalId: PORTAL_ID,
+          accountType: 'STANDARD',
+          timeZone: 'US/Eastern',
+          companyCurrency: 'USD',
+          additionalCurrencies: [],
+          utcOffset: '-05:00',
+          utcOffsetMilliseconds: -18000000,
+          uiDomain: 'app.hubspot.com',
+          dataHostingLocation: 'na1',
+        }),
+      ),
+      apiRoute(grants, { host: 'api.hubapi.com', path: '/crm/v3/objects/contacts' }, unauthenticated, () =>
+        hsJson(200, {
+          results: [
+            {
+              id: '512',
+              properties: {
+                createdate: '2019-10-30T03:30:17.883Z',
+                email: 'bcooper@biglytics.net',
+                firstname: 'Bryan',
+                lastname: 'Cooper',
+              },
+              createdAt: '2019-10-30T03:30:17.883Z',
+              updatedAt: '2019-12-07T16:50:06.678Z',
+              archived: false,
+            },
+          ],
+          paging: { next: { after: 'NTI1Cg%3D%3D', link: '?after=NTI1Cg%3D%3D' } },
+        }),
+      ),
     ],
     e2e: {
       expectConfig: { portalId: String(PORTAL_ID) },
@@ -115,5 +97,5 @@ export function hubspot(): ProviderSimulator {
       refreshes: true,
       failure: 'refused-code',
     },
-  };
+  });
 }

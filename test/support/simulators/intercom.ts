@@ -9,7 +9,7 @@
  * - https://developers.intercom.com/docs/references/rest-api/api.intercom.io/admins/identifyadmin (GET /me: the
  *   admin, and `app` with `id_code`, the workspace ID webhooks name in `app_id`)
  */
-import { authServer, authorizePage, json, opaque, tokenEndpoint, withToken, type ProviderSimulator } from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
 
 const APP_ID = 'ecahpwf5';
 
@@ -17,70 +17,56 @@ const errorList = (status: number, code: string, message: string) =>
   json(status, { type: 'error.list', request_id: opaque('', 10), errors: [{ code, message }] });
 
 export function intercom(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: '8f3a9c2e-6b1d-4e7a-9f0c-2d5b8e1a7c4f', clientSecret: '3d2f8a7e-1c9b-4f6e-a2d4-7b8c9e0f1a2b' };
 
-  return {
+  return oauth2Provider({
     manifest: 'intercom',
-    hosts: ['app.intercom.com', 'api.intercom.io'],
     docs: [
       'https://developers.intercom.com/docs/build-an-integration/learn-more/authentication/setting-up-oauth',
       'https://developers.intercom.com/docs/references/rest-api/errors/error-objects',
       'https://developers.intercom.com/docs/references/rest-api/api.intercom.io/admins/identifyadmin',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'app.intercom.com',
-        path: '/oauth',
-        handler: authorizePage('Intercom', grants, client, { invalid: () => errorList(400, 'parameter_invalid', 'Invalid client_id') }),
-      },
-      {
-        method: 'POST',
-        host: 'api.intercom.io',
-        path: '/auth/eagle/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          accessPrefix: 'dG9rOjk',
-          refresh: false,
-          answer: (t) => json(200, { token_type: 'Bearer', token: t.accessToken, access_token: t.accessToken }),
-          error: (_code, _description, why) =>
-            why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'api.intercom.io',
-        path: '/me',
-        handler: withToken(
-          grants,
-          () => errorList(401, 'unauthorized', 'Access Token Invalid'),
-          () =>
-            json(200, {
-              type: 'admin',
-              id: '991267464',
-              email: 'admin@example.com',
-              name: 'Ciaran Lee',
-              email_verified: true,
-              app: {
-                type: 'app',
-                id_code: APP_ID,
-                name: 'Acme Support',
-                created_at: 1719492696,
-                secure: false,
-                identity_verification: false,
-                timezone: 'America/Los_Angeles',
-                region: 'US',
-              },
-              avatar: { type: 'avatar', image_url: 'https://static.intercomassets.com/assets/default-avatars/admins/128.png' },
-              has_inbox_seat: true,
-            }),
-        ),
-      },
+    authorize: {
+      url: 'https://app.intercom.com/oauth',
+      provider: 'Intercom',
+      invalid: () => errorList(400, 'parameter_invalid', 'Invalid client_id'),
+    },
+    token: {
+      url: 'https://api.intercom.io/auth/eagle/token',
+      auth: 'either',
+      accessPrefix: 'dG9rOjk',
+      refresh: false,
+      answer: (t) => json(200, { token_type: 'Bearer', token: t.accessToken, access_token: t.accessToken }),
+      error: (_code, _description, why) =>
+        why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'api.intercom.io', path: '/me' },
+        () => errorList(401, 'unauthorized', 'Access Token Invalid'),
+        () =>
+          json(200, {
+            type: 'admin',
+            id: '991267464',
+            email: 'admin@example.com',
+            name: 'Ciaran Lee',
+            email_verified: true,
+            app: {
+              type: 'app',
+              id_code: APP_ID,
+              name: 'Acme Support',
+              created_at: 1719492696,
+              secure: false,
+              identity_verification: false,
+              timezone: 'America/Los_Angeles',
+              region: 'US',
+            },
+            avatar: { type: 'avatar', image_url: 'https://static.intercomassets.com/assets/default-avatars/admins/128.png' },
+            has_inbox_seat: true,
+          }),
+      ),
     ],
     e2e: {
       // Nothing typed: the workspace (app.id_code) comes from GET /me after the token.
@@ -89,5 +75,5 @@ export function intercom(): ProviderSimulator {
       refreshes: false,
       failure: 'refused-code',
     },
-  };
+  });
 }

@@ -10,105 +10,78 @@
  * - https://linear.app/developers/graphql (POST https://api.linear.app/graphql with `{"query": ...}`; the workspace:
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
-import {
-  authServer,
-  authorizePage,
-  json,
-  oauthError,
-  opaque,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme', urlKey: 'acme' };
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };
 
 export function linear(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
 
-  /** The GraphQL endpoint: the two queries the test and the post-connection step send. */
-  const graphql = withToken(
-    grants,
-    json(400, {
-      errors: [
-        {
-          message: 'Authentication required, not authenticated',
-          extensions: {
-            type: 'authentication error',
-            code: 'AUTHENTICATION_ERROR',
-            userPresentableMessage: 'You need to authenticate to access this operation.',
-          },
+  const unauthenticated = json(400, {
+    errors: [
+      {
+        message: 'Authentication required, not authenticated',
+        extensions: {
+          type: 'authentication error',
+          code: 'AUTHENTICATION_ERROR',
+          userPresentableMessage: 'You need to authenticate to access this operation.',
         },
-      ],
-    }),
-    (req: SimRequest) => {
-      let query = '';
-      try {
-        query = String((JSON.parse(req.body) as { query?: unknown }).query ?? '');
-      } catch {
-        return json(400, { errors: [{ message: 'Unexpected token in JSON', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] });
-      }
-      const data: Record<string, unknown> = {};
-      if (/\borganization\b/.test(query)) data.organization = ORGANIZATION;
-      if (/\bviewer\b/.test(query)) data.viewer = VIEWER;
-      if (Object.keys(data).length === 0)
-        return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
-      return json(200, { data });
-    },
-  );
+      },
+    ],
+  });
+  /** The GraphQL endpoint: the two queries the test and the post-connection step send. */
+  const graphql = (req: SimRequest) => {
+    let query = '';
+    try {
+      query = String((JSON.parse(req.body) as { query?: unknown }).query ?? '');
+    } catch {
+      return json(400, { errors: [{ message: 'Unexpected token in JSON', extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] });
+    }
+    const data: Record<string, unknown> = {};
+    if (/\borganization\b/.test(query)) data.organization = ORGANIZATION;
+    if (/\bviewer\b/.test(query)) data.viewer = VIEWER;
+    if (Object.keys(data).length === 0)
+      return json(400, { errors: [{ message: 'Unknown query', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] });
+    return json(200, { data });
+  };
 
-  return {
+  return oauth2Provider({
     manifest: 'linear',
-    hosts: ['linear.app', 'api.linear.app'],
     docs: ['https://linear.app/developers/oauth-2-0-authentication', 'https://linear.app/developers/graphql'],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'linear.app',
-        path: '/oauth/authorize',
-        handler: authorizePage('Linear', grants, client, {
-          invalid: (req) =>
-            json(400, { error: req.query.get('client_id') !== client.clientId ? 'invalid_client' : 'unsupported_response_type' }),
+    authorize: {
+      url: 'https://linear.app/oauth/authorize',
+      provider: 'Linear',
+      invalid: (req) =>
+        json(400, { error: req.query.get('client_id') !== client.clientId ? 'invalid_client' : 'unsupported_response_type' }),
+    },
+    token: {
+      url: 'https://api.linear.app/oauth/token',
+      auth: 'either',
+      accessPrefix: 'lin_oauth_',
+      refreshPrefix: 'lin_refresh_',
+      refresh: { rotate: true },
+      answer: (t, grant) =>
+        json(200, {
+          access_token: t.accessToken,
+          token_type: 'Bearer',
+          expires_in: 86399,
+          scope: (grant.scope || 'read').split(','),
+          refresh_token: t.refreshToken,
         }),
-      },
-      {
-        method: 'POST',
-        host: 'api.linear.app',
-        path: '/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          accessPrefix: 'lin_oauth_',
-          refreshPrefix: 'lin_refresh_',
-          refresh: { rotate: true },
-          answer: (t, grant) =>
-            json(200, {
-              access_token: t.accessToken,
-              token_type: 'Bearer',
-              expires_in: 86399,
-              scope: (grant.scope || 'read').split(','),
-              refresh_token: t.refreshToken,
-            }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              client: 'Client authentication failed',
-              code: 'Invalid authorization code',
-              redirect: 'Invalid authorization code',
-              pkce: 'Invalid authorization code',
-              refresh: 'Invalid refresh token',
-            },
-          }),
-        }),
-      },
-      { method: 'POST', host: 'api.linear.app', path: '/graphql', handler: graphql },
-    ],
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          client: 'Client authentication failed',
+          code: 'Invalid authorization code',
+          redirect: 'Invalid authorization code',
+          pkce: 'Invalid authorization code',
+          refresh: 'Invalid refresh token',
+        },
+      }),
+    },
+    api: (grants) => [apiRoute(grants, { method: 'POST', host: 'api.linear.app', path: '/graphql' }, unauthenticated, graphql)],
     e2e: {
       // Nothing typed: the workspace comes from the GraphQL organization query after the token.
       expectConfig: { organizationId: ORGANIZATION.id },
@@ -122,5 +95,5 @@ export function linear(): ProviderSimulator {
       refreshes: true,
       failure: 'refused-code',
     },
-  };
+  });
 }

@@ -11,7 +11,7 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import { authServer, authorizePage, bearerOf, json, oauthError, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { bearerOf, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
 
 const DC = 'us6';
 
@@ -29,51 +29,39 @@ const problem = (status: number, title: string, detail: string) =>
   );
 
 export function mailchimp(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: '123456789012', clientSecret: opaque('', 24) };
   // The API takes the token as a Bearer token (the guide's SDK) or with the OAuth scheme.
   const token = (req: Parameters<typeof bearerOf>[0]) => bearerOf(req) ?? bearerOf(req, 'OAuth');
 
-  return {
+  return oauth2Provider({
     manifest: 'mailchimp',
-    hosts: ['login.mailchimp.com', '*.api.mailchimp.com'],
     docs: [
       'https://mailchimp.com/developer/marketing/guides/access-user-data-oauth-2/',
       'https://mailchimp.com/developer/marketing/api/ping/',
       'https://mailchimp.com/developer/marketing/docs/errors/',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'login.mailchimp.com',
-        path: '/oauth2/authorize',
-        handler: authorizePage('Mailchimp', grants, client, {
-          invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
-        }),
-      },
-      {
-        method: 'POST',
-        host: 'login.mailchimp.com',
-        path: '/oauth2/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          refresh: false,
-          answer: (t) => json(200, { access_token: t.accessToken, expires_in: 0, scope: null }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              client: 'Invalid client credentials',
-              code: 'Invalid authorization code',
-              redirect: 'Invalid authorization code',
-              pkce: 'Invalid authorization code',
-            },
-          }),
-        }),
-      },
+    authorize: {
+      url: 'https://login.mailchimp.com/oauth2/authorize',
+      provider: 'Mailchimp',
+      invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
+    },
+    token: {
+      url: 'https://login.mailchimp.com/oauth2/token',
+      auth: 'either',
+      refresh: false,
+      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 0, scope: null }),
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          client: 'Invalid client credentials',
+          code: 'Invalid authorization code',
+          redirect: 'Invalid authorization code',
+          pkce: 'Invalid authorization code',
+        },
+      }),
+    },
+    api: (grants) => [
       {
         method: 'GET',
         host: 'login.mailchimp.com',
@@ -119,5 +107,5 @@ export function mailchimp(): ProviderSimulator {
       refreshes: false,
       failure: 'refused-code',
     },
-  };
+  });
 }

@@ -14,18 +14,7 @@
  *   user's tenant, `value[0].id`; least privileged delegated permission User.Read; work or school accounts only)
  */
 import { randomUUID } from 'node:crypto';
-import {
-  authServer,
-  authorizePage,
-  bearerOf,
-  json,
-  opaque,
-  tokenEndpoint,
-  type ProviderCase,
-  type ProviderSimulator,
-  type Route,
-  refreshField,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderCase, type ProviderSimulator } from './framework.js';
 
 const TENANT_ID = '84c31ca0-ac3b-4eae-ad11-519d80233e6f';
 const graphJson = (status: number, body: unknown) =>
@@ -51,83 +40,62 @@ function graphProduct(
   api: { path: string; body: Record<string, unknown> },
   e2e: Omit<ProviderCase, 'refreshes' | 'failure'>,
 ): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: randomUUID(), clientSecret: `${opaque('', 3)}8Q~${opaque('', 18)}` };
-  const authorize = authorizePage('Microsoft', grants, client, {
-    extra: { session_state: randomUUID() },
-    denied: {
-      error: 'access_denied',
-      error_description: 'AADSTS65004: User declined to consent to access the app.',
-    },
-  });
-  const routes: Route[] = [
-    { method: 'GET', host: 'login.microsoftonline.com', path: '/common/oauth2/v2.0/authorize', handler: authorize },
-    {
-      method: 'POST',
-      host: 'login.microsoftonline.com',
-      path: '/common/oauth2/v2.0/token',
-      handler: tokenEndpoint({
-        grants,
-        client,
-        auth: 'either',
-        refresh: { rotate: true },
-        accessPrefix: 'eyJ0eXAiOiJKV1Qi.',
-        refreshPrefix: '0.AAAA',
-        answer: ({ accessToken, refreshToken }, grant) =>
-          identityJson(200, {
-            token_type: 'Bearer',
-            scope: grant.scope,
-            expires_in: 4742,
-            ext_expires_in: 4742,
-            access_token: accessToken,
-            ...refreshField({ refreshToken }),
-          }),
-        error: (code, description) => {
-          const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
-          return identityJson(code === 'invalid_client' ? 401 : 400, {
-            error: code,
-            error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
-            error_codes: [number],
-            timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
-            trace_id: randomUUID(),
-            correlation_id: randomUUID(),
-          });
-        },
-      }),
-    },
-    {
-      method: 'GET',
-      host: 'graph.microsoft.com',
-      path: api.path,
-      handler: (req) => (grants.validAccess(bearerOf(req)) ? graphJson(200, api.body) : invalidToken()),
-    },
-    {
-      method: 'GET',
-      host: 'graph.microsoft.com',
-      path: '/v1.0/organization',
-      handler: (req) =>
-        grants.validAccess(bearerOf(req))
-          ? graphJson(200, {
-              '@odata.context': 'https://graph.microsoft.com/v1.0/$metadata#organization',
-              value: [
-                { id: TENANT_ID, displayName: 'Contoso', tenantType: 'AAD', verifiedDomains: [{ name: 'contoso.com', isDefault: true }] },
-              ],
-            })
-          : invalidToken(),
-    },
-  ];
-  return {
+  return oauth2Provider({
     manifest,
-    hosts: ['login.microsoftonline.com', 'graph.microsoft.com'],
     docs: [
       'https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow',
       'https://learn.microsoft.com/en-us/graph/errors',
     ],
-    client,
-    state,
-    routes,
+    client: { clientId: randomUUID(), clientSecret: `${opaque('', 3)}8Q~${opaque('', 18)}` },
+    authorize: {
+      url: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+      provider: 'Microsoft',
+      extra: { session_state: randomUUID() },
+      denied: {
+        error: 'access_denied',
+        error_description: 'AADSTS65004: User declined to consent to access the app.',
+      },
+    },
+    token: {
+      url: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+      auth: 'either',
+      refresh: { rotate: true },
+      accessPrefix: 'eyJ0eXAiOiJKV1Qi.',
+      refreshPrefix: '0.AAAA',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        identityJson(200, {
+          token_type: 'Bearer',
+          scope: grant.scope,
+          expires_in: 4742,
+          ext_expires_in: 4742,
+          access_token: accessToken,
+          ...refreshField({ refreshToken }),
+        }),
+      error: (code, description) => {
+        const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
+        return identityJson(code === 'invalid_client' ? 401 : 400, {
+          error: code,
+          error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
+          error_codes: [number],
+          timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
+          trace_id: randomUUID(),
+          correlation_id: randomUUID(),
+        });
+      },
+    },
+    api: (grants) => [
+      apiRoute(grants, { host: 'graph.microsoft.com', path: api.path }, invalidToken, () => graphJson(200, api.body)),
+      apiRoute(grants, { host: 'graph.microsoft.com', path: '/v1.0/organization' }, invalidToken, () =>
+        graphJson(200, {
+          '@odata.context': 'https://graph.microsoft.com/v1.0/$metadata#organization',
+          value: [
+            { id: TENANT_ID, displayName: 'Contoso', tenantType: 'AAD', verifiedDomains: [{ name: 'contoso.com', isDefault: true }] },
+          ],
+        }),
+      ),
+    ],
     e2e: { ...e2e, refreshes: true, failure: 'refused-code' },
-  };
+  });
 }
 
 export const outlook = (): ProviderSimulator =>

@@ -10,17 +10,7 @@
  *   the token endpoint's refused grant: 400 `invalid_grant`; a missing Notion-Version: 400 `missing_version`)
  * - https://developers.notion.com/reference/get-self (GET /v1/users/me: the bot user)
  */
-import {
-  authServer,
-  authorizePage,
-  json,
-  oauthError,
-  opaque,
-  refreshField,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, refreshField, type ProviderSimulator } from './framework.js';
 
 const WORKSPACE_ID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const BOT_ID = 'b3414d65-1224-4e8a-8c2d-cc9d8773d601';
@@ -32,12 +22,10 @@ const notionError = (status: number, code: string, message: string) =>
   json(status, { object: 'error', status, code, message, request_id: opaque('', 16) });
 
 export function notion(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: '1a2b3c4d-5e6f-4a0b-9c1d-2e3f4a5b6c7d', clientSecret: opaque('secret_', 20) };
 
-  return {
+  return oauth2Provider({
     manifest: 'notion',
-    hosts: ['api.notion.com'],
     docs: [
       'https://developers.notion.com/docs/authorization',
       'https://developers.notion.com/reference/create-a-token',
@@ -46,93 +34,75 @@ export function notion(): ProviderSimulator {
       'https://developers.notion.com/reference/get-self',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'api.notion.com',
-        path: '/v1/oauth/authorize',
-        handler: authorizePage('Notion', grants, client, {
-          invalid: (req) =>
-            req.query.get('client_id') !== client.clientId
-              ? notionError(400, 'invalid_request', 'Invalid client_id.')
-              : notionError(400, 'invalid_request', 'response_type must be code.'),
+    authorize: {
+      url: 'https://api.notion.com/v1/oauth/authorize',
+      provider: 'Notion',
+      invalid: (req) =>
+        req.query.get('client_id') !== client.clientId
+          ? notionError(400, 'invalid_request', 'Invalid client_id.')
+          : notionError(400, 'invalid_request', 'response_type must be code.'),
+    },
+    token: {
+      url: 'https://api.notion.com/v1/oauth/token',
+      // create-a-token: the client authenticates with HTTP Basic only; the docs send JSON, as the manifest does (a form is read the same way).
+      auth: 'basic',
+      acceptsJson: true,
+      accessPrefix: 'ntn_',
+      refreshPrefix: 'nrt_',
+      refresh: { rotate: true },
+      answer: (t) =>
+        json(200, {
+          access_token: t.accessToken,
+          token_type: 'bearer',
+          ...refreshField(t),
+          bot_id: BOT_ID,
+          workspace_name: "Ada's Notion Workspace",
+          workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
+          workspace_id: WORKSPACE_ID,
+          owner: {
+            type: 'user',
+            user: OWNER,
+          },
+          duplicated_template_id: null,
+          request_id: opaque('', 16),
         }),
-      },
-      {
-        method: 'POST',
-        host: 'api.notion.com',
-        path: '/v1/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          // create-a-token: the client authenticates with HTTP Basic only; the docs send JSON, as the manifest does (a form is read the same way).
-          auth: 'basic',
-          acceptsJson: true,
-          accessPrefix: 'ntn_',
-          refreshPrefix: 'nrt_',
-          refresh: { rotate: true },
-          answer: (t) =>
-            json(200, {
-              access_token: t.accessToken,
-              token_type: 'bearer',
-              ...refreshField(t),
-              bot_id: BOT_ID,
-              workspace_name: "Ada's Notion Workspace",
-              workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
-              workspace_id: WORKSPACE_ID,
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          client: 'Client authentication failed.',
+          code: 'Invalid code.',
+          redirect: 'Invalid redirect_uri.',
+          pkce: 'Invalid code.',
+          refresh: 'Invalid refresh token.',
+          grant_type: 'Unsupported grant type.',
+        },
+      }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'api.notion.com', path: '/v1/users/me' },
+        () => notionError(401, 'unauthorized', 'API token is invalid.'),
+        (req) => {
+          if (!req.headers['notion-version'])
+            return notionError(400, 'missing_version', 'Notion-Version header failed validation: Notion-Version header should be defined.');
+          return json(200, {
+            object: 'user',
+            id: BOT_ID,
+            name: 'Latchkey test integration',
+            avatar_url: null,
+            type: 'bot',
+            bot: {
               owner: {
                 type: 'user',
                 user: OWNER,
               },
-              duplicated_template_id: null,
-              request_id: opaque('', 16),
-            }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              client: 'Client authentication failed.',
-              code: 'Invalid code.',
-              redirect: 'Invalid redirect_uri.',
-              pkce: 'Invalid code.',
-              refresh: 'Invalid refresh token.',
-              grant_type: 'Unsupported grant type.',
+              workspace_name: "Ada's Notion Workspace",
             },
-          }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: 'api.notion.com',
-        path: '/v1/users/me',
-        handler: withToken(
-          grants,
-          () => notionError(401, 'unauthorized', 'API token is invalid.'),
-          (req) => {
-            if (!req.headers['notion-version'])
-              return notionError(
-                400,
-                'missing_version',
-                'Notion-Version header failed validation: Notion-Version header should be defined.',
-              );
-            return json(200, {
-              object: 'user',
-              id: BOT_ID,
-              name: 'Latchkey test integration',
-              avatar_url: null,
-              type: 'bot',
-              bot: {
-                owner: {
-                  type: 'user',
-                  user: OWNER,
-                },
-                workspace_name: "Ada's Notion Workspace",
-              },
-              request_id: opaque('', 16),
-            });
-          },
-        ),
-      },
+            request_id: opaque('', 16),
+          });
+        },
+      ),
     ],
     e2e: {
       // Nothing typed: the workspace comes back in the token answer.
@@ -141,5 +111,5 @@ export function notion(): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

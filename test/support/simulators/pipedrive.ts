@@ -13,7 +13,7 @@
  * - https://developers.pipedrive.com/docs/api/v1/Deals#getDeals (the API call: `GET /api/v1/deals` on the company
  *   domain; `success`, `data`, `additional_data.pagination`)
  */
-import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator, type SimRequest } from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
 
 const API_DOMAIN = 'https://acme-sales.pipedrive.com';
 /** The domain a renamed company's answers carry (a test sets `company.apiDomain` to it). */
@@ -25,58 +25,52 @@ export interface PipedriveCompany {
 }
 
 export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN }): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: opaque('', 10), clientSecret: opaque('', 20) };
-  return {
+  return oauth2Provider({
     manifest: 'pipedrive',
-    hosts: ['oauth.pipedrive.com', 'acme-sales.pipedrive.com', 'acme-renamed.pipedrive.com'],
     docs: ['https://pipedrive.readme.io/docs/marketplace-oauth-authorization'],
     client,
-    state,
-    routes: [
-      // A cancelled consent: the docs say the error is sent to the redirect URI; its code is RFC 6749's access_denied.
-      { method: 'GET', host: 'oauth.pipedrive.com', path: '/oauth/authorize', handler: authorizePage('Pipedrive', grants, client) },
-      {
-        method: 'POST',
-        host: 'oauth.pipedrive.com',
-        path: '/oauth/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'basic',
-          refresh: { rotate: true },
-          accessPrefix: 'v1u:AQIBAHj',
-          answer: ({ accessToken, refreshToken }) =>
-            json(200, {
-              access_token: accessToken,
-              token_type: 'Bearer',
-              expires_in: 3599,
-              refresh_token: refreshToken,
-              scope: 'base,deals:read',
-              api_domain: company.apiDomain,
-            }),
-          // The status-codes page gives each error's status and message; the body carries the message as the
-          // API's errors do (`success: false`, `error`).
-          error: (code) =>
-            json(code === 'invalid_client' ? 401 : 400, {
-              success: false,
-              error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
-            }),
+    // A cancelled consent: the docs say the error is sent to the redirect URI; its code is RFC 6749's access_denied.
+    authorize: {
+      url: 'https://oauth.pipedrive.com/oauth/authorize',
+      provider: 'Pipedrive',
+    },
+    token: {
+      url: 'https://oauth.pipedrive.com/oauth/token',
+      auth: 'basic',
+      refresh: { rotate: true },
+      accessPrefix: 'v1u:AQIBAHj',
+      answer: ({ accessToken, refreshToken }) =>
+        json(200, {
+          access_token: accessToken,
+          token_type: 'Bearer',
+          expires_in: 3599,
+          refresh_token: refreshToken,
+          scope: 'base,deals:read',
+          api_domain: company.apiDomain,
         }),
-      },
-      ...[API_DOMAIN, RENAMED_API_DOMAIN].map((domain) => ({
-        method: 'GET',
-        host: new URL(domain).hostname,
-        path: '/api/v1/deals',
-        handler: (req: SimRequest) =>
-          grants.validAccess(bearerOf(req))
-            ? json(200, {
-                success: true,
-                data: [{ id: 1, title: 'Acme deal', value: 5000, currency: 'EUR', status: 'open' }],
-                additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
-              })
-            : json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
-      })),
+      // The status-codes page gives each error's status and message; the body carries the message as the
+      // API's errors do (`success: false`, `error`).
+      error: (code) =>
+        json(code === 'invalid_client' ? 401 : 400, {
+          success: false,
+          error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
+        }),
+    },
+    api: (grants) => [
+      ...[API_DOMAIN, RENAMED_API_DOMAIN].map((domain) =>
+        apiRoute(
+          grants,
+          { host: new URL(domain).hostname, path: '/api/v1/deals' },
+          () => json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
+          () =>
+            json(200, {
+              success: true,
+              data: [{ id: 1, title: 'Acme deal', value: 5000, currency: 'EUR', status: 'open' }],
+              additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
+            }),
+        ),
+      ),
     ],
     e2e: {
       expectConfig: { companyDomain: 'acme-sales' },
@@ -84,5 +78,5 @@ export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN })
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

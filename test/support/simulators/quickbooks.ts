@@ -11,74 +11,63 @@
  * - https://developer.intuit.com/app/developer/qbo/docs/develop/troubleshooting/error-codes (401:
  *   `AuthenticationFailed`, errorCode 003200)
  */
-import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
 
 const REALM_ID = '9130357766900456';
 
 export function quickbooks(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: `AB${opaque('', 24)}`, clientSecret: opaque('', 20) };
-  return {
+  return oauth2Provider({
     manifest: 'quickbooks',
-    hosts: ['appcenter.intuit.com', 'oauth.platform.intuit.com', 'quickbooks.api.intuit.com'],
     docs: ['https://developer.intuit.com/app/developer/qbo/docs/develop/authentication-and-authorization/oauth-2.0'],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'appcenter.intuit.com',
-        path: '/connect/oauth2',
-        handler: authorizePage('QuickBooks', grants, client, { extra: { realmId: REALM_ID } }),
-      },
-      {
-        method: 'POST',
-        host: 'oauth.platform.intuit.com',
-        path: '/oauth2/v1/tokens/bearer',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'basic',
-          refresh: { rotate: false, returnsToken: true },
-          accessPrefix: 'eyJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwiYWxnIjoiZGlyIn0..',
-          refreshPrefix: 'AB11',
-          answer: ({ accessToken, refreshToken }) =>
-            json(200, {
-              token_type: 'bearer',
-              expires_in: 3600,
-              refresh_token: refreshToken,
-              x_refresh_token_expires_in: 8726400,
-              access_token: accessToken,
-            }),
-          error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
+    authorize: {
+      url: 'https://appcenter.intuit.com/connect/oauth2',
+      provider: 'QuickBooks',
+      extra: { realmId: REALM_ID },
+    },
+    token: {
+      url: 'https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer',
+      auth: 'basic',
+      refresh: { rotate: false, returnsToken: true },
+      accessPrefix: 'eyJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwiYWxnIjoiZGlyIn0..',
+      refreshPrefix: 'AB11',
+      answer: ({ accessToken, refreshToken }) =>
+        json(200, {
+          token_type: 'bearer',
+          expires_in: 3600,
+          refresh_token: refreshToken,
+          x_refresh_token_expires_in: 8726400,
+          access_token: accessToken,
         }),
-      },
-      {
-        method: 'GET',
-        host: 'quickbooks.api.intuit.com',
-        path: `/v3/company/${REALM_ID}/companyinfo/${REALM_ID}`,
-        handler: (req) =>
-          grants.validAccess(bearerOf(req))
-            ? json(200, {
-                CompanyInfo: {
-                  CompanyName: "Larry's Bakery",
-                  LegalName: "Larry's Bakery",
-                  Country: 'US',
-                  Id: '1',
-                  SyncToken: '4',
-                  domain: 'QBO',
-                  sparse: false,
-                },
-                time: '2015-07-24T10:48:27.082-07:00',
-              })
-            : json(401, {
-                Fault: {
-                  Error: [{ Message: 'message=AuthenticationFailed; errorCode=003200; statusCode=401', code: '3200' }],
-                  type: 'AUTHENTICATION',
-                },
-                time: new Date().toISOString(),
-              }),
-      },
+      error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'quickbooks.api.intuit.com', path: `/v3/company/${REALM_ID}/companyinfo/${REALM_ID}` },
+        () =>
+          json(401, {
+            Fault: {
+              Error: [{ Message: 'message=AuthenticationFailed; errorCode=003200; statusCode=401', code: '3200' }],
+              type: 'AUTHENTICATION',
+            },
+            time: new Date().toISOString(),
+          }),
+        () =>
+          json(200, {
+            CompanyInfo: {
+              CompanyName: "Larry's Bakery",
+              LegalName: "Larry's Bakery",
+              Country: 'US',
+              Id: '1',
+              SyncToken: '4',
+              domain: 'QBO',
+              sparse: false,
+            },
+            time: '2015-07-24T10:48:27.082-07:00',
+          }),
+      ),
     ],
     e2e: {
       // The company ID comes on the redirect: nothing typed.
@@ -87,5 +76,5 @@ export function quickbooks(): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

@@ -13,7 +13,7 @@
  *   `[{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}]`)
  */
 import { createHash } from 'node:crypto';
-import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator, refreshField } from './framework.js';
+import { bearerOf, json, oauth2Provider, opaque, refreshField, type ProviderSimulator } from './framework.js';
 
 const INSTANCE = 'acme-dev-ed.my.salesforce.com';
 const ORG_ID = '00DB0000000TfcRMAS';
@@ -21,58 +21,46 @@ const USER_ID = '005B0000005Bk90IAC';
 const sfJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=UTF-8');
 
 export function salesforce(): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: `3MVG9${opaque('', 20)}`, clientSecret: opaque('', 32) };
-  return {
+  return oauth2Provider({
     manifest: 'salesforce',
-    hosts: ['login.salesforce.com', '*.my.salesforce.com'],
     docs: [
       'https://help.salesforce.com/s/articleView?id=xcloud.remoteaccess_oauth_web_server_flow.htm',
       'https://help.salesforce.com/s/articleView?id=xcloud.remoteaccess_oauth_refresh_token_flow.htm',
       'https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_query.htm',
     ],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'login.salesforce.com',
-        path: '/services/oauth2/authorize',
-        handler: authorizePage('Salesforce', grants, client, {
-          denied: { error: 'access_denied', error_description: 'end-user denied authorization' },
-          codePrefix: 'aPrx',
+    authorize: {
+      url: 'https://login.salesforce.com/services/oauth2/authorize',
+      provider: 'Salesforce',
+      denied: { error: 'access_denied', error_description: 'end-user denied authorization' },
+      codePrefix: 'aPrx',
+    },
+    token: {
+      url: 'https://login.salesforce.com/services/oauth2/token',
+      auth: 'either',
+      refresh: { rotate: false },
+      accessPrefix: `${ORG_ID.slice(0, 15)}!`,
+      refreshPrefix: '5Aep861',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        sfJson(200, {
+          access_token: accessToken,
+          // Web server flow answers carry the refresh token when the refresh_token scope was granted.
+          ...refreshField({ refreshToken }),
+          signature: createHash('sha256').update(accessToken).digest('base64'),
+          scope: grant.scope,
+          instance_url: `https://${INSTANCE}`,
+          id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
+          token_type: 'Bearer',
+          issued_at: String(Date.now()),
         }),
-      },
-      {
-        method: 'POST',
-        host: 'login.salesforce.com',
-        path: '/services/oauth2/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'either',
-          refresh: { rotate: false },
-          accessPrefix: `${ORG_ID.slice(0, 15)}!`,
-          refreshPrefix: '5Aep861',
-          answer: ({ accessToken, refreshToken }, grant) =>
-            sfJson(200, {
-              access_token: accessToken,
-              // Web server flow answers carry the refresh token when the refresh_token scope was granted.
-              ...refreshField({ refreshToken }),
-              signature: createHash('sha256').update(accessToken).digest('base64'),
-              scope: grant.scope,
-              instance_url: `https://${INSTANCE}`,
-              id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
-              token_type: 'Bearer',
-              issued_at: String(Date.now()),
-            }),
-          error: (code, description) =>
-            sfJson(400, {
-              error: code === 'invalid_grant' ? 'invalid_grant' : code,
-              error_description: code === 'invalid_grant' ? 'authentication failure' : description,
-            }),
+      error: (code, description) =>
+        sfJson(400, {
+          error: code === 'invalid_grant' ? 'invalid_grant' : code,
+          error_description: code === 'invalid_grant' ? 'authentication failure' : description,
         }),
-      },
+    },
+    api: (grants) => [
       {
         method: 'GET',
         host: '*.my.salesforce.com',
@@ -100,5 +88,5 @@ export function salesforce(): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

@@ -13,7 +13,7 @@
  *   "Status": 401, "Detail": "AuthenticationUnsuccessful", "Instance", "Extensions"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { authServer, authorizePage, bearerOf, json, opaque, tokenEndpoint, type ProviderSimulator } from './framework.js';
+import { apiRoute, bearerOf, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
 
 const TENANT_ID = '70784a63-d24b-46a9-a4db-0e70a274b056';
 
@@ -27,7 +27,6 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 /** `tenants`: the organisations one authorization connects (default one). */
 export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
-  const { state, grants } = authServer();
   const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 24) };
   const unauthorized = () =>
     json(401, {
@@ -38,66 +37,51 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
       Instance: randomUUID(),
       Extensions: {},
     });
-  return {
+  return oauth2Provider({
     manifest: 'xero',
-    hosts: ['login.xero.com', 'identity.xero.com', 'api.xero.com'],
     docs: ['https://developer.xero.com/documentation/guides/oauth2/auth-flow'],
     client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'login.xero.com',
-        path: '/identity/connect/authorize',
-        handler: (req) => authorizePage('Xero', grants, client, { extra: { scope: req.query.get('scope') ?? '' } })(req),
-      },
-      {
-        method: 'POST',
-        host: 'identity.xero.com',
-        path: '/connect/token',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          auth: 'basic',
-          refresh: { rotate: true },
-          accessPrefix: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjFDQUY4RTY2NzcyRDZEQzAyOEQ2NzI2RkQwMjYxNTgxNTcwRUZDMTkiLCJ0eXAiOiJKV1QifQ.',
-          answer: ({ accessToken, refreshToken }, grant, grantType) =>
-            json(200, {
-              // An ID token with openid in the scope (on the code grant).
-              ...(grantType === 'authorization_code' && grant.scope.split(' ').includes('openid')
-                ? {
-                    id_token: `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'https://identity.xero.com', aud: client.clientId, sub: randomUUID() })}.${opaque('', 32)}`,
-                  }
-                : {}),
-              access_token: accessToken,
-              expires_in: 1800,
-              token_type: 'Bearer',
-              refresh_token: refreshToken,
-              scope: grant.scope,
-            }),
-          error: (code) => json(400, { error: code }),
+    authorize: {
+      url: 'https://login.xero.com/identity/connect/authorize',
+      provider: 'Xero',
+      extra: (req) => ({ scope: req.query.get('scope') ?? '' }),
+    },
+    token: {
+      url: 'https://identity.xero.com/connect/token',
+      auth: 'basic',
+      refresh: { rotate: true },
+      accessPrefix: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjFDQUY4RTY2NzcyRDZEQzAyOEQ2NzI2RkQwMjYxNTgxNTcwRUZDMTkiLCJ0eXAiOiJKV1QifQ.',
+      answer: ({ accessToken, refreshToken }, grant, grantType) =>
+        json(200, {
+          // An ID token with openid in the scope (on the code grant).
+          ...(grantType === 'authorization_code' && grant.scope.split(' ').includes('openid')
+            ? {
+                id_token: `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'https://identity.xero.com', aud: client.clientId, sub: randomUUID() })}.${opaque('', 32)}`,
+              }
+            : {}),
+          access_token: accessToken,
+          expires_in: 1800,
+          token_type: 'Bearer',
+          refresh_token: refreshToken,
+          scope: grant.scope,
         }),
-      },
-      {
-        method: 'GET',
-        host: 'api.xero.com',
-        path: '/connections',
-        handler: (req) =>
-          grants.validAccess(bearerOf(req))
-            ? json(
-                200,
-                tenants.map((t, i) => ({
-                  id: i === 0 ? 'e1eede29-f875-4a5d-8470-17f6a29a88b1' : randomUUID(),
-                  authEventId: 'd99ecdfe-391d-43d2-b834-17636ba90e8d',
-                  tenantId: t.tenantId,
-                  tenantType: 'ORGANISATION',
-                  tenantName: t.tenantName,
-                  createdDateUtc: '2019-07-09T23:40:30.1833130',
-                  updatedDateUtc: '2020-05-15T01:35:13.8491980',
-                })),
-              )
-            : unauthorized(),
-      },
+      error: (code) => json(400, { error: code }),
+    },
+    api: (grants) => [
+      apiRoute(grants, { host: 'api.xero.com', path: '/connections' }, unauthorized, () =>
+        json(
+          200,
+          tenants.map((t, i) => ({
+            id: i === 0 ? 'e1eede29-f875-4a5d-8470-17f6a29a88b1' : randomUUID(),
+            authEventId: 'd99ecdfe-391d-43d2-b834-17636ba90e8d',
+            tenantId: t.tenantId,
+            tenantType: 'ORGANISATION',
+            tenantName: t.tenantName,
+            createdDateUtc: '2019-07-09T23:40:30.1833130',
+            updatedDateUtc: '2020-05-15T01:35:13.8491980',
+          })),
+        ),
+      ),
       {
         method: 'GET',
         host: 'api.xero.com',
@@ -138,5 +122,5 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
       refreshes: true,
       failure: 'denied',
     },
-  };
+  });
 }

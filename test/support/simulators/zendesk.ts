@@ -9,94 +9,67 @@
  * - https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self (GET /api/v2/users/me.json;
  *   a bad token: 401 `{"error": "invalid_token", "error_description": ...}`)
  */
-import {
-  authServer,
-  authorizePage,
-  json,
-  oauthError,
-  opaque,
-  RFC6749_DESCRIPTIONS,
-  tokenEndpoint,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, oauthError, opaque, RFC6749_DESCRIPTIONS, type ProviderSimulator } from './framework.js';
 
 const SUBDOMAIN = 'acme-support';
 const HOST = `${SUBDOMAIN}.zendesk.com`;
 
 export function zendesk(): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: 'latchkey_test_client', clientSecret: opaque('', 32) };
-  const consent = authorizePage('Zendesk', grants, client, {
-    invalid: () => json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }),
-    denied: { error: 'access_denied', error_description: 'The end-user or authorization server denied the request.' },
-  });
-  return {
+  return oauth2Provider({
     manifest: 'zendesk',
-    hosts: ['*.zendesk.com'],
     docs: [
       'https://developer.zendesk.com/documentation/ticketing/working-with-oauth/creating-and-using-oauth-tokens-with-the-api/',
       'https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self',
     ],
-    client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: '*.zendesk.com',
-        path: '/oauth/authorizations/new',
-        handler: (req) =>
-          req.host !== HOST
-            ? { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Oops! This help center no longer exists</h1>' }
-            : consent(req),
-      },
-      {
-        method: 'POST',
-        host: '*.zendesk.com',
-        path: '/oauth/tokens',
-        handler: tokenEndpoint({
-          grants,
-          client,
-          // POST /oauth/tokens takes JSON (the docs' examples) or a form.
-          auth: 'body',
-          acceptsJson: true,
-          refresh: false,
-          answer: (t, grant) => json(200, { access_token: t.accessToken, token_type: 'bearer', scope: grant.scope || 'read write' }),
-          error: oauthError({
-            status: { invalid_client: 401 },
-            descriptions: {
-              ...RFC6749_DESCRIPTIONS,
-              grant_type: 'The authorization grant type is not supported by the authorization server.',
+    client: { clientId: 'latchkey_test_client', clientSecret: opaque('', 32) },
+    authorize: {
+      url: 'https://*.zendesk.com/oauth/authorizations/new',
+      provider: 'Zendesk',
+      wrap: (consent) => (req) =>
+        req.host !== HOST
+          ? { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Oops! This help center no longer exists</h1>' }
+          : consent(req),
+      invalid: () => json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }),
+      denied: { error: 'access_denied', error_description: 'The end-user or authorization server denied the request.' },
+    },
+    token: {
+      url: 'https://*.zendesk.com/oauth/tokens',
+      // POST /oauth/tokens takes JSON (the docs' examples) or a form.
+      auth: 'body',
+      acceptsJson: true,
+      refresh: false,
+      answer: (t, grant) => json(200, { access_token: t.accessToken, token_type: 'bearer', scope: grant.scope || 'read write' }),
+      error: oauthError({
+        status: { invalid_client: 401 },
+        descriptions: {
+          ...RFC6749_DESCRIPTIONS,
+          grant_type: 'The authorization grant type is not supported by the authorization server.',
+        },
+      }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: '*.zendesk.com', path: '/api/v2/users/me.json' },
+        json(401, {
+          error: 'invalid_token',
+          error_description: 'The access token provided is expired, revoked, malformed or invalid for other reasons.',
+        }),
+        () =>
+          json(200, {
+            user: {
+              id: 35436,
+              url: `https://${HOST}/api/v2/users/35436.json`,
+              name: 'Johnny Agent',
+              email: 'johnny@example.com',
+              role: 'agent',
+              active: true,
+              verified: true,
+              time_zone: 'Copenhagen',
+              locale: 'en-US',
             },
           }),
-        }),
-      },
-      {
-        method: 'GET',
-        host: '*.zendesk.com',
-        path: '/api/v2/users/me.json',
-        handler: withToken(
-          grants,
-          json(401, {
-            error: 'invalid_token',
-            error_description: 'The access token provided is expired, revoked, malformed or invalid for other reasons.',
-          }),
-          () =>
-            json(200, {
-              user: {
-                id: 35436,
-                url: `https://${HOST}/api/v2/users/35436.json`,
-                name: 'Johnny Agent',
-                email: 'johnny@example.com',
-                role: 'agent',
-                active: true,
-                verified: true,
-                time_zone: 'Copenhagen',
-                locale: 'en-US',
-              },
-            }),
-        ),
-      },
+      ),
     ],
     e2e: {
       // The subdomain is the one value the end user knows and types (it is in the authorize URL itself).
@@ -106,5 +79,5 @@ export function zendesk(): ProviderSimulator {
       refreshes: false,
       failure: 'denied',
     },
-  };
+  });
 }

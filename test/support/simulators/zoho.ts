@@ -16,78 +16,55 @@
  *   with `Authorization: Zoho-oauthtoken <token>`; 401 `{"code": "INVALID_TOKEN", "details": {}, "message":
  *   "invalid oauth token", "status": "error"}`)
  */
-import {
-  authServer,
-  authorizePage,
-  bearerOf,
-  json,
-  opaque,
-  tokenEndpoint,
-  type ProviderSimulator,
-  type SimRequest,
-  refreshField,
-} from './framework.js';
+import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const ACCOUNTS_SERVER = 'https://accounts.zoho.eu';
 const API_DOMAIN = 'https://www.zohoapis.eu';
 
 export function zohoCrm(): ProviderSimulator {
-  const { state, grants } = authServer();
-  const client = { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) };
-  const token = tokenEndpoint({
-    grants,
-    client,
-    auth: 'body',
-    refresh: { rotate: false },
-    accessPrefix: '1000.',
-    refreshPrefix: '1000.',
-    answer: ({ accessToken, refreshToken }, grant) =>
-      json(200, {
-        access_token: accessToken,
-        ...refreshField({ refreshToken }),
-        scope: grant.scope,
-        api_domain: API_DOMAIN,
-        token_type: 'Bearer',
-        expires_in: 3600,
-      }),
-    error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
-  });
-  return {
+  return oauth2Provider({
     manifest: 'zoho-crm',
-    hosts: ['accounts.zoho.com', 'accounts.zoho.eu', 'www.zohoapis.eu'],
     docs: [
       'https://www.zoho.com/crm/developer/docs/api/v8/multi-dc.html',
       'https://www.zoho.com/crm/developer/docs/api/v8/access-refresh.html',
       'https://www.zoho.com/crm/developer/docs/api/v8/get-records.html',
     ],
-    client,
-    state,
-    routes: [
-      {
-        method: 'GET',
-        host: 'accounts.zoho.com',
-        path: '/oauth/v2/auth',
-        handler: authorizePage('Zoho', grants, client, { extra: { location: 'eu', 'accounts-server': ACCOUNTS_SERVER } }),
-      },
-      {
-        method: 'POST',
-        host: 'accounts.zoho.eu',
-        path: '/oauth/v2/token',
-        // The docs pass the parameters in the query string of the POST; a form body is read the same way.
-        handler: (req: SimRequest) => token(req.form.size ? req : { ...req, form: req.query }),
-      },
-      {
-        method: 'GET',
-        host: 'www.zohoapis.eu',
-        path: '/crm/v8/Leads',
-        handler: (req) =>
-          grants.validAccess(bearerOf(req, 'Zoho-oauthtoken'))
-            ? json(200, {
-                data: [{ Company: 'Zylker', Email: 'p.daly@zylker.com', Last_Name: 'Daly', id: '3652397000002045001' }],
-                info: { per_page: 200, count: 1, page: 1, more_records: false, next_page_token: null, previous_page_token: null },
-              })
-            : json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
-      },
+    client: { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) },
+    authorize: {
+      url: 'https://accounts.zoho.com/oauth/v2/auth',
+      provider: 'Zoho',
+      extra: { location: 'eu', 'accounts-server': ACCOUNTS_SERVER },
+    },
+    token: {
+      url: 'https://accounts.zoho.eu/oauth/v2/token',
+      // The docs pass the parameters in the query string of the POST; a form body is read the same way.
+      wrap: (token) => (req: SimRequest) => token(req.form.size ? req : { ...req, form: req.query }),
+      auth: 'body',
+      refresh: { rotate: false },
+      accessPrefix: '1000.',
+      refreshPrefix: '1000.',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        json(200, {
+          access_token: accessToken,
+          ...refreshField({ refreshToken }),
+          scope: grant.scope,
+          api_domain: API_DOMAIN,
+          token_type: 'Bearer',
+          expires_in: 3600,
+        }),
+      error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'www.zohoapis.eu', path: '/crm/v8/Leads', scheme: 'Zoho-oauthtoken' },
+        () => json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
+        () =>
+          json(200, {
+            data: [{ Company: 'Zylker', Email: 'p.daly@zylker.com', Last_Name: 'Daly', id: '3652397000002045001' }],
+            info: { per_page: 200, count: 1, page: 1, more_records: false, next_page_token: null, previous_page_token: null },
+          }),
+      ),
     ],
     e2e: {
       // Nothing typed: the data centre comes back on the redirect and in the token answer.
@@ -96,5 +73,5 @@ export function zohoCrm(): ProviderSimulator {
       refreshes: true,
       failure: 'refused-code',
     },
-  };
+  });
 }
