@@ -16,6 +16,13 @@ export const ImportCredentials = z.discriminatedUnion('type', [
     expires_at: expiresAt.optional(),
     config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
   }),
+  // MCP_OAUTH2: tokens for a remote MCP server obtained elsewhere (not renewed: the authorization server was not discovered here).
+  z.strictObject({
+    type: z.literal('MCP_OAUTH2'),
+    access_token: z.string().min(1),
+    refresh_token: z.string().min(1).optional(),
+    expires_at: expiresAt.optional(),
+  }),
   z.strictObject({ type: z.literal('OAUTH1'), oauth_token: z.string().min(1), oauth_token_secret: z.string().min(1) }),
   z.strictObject({ type: z.literal('API_KEY'), apiKey: z.string().min(1) }),
   // INSTALL_PLUGIN: the credential a plugin installation issued (what its install callback carries).
@@ -133,6 +140,24 @@ export const PublicCredentials = z.union([
     refresh_token: z.string().optional(),
     expires_at: IsoTimestamp.optional(),
     raw,
+  }),
+  z.object({
+    type: z.literal('MCP_OAUTH2'),
+    access_token: z.string(),
+    refresh_token: z.string().optional(),
+    expires_at: IsoTimestamp.optional(),
+    raw: raw.optional(),
+    mcp: z
+      .object({
+        server_url: z.string().describe('The MCP server'),
+        resource: z.string().describe('The resource (RFC 8707) the tokens are for: the server\'s canonical URI'),
+        issuer: z.string().describe('The authorization server the server named'),
+        token_endpoint: z.string(),
+        client_registration: z.enum(['pre-registered', 'metadata-document', 'dynamic']),
+        scope: z.string().optional().describe('The scopes granted'),
+      })
+      .optional()
+      .describe('What was discovered from the server URL (absent on imported tokens)'),
   }),
   z.object({ type: z.literal('OAUTH1'), oauth_token: z.string(), oauth_token_secret: z.string(), raw }),
   z.object({ type: z.literal('API_KEY'), apiKey: z.string() }),
