@@ -137,3 +137,21 @@ async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, 
     registeredAt: new Date(now).toISOString(),
   };
 }
+
+/**
+ * The Client ID Metadata Document of an Integration whose Provider is MCP_OAUTH2 (undefined for any
+ * other mode): its redirect URI is the Environment's callback URL, else Latchkey's.
+ */
+export function integrationMetadataDocument(input: {
+  publicBaseUrl: string;
+  namespace: string;
+  integration: IntegrationResource;
+  provider: { spec: { authMode: string; displayName: string } };
+  environment: { spec: { callbackUrl?: string; connectUI?: { appName?: string } } };
+}): Record<string, unknown> | undefined {
+  const { publicBaseUrl, namespace, integration, provider, environment } = input;
+  if (provider.spec.authMode !== 'MCP_OAUTH2') return undefined;
+  const redirectUri = environment.spec.callbackUrl ?? `${publicBaseUrl}/oauth/callback`;
+  const name = environment.spec.connectUI?.appName || integration.spec.displayName || provider.spec.displayName;
+  return metadataDocument(metadataDocumentUrl(publicBaseUrl, namespace, integration.metadata.name), name, redirectUri);
+}
