@@ -56,7 +56,6 @@ export const mcpRedirectFlow: RedirectFlow = {
         redirectUri: base.redirectUri,
         publicBaseUrl: deps.config?.publicBaseUrl ?? '',
         clientName: input.appName,
-        ...(scope ? { scope } : {}),
       });
       input.secrets.push(chosen.clientSecret);
       const discovered: DiscoveredAuthorizationServer = {

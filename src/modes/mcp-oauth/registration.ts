@@ -52,7 +52,6 @@ export interface ClientChoice {
   /** Latchkey's public base URL: a metadata document needs it to be https. */
   publicBaseUrl: string;
   clientName: string;
-  scope?: string;
 }
 
 /** The client to use (see the module comment); a registration is stored before it is used. */
@@ -106,8 +105,8 @@ async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, 
       redirect_uris: [choice.redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
+      // No `scope`: a server may bind the client to it, and a later step-up would then be refused.
       token_endpoint_auth_method: 'none',
-      ...(choice.scope ? { scope: choice.scope } : {}),
     }),
     redirect: 'manual',
   });
