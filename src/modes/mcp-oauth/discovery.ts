@@ -16,6 +16,7 @@
 import { isLoopback } from '../../auth/oauth2-client.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import { readAnswerText } from '../../egress/bounded-body.js';
+import { egressRefusal } from '../../egress/guard.js';
 
 /** Metadata documents are a few KiB; far past that is a hostile or broken server. */
 export const METADATA_MAX_BYTES = 64 * 1024;
@@ -89,12 +90,25 @@ export function challengeParam(header: string | null, name: string): string | un
 
 type Fetch = typeof fetch;
 
+/** A fetch of a discovered URL: the egress guard's refusal said as discovery's (what named the address, and why). */
+export async function fetchDiscovered(fetchFn: Fetch, url: URL | string, init: RequestInit, what: string): Promise<Response> {
+  try {
+    return await fetchFn(url, init);
+  } catch (err) {
+    const refused = egressRefusal(err);
+    if (refused) throw discoveryRefused(`${what} is at an address Latchkey may not reach: ${refused.message}`);
+    throw err;
+  }
+}
+
 /** A GET of a metadata document: its JSON object, undefined when the server has none there (4xx); refused otherwise. */
 async function getDocument(fetchFn: Fetch, url: URL, what: string): Promise<Record<string, unknown> | undefined> {
-  const res = await fetchFn(url, {
-    headers: { accept: 'application/json', 'mcp-protocol-version': MCP_PROTOCOL_VERSION },
-    redirect: 'manual',
-  });
+  const res = await fetchDiscovered(
+    fetchFn,
+    url,
+    { headers: { accept: 'application/json', 'mcp-protocol-version': MCP_PROTOCOL_VERSION }, redirect: 'manual' },
+    what,
+  );
   if (res.status >= 400 && res.status < 500) {
     await res.body?.cancel().catch(() => undefined);
     return undefined;
@@ -122,7 +136,7 @@ function inserted(base: URL, name: string): URL {
 
 /** Step 1: the server's challenge (its `resource_metadata` and `scope`), from an unauthenticated MCP request. */
 async function challenge(fetchFn: Fetch, server: URL): Promise<{ resourceMetadata?: string; scope?: string }> {
-  const res = await fetchFn(server, {
+  const res = await fetchDiscovered(fetchFn, server, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -136,7 +150,7 @@ async function challenge(fetchFn: Fetch, server: URL): Promise<{ resourceMetadat
       params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'latchkey', version: '1' } },
     }),
     redirect: 'manual',
-  });
+  }, 'The MCP server');
   await res.body?.cancel().catch(() => undefined);
   if (res.status !== 401) return {};
   const header = res.headers.get('www-authenticate');

@@ -18,7 +18,7 @@ import { readAnswerText } from '../../egress/bounded-body.js';
 import type { ClientRegistration } from '../../k8s/client-registrations.js';
 import type { IntegrationResource } from '../../k8s/resources.js';
 import type { RedirectDeps } from '../auth-mode.js';
-import { discoveryRefused, METADATA_MAX_BYTES, type AuthorizationServerMetadata } from './discovery.js';
+import { discoveryRefused, fetchDiscovered, METADATA_MAX_BYTES, type AuthorizationServerMetadata } from './discovery.js';
 
 export interface ChosenClient {
   clientId: string;
@@ -97,7 +97,7 @@ const AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as co
 
 /** RFC 7591: a public client with the flow's redirect URI; the answer checked before anything is kept. */
 async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, choice: ClientChoice, now: number): Promise<ClientRegistration> {
-  const res = await fetchFn(as.registrationEndpoint!, {
+  const res = await fetchDiscovered(fetchFn, as.registrationEndpoint!, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({
@@ -109,7 +109,7 @@ async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, 
       token_endpoint_auth_method: 'none',
     }),
     redirect: 'manual',
-  });
+  }, 'The registration endpoint');
   const text = await readAnswerText(res, METADATA_MAX_BYTES);
   if (res.status !== 201 && res.status !== 200) {
     throw discoveryRefused(`The authorization server ${as.issuer} refused to register a client (${res.status})`);
