@@ -102,7 +102,10 @@ describe('MCP_OAUTH2 through the Connect UI', () => {
     connectionId = await connectInBrowser(token, 'alice');
 
     const stored = await eventually(() => bed.latchkey.ctx.connections.getConnection(bed.ns.name, INTEGRATION, connectionId));
-    const creds = stored.credentials as unknown as Record<string, unknown> & { mcp: Record<string, unknown>; config_override?: { client_id?: string } };
+    const creds = stored.credentials as unknown as Record<string, unknown> & {
+      mcp: Record<string, unknown>;
+      config_override?: { client_id?: string };
+    };
     expect(creds.type).toBe('MCP_OAUTH2');
     expect(creds.refresh_token).toBeTruthy();
     expect(creds.mcp).toMatchObject({

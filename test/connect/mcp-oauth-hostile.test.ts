@@ -77,12 +77,18 @@ beforeAll(async () => {
   bed = await startConnectBed(kc, 'connect-mcp-hostile', 'development');
   good = await startMcpServerBed();
   for (const c of CASES) {
-    await applyProvider(kc, `mcp-${c}-${process.pid}`, { displayName: `MCP ${c}`, authMode: 'MCP_OAUTH2', mcp: { serverUrl: `${origin}/${c}/mcp` } });
+    await applyProvider(kc, `mcp-${c}-${process.pid}`, {
+      displayName: `MCP ${c}`,
+      authMode: 'MCP_OAUTH2',
+      mcp: { serverUrl: `${origin}/${c}/mcp` },
+    });
     await createIntegration(kc, bed.ns.name, c, { provider: `mcp-${c}-${process.pid}` });
   }
   await applyProvider(kc, `mcp-good-${process.pid}`, { displayName: 'MCP good', authMode: 'MCP_OAUTH2', mcp: { serverUrl: good.url } });
   await createIntegration(kc, bed.ns.name, 'good', { provider: `mcp-good-${process.pid}` });
-  await bed.synced((store) => CASES.every((c) => store.catalog.getIntegration(bed.ns.name, c)) && store.catalog.getProvider(`mcp-good-${process.pid}`));
+  await bed.synced(
+    (store) => CASES.every((c) => store.catalog.getIntegration(bed.ns.name, c)) && store.catalog.getProvider(`mcp-good-${process.pid}`),
+  );
 });
 
 afterAll(async () => {
@@ -93,8 +99,14 @@ afterAll(async () => {
   await new Promise<void>((r) => hostile?.close(() => r()));
 });
 
-async function start(integration: string): Promise<{ status: number; body: { data?: { url: string }; error?: { code: string; message: string } } }> {
-  const token = sealSession(bed.env.secretKey, { namespace: bed.ns.name, endUser: { id: 'u-hostile' }, allowedIntegrations: [integration] });
+async function start(
+  integration: string,
+): Promise<{ status: number; body: { data?: { url: string }; error?: { code: string; message: string } } }> {
+  const token = sealSession(bed.env.secretKey, {
+    namespace: bed.ns.name,
+    endUser: { id: 'u-hostile' },
+    allowedIntegrations: [integration],
+  });
   const res = await fetch(`${bed.latchkey.url}/connect/api/oauth/start`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -125,7 +137,12 @@ describe('hostile MCP servers at the Connect start', () => {
     expect(body.error?.code).toBe(code);
     expect(body.error?.message).toContain(words);
     expect(await registrationsKept(c)).toBe(false);
-    const connections = (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: bed.ns.name, plural: 'connections' })) as {
+    const connections = (await custom.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: bed.ns.name,
+      plural: 'connections',
+    })) as {
       items: unknown[];
     };
     expect(connections.items).toEqual([]);

@@ -5,12 +5,7 @@
  * Document, then registration). The fetch here is a table of answers written for the test (it records
  * what was asked); the real servers are in test/connect/mcp-oauth-*.test.ts.
  */
-import {
-  authorizationServerMetadataUrls,
-  canonicalServerUri,
-  challengeParam,
-  discover,
-} from '../../src/modes/mcp-oauth/discovery.js';
+import { authorizationServerMetadataUrls, canonicalServerUri, challengeParam, discover } from '../../src/modes/mcp-oauth/discovery.js';
 import { chooseClient, metadataDocumentUrl } from '../../src/modes/mcp-oauth/registration.js';
 import type { RedirectDeps } from '../../src/modes/auth-mode.js';
 import type { IntegrationResource } from '../../src/k8s/resources.js';
@@ -29,7 +24,8 @@ describe('MCP_OAUTH2 discovery', () => {
   });
 
   it('reads resource_metadata and scope from a Bearer challenge, quoted or not', () => {
-    const h = 'Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"';
+    const h =
+      'Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"';
     expect(challengeParam(h, 'scope')).toBe('files:read files:write');
     expect(challengeParam(h, 'resource_metadata')).toBe('https://mcp.example.com/.well-known/oauth-protected-resource/mcp');
     expect(challengeParam('Bearer realm=x, scope=a', 'scope')).toBe('a');
@@ -63,7 +59,8 @@ describe('MCP_OAUTH2 discovery', () => {
     const fetchFn = (async (input: string | URL) => {
       const url = String(input);
       asked.push(url);
-      if (url === 'https://mcp.example.com/mcp') return new Response('{}', { status: 401, headers: { 'www-authenticate': 'Bearer scope="read"' } });
+      if (url === 'https://mcp.example.com/mcp')
+        return new Response('{}', { status: 401, headers: { 'www-authenticate': 'Bearer scope="read"' } });
       const doc = docs[url];
       return doc ? Response.json(doc) : new Response('not here', { status: 404 });
     }) as typeof fetch;
@@ -83,7 +80,10 @@ describe('MCP_OAUTH2 discovery', () => {
   });
 
   it('chooses the Integration client first, then a metadata document where advertised (https only), then registration', async () => {
-    const integration = { metadata: { name: 'notion', uid: 'u' }, spec: { provider: 'notion-mcp', clientSecretRef: { name: 'c' } } } as unknown as IntegrationResource;
+    const integration = {
+      metadata: { name: 'notion', uid: 'u' },
+      spec: { provider: 'notion-mcp', clientSecretRef: { name: 'c' } },
+    } as unknown as IntegrationResource;
     const as = {
       issuer: 'https://auth.example.com',
       authorizationEndpoint: 'https://auth.example.com/authorize',
@@ -92,8 +92,19 @@ describe('MCP_OAUTH2 discovery', () => {
       issParameterSupported: false,
     };
     const deps = (secret: Record<string, string>) =>
-      ({ catalog: { readSecretValue: (_ns: string, _name: string, key: string) => secret[key] }, fetch, clock: { now: () => 0 } }) as unknown as RedirectDeps;
-    const choice = { namespace: 'team-a', integration, authorizationServer: as, redirectUri: 'https://lk.example.com/oauth/callback', clientName: 'App', publicBaseUrl: 'https://lk.example.com' };
+      ({
+        catalog: { readSecretValue: (_ns: string, _name: string, key: string) => secret[key] },
+        fetch,
+        clock: { now: () => 0 },
+      }) as unknown as RedirectDeps;
+    const choice = {
+      namespace: 'team-a',
+      integration,
+      authorizationServer: as,
+      redirectUri: 'https://lk.example.com/oauth/callback',
+      clientName: 'App',
+      publicBaseUrl: 'https://lk.example.com',
+    };
     expect(await chooseClient(deps({ clientId: 'pre', clientSecret: 's' }), choice)).toEqual({
       clientId: 'pre',
       clientSecret: 's',

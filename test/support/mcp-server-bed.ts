@@ -83,7 +83,14 @@ export async function startMcpServerBed(opts: McpServerBedOptions = {}): Promise
   };
 
   const app = express();
-  app.use(mcpAuthMetadataRouter({ oauthMetadata: discovery, resourceServerUrl: new URL(url), scopesSupported: scopes, resourceName: 'Test MCP server' }));
+  app.use(
+    mcpAuthMetadataRouter({
+      oauthMetadata: discovery,
+      resourceServerUrl: new URL(url),
+      scopesSupported: scopes,
+      resourceName: 'Test MCP server',
+    }),
+  );
   const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(new URL(url));
   app.all(
     opts.path ?? '/mcp',
@@ -99,10 +106,15 @@ export async function startMcpServerBed(opts: McpServerBedOptions = {}): Promise
       server.registerTool('echo', { description: 'Says the text back', inputSchema: { text: z.string() } }, ({ text }) => ({
         content: [{ type: 'text', text }],
       }));
-      server.registerTool('whoami', { description: 'The end user the token is for' }, () => ({ content: [{ type: 'text', text: account }] }));
+      server.registerTool('whoami', { description: 'The end user the token is for' }, () => ({
+        content: [{ type: 'text', text: account }],
+      }));
       server.registerTool(
         'count',
-        { description: 'n lines, one logging notification each, then the result', inputSchema: { n: z.number().int().min(1).max(1000), delayMs: z.number().int().min(0).max(1000).optional() } },
+        {
+          description: 'n lines, one logging notification each, then the result',
+          inputSchema: { n: z.number().int().min(1).max(1000), delayMs: z.number().int().min(0).max(1000).optional() },
+        },
         async ({ n, delayMs }, extra) => {
           for (let i = 1; i <= n; i++) {
             await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: `line ${i}` } });
@@ -111,7 +123,10 @@ export async function startMcpServerBed(opts: McpServerBedOptions = {}): Promise
           return { content: [{ type: 'text', text: `counted to ${n}` }] };
         },
       );
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: opts.jsonResponse ?? false });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: opts.jsonResponse ?? false,
+      });
       res.on('close', () => {
         void transport.close();
         void server.close();

@@ -124,7 +124,8 @@ async function getDocument(fetchFn: Fetch, url: URL, what: string): Promise<Reco
   } catch {
     throw discoveryRefused(`${what} at ${url.origin}${url.pathname} is not JSON`);
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw discoveryRefused(`${what} at ${url.origin}${url.pathname} is not a JSON object`);
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw discoveryRefused(`${what} at ${url.origin}${url.pathname} is not a JSON object`);
   return body as Record<string, unknown>;
 }
 
@@ -136,21 +137,26 @@ function inserted(base: URL, name: string): URL {
 
 /** Step 1: the server's challenge (its `resource_metadata` and `scope`), from an unauthenticated MCP request. */
 async function challenge(fetchFn: Fetch, server: URL): Promise<{ resourceMetadata?: string; scope?: string }> {
-  const res = await fetchDiscovered(fetchFn, server, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+  const res = await fetchDiscovered(
+    fetchFn,
+    server,
+    {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'latchkey', version: '1' } },
+      }),
+      redirect: 'manual',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'latchkey', version: '1' } },
-    }),
-    redirect: 'manual',
-  }, 'The MCP server');
+    'The MCP server',
+  );
   await res.body?.cancel().catch(() => undefined);
   if (res.status !== 401) return {};
   const header = res.headers.get('www-authenticate');
@@ -165,7 +171,10 @@ function stringArray(value: unknown): string[] | undefined {
 async function protectedResource(fetchFn: Fetch, server: URL, named?: string): Promise<ProtectedResource> {
   const candidates = named
     ? [usableUrl(named, 'The resource_metadata the server named')]
-    : [inserted(server, 'oauth-protected-resource'), ...(server.pathname === '/' ? [] : [new URL('/.well-known/oauth-protected-resource', server.origin)])];
+    : [
+        inserted(server, 'oauth-protected-resource'),
+        ...(server.pathname === '/' ? [] : [new URL('/.well-known/oauth-protected-resource', server.origin)]),
+      ];
   for (const url of candidates) {
     const doc = await getDocument(fetchFn, url, 'The protected resource metadata');
     if (!doc) continue;

@@ -20,7 +20,10 @@ import { refreshTokens } from './token-client.js';
 
 /** The refresh token grant at the discovered token endpoint; an answer without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
-  canRefresh: (c) => typeof c.refresh_token === 'string' && c.refresh_token.length > 0 && typeof (c as Partial<McpOAuth2Credentials>).mcp?.token_endpoint === 'string',
+  canRefresh: (c) =>
+    typeof c.refresh_token === 'string' &&
+    c.refresh_token.length > 0 &&
+    typeof (c as Partial<McpOAuth2Credentials>).mcp?.token_endpoint === 'string',
   async refresh(input) {
     const current = input.connection.credentials as unknown as McpOAuth2Credentials;
     const mcp = current.mcp!;

@@ -27,7 +27,12 @@ export function scopeUnion(...scopes: Array<string | undefined>): string | undef
 }
 
 /** The scopes granted to the connection a reconnect replaces, if any. */
-async function grantedBefore(deps: RedirectDeps, namespace: string, integration: string, connectionId: string | undefined): Promise<string | undefined> {
+async function grantedBefore(
+  deps: RedirectDeps,
+  namespace: string,
+  integration: string,
+  connectionId: string | undefined,
+): Promise<string | undefined> {
   if (!connectionId) return undefined;
   const stored = await deps.connections.getConnection(namespace, integration, connectionId);
   const mcp = (stored?.credentials as Partial<McpOAuth2Credentials> | undefined)?.mcp;
@@ -95,7 +100,8 @@ export const mcpRedirectFlow: RedirectFlow = {
   async complete(deps, input) {
     const { state, integration } = input;
     const as = state.authorizationServer;
-    if (!as || !state.codeVerifier) throw new LatchkeyError('invalid_input', 'invalid_state', 'This authorization was not started as an MCP authorization.');
+    if (!as || !state.codeVerifier)
+      throw new LatchkeyError('invalid_input', 'invalid_state', 'This authorization was not started as an MCP authorization.');
     const client = await clientSecretOf(deps, input.state.namespace, integration, as);
     input.secrets.push(client);
     const credentials = await exchangeAtProvider(input.name, input.secrets, async () => {
@@ -110,7 +116,13 @@ export const mcpRedirectFlow: RedirectFlow = {
             tokenEndpointAuthMethod: as.tokenEndpointAuthMethod,
             fetch: deps.fetch,
           },
-          { query: input.url.searchParams, redirectUri: state.redirectUri, expectedState: input.stateValue, codeVerifier: state.codeVerifier!, resource: as.resource },
+          {
+            query: input.url.searchParams,
+            redirectUri: state.redirectUri,
+            expectedState: input.stateValue,
+            codeVerifier: state.codeVerifier!,
+            resource: as.resource,
+          },
           deps.clock.now(),
         );
         return credentialsOf(tokens, as, serverUrlOf(input.provider.spec), client);
@@ -137,7 +149,8 @@ async function clientSecretOf(
   if (as.clientRegistration === 'pre-registered') return resolveClient(deps.catalog, namespace, integration)?.clientSecret;
   if (as.clientRegistration !== 'dynamic' || as.tokenEndpointAuthMethod === 'none') return undefined;
   const kept = await deps.registrations?.read(namespace, integration, as.issuer);
-  if (!kept || kept.clientId !== as.clientId) throw discoveryRefused('The client registered at the authorization server is gone; please try again.');
+  if (!kept || kept.clientId !== as.clientId)
+    throw discoveryRefused('The client registered at the authorization server is gone; please try again.');
   return kept.clientSecret;
 }
 

@@ -96,20 +96,30 @@ function fromRegistration(r: ClientRegistration): ChosenClient {
 const AUTH_METHODS = ['none', 'client_secret_post', 'client_secret_basic'] as const;
 
 /** RFC 7591: a public client with the flow's redirect URI; the answer checked before anything is kept. */
-async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, choice: ClientChoice, now: number): Promise<ClientRegistration> {
-  const res = await fetchDiscovered(fetchFn, as.registrationEndpoint!, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({
-      client_name: choice.clientName,
-      redirect_uris: [choice.redirectUri],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      // No `scope`: a server may bind the client to it, and a later step-up would then be refused.
-      token_endpoint_auth_method: 'none',
-    }),
-    redirect: 'manual',
-  }, 'The registration endpoint');
+async function register(
+  fetchFn: typeof fetch,
+  as: AuthorizationServerMetadata,
+  choice: ClientChoice,
+  now: number,
+): Promise<ClientRegistration> {
+  const res = await fetchDiscovered(
+    fetchFn,
+    as.registrationEndpoint!,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        client_name: choice.clientName,
+        redirect_uris: [choice.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        // No `scope`: a server may bind the client to it, and a later step-up would then be refused.
+        token_endpoint_auth_method: 'none',
+      }),
+      redirect: 'manual',
+    },
+    'The registration endpoint',
+  );
   const text = await readAnswerText(res, METADATA_MAX_BYTES);
   if (res.status !== 201 && res.status !== 200) {
     throw discoveryRefused(`The authorization server ${as.issuer} refused to register a client (${res.status})`);
@@ -124,9 +134,11 @@ async function register(fetchFn: typeof fetch, as: AuthorizationServerMetadata, 
     throw discoveryRefused(`The authorization server ${as.issuer} answered the registration without a client_id`);
   }
   const method = AUTH_METHODS.find((m) => m === (body.token_endpoint_auth_method ?? 'none'));
-  if (!method) throw discoveryRefused(`The authorization server ${as.issuer} registered a client authenticating in a way Latchkey does not use`);
+  if (!method)
+    throw discoveryRefused(`The authorization server ${as.issuer} registered a client authenticating in a way Latchkey does not use`);
   const secret = typeof body.client_secret === 'string' && body.client_secret ? body.client_secret : undefined;
-  if (method !== 'none' && !secret) throw discoveryRefused(`The authorization server ${as.issuer} registered a confidential client without its secret`);
+  if (method !== 'none' && !secret)
+    throw discoveryRefused(`The authorization server ${as.issuer} registered a confidential client without its secret`);
   return {
     issuer: as.issuer,
     clientId: body.client_id,

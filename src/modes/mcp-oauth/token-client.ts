@@ -64,7 +64,11 @@ function configuration(c: TokenClient): { config: oidc.Configuration; answer: ()
   return { config, answer: () => raw };
 }
 
-function answerOf(tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers, raw: Record<string, unknown> | undefined, now: number): TokenAnswer {
+function answerOf(
+  tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers,
+  raw: Record<string, unknown> | undefined,
+  now: number,
+): TokenAnswer {
   const expiresIn = tokens.expiresIn();
   return {
     access_token: tokens.access_token,
@@ -84,7 +88,11 @@ export async function exchangeCode(
   const iss = callback.query.get('iss');
   // RFC 9207: an `iss` that is there must name the issuer, advertised or not (the SDK's rule too).
   if (iss !== null && iss.replace(/\/$/, '') !== c.issuer.replace(/\/$/, '')) {
-    throw new LatchkeyError('upstream', 'issuer_mismatch', 'The authorization response came from another authorization server than the one asked (iss).');
+    throw new LatchkeyError(
+      'upstream',
+      'issuer_mismatch',
+      'The authorization response came from another authorization server than the one asked (iss).',
+    );
   }
   const { config, answer } = configuration(c);
   // openid-client sends the URL it is given, without its query, as the token request's redirect_uri.

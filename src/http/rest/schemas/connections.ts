@@ -150,7 +150,7 @@ export const PublicCredentials = z.union([
     mcp: z
       .object({
         server_url: z.string().describe('The MCP server'),
-        resource: z.string().describe('The resource (RFC 8707) the tokens are for: the server\'s canonical URI'),
+        resource: z.string().describe("The resource (RFC 8707) the tokens are for: the server's canonical URI"),
         issuer: z.string().describe('The authorization server the server named'),
         token_endpoint: z.string(),
         client_registration: z.enum(['pre-registered', 'metadata-document', 'dynamic']),
