@@ -58,7 +58,17 @@ describe('mode options', () => {
 
   it('gives the REST schema one block per options field, APP and CUSTOM sharing theirs', () => {
     const withOptions = AUTH_MODES.filter((m) => AUTH_MODE_MODULES[m].options);
-    expect(withOptions.sort()).toEqual(['APP', 'APP_STORE', 'CUSTOM', 'INSTALL_PLUGIN', 'JWT', 'MCP_OAUTH2', 'SIGNATURE', 'TBA', 'TWO_STEP']);
+    expect(withOptions.sort()).toEqual([
+      'APP',
+      'APP_STORE',
+      'CUSTOM',
+      'INSTALL_PLUGIN',
+      'JWT',
+      'MCP_OAUTH2',
+      'SIGNATURE',
+      'TBA',
+      'TWO_STEP',
+    ]);
     expect(AUTH_MODE_MODULES.APP.options).toBe(AUTH_MODE_MODULES.CUSTOM.options);
     expect(Object.keys(modeOptionsViewSchemas()).sort()).toEqual([
       'app_installation',
