@@ -24,9 +24,9 @@ describe('mode options', () => {
       const options = AUTH_MODE_MODULES[spec.authMode].options;
       return options && spec[options.field] !== undefined;
     });
-    // JWT's modeOptions, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP and CUSTOM ship a block.
+    // JWT's modeOptions, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
     expect(new Set(checked.map(({ spec }) => spec.authMode))).toEqual(
-      new Set(['JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM']),
+      new Set(['JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
     );
     for (const { spec } of catalog) expect(providerModeProblems(spec)).toEqual(AUTH_MODE_MODULES[spec.authMode].providerProblems(spec));
   });
