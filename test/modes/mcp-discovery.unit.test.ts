@@ -7,6 +7,7 @@
  */
 import { authorizationServerMetadataUrls, canonicalServerUri, challengeParam, discover } from '../../src/modes/mcp-oauth/discovery.js';
 import { chooseClient, metadataDocumentUrl } from '../../src/modes/mcp-oauth/registration.js';
+import { exchangeCode } from '../../src/modes/mcp-oauth/token-client.js';
 import type { RedirectDeps } from '../../src/modes/auth-mode.js';
 import type { IntegrationResource } from '../../src/k8s/resources.js';
 
@@ -119,5 +120,30 @@ describe('MCP_OAUTH2 discovery', () => {
     expect(metadataDocumentUrl('https://lk.example.com/', 'team-a', 'notion')).toBe('https://lk.example.com/connect/clients/team-a/notion');
     // A client ID must be an https URL: over http, and without a registration endpoint, nothing fits.
     await expect(chooseClient(deps({}), { ...choice, publicBaseUrl: 'http://127.0.0.1:8080' })).rejects.toThrow('pre-registered client');
+  });
+
+  it('refuses an authorization response whose iss names another server before any token request (RFC 9207)', async () => {
+    const asked: string[] = [];
+    const fetchFn = (async (input: string | URL) => {
+      asked.push(String(input));
+      return new Response('{}', { status: 500 });
+    }) as typeof fetch;
+    const callback = {
+      query: new URLSearchParams({ code: 'c', state: 's', iss: 'https://evil.example.com' }),
+      redirectUri: 'https://lk.example.com/oauth/callback',
+      expectedState: 's',
+      codeVerifier: 'v'.repeat(43),
+      resource: 'https://mcp.example.com/mcp',
+    };
+    const client = {
+      issuer: 'https://auth.example.com',
+      tokenEndpoint: 'https://auth.example.com/token',
+      issParameter: true,
+      clientId: 'c1',
+      tokenEndpointAuthMethod: 'none' as const,
+      fetch: fetchFn,
+    };
+    await expect(exchangeCode(client, callback, 0)).rejects.toMatchObject({ code: 'issuer_mismatch' });
+    expect(asked).toEqual([]);
   });
 });
