@@ -47,7 +47,7 @@ function iconPath(slug: string): string {
 const normal = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
 
 /** The mode words of variant names (config/providers/README.md, "Names and aliases"), plus the renamed variants' own. */
-const VARIANT_SUFFIX = /-(api-key|api-token|basic|oauth|cc|jwt|pat|sandbox|data-center|server|v2|app-api|management)$/;
+const VARIANT_SUFFIX = /-(api-key|api-token|basic|oauth|cc|jwt|pat|sandbox|data-center|server|v2|app-api|management|mcp)$/;
 
 /** The provider name a variant's name is built on (`paypal-sandbox-cc` -> `paypal`), or the name itself. */
 export function baseName(name: string): string {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import Provider from 'oidc-provider';
+import Provider, { errors as oidcErrors } from 'oidc-provider';
 
 export interface TestClient {
   clientId: string;
@@ -29,6 +29,13 @@ export interface OidcServerOptions {
   host?: string;
   /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
   tls?: { key: string; cert: string };
+  /** Open dynamic client registration (RFC 7591) at `/reg`, no initial access token. */
+  dynamicRegistration?: boolean;
+  /**
+   * Resource indicators (RFC 8707): access tokens for these resources (opaque, audience the resource)
+   * carry these scopes; a token request naming another resource is refused.
+   */
+  resourceIndicators?: { resources: string[]; scopes: string[] };
 }
 
 export interface TokenCall {
@@ -90,11 +97,13 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       // Served by this wrapper and fetched by oidc-provider: inline JWKs must be plain objects of its own realm.
       ...(c.jwks ? { jwks_uri: `${issuer}/test-jwks/${encodeURIComponent(c.clientId)}` } : {}),
     })),
-    scopes: ['openid', 'offline_access', 'profile', 'email', 'read', 'write'],
+    scopes: ['openid', 'offline_access', 'profile', 'email', 'read', 'write', ...(opts.resourceIndicators?.scopes ?? [])],
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
+      ...(opts.dynamicRegistration ? { registration: { enabled: true } } : {}),
+      ...(opts.resourceIndicators ? { resourceIndicators: resourceIndicators(opts.resourceIndicators) } : {}),
     },
     pkce: { required: () => true },
     rotateRefreshToken: () => true,
@@ -225,5 +234,19 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
         server.close(() => r());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** oidc-provider's resource indicators: the listed resources are resource servers with these scopes. */
+function resourceIndicators(ri: { resources: string[]; scopes: string[] }) {
+  return {
+    enabled: true,
+    // A request without `resource` gets no resource-server token (tokens are for the named resource only).
+    defaultResource: () => undefined,
+    useGrantedResource: () => true,
+    getResourceServerInfo: (_ctx: unknown, resource: string) => {
+      if (!ri.resources.includes(resource)) throw new oidcErrors.InvalidTarget();
+      return { scope: ri.scopes.join(' '), audience: resource, accessTokenFormat: 'opaque' as const, accessTokenTTL: undefined };
+    },
   };
 }

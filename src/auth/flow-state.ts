@@ -33,6 +33,11 @@ export interface FlowState {
   authorizationParams?: Record<string, string>;
   /** APP / CUSTOM: when the flow started (ms): a new installation must not be older. */
   startedAt?: number;
+  /**
+   * An authorization server discovered at the start (MCP_OAUTH2): where the callback's code is
+   * exchanged, for which resource, by which client; sealed, so the callback trusts it.
+   */
+  authorizationServer?: DiscoveredAuthorizationServer;
   /** OAuth 1.0a: the request token the provider will send back. */
   requestToken?: string;
   /**
@@ -42,6 +47,22 @@ export interface FlowState {
   bh: string;
   /** Expiry, seconds since the epoch: the session's. */
   exp: number;
+}
+
+/** What a flow discovered about its authorization server (RFC 8414 metadata) and the client it uses there. */
+export interface DiscoveredAuthorizationServer {
+  issuer: string;
+  tokenEndpoint: string;
+  /** RFC 9207: the server sends `iss` on the authorization response. */
+  issParameter: boolean;
+  /** The resource (RFC 8707) the tokens are asked for. */
+  resource: string;
+  clientId: string;
+  /** How the client came to be: the Integration's, a Client ID Metadata Document, or RFC 7591 registration. */
+  clientRegistration: 'pre-registered' | 'metadata-document' | 'dynamic';
+  /** The token endpoint's client authentication (`none` for public clients). */
+  tokenEndpointAuthMethod: 'none' | 'client_secret_post' | 'client_secret_basic';
+  scope?: string;
 }
 
 const PREFIX = 'lkf1';

@@ -14,6 +14,7 @@ import { providerValueKeys } from '../auth/provider-answers.js';
 import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
+import type { ClientRegistrationStore } from '../k8s/client-registrations.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import { connectionObjectName } from '../k8s/names.js';
 import type { EnvironmentResource, IntegrationResource, ProviderResource } from '../k8s/resources.js';
@@ -36,6 +37,8 @@ export type { AccountChoiceView, ConnectResult, FormField, IntegrationView, Sess
 
 export interface ConnectDeps extends AppContext {
   flows: FlowRecords;
+  /** Clients registered at discovered authorization servers (MCP_OAUTH2). */
+  registrations?: ClientRegistrationStore;
 }
 
 function lookup(

@@ -1,4 +1,7 @@
-/** The provider authorization modes of the catalog (the spec lists exactly these fifteen). */
+/**
+ * The provider authorization modes of the catalog: the spec's fifteen, and MCP_OAUTH2 (a remote MCP
+ * server's authorization, discovered as MCP's authorization spec describes: docs/mcp.md).
+ */
 export const AUTH_MODES = [
   'OAUTH1',
   'OAUTH2',
@@ -15,6 +18,7 @@ export const AUTH_MODES = [
   'TWO_STEP',
   'SIGNATURE',
   'INSTALL_PLUGIN',
+  'MCP_OAUTH2',
 ] as const;
 
 export type AuthMode = (typeof AUTH_MODES)[number];

@@ -134,6 +134,31 @@ export const SignatureCredentials = z.object({
 
 /** INSTALL_PLUGIN: the credential the provider's signed install callback carried (`apiKey`), and the callback's other fields in `raw`. */
 export const InstallPluginCredentials = z.object({ type: z.literal('INSTALL_PLUGIN'), apiKey: z.string(), raw: raw.optional() });
+/**
+ * MCP_OAUTH2: OAuth 2 tokens for a remote MCP server, and in `mcp` what was discovered to renew them (the
+ * authorization server, its token endpoint, the resource the tokens are for, the client that asked).
+ * A client the connection's flow registered (Client ID Metadata Document, RFC 7591) is `config_override`.
+ */
+export const McpOAuth2Credentials = z.object({
+  type: z.literal('MCP_OAUTH2'),
+  access_token: z.string(),
+  refresh_token: z.string().optional(),
+  expires_at: isoTime.optional(),
+  raw: raw.optional(),
+  mcp: z
+    .object({
+      server_url: z.string(),
+      resource: z.string(),
+      issuer: z.string(),
+      token_endpoint: z.string(),
+      client_registration: z.enum(['pre-registered', 'metadata-document', 'dynamic']),
+      scope: z.string().optional(),
+      /** How the client authenticates at the token endpoint when it is confidential. */
+      token_endpoint_auth_method: z.enum(['client_secret_post', 'client_secret_basic']).optional(),
+    })
+    .optional(),
+  config_override: ClientOverride.optional(),
+});
 
 /** Every credential shape Latchkey stores, discriminated by `type`. Unknown fields are kept (loose). */
 export const StoredCredentialsSchema = z.discriminatedUnion('type', [
@@ -152,9 +177,11 @@ export const StoredCredentialsSchema = z.discriminatedUnion('type', [
   TbaCredentials.loose(),
   SignatureCredentials.loose(),
   InstallPluginCredentials.loose(),
+  McpOAuth2Credentials.loose(),
 ]);
 
 export type OAuth2Credentials = z.infer<typeof OAuth2Credentials>;
+export type McpOAuth2Credentials = z.infer<typeof McpOAuth2Credentials>;
 export type OAuth1Credentials = z.infer<typeof OAuth1Credentials>;
 export type ApiKeyCredentials = z.infer<typeof ApiKeyCredentials>;
 export type BasicCredentials = z.infer<typeof BasicCredentials>;

@@ -15,6 +15,7 @@ import { withDirectRoutes, type Listener } from './hot-routes.js';
 import { refresherFor } from '../connections/shared-refresher.js';
 import { connectRoutes } from './connect/routes/index.js';
 import { connectApiRateLimit, RateLimits } from './rate-limits.js';
+import { ClientRegistrations } from '../k8s/client-registrations.js';
 import { FlowRecords } from '../k8s/flow-records.js';
 import { dashboardRoutes } from './dashboard/routes/index.js';
 import { LastFetchedRecorder } from '../connections/last-fetched.js';
@@ -119,7 +120,7 @@ export function createApp(ctx: AppContext, opts: AppOptions = {}): Express {
 
   // Public pages (no secret key): Connect UI, its session-token API, the OAuth callback.
   app.use('/connect/api', connectApiRateLimit(ctx, new RateLimits(ctx.config, () => ctx.clock.now())));
-  const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc) });
+  const connect = connectRoutes({ ...ctx, flows: new FlowRecords(ctx.kc), registrations: new ClientRegistrations(ctx.kc) });
   app.use(onlyUnder(['/connect', '/oauth'], connect));
   app.use(onlyUnder(['/connect', '/oauth'], methodNotAllowed(routeMethodsOf(connect))));
 

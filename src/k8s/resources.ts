@@ -158,6 +158,8 @@ export interface ProviderSpec {
   /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */
   appInstallation?: AppInstallationSpec;
   pluginInstall?: PluginInstallSpec;
+  /** MCP_OAUTH2: the remote MCP server; everything else is discovered from it (src/modes/mcp-oauth/, docs/mcp.md). */
+  mcp?: { serverUrl: string; scopes?: string[]; docs?: string[] };
   /** OAUTH2: how the token endpoint answers where it departs from RFC 6749 (src/auth/provider-answers.ts). */
   tokenResponse?: TokenResponseSpec;
   /** OAUTH2: requests run after the token whose answers fill connection configuration (src/auth/post-connection.ts). */

@@ -14,6 +14,7 @@ import type { FlowState } from '../auth/flow-state.js';
 import type { RefreshStrategy } from '../auth/refresh/strategies.js';
 import type { AuthMode } from '../domain/auth-modes.js';
 import type { LatchkeyError } from '../domain/errors.js';
+import type { ClientRegistrationStore } from '../k8s/client-registrations.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
 import type { IntegrationResource, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { CatalogStore, ConnectionStore, StoredCredentials } from '../k8s/store.js';
@@ -100,6 +101,10 @@ export interface RedirectDeps extends ModeDeps {
   flows: FlowRecords;
   /** The connection a reconnect keeps (its configuration, its installation). */
   connections: ConnectionStore;
+  /** Clients registered at authorization servers for an Integration (MCP_OAUTH2's RFC 7591 registrations). */
+  registrations?: ClientRegistrationStore;
+  /** Latchkey's public base URL (where it serves what an authorization server fetches: a Client ID Metadata Document). */
+  config?: { publicBaseUrl: string };
 }
 
 /** The start of a redirect flow; the Connect flow has checked the session, the reconnect and the quota. */
@@ -237,7 +242,7 @@ export interface IntegrationNeeds {
 }
 
 /** The Provider fields that hold a mode's own options (the CRD's names; `modeOptions` is the generic one, JWT's). */
-export type ModeOptionsField = 'modeOptions' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall';
+export type ModeOptionsField = 'modeOptions' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall' | 'mcp';
 
 /**
  * A mode's options: one block of the Provider, in `field`, checked by the mode's schema (a failure is a

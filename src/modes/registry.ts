@@ -17,6 +17,7 @@ import { bill } from './bill/mode.js';
 import { custom } from './custom/mode.js';
 import { installPlugin } from './install-plugin/mode.js';
 import { jwt } from './jwt/mode.js';
+import { mcpOAuth2 } from './mcp-oauth/mode.js';
 import { none } from './none/mode.js';
 import { oauth1 } from './oauth1/mode.js';
 import { oauth2 } from './oauth2/mode.js';
@@ -45,6 +46,7 @@ export const AUTH_MODE_MODULES: Readonly<Record<AuthMode, AuthModeModule>> = {
   TBA: tba,
   SIGNATURE: signature,
   CUSTOM: custom,
+  MCP_OAUTH2: mcpOAuth2,
 };
 
 /** The module of a Provider's auth mode (the CRD's enum admits only these). */

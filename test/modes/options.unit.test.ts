@@ -24,9 +24,9 @@ describe('mode options', () => {
       const options = AUTH_MODE_MODULES[spec.authMode].options;
       return options && spec[options.field] !== undefined;
     });
-    // JWT's modeOptions, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP and CUSTOM ship a block.
+    // JWT's modeOptions, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
     expect(new Set(checked.map(({ spec }) => spec.authMode))).toEqual(
-      new Set(['JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM']),
+      new Set(['JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
     );
     for (const { spec } of catalog) expect(providerModeProblems(spec)).toEqual(AUTH_MODE_MODULES[spec.authMode].providerProblems(spec));
   });
@@ -58,11 +58,22 @@ describe('mode options', () => {
 
   it('gives the REST schema one block per options field, APP and CUSTOM sharing theirs', () => {
     const withOptions = AUTH_MODES.filter((m) => AUTH_MODE_MODULES[m].options);
-    expect(withOptions.sort()).toEqual(['APP', 'APP_STORE', 'CUSTOM', 'INSTALL_PLUGIN', 'JWT', 'SIGNATURE', 'TBA', 'TWO_STEP']);
+    expect(withOptions.sort()).toEqual([
+      'APP',
+      'APP_STORE',
+      'CUSTOM',
+      'INSTALL_PLUGIN',
+      'JWT',
+      'MCP_OAUTH2',
+      'SIGNATURE',
+      'TBA',
+      'TWO_STEP',
+    ]);
     expect(AUTH_MODE_MODULES.APP.options).toBe(AUTH_MODE_MODULES.CUSTOM.options);
     expect(Object.keys(modeOptionsViewSchemas()).sort()).toEqual([
       'app_installation',
       'app_store',
+      'mcp',
       'mode_options',
       'plugin_install',
       'signature',

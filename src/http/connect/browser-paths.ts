@@ -22,6 +22,8 @@ export const BROWSER_PATHS: readonly BrowserPath[] = [
   { path: '/connect/api', pathType: 'Prefix' },
   // Shipped providers' logos (src/catalog/provider-logos.ts).
   { path: '/connect/logos', pathType: 'Prefix' },
+  // MCP_OAUTH2 Integrations' Client ID Metadata Documents: authorization servers fetch them (src/connect/client-metadata.ts).
+  { path: '/connect/clients', pathType: 'Prefix' },
   { path: '/oauth/callback', pathType: 'Exact' },
   // Providers' webhooks, one URL per Integration (src/http/provider-webhook-routes.ts); not a browser's, but public too.
   { path: '/webhooks', pathType: 'Prefix' },

@@ -15,6 +15,7 @@ import { oauthStartRoute } from './connect/api/oauth/start.js';
 import { oauthBindRoute } from './connect/api/oauth/bind.js';
 import { oauthChooseRoute } from './connect/api/oauth/choose.js';
 import { formsRoute } from './connect/api/forms.js';
+import { clientDocumentRoute } from './connect/clients/document.js';
 import { callbackForm, getCallbackRoute, postCallbackRoute } from './oauth/callback.js';
 
 export function connectRoutes(deps: ConnectDeps): Router {
@@ -32,6 +33,7 @@ export function connectRoutes(deps: ConnectDeps): Router {
   router.post('/connect/api/oauth/bind', http.json, oauthBindRoute(http));
   router.post('/connect/api/oauth/choose', http.json, oauthChooseRoute(http));
   router.post('/connect/api/forms', http.json, formsRoute(http));
+  router.get('/connect/clients/:namespace/:integration', clientDocumentRoute(http));
   router.post('/oauth/callback', callbackForm, postCallbackRoute(http));
   router.get('/oauth/callback', getCallbackRoute(http));
   return router;
