@@ -1132,6 +1132,12 @@ export const PROVIDER_LOGOS: Readonly<Record<string, ProviderLogoData>> = {
     hex: '007DC1',
     path: 'M12 0C5.389 0 0 5.35 0 12s5.35 12 12 12 12-5.35 12-12S18.611 0 12 0zm0 18c-3.325 0-6-2.675-6-6s2.675-6 6-6 6 2.675 6 6-2.675 6-6 6z',
   },
+  'okta-cc': {
+    slug: 'okta',
+    title: 'Okta',
+    hex: '007DC1',
+    path: 'M12 0C5.389 0 0 5.35 0 12s5.35 12 12 12 12-5.35 12-12S18.611 0 12 0zm0 18c-3.325 0-6-2.675-6-6s2.675-6 6-6 6 2.675 6 6-2.675 6-6 6z',
+  },
   openrouter: {
     slug: 'openrouter',
     title: 'OpenRouter',

@@ -18,7 +18,16 @@
  * - Drive: https://developers.google.com/workspace/drive/api/reference/rest/v3/files/list
  *   (`GET https://www.googleapis.com/drive/v3/files`)
  */
-import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderCase, type ProviderSimulator, type SimRequest } from './framework.js';
+import {
+  apiRoute,
+  json,
+  oauth2Provider,
+  opaque,
+  refreshField,
+  type ProviderCase,
+  type ProviderSimulator,
+  type SimRequest,
+} from './framework.js';
 
 const googleJson = (status: number, body: unknown) => json(status, body, 'application/json; charset=utf-8');
 const UNAUTHENTICATED = googleJson(401, {
