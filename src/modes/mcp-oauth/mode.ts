@@ -13,7 +13,7 @@ import type { RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { McpOAuth2Credentials } from '../../domain/credentials.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import type { AuthModeModule } from '../auth-mode.js';
-import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
+import { grantImportFields, grantShownFields, rawAnswer } from '../shared/credential-schemas.js';
 import { compact, flatFields, isoOrUndefined, isoTimestamp } from '../shared/flat-fields.js';
 import { bearerInjection } from '../shared/injection.js';
 import { mcpOptions } from './options.js';
@@ -74,15 +74,11 @@ export const mcpOAuth2: AuthModeModule = {
     // Tokens for a remote MCP server obtained elsewhere (not renewed: the authorization server was not discovered here).
     import: z.strictObject({
       type: z.literal('MCP_OAUTH2'),
-      access_token: z.string().min(1),
-      refresh_token: z.string().min(1).optional(),
-      expires_at: expiresAtInput.optional(),
+      ...grantImportFields,
     }),
     shown: z.object({
       type: z.literal('MCP_OAUTH2'),
-      access_token: z.string(),
-      refresh_token: z.string().optional(),
-      expires_at: shownTimestamp.optional(),
+      ...grantShownFields,
       raw: rawAnswer.optional(),
       mcp: z
         .object({

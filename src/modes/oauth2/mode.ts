@@ -13,7 +13,7 @@ import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp, TOKE
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
-import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
+import { grantImportFields, grantShownFields, rawAnswer } from '../shared/credential-schemas.js';
 
 /** The refresh token grant; a response without a new refresh token keeps the old one. */
 const refresh: RefreshStrategy = {
@@ -40,16 +40,12 @@ export const oauth2: AuthModeModule = {
   credentialSchemas: {
     import: z.strictObject({
       type: z.literal('OAUTH2'),
-      access_token: z.string().min(1),
-      refresh_token: z.string().min(1).optional(),
-      expires_at: expiresAtInput.optional(),
+      ...grantImportFields,
       config_override: z.strictObject({ client_id: z.string().optional(), client_secret: z.string().optional() }).optional(),
     }),
     shown: z.object({
       type: z.literal('OAUTH2'),
-      access_token: z.string(),
-      refresh_token: z.string().optional(),
-      expires_at: shownTimestamp.optional(),
+      ...grantShownFields,
       raw: rawAnswer,
     }),
   },
