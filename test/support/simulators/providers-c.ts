@@ -2,6 +2,7 @@
 import type { ProviderSimulator } from './framework.js';
 import { discord } from './discord.js';
 import { gitlab } from './gitlab.js';
+import { miro } from './miro.js';
 import { spotify } from './spotify.js';
 
-export const PROVIDERS_C: Array<() => ProviderSimulator> = [gitlab, discord, spotify];
+export const PROVIDERS_C: Array<() => ProviderSimulator> = [gitlab, discord, spotify, miro];
