@@ -5,5 +5,6 @@ import { discord } from './discord.js';
 import { gitlab } from './gitlab.js';
 import { miro } from './miro.js';
 import { spotify } from './spotify.js';
+import { webflow } from './webflow.js';
 
-export const PROVIDERS_C: Array<() => ProviderSimulator> = [gitlab, discord, spotify, miro, bitbucket];
+export const PROVIDERS_C: Array<() => ProviderSimulator> = [gitlab, discord, spotify, miro, bitbucket, webflow];
