@@ -1,0 +1,68 @@
+/**
+ * Discord, as its docs describe it:
+ * - https://discord.com/developers/docs/topics/oauth2 (authorize at https://discord.com/oauth2/authorize with
+ *   `response_type=code`, `client_id`, `scope` (space separated), `state`, `redirect_uri`, `prompt`; the redirect
+ *   back: `code` and `state`; the token URL https://discord.com/api/oauth2/token takes only
+ *   `application/x-www-form-urlencoded`, with "either HTTP Basic authentication or `client_id` and `client_secret`
+ *   supplied in the form data body"; the access token response: `access_token`, `token_type: "Bearer"`,
+ *   `expires_in: 604800`, `refresh_token`, `scope`; a refresh answers with the same response, a new refresh token
+ *   included)
+ * - https://discord.com/developers/docs/resources/user#get-current-user (GET /users/@me on https://discord.com/api:
+ *   the user object, `id`, `username`, `discriminator`, `avatar`, ...; `email` with the `email` scope)
+ * - https://discord.com/developers/docs/topics/opcodes-and-status-codes (401 UNAUTHORIZED: "The Authorization header
+ *   was missing or invalid"; error bodies `{"code", "message"}`, code 0 the general error)
+ * Latchkey's proxy takes no literal "@" in a path (src/proxy/target-url.ts) and forwards "%40" as sent; the docs
+ * write `@me` and do not say how `%40me` is read: the simulator reads it as `@me`, as an HTTP server that
+ * percent-decodes its path does.
+ * Silent: whether the old refresh token still works after a refresh (the simulator retires it), the redirect of a
+ * refused consent (RFC 6749's `error=access_denied`) and the token endpoint's error bodies (RFC 6749 §5.2's `error`).
+ */
+import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+
+const USER = {
+  id: '80351110224678912',
+  username: 'Nelly',
+  discriminator: '1337',
+  avatar: '8342729096ea3675442027381ff50dfe',
+  verified: true,
+  email: 'nelly@discord.com',
+};
+
+export function discord(): ProviderSimulator {
+  const client = { clientId: '157730590492196864', clientSecret: opaque('', 16) };
+
+  return oauth2Provider({
+    manifest: 'discord',
+    docs: ['https://discord.com/developers/docs/topics/oauth2', 'https://discord.com/developers/docs/resources/user#get-current-user'],
+    client,
+    authorize: { url: 'https://discord.com/oauth2/authorize', provider: 'Discord' },
+    token: {
+      url: 'https://discord.com/api/oauth2/token',
+      auth: 'either',
+      refresh: { rotate: true },
+      answer: (t, grant) =>
+        json(200, {
+          access_token: t.accessToken,
+          token_type: 'Bearer',
+          expires_in: 604800,
+          refresh_token: t.refreshToken,
+          scope: grant.scope,
+        }),
+      error: oauthError({ status: { invalid_client: 401 }, descriptions: {} }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'discord.com', path: /^\/api\/v10\/users\/(@|%40)me$/ },
+        json(401, { message: '401: Unauthorized', code: 0 }),
+        () => json(200, USER),
+      ),
+    ],
+    e2e: {
+      expectConfig: {},
+      api: { method: 'GET', path: '/api/v10/users/%40me', answer: { id: USER.id, username: 'Nelly' } },
+      refreshes: true,
+      failure: 'denied',
+    },
+  });
+}
