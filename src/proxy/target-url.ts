@@ -14,7 +14,7 @@ const DECODE_ROUNDS = 4;
  * Validates the caller's raw path (as it arrived, still percent-encoded, starting with "/") and
  * returns it unchanged. Refused: "." and ".." segments (also percent-encoded, repeatedly, and with ";"
  * path parameters: "..;", "%2e%2e%3b", ".;x"), "\",
- * empty segments ("//"), control characters (CR, LF, NUL...), a literal "@", and scheme-like first
+ * empty segments ("//"), control characters (CR, LF, NUL...), a literal "@" in the first segment, and scheme-like first
  * segments ("http:", "https:", "javascript:") that make the path look like an absolute URL.
  */
 export function checkProxyPath(rawPath: string): string {
@@ -37,6 +37,12 @@ export function checkProxyPath(rawPath: string): string {
   return rawPath;
 }
 
+/** "/a/b" → "a". */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return end === -1 ? path.slice(1) : path.slice(1, end);
+}
+
 /** A "." or ".." segment, with or without ";" path parameters ("..;", ".;x"). */
 const DOT_SEGMENT = /(^|\/)\.{1,2}(;[^/]*)?(\/|$)/;
 
@@ -45,8 +51,10 @@ function inspect(path: string, round: number): void {
 
   if (/[\x00-\x1f\x7f]/.test(path)) throw rejectPath(`The proxied path contains control characters${how}`);
   if (path.includes('\\')) throw rejectPath(`The proxied path contains a backslash${how}`);
-  // A literal "@" could be read as user info by a sloppy URL join; "%40" stays data and is allowed.
-  if (round === 0 && path.includes('@')) throw rejectPath('The proxied path contains "@"; send it percent-encoded as %40');
+  // A literal "@" in the first segment could be read as user info by a sloppy URL join; past it, behind a
+  // "/", it cannot, and providers document such paths (Discord's `/users/@me`). "%40" stays data.
+  if (round === 0 && firstSegment(path).includes('@'))
+    throw rejectPath('The proxied path\'s first segment contains "@"; send it percent-encoded as %40');
   // Tomcat, Jetty and Spring drop ";" path parameters before resolving dot segments: "..;x" is "..".
   if (DOT_SEGMENT.test(path)) throw rejectPath(`The proxied path contains a "." or ".." segment (with or without ";" parameters)${how}`);
   if (path.includes('//')) throw rejectPath(`The proxied path contains an empty segment ("//")${how}`);

@@ -83,8 +83,16 @@ it('refreshes once per request, and not again for the same request repeated or r
   expect(store().connections.getConnectionByName(bed.namespace, name)!.credentials.access_token).not.toBe(tokenBefore);
   // The refresher writes the status just after the credentials (the record may be written first).
   expect(Date.parse(await lastRefreshOf(name))).toBeGreaterThanOrEqual(Date.parse(requestedAt));
-  const events = await eventsOf(kc, bed.namespace, name);
-  expect(events.filter((e) => e.reason === 'RefreshRequested')).toHaveLength(1);
+  // The Event is recorded after the answer, without being awaited by it.
+  const events = await eventually(
+    async () => {
+      const found = (await eventsOf(kc, bed.namespace, name)).filter((e) => e.reason === 'RefreshRequested');
+      return found.length > 0 ? found : undefined;
+    },
+    20_000,
+    100,
+  );
+  expect(events).toHaveLength(1);
 
   // The same request again (a re-applied manifest, a retried patch), and reconciles after it: nothing.
   await annotate(name, { [ANNOTATIONS.refreshRequestedAt]: requestedAt, 'example.com/touch': 'again' });
@@ -128,7 +136,12 @@ it('says why when it cannot refresh: credentials without renewal, a value that i
   const at = new Date().toISOString();
   await annotate(plain, { [ANNOTATIONS.refreshRequestedAt]: at });
   expect(await answerTo(plain, at)).toMatchObject({ outcome: 'NotRenewable', message: expect.stringMatching(/cannot be renewed/) });
-  expect((await eventsOf(kc, bed.namespace, plain)).map((e) => e.reason)).toContain('RefreshRequestNotRenewable');
+  // The Event is recorded after the answer, without being awaited by it.
+  await eventually(
+    async () => ((await eventsOf(kc, bed.namespace, plain)).some((e) => e.reason === 'RefreshRequestNotRenewable') ? true : undefined),
+    20_000,
+    100,
+  );
 
   await annotate(plain, { [ANNOTATIONS.refreshRequestedAt]: 'next tuesday' });
   expect(await answerTo(plain, 'next tuesday')).toMatchObject({ outcome: 'Invalid' });

@@ -43,4 +43,14 @@ describe('checkProxyPath', () => {
     expect(checkProxyPath(path)).toBe(path);
     expect(targetUrl('https://api.example.test/base', path, '').pathname).toBe(`/base${path}`);
   });
+
+  it.each(['/@evil.test/x', '/user@evil.test/x', '/a@b'])('refuses %s (an "@" in the first segment reads as user info)', (path) => {
+    expect(() => checkProxyPath(path)).toThrow(LatchkeyError);
+  });
+
+  it.each(['/api/v10/users/@me', '/users/a@b.com/files'])('keeps %s unchanged (an "@" past the first segment, behind a "/")', (path) => {
+    expect(checkProxyPath(path)).toBe(path);
+    const url = targetUrl('https://api.example.test/base', path, '');
+    expect([url.host, url.username, url.pathname]).toEqual(['api.example.test', '', `/base${path}`]);
+  });
 });
