@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import Provider, { errors as oidcErrors } from 'oidc-provider';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface TestClient {
   clientId: string;
@@ -36,6 +37,17 @@ export interface OidcServerOptions {
    * carry these scopes; a token request naming another resource is refused.
    */
   resourceIndicators?: { resources: string[]; scopes: string[] };
+  /**
+   * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): client IDs that are
+   * https URLs under `urlPrefix` are fetched (trusting `ca`, a test CA; loopback allowed for them alone).
+   */
+  clientIdMetadataDocuments?: { urlPrefix: string; ca: string };
+}
+
+export interface MetadataDocumentFetch {
+  url: string;
+  status: number;
+  body: unknown;
 }
 
 export interface TokenCall {
@@ -61,6 +73,8 @@ export interface OidcTestServer {
   provider: Provider;
   /** Every POST to the token endpoint, in order. */
   tokenCalls: TokenCall[];
+  /** Client ID Metadata Documents oidc-provider fetched, in order. */
+  metadataDocumentFetches: MetadataDocumentFetch[];
   refreshCalls(): number;
   /** Makes the next `n` token requests answer with this status (e.g. 503, or 429 with Retry-After). */
   failNext(n: number, status: number, headers?: Record<string, string>): void;
@@ -79,6 +93,21 @@ export interface OidcTestServer {
 
 export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTestServer> {
   const accessTokenTtl = opts.accessTokenTtl ?? 60;
+  const cimd = opts.clientIdMetadataDocuments;
+  const metadataDocumentFetches: MetadataDocumentFetch[] = [];
+  const cimdAgent = cimd ? new Agent({ connect: { ca: cimd.ca } }) : undefined;
+  async function fetchMetadataDocument(url: string, init?: RequestInit): Promise<Response> {
+    const res = await undiciFetch(url, { headers: init?.headers as Record<string, string>, redirect: 'manual', dispatcher: cimdAgent });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // kept as text
+    }
+    metadataDocumentFetches.push({ url, status: res.status, body });
+    return new Response(text, { status: res.status, headers: res.headers as unknown as Headers });
+  }
   const host = opts.host ?? '127.0.0.1';
   // https.Server answers requests as http.Server does; the wrapper needs only that.
   const server: Server = opts.tls ? (createTlsServer({ key: opts.tls.key, cert: opts.tls.cert }) as unknown as Server) : createServer();
@@ -104,6 +133,15 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       revocation: { enabled: true },
       ...(opts.dynamicRegistration ? { registration: { enabled: true } } : {}),
       ...(opts.resourceIndicators ? { resourceIndicators: resourceIndicators(opts.resourceIndicators) } : {}),
+      ...(cimd
+        ? {
+            clientIdMetadataDocument: {
+              enabled: true,
+              ack: 'draft-02',
+              allowFetch: async (_ctx: unknown, clientId: string) => clientId.startsWith(cimd.urlPrefix),
+            },
+          }
+        : {}),
     },
     pkce: { required: () => true },
     rotateRefreshToken: () => true,
@@ -118,11 +156,14 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       Grant: 24 * 3600,
       IdToken: 3600,
     },
-    // Its own test-jwks/ URL is on loopback, which oidc-provider's SSRF guard refuses: that one URL goes without it.
-    fetch: (url, init) =>
-      typeof url === 'string' && url.startsWith(`${issuer}/test-jwks/`)
-        ? fetch(url, { ...init, dispatcher: undefined } as RequestInit)
-        : fetch(url, init),
+    // Its own test-jwks/ URL is on loopback, which oidc-provider's SSRF guard refuses: that one URL goes without it;
+    // so do the metadata documents under the allowed prefix (over TLS with the test CA).
+    fetch: (url, init) => {
+      if (typeof url === 'string' && url.startsWith(`${issuer}/test-jwks/`))
+        return fetch(url, { ...init, dispatcher: undefined } as RequestInit);
+      if (cimd && typeof url === 'string' && url.startsWith(cimd.urlPrefix)) return fetchMetadataDocument(url, init);
+      return fetch(url, init);
+    },
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, email: `${sub}@example.test` }) }),
     // Quiet: the provider's own error renderer, without its console noise.
     renderError: async (ctx, out) => {
@@ -200,6 +241,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
     revocationUrl: `${issuer}/token/revocation`,
     provider,
     tokenCalls,
+    metadataDocumentFetches,
     /** Token requests that were refresh_token grants (injected failures count too: they reached the endpoint). */
     refreshCalls: () => tokenCalls.filter((c) => c.grantType === 'refresh_token' || c.grantType === 'failed-before-parse').length,
     failNext(n, status, headers = {}) {
@@ -233,6 +275,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();
+        void cimdAgent?.close();
       }),
   };
 }

@@ -46,6 +46,8 @@ export interface McpServerBedOptions {
   path?: string;
   /** Answer tool calls as JSON instead of an SSE stream (default false: SSE, as the SDK answers by default). */
   jsonResponse?: boolean;
+  /** The authorization server accepts Client ID Metadata Documents under this https prefix (see startOidcServer). */
+  clientIdMetadataDocuments?: { urlPrefix: string; ca: string };
 }
 
 export async function startMcpServerBed(opts: McpServerBedOptions = {}): Promise<McpServerBed> {
@@ -59,6 +61,7 @@ export async function startMcpServerBed(opts: McpServerBedOptions = {}): Promise
     dynamicRegistration: true,
     resourceIndicators: { resources: [url], scopes: [...scopes, 'mcp:admin'] },
     ...(opts.accessTokenTtl ? { accessTokenTtl: opts.accessTokenTtl } : {}),
+    ...(opts.clientIdMetadataDocuments ? { clientIdMetadataDocuments: opts.clientIdMetadataDocuments } : {}),
   });
   let registered = 0;
   oidc.provider.on('registration_create.success', () => registered++);
