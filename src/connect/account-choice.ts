@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { browserBindingMatches, type FlowState } from '../auth/flow-state.js';
-import type { AccountOption } from '../auth/post-connection.js';
+import type { AccountChoiceNeeded, AccountOption } from '../auth/post-connection.js';
 import { seal, sealedNamespace, unseal } from '../auth/sealed-values.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { FlowRecords } from '../k8s/flow-records.js';
@@ -59,6 +59,15 @@ export interface OfferInput {
   name: string;
   secretKey: string;
   nowMs: number;
+}
+
+/** {@link offerAccountChoice} for the accounts, key and values a step's refusal to pick one names. */
+export function offerChoiceFrom(
+  flows: FlowRecords,
+  needed: AccountChoiceNeeded,
+  input: Omit<OfferInput, 'config' | 'key' | 'accounts'>,
+): Promise<AccountChoiceView> {
+  return offerAccountChoice(flows, { ...input, config: needed.config, key: needed.key, accounts: needed.accounts });
 }
 
 /**

@@ -30,7 +30,7 @@ import { claimSession, completeOnce, refuseUsedSession, releaseSession, type Ses
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { providerAnswer, providerText } from '../oplog/redact.js';
 import { environmentWithKey, type OpenSession } from './session.js';
-import { choiceNamespace, offerAccountChoice, takeAccountChoice, type ChoiceFlow, type PendingChoice } from './account-choice.js';
+import { choiceNamespace, offerChoiceFrom, takeAccountChoice, type ChoiceFlow, type PendingChoice } from './account-choice.js';
 import type { AccountChoiceView, ConnectResult, IntegrationView, SessionView } from './wire.js';
 
 export type { AccountChoiceView, ConnectResult, FormField, IntegrationView, SessionView } from './wire.js';
@@ -525,12 +525,9 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
       } catch (err) {
         if (!(err instanceof AccountChoiceNeeded)) throw err;
         // The end user chooses (POST /connect/api/oauth/choose); the session may complete it then, or another flow first.
-        outcome.choice = await offerAccountChoice(deps.flows, {
+        outcome.choice = await offerChoiceFrom(deps.flows, err, {
           flow: state,
           credentials,
-          config: err.config,
-          key: err.key,
-          accounts: err.accounts,
           name,
           secretKey: env.secretKey,
           nowMs: deps.clock.now(),
@@ -710,12 +707,9 @@ export async function completeAccountChoice(
     }).catch(async (err: unknown) => {
       // A later `several: choose` step: one more choice, from the same tokens.
       if (!(err instanceof AccountChoiceNeeded)) throw err;
-      outcome.choice = await offerAccountChoice(deps.flows, {
+      outcome.choice = await offerChoiceFrom(deps.flows, err, {
         flow,
         credentials: pending.credentials,
-        config: err.config,
-        key: err.key,
-        accounts: err.accounts,
         name,
         secretKey: env.secretKey,
         nowMs: deps.clock.now(),
