@@ -5,18 +5,22 @@
  * The catalog test (test/catalog/field-help.unit.test.ts) applies it; `field-help-pending.ts`
  * writes the list of manifests not done yet (config/providers/field-help-pending.txt).
  *
- * In a manifest, two comments are read:
+ * In a manifest, three comments are read:
  * - `# fieldHelp <field>: the docs show no example`: the provider's docs show no value's shape, so
  *   the field has no example (one is never invented).
  * - `# fieldHelp docs on <domain>: <reason>`: the provider's own docs live on another registrable
  *   domain than its `docs` page and API (a help centre on a hosted platform, a parent company's site).
+ * - `# fieldHelp <field>: the provider's docs are silent: <what was looked for and where>`: nothing on
+ *   the provider's own domain says where the value is found. The field then has no docsUrl and no
+ *   example (a page or a shape is never invented), and its description says what the value is from
+ *   what the manifest states (auth mode, header, host) and that the provider's docs do not say where to find it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadYaml } from '@kubernetes/client-node';
 import { configFields } from '../src/catalog/connection-config.js';
 import { credentialFields, flowSuppliedKeys } from '../src/connect/connect-modes.js';
-import type { ProviderResource } from '../src/k8s/resources.js';
+import type { FieldHelp, ProviderResource } from '../src/k8s/resources.js';
 import { REPO_ROOT } from './repo-root.js';
 
 export const PROVIDERS_DIR = join(REPO_ROOT, 'config/providers');
@@ -62,6 +66,10 @@ export const PLACEHOLDER_MARK = /X{4}|x{4}|…|\.\.\.|<[^<>]+>/;
 
 /** `# fieldHelp apiKey: the docs show no example`, or several fields at once: `# fieldHelp username, password: …`. */
 const NO_EXAMPLE = /^\s*#\s*fieldHelp\s+([A-Za-z0-9_.-]+(?:\s*,\s*[A-Za-z0-9_.-]+)*):\s*the docs show no example\s*$/gm;
+/** `# fieldHelp apiKey: the provider's docs are silent: <what was looked for and where>` (one or several fields). */
+const SILENT = /^\s*#\s*fieldHelp\s+([A-Za-z0-9_.-]+(?:\s*,\s*[A-Za-z0-9_.-]+)*):\s*the provider's docs are silent\b:?(.*)$/gm;
+/** What a silent field's description says, so the end user reads it too. */
+export const SILENT_WORDS = /\bdocs do not say\b/i;
 const DOCS_ON = /^\s*#\s*fieldHelp docs on\s+([a-z0-9.-]+\.[a-z]{2,}):\s*\S.*$/gm;
 
 /** What a manifest's help lacks (empty when every typed field has its help). */
@@ -73,13 +81,23 @@ export function fieldHelpProblems(provider: ProviderResource, text: string): str
   for (const m of text.matchAll(DOCS_ON)) own.add(m[1]!);
   // The same brand under another public suffix (datadoghq.eu, zoho.com.au) is the provider's too.
   const brands = new Set([...own].map((d) => d.split('.')[0]));
-  for (const field of typedFields(provider)) {
+  const silent = new Map<string, string>();
+  for (const m of text.matchAll(SILENT)) for (const f of m[1]!.split(',')) silent.set(f.trim(), m[2]!.trim());
+  const typed = typedFields(provider);
+  for (const name of silent.keys())
+    if (!typed.some((f) => f.name === name))
+      problems.push(`${name}: a comment says the docs are silent, but the end user does not type it`);
+  for (const field of typed) {
     const help = Object.hasOwn(s.fieldHelp ?? {}, field.name) ? s.fieldHelp![field.name] : undefined;
     if (!help) {
       problems.push(`${field.name}: no fieldHelp`);
       continue;
     }
     if (!help.description?.trim()) problems.push(`${field.name}: no description`);
+    if (silent.has(field.name)) {
+      problems.push(...silentProblems(field.name, help, silent.get(field.name)!, noExample.has(field.name)));
+      continue;
+    }
     const host = /^https:\/\/([^/?#:]+)/.exec(help.docsUrl ?? '')?.[1];
     if (!host) problems.push(`${field.name}: no https docsUrl`);
     else {
@@ -98,6 +116,18 @@ export function fieldHelpProblems(provider: ProviderResource, text: string): str
       problems.push(`${field.name}: the example of a secret must look like a placeholder (XXXX, … or <name>): "${help.example}"`);
     }
   }
+  return problems;
+}
+
+/** A field whose docs are silent: a reason, a description that says so, and neither a page nor a shape. */
+function silentProblems(name: string, help: FieldHelp, reason: string, noExampleComment: boolean): string[] {
+  const problems: string[] = [];
+  if (!reason) problems.push(`${name}: the comment that the docs are silent names no reason (what was looked for, and where)`);
+  if (help.docsUrl !== undefined) problems.push(`${name}: has a docsUrl, and a comment saying the docs are silent`);
+  if (help.example !== undefined) problems.push(`${name}: has an example, and a comment saying the docs are silent`);
+  if (noExampleComment) problems.push(`${name}: says both that the docs show no example and that they are silent`);
+  if (help.description?.trim() && !SILENT_WORDS.test(help.description))
+    problems.push(`${name}: the docs are silent, and the description does not say so ("… docs do not say …")`);
   return problems;
 }
 

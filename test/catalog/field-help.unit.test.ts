@@ -110,4 +110,57 @@ describe('help on every typed field (config/providers)', () => {
     // A reason is required.
     expect(fieldHelpProblems(apiKeyProvider({ apiKey: elsewhere }), '  # fieldHelp docs on zendesk.com:\n')).toHaveLength(1);
   });
+
+  it("accepts a field whose provider's docs are silent, only with a reason, a description saying so, and no page or example", () => {
+    const said = { description: "The API key Check's API takes as a Bearer token; Check's docs do not say where to find it." };
+    const comment = "  # fieldHelp apiKey: the provider's docs are silent: searched docs.check.example for API keys\n";
+    expect(fieldHelpProblems(apiKeyProvider({ apiKey: said }), comment)).toEqual([]);
+    // Several fields in one comment.
+    expect(
+      fieldHelpProblems(
+        apiKeyProvider(
+          { apiKey: said, subdomain: { description: "Your Check subdomain; Check's docs do not say where it is shown." } },
+          {
+            connectionConfiguration: ['subdomain'],
+          },
+        ),
+        "  # fieldHelp apiKey, subdomain: the provider's docs are silent: nothing on check.example\n",
+      ),
+    ).toEqual([]);
+    const problem = (fieldHelp: Record<string, unknown> | undefined, text = comment) => fieldHelpProblems(apiKeyProvider(fieldHelp), text);
+    // Still an entry with a description.
+    expect(problem(undefined)).toEqual(['apiKey: no fieldHelp']);
+    expect(problem({ apiKey: {} })).toEqual(['apiKey: no description']);
+    // A reason is required.
+    for (const empty of [
+      "  # fieldHelp apiKey: the provider's docs are silent:\n",
+      "  # fieldHelp apiKey: the provider's docs are silent\n",
+    ])
+      expect(problem({ apiKey: said }, empty)).toEqual([
+        'apiKey: the comment that the docs are silent names no reason (what was looked for, and where)',
+      ]);
+    // A page or an example contradicts the comment; nothing is invented.
+    expect(problem({ apiKey: { ...said, docsUrl: help.docsUrl } })).toEqual([
+      'apiKey: has a docsUrl, and a comment saying the docs are silent',
+    ]);
+    expect(problem({ apiKey: { ...said, example: help.example } })).toEqual([
+      'apiKey: has an example, and a comment saying the docs are silent',
+    ]);
+    expect(problem({ apiKey: said }, comment + '  # fieldHelp apiKey: the docs show no example\n')).toEqual([
+      'apiKey: says both that the docs show no example and that they are silent',
+    ]);
+    // The end user reads that the docs are silent.
+    expect(problem({ apiKey: { description: 'The API key.' } })).toEqual([
+      'apiKey: the docs are silent, and the description does not say so ("… docs do not say …")',
+    ]);
+    // A comment about a field the end user does not type is stale.
+    expect(problem({ apiKey: help }, "  # fieldHelp region: the provider's docs are silent: nothing on check.example\n")).toEqual([
+      'region: a comment says the docs are silent, but the end user does not type it',
+    ]);
+    // Without the comment, the help is held to the full rule.
+    expect(problem({ apiKey: said }, '')).toEqual([
+      'apiKey: no https docsUrl',
+      'apiKey: no example (or "# fieldHelp apiKey: the docs show no example")',
+    ]);
+  });
 });
