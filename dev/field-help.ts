@@ -2,8 +2,7 @@
  * The rule for help on every field an end user types (a credential field, or a connection
  * configuration key the flow does not fill): each has a `fieldHelp` entry with a description, an
  * https `docsUrl` on the provider's own domain and an example, or says in the manifest why not.
- * The catalog test (test/catalog/field-help.unit.test.ts) applies it; `field-help-pending.ts`
- * writes the list of manifests not done yet (config/providers/field-help-pending.txt).
+ * The catalog test (test/catalog/field-help.unit.test.ts) applies it to every shipped manifest.
  *
  * In a manifest, three comments are read:
  * - `# fieldHelp <field>: the docs show no example`: the provider's docs show no value's shape, so
@@ -24,7 +23,6 @@ import type { FieldHelp, ProviderResource } from '../src/k8s/resources.js';
 import { REPO_ROOT } from './repo-root.js';
 
 export const PROVIDERS_DIR = join(REPO_ROOT, 'config/providers');
-export const PENDING_FILE = join(PROVIDERS_DIR, 'field-help-pending.txt');
 
 /** Public suffixes of two labels that appear in the catalog's hosts (the registrable domain is one label more). */
 export const TWO_LABEL_SUFFIXES = new Set(['co.uk', 'com.au', 'co.jp', 'com.br', 'co.nz', 'co.in', 'com.cn']);
@@ -145,23 +143,4 @@ export function readManifests(dir = PROVIDERS_DIR): CatalogManifest[] {
       const text = readFileSync(join(dir, file), 'utf8');
       return { file, text, provider: loadYaml<ProviderResource>(text) };
     });
-}
-
-/** The pending list's names (one manifest name a line; blank lines and `#` comments ignored). */
-export function parsePending(text: string): string[] {
-  return text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'));
-}
-
-/** The pending list as it should be: every manifest whose help is not complete, by name. */
-export function pendingList(manifests: CatalogManifest[]): string {
-  const names = manifests.filter((m) => fieldHelpProblems(m.provider, m.text).length).map((m) => m.provider.metadata.name);
-  return (
-    '# Manifests whose typed fields do not all have fieldHelp yet (dev/field-help.ts says what is needed).\n' +
-    '# The catalog test skips these and fails on one that is complete: the list only shrinks.\n' +
-    '# Rewrite it with: npm run build && node dist/dev/field-help-pending.js\n' +
-    names.map((n) => `${n}\n`).join('')
-  );
 }
