@@ -5,7 +5,8 @@
  * back. Works on node:http messages; the HTTP framework only authenticates and routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { resolveClient } from '../auth/oauth2-client.js';
+import { integrationCertificate, resolveClient } from '../auth/oauth2-client.js';
+import { requiredCertificate } from '../auth/token-request.js';
 import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
@@ -168,6 +169,10 @@ export class CredentialProxy {
       );
     setProvider(provider.metadata.name);
     const baseUrl = this.baseUrls.of(provider, connection.resource.spec);
+    // Providers that require the Integration's TLS client certificate on API calls (mutual TLS) get it on every attempt.
+    const clientCertificate = provider.spec.clientCertificate?.apiCalls
+      ? requiredCertificate(true, integrationCertificate(catalog, call.namespace, integration, this.deps.clock.now()))
+      : undefined;
 
     const modeProxy = moduleOfCredentials(connection.credentials)?.proxy;
     const refreshable = modeProxy?.refreshesOnUse === true && this.deps.refresher !== undefined;
@@ -234,7 +239,7 @@ export class CredentialProxy {
       if (authorization !== undefined) headers.authorization = authorization;
       const own = mode?.ownHeader?.(provider.spec, credentials);
       if (own) headers[own[0]] = own[1];
-      return { method, url: target, headers, body };
+      return { method, url: target, headers, body, ...(clientCertificate ? { clientCertificate } : {}) };
     };
 
     const send = (credentials: StoredCredentials) =>

@@ -16,6 +16,7 @@ import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
 import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
+import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 
 /**
@@ -75,6 +76,38 @@ export class IntegrationReconciler {
   }
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
+    const verdict = await this.checkClient(integration);
+    if (verdict.status !== 'True') return verdict;
+    const provider = this.store.catalog.getProvider(integration.spec.provider);
+    return (provider && (await this.checkCertificate(integration, provider.spec))) ?? verdict;
+  }
+
+  /** The TLS client certificate a Provider requires (mutual TLS): named, in place, and a current certificate with its key. */
+  private async checkCertificate(integration: IntegrationResource, spec: ProviderSpec): Promise<Verdict<IntegrationReason> | undefined> {
+    if (!tokenRequestsPresentCertificate(spec)) return undefined;
+    const namespace = integration.metadata.namespace!;
+    const name = integration.spec.clientCertificateRef?.name;
+    const wanted = 'tls.crt and tls.key (a kubernetes.io/tls Secret, as cert-manager writes one)';
+    if (!name) {
+      return {
+        status: 'False',
+        reason: IntegrationReason.ClientCertificateRefMissing,
+        message: `Provider "${integration.spec.provider}" requires a TLS client certificate: set spec.clientCertificateRef to a Secret with ${wanted}.`,
+      };
+    }
+    const check = this.store.catalog.readClientCertificate(namespace, name, this.clock.now());
+    if (!check) return missingSecretVerdict(this.store, namespace, name, 'spec.clientCertificateRef', wanted);
+    if (!check.ok) {
+      return {
+        status: 'False',
+        reason: check.reason === 'SecretKeyMissing' ? IntegrationReason.SecretKeyMissing : IntegrationReason.InvalidClientCertificate,
+        message: `Secret "${name}" (spec.clientCertificateRef): ${check.message}.`,
+      };
+    }
+    return undefined;
+  }
+
+  private async checkClient(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const namespace = integration.metadata.namespace!;
     const { provider: providerName, clientSecretRef } = integration.spec;
     const provider = this.store.catalog.getProvider(providerName);
