@@ -22,12 +22,19 @@ import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
  * no client credentials). A Provider authenticating with private_key_jwt needs the signing key instead of
- * the client secret, and no client ID where the end user gives their own (OAUTH2_CC's form).
+ * the client secret, and no client ID where the end user gives their own (OAUTH2_CC's form); one with
+ * tls_client_auth needs no client secret at all.
  */
 function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | undefined {
   const module = findAuthModeModule(spec.authMode);
   const needed = module?.integration.secret;
-  if (!needed || spec.tokenRequestAuthMethod !== 'private_key_jwt' || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
+  if (!needed || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
+  if (spec.tokenRequestAuthMethod === 'tls_client_auth') {
+    // RFC 8705: the certificate (clientCertificateRef, checked apart) proves the client; no secret is sent.
+    const keys = needed.keys.filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect));
+    return keys.length ? { keys, why: 'the OAuth client ID (its TLS client certificate proves it)' } : undefined;
+  }
+  if (spec.tokenRequestAuthMethod !== 'private_key_jwt') return needed;
   const keys: NeededKey[] = needed.keys
     .filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect))
     .concat({ key: 'privateKey', pem: true });
