@@ -4,7 +4,7 @@
  * proxy make of it (a clear 409 when it is missing or unusable), and that no refusal carries the key's text.
  */
 import { checkClientCertificate, parseClientCertificate, validAt } from '../../src/domain/client-certificate.js';
-import { LatchkeyError } from '../../src/domain/errors.js';
+import type { LatchkeyError } from '../../src/domain/errors.js';
 import { clientAuthentication, requiredCertificate, tokenRequestsPresentCertificate } from '../../src/auth/token-request.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { makeClientCertificate } from '../support/test-ca.js';
