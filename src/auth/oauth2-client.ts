@@ -54,7 +54,10 @@ export function integrationKeys(
   return { ...(privateKey ? { privateKey } : {}), ...(keyId ? { keyId } : {}), ...(certificate ? { certificate } : {}) };
 }
 
-/** The certificate `clientCertificateRef` names, checked now; undefined when it names none. */
+/**
+ * The certificate `clientCertificateRef` names, checked now; undefined when it names none. The wall clock by
+ * default: the TLS handshake judges the certificate's validity by it too.
+ */
 export function integrationCertificate(
   catalog: CatalogStore,
   namespace: string,
