@@ -40,7 +40,7 @@ export function clientAuthentication(spec: ProviderSpec, client: TokenRequestCli
     case 'private_key_jwt':
       return { method: 'private_key_jwt', auth: privateKeyJwt(client, tokenUrl) };
     case 'tls_client_auth':
-      // RFC 8705 §2.1: client_id in the body; the certificate (presentedCertificate) authenticates.
+      // RFC 8705 §2.1: client_id in the body; the certificate (requiredCertificate) authenticates.
       return { method: 'tls_client_auth', auth: oidc.TlsClientAuth() };
     default:
       return client.clientSecret
