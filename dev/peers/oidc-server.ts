@@ -5,9 +5,10 @@
  * for browser tests. The wrapper counts token-endpoint calls and can make the endpoint fail. The
  * end-to-end suite runs it over HTTPS (a CA of the test's) on the local node's address, for pods.
  */
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import Provider, { errors as oidcErrors } from 'oidc-provider';
 import { Agent, fetch as undiciFetch } from 'undici';
 
@@ -16,7 +17,9 @@ export interface TestClient {
   clientSecret: string;
   redirectUris?: string[];
   /** How the client authenticates at the token endpoint. */
-  tokenEndpointAuthMethod?: 'client_secret_post' | 'client_secret_basic' | 'private_key_jwt';
+  tokenEndpointAuthMethod?: 'client_secret_post' | 'client_secret_basic' | 'private_key_jwt' | 'tls_client_auth';
+  /** tls_client_auth (RFC 8705 §2.1.2): the subject DN its certificate must carry (`CN=...`). */
+  tlsClientAuthSubjectDn?: string;
   /** private_key_jwt: the public keys (JWKs) its client assertions are checked with. */
   jwks?: { keys: Array<Record<string, unknown>> };
 }
@@ -30,6 +33,11 @@ export interface OidcServerOptions {
   host?: string;
   /** Serve HTTPS with this key and certificate (PEM) instead of HTTP. */
   tls?: { key: string; cert: string };
+  /**
+   * Mutual TLS (RFC 8705, with `tls`): the server asks every client for a certificate and trusts those `ca`
+   * signs; tls_client_auth clients are authenticated by it (the subject DN they registered).
+   */
+  mutualTls?: { ca: string };
   /** Open dynamic client registration (RFC 7591) at `/reg`, no initial access token. */
   dynamicRegistration?: boolean;
   /**
@@ -110,7 +118,10 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
   }
   const host = opts.host ?? '127.0.0.1';
   // https.Server answers requests as http.Server does; the wrapper needs only that.
-  const server: Server = opts.tls ? (createTlsServer({ key: opts.tls.key, cert: opts.tls.cert }) as unknown as Server) : createServer();
+  const mutual = opts.mutualTls ? { requestCert: true, rejectUnauthorized: false, ca: opts.mutualTls.ca } : {};
+  const server: Server = opts.tls
+    ? (createTlsServer({ key: opts.tls.key, cert: opts.tls.cert, ...mutual }) as unknown as Server)
+    : createServer();
   await new Promise<void>((r) => server.listen(0, host, r));
   const { port } = server.address() as { port: number };
   const issuer = `${opts.tls ? 'https' : 'http'}://${host}:${port}`;
@@ -125,6 +136,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_post',
       // Served by this wrapper and fetched by oidc-provider: inline JWKs must be plain objects of its own realm.
       ...(c.jwks ? { jwks_uri: `${issuer}/test-jwks/${encodeURIComponent(c.clientId)}` } : {}),
+      ...(c.tlsClientAuthSubjectDn ? { tls_client_auth_subject_dn: c.tlsClientAuthSubjectDn } : {}),
     })),
     scopes: ['openid', 'offline_access', 'profile', 'email', 'read', 'write', ...(opts.resourceIndicators?.scopes ?? [])],
     features: {
@@ -132,6 +144,7 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
       ...(opts.dynamicRegistration ? { registration: { enabled: true } } : {}),
+      ...(opts.mutualTls ? { mTLS: mutualTlsFeature() } : {}),
       ...(opts.resourceIndicators ? { resourceIndicators: resourceIndicators(opts.resourceIndicators) } : {}),
       ...(cimd
         ? {
@@ -143,6 +156,9 @@ export async function startOidcServer(opts: OidcServerOptions): Promise<OidcTest
           }
         : {}),
     },
+    ...(opts.mutualTls
+      ? { clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'] }
+      : {}),
     pkce: { required: () => true },
     rotateRefreshToken: () => true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -291,5 +307,21 @@ function resourceIndicators(ri: { resources: string[]; scopes: string[] }) {
       if (!ri.resources.includes(resource)) throw new oidcErrors.InvalidTarget();
       return { scope: ri.scopes.join(' '), audience: resource, accessTokenFormat: 'opaque' as const, accessTokenTTL: undefined };
     },
+  };
+}
+
+/** oidc-provider's mTLS feature over node's TLS socket: the peer's certificate, verified against the server's `ca`. */
+function mutualTlsFeature() {
+  const peer = (ctx: { socket: unknown }) => {
+    const cert = (ctx.socket as TLSSocket).getPeerCertificate();
+    return cert?.raw ? new X509Certificate(cert.raw) : undefined;
+  };
+  return {
+    enabled: true,
+    tlsClientAuth: true,
+    getCertificate: peer,
+    certificateAuthorized: (ctx: { socket: unknown }) => (ctx.socket as TLSSocket).authorized,
+    certificateSubjectMatches: (ctx: { socket: unknown }, property: string, expected: string) =>
+      property === 'tls_client_auth_subject_dn' && peer(ctx)?.subject === expected,
   };
 }

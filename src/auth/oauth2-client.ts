@@ -4,7 +4,15 @@ import { fillProviderUrl } from '../catalog/connection-config.js';
 import { INTEGRATION_SECRET_KEYS, type IntegrationResource, type ProviderResource, type TokenResponseSpec } from '../k8s/resources.js';
 import { PROVIDER_STATUS_HEADER } from '../oplog/redact.js';
 import { parseAnswerBody, readTokenAnswer } from './provider-answers.js';
-import { clientAuthentication, encodeTokenRequest, type TokenRequestClient } from './token-request.js';
+import { withClientCertificate } from '../egress/fetch.js';
+import {
+  clientAuthentication,
+  encodeTokenRequest,
+  requiredCertificate,
+  tokenRequestsPresentCertificate,
+  type TokenRequestClient,
+} from './token-request.js';
+import type { ClientCertificateCheck } from '../domain/client-certificate.js';
 import type { CatalogStore } from '../k8s/store.js';
 
 export type ClientCredentials = TokenRequestClient;
@@ -26,21 +34,45 @@ export function resolveClient(
   return {
     clientId,
     clientSecret: override?.client_secret ?? fromSecret(INTEGRATION_SECRET_KEYS.clientSecret),
-    ...integrationSigningKey(catalog, namespace, integration),
+    ...integrationKeys(catalog, namespace, integration),
   };
 }
 
-/** The private key (and its ID) an Integration's Secret holds for private_key_jwt client assertions, when it holds one. */
-export function integrationSigningKey(
+/**
+ * The Integration's own key material beside a client ID: the private key (and its ID) its Secret holds for
+ * private_key_jwt client assertions, and the TLS client certificate its `clientCertificateRef` names.
+ */
+export function integrationKeys(
   catalog: CatalogStore,
   namespace: string,
   integration: IntegrationResource,
-): Pick<ClientCredentials, 'privateKey' | 'keyId'> {
+): Pick<ClientCredentials, 'privateKey' | 'keyId' | 'certificate'> {
+  const certificate = integrationCertificate(catalog, namespace, integration);
   const ref = integration.spec.clientSecretRef?.name;
-  if (!ref) return {};
-  const privateKey = catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.privateKey);
-  const keyId = catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.keyId);
-  return { ...(privateKey ? { privateKey } : {}), ...(keyId ? { keyId } : {}) };
+  const privateKey = ref ? catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.privateKey) : undefined;
+  const keyId = ref ? catalog.readSecretValue(namespace, ref, INTEGRATION_SECRET_KEYS.keyId) : undefined;
+  return { ...(privateKey ? { privateKey } : {}), ...(keyId ? { keyId } : {}), ...(certificate ? { certificate } : {}) };
+}
+
+/**
+ * The certificate `clientCertificateRef` names, checked now; undefined when it names none. The wall clock by
+ * default: the TLS handshake judges the certificate's validity by it too.
+ */
+export function integrationCertificate(
+  catalog: CatalogStore,
+  namespace: string,
+  integration: IntegrationResource,
+  nowMs = Date.now(),
+): ClientCertificateCheck | undefined {
+  const name = integration.spec.clientCertificateRef?.name;
+  if (!name) return undefined;
+  return (
+    catalog.readClientCertificate(namespace, name, nowMs) ?? {
+      ok: false,
+      reason: 'SecretNotFound',
+      message: `Secret "${name}" is not there, or lacks the label latchkey.dev/watch=true`,
+    }
+  );
 }
 
 export interface OAuth2ConfigurationInput {
@@ -85,6 +117,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if (!issuerUrl) throw new Error(`provider ${input.provider.metadata.name} has no authorization URL`);
   const { method, auth } =
     input.purpose === 'authorize' ? { method: 'none', auth: oidc.None() } : clientAuthentication(s, input.client, tokenUrl);
+  const certificate =
+    input.purpose === 'authorize' ? undefined : requiredCertificate(tokenRequestsPresentCertificate(s), input.client.certificate);
   const config = new oidc.Configuration(
     {
       issuer: new URL(issuerUrl).origin,
@@ -98,7 +132,7 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
-    const res = await input.fetch(url, encodeTokenRequest(s, options));
+    const res = await input.fetch(url, withClientCertificate(encodeTokenRequest(s, options), certificate));
     return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);
   };
   return config;

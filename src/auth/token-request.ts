@@ -1,12 +1,14 @@
 /**
- * How a Provider's token requests are sent, as its `tokenRequestAuthMethod` and `tokenRequestBodyFormat`
- * say: the client authentication (RFC 6749 §2.3: HTTP Basic or the body; RFC 7523 §2.2: a client
- * assertion signed with the Integration's private key) and the body's encoding (a form, or one JSON
- * object for providers whose docs send JSON). One strategy for every grant (authorization code,
- * refresh, client credentials), so each grant's parameters stay openid-client's.
+ * How a Provider's token requests are sent, as its `tokenRequestAuthMethod`, `tokenRequestBodyFormat` and
+ * `clientCertificate` say: the client authentication (RFC 6749 §2.3: HTTP Basic or the body; RFC 7523
+ * §2.2: a client assertion signed with the Integration's private key; RFC 8705 §2.1: the Integration's
+ * TLS client certificate), the body's encoding (a form, or one JSON object for providers whose docs
+ * send JSON) and the certificate the connection presents. One strategy for every grant (authorization
+ * code, refresh, client credentials), so each grant's parameters stay openid-client's.
  */
 import { createPrivateKey, type KeyObject, type webcrypto } from 'node:crypto';
 import * as oidc from 'openid-client';
+import type { ClientCertificate, ClientCertificateCheck } from '../domain/client-certificate.js';
 import { LatchkeyError } from '../domain/errors.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 
@@ -17,11 +19,13 @@ export interface TokenRequestClient {
   /** private_key_jwt: the PEM private key (PKCS#8, PKCS#1 or SEC1) and its key ID, from the Integration's Secret. */
   privateKey?: string;
   keyId?: string;
+  /** The Integration's TLS client certificate as read and checked (`clientCertificateRef`); absent when it names none. */
+  certificate?: ClientCertificateCheck;
 }
 
 export interface ClientAuthentication {
   /** The RFC 8414 name of the method (openid-client's client metadata). */
-  method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+  method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'tls_client_auth' | 'none';
   auth: oidc.ClientAuth;
 }
 
@@ -35,11 +39,44 @@ export function clientAuthentication(spec: ProviderSpec, client: TokenRequestCli
       return { method: 'client_secret_basic', auth: oidc.ClientSecretBasic(client.clientSecret ?? '') };
     case 'private_key_jwt':
       return { method: 'private_key_jwt', auth: privateKeyJwt(client, tokenUrl) };
+    case 'tls_client_auth':
+      // RFC 8705 §2.1: client_id in the body; the certificate (requiredCertificate) authenticates.
+      return { method: 'tls_client_auth', auth: oidc.TlsClientAuth() };
     default:
       return client.clientSecret
         ? { method: 'client_secret_post', auth: oidc.ClientSecretPost(client.clientSecret) }
         : { method: 'none', auth: oidc.None() };
   }
+}
+
+/** Whether the Provider's token requests present the Integration's client certificate. */
+export function tokenRequestsPresentCertificate(spec: ProviderSpec): boolean {
+  return spec.tokenRequestAuthMethod === 'tls_client_auth' || spec.clientCertificate !== undefined;
+}
+
+/**
+ * The certificate a request to this Provider presents (`needed`: the Provider requires one there), or
+ * undefined when it needs none. Refused clearly (409 `integration_not_configured`: the Integration's
+ * state, not the caller's request) when the Integration names no certificate or a Secret that does not hold one.
+ */
+export function requiredCertificate(needed: boolean, certificate: ClientCertificateCheck | undefined): ClientCertificate | undefined {
+  if (!needed) return undefined;
+  if (!certificate) {
+    throw new LatchkeyError(
+      'conflict',
+      'integration_not_configured',
+      "This provider requires a TLS client certificate (mutual TLS): the Integration's spec.clientCertificateRef must name a " +
+        'kubernetes.io/tls Secret (tls.crt, tls.key) labelled latchkey.dev/watch=true.',
+    );
+  }
+  if (!certificate.ok) {
+    throw new LatchkeyError(
+      'conflict',
+      'integration_not_configured',
+      `This provider requires a TLS client certificate (mutual TLS), and the Integration's certificate Secret cannot be used: ${certificate.message}.`,
+    );
+  }
+  return certificate.certificate;
 }
 
 function privateKeyJwt(client: TokenRequestClient, tokenUrl: string | undefined): oidc.ClientAuth {

@@ -650,7 +650,8 @@ export class Controller {
       const ns = s.metadata!.namespace!;
       const name = s.metadata!.name!;
       for (const i of catalog.listIntegrations(ns))
-        if (i.spec.clientSecretRef?.name === name) this.enqueue(`integration:${ns}/${i.metadata.name}`);
+        if (i.spec.clientSecretRef?.name === name || i.spec.clientCertificateRef?.name === name)
+          this.enqueue(`integration:${ns}/${i.metadata.name}`);
       // A secret key shared by two namespaces is judged across namespaces: check every Environment.
       if (catalog.listEnvironments(ns).some((e) => e.spec.secretRef?.name === name))
         for (const e of catalog.listEnvironments()) this.enqueue(`environment:${e.metadata.namespace}/${e.metadata.name}`);

@@ -72,6 +72,10 @@ export const IntegrationReason = {
   ClientSecretRefMissing: 'ClientSecretRefMissing',
   SecretKeyMissing: 'SecretKeyMissing',
   InvalidPrivateKey: 'InvalidPrivateKey',
+  /** The Provider requires a TLS client certificate and spec.clientCertificateRef names none. */
+  ClientCertificateRefMissing: 'ClientCertificateRefMissing',
+  /** The clientCertificateRef Secret lacks tls.crt or tls.key, or they are not a matching, current certificate and key. */
+  InvalidClientCertificate: 'InvalidClientCertificate',
   /** The token endpoint refused the client (invalid_client, unauthorized_client, a 4xx page): reported by the refresher. */
   ClientRejected: 'ClientRejected',
   ...SecretReason,

@@ -5,12 +5,20 @@
  * undici Agent of Latchkey's outgoing requests: `fetch` (token calls, webhooks) and the proxy.
  */
 import { buildConnector } from 'undici';
+import type { ClientCertificate } from '../domain/client-certificate.js';
 import type { EgressGuard } from './guard.js';
 
-/** `ca`: the trusted certificates (tests with their own CA; default: the guard's); the system's CAs otherwise. */
-export function guardedConnector(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): buildConnector.connector {
+export interface ConnectorTls {
+  /** The trusted certificates (tests with their own CA; default: the guard's); the system's CAs otherwise. */
+  ca?: string | Buffer;
+  /** A client certificate every connection presents when the server asks for one (mutual TLS). */
+  clientCertificate?: ClientCertificate;
+}
+
+export function guardedConnector(guard: EgressGuard, tls: ConnectorTls = {}): buildConnector.connector {
   const ca = tls.ca ?? guard.ca;
-  const connectTo = buildConnector(ca ? { ca } : {});
+  const client = tls.clientCertificate;
+  const connectTo = buildConnector({ ...(ca ? { ca } : {}), ...(client ? { cert: client.cert, key: client.key } : {}) });
   return (opts, callback) => {
     guard.resolve(opts.hostname).then(
       (checked) =>

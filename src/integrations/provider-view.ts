@@ -41,7 +41,9 @@ export interface ProviderView {
   authorization_params?: Record<string, string>;
   app_name_param?: string;
   token_params?: Record<string, string>;
-  token_request_auth_method?: 'basic' | 'body';
+  token_request_auth_method?: 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth';
+  /** The provider requires the Integration's TLS client certificate on token requests (and, `api_calls`, on API calls). */
+  client_certificate?: { api_calls: boolean };
   disable_pkce?: boolean;
   field_labels?: Record<string, string>;
   field_help?: Record<
@@ -113,6 +115,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
     token_request_body_format: s.tokenRequestBodyFormat,
+    client_certificate: s.clientCertificate ? { api_calls: s.clientCertificate.apiCalls === true } : undefined,
     disable_pkce: s.disablePkce,
     field_labels: s.fieldLabels,
     field_help: s.fieldHelp

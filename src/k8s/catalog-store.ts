@@ -1,6 +1,7 @@
 import type { V1Secret } from './kubernetes-client.js';
 import type { ResourceCache } from './cache.js';
 import { secretExists } from './secret-presence.js';
+import { parseClientCertificate, TLS_SECRET_KEYS, validAt, type ClientCertificateCheck } from '../domain/client-certificate.js';
 import type { EnvironmentResource, IntegrationResource, ProviderResource } from './resources.js';
 import type { StoreCaches } from './store-caches.js';
 
@@ -15,6 +16,9 @@ export type CacheView<T> = Pick<ResourceCache<T & { metadata?: object }>, 'get' 
 export class CatalogStore {
   /** alias -> provider name ({@link getProvider}); undefined after a Provider changed. */
   private providerAliases: Map<string, string> | undefined;
+
+  /** Each Secret object's parsed certificate: the informer replaces the object when the Secret changes. */
+  private readonly parsedCertificates = new WeakMap<V1Secret, ClientCertificateCheck>();
 
   constructor(private readonly caches: StoreCaches) {
     caches.providers.onChange(() => (this.providerAliases = undefined));
@@ -92,6 +96,25 @@ export class CatalogStore {
   readSecretValue(namespace: string, name: string, key: string): string | undefined {
     const data = this.getReferencedSecret(namespace, name)?.data?.[key];
     return data === undefined ? undefined : Buffer.from(data, 'base64').toString('utf8');
+  }
+
+  /**
+   * The TLS client certificate of an Integration's `clientCertificateRef` Secret (`tls.crt`, `tls.key`),
+   * checked at `nowMs`; undefined when the Secret is not in the caches (see {@link secretExists}).
+   */
+  readClientCertificate(namespace: string, name: string, nowMs: number): ClientCertificateCheck | undefined {
+    const secret = this.getReferencedSecret(namespace, name);
+    if (!secret) return undefined;
+    let parsed = this.parsedCertificates.get(secret);
+    if (!parsed) {
+      const value = (key: string) => {
+        const data = secret.data?.[key];
+        return data ? Buffer.from(data, 'base64').toString('utf8') : undefined;
+      };
+      parsed = parseClientCertificate(value(TLS_SECRET_KEYS.cert), value(TLS_SECRET_KEYS.key));
+      this.parsedCertificates.set(secret, parsed);
+    }
+    return validAt(parsed, nowMs);
   }
 
   /**

@@ -116,7 +116,13 @@ export interface RevocationSpec {
   clientAuth?: 'basic' | 'body' | 'none';
 }
 
-export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt';
+export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth';
+
+/** A provider that requires the Integration's TLS client certificate (mutual TLS, RFC 8705). */
+export interface ClientCertificateSpec {
+  /** Present it on proxied API calls too, not only on token requests. */
+  apiCalls?: boolean;
+}
 
 export interface ProviderSpec {
   displayName: string;
@@ -138,6 +144,11 @@ export interface ProviderSpec {
   tokenParams?: Record<string, string>;
   /** Token endpoint client authentication (src/auth/token-request.ts); `body` when not set. */
   tokenRequestAuthMethod?: TokenRequestAuthMethod;
+  /**
+   * Token requests present the Integration's TLS client certificate (`clientCertificateRef`); with
+   * `apiCalls`, proxied calls too. `tokenRequestAuthMethod: tls_client_auth` presents it on token requests without this.
+   */
+  clientCertificate?: ClientCertificateSpec;
   /** How token requests encode their parameters; `form` when not set. */
   tokenRequestBodyFormat?: 'form' | 'json';
   disablePkce?: boolean;
@@ -356,6 +367,8 @@ export interface IntegrationSpec {
   provider: string;
   displayName?: string;
   clientSecretRef?: { name: string };
+  /** A kubernetes.io/tls Secret (`tls.crt`, `tls.key`) for providers that require a client certificate (mutual TLS). */
+  clientCertificateRef?: { name: string };
   scopes?: string[];
   authorizationParams?: Record<string, string>;
 }

@@ -5,12 +5,14 @@
  * back. Works on node:http messages; the HTTP framework only authenticates and routes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { resolveClient } from '../auth/oauth2-client.js';
+import { integrationCertificate, resolveClient } from '../auth/oauth2-client.js';
+import { requiredCertificate } from '../auth/token-request.js';
 import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { HandshakeWindows } from '../k8s/handshake-windows.js';
-import type { IntegrationResource, WebhookHandshakeSpec } from '../k8s/resources.js';
+import type { IntegrationResource, ProviderSpec, WebhookHandshakeSpec } from '../k8s/resources.js';
+import type { ClientCertificate } from '../domain/client-certificate.js';
 import type { Logger } from '../platform/log.js';
 import type { Registry } from '../platform/metrics.js';
 import type { EgressGuard } from '../egress/guard.js';
@@ -168,6 +170,7 @@ export class CredentialProxy {
       );
     setProvider(provider.metadata.name);
     const baseUrl = this.baseUrls.of(provider, connection.resource.spec);
+    const clientCertificate = apiCallCertificate(catalog, call.namespace, integration, provider.spec, this.deps.clock.now());
 
     const modeProxy = moduleOfCredentials(connection.credentials)?.proxy;
     const refreshable = modeProxy?.refreshesOnUse === true && this.deps.refresher !== undefined;
@@ -234,7 +237,7 @@ export class CredentialProxy {
       if (authorization !== undefined) headers.authorization = authorization;
       const own = mode?.ownHeader?.(provider.spec, credentials);
       if (own) headers[own[0]] = own[1];
-      return { method, url: target, headers, body };
+      return { method, url: target, headers, body, ...(clientCertificate ? { clientCertificate } : {}) };
     };
 
     const send = (credentials: StoredCredentials) =>
@@ -425,4 +428,16 @@ function answeredScopeRefusal(
   });
   res.writeHead(response.statusCode, headers).end(body);
   return true;
+}
+
+/** The Integration's TLS client certificate, for Providers that require it on API calls (mutual TLS): on every attempt. */
+function apiCallCertificate(
+  catalog: CatalogStore,
+  namespace: string,
+  integration: IntegrationResource,
+  spec: ProviderSpec,
+  now: number,
+): ClientCertificate | undefined {
+  if (!spec.clientCertificate?.apiCalls) return undefined;
+  return requiredCertificate(true, integrationCertificate(catalog, namespace, integration, now));
 }

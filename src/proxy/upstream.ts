@@ -9,7 +9,9 @@
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
+import { ClientCertificateAgents } from '../egress/client-certificate-agents.js';
 import { guardedConnector } from '../egress/connector.js';
+import type { ClientCertificate } from '../domain/client-certificate.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { egressRefusal, type EgressGuard } from '../egress/guard.js';
 import type { RequestBody } from './request-body.js';
@@ -27,10 +29,14 @@ export interface UpstreamRequest {
   /** Names in lower case (each name once). */
   headers: OutgoingHttpHeaders;
   body: RequestBody;
+  /** The certificate the connection presents, for providers that require one on API calls (mutual TLS). */
+  clientCertificate?: ClientCertificate;
 }
 
 export interface UpstreamAgents {
   dispatcher: Dispatcher;
+  /** A pool like {@link dispatcher} whose connections present `certificate`. */
+  withCertificate(certificate: ClientCertificate): Dispatcher;
   destroy(): void;
 }
 
@@ -44,15 +50,25 @@ const IDLE_SOCKET_MS = 120_000;
  * certificates (tests with their own CA).
  */
 export function createAgents(guard: EgressGuard, tls: { ca?: string | Buffer } = {}): UpstreamAgents {
-  const agent = new Agent({
-    connections: 256,
-    keepAliveTimeout: IDLE_SOCKET_MS,
-    keepAliveMaxTimeout: IDLE_SOCKET_MS,
-    // The time a body may send nothing is each request's (sendOnce's `bodyIdleTimeoutMs`).
-    bodyTimeout: 0,
-    connect: guardedConnector(guard, tls),
-  });
-  return { dispatcher: agent, destroy: () => void agent.destroy().catch(() => {}) };
+  const pool = (clientCertificate?: ClientCertificate) =>
+    new Agent({
+      connections: 256,
+      keepAliveTimeout: IDLE_SOCKET_MS,
+      keepAliveMaxTimeout: IDLE_SOCKET_MS,
+      // The time a body may send nothing is each request's (sendOnce's `bodyIdleTimeoutMs`).
+      bodyTimeout: 0,
+      connect: guardedConnector(guard, { ...tls, ...(clientCertificate ? { clientCertificate } : {}) }),
+    });
+  const agent = pool();
+  const certified = new ClientCertificateAgents(pool);
+  return {
+    dispatcher: agent,
+    withCertificate: (certificate) => certified.get(certificate),
+    destroy: () => {
+      void agent.destroy().catch(() => {});
+      certified.destroy();
+    },
+  };
 }
 
 /** The code of an attempt that could not reach the provider: retried, then answered as `provider_unreachable` (502). */
@@ -164,7 +180,7 @@ export function sendOnce(
     );
     off = cancellation.onCancel(() => response.abort(new Error('the caller went away')));
     const { body } = req;
-    agents.dispatcher.dispatch(
+    (req.clientCertificate ? agents.withCertificate(req.clientCertificate) : agents.dispatcher).dispatch(
       {
         origin: target.origin,
         path: target.path,

@@ -220,8 +220,8 @@ describe('provider catalog (offline)', () => {
           report(`${s.authMode} needs authorizationUrl and tokenUrl`);
         if ((s.authMode === 'OAUTH2_CC' || s.authMode === 'APP') && !s.tokenUrl) report(`${s.authMode} needs tokenUrl`);
         if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
-        if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt'].includes(s.tokenRequestAuthMethod))
-          report('tokenRequestAuthMethod must be basic, body or private_key_jwt');
+        if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt', 'tls_client_auth'].includes(s.tokenRequestAuthMethod))
+          report('tokenRequestAuthMethod must be basic, body, private_key_jwt or tls_client_auth');
         if (s.tokenRequestBodyFormat && !['form', 'json'].includes(s.tokenRequestBodyFormat))
           report('tokenRequestBodyFormat must be form or json');
       }),

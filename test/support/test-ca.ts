@@ -62,3 +62,32 @@ export function makeTestCa(names: string[]): TestCa {
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
+
+/**
+ * A self-signed client certificate and its key (PEM), for mutual TLS: what a provider issues an application
+ * (ADP signs one from a CSR). `days` of validity from now.
+ */
+export function makeClientCertificate(commonName: string, days = 2): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-client-cert-'));
+  try {
+    const f = (name: string) => join(dir, name);
+    openssl([
+      'req',
+      '-x509',
+      ...EC,
+      '-keyout',
+      f('client.key'),
+      '-out',
+      f('client.crt'),
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'extendedKeyUsage=clientAuth',
+    ]);
+    return { cert: readFileSync(f('client.crt'), 'utf8'), key: readFileSync(f('client.key'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

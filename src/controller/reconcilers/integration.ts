@@ -16,17 +16,25 @@ import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
 import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
+import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
  * no client credentials). A Provider authenticating with private_key_jwt needs the signing key instead of
- * the client secret, and no client ID where the end user gives their own (OAUTH2_CC's form).
+ * the client secret, and no client ID where the end user gives their own (OAUTH2_CC's form); one with
+ * tls_client_auth needs no client secret at all.
  */
 function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | undefined {
   const module = findAuthModeModule(spec.authMode);
   const needed = module?.integration.secret;
-  if (!needed || spec.tokenRequestAuthMethod !== 'private_key_jwt' || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
+  if (!needed || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
+  if (spec.tokenRequestAuthMethod === 'tls_client_auth') {
+    // RFC 8705: the certificate (clientCertificateRef, checked apart) proves the client; no secret is sent.
+    const keys = needed.keys.filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect));
+    return keys.length ? { keys, why: 'the OAuth client ID (its TLS client certificate proves it)' } : undefined;
+  }
+  if (spec.tokenRequestAuthMethod !== 'private_key_jwt') return needed;
   const keys: NeededKey[] = needed.keys
     .filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect))
     .concat({ key: 'privateKey', pem: true });
@@ -75,6 +83,38 @@ export class IntegrationReconciler {
   }
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
+    const verdict = await this.checkClient(integration);
+    if (verdict.status !== 'True') return verdict;
+    const provider = this.store.catalog.getProvider(integration.spec.provider);
+    return (provider && (await this.checkCertificate(integration, provider.spec))) ?? verdict;
+  }
+
+  /** The TLS client certificate a Provider requires (mutual TLS): named, in place, and a current certificate with its key. */
+  private async checkCertificate(integration: IntegrationResource, spec: ProviderSpec): Promise<Verdict<IntegrationReason> | undefined> {
+    if (!tokenRequestsPresentCertificate(spec)) return undefined;
+    const namespace = integration.metadata.namespace!;
+    const name = integration.spec.clientCertificateRef?.name;
+    const wanted = 'tls.crt and tls.key (a kubernetes.io/tls Secret, as cert-manager writes one)';
+    if (!name) {
+      return {
+        status: 'False',
+        reason: IntegrationReason.ClientCertificateRefMissing,
+        message: `Provider "${integration.spec.provider}" requires a TLS client certificate: set spec.clientCertificateRef to a Secret with ${wanted}.`,
+      };
+    }
+    const check = this.store.catalog.readClientCertificate(namespace, name, this.clock.now());
+    if (!check) return missingSecretVerdict(this.store, namespace, name, 'spec.clientCertificateRef', wanted);
+    if (!check.ok) {
+      return {
+        status: 'False',
+        reason: check.reason === 'SecretKeyMissing' ? IntegrationReason.SecretKeyMissing : IntegrationReason.InvalidClientCertificate,
+        message: `Secret "${name}" (spec.clientCertificateRef): ${check.message}.`,
+      };
+    }
+    return undefined;
+  }
+
+  private async checkClient(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const namespace = integration.metadata.namespace!;
     const { provider: providerName, clientSecretRef } = integration.spec;
     const provider = this.store.catalog.getProvider(providerName);

@@ -2,11 +2,13 @@
  * OAUTH2_CC: the client credentials grant with the end user's (or an import's) client ID and secret:
  * checked by getting a token before anything is stored, a new token each renewal; sent as a bearer.
  * A Provider that authenticates with private_key_jwt asks the end user for the client ID alone: the
- * assertion is signed with the Integration's key, whose public half the end user registers with their client.
+ * assertion is signed with the Integration's key, whose public half the end user registers with their client;
+ * one that authenticates with tls_client_auth likewise (the Integration's TLS client certificate is the proof).
+ * A Provider that requires a client certificate beside the secret (`clientCertificate`) gets the Integration's.
  */
 import { z } from 'zod';
 import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
-import { integrationSigningKey } from '../../auth/oauth2-client.js';
+import { integrationKeys, type ClientCredentials } from '../../auth/oauth2-client.js';
 import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
 import type { OAuth2ClientCredentials } from '../../domain/credentials.js';
 import { findAnswerTooLarge, LatchkeyError } from '../../domain/errors.js';
@@ -28,7 +30,7 @@ const refresh: RefreshStrategy = {
       ? {
           clientId: current.client_id,
           clientSecret: current.client_secret,
-          ...integrationSigningKey(input.catalog, input.namespace, input.integration),
+          ...integrationKeys(input.catalog, input.namespace, input.integration),
         }
       : clientFor(input);
     const next = await clientCredentialsToken(
@@ -75,12 +77,17 @@ export const oauth2ClientCredentials: AuthModeModule = {
     flow: 'form',
     fields: (spec) => [
       { name: 'clientId', secret: false, required: true },
-      ...(signsAssertion(spec) ? [] : [{ name: 'clientSecret', secret: true, required: true }]),
+      ...(typesNoSecret(spec) ? [] : [{ name: 'clientSecret', secret: true, required: true }]),
     ],
     async credentials(deps, form) {
-      const client = signsAssertion(form.provider.spec)
-        ? { clientId: form.values.clientId!, ...integrationSigningKey(deps.catalog, form.namespace, form.integration) }
-        : { clientId: form.values.clientId!, clientSecret: form.values.clientSecret! };
+      const keys = integrationKeys(deps.catalog, form.namespace, form.integration);
+      const client: ClientCredentials = typesNoSecret(form.provider.spec)
+        ? { clientId: form.values.clientId!, ...keys }
+        : {
+            clientId: form.values.clientId!,
+            clientSecret: form.values.clientSecret!,
+            ...(keys.certificate ? { certificate: keys.certificate } : {}),
+          };
       try {
         const credentials = await clientCredentialsToken(
           { provider: form.provider, integration: form.integration, client, connectionConfig: form.connectionConfig, fetch: deps.fetch },
@@ -95,7 +102,7 @@ export const oauth2ClientCredentials: AuthModeModule = {
         const refused = new LatchkeyError(
           'invalid_input',
           'invalid_credentials',
-          `${form.provider.spec.displayName} did not accept this client ID${signsAssertion(form.provider.spec) ? '' : ' and secret'}.`,
+          `${form.provider.spec.displayName} did not accept this client ID${typesNoSecret(form.provider.spec) ? '' : ' and secret'}.`,
         );
         return { refused, detail: `Client credentials rejected: ${answer}`, answer };
       }
@@ -112,7 +119,7 @@ export const oauth2ClientCredentials: AuthModeModule = {
   },
 };
 
-/** The Provider authenticates the client with an assertion signed by the Integration's key (no client secret is typed). */
-function signsAssertion(spec: ProviderSpec): boolean {
-  return spec.tokenRequestAuthMethod === 'private_key_jwt';
+/** The Provider authenticates the client with the Integration's key or certificate alone (no client secret is typed). */
+function typesNoSecret(spec: ProviderSpec): boolean {
+  return spec.tokenRequestAuthMethod === 'private_key_jwt' || spec.tokenRequestAuthMethod === 'tls_client_auth';
 }

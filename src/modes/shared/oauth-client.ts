@@ -3,7 +3,7 @@
  * OAUTH1, OAUTH2_CC, TBA, CUSTOM's user authorization) and the client a redirect flow cannot start or
  * finish without.
  */
-import { resolveClient } from '../../auth/oauth2-client.js';
+import { resolveClient, type ClientCredentials } from '../../auth/oauth2-client.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { IntegrationResource } from '../../k8s/resources.js';
 import type { CatalogStore } from '../../k8s/store.js';
@@ -17,7 +17,7 @@ export function requireClient(
   store: CatalogStore,
   namespace: string,
   integration: IntegrationResource,
-): { clientId: string; clientSecret: string } {
+): ClientCredentials & { clientSecret: string } {
   const client = resolveClient(store, namespace, integration);
   if (!client) {
     throw new LatchkeyError(
@@ -26,5 +26,6 @@ export function requireClient(
       'This integration is not fully configured yet (its client credentials are missing).',
     );
   }
-  return { clientId: client.clientId, clientSecret: client.clientSecret ?? '' };
+  // The Integration's keys go along (a private_key_jwt key, a TLS client certificate): the code exchange uses them.
+  return { ...client, clientSecret: client.clientSecret ?? '' };
 }

@@ -10,6 +10,7 @@
 import { createHash, createPublicKey, randomBytes, randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { EgressGuard } from '../../../src/egress/guard.js';
 import { LOOPBACK_PEERS } from '../../../dev/egress.js';
 import { makeTestCa } from '../test-ca.js';
@@ -25,6 +26,8 @@ export interface SimRequest {
   body: string;
   /** The body read as `application/x-www-form-urlencoded`. */
   form: URLSearchParams;
+  /** The client's TLS certificate, when the server asked for one ({@link ProviderSimulator.clientCertificates}) and it sent one. */
+  clientCert?: PeerCertificate;
 }
 
 /** An answer: the status, the headers and the body exactly as sent (no content type is added). */
@@ -82,6 +85,8 @@ export interface ProviderSimulator {
   /** The consent decision of the next authorization (the test sets `refused-code` cases' flag here). */
   state: SimulatorState;
   e2e: ProviderCase;
+  /** The server asks every client for a TLS certificate (mutual TLS; not verified there: the simulator checks `req.clientCert`). */
+  clientCertificates?: boolean;
 }
 
 /** Mutable knobs a test turns, and what the simulator issued. */
@@ -281,6 +286,8 @@ async function answer(simulators: ServedSimulator[], req: IncomingMessage, res: 
     body,
     form: new URLSearchParams(String(req.headers['content-type'] ?? '').includes('x-www-form-urlencoded') ? body : ''),
   };
+  const peer = (req.socket as TLSSocket).getPeerCertificate?.();
+  if (peer?.raw) sreq.clientCert = peer;
   const onHost = simulators.filter((sim) => sim.hosts.some((h) => hostMatches(h, host)));
   if (onHost.length === 0) {
     res.writeHead(421, { 'content-type': 'text/plain' }).end(`no simulated provider answers on ${host}`);
@@ -343,7 +350,9 @@ export async function startSimulators(simulators: ServedSimulator[]): Promise<Si
   const testCa = makeTestCa(hosts);
   testCa.remove();
   const { caCert: ca, serverKey: key, serverCert: cert } = testCa;
-  const server = createServer({ key, cert }, (req, res) => {
+  // Asked, not required: a simulator answers a missing or unknown certificate with its provider's documented error.
+  const mutual = simulators.some((s) => s.clientCertificates) ? { requestCert: true, rejectUnauthorized: false } : {};
+  const server = createServer({ key, cert, ...mutual }, (req, res) => {
     answer(simulators, req, res).catch((err: Error) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`simulator failed: ${err.message}`);

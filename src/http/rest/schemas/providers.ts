@@ -64,7 +64,13 @@ export const Provider = z.object({
       "OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)",
     ),
   token_params: StringMap.optional(),
-  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt']).optional(),
+  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt', 'tls_client_auth']).optional(),
+  client_certificate: z
+    .object({ api_calls: z.boolean() })
+    .optional()
+    .describe(
+      "The provider requires the Integration's TLS client certificate (mutual TLS) on token requests, and on API calls when api_calls",
+    ),
   token_request_body_format: z.enum(['form', 'json']).optional().describe('How token requests encode their parameters (form when absent)'),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),
