@@ -18,6 +18,7 @@ import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { GRANTED_SCOPES_FIELD, grantedScopes } from './granted-scopes.js';
 import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
+import { tokenExpiresAt } from './provider-answers.js';
 
 export interface OAuth2FlowInput {
   provider: ProviderResource;
@@ -115,11 +116,12 @@ export async function exchangeAuthorizationCode(
       { redirect_uri: opts.redirectUri, ...(input.provider.spec.tokenParams ?? {}) },
     ),
   );
+  const expiresAt = tokenExpiresAt(input.provider.spec.tokenResponse, answer(), tokens.expires_in, nowMs);
   return {
     type: 'OAUTH2',
     access_token: tokens.access_token,
     ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
-    ...(tokens.expires_in !== undefined ? { expires_at: new Date(nowMs + tokens.expires_in * 1000).toISOString() } : {}),
+    ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}),
     raw: answer() ?? rawOf(tokens),
     ...scopesField(grantedScopes(answer() ?? rawOf(tokens), requestedScopes(input))),
   };
@@ -156,7 +158,8 @@ export async function clientCredentialsToken(
     raw: answer() ?? rawOf(tokens),
     ...scopesField(grantedScopes(answer() ?? rawOf(tokens), requestedScopes(input))),
   };
-  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  const expiresAt = tokenExpiresAt(input.provider.spec.tokenResponse, answer(), expiresIn, nowMs);
+  if (expiresAt !== undefined) next.expires_at = expiresAt;
   else delete next.expires_at;
   return next as OAuth2ClientCredentials;
 }
@@ -179,7 +182,8 @@ export async function refreshOAuth2Tokens(
     // A refresh answer's `scope` is the grant as it is now; without one the recorded scopes stay.
     ...scopesField(grantedScopes(answer() ?? { ...tokens })),
   };
-  if (expiresIn !== undefined) next.expires_at = new Date(nowMs + expiresIn * 1000).toISOString();
+  const expiresAt = tokenExpiresAt(input.provider.spec.tokenResponse, answer(), expiresIn, nowMs);
+  if (expiresAt !== undefined) next.expires_at = expiresAt;
   else delete next.expires_at;
   return next as OAuth2Credentials;
 }

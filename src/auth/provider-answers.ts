@@ -100,6 +100,27 @@ export function readTokenAnswer(spec: TokenResponseSpec | undefined, original: R
   return { kind: 'tokens', original, fields };
 }
 
+/**
+ * The access token's expiry as an ISO time: from `tokenResponse.expiresAtPath` in the answer as sent (Clover's
+ * `access_token_expiration`: Unix seconds; epoch milliseconds and ISO 8601 are read too), else from the
+ * lifetime (`expires_in`) counted from `nowMs`; undefined when the answer gives neither. A time that is not one
+ * (a word, a negative number) is no value, and the lifetime is used.
+ */
+export function tokenExpiresAt(
+  spec: TokenResponseSpec | undefined,
+  original: Record<string, unknown> | undefined,
+  expiresIn: number | undefined,
+  nowMs: number,
+): string | undefined {
+  if (spec?.expiresAtPath && original) {
+    const v = valueAt(original, spec.expiresAtPath);
+    const n = typeof v === 'string' && /^\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v;
+    const ms = typeof n === 'number' ? (n < 1e12 ? n * 1000 : n) : typeof n === 'string' ? Date.parse(n) : NaN;
+    if (Number.isFinite(ms) && ms > 0 && ms < 8.64e15) return new Date(ms).toISOString();
+  }
+  return expiresIn !== undefined ? new Date(nowMs + expiresIn * 1000).toISOString() : undefined;
+}
+
 /** The connection configuration keys whose values the provider returns, by where they come from. */
 export function providerValueKeys(spec: Pick<ProviderSpec, 'connectionConfiguration'>): {
   all: Set<string>;

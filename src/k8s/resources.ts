@@ -325,6 +325,12 @@ export interface TokenResponseSpec {
   tokenPath?: string;
   /** `expires_in: 0` means the token never expires (Mailchimp), not that it already has. */
   expiresInZeroMeansNever?: boolean;
+  /**
+   * Where the access token's expiry time sits in the answer, for providers that give a time, not a lifetime
+   * (Clover's `access_token_expiration`, Unix seconds): epoch seconds or milliseconds, or ISO 8601. Read
+   * before `expires_in`; an answer without a usable value there falls back to `expires_in`.
+   */
+  expiresAtPath?: string;
 }
 /** Requests run after the token, in order; their answers fill `from: { step }` configuration values. */
 export interface PostConnectionSpec {

@@ -2,7 +2,14 @@
  * Token answers as providers send them (src/auth/provider-answers.ts): the shapes read without declaring
  * anything, the Provider's `tokenResponse`, and the values taken into connection configuration.
  */
-import { configValue, parseAnswerBody, readTokenAnswer, valueAt, valuesFromAnswers } from '../../src/auth/provider-answers.js';
+import {
+  configValue,
+  parseAnswerBody,
+  readTokenAnswer,
+  tokenExpiresAt,
+  valueAt,
+  valuesFromAnswers,
+} from '../../src/auth/provider-answers.js';
 import { oauth2 } from '../../src/modes/oauth2/mode.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
 import { readCatalog } from '../support/catalog-files.js';
@@ -92,6 +99,37 @@ describe('scope and expires_in as some providers send them', () => {
     expect(readTokenAnswer({ expiresInZeroMeansNever: true }, { access_token: 'x', expires_in: 60 })).toMatchObject({
       fields: { expires_in: 60 },
     });
+  });
+});
+
+describe('an expiry time instead of a lifetime (tokenResponse.expiresAtPath)', () => {
+  const now = Date.parse('2026-12-06T14:00:00Z');
+  // Clover's answer (https://docs.clover.com/dev/docs/refresh-access-tokens): expirations as Unix timestamps.
+  const clover = { access_token: 'a', access_token_expiration: 1796567400, refresh_token: 'r', refresh_token_expiration: 1828103400 };
+  const spec = { expiresAtPath: 'access_token_expiration' };
+
+  it("reads Clover's access_token_expiration (Unix seconds) as the token's expiry", () => {
+    expect(tokenExpiresAt(spec, clover, undefined, now)).toBe('2026-12-06T14:30:00.000Z');
+    // Read before a lifetime the answer might also carry.
+    expect(tokenExpiresAt(spec, { ...clover, expires_in: 60 }, 60, now)).toBe('2026-12-06T14:30:00.000Z');
+  });
+
+  it('reads epoch milliseconds, a numeric string and ISO 8601, at a dotted path', () => {
+    expect(tokenExpiresAt(spec, { access_token_expiration: 1796567400123 }, undefined, now)).toBe('2026-12-06T14:30:00.123Z');
+    expect(tokenExpiresAt(spec, { access_token_expiration: '1796567400' }, undefined, now)).toBe('2026-12-06T14:30:00.000Z');
+    expect(tokenExpiresAt({ expiresAtPath: 'token.expires' }, { token: { expires: '2026-12-06T15:00:00Z' } }, undefined, now)).toBe(
+      '2026-12-06T15:00:00.000Z',
+    );
+  });
+
+  it('falls back to expires_in where the path gives no time, and gives none without either', () => {
+    expect(tokenExpiresAt(spec, { access_token_expiration: 'soon' }, 3600, now)).toBe('2026-12-06T15:00:00.000Z');
+    expect(tokenExpiresAt(spec, { access_token_expiration: -5 }, undefined, now)).toBeUndefined();
+    expect(tokenExpiresAt(spec, { access_token_expiration: { at: 1 } }, undefined, now)).toBeUndefined();
+    expect(tokenExpiresAt(spec, {}, undefined, now)).toBeUndefined();
+    // Without the declaration the field is not read: only expires_in counts (RFC 6749).
+    expect(tokenExpiresAt(undefined, clover, undefined, now)).toBeUndefined();
+    expect(tokenExpiresAt(undefined, clover, 3600, now)).toBe('2026-12-06T15:00:00.000Z');
   });
 });
 

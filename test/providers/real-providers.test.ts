@@ -141,6 +141,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
     expect(fetched.body.connection_config).toEqual(sim.e2e.expectConfig);
     const issued = sim.state.accessTokens.at(-1);
     expect(tokenOf(fetched.body.credentials)).toBe(issued);
+    if (sim.e2e.credentials) expect(fetched.body.credentials).toMatchObject(sim.e2e.credentials());
 
     const api = sim.e2e.api;
     /** The documented API call, through the proxy with the connection's credentials. */
@@ -168,6 +169,7 @@ describe.each(sims.map((s) => [s.manifest, s] as const))('%s, as its docs descri
       expect(tokenOf(refreshed.body.credentials)).toBe(sim.state.accessTokens.at(-1));
       expect(tokenOf(refreshed.body.credentials)).not.toBe(issued);
       expect(refreshed.body.connection_config).toEqual(sim.e2e.expectConfig);
+      if (sim.e2e.credentials) expect(refreshed.body.credentials).toMatchObject(sim.e2e.credentials());
       // The proxy now sends the refreshed token, which the simulator accepts.
       const again = await callApi();
       expect({ status: again.status, body: again.body }).toMatchObject({ status: 200, body: api.answer });

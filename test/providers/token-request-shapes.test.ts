@@ -17,6 +17,7 @@ import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
+import { certn } from '../support/simulators/certn.js';
 import { notion } from '../support/simulators/notion.js';
 import { vanta } from '../support/simulators/vanta.js';
 
@@ -44,6 +45,7 @@ const SERVICE_APP: TestClient = {
 
 const vantaSim = vanta();
 const notionSim = notion();
+const certnSim = certn();
 let host: SimulatorHost;
 let oidc: OidcTestServer;
 let ns: { name: string; delete(): Promise<void> };
@@ -51,14 +53,15 @@ let env: TestEnvironment;
 let latchkey: Replica;
 
 beforeAll(async () => {
-  host = await startSimulators([vantaSim, notionSim]);
+  host = await startSimulators([vantaSim, notionSim, certnSim]);
   oidc = await startOidcServer({ clients: [SERVICE_APP] });
   ns = await createTestNamespace(kc, 'token-shapes');
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   // The shipped manifests, under their shipped names: only their hosts' addresses differ (the egress guard's resolver).
-  for (const name of ['vanta', 'notion']) await applyProvider(kc, name, catalogSpec(name));
+  for (const name of ['vanta', 'notion', 'certn-cc']) await applyProvider(kc, name, catalogSpec(name));
   await createIntegration(kc, ns.name, 'vanta', { provider: 'vanta' }, { ...vantaSim.client });
   await createIntegration(kc, ns.name, 'notion', { provider: 'notion' }, { ...notionSim.client });
+  await createIntegration(kc, ns.name, 'certn-cc', { provider: 'certn-cc' }, { ...certnSim.client });
   await applyProvider(kc, PKJ_CC, {
     displayName: 'Service app',
     authMode: 'OAUTH2_CC',
@@ -89,11 +92,11 @@ beforeAll(async () => {
     key: env.secretKey,
     egress: host.egressGuard(),
   });
-  const integrations = ['vanta', 'notion', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
+  const integrations = ['vanta', 'notion', 'certn-cc', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
   await eventually(
     () =>
       latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
-      [PKJ_CC, PKJ_CODE, 'vanta', 'notion'].every((p) => latchkey.ctx.catalog.getProvider(p)) &&
+      [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc'].every((p) => latchkey.ctx.catalog.getProvider(p)) &&
       integrations.every((i) =>
         latchkey.ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId'),
       ),
@@ -131,6 +134,41 @@ async function forceRefresh(integration: string, connectionId: string) {
 }
 
 const tokenRequests = (requests: SimRequest[], path: string) => requests.filter((r) => r.method === 'POST' && r.path === path);
+
+describe('tokenRequestAuthMethod: basic, a client credentials exchange', () => {
+  it("exchanges Certn's Client ID and Secret for a token as its docs show (a form, HTTP Basic), and renews it", async () => {
+    const before = certnSim.state.requests.length;
+    const r = await submitForm('certn-cc', { ...certnSim.client }, { host: 'demo-api.certn.co' });
+    expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
+    const conn = await eventually(r.connection);
+    const first = stored('certn-cc', conn.spec.connectionId);
+    expect(first.credentials).toMatchObject({ type: 'OAUTH2_CC', token: certnSim.state.accessTokens.at(-1) });
+    // expires_in 36000: ten hours from the exchange.
+    const lifetime = Date.parse(String(first.credentials.expires_at)) - Date.parse(String(conn.metadata.creationTimestamp));
+    expect(Math.abs(lifetime - 36000 * 1000)).toBeLessThan(60_000);
+
+    const [sent] = tokenRequests(certnSim.state.requests.slice(before), '/token/');
+    expect(sent!.host).toBe('demo-api.certn.co');
+    expect(sent!.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded\b/);
+    expect(sent!.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${encodeURIComponent(certnSim.client.clientId)}:${encodeURIComponent(certnSim.client.clientSecret)}`).toString('base64')}`,
+    );
+    expect(Object.fromEntries(sent!.form)).toEqual({ grant_type: 'client_credentials' });
+
+    const renewed = await forceRefresh('certn-cc', conn.spec.connectionId);
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.credentials.token).toBe(certnSim.state.accessTokens.at(-1));
+    expect(renewed.body.credentials.token).not.toBe(first.credentials.token);
+  });
+
+  it('refuses a Client Secret Certn does not accept, storing nothing and naming no secret', async () => {
+    const wrongSecret = randomBytes(16).toString('hex');
+    const r = await submitForm('certn-cc', { clientId: certnSim.client.clientId, clientSecret: wrongSecret }, { host: 'api.certn.co' });
+    expect(r.status).toBe(400);
+    expect(r.text).not.toContain(wrongSecret);
+    expect(r.connection()).toBeUndefined();
+  });
+});
 
 describe('tokenRequestBodyFormat: json', () => {
   it('sends Vanta its client credentials request as the JSON object its docs show, and renews the same way', async () => {

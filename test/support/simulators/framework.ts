@@ -69,6 +69,8 @@ export interface ProviderCase {
   refreshes: boolean;
   /** The documented error the test provokes: the end user denies consent, or the token endpoint refuses the code. */
   failure: 'denied' | 'refused-code';
+  /** Part of the fetched credentials after connecting and after a refresh (matched with toMatchObject), read when checked. */
+  credentials?: () => Record<string, unknown>;
 }
 
 /** One simulated provider. Make a fresh one per test file: it keeps its grants in memory. */
