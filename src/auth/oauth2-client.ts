@@ -98,7 +98,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
-    const res = await input.fetch(url, encodeTokenRequest(s, options));
+    const [target, init] = encodeTokenRequest(s, url, options);
+    const res = await input.fetch(target, init);
     return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);
   };
   return config;

@@ -65,7 +65,10 @@ export const Provider = z.object({
     ),
   token_params: StringMap.optional(),
   token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt']).optional(),
-  token_request_body_format: z.enum(['form', 'json']).optional().describe('How token requests encode their parameters (form when absent)'),
+  token_request_body_format: z
+    .enum(['form', 'json', 'query'])
+    .optional()
+    .describe('How token requests encode their parameters (form when absent)'),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),
   field_help: z
