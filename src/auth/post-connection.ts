@@ -187,7 +187,10 @@ export async function withProviderValues(
         const accounts = accountOptions(spec, step, wanted, found.choices);
         throw new AccountChoiceNeeded(step.name, wanted[0]!.name, accounts, stringValues(config), spec.displayName);
       }
-      if (step === session) input.onSessionToken?.(sessionTokenOf(spec, step, found.picked));
+      if (step === session) {
+        const token = sessionTokenOf(spec, step, found.picked);
+        input.onSessionToken?.(token);
+      }
       Object.assign(config, itemValues(spec, step.name, wanted, found.picked));
     }
   }

@@ -169,6 +169,22 @@ describe('Bullhorn: the OAuth token, then the REST login', () => {
     expect(renewed.refresh_token).not.toBe(first.refresh_token);
   });
 
+  it('keeps the refreshed tokens, and the session key it had, when the login after a refresh fails', async () => {
+    const before = stored(connectionId).credentials;
+    sim.failNextLogin.value = true;
+    const res = await latchkey.call(
+      'GET',
+      `/connections/${encodeURIComponent(connectionId)}?provider_config_key=bullhorn&force_refresh=true`,
+    );
+    expect(res.status).toBe(200);
+    expect(sim.failNextLogin.value).toBe(false);
+    const after = stored(connectionId).credentials;
+    // The refresh token was spent (Bullhorn's expire when new ones are issued): the new ones are kept.
+    expect(after.access_token).toBe(sim.state.accessTokens.at(-1));
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(after.session_token).toBe(before.session_token);
+  });
+
   it('logs in on import too, so an imported connection has its session key', async () => {
     const current = stored(connectionId).credentials;
     const before = sim.state.requests.length;

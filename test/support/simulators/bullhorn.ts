@@ -30,12 +30,15 @@ export interface BullhornSimulator extends ProviderSimulator {
   sessions: string[];
   /** Ends every session (as an idle timeout does): later calls with those keys are answered 401. */
   expireSessions(): void;
+  /** The next login is answered 503 (Bullhorn unavailable: the test's knob, not a documented answer). */
+  failNextLogin: { value: boolean };
 }
 
 export function bullhorn(): BullhornSimulator {
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 12) };
   const sessions: string[] = [];
   const valid = new Set<string>();
+  const failNextLogin = { value: false };
   /** The session key as the docs let a client send it: the `BhRestToken` query parameter, header or cookie. */
   const sessionOf = (req: SimRequest): string | undefined => {
     const header = req.headers.bhresttoken;
@@ -84,6 +87,10 @@ export function bullhorn(): BullhornSimulator {
         host: 'rest.bullhornstaffing.com',
         path: '/rest-services/login',
         handler: (req) => {
+          if (failNextLogin.value) {
+            failNextLogin.value = false;
+            return { status: 503 };
+          }
           // The docs give the error's words, not its status or body: a 401 with those words stands in.
           if (!req.query.get('version')) return { status: 400 };
           if (!grants.validAccess(req.query.get('access_token') ?? undefined))
@@ -142,5 +149,6 @@ export function bullhorn(): BullhornSimulator {
     ...sim,
     sessions,
     expireSessions: () => valid.clear(),
+    failNextLogin,
   };
 }
