@@ -132,7 +132,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
-    const res = await input.fetch(url, withClientCertificate(encodeTokenRequest(s, options), certificate));
+    const [target, init] = encodeTokenRequest(s, url, options);
+    const res = await input.fetch(target, withClientCertificate(init, certificate));
     return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);
   };
   return config;

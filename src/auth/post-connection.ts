@@ -8,7 +8,13 @@
  * (`several: choose`) throws {@link AccountChoiceNeeded} for the caller to ask whoever can choose.
  */
 import type { AppContext } from '../context/app-context.js';
-import { checkConnectionConfig, configValueProblem, fillProviderUrl, providerUrlTemplate } from '../catalog/connection-config.js';
+import {
+  checkConnectionConfig,
+  configFields,
+  configValueProblem,
+  fillProviderUrl,
+  providerUrlTemplate,
+} from '../catalog/connection-config.js';
 import { fillTemplate, MissingTemplateValueError } from '../catalog/template.js';
 import { LatchkeyError, findAnswerTooLarge, isTimeout } from '../domain/errors.js';
 import { readAnswerText } from '../egress/bounded-body.js';
@@ -145,6 +151,13 @@ export interface ProviderValuesInput {
   log: StepLog;
   /** false: the caller checks the whole configuration itself (an import: a key the caller left out is its 400). */
   checkAll?: boolean;
+  /** Given the session token of a `sessionToken` step's answer (it goes in the credentials, never in configuration). */
+  onSessionToken?: (token: string) => void;
+}
+
+/** The Provider's step whose answer holds a session token (Bullhorn's login), if it has one. */
+export function sessionStep(spec: ProviderSpec): PostConnectionStep | undefined {
+  return spec.postConnection?.steps.find((s) => s.sessionToken !== undefined);
 }
 
 /**
@@ -161,14 +174,22 @@ export async function withProviderValues(
   const config: Record<string, unknown> = { ...input.connectionConfig };
   Object.assign(config, checked(spec, valuesFromAnswers(spec, { tokenAnswer: input.tokenAnswer }, config)));
   const stepKeys = (spec.connectionConfiguration ?? []).flatMap((f) => (typeof f !== 'string' && f.from?.step ? [f] : []));
-  if (spec.postConnection && stepKeys.some((f) => isEmpty(config[f.name]))) {
+  // A step's URL may use a key the end user left at its default (Bullhorn's data centre).
+  for (const f of configFields(spec)) if (f.default !== undefined && isEmpty(config[f.name])) config[f.name] = f.default;
+  const session = sessionStep(spec);
+  if (spec.postConnection && (session || stepKeys.some((f) => isEmpty(config[f.name])))) {
     for (const step of spec.postConnection.steps) {
       const wanted = stepKeys.filter((f) => f.from!.step === step.name && isEmpty(config[f.name]));
-      if (!wanted.length) continue;
+      // A session step runs every time: each new access token logs in again.
+      if (!wanted.length && step !== session) continue;
       const found = await runStep(ctx, input, step, config);
       if ('choices' in found) {
         const accounts = accountOptions(spec, step, wanted, found.choices);
         throw new AccountChoiceNeeded(step.name, wanted[0]!.name, accounts, stringValues(config), spec.displayName);
+      }
+      if (step === session) {
+        const token = sessionTokenOf(spec, step, found.picked);
+        input.onSessionToken?.(token);
       }
       Object.assign(config, itemValues(spec, step.name, wanted, found.picked));
     }
@@ -184,6 +205,34 @@ export async function withProviderValues(
     }
     throw err;
   }
+}
+
+/** The session token of a `sessionToken` step's answer: a non-empty string, else the step failed. */
+function sessionTokenOf(spec: ProviderSpec, step: PostConnectionStep, answer: unknown): string {
+  const token = valueAt(answer, step.sessionToken!);
+  if (typeof token !== 'string' || token === '') throw stepFailed(spec, step.name, `its answer has no "${step.sessionToken}"`);
+  return token;
+}
+
+export interface SessionRenewalInput {
+  provider: ProviderResource;
+  accessToken: string;
+  /** The connection's stored configuration (the step's URL may use it). */
+  connectionConfig: Record<string, unknown>;
+  log: StepLog;
+}
+
+/**
+ * The session step run again with a new access token (after a refresh): the new session token. The
+ * configuration its answer gives is not taken again (the connection keeps its values). Throws as a step does.
+ */
+export async function renewSessionToken(ctx: Pick<AppContext, 'fetch' | 'oplog' | 'clock'>, input: SessionRenewalInput): Promise<string> {
+  const spec = input.provider.spec;
+  const step = sessionStep(spec);
+  if (!step) throw new Error(`provider ${input.provider.metadata.name} has no session step`);
+  const found = await runStep(ctx, { ...input, checkAll: false }, step, { ...input.connectionConfig });
+  if (!('picked' in found)) throw stepFailed(spec, step.name, 'a session step reads one object');
+  return sessionTokenOf(spec, step, found.picked);
 }
 
 /** The configuration values one account (a step's picked item) gives, each checked by its key's rule. */
@@ -218,6 +267,18 @@ function accountOptions(spec: ProviderSpec, step: PostConnectionStep, wanted: Co
     });
   }
   return out;
+}
+
+const ACCESS_TOKEN = '${accessToken}';
+
+/** `${accessToken}` in a step URL's query, filled (encoded); anywhere else it is refused (it could move the host or path). */
+function withAccessToken(url: string, token: string): string {
+  const at = url.indexOf(ACCESS_TOKEN);
+  if (at < 0) return url;
+  const query = url.indexOf('?');
+  if (query < 0 || at < query)
+    throw new LatchkeyError('internal', 'integration_misconfigured', 'a step URL takes ${accessToken} in its query only');
+  return url.replaceAll(ACCESS_TOKEN, encodeURIComponent(token));
 }
 
 function isEmpty(v: unknown): boolean {
@@ -264,7 +325,7 @@ async function runStep(
   let url: string;
   let headers: Headers;
   try {
-    url = fillProviderUrl(spec, template, config);
+    url = withAccessToken(fillProviderUrl(spec, template, config), input.accessToken);
     const given = step.headers ?? { Authorization: 'Bearer ${accessToken}' };
     headers = new Headers({ accept: 'application/json', ...(step.body !== undefined ? { 'content-type': 'application/json' } : {}) });
     for (const [name, value] of Object.entries(given)) {

@@ -122,15 +122,22 @@ function signingKey(pem: string): webcrypto.CryptoKey {
 
 /**
  * openid-client's request as the provider takes it: with `tokenRequestBodyFormat: json`, a form body
- * becomes one JSON object of the same parameters (a parameter sent twice becomes an array).
+ * becomes one JSON object of the same parameters (a parameter sent twice becomes an array); with
+ * `query`, the parameters go in the URL's query and the POST has no body (Bullhorn's docs send them so).
  */
-export function encodeTokenRequest(spec: ProviderSpec, options: oidc.CustomFetchOptions): RequestInit {
-  if (spec.tokenRequestBodyFormat !== 'json' || !(options.body instanceof URLSearchParams)) return options as RequestInit;
+export function encodeTokenRequest(spec: ProviderSpec, url: string, options: oidc.CustomFetchOptions): [string, RequestInit] {
+  const format = spec.tokenRequestBodyFormat;
+  if ((format !== 'json' && format !== 'query') || !(options.body instanceof URLSearchParams)) return [url, options as RequestInit];
+  const headers = Object.fromEntries(Object.entries(options.headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
+  if (format === 'query') {
+    const target = new URL(url);
+    for (const [name, value] of options.body) target.searchParams.append(name, value);
+    return [target.href, { ...options, headers, body: undefined } as RequestInit];
+  }
   const body: Record<string, string | string[]> = {};
   for (const [name, value] of options.body) {
     const seen = body[name];
     body[name] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
   }
-  const headers = Object.fromEntries(Object.entries(options.headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
-  return { ...options, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) } as RequestInit;
+  return [url, { ...options, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) } as RequestInit];
 }

@@ -1,16 +1,16 @@
 /**
  * A Provider's templated `proxy.headers` and `proxy.query` filled for one set of credentials and a
- * connection's configuration (`${apiKey}`, `${username}`, `${password}`, `${accessToken}`,
- * `${connectionConfig.X}`): what the proxy adds to a request, and what a typed credential's check sends.
+ * connection's configuration (`${apiKey}`, `${username}`, `${password}`, `${accessToken}`, `${sessionToken}`
+ * (a session step's token: Bullhorn's BhRestToken), `${connectionConfig.X}`): what the proxy adds to a request, and what a typed credential's check sends.
  */
 import { fillTemplate, MissingTemplateValueError } from './template.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { isUnsafeHeaderValue } from '../domain/header-value.js';
 
-const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken)\}/g;
+const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken|sessionToken)\}/g;
 
 /** The credential values the templates name (undefined: the credentials have none). */
-export type CredentialValues = Record<'apiKey' | 'username' | 'password' | 'accessToken', string | undefined>;
+export type CredentialValues = Record<'apiKey' | 'username' | 'password' | 'accessToken' | 'sessionToken', string | undefined>;
 
 export interface Injection {
   headers: Record<string, string>;

@@ -591,6 +591,10 @@ async function providerValuesOf(
   const values = await withProviderValues(deps, {
     provider,
     accessToken: String(credentials.access_token ?? ''),
+    // A session step's token (Bullhorn's BhRestToken) is a credential: stored with the tokens.
+    onSessionToken: (token) => {
+      credentials.session_token = token;
+    },
     tokenAnswer: credentials.raw && typeof credentials.raw === 'object' ? (credentials.raw as Record<string, unknown>) : undefined,
     connectionConfig: input.connectionConfig,
     log: {

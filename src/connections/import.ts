@@ -4,7 +4,7 @@
  * credentials to store — a 400 naming the fields, or the provider's refusal, before anything is
  * stored — and the connection service stores them.
  */
-import { withProviderValues } from '../auth/post-connection.js';
+import { sessionStep, withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
 import type { AppContext } from '../context/app-context.js';
 import { LatchkeyError } from '../domain/errors.js';
@@ -68,10 +68,15 @@ async function withReturnedValues(
   const { provider } = request;
   const returned = providerValueKeys(provider.spec).all;
   const missing = [...returned].filter((k) => merged[k] === undefined || merged[k] === '');
-  if (!missing.length || typeof credentials.access_token !== 'string') return sent;
+  // A session step (Bullhorn's login) runs on every import: its session token is a credential.
+  const session = sessionStep(provider.spec) !== undefined && credentials.session_token === undefined;
+  if ((!missing.length && !session) || typeof credentials.access_token !== 'string') return sent;
   const values = await withProviderValues(deps, {
     provider,
     accessToken: credentials.access_token,
+    onSessionToken: (token) => {
+      credentials.session_token = token;
+    },
     tokenAnswer: credentials.raw && typeof credentials.raw === 'object' ? (credentials.raw as Record<string, unknown>) : undefined,
     connectionConfig: merged,
     checkAll: false,

@@ -149,8 +149,8 @@ export interface ProviderSpec {
    * `apiCalls`, proxied calls too. `tokenRequestAuthMethod: tls_client_auth` presents it on token requests without this.
    */
   clientCertificate?: ClientCertificateSpec;
-  /** How token requests encode their parameters; `form` when not set. */
-  tokenRequestBodyFormat?: 'form' | 'json';
+  /** How token requests encode their parameters (`query`: in the URL of a POST without a body); `form` when not set. */
+  tokenRequestBodyFormat?: 'form' | 'json' | 'query';
   disablePkce?: boolean;
   /** Plain strings are the old form (read for one release): `x` is `{ name: x, required: true }`. */
   connectionConfiguration?: Array<string | ConnectionConfigField>;
@@ -343,8 +343,17 @@ export interface PostConnectionStep {
   name: string;
   /** Default GET. */
   method?: 'GET' | 'POST';
-  /** Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier. */
+  /**
+   * Absolute, or a path under proxy.baseUrl; may use `${connectionConfig.X}` of values set earlier, and
+   * `${accessToken}` in its query (Bullhorn's login takes the token as `access_token=`).
+   */
   url: string;
+  /**
+   * The path in the answer of a session token the provider's API takes (Bullhorn's `BhRestToken`): kept in
+   * the credentials as `session_token` (the proxy's `${sessionToken}`), never in configuration; the step runs
+   * at every connection, import and refresh, so each new access token logs in again. One object, no `items`.
+   */
+  sessionToken?: string;
   /** The request's full URL as the provider's docs give it: the catalog test compares `url` resolved against the base with it. */
   documentedUrl?: string;
   /** Default: `Authorization: Bearer <access token>`; values may use `${accessToken}` and `${connectionConfig.X}`. */

@@ -23,6 +23,7 @@ function credentialValues(credentials: StoredCredentials): CredentialValues {
     username: str(credentials.username),
     password: str(credentials.password),
     accessToken: accessTokenOf(credentials),
+    sessionToken: str(credentials.session_token),
   };
 }
 

@@ -37,7 +37,7 @@ for (const f of files) if (f.docs.length === 1) manifests.set(f.file, f.docs[0] 
 const entries = [...manifests.entries()];
 
 const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenUrl'] as const;
-const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken']);
+const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken', 'sessionToken']);
 const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 /** What a field label must not say: where in the provider's answers a value is (the Provider's `from` fills those). */
@@ -134,6 +134,9 @@ function templatedStrings(spec: ProviderManifest['spec']): Array<{ where: string
   walk(spec.modeOptions, 'modeOptions');
   // TWO_STEP: the token exchange's URL, headers and body (whose ${credentials.X} are the stored fields).
   walk((spec as { twoStep?: unknown }).twoStep, 'twoStep');
+  // Post-connection steps' URLs (whose ${accessToken} goes in the query: Bullhorn's login).
+  for (const step of spec.postConnection?.steps ?? [])
+    out.push({ where: `postConnection.steps.${step.name}.url`, value: step.url, valuePlaceholders: false });
   return out;
 }
 
@@ -222,8 +225,8 @@ describe('provider catalog (offline)', () => {
         if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
         if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt', 'tls_client_auth'].includes(s.tokenRequestAuthMethod))
           report('tokenRequestAuthMethod must be basic, body, private_key_jwt or tls_client_auth');
-        if (s.tokenRequestBodyFormat && !['form', 'json'].includes(s.tokenRequestBodyFormat))
-          report('tokenRequestBodyFormat must be form or json');
+        if (s.tokenRequestBodyFormat && !['form', 'json', 'query'].includes(s.tokenRequestBodyFormat))
+          report('tokenRequestBodyFormat must be form, json or query');
       }),
     ).toEqual([]);
   });
@@ -351,6 +354,7 @@ describe('provider catalog (offline)', () => {
             const cfg = CONFIG_PLACEHOLDER.exec(p);
             if (cfg) used.add(cfg[1]!);
             else if (where.startsWith('twoStep.') && /^credentials\.[A-Za-z0-9_]+$/.test(p)) continue;
+            else if (where.startsWith('postConnection.') && p === 'accessToken') continue;
             else if (!(valuePlaceholders && VALUE_PLACEHOLDERS.has(p))) report(`${where} uses unknown placeholder \${${p}}`);
           }
         }

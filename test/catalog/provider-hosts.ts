@@ -25,6 +25,10 @@ export const FAMILY_DOMAINS: Record<string, { domains: string[]; why: string }> 
 export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> = {
   'adobe-umapi': { domains: ['adobelogin.com'], why: 'Adobe IMS (ims-na1.adobelogin.com) issues the tokens for Adobe APIs' },
   'adobe-workfront': { domains: ['workfront.com'], why: 'Workfront instances are <name>.my.workfront.com (or .my.workfront.adobe.com)' },
+  bullhorn: {
+    domains: ['bullhornstaffing.com'],
+    why: 'the docs are on bullhorn.github.io; the OAuth and REST hosts of each data centre on bullhornstaffing.com (https://bullhorn.github.io/Data-Center-URLs/)',
+  },
   aws: { domains: ['amazoncognito.com'], why: "a Cognito user pool's hosted OAuth endpoints are <prefix>.auth.<region>.amazoncognito.com" },
   'checkr-partner-staging': {
     domains: ['checkrhq-staging.net'],

@@ -54,6 +54,8 @@ export const PENDING_ELSEWHERE: Record<string, string> = {
 };
 
 export const BASE_PATH_EXCEPTIONS: Record<string, string> = {
+  bullhorn:
+    "the docs write every call's path after the login answer's restUrl (`https://rest{swimlane#}.bullhornstaffing.com/rest-services/{corpToken}/`, https://bullhorn.github.io/rest-api-docs/); the common catalog keeps that whole URL in one configuration key, here its host and corpToken are two (a key holds a host, never a URL)",
   'azure-devops':
     'the organization is a path segment here (`/${organization}`); the common catalog keeps it in the host configuration (organizationUrl), so the request paths (`/_apis/...`) are the same',
   beehiiv:

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
-import { clientFor, type RefreshStrategy } from '../../auth/refresh/strategies.js';
+import { clientFor, type RefreshStrategy, type StrategyInput } from '../../auth/refresh/strategies.js';
+import { renewSessionToken, sessionStep } from '../../auth/post-connection.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { StoredCredentials } from '../../k8s/store.js';
@@ -15,25 +16,49 @@ import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { oauth2RedirectFlow } from './redirect-flow.js';
 import { grantImportFields, grantShownFields, rawAnswer } from '../shared/credential-schemas.js';
 
-/** The refresh token grant; a response without a new refresh token keeps the old one. */
+/**
+ * The refresh token grant; a response without a new refresh token keeps the old one. A Provider with a
+ * session step (Bullhorn's login) logs in again with the new access token: its docs renew an expired
+ * session so. A failed login keeps the old session token (the next refresh tries again): the tokens just
+ * issued are never lost for it, as the provider may have spent the refresh token.
+ */
 const refresh: RefreshStrategy = {
   canRefresh: (c) => typeof c.refresh_token === 'string' && c.refresh_token.length > 0,
   async refresh(input) {
-    const current = input.connection.credentials as unknown as OAuth2Credentials;
-    const next = await refreshOAuth2Tokens(
-      {
-        provider: input.provider,
-        client: clientFor(input, current.config_override),
-        connectionConfig: input.connection.resource.spec.connectionConfig,
-        fetch: input.fetch,
-        timeoutSeconds: input.timeoutSeconds,
-      },
-      current,
-      input.now,
-    );
-    return next as unknown as StoredCredentials;
+    const next = await refreshedTokens(input);
+    if (!sessionStep(input.provider.spec)) return next;
+    try {
+      const token = await renewSessionToken(
+        { fetch: input.fetch, clock: { now: () => input.now } },
+        {
+          provider: input.provider,
+          accessToken: String(next.access_token),
+          connectionConfig: input.connection.resource.spec.connectionConfig ?? {},
+          log: { namespace: input.namespace, operation: 'authorization', integration: input.integration.metadata.name },
+        },
+      );
+      return { ...next, session_token: token };
+    } catch {
+      return next;
+    }
   },
 };
+
+async function refreshedTokens(input: StrategyInput): Promise<StoredCredentials> {
+  const current = input.connection.credentials as unknown as OAuth2Credentials;
+  const next = await refreshOAuth2Tokens(
+    {
+      provider: input.provider,
+      client: clientFor(input, current.config_override),
+      connectionConfig: input.connection.resource.spec.connectionConfig,
+      fetch: input.fetch,
+      timeoutSeconds: input.timeoutSeconds,
+    },
+    current,
+    input.now,
+  );
+  return next as unknown as StoredCredentials;
+}
 
 export const oauth2: AuthModeModule = {
   mode: 'OAUTH2',
@@ -107,6 +132,9 @@ export const oauth2: AuthModeModule = {
         ? [`spec.connectionConfiguration ${f.name}: from.match is not a valid regular expression`]
         : [],
     ),
+    ...((spec.postConnection?.steps ?? []).filter((step) => step.sessionToken !== undefined).length > 1
+      ? ['spec.postConnection has more than one step with a sessionToken']
+      : []),
     ...(spec.postConnection?.steps ?? []).flatMap((step, i) =>
       step.pick && !['string', 'number', 'boolean'].includes(typeof step.pick.equals)
         ? [`spec.postConnection.steps[${i}].pick.equals must be a string, a number or a boolean`]

@@ -20,10 +20,14 @@ export function headerValue(value: unknown, what: string): string {
   return value;
 }
 
-/** `Authorization: Bearer <token>` from the credentials' token field, unless the templates use `${accessToken}`. */
+/**
+ * `Authorization: Bearer <token>` from the credentials' token field, unless the templates use `${accessToken}`
+ * or `${sessionToken}` (the API takes a session token in its place: Bullhorn's BhRestToken).
+ */
 export function bearer(field: ProxyInjection['accessTokenField']): ProxyInjection['authorization'] {
   return ({ spec, credentials, headers }: AuthorizationInput) => {
-    if (headers.authorization !== undefined || templatesUse(spec, '${accessToken}')) return undefined;
+    if (headers.authorization !== undefined || templatesUse(spec, '${accessToken}') || templatesUse(spec, '${sessionToken}'))
+      return undefined;
     return `Bearer ${headerValue(credentials[field], 'access token')}`;
   };
 }

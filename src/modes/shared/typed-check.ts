@@ -26,6 +26,7 @@ export async function checkedFormCredentials(
       username: str(credentials.username),
       password: str(credentials.password),
       accessToken: undefined,
+      sessionToken: undefined,
     },
     connectionConfig: form.connectionConfig,
     authorization: (headers, url) =>

@@ -150,8 +150,12 @@ export function clientOf(req: SimRequest): { clientId?: string; clientSecret?: s
   return { clientId, clientSecret, via: clientId ? 'body' : 'none' };
 }
 
-/** A request's parameters from a JSON object body (as some providers' docs send them) or else its form body. */
+/**
+ * A request's parameters from a JSON object body (as some providers' docs send them) or else its form body; a
+ * POST without a body, from its query (Bullhorn's docs put a token request's parameters there).
+ */
 export function paramsOf(req: SimRequest): URLSearchParams {
+  if (req.method === 'POST' && req.body === '') return req.query;
   if (!String(req.headers['content-type'] ?? '').includes('json')) return req.form;
   const body = JSON.parse(req.body || '{}') as Record<string, unknown>;
   return new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)]));

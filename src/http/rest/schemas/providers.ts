@@ -71,7 +71,10 @@ export const Provider = z.object({
     .describe(
       "The provider requires the Integration's TLS client certificate (mutual TLS) on token requests, and on API calls when api_calls",
     ),
-  token_request_body_format: z.enum(['form', 'json']).optional().describe('How token requests encode their parameters (form when absent)'),
+  token_request_body_format: z
+    .enum(['form', 'json', 'query'])
+    .optional()
+    .describe('How token requests encode their parameters (form when absent)'),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),
   field_help: z
