@@ -85,7 +85,10 @@ export async function buildAuthorizationRedirect(
     params.code_challenge = await calculatePKCECodeChallenge(opts.codeVerifier);
     params.code_challenge_method = 'S256';
   }
-  return buildAuthorizationUrl(config, params);
+  const url = buildAuthorizationUrl(config, params);
+  // openid-client always adds these; a provider whose authorization URL does not take them says so.
+  for (const name of input.provider.spec.authorizationOmits ?? []) url.searchParams.delete(name);
+  return url;
 }
 
 /**
@@ -106,6 +109,13 @@ export async function exchangeAuthorizationCode(
   // callback URL reaches Latchkey through a redirect), with the callback's parameters.
   const url = new URL(opts.redirectUri);
   url.search = callbackUrl.search;
+  const codeParam = input.provider.spec.callbackCodeParam;
+  if (codeParam && codeParam !== 'code') {
+    // The provider's name for the code (Amazon Selling Partner's `spapi_oauth_code`); a `code` beside it is not its code.
+    url.searchParams.delete('code');
+    const code = callbackUrl.searchParams.get(codeParam);
+    if (code !== null) url.searchParams.set('code', code);
+  }
   if (url.searchParams.has('iss') && url.searchParams.get('iss') !== config.serverMetadata().issuer) url.searchParams.delete('iss');
   const tokens = await unwrapTooLarge(
     authorizationCodeGrant(

@@ -35,6 +35,9 @@ export function clientAuthentication(spec: ProviderSpec, client: TokenRequestCli
       return { method: 'client_secret_basic', auth: oidc.ClientSecretBasic(client.clientSecret ?? '') };
     case 'private_key_jwt':
       return { method: 'private_key_jwt', auth: privateKeyJwt(client, tokenUrl) };
+    case 'none':
+      // A public client (RFC 6749 §2.1; PKCE proves the code's origin): client_id alone, never the secret.
+      return { method: 'none', auth: oidc.None() };
     default:
       return client.clientSecret
         ? { method: 'client_secret_post', auth: oidc.ClientSecretPost(client.clientSecret) }

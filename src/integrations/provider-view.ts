@@ -40,8 +40,10 @@ export interface ProviderView {
   scope_separator?: string;
   authorization_params?: Record<string, string>;
   app_name_param?: string;
+  authorization_omits?: Array<'client_id' | 'response_type'>;
+  callback_code_param?: string;
   token_params?: Record<string, string>;
-  token_request_auth_method?: 'basic' | 'body';
+  token_request_auth_method?: 'basic' | 'body' | 'private_key_jwt' | 'none';
   disable_pkce?: boolean;
   field_labels?: Record<string, string>;
   field_help?: Record<
@@ -110,6 +112,8 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     scope_separator: s.scopeSeparator,
     authorization_params: s.authorizationParams,
     app_name_param: s.appNameParam,
+    authorization_omits: s.authorizationOmits,
+    callback_code_param: s.callbackCodeParam,
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
     token_request_body_format: s.tokenRequestBodyFormat,

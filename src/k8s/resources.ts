@@ -116,7 +116,7 @@ export interface RevocationSpec {
   clientAuth?: 'basic' | 'body' | 'none';
 }
 
-export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt';
+export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'none';
 
 export interface ProviderSpec {
   displayName: string;
@@ -133,6 +133,13 @@ export interface ProviderSpec {
   defaultScopes?: string[];
   scopeSeparator?: string;
   authorizationParams?: Record<string, string>;
+  /**
+   * OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (Amazon Selling Partner's consent URI
+   * names the application by `application_id`, an Integration's `authorizationParams`, and has no `response_type`).
+   */
+  authorizationOmits?: Array<'client_id' | 'response_type'>;
+  /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
+  callbackCodeParam?: string;
   /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
   appNameParam?: string;
   tokenParams?: Record<string, string>;

@@ -30,7 +30,7 @@ beforeAll(async () => {
       kc,
       bed.ns.name,
       sim.manifest,
-      { provider: sim.manifest, ...(sim.e2e.scopes ? { scopes: sim.e2e.scopes } : {}) },
+      { provider: sim.manifest, ...(sim.e2e.scopes ? { scopes: sim.e2e.scopes } : {}), ...(sim.e2e.integration ?? {}) },
       { ...sim.client },
     );
   }

@@ -53,6 +53,8 @@ export interface ProviderCase {
   expectConfig: Record<string, string>;
   /** Integration scopes (default: the manifest's defaultScopes). */
   scopes?: string[];
+  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`). */
+  integration?: { authorizationParams?: Record<string, string> };
   /** One documented API call, sent through the proxy: its path as the provider's docs write it. */
   api: {
     method: 'GET' | 'POST';

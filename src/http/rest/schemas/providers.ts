@@ -63,8 +63,16 @@ export const Provider = z.object({
     .describe(
       "OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)",
     ),
+  authorization_omits: z
+    .array(z.enum(['client_id', 'response_type']))
+    .optional()
+    .describe("OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (left out of it)"),
+  callback_code_param: z
+    .string()
+    .optional()
+    .describe("OAUTH2: the callback's parameter carrying the authorization code, when not code (Amazon Selling Partner: spapi_oauth_code)"),
   token_params: StringMap.optional(),
-  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt']).optional(),
+  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt', 'none']).optional(),
   token_request_body_format: z.enum(['form', 'json']).optional().describe('How token requests encode their parameters (form when absent)'),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),

@@ -1,0 +1,5 @@
+/** Simulated marketplaces (issue #57 parts 4 and 5: the shapes Latchkey expresses for them). One line per provider file. */
+import type { ProviderSimulator } from './framework.js';
+import { amazonSellingPartner } from './amazon-selling-partner.js';
+
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [amazonSellingPartner];
