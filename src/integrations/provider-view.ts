@@ -42,6 +42,7 @@ export interface ProviderView {
   app_name_param?: string;
   authorization_omits?: Array<'client_id' | 'response_type'>;
   callback_code_param?: string;
+  redirect_uri_is_name?: boolean;
   token_params?: Record<string, string>;
   token_request_auth_method?: 'basic' | 'body' | 'private_key_jwt' | 'none';
   disable_pkce?: boolean;
@@ -114,6 +115,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     app_name_param: s.appNameParam,
     authorization_omits: s.authorizationOmits,
     callback_code_param: s.callbackCodeParam,
+    redirect_uri_is_name: s.redirectUriIsName,
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
     token_request_body_format: s.tokenRequestBodyFormat,

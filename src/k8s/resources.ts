@@ -140,6 +140,11 @@ export interface ProviderSpec {
   authorizationOmits?: Array<'client_id' | 'response_type'>;
   /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
   callbackCodeParam?: string;
+  /**
+   * OAUTH2: the provider's `redirect_uri` is a name registered with it for the callback URL (eBay's RuName), sent in
+   * the authorization and token requests instead of the URL; the Integration gives it (`redirectUriName`).
+   */
+  redirectUriIsName?: boolean;
   /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
   appNameParam?: string;
   tokenParams?: Record<string, string>;
@@ -365,6 +370,8 @@ export interface IntegrationSpec {
   clientSecretRef?: { name: string };
   scopes?: string[];
   authorizationParams?: Record<string, string>;
+  /** The name the provider registered for Latchkey's callback URL, for a Provider with `redirectUriIsName` (eBay's RuName). */
+  redirectUriName?: string;
 }
 export interface IntegrationStatus extends CommonStatus {
   /** Where the provider sends this Integration's webhooks, when its Provider declares them. */

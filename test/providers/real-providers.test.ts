@@ -24,6 +24,7 @@ beforeAll(async () => {
   host = await startSimulators(sims);
   bed = await startConnectBed(kc, 'real-providers', 'development', { egress: host.egressGuard(), browserArgs: host.chromiumArgs() });
   for (const sim of sims) {
+    sim.e2e.registerCallback?.(`${bed.latchkey.url}/oauth/callback`);
     // The shipped manifest, under its shipped name: only its hosts' addresses differ (the egress guard's resolver).
     await applyProvider(kc, sim.manifest, catalogSpec(sim.manifest));
     await createIntegration(

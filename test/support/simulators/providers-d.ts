@@ -1,5 +1,6 @@
 /** Simulated marketplaces (issue #57 parts 4 and 5: the shapes Latchkey expresses for them). One line per provider file. */
 import type { ProviderSimulator } from './framework.js';
 import { amazonSellingPartner } from './amazon-selling-partner.js';
+import { ebay } from './ebay.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [amazonSellingPartner];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [amazonSellingPartner, ebay];

@@ -71,6 +71,12 @@ export const Provider = z.object({
     .string()
     .optional()
     .describe("OAUTH2: the callback's parameter carrying the authorization code, when not code (Amazon Selling Partner: spapi_oauth_code)"),
+  redirect_uri_is_name: z
+    .boolean()
+    .optional()
+    .describe(
+      "OAUTH2: redirect_uri is a name the provider registered for the callback URL (eBay's RuName), the Integration's redirectUriName",
+    ),
   token_params: StringMap.optional(),
   token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt', 'none']).optional(),
   token_request_body_format: z.enum(['form', 'json']).optional().describe('How token requests encode their parameters (form when absent)'),
