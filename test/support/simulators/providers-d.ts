@@ -2,5 +2,6 @@
 import type { ProviderSimulator } from './framework.js';
 import { amazonSellingPartner } from './amazon-selling-partner.js';
 import { ebay } from './ebay.js';
+import { etsy } from './etsy.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [amazonSellingPartner, ebay];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [amazonSellingPartner, etsy, ebay];
