@@ -55,7 +55,9 @@ export function fillCredentialTemplate(
       throw new LatchkeyError(
         'invalid_input',
         'missing_credentials',
-        `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
+        name === 'clientId' || name === 'clientSecret'
+          ? `The provider's ${where} needs the Integration's ${name}, which its client Secret does not have`
+          : `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
       );
     return v;
   });
