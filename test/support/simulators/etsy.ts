@@ -15,18 +15,28 @@
  *   clients, e.g. https://github.com/anitabyte/etsyv3/issues/31), and a key in another form with 403 `{"error":
  *   "Invalid API key: should be in the format 'keystring:shared_secret'."}` (https://github.com/HelpCode-ai/anythingmcp/pull/637).
  * - getMe (GET /v3/application/users/me) answers `{"user_id", "shop_id"}`.
- * Silent (in the pages read): the token endpoint's error words (RFC 6749 codes with the framework's phrases), the
+ * Silent (in the pages read): the token endpoint's error words (RFC 6749 codes here, without a description), the
  * answer to an invalid bearer token (401 `{"error": "invalid_token"}` here), whether a refresh leaves the old refresh
  * token valid (the simulator rotates it: the stricter reading), what a denied consent sends (the test provokes a
  * refused code).
  */
-import { json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  json,
+  oauth2Provider,
+  oauthErrors,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const USER_ID = 12345678;
 const SHOP_ID = 87654321;
 
 export function etsy(): ProviderSimulator {
-  const client = { clientId: opaque('', 12), clientSecret: opaque('', 5) };
+  const client = opaqueClient(12, 5);
 
   return oauth2Provider({
     manifest: 'etsy',
@@ -51,14 +61,8 @@ export function etsy(): ProviderSimulator {
       refresh: { rotate: true },
       accessPrefix: `${USER_ID}.`,
       refreshPrefix: `${USER_ID}.`,
-      answer: (t) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'Bearer',
-          expires_in: 3600,
-          ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
-        }),
-      error: oauthError(),
+      answer: tokenAnswer({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: 3600, refresh_token: REFRESH_TOKEN }),
+      error: oauthErrors({}),
     },
     api: (grants) => [
       {
@@ -77,12 +81,14 @@ export function etsy(): ProviderSimulator {
         },
       },
     ],
-    e2e: {
-      scopes: ['shops_r'],
-      expectConfig: {},
-      api: { method: 'GET', path: '/v3/application/users/me', answer: { user_id: USER_ID, shop_id: SHOP_ID } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase(
+      'GET /v3/application/users/me',
+      { user_id: USER_ID, shop_id: SHOP_ID },
+      {
+        scopes: ['shops_r'],
+        refreshes: true,
+        failure: 'refused-code',
+      },
+    ),
   });
 }
