@@ -25,7 +25,22 @@ import { REPO_ROOT } from './repo-root.js';
 export const PROVIDERS_DIR = join(REPO_ROOT, 'config/providers');
 
 /** Public suffixes of two labels that appear in the catalog's hosts (the registrable domain is one label more). */
-export const TWO_LABEL_SUFFIXES = new Set(['co.uk', 'com.au', 'co.jp', 'com.br', 'co.nz', 'co.in', 'com.cn']);
+export const TWO_LABEL_SUFFIXES = new Set([
+  'co.uk',
+  'com.au',
+  'co.jp',
+  'com.br',
+  'co.nz',
+  'co.in',
+  'com.cn',
+  'com.mx',
+  'com.tr',
+  'com.sg',
+  'com.ar',
+  'com.co',
+  'com.ec',
+  'com.cr',
+]);
 
 /** The registrable domain of a host name (`api.eu.example.co.uk` -> `example.co.uk`). */
 export function registrableDomain(host: string): string {

@@ -14,7 +14,7 @@ import {
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
-import { findAnswerTooLarge } from '../domain/errors.js';
+import { findAnswerTooLarge, LatchkeyError } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { GRANTED_SCOPES_FIELD, grantedScopes } from './granted-scopes.js';
 import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
@@ -35,7 +35,10 @@ export interface OAuth2FlowInput {
 
 /** The client's configuration, and the last token answer as the provider sent it (before openid-client normalizes it). */
 function configurationKeepingAnswer(
-  input: Pick<OAuth2ConfigurationInput, 'provider' | 'client' | 'connectionConfig' | 'fetch' | 'timeoutSeconds' | 'purpose'>,
+  input: Pick<
+    OAuth2ConfigurationInput,
+    'provider' | 'client' | 'connectionConfig' | 'fetch' | 'timeoutSeconds' | 'purpose' | 'redirectUriName'
+  >,
 ): { config: Configuration; answer: () => Record<string, unknown> | undefined } {
   let raw: Record<string, unknown> | undefined;
   const config = oauth2Configuration({ ...input, onTokenResponse: (body) => (raw = body) });
@@ -51,6 +54,22 @@ function requestedScopes(input: OAuth2FlowInput): string[] {
 function scopeParam(input: OAuth2FlowInput): string | undefined {
   const scopes = requestedScopes(input);
   return scopes.length ? scopes.join(input.provider.spec.scopeSeparator ?? ' ') : undefined;
+}
+
+/**
+ * The `redirect_uri` the provider is sent: the callback URL, or the name it registered for it (eBay's RuName, the
+ * Integration's `redirectUriName`), which the authorization and the token request both carry.
+ */
+function sentRedirectUri(input: Pick<OAuth2FlowInput, 'provider' | 'integration'>, callbackUrl: string): string {
+  if (!input.provider.spec.redirectUriIsName) return callbackUrl;
+  const name = input.integration.spec.redirectUriName;
+  if (!name)
+    throw new LatchkeyError(
+      'internal',
+      'integration_not_configured',
+      `${input.provider.spec.displayName} names the callback URL by a registered name: the Integration needs redirectUriName.`,
+    );
+  return name;
 }
 
 /** PKCE verifier made ahead, so it can be sealed into the state before the URL is built. */
@@ -77,7 +96,7 @@ export async function buildAuthorizationRedirect(
     ...(input.provider.spec.authorizationParams ?? {}),
     ...(input.integration.spec.authorizationParams ?? {}),
     ...(input.authorizationParams ?? {}),
-    redirect_uri: opts.redirectUri,
+    redirect_uri: sentRedirectUri(input, opts.redirectUri),
     state: opts.state,
   };
   const scope = scopeParam(input);
@@ -86,7 +105,10 @@ export async function buildAuthorizationRedirect(
     params.code_challenge = await calculatePKCECodeChallenge(opts.codeVerifier);
     params.code_challenge_method = 'S256';
   }
-  return buildAuthorizationUrl(config, params);
+  const url = buildAuthorizationUrl(config, params);
+  // openid-client always adds these; a provider whose authorization URL does not take them says so.
+  for (const name of input.provider.spec.authorizationOmits ?? []) url.searchParams.delete(name);
+  return url;
 }
 
 /**
@@ -101,12 +123,22 @@ export async function exchangeAuthorizationCode(
   opts: { redirectUri: string; expectedState: string; codeVerifier?: string },
   nowMs: number,
 ): Promise<OAuth2Credentials> {
-  const { config, answer } = configurationKeepingAnswer(input);
+  const { config, answer } = configurationKeepingAnswer({
+    ...input,
+    ...(input.provider.spec.redirectUriIsName ? { redirectUriName: sentRedirectUri(input, opts.redirectUri) } : {}),
+  });
   // openid-client sends the URL it is given, without its query, as the token request's redirect_uri
   // (over any redirect_uri parameter): give it the one sent at authorization (an Environment's custom
   // callback URL reaches Latchkey through a redirect), with the callback's parameters.
   const url = new URL(opts.redirectUri);
   url.search = callbackUrl.search;
+  const codeParam = input.provider.spec.callbackCodeParam;
+  if (codeParam && codeParam !== 'code') {
+    // The provider's name for the code (Amazon Selling Partner's `spapi_oauth_code`); a `code` beside it is not its code.
+    url.searchParams.delete('code');
+    const code = callbackUrl.searchParams.get(codeParam);
+    if (code !== null) url.searchParams.set('code', code);
+  }
   if (url.searchParams.has('iss') && url.searchParams.get('iss') !== config.serverMetadata().issuer) url.searchParams.delete('iss');
   const tokens = await unwrapTooLarge(
     authorizationCodeGrant(

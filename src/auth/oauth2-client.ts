@@ -90,6 +90,8 @@ export interface OAuth2ConfigurationInput {
   timeoutSeconds?: number;
   /** Receives every successful token response body as the provider sent it (before normalization). */
   onTokenResponse?: (body: Record<string, unknown>) => void;
+  /** The code exchange's `redirect_uri` when it is not the callback URL (eBay's RuName): openid-client always sends the URL. */
+  redirectUriName?: string;
 }
 
 /**
@@ -132,6 +134,8 @@ export function oauth2Configuration(input: OAuth2ConfigurationInput): oidc.Confi
   if ([tokenUrl, authorizationUrl].every((u) => u === undefined || isLoopback(u))) oidc.allowInsecureRequests(config);
   if (input.timeoutSeconds !== undefined) config.timeout = input.timeoutSeconds;
   config[oidc.customFetch] = async (url, options) => {
+    if (input.redirectUriName && options.body instanceof URLSearchParams && options.body.has('redirect_uri'))
+      options.body.set('redirect_uri', input.redirectUriName);
     const [target, init] = encodeTokenRequest(s, url, options);
     const res = await input.fetch(target, withClientCertificate(init, certificate));
     return normalizeTokenResponse(res, input.provider.spec.tokenResponse, input.onTokenResponse);

@@ -42,6 +42,9 @@ export function clientAuthentication(spec: ProviderSpec, client: TokenRequestCli
     case 'tls_client_auth':
       // RFC 8705 §2.1: client_id in the body; the certificate (requiredCertificate) authenticates.
       return { method: 'tls_client_auth', auth: oidc.TlsClientAuth() };
+    case 'none':
+      // A public client (RFC 6749 §2.1; PKCE proves the code's origin): client_id alone, never the secret.
+      return { method: 'none', auth: oidc.None() };
     default:
       return client.clientSecret
         ? { method: 'client_secret_post', auth: oidc.ClientSecretPost(client.clientSecret) }

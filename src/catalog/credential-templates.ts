@@ -1,16 +1,29 @@
 /**
  * A Provider's templated `proxy.headers` and `proxy.query` filled for one set of credentials and a
  * connection's configuration (`${apiKey}`, `${username}`, `${password}`, `${accessToken}`, `${sessionToken}`
- * (a session step's token: Bullhorn's BhRestToken), `${connectionConfig.X}`): what the proxy adds to a request, and what a typed credential's check sends.
+ * (a session step's token: Bullhorn's BhRestToken), `${connectionConfig.X}`, and the Integration's `${clientId}` and
+ * `${clientSecret}`): what the proxy adds to a request, and what a typed credential's check sends.
  */
 import { fillTemplate, MissingTemplateValueError } from './template.js';
 import { LatchkeyError } from '../domain/errors.js';
 import { isUnsafeHeaderValue } from '../domain/header-value.js';
 
-const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken|sessionToken)\}/g;
+const VALUE_PLACEHOLDER = /\$\{(apiKey|username|password|accessToken|sessionToken|clientId|clientSecret)\}/g;
 
-/** The credential values the templates name (undefined: the credentials have none). */
-export type CredentialValues = Record<'apiKey' | 'username' | 'password' | 'accessToken' | 'sessionToken', string | undefined>;
+/** The Integration's client values a provider's API asks for beside the connection's token (Etsy's `x-api-key`). */
+export const CLIENT_PLACEHOLDERS = ['${clientId}', '${clientSecret}'] as const;
+
+/**
+ * The credential values the templates name (undefined: the credentials have none); `clientId` and `clientSecret` are
+ * the Integration's, for providers whose API takes the app's key on every call.
+ */
+export type CredentialValues = Record<'apiKey' | 'username' | 'password' | 'accessToken' | 'sessionToken', string | undefined> &
+  Partial<Record<'clientId' | 'clientSecret', string>>;
+
+/** True when the templates name the Integration's client (its values are then read for each use, never cached). */
+export function templatesUseClient(templates: Array<Record<string, string> | undefined>): boolean {
+  return templates.some((t) => Object.values(t ?? {}).some((v) => CLIENT_PLACEHOLDERS.some((p) => v.includes(p))));
+}
 
 export interface Injection {
   headers: Record<string, string>;
@@ -43,7 +56,9 @@ export function fillCredentialTemplate(
       throw new LatchkeyError(
         'invalid_input',
         'missing_credentials',
-        `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
+        name === 'clientId' || name === 'clientSecret'
+          ? `The provider's ${where} needs the Integration's ${name}, which its client Secret does not have`
+          : `The provider's ${where} needs the connection's ${name}, which its credentials do not have`,
       );
     return v;
   });

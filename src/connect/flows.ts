@@ -468,6 +468,8 @@ export async function completeCallback(deps: ConnectDeps, url: URL, browserBindi
     const integration = deps.catalog.getIntegration(state.namespace, state.integration);
     const provider = integration && deps.catalog.getProvider(integration.spec.provider);
     if (!integration || !provider) throw new LatchkeyError('not_found', 'integration_not_found', 'The integration is no longer available.');
+    // A code under the provider's own name (Amazon Selling Partner's `spapi_oauth_code`) is as secret as `code`.
+    if (provider.spec.callbackCodeParam) sent.push(q.get(provider.spec.callbackCodeParam) ?? undefined);
     const name = integration.spec.displayName ?? provider.spec.displayName;
     const providerError = q.get('error') ?? (q.has('denied') ? 'access_denied' : undefined);
     if (providerError) {

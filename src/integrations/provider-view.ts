@@ -40,8 +40,11 @@ export interface ProviderView {
   scope_separator?: string;
   authorization_params?: Record<string, string>;
   app_name_param?: string;
+  authorization_omits?: Array<'client_id' | 'response_type'>;
+  callback_code_param?: string;
+  redirect_uri_is_name?: boolean;
   token_params?: Record<string, string>;
-  token_request_auth_method?: 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth';
+  token_request_auth_method?: 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth' | 'none';
   /** The provider requires the Integration's TLS client certificate on token requests (and, `api_calls`, on API calls). */
   client_certificate?: { api_calls: boolean };
   disable_pkce?: boolean;
@@ -112,6 +115,9 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     scope_separator: s.scopeSeparator,
     authorization_params: s.authorizationParams,
     app_name_param: s.appNameParam,
+    authorization_omits: s.authorizationOmits,
+    callback_code_param: s.callbackCodeParam,
+    redirect_uri_is_name: s.redirectUriIsName,
     token_params: s.tokenParams,
     token_request_auth_method: s.tokenRequestAuthMethod,
     token_request_body_format: s.tokenRequestBodyFormat,

@@ -116,7 +116,7 @@ export interface RevocationSpec {
   clientAuth?: 'basic' | 'body' | 'none';
 }
 
-export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth';
+export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth' | 'none';
 
 /** A provider that requires the Integration's TLS client certificate (mutual TLS, RFC 8705). */
 export interface ClientCertificateSpec {
@@ -139,6 +139,18 @@ export interface ProviderSpec {
   defaultScopes?: string[];
   scopeSeparator?: string;
   authorizationParams?: Record<string, string>;
+  /**
+   * OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (Amazon Selling Partner's consent URI
+   * names the application by `application_id`, an Integration's `authorizationParams`, and has no `response_type`).
+   */
+  authorizationOmits?: Array<'client_id' | 'response_type'>;
+  /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
+  callbackCodeParam?: string;
+  /**
+   * OAUTH2: the provider's `redirect_uri` is a name registered with it for the callback URL (eBay's RuName), sent in
+   * the authorization and token requests instead of the URL; the Integration gives it (`redirectUriName`).
+   */
+  redirectUriIsName?: boolean;
   /** OAUTH1: the authorize URL parameter naming the application on the consent page (Trello's `name`). */
   appNameParam?: string;
   tokenParams?: Record<string, string>;
@@ -386,6 +398,8 @@ export interface IntegrationSpec {
   clientCertificateRef?: { name: string };
   scopes?: string[];
   authorizationParams?: Record<string, string>;
+  /** The name the provider registered for Latchkey's callback URL, for a Provider with `redirectUriIsName` (eBay's RuName). */
+  redirectUriName?: string;
 }
 export interface IntegrationStatus extends CommonStatus {
   /** Where the provider sends this Integration's webhooks, when its Provider declares them. */

@@ -6,7 +6,7 @@
  * nothing). A provider whose headers already carry the credential (for example
  * `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
-import { filledHeaders, filledQuery, type CredentialValues, type Injection } from '../catalog/credential-templates.js';
+import { filledHeaders, filledQuery, templatesUseClient, type CredentialValues, type Injection } from '../catalog/credential-templates.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import type { AuthorizationInput } from '../modes/auth-mode.js';
@@ -16,7 +16,10 @@ export type { AuthorizationInput, OAuth1Consumer } from '../modes/auth-mode.js';
 export { templatesUse } from '../modes/shared/injection.js';
 export type { Injection } from '../catalog/credential-templates.js';
 
-function credentialValues(credentials: StoredCredentials): CredentialValues {
+/** The Integration's client, for templates that name `${clientId}` or `${clientSecret}`. */
+export type IntegrationClient = { clientId?: string; clientSecret?: string };
+
+function credentialValues(credentials: StoredCredentials, client: IntegrationClient | undefined): CredentialValues {
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return {
     apiKey: str(credentials.apiKey),
@@ -24,7 +27,14 @@ function credentialValues(credentials: StoredCredentials): CredentialValues {
     password: str(credentials.password),
     accessToken: accessTokenOf(credentials),
     sessionToken: str(credentials.session_token),
+    ...(client?.clientId !== undefined ? { clientId: client.clientId } : {}),
+    ...(client?.clientSecret !== undefined ? { clientSecret: client.clientSecret } : {}),
   };
+}
+
+/** True when the provider's templates name the Integration's client (Etsy: `x-api-key: ${clientId}:${clientSecret}`). */
+export function needsIntegrationClient(spec: ProviderSpec): boolean {
+  return templatesUseClient([spec.proxy?.headers, spec.proxy?.query]);
 }
 
 /** The templated headers and query parameters of the provider record, filled for this connection. */
@@ -32,8 +42,9 @@ export function templatedInjection(
   spec: ProviderSpec,
   credentials: StoredCredentials,
   connectionConfig: Record<string, unknown> | undefined,
+  client?: IntegrationClient,
 ): Injection {
-  const values = credentialValues(credentials);
+  const values = credentialValues(credentials, client);
   const headers = filledHeaders(spec.proxy?.headers, values, connectionConfig);
   // Headers of the mode's own (BILL: the session and developer key), under the templated ones.
   const own = moduleOfCredentials(credentials)?.proxy.defaultHeaders?.(credentials) ?? {};
@@ -51,7 +62,14 @@ export function templatedInjection(
 export class Injections {
   private readonly kept = new WeakMap<ProviderSpec, WeakMap<StoredCredentials, WeakMap<object, Injection>>>();
 
-  of(spec: ProviderSpec, credentials: StoredCredentials, connectionConfig: Record<string, unknown> | undefined): Injection {
+  of(
+    spec: ProviderSpec,
+    credentials: StoredCredentials,
+    connectionConfig: Record<string, unknown> | undefined,
+    client?: () => IntegrationClient | undefined,
+  ): Injection {
+    // The Integration's client changes without the connection's objects changing (a rotated secret): never kept.
+    if (needsIntegrationClient(spec)) return templatedInjection(spec, credentials, connectionConfig, client?.());
     const configKey = connectionConfig ?? NO_CONFIG;
     let byCredentials = this.kept.get(spec);
     let byConfig = byCredentials?.get(credentials);

@@ -213,11 +213,12 @@ export class CredentialProxy {
     res.once('close', onClose);
 
     const connectionConfig = connection.resource.spec.connectionConfig;
+    const client = () => resolveClient(this.deps.catalog, call.namespace, integration); // for templates naming the Integration's client
     const build = (stored: StoredCredentials) => {
       // SIGNATURE: a new value (nonce, time) for every attempt, so a retry is not refused as a replay.
       const mode = moduleOfCredentials(stored)?.proxy;
       const credentials = mode?.perUse?.(provider.spec, stored, this.deps.clock.now()) ?? stored;
-      const injection = this.injections.of(provider.spec, credentials, connectionConfig);
+      const injection = this.injections.of(provider.spec, credentials, connectionConfig, client);
       // The path was checked first thing; no URL object unless a signature needs one (OAuth 1, TBA).
       const target = upstreamTarget(baseUrl, call.rawPath, call.rawQuery, injection.query);
       const headers = forwardedRequestHeaders(req.headers, injection.headers);

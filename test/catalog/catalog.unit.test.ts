@@ -37,7 +37,7 @@ for (const f of files) if (f.docs.length === 1) manifests.set(f.file, f.docs[0] 
 const entries = [...manifests.entries()];
 
 const URL_FIELDS = ['authorizationUrl', 'tokenUrl', 'refreshUrl', 'requestTokenUrl'] as const;
-const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken', 'sessionToken']);
+const VALUE_PLACEHOLDERS = new Set(['apiKey', 'username', 'password', 'accessToken', 'sessionToken', 'clientId', 'clientSecret']);
 const CONFIG_PLACEHOLDER = /^connectionConfig\.([A-Za-z][A-Za-z0-9_]*)$/;
 const NAME_RE = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 /** What a field label must not say: where in the provider's answers a value is (the Provider's `from` fills those). */
@@ -223,8 +223,8 @@ describe('provider catalog (offline)', () => {
           report(`${s.authMode} needs authorizationUrl and tokenUrl`);
         if ((s.authMode === 'OAUTH2_CC' || s.authMode === 'APP') && !s.tokenUrl) report(`${s.authMode} needs tokenUrl`);
         if (s.authMode === 'OAUTH1' && !s.requestTokenUrl) report('OAUTH1 needs requestTokenUrl');
-        if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt', 'tls_client_auth'].includes(s.tokenRequestAuthMethod))
-          report('tokenRequestAuthMethod must be basic, body, private_key_jwt or tls_client_auth');
+        if (s.tokenRequestAuthMethod && !['basic', 'body', 'private_key_jwt', 'tls_client_auth', 'none'].includes(s.tokenRequestAuthMethod))
+          report('tokenRequestAuthMethod must be basic, body, private_key_jwt, tls_client_auth or none');
         if (s.tokenRequestBodyFormat && !['form', 'json', 'query'].includes(s.tokenRequestBodyFormat))
           report('tokenRequestBodyFormat must be form, json or query');
       }),

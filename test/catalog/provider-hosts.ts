@@ -25,6 +25,14 @@ export const FAMILY_DOMAINS: Record<string, { domains: string[]; why: string }> 
 export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> = {
   'adobe-umapi': { domains: ['adobelogin.com'], why: 'Adobe IMS (ims-na1.adobelogin.com) issues the tokens for Adobe APIs' },
   'adobe-workfront': { domains: ['workfront.com'], why: 'Workfront instances are <name>.my.workfront.com (or .my.workfront.adobe.com)' },
+  'amazon-selling-partner': {
+    domains: ['vendorcentral.in'],
+    why: "India's Vendor Central is www.vendorcentral.in (the Selling Partner API Developer Guide's Vendor Central URLs)",
+  },
+  'amazon-selling-partner-beta': {
+    domains: ['vendorcentral.in'],
+    why: "India's Vendor Central is www.vendorcentral.in (the Selling Partner API Developer Guide's Vendor Central URLs)",
+  },
   bullhorn: {
     domains: ['bullhornstaffing.com'],
     why: 'the docs are on bullhorn.github.io; the OAuth and REST hosts of each data centre on bullhornstaffing.com (https://bullhorn.github.io/Data-Center-URLs/)',

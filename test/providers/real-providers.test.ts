@@ -24,13 +24,14 @@ beforeAll(async () => {
   host = await startSimulators(sims);
   bed = await startConnectBed(kc, 'real-providers', 'development', { egress: host.egressGuard(), browserArgs: host.chromiumArgs() });
   for (const sim of sims) {
+    sim.e2e.registerCallback?.(`${bed.latchkey.url}/oauth/callback`);
     // The shipped manifest, under its shipped name: only its hosts' addresses differ (the egress guard's resolver).
     await applyProvider(kc, sim.manifest, catalogSpec(sim.manifest));
     await createIntegration(
       kc,
       bed.ns.name,
       sim.manifest,
-      { provider: sim.manifest, ...(sim.e2e.scopes ? { scopes: sim.e2e.scopes } : {}) },
+      { provider: sim.manifest, ...(sim.e2e.scopes ? { scopes: sim.e2e.scopes } : {}), ...(sim.e2e.integration ?? {}) },
       { ...sim.client },
     );
   }

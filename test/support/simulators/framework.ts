@@ -56,6 +56,10 @@ export interface ProviderCase {
   expectConfig: Record<string, string>;
   /** Integration scopes (default: the manifest's defaultScopes). */
   scopes?: string[];
+  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`). */
+  integration?: { authorizationParams?: Record<string, string>; redirectUriName?: string };
+  /** Latchkey's callback URL, for a provider that keeps it registered under a name (eBay's RuName and its accepted URL). */
+  registerCallback?: (callbackUrl: string) => void;
   /** One documented API call, sent through the proxy: its path as the provider's docs write it. */
   api: {
     method: 'GET' | 'POST';
@@ -399,8 +403,8 @@ export async function startSimulators(simulators: ServedSimulator[]): Promise<Si
 export interface TokenEndpointOptions {
   grants: Grants;
   client: { clientId: string; clientSecret: string };
-  /** How the provider documents client authentication. */
-  auth: 'basic' | 'body' | 'either';
+  /** How the provider documents client authentication (`none`: a public client, client_id alone, with PKCE). */
+  auth: 'basic' | 'body' | 'either' | 'none';
   /** The success answer for issued tokens (`refreshToken` set when one was issued). */
   answer(
     tokens: { accessToken: string; refreshToken?: string },
@@ -469,7 +473,9 @@ export function tokenEndpoint(o: TokenEndpointOptions): Handler {
         : { clientId: form.get('client_id') ?? undefined, clientSecret: form.get('client_secret') ?? undefined, via: 'body' as const };
     if ((o.auth === 'basic' && basic.via !== 'basic') || (o.auth === 'body' && basic.via === 'basic'))
       return o.error('invalid_client', 'client authentication method not accepted', 'client');
-    if (c.clientId !== o.client.clientId || c.clientSecret !== o.client.clientSecret)
+    if (o.auth === 'none' && (basic.via === 'basic' || c.clientSecret !== undefined))
+      return o.error('invalid_client', 'a public client sends no secret', 'client');
+    if (c.clientId !== o.client.clientId || (o.auth !== 'none' && c.clientSecret !== o.client.clientSecret))
       return o.error('invalid_client', 'invalid client', 'client');
     const grantType = form.get('grant_type');
     const issue = (grant: PendingCode, kind: 'authorization_code' | 'refresh_token', oldRefresh?: string) => {

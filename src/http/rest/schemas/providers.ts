@@ -63,8 +63,22 @@ export const Provider = z.object({
     .describe(
       "OAUTH1: the authorize URL parameter naming the application on the provider's consent page (the Environment's connectUI.appName, else the Integration's display name)",
     ),
+  authorization_omits: z
+    .array(z.enum(['client_id', 'response_type']))
+    .optional()
+    .describe("OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (left out of it)"),
+  callback_code_param: z
+    .string()
+    .optional()
+    .describe("OAUTH2: the callback's parameter carrying the authorization code, when not code (Amazon Selling Partner: spapi_oauth_code)"),
+  redirect_uri_is_name: z
+    .boolean()
+    .optional()
+    .describe(
+      "OAUTH2: redirect_uri is a name the provider registered for the callback URL (eBay's RuName), the Integration's redirectUriName",
+    ),
   token_params: StringMap.optional(),
-  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt', 'tls_client_auth']).optional(),
+  token_request_auth_method: z.enum(['basic', 'body', 'private_key_jwt', 'tls_client_auth', 'none']).optional(),
   client_certificate: z
     .object({ api_calls: z.boolean() })
     .optional()
