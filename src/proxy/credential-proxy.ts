@@ -11,7 +11,7 @@ import { RefreshError, UNKNOWN_CONNECTION } from '../auth/refresh/errors.js';
 import type { Clock } from '../domain/clock.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../k8s/store.js';
 import type { HandshakeWindows } from '../k8s/handshake-windows.js';
-import type { IntegrationResource, ProviderSpec, WebhookHandshakeSpec } from '../k8s/resources.js';
+import type { IntegrationResource, ProviderResource, ProviderSpec, WebhookHandshakeSpec } from '../k8s/resources.js';
 import type { ClientCertificate } from '../domain/client-certificate.js';
 import type { Logger } from '../platform/log.js';
 import type { Registry } from '../platform/metrics.js';
@@ -150,24 +150,10 @@ export class CredentialProxy {
     const retries = parseRetries(req.headers.retries);
     const method = (req.method ?? 'GET').toUpperCase();
 
-    const { connections, catalog } = this.deps;
-    const integration = catalog.getIntegration(call.namespace, call.providerConfigKey);
-    if (!integration)
-      throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
-    let connection = await connections.findConnection(call.namespace, call.providerConfigKey, call.connectionId);
-    if (!connection)
-      throw new LatchkeyError(
-        'not_found',
-        'unknown_connection',
-        `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`,
-      );
-    const provider = catalog.getProvider(connection.resource.spec.provider);
-    if (!provider)
-      throw new LatchkeyError(
-        'not_found',
-        'unknown_provider',
-        `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`,
-      );
+    const { catalog } = this.deps;
+    const found = await proxiedConnection(catalog, this.deps.connections, call);
+    const { integration, provider } = found;
+    let connection = found.connection;
     setProvider(provider.metadata.name);
     const baseUrl = this.baseUrls.of(provider, connection.resource.spec);
     const clientCertificate = apiCallCertificate(catalog, call.namespace, integration, provider.spec, this.deps.clock.now());
@@ -441,4 +427,30 @@ function apiCallCertificate(
 ): ClientCertificate | undefined {
   if (!spec.clientCertificate?.apiCalls) return undefined;
   return requiredCertificate(true, integrationCertificate(catalog, namespace, integration, now));
+}
+
+/** The Integration, connection and Provider a proxied call names; 404 for each one missing. */
+async function proxiedConnection(
+  catalog: CatalogStore,
+  connections: ConnectionStore,
+  call: ProxyCall,
+): Promise<{ integration: IntegrationResource; connection: StoredConnection; provider: ProviderResource }> {
+  const integration = catalog.getIntegration(call.namespace, call.providerConfigKey);
+  if (!integration)
+    throw new LatchkeyError('not_found', 'unknown_integration', `No integration "${call.providerConfigKey}" in this environment`);
+  const connection = await connections.findConnection(call.namespace, call.providerConfigKey, call.connectionId);
+  if (!connection)
+    throw new LatchkeyError(
+      'not_found',
+      'unknown_connection',
+      `No connection "${call.connectionId}" for integration "${call.providerConfigKey}"`,
+    );
+  const provider = catalog.getProvider(connection.resource.spec.provider);
+  if (!provider)
+    throw new LatchkeyError(
+      'not_found',
+      'unknown_provider',
+      `The provider "${connection.resource.spec.provider}" of this connection is not in the catalog`,
+    );
+  return { integration, connection, provider };
 }
