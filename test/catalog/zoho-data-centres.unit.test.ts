@@ -9,6 +9,7 @@
  */
 import { valuesFromAnswers } from '../../src/auth/provider-answers.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../src/catalog/connection-config.js';
+import { ZOHO_DATA_CENTRES, zohoDataCentreConfig } from '../../src/migrations/zoho-data-centre.js';
 import { readCatalog } from '../support/catalog-files.js';
 
 const zoho = readCatalog().filter((m) => m.metadata.name === 'zoho' || m.metadata.name.startsWith('zoho-'));
@@ -99,5 +100,21 @@ describe("the Zoho Providers' data centres", () => {
       expect(() => connect(m.metadata.name, 'https://accounts.zoho.eu.evil.example', 'https://www.zohoapis.eu')).toThrow();
     }
     expect(() => connect('zoho-books', 'https://accounts.zoho.eu', 'https://www.zohoapis.evil.example')).toThrow();
+  });
+
+  it('migrates a connection stored with a typed domain extension to values each manifest accepts (latchkey migrate zoho-data-centre)', () => {
+    for (const m of zoho.filter((x) => x.metadata.name !== 'zoho')) {
+      for (const ext of Object.keys(ZOHO_DATA_CENTRES)) {
+        const migrated = zohoDataCentreConfig({ domainExtension: ext, organizationId: '1', orgId: '1' }, m.metadata.name);
+        if (!migrated) continue; // listed for a reconnect: the product documents no host there
+        const config = checkConnectionConfig(m.spec, migrated, {});
+        expect([m.metadata.name, ext, fillProviderUrl(m.spec, m.spec.tokenUrl!, config)]).toEqual([
+          m.metadata.name,
+          ext,
+          `https://${ZOHO_DATA_CENTRES[ext]!.accountsServer}/oauth/v2/token`,
+        ]);
+      }
+    }
+    expect(zohoDataCentreConfig({ domainExtension: 'ca' }, 'zoho-desk')).toBeUndefined();
   });
 });
