@@ -12,13 +12,29 @@ export const ZOHO_DATA_CENTRES: Record<string, { accountsServer: string; apiDoma
   sa: { accountsServer: 'accounts.zoho.sa', apiDomain: 'www.zohoapis.sa' },
 };
 
+/**
+ * The shipped Providers of products on their own hosts (desk.zoho.eu ...): they take `zohoDomain` (zoho.eu) from
+ * the accounts server, not `apiDomain`. An extension their docs name no host for is listed instead: Canada for all
+ * but Sign (sign.zohocloud.ca), China for Sign (https://www.zoho.com/sign/api/api-endpoint.html).
+ */
+const OWN_HOST_PROVIDERS: Record<string, Record<string, string | undefined>> = Object.fromEntries([
+  ...['zoho-calendar', 'zoho-desk', 'zoho-mail', 'zoho-people', 'zoho-projects', 'zoho-recruit'].map((p) => [p, { ca: undefined }]),
+  ['zoho-sign', { ca: 'zohocloud.ca', 'com.cn': undefined }],
+]);
+
 /** The migrated configuration, or undefined when there is nothing to do (or nothing known to do). */
-export function zohoDataCentreConfig(config: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+export function zohoDataCentreConfig(
+  config: Record<string, unknown> | undefined,
+  provider = 'zoho-crm',
+): Record<string, unknown> | undefined {
   if (!config || typeof config.domainExtension !== 'string' || config.accountsServer !== undefined) return undefined;
   const centre = ZOHO_DATA_CENTRES[config.domainExtension];
   if (!centre) return undefined;
   const { domainExtension: _old, ...rest } = config;
-  return { ...rest, ...centre };
+  const ownHost = OWN_HOST_PROVIDERS[provider];
+  if (!ownHost) return { ...rest, ...centre };
+  const zohoDomain = config.domainExtension in ownHost ? ownHost[config.domainExtension] : `zoho.${config.domainExtension}`;
+  return zohoDomain === undefined ? undefined : { ...rest, accountsServer: centre.accountsServer, zohoDomain };
 }
 
 /**
@@ -37,15 +53,19 @@ export const zohoDataCentre: ConnectionMigration = {
     const providers = args.length ? args : ['zoho-crm'];
     const config = c.spec.connectionConfig;
     if (!providers.includes(c.spec.provider) || config?.domainExtension === undefined) return undefined;
-    const next = zohoDataCentreConfig(config);
+    const next = zohoDataCentreConfig(config, c.spec.provider);
     if (next) {
       return {
         spec: { ...c.spec, connectionConfig: next },
-        change: `connection configuration: domainExtension ${String(config.domainExtension)} replaced by accountsServer ${String(next.accountsServer)} and apiDomain ${String(next.apiDomain)}`,
+        change: `connection configuration: domainExtension ${String(config.domainExtension)} replaced by accountsServer ${String(next.accountsServer)} and ${next.zohoDomain === undefined ? `apiDomain ${String(next.apiDomain)}` : `zohoDomain ${String(next.zohoDomain)}`}`,
       };
     }
     if (config.accountsServer === undefined)
-      return { attention: `unknown Zoho domain extension ${JSON.stringify(config.domainExtension)}: reconnect it` };
+      return {
+        attention: ZOHO_DATA_CENTRES[String(config.domainExtension)]
+          ? `Zoho domain extension ${JSON.stringify(config.domainExtension)}: ${c.spec.provider} documents no host there: reconnect it`
+          : `unknown Zoho domain extension ${JSON.stringify(config.domainExtension)}: reconnect it`,
+      };
     return undefined;
   },
 };

@@ -199,17 +199,17 @@ describe('from.match', () => {
     expect(configValue('x', undefined, '(')).toBeUndefined();
   });
 
-  it("gives the shipped Zoho providers their domain extension from the redirect's accounts-server", () => {
-    const manifests = readCatalog().filter((m) => m.metadata.name.startsWith('zoho-') && m.metadata.name !== 'zoho-crm');
+  it("gives the shipped Zoho providers their accounts server (and product hosts' Zoho domain) from the redirect's accounts-server", () => {
+    const manifests = readCatalog().filter((m) => m.metadata.name.startsWith('zoho-'));
     expect(manifests.length).toBeGreaterThanOrEqual(10);
     for (const m of manifests) {
       const query = (server: string) => ({ callbackQuery: new URLSearchParams({ location: 'x', 'accounts-server': server }) });
+      const ownHost = (m.spec.connectionConfiguration ?? []).some((f) => typeof f !== 'string' && f.name === 'zohoDomain');
       expect([m.metadata.name, valuesFromAnswers(m.spec, query('https://accounts.zoho.com.au'), {})]).toEqual([
         m.metadata.name,
-        { domainExtension: 'com.au' },
+        { accountsServer: 'accounts.zoho.com.au', ...(ownHost ? { zohoDomain: 'zoho.com.au' } : {}) },
       ]);
-      expect(valuesFromAnswers(m.spec, query('https://accounts.zoho.evil.example'), {})).toEqual({ domainExtension: 'evil.example' });
-      expect(valuesFromAnswers(m.spec, query('https://login.example.net'), {})).toEqual({});
+      expect(valuesFromAnswers(m.spec, query('https://login.example.net'), {})).toEqual({ accountsServer: 'login.example.net' });
     }
   });
 });

@@ -16,8 +16,8 @@ export const FAMILY_DOMAINS: Record<string, { domains: string[]; why: string }> 
     why: 'the Microsoft identity platform (login.microsoftonline.com) issues tokens for every Microsoft API',
   },
   'zoho.com': {
-    domains: ['zohoapis.com'],
-    why: "Zoho's APIs are on www.zohoapis.<data center's domain>, its sign-in on accounts.zoho.<domain>",
+    domains: ['zohoapis.com', 'zohocloud.ca'],
+    why: "Zoho's APIs are on www.zohoapis.<data center's domain>, its sign-in on accounts.zoho.<domain>; Canada's accounts server and product hosts are on zohocloud.ca (https://www.zoho.com/accounts/protocol/oauth/multi-dc.html)",
   },
 };
 
@@ -75,15 +75,11 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
     why: "a Snowflake account's own host (<org>-<account>.snowflakecomputing.com) serves its OAuth endpoints and APIs",
   },
   'zoho-bigin': {
-    domains: ['zoho.com', 'zohoapis.com'],
-    why: 'Bigin is a Zoho product: Zoho accounts sign in, the API is on www.zohoapis.<domain>',
+    domains: ['zoho.com', 'zohoapis.com', 'zohocloud.ca'],
+    why: "Bigin is a Zoho product: Zoho accounts sign in (Canada's on accounts.zohocloud.ca), the API is on www.zohoapis.<domain>",
   },
   jira: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
   confluence: { domains: ['jira.com'], why: "older Atlassian Cloud sites are on jira.com (accessible-resources answers a site's url)" },
-  'zoho-crm': {
-    domains: ['zohocloud.ca'],
-    why: "Zoho's Canada data centre signs in on accounts.zohocloud.ca (the accounts-server the redirect names)",
-  },
   smartsheet: {
     domains: ['smartsheetgov.com', 'smartsheet.eu', 'smartsheet.au'],
     why: 'Smartsheet Gov, Regions Europe and Regions Australia (https://developers.smartsheet.com/api/smartsheet/guides/basics/base-url)',

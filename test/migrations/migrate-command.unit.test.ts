@@ -47,5 +47,16 @@ describe('zoho-data-centre', () => {
     expect(zohoDataCentre.plan(connection('zoho-books', { domainExtension: 'eu' }), ['zoho-books'])).toMatchObject({
       change: expect.any(String),
     });
+    // A product on its own host (desk.zoho.eu) gets its Zoho domain; Canada, which its docs give no host for, is listed.
+    expect(zohoDataCentre.plan(connection('zoho-desk', { domainExtension: 'eu', orgId: '1' }), ['zoho-desk'])).toEqual({
+      spec: expect.objectContaining({ connectionConfig: { orgId: '1', accountsServer: 'accounts.zoho.eu', zohoDomain: 'zoho.eu' } }),
+      change: 'connection configuration: domainExtension eu replaced by accountsServer accounts.zoho.eu and zohoDomain zoho.eu',
+    });
+    expect(zohoDataCentre.plan(connection('zoho-desk', { domainExtension: 'ca' }), ['zoho-desk'])).toEqual({
+      attention: 'Zoho domain extension "ca": zoho-desk documents no host there: reconnect it',
+    });
+    expect(zohoDataCentre.plan(connection('zoho-sign', { domainExtension: 'ca' }), ['zoho-sign'])).toMatchObject({
+      spec: { connectionConfig: { accountsServer: 'accounts.zohocloud.ca', zohoDomain: 'zohocloud.ca' } },
+    });
   });
 });

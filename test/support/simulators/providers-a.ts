@@ -9,7 +9,7 @@ import { pipedrive } from './pipedrive.js';
 import { quickbooks } from './quickbooks.js';
 import { salesforce } from './salesforce.js';
 import { xero } from './xero.js';
-import { zohoCrm } from './zoho.js';
+import { zohoBiginCanada, zohoCrm } from './zoho.js';
 import { slack } from './slack.js';
 
 export const PROVIDERS_A: Array<() => ProviderSimulator> = [
@@ -27,5 +27,6 @@ export const PROVIDERS_A: Array<() => ProviderSimulator> = [
   quickbooks,
   xero,
   zohoCrm,
+  zohoBiginCanada,
   pipedrive,
 ];

@@ -75,3 +75,55 @@ export function zohoCrm(): ProviderSimulator {
     },
   });
 }
+
+/**
+ * Bigin by Zoho CRM, an account in Zoho's Canada data centre: its accounts server is accounts.zohocloud.ca, its API
+ * domain www.zohoapis.ca (https://www.bigin.com/developer/docs/apis/multi-dc.html); records at
+ * GET {api domain}/bigin/v2/{module_api_name} (https://www.bigin.com/developer/docs/apis/v2/get-records.html). The
+ * token exchange is Zoho Accounts', as for Zoho CRM above.
+ */
+export function zohoBiginCanada(): ProviderSimulator {
+  return oauth2Provider({
+    manifest: 'zoho-bigin',
+    docs: ['https://www.bigin.com/developer/docs/apis/multi-dc.html', 'https://www.bigin.com/developer/docs/apis/v2/get-records.html'],
+    client: { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) },
+    authorize: {
+      url: 'https://accounts.zoho.com/oauth/v2/auth',
+      provider: 'Zoho',
+      extra: { location: 'ca', 'accounts-server': 'https://accounts.zohocloud.ca' },
+    },
+    token: {
+      url: 'https://accounts.zohocloud.ca/oauth/v2/token',
+      wrap: (token) => (req: SimRequest) => token(req.form.size ? req : { ...req, form: req.query }),
+      auth: 'body',
+      refresh: { rotate: false },
+      accessPrefix: '1000.',
+      refreshPrefix: '1000.',
+      answer: ({ accessToken, refreshToken }, grant) =>
+        json(200, {
+          access_token: accessToken,
+          ...refreshField({ refreshToken }),
+          scope: grant.scope,
+          api_domain: 'https://www.zohoapis.ca',
+          token_type: 'Bearer',
+          expires_in: 3600,
+        }),
+      error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
+    },
+    api: (grants) => [
+      apiRoute(
+        grants,
+        { host: 'www.zohoapis.ca', path: '/bigin/v2/Contacts', scheme: 'Zoho-oauthtoken' },
+        () => json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
+        () => json(200, { data: [{ Last_Name: 'Daly', id: '3652397000002045001' }], info: { more_records: false } }),
+      ),
+    ],
+    e2e: {
+      // Nothing typed: Canada's accounts server comes back on the redirect, its API domain in the token answer.
+      expectConfig: { accountsServer: 'accounts.zohocloud.ca', apiDomain: 'www.zohoapis.ca' },
+      api: { method: 'GET', path: '/bigin/v2/Contacts?fields=Last_Name', answer: { data: [{ Last_Name: 'Daly' }] } },
+      refreshes: true,
+      failure: 'refused-code',
+    },
+  });
+}
