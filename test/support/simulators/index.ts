@@ -3,5 +3,6 @@ import type { ProviderSimulator } from './framework.js';
 import { PROVIDERS_A } from './providers-a.js';
 import { PROVIDERS_B } from './providers-b.js';
 import { PROVIDERS_C } from './providers-c.js';
+import { PROVIDERS_D } from './providers-d.js';
 
-export const SIMULATORS: Array<() => ProviderSimulator> = [...PROVIDERS_A, ...PROVIDERS_B, ...PROVIDERS_C];
+export const SIMULATORS: Array<() => ProviderSimulator> = [...PROVIDERS_A, ...PROVIDERS_B, ...PROVIDERS_C, ...PROVIDERS_D];

@@ -1,0 +1,5 @@
+/** More simulated providers (issue #57 part 5, second batch; the others: providers-a.ts to providers-c.ts). One line per provider file. */
+import type { ProviderSimulator } from './framework.js';
+import { figma } from './figma.js';
+
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma];
