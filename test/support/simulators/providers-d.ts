@@ -1,5 +1,6 @@
 /** More simulated providers (issue #57 part 5, second batch; the others: providers-a.ts to providers-c.ts). One line per provider file. */
 import type { ProviderSimulator } from './framework.js';
 import { figma } from './figma.js';
+import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform];
