@@ -1,7 +1,8 @@
 /** More simulated providers (issue #57 part 5, second batch; the others: providers-a.ts to providers-c.ts). One line per provider file. */
 import type { ProviderSimulator } from './framework.js';
+import { clickup } from './clickup.js';
 import { figma } from './figma.js';
 import { strava } from './strava.js';
 import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup];
