@@ -2,7 +2,8 @@
 import type { ProviderSimulator } from './framework.js';
 import { clickup } from './clickup.js';
 import { figma } from './figma.js';
+import { monday } from './monday.js';
 import { strava } from './strava.js';
 import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday];
