@@ -3,7 +3,8 @@ import type { ProviderSimulator } from './framework.js';
 import { clickup } from './clickup.js';
 import { figma } from './figma.js';
 import { monday } from './monday.js';
+import { pinterest } from './pinterest.js';
 import { strava } from './strava.js';
 import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday, pinterest];
