@@ -4,7 +4,8 @@ import { clickup } from './clickup.js';
 import { figma } from './figma.js';
 import { monday } from './monday.js';
 import { pinterest } from './pinterest.js';
+import { reddit } from './reddit.js';
 import { strava } from './strava.js';
 import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday, pinterest];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday, pinterest, reddit];
