@@ -6,6 +6,7 @@ import { monday } from './monday.js';
 import { pinterest } from './pinterest.js';
 import { reddit } from './reddit.js';
 import { strava } from './strava.js';
+import { twitch } from './twitch.js';
 import { typeform } from './typeform.js';
 
-export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday, pinterest, reddit];
+export const PROVIDERS_D: Array<() => ProviderSimulator> = [figma, typeform, strava, clickup, monday, pinterest, reddit, twitch];
