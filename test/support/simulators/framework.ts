@@ -529,8 +529,8 @@ export interface OAuth2ProviderOptions extends Pick<ProviderSimulator, 'manifest
   authorize: Endpoint & AuthorizeOptions & { provider: string };
   /** POST: the token endpoint ({@link tokenEndpoint}). */
   token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client'>;
-  /** The API's routes, which answer the tokens the token endpoint issued. */
-  api(grants: Grants): Route[];
+  /** The API's routes, which answer the tokens the token endpoint issued: a function of the grants, or {@link getRoute}s. */
+  api: ((grants: Grants) => Route[]) | ApiDeclaration[];
 }
 
 /** A route's host (a pattern of the simulator's hosts) and path from an endpoint's URL. */
@@ -553,7 +553,7 @@ export function oauth2Provider(o: OAuth2ProviderOptions): ProviderSimulator {
   const routes: Route[] = [
     { method: 'GET', ...hostAndPath(authorizeUrl), handler: wrapAuthorize ? wrapAuthorize(consent) : consent },
     { method: 'POST', ...hostAndPath(tokenUrl), handler: wrapToken ? wrapToken(token) : token },
-    ...o.api(grants),
+    ...(Array.isArray(o.api) ? o.api.map((declare) => declare(grants)) : o.api(grants)),
   ];
   return {
     manifest: o.manifest,
@@ -574,4 +574,91 @@ export function apiRoute(
   ok: Handler,
 ): Route {
   return { method: at.method ?? 'GET', host: at.host, path: at.path, handler: withToken(grants, unauthorized, ok, at.scheme) };
+}
+
+// ----- short declarations -----
+// What most simulators declare the same way, each in one line: the client, the token answer (its keys in the
+// provider's documented order), the error texts, API routes by URL, and the end-to-end case.
+
+/** A client of random hex values (a number: that many random bytes) or given ones. */
+export const opaqueClient = (id: string | number, secret: string | number): { clientId: string; clientSecret: string } => ({
+  clientId: typeof id === 'number' ? opaque('', id) : id,
+  clientSecret: typeof secret === 'number' ? opaque('', secret) : secret,
+});
+
+/** What a token answer's values are read from: the tokens issued, the grant and the grant type. */
+export interface Issued {
+  accessToken: string;
+  refreshToken?: string;
+  grant: PendingCode;
+  kind: 'authorization_code' | 'refresh_token';
+}
+/** Values of a {@link tokenAnswer} template. */
+export const ACCESS_TOKEN = (i: Issued): string => i.accessToken;
+/** The refresh token; the key is left out when none was issued. */
+export const REFRESH_TOKEN = (i: Issued): string | undefined => i.refreshToken;
+/** The scope the authorization asked for. */
+export const GRANTED_SCOPE = (i: Issued): string => i.grant.scope;
+/** The time of the answer in seconds (`created_at`). */
+export const NOW_SECONDS = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * A 200 JSON token answer from a template: keys in the order written, each value as written, or read from what
+ * was issued when it is a function ({@link ACCESS_TOKEN}, {@link REFRESH_TOKEN}, ...); a value read as undefined is
+ * left out.
+ */
+export function tokenAnswer(template: Record<string, unknown>, contentType?: string): TokenEndpointOptions['answer'] {
+  return (tokens, grant, kind) => {
+    const issued: Issued = { ...tokens, grant, kind };
+    const read = (v: unknown) => (typeof v === 'function' ? (v as (i: Issued) => unknown)(issued) : v);
+    return json(200, Object.fromEntries(Object.entries(template).map(([k, v]) => [k, read(v)])), contentType);
+  };
+}
+
+/** A provider's token error texts per failure; `grant` stands for `code`, `redirect` and `pkce` where they are not named. */
+export type ErrorTexts = Partial<Record<TokenFailure | 'grant', string>>;
+
+/** {@link oauthError} with the provider's texts (`{}`: none) and `invalid_client`'s status when it is not 400. */
+export function oauthErrors(texts: ErrorTexts, invalidClientStatus?: number): TokenEndpointOptions['error'] {
+  const { grant, ...named } = texts;
+  return oauthError({
+    ...(invalidClientStatus ? { status: { invalid_client: invalidClientStatus } } : {}),
+    descriptions: grant === undefined ? named : { code: grant, redirect: grant, pkce: grant, ...named },
+  });
+}
+
+/** An API route of {@link oauth2Provider}'s `api` list, given the simulator's grants. */
+export type ApiDeclaration = (grants: Grants) => Route;
+
+const answerOf = (a: SimAnswer | Handler, req: SimRequest) => (typeof a === 'function' ? a(req) : a);
+
+/** An API route at `url` (as the docs write it): `ok` for a valid token, else `unauthorized` (`scheme`: the provider's own). */
+export function getRoute(
+  url: string,
+  unauthorized: SimAnswer | (() => SimAnswer),
+  ok: SimAnswer | Handler,
+  scheme?: string,
+): ApiDeclaration {
+  return (grants) => apiRoute(grants, { ...hostAndPath(url), ...(scheme ? { scheme } : {}) }, unauthorized, (req) => answerOf(ok, req));
+}
+
+/** {@link getRoute} for a POST. */
+export function postRoute(url: string, unauthorized: SimAnswer | (() => SimAnswer), ok: SimAnswer | Handler): ApiDeclaration {
+  return (grants) => apiRoute(grants, { method: 'POST', ...hostAndPath(url) }, unauthorized, (req) => answerOf(ok, req));
+}
+
+/**
+ * The end-to-end case: `call` is `METHOD /path` as the provider's docs write it, `answer` part of its documented
+ * answer; the connection configuration is empty unless `expectConfig` says otherwise.
+ */
+export function e2eCase(
+  call: string,
+  answer: ProviderCase['api']['answer'],
+  rest: Omit<ProviderCase, 'api' | 'expectConfig'> &
+    Partial<Pick<ProviderCase, 'expectConfig'>> &
+    Pick<ProviderCase['api'], 'body' | 'headers'>,
+): ProviderCase {
+  const [method, path] = call.split(' ') as [ProviderCase['api']['method'], string];
+  const { body, headers, expectConfig = {}, ...c } = rest;
+  return { ...c, expectConfig, api: { method, path, ...(headers ? { headers } : {}), ...(body ? { body } : {}), answer } };
 }
