@@ -15,13 +15,11 @@
  * Silent: the redirect of a refused authorization (the end-to-end test provokes a refused code instead), the status
  * and ECODE of a refused code (the simulator answers 400 with only an `err`), the words of each `err`.
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import { ACCESS_TOKEN, e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = { id: 183, username: 'Ada Lovelace', email: 'ada@example.com', color: '#827718', profilePicture: null, initials: 'AL' };
 
 export function clickup(): ProviderSimulator {
-  const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 32).toUpperCase() };
-
   return oauth2Provider({
     manifest: 'clickup',
     docs: [
@@ -30,7 +28,7 @@ export function clickup(): ProviderSimulator {
       'https://developer.clickup.com/reference/getauthorizeduser',
       'https://developer.clickup.com/docs/common_errors',
     ],
-    client,
+    client: opaqueClient(16, 32),
     authorize: { url: 'https://app.clickup.com/api', provider: 'ClickUp' },
     token: {
       url: 'https://api.clickup.com/api/v2/oauth/token',
@@ -38,7 +36,7 @@ export function clickup(): ProviderSimulator {
       wrap: (token) => (req) => token(req.form.size ? req : { ...req, form: req.query }),
       auth: 'body',
       refresh: false,
-      answer: (t) => json(200, { access_token: t.accessToken }),
+      answer: tokenAnswer({ access_token: ACCESS_TOKEN }),
       error: (_code, _description, why) =>
         why === 'client'
           ? json(401, { err: 'Client not found', ECODE: 'OAUTH_010' })
@@ -46,16 +44,9 @@ export function clickup(): ProviderSimulator {
             ? json(400, { err: 'Redirect URI does not match the redirect uris of this application', ECODE: 'OAUTH_007' })
             : json(400, { err: 'Code not found' }),
     },
-    api: (grants) => [
-      apiRoute(grants, { host: 'api.clickup.com', path: '/api/v2/user' }, json(401, { err: 'Token not found', ECODE: 'OAUTH_025' }), () =>
-        json(200, { user: USER }),
-      ),
+    api: [
+      getRoute('https://api.clickup.com/api/v2/user', json(401, { err: 'Token not found', ECODE: 'OAUTH_025' }), json(200, { user: USER })),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/v2/user', answer: { user: { id: USER.id, username: USER.username } } },
-      refreshes: false,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /api/v2/user', { user: { id: USER.id, username: USER.username } }, { refreshes: false, failure: 'refused-code' }),
   });
 }

@@ -21,7 +21,20 @@
  * /v1/oauth/token), the words of each error (the simulator's are short phrases) and the 403's `err`.
  * A refused consent has no callback, so the end-to-end test's documented error is a refused code.
  */
-import { apiRoute, json, oauth2Provider, opaque, tokenEndpoint, type ProviderSimulator, type TokenEndpointOptions } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  ON_CODE_GRANT,
+  json,
+  oauth2Provider,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  tokenEndpoint,
+  type ProviderSimulator,
+  type TokenEndpointOptions,
+} from './framework.js';
 
 const USER = {
   id: '1234567890123456789',
@@ -31,18 +44,17 @@ const USER = {
 };
 
 export function figma(): ProviderSimulator {
-  const client = { clientId: opaque('', 11), clientSecret: opaque('', 16) };
+  const client = opaqueClient(11, 16);
   const token: Omit<TokenEndpointOptions, 'grants' | 'client'> = {
     auth: 'basic',
     refresh: { rotate: false },
-    answer: (t, _grant, kind) =>
-      json(200, {
-        ...(kind === 'authorization_code' ? { user_id_string: USER.id } : {}),
-        access_token: t.accessToken,
-        token_type: 'bearer',
-        expires_in: 7_776_000,
-        ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
-      }),
+    answer: tokenAnswer({
+      user_id_string: ON_CODE_GRANT(USER.id),
+      access_token: ACCESS_TOKEN,
+      token_type: 'bearer',
+      expires_in: 7_776_000,
+      refresh_token: REFRESH_TOKEN,
+    }),
     error: (_code, description) => json(400, { error: true, status: 400, message: description }),
   };
 
@@ -52,15 +64,15 @@ export function figma(): ProviderSimulator {
     client,
     authorize: { url: 'https://www.figma.com/oauth', provider: 'Figma' },
     token: { url: 'https://api.figma.com/v1/oauth/token', ...token },
-    api: (grants) => [
-      { method: 'POST', host: 'api.figma.com', path: '/v1/oauth/refresh', handler: tokenEndpoint({ ...token, grants, client }) },
-      apiRoute(grants, { host: 'api.figma.com', path: '/v1/me' }, json(403, { status: 403, err: 'Invalid token' }), () => json(200, USER)),
+    api: [
+      (grants) => ({
+        method: 'POST',
+        host: 'api.figma.com',
+        path: '/v1/oauth/refresh',
+        handler: tokenEndpoint({ ...token, grants, client }),
+      }),
+      getRoute('https://api.figma.com/v1/me', json(403, { status: 403, err: 'Invalid token' }), json(200, USER)),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/v1/me', answer: { id: USER.id, handle: USER.handle } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /v1/me', { id: USER.id, handle: USER.handle }, { refreshes: true, failure: 'refused-code' }),
   });
 }

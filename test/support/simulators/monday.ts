@@ -23,14 +23,31 @@
  * bodies (RFC 6749 §5.2's `error` is sent), the body of a 401 for a bad token (`{"errors": [{"message": "Not
  * Authenticated"}]}` is sent). The simulator's tokens are opaque strings, not JWTs.
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  GRANTED_SCOPE,
+  json,
+  oauth2Provider,
+  oauthErrors,
+  opaqueClient,
+  postRoute,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+  type SimRequest,
+} from './framework.js';
 
 const ME = { id: '4012689', name: 'Ada Lovelace' };
 const ACCOUNT_ID = 18888528;
 
-export function monday(): ProviderSimulator {
-  const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
+/** The GraphQL query's answer: `me` for a query that asks for it. */
+const answerQuery = (req: SimRequest) =>
+  /\bme\s*\{/.test(String((JSON.parse(req.body || '{}') as { query?: unknown }).query ?? ''))
+    ? json(200, { data: { me: ME }, account_id: ACCOUNT_ID })
+    : json(200, { errors: [{ message: 'the simulator answers only { me { id name } }' }], account_id: ACCOUNT_ID });
 
+export function monday(): ProviderSimulator {
   return oauth2Provider({
     manifest: 'monday',
     docs: [
@@ -38,7 +55,7 @@ export function monday(): ProviderSimulator {
       'https://developer.monday.com/apps/docs/migrating-to-the-new-oauth-flow',
       'https://developer.monday.com/api-reference/docs/errors',
     ],
-    client,
+    client: opaqueClient(16, 16),
     authorize: { url: 'https://auth.monday.com/oauth2/authorize', provider: 'monday.com' },
     token: {
       url: 'https://auth.monday.com/oauth_ms/oauth/token',
@@ -46,32 +63,19 @@ export function monday(): ProviderSimulator {
       acceptsJson: true,
       pkceRequired: true,
       refresh: { rotate: true },
-      answer: (t, grant) =>
-        json(200, { access_token: t.accessToken, refresh_token: t.refreshToken, token_type: 'Bearer', scope: grant.scope }),
-      error: oauthError({ status: { invalid_client: 401 }, descriptions: {} }),
+      answer: tokenAnswer({ access_token: ACCESS_TOKEN, refresh_token: REFRESH_TOKEN, token_type: 'Bearer', scope: GRANTED_SCOPE }),
+      error: oauthErrors({}, 401),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { method: 'POST', host: 'api.monday.com', path: '/v2' },
-        json(401, { errors: [{ message: 'Not Authenticated' }] }),
-        (req) =>
-          /\bme\s*\{/.test(String((JSON.parse(req.body || '{}') as { query?: unknown }).query ?? ''))
-            ? json(200, { data: { me: ME }, account_id: ACCOUNT_ID })
-            : json(200, { errors: [{ message: 'the simulator answers only { me { id name } }' }], account_id: ACCOUNT_ID }),
-      ),
-    ],
-    e2e: {
-      expectConfig: {},
-      api: {
-        method: 'POST',
-        path: '/v2',
+    api: [postRoute('https://api.monday.com/v2', json(401, { errors: [{ message: 'Not Authenticated' }] }), answerQuery)],
+    e2e: e2eCase(
+      'POST /v2',
+      { data: { me: ME } },
+      {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ me { id name } }' }),
-        answer: { data: { me: ME } },
+        refreshes: true,
+        failure: 'refused-code',
       },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    ),
   });
 }

@@ -16,7 +16,20 @@
  * each token error (the simulator answers 400 with a short message, `code` 1), whether a refresh retires the previous
  * refresh token (the simulator retires it, the stricter reading).
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  GRANT_TYPE,
+  GRANTED_SCOPE,
+  json,
+  NOW_SECONDS,
+  oauth2Provider,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const ACCOUNT = {
   account_type: 'BUSINESS',
@@ -27,48 +40,33 @@ const ACCOUNT = {
 };
 
 export function pinterest(): ProviderSimulator {
-  const client = { clientId: String(1_400_000 + Math.floor(Math.random() * 100_000)), clientSecret: opaque('', 20) };
-
   return oauth2Provider({
     manifest: 'pinterest',
     docs: [
       'https://github.com/pinterest/api-description',
       'https://developers.pinterest.com/docs/getting-started/set-up-authentication-and-authorization/',
     ],
-    client,
+    client: opaqueClient(String(1_400_000 + Math.floor(Math.random() * 100_000)), 20),
     authorize: { url: 'https://www.pinterest.com/oauth/', provider: 'Pinterest' },
     token: {
       url: 'https://api.pinterest.com/v5/oauth/token',
       auth: 'basic',
       refresh: { rotate: true },
-      answer: (t, grant, kind) => {
-        const now = Math.floor(Date.now() / 1000);
-        return json(200, {
-          access_token: t.accessToken,
-          token_type: 'bearer',
-          expires_in: 2_592_000,
-          scope: grant.scope,
-          response_type: kind,
-          refresh_token: t.refreshToken,
-          refresh_token_expires_in: 5_184_000,
-          refresh_token_expires_at: now + 5_184_000,
-        });
-      },
+      answer: tokenAnswer({
+        access_token: ACCESS_TOKEN,
+        token_type: 'bearer',
+        expires_in: 2_592_000,
+        scope: GRANTED_SCOPE,
+        response_type: GRANT_TYPE,
+        refresh_token: REFRESH_TOKEN,
+        refresh_token_expires_in: 5_184_000,
+        refresh_token_expires_at: () => NOW_SECONDS() + 5_184_000,
+      }),
       error: (_code, description) => json(400, { code: 1, message: description }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.pinterest.com', path: '/v5/user_account' },
-        json(401, { code: 2, message: 'Authentication failed.' }),
-        () => json(200, ACCOUNT),
-      ),
+    api: [
+      getRoute('https://api.pinterest.com/v5/user_account', json(401, { code: 2, message: 'Authentication failed.' }), json(200, ACCOUNT)),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/v5/user_account', answer: { id: ACCOUNT.id, username: ACCOUNT.username } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /v5/user_account', { id: ACCOUNT.id, username: ACCOUNT.username }, { refreshes: true, failure: 'refused-code' }),
   });
 }

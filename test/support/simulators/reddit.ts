@@ -14,17 +14,26 @@
  * Silent: the body of the token endpoint's 401 and of an API call's 401 (none is sent), and the status of an
  * `invalid_grant` answer (400 is sent, `{"error": "invalid_grant"}`).
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  GRANTED_SCOPE,
+  json,
+  oauth2Provider,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const ME = { name: 'ada_lovelace', id: '1w72', created_utc: 1_262_304_000 };
 
 export function reddit(): ProviderSimulator {
-  const client = { clientId: opaque('', 11), clientSecret: opaque('', 15) };
-
   return oauth2Provider({
     manifest: 'reddit',
     docs: ['https://github.com/reddit-archive/reddit/wiki/OAuth2', 'https://github.com/reddit-archive/reddit/wiki/JSON'],
-    client,
+    client: opaqueClient(11, 15),
     authorize: {
       url: 'https://www.reddit.com/api/v1/authorize',
       provider: 'Reddit',
@@ -37,22 +46,16 @@ export function reddit(): ProviderSimulator {
       url: 'https://www.reddit.com/api/v1/access_token',
       auth: 'basic',
       refresh: { rotate: false },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'bearer',
-          expires_in: 3600,
-          scope: grant.scope,
-          ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
-        }),
+      answer: tokenAnswer({
+        access_token: ACCESS_TOKEN,
+        token_type: 'bearer',
+        expires_in: 3600,
+        scope: GRANTED_SCOPE,
+        refresh_token: REFRESH_TOKEN,
+      }),
       error: (code) => (code === 'invalid_client' ? { status: 401 } : json(400, { error: code })),
     },
-    api: (grants) => [apiRoute(grants, { host: 'oauth.reddit.com', path: '/api/v1/me' }, { status: 401 }, () => json(200, ME))],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/v1/me', answer: { name: ME.name, id: ME.id } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    api: [getRoute('https://oauth.reddit.com/api/v1/me', { status: 401 }, json(200, ME))],
+    e2e: e2eCase('GET /api/v1/me', { name: ME.name, id: ME.id }, { refreshes: true, failure: 'denied' }),
   });
 }

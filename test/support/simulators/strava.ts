@@ -21,7 +21,20 @@
  * Request", "errors": [{"resource", "field", "code": "invalid"}]}` naming `AuthorizationCode`/`code`,
  * `RefreshToken`/`refresh_token` or `Application`/`client_id`).
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator, type TokenFailure } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  json,
+  NOW_SECONDS,
+  oauth2Provider,
+  ON_CODE_GRANT,
+  opaqueClient,
+  REFRESH_TOKEN,
+  type ProviderSimulator,
+  type TokenFailure,
+  tokenAnswer,
+} from './framework.js';
 
 const ATHLETE = { id: 134815, username: 'ada_lovelace', resource_state: 2, firstname: 'Ada', lastname: 'Lovelace', city: 'London' };
 
@@ -33,12 +46,10 @@ function fault(why: TokenFailure) {
 }
 
 export function strava(): ProviderSimulator {
-  const client = { clientId: String(100_000 + Math.floor(Math.random() * 800_000)), clientSecret: opaque('', 20) };
-
   return oauth2Provider({
     manifest: 'strava',
     docs: ['https://developers.strava.com/docs/authentication/', 'https://developers.strava.com/docs/reference/'],
-    client,
+    client: opaqueClient(String(100_000 + Math.floor(Math.random() * 800_000)), 20),
     authorize: {
       url: 'https://www.strava.com/oauth/authorize',
       provider: 'Strava',
@@ -50,30 +61,23 @@ export function strava(): ProviderSimulator {
       url: 'https://www.strava.com/oauth/token',
       auth: 'body',
       refresh: { rotate: true },
-      answer: (t, _grant, kind) =>
-        json(200, {
-          token_type: 'Bearer',
-          expires_at: Math.floor(Date.now() / 1000) + 21_600,
-          expires_in: 21_600,
-          refresh_token: t.refreshToken,
-          access_token: t.accessToken,
-          ...(kind === 'authorization_code' ? { athlete: ATHLETE } : {}),
-        }),
+      answer: tokenAnswer({
+        token_type: 'Bearer',
+        expires_at: () => NOW_SECONDS() + 21_600,
+        expires_in: 21_600,
+        refresh_token: REFRESH_TOKEN,
+        access_token: ACCESS_TOKEN,
+        athlete: ON_CODE_GRANT(ATHLETE),
+      }),
       error: (_code, _description, why) => fault(why),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'www.strava.com', path: '/api/v3/athlete' },
+    api: [
+      getRoute(
+        'https://www.strava.com/api/v3/athlete',
         json(401, { message: 'Authorization Error', errors: [{ resource: 'Athlete', field: 'access_token', code: 'invalid' }] }),
-        () => json(200, { ...ATHLETE, resource_state: 3 }),
+        json(200, { ...ATHLETE, resource_state: 3 }),
       ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/v3/athlete', answer: { id: ATHLETE.id, username: ATHLETE.username } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase('GET /api/v3/athlete', { id: ATHLETE.id, username: ATHLETE.username }, { refreshes: true, failure: 'denied' }),
   });
 }

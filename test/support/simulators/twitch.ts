@@ -18,62 +18,60 @@
  * the token errors' bodies and the 401's body (Twitch's usual `{"error", "status", "message"}` is sent, with the
  * simulator's words), whether a refresh retires the previous refresh token (the simulator retires it).
  */
-import { json, oauth2Provider, opaque, withToken, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  GRANTED_SCOPE_LIST,
+  json,
+  oauth2Provider,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const USER = { id: '141981764', login: 'adalovelace', display_name: 'AdaLovelace', type: '', broadcaster_type: 'partner' };
 const unauthorized = (message: string) => json(401, { error: 'Unauthorized', status: 401, message });
 
 export function twitch(): ProviderSimulator {
-  const client = { clientId: opaque('', 15), clientSecret: opaque('', 15) };
-
-  return oauth2Provider({
+  const sim = oauth2Provider({
     manifest: 'twitch',
     docs: [
       'https://dev.twitch.tv/docs/authentication/getting-tokens-oauth/',
       'https://dev.twitch.tv/docs/authentication/refresh-tokens',
       'https://dev.twitch.tv/docs/api/reference',
     ],
-    client,
+    client: opaqueClient(15, 15),
     authorize: { url: 'https://id.twitch.tv/oauth2/authorize', provider: 'Twitch' },
     token: {
       url: 'https://id.twitch.tv/oauth2/token',
       auth: 'body',
+      // "Because refresh tokens may change, your app should safely store the new refresh token": the old one is retired.
       refresh: { rotate: true },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          expires_in: 14_124,
-          refresh_token: t.refreshToken,
-          scope: grant.scope.split(' ').filter(Boolean),
-          token_type: 'bearer',
-        }),
+      answer: tokenAnswer({
+        access_token: ACCESS_TOKEN,
+        expires_in: 14_124,
+        refresh_token: REFRESH_TOKEN,
+        scope: GRANTED_SCOPE_LIST,
+        token_type: 'bearer',
+      }),
       error: (code, description) => {
         const status = code === 'invalid_client' ? 403 : 400;
         return json(status, { error: status === 403 ? 'Forbidden' : 'Bad Request', status, message: description });
       },
     },
-    api: (grants) => [
-      {
-        method: 'GET',
-        host: 'api.twitch.tv',
-        path: '/helix/users',
-        handler: withToken(grants, unauthorized('Invalid OAuth token'), (req) =>
-          req.headers['client-id'] === client.clientId
-            ? json(200, { data: [USER] })
-            : unauthorized('Client ID and OAuth token do not match'),
-        ),
-      },
+    api: [
+      // Get Users answers a request whose Client-Id is the token's client.
+      getRoute('https://api.twitch.tv/helix/users', unauthorized('Invalid OAuth token'), (req) =>
+        req.headers['client-id'] === sim.client.clientId
+          ? json(200, { data: [USER] })
+          : unauthorized('Client ID and OAuth token do not match'),
+      ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: {
-        method: 'GET',
-        path: '/helix/users',
-        headers: { 'client-id': client.clientId },
-        answer: { data: [{ id: USER.id, login: USER.login }] },
-      },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /helix/users', { data: [{ id: USER.id, login: USER.login }] }, { refreshes: true, failure: 'refused-code' }),
   });
+  // Helix calls carry the app's Client-Id, which the calling application adds (the manifest says so).
+  sim.e2e.api.headers = { 'client-id': sim.client.clientId };
+  return sim;
 }

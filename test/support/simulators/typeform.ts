@@ -18,13 +18,22 @@
  * stricter reading), the redirect of a refused consent and the token errors (RFC 6749's `error=access_denied` and
  * §5.2's `error`; the end-to-end test provokes a refused code), and the body of the API's 401 (none is sent).
  */
-import { apiRoute, oauth2Provider, oauthError, opaque, json, type ProviderSimulator } from './framework.js';
+import {
+  ACCESS_TOKEN,
+  e2eCase,
+  getRoute,
+  json,
+  oauth2Provider,
+  oauthErrors,
+  opaqueClient,
+  REFRESH_TOKEN,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const ACCOUNT = { alias: 'Ada Lovelace', email: 'ada@example.com', language: 'en' };
 
 export function typeform(): ProviderSimulator {
-  const client = { clientId: opaque('', 22), clientSecret: opaque('', 22) };
-
   return oauth2Provider({
     manifest: 'typeform',
     docs: [
@@ -32,23 +41,21 @@ export function typeform(): ProviderSimulator {
       'https://github.com/Typeform/js-api-client/issues/53',
       'https://search.r-project.org/CRAN/refmans/rtypeform/html/get_me.html',
     ],
-    client,
+    client: opaqueClient(22, 22),
     authorize: { url: 'https://api.typeform.com/oauth/authorize', provider: 'Typeform' },
     token: {
       url: 'https://api.typeform.com/oauth/token',
       auth: 'body',
       refresh: { rotate: true },
-      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 604_800, refresh_token: t.refreshToken }),
-      error: oauthError(),
+      answer: tokenAnswer({ access_token: ACCESS_TOKEN, expires_in: 604_800, refresh_token: REFRESH_TOKEN }),
+      error: oauthErrors({}),
     },
-    api: (grants) => [apiRoute(grants, { host: 'api.typeform.com', path: '/me' }, { status: 401 }, () => json(200, ACCOUNT))],
-    e2e: {
-      // The form asks for the API host (a choice with a default): the end user keeps the default and continues.
-      typed: {},
-      expectConfig: { apiHost: 'api.typeform.com' },
-      api: { method: 'GET', path: '/me', answer: { alias: ACCOUNT.alias, email: ACCOUNT.email } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    api: [getRoute('https://api.typeform.com/me', { status: 401 }, json(200, ACCOUNT))],
+    // The form asks for the API host (a choice with a default): the end user keeps the default and continues.
+    e2e: e2eCase(
+      'GET /me',
+      { alias: ACCOUNT.alias, email: ACCOUNT.email },
+      { typed: {}, expectConfig: { apiHost: 'api.typeform.com' }, refreshes: true, failure: 'refused-code' },
+    ),
   });
 }
