@@ -622,6 +622,15 @@ export const REFRESH_TOKEN = (i: Issued): string | undefined => i.refreshToken;
 export const GRANTED_SCOPE = (i: Issued): string => i.grant.scope;
 /** The time of the answer in seconds (`created_at`). */
 export const NOW_SECONDS = (): number => Math.floor(Date.now() / 1000);
+/** The grant type answered (Pinterest's `response_type`). */
+export const GRANT_TYPE = (i: Issued): Issued['kind'] => i.kind;
+/** The scope asked for, as a JSON array (Twitch's `scope`). */
+export const GRANTED_SCOPE_LIST = (i: Issued): string[] => i.grant.scope.split(/[ ,]+/).filter(Boolean);
+/** `value` in a code grant's answer only: a refresh's answer leaves the key out (Figma's `user_id_string`, Strava's `athlete`). */
+export const ON_CODE_GRANT =
+  (value: unknown) =>
+  (i: Issued): unknown =>
+    i.kind === 'authorization_code' ? value : undefined;
 
 /**
  * A 200 JSON token answer from a template: keys in the order written, each value as written, or read from what

@@ -4,6 +4,14 @@ import { PROVIDERS_A } from './providers-a.js';
 import { PROVIDERS_B } from './providers-b.js';
 import { PROVIDERS_C } from './providers-c.js';
 import { PROVIDERS_D } from './providers-d.js';
+import { PROVIDERS_E } from './providers-e.js';
 import { clover } from './clover.js';
 
-export const SIMULATORS: Array<() => ProviderSimulator> = [...PROVIDERS_A, ...PROVIDERS_B, ...PROVIDERS_C, ...PROVIDERS_D, clover];
+export const SIMULATORS: Array<() => ProviderSimulator> = [
+  ...PROVIDERS_A,
+  ...PROVIDERS_B,
+  ...PROVIDERS_C,
+  ...PROVIDERS_D,
+  ...PROVIDERS_E,
+  clover,
+];
