@@ -580,39 +580,32 @@ export function apiRoute(
 // What most simulators declare the same way, each in one line: the client, the token answer (its keys in the
 // provider's documented order), the error texts, API routes by URL, and the end-to-end case.
 
+/** An HTML page (a provider's own error page for a browser). */
+export const html = (status: number, body: string): SimAnswer => ({ status, headers: { 'content-type': 'text/html' }, body });
+
 /** A client of random hex values (a number: that many random bytes) or given ones. */
 export const opaqueClient = (id: string | number, secret: string | number): { clientId: string; clientSecret: string } => ({
   clientId: typeof id === 'number' ? opaque('', id) : id,
   clientSecret: typeof secret === 'number' ? opaque('', secret) : secret,
 });
 
-/** What a token answer's values are read from: the tokens issued, the grant and the grant type. */
+/** What a token answer is made of: the tokens issued, the scope the authorization asked for, the grant and its type. */
 export interface Issued {
-  accessToken: string;
-  refreshToken?: string;
+  access: string;
+  /** Undefined when none was issued: a key with it is left out of the answer. */
+  refresh?: string;
+  scope: string;
   grant: PendingCode;
   kind: 'authorization_code' | 'refresh_token';
 }
-/** Values of a {@link tokenAnswer} template. */
-export const ACCESS_TOKEN = (i: Issued): string => i.accessToken;
-/** The refresh token; the key is left out when none was issued. */
-export const REFRESH_TOKEN = (i: Issued): string | undefined => i.refreshToken;
-/** The scope the authorization asked for. */
-export const GRANTED_SCOPE = (i: Issued): string => i.grant.scope;
-/** The time of the answer in seconds (`created_at`). */
-export const NOW_SECONDS = (): number => Math.floor(Date.now() / 1000);
 
-/**
- * A 200 JSON token answer from a template: keys in the order written, each value as written, or read from what
- * was issued when it is a function ({@link ACCESS_TOKEN}, {@link REFRESH_TOKEN}, ...); a value read as undefined is
- * left out.
- */
-export function tokenAnswer(template: Record<string, unknown>, contentType?: string): TokenEndpointOptions['answer'] {
-  return (tokens, grant, kind) => {
-    const issued: Issued = { ...tokens, grant, kind };
-    const read = (v: unknown) => (typeof v === 'function' ? (v as (i: Issued) => unknown)(issued) : v);
-    return json(200, Object.fromEntries(Object.entries(template).map(([k, v]) => [k, read(v)])), contentType);
-  };
+/** The time in seconds (a token answer's `created_at`). */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+/** A 200 JSON token answer, its keys in the provider's documented order (keys whose value is undefined are left out). */
+export function tokenAnswer(body: (i: Issued) => Record<string, unknown>, contentType?: string): TokenEndpointOptions['answer'] {
+  return (t, grant, kind) =>
+    json(200, body({ access: t.accessToken, refresh: t.refreshToken, scope: grant.scope, grant, kind }), contentType);
 }
 
 /** A provider's token error texts per failure; `grant` stands for `code`, `redirect` and `pkce` where they are not named. */

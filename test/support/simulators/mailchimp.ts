@@ -11,7 +11,17 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import { bearerOf, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import {
+  bearerOf,
+  e2eCase,
+  html,
+  json,
+  oauth2Provider,
+  oauthErrors,
+  opaqueClient,
+  tokenAnswer,
+  type ProviderSimulator,
+} from './framework.js';
 
 const DC = 'us6';
 
@@ -29,7 +39,7 @@ const problem = (status: number, title: string, detail: string) =>
   );
 
 export function mailchimp(): ProviderSimulator {
-  const client = { clientId: '123456789012', clientSecret: opaque('', 24) };
+  const client = opaqueClient('123456789012', 24);
   // The API takes the token as a Bearer token (the guide's SDK) or with the OAuth scheme.
   const token = (req: Parameters<typeof bearerOf>[0]) => bearerOf(req) ?? bearerOf(req, 'OAuth');
 
@@ -44,22 +54,14 @@ export function mailchimp(): ProviderSimulator {
     authorize: {
       url: 'https://login.mailchimp.com/oauth2/authorize',
       provider: 'Mailchimp',
-      invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
+      invalid: () => html(400, '<h1>Invalid client_id</h1>'),
     },
     token: {
       url: 'https://login.mailchimp.com/oauth2/token',
       auth: 'either',
       refresh: false,
-      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 0, scope: null }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'Invalid client credentials',
-          code: 'Invalid authorization code',
-          redirect: 'Invalid authorization code',
-          pkce: 'Invalid authorization code',
-        },
-      }),
+      answer: tokenAnswer((i) => ({ access_token: i.access, expires_in: 0, scope: null })),
+      error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
     },
     api: (grants) => [
       {
@@ -100,12 +102,11 @@ export function mailchimp(): ProviderSimulator {
         },
       },
     ],
-    e2e: {
-      // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
-      expectConfig: { dc: DC },
-      api: { method: 'GET', path: '/3.0/ping', answer: { health_status: "Everything's Chimpy!" } },
-      refreshes: false,
-      failure: 'refused-code',
-    },
+    // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
+    e2e: e2eCase(
+      'GET /3.0/ping',
+      { health_status: "Everything's Chimpy!" },
+      { expectConfig: { dc: DC }, refreshes: false, failure: 'refused-code' },
+    ),
   });
 }
