@@ -47,14 +47,11 @@ export function airtable(): ProviderSimulator {
       accessPrefix: `${USER_ID}.v1.`,
       refreshPrefix: `${USER_ID}.v1.`,
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
-        refresh_token: i.refresh,
+      answer: tokenAnswer('access_token refresh_token token_type scope expires_in refresh_expires_in', {
         token_type: 'Bearer',
-        scope: i.scope,
         expires_in: 3600,
         refresh_expires_in: 5184000,
-      })),
+      }),
       error: oauthErrors(
         {
           client: 'Client authentication failed',

@@ -41,13 +41,11 @@ export function bitbucket(): ProviderSimulator {
       url: 'https://bitbucket.org/site/oauth2/access_token',
       auth: 'basic',
       refresh: { rotate: false, returnsToken: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
-        scopes: i.scope || 'account',
+      answer: tokenAnswer('access_token scopes expires_in refresh_token token_type', {
+        scopes: (i) => i.scope || 'account',
         expires_in: 7200,
-        refresh_token: i.refresh,
         token_type: 'bearer',
-      })),
+      }),
       error: oauthErrors({}, 401),
     },
     api: [

@@ -53,13 +53,11 @@ export function box(): ProviderSimulator {
       url: 'https://api.box.com/oauth2/token',
       auth: 'either',
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
+      answer: tokenAnswer('access_token expires_in token_type restricted_to refresh_token', {
         expires_in: 3600,
         token_type: 'bearer',
         restricted_to: [],
-        refresh_token: i.refresh,
-      })),
+      }),
       error: oauthErrors({
         client: 'The client credentials are invalid',
         grant: "Auth code doesn't exist or is invalid for the client",

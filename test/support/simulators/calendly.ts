@@ -48,16 +48,14 @@ export function calendly(): ProviderSimulator {
       auth: 'basic',
       accessPrefix: 'eyJraWQiOiIx',
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
+      answer: tokenAnswer('token_type expires_in created_at refresh_token access_token scope owner organization', {
         token_type: 'Bearer',
         expires_in: 7200,
-        created_at: nowSeconds(),
-        refresh_token: i.refresh,
-        access_token: i.access,
+        created_at: nowSeconds,
         scope: 'default',
         owner: OWNER,
         organization: ORGANIZATION,
-      })),
+      }),
       error: oauthErrors(RFC6749_DESCRIPTIONS, 401),
     },
     api: [

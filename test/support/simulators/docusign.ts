@@ -47,7 +47,7 @@ export function docusign(): ProviderSimulator {
       refreshPrefix: 'eyJ0eXAiOiJNVCIs',
       // A refresh answers a refresh token too; the old one stays valid.
       refresh: { rotate: false, returnsToken: true },
-      answer: tokenAnswer((i) => ({ access_token: i.access, token_type: 'Bearer', refresh_token: i.refresh, expires_in: 28800 })),
+      answer: tokenAnswer('access_token token_type refresh_token expires_in', { token_type: 'Bearer', expires_in: 28800 }),
       error: oauthErrors({}),
     },
     api: [

@@ -602,11 +602,29 @@ export interface Issued {
 /** The time in seconds (a token answer's `created_at`). */
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-/** A 200 JSON token answer, its keys in the provider's documented order (keys whose value is undefined are left out). */
-export function tokenAnswer(body: (i: Issued) => Record<string, unknown>, contentType?: string): TokenEndpointOptions['answer'] {
-  return (t, grant, kind) =>
-    json(200, body({ access: t.accessToken, refresh: t.refreshToken, scope: grant.scope, grant, kind }), contentType);
+/**
+ * A 200 JSON token answer: `keys` in the provider's documented order; `access_token`, `refresh_token` and `scope`
+ * are what was issued and asked for unless `values` gives them, every other key is in `values` (a function: read from
+ * what was issued). A key whose value is undefined (no refresh token issued) is left out.
+ */
+export function tokenAnswer(keys: string, values: Record<string, TokenValue> = {}, contentType?: string): TokenEndpointOptions['answer'] {
+  const order = keys.split(' ');
+  const unknown = [
+    ...order.filter((k) => !(k in values) && !ISSUED_KEYS.includes(k)),
+    ...Object.keys(values).filter((k) => !order.includes(k)),
+  ];
+  if (unknown.length) throw new Error(`tokenAnswer: ${unknown.join(', ')} not both listed and given`);
+  return (t, grant, kind) => {
+    const i: Issued = { access: t.accessToken, refresh: t.refreshToken, scope: grant.scope, grant, kind };
+    const issued: Record<string, unknown> = { access_token: i.access, refresh_token: i.refresh, scope: i.scope };
+    const valueOf = (k: string) =>
+      k in values ? (typeof values[k] === 'function' ? (values[k] as (i: Issued) => unknown)(i) : values[k]) : issued[k];
+    return json(200, Object.fromEntries(order.map((k) => [k, valueOf(k)])), contentType);
+  };
 }
+const ISSUED_KEYS = ['access_token', 'refresh_token', 'scope'];
+/** A value of a token answer: as written, or read from what was issued. */
+type TokenValue = string | number | boolean | null | unknown[] | { [key: string]: unknown } | ((i: Issued) => unknown);
 
 /** A provider's token error texts per failure; `grant` stands for `code`, `redirect` and `pkce` where they are not named. */
 export type ErrorTexts = Partial<Record<TokenFailure | 'grant', string>>;

@@ -41,13 +41,11 @@ export function gitlab(): ProviderSimulator {
       url: 'https://gitlab.com/oauth/token',
       auth: 'either',
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
+      answer: tokenAnswer('access_token token_type expires_in refresh_token created_at', {
         token_type: 'bearer',
         expires_in: 7200,
-        refresh_token: i.refresh,
-        created_at: nowSeconds(),
-      })),
+        created_at: nowSeconds,
+      }),
       error: oauthErrors(RFC6749_DESCRIPTIONS, 401),
     },
     api: [getRoute('https://gitlab.com/api/v4/user', json(401, { message: '401 Unauthorized' }), json(200, USER))],

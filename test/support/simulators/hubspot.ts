@@ -44,7 +44,8 @@ export function hubspot(): ProviderSimulator {
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
       answer: tokenAnswer(
-        (i) => ({ token_type: 'bearer', refresh_token: i.refresh, access_token: i.access, expires_in: 1800 }),
+        'token_type refresh_token access_token expires_in',
+        { token_type: 'bearer', expires_in: 1800 },
         'application/json;charset=utf-8',
       ),
       error: (code) =>

@@ -35,7 +35,7 @@ export function intercom(): ProviderSimulator {
       auth: 'either',
       accessPrefix: 'dG9rOjk',
       refresh: false,
-      answer: tokenAnswer((i) => ({ token_type: 'Bearer', token: i.access, access_token: i.access })),
+      answer: tokenAnswer('token_type token access_token', { token_type: 'Bearer', token: (i) => i.access }),
       error: (_code, _description, why) =>
         why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
     },

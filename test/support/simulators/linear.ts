@@ -72,13 +72,11 @@ export function linear(): ProviderSimulator {
       accessPrefix: 'lin_oauth_',
       refreshPrefix: 'lin_refresh_',
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
+      answer: tokenAnswer('access_token token_type expires_in scope refresh_token', {
         token_type: 'Bearer',
         expires_in: 86399,
-        scope: (i.scope || 'read').split(','),
-        refresh_token: i.refresh,
-      })),
+        scope: (i) => (i.scope || 'read').split(','),
+      }),
       error: oauthErrors(
         { client: 'Client authentication failed', grant: 'Invalid authorization code', refresh: 'Invalid refresh token' },
         401,

@@ -60,7 +60,7 @@ export function mailchimp(): ProviderSimulator {
       url: 'https://login.mailchimp.com/oauth2/token',
       auth: 'either',
       refresh: false,
-      answer: tokenAnswer((i) => ({ access_token: i.access, expires_in: 0, scope: null })),
+      answer: tokenAnswer('access_token expires_in scope', { expires_in: 0, scope: null }),
       error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
     },
     api: (grants) => [

@@ -60,18 +60,19 @@ export function notion(): ProviderSimulator {
       accessPrefix: 'ntn_',
       refreshPrefix: 'nrt_',
       refresh: { rotate: true },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
-        token_type: 'bearer',
-        refresh_token: i.refresh,
-        bot_id: BOT_ID,
-        workspace_name: "Ada's Notion Workspace",
-        workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
-        workspace_id: WORKSPACE_ID,
-        owner: { type: 'user', user: OWNER },
-        duplicated_template_id: null,
-        request_id: opaque('', 16),
-      })),
+      answer: tokenAnswer(
+        'access_token token_type refresh_token bot_id workspace_name workspace_icon workspace_id owner duplicated_template_id request_id',
+        {
+          token_type: 'bearer',
+          bot_id: BOT_ID,
+          workspace_name: "Ada's Notion Workspace",
+          workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
+          workspace_id: WORKSPACE_ID,
+          owner: { type: 'user', user: OWNER },
+          duplicated_template_id: null,
+          request_id: () => opaque('', 16),
+        },
+      ),
       error: oauthErrors(
         {
           client: 'Client authentication failed.',

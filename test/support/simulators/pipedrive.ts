@@ -36,14 +36,12 @@ export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN })
       auth: 'basic',
       refresh: { rotate: true },
       accessPrefix: 'v1u:AQIBAHj',
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
+      answer: tokenAnswer('access_token token_type expires_in refresh_token scope api_domain', {
         token_type: 'Bearer',
         expires_in: 3599,
-        refresh_token: i.refresh,
         scope: 'base,deals:read',
         api_domain: company.apiDomain,
-      })),
+      }),
       // The status-codes page gives each error's status and message; the body carries the message as the
       // API's errors do (`success: false`, `error`).
       error: (code) =>

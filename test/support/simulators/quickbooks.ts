@@ -27,13 +27,11 @@ export function quickbooks(): ProviderSimulator {
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'eyJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwiYWxnIjoiZGlyIn0..',
       refreshPrefix: 'AB11',
-      answer: tokenAnswer((i) => ({
+      answer: tokenAnswer('token_type expires_in refresh_token x_refresh_token_expires_in access_token', {
         token_type: 'bearer',
         expires_in: 3600,
-        refresh_token: i.refresh,
         x_refresh_token_expires_in: 8726400,
-        access_token: i.access,
-      })),
+      }),
       error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
     },
     api: [

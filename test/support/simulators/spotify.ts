@@ -42,13 +42,7 @@ export function spotify(): ProviderSimulator {
       auth: 'basic',
       // A refresh answer without `refresh_token`: the docs allow it ("continue using the existing token").
       refresh: { rotate: false },
-      answer: tokenAnswer((i) => ({
-        access_token: i.access,
-        token_type: 'Bearer',
-        scope: i.scope,
-        expires_in: 3600,
-        refresh_token: i.refresh,
-      })),
+      answer: tokenAnswer('access_token token_type scope expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
       error: oauthErrors({
         client: 'Invalid client secret',
         code: 'Invalid authorization code',

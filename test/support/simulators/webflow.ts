@@ -36,7 +36,7 @@ export function webflow(): ProviderSimulator {
       url: 'https://api.webflow.com/oauth/access_token',
       auth: 'body',
       refresh: false,
-      answer: tokenAnswer((i) => ({ access_token: i.access, token_type: 'bearer' })),
+      answer: tokenAnswer('access_token token_type', { token_type: 'bearer' }),
       error: oauthErrors({}),
     },
     api: [

@@ -46,7 +46,7 @@ export function zendesk(): ProviderSimulator {
       auth: 'body',
       acceptsJson: true,
       refresh: false,
-      answer: tokenAnswer((i) => ({ access_token: i.access, token_type: 'bearer', scope: i.scope || 'read write' })),
+      answer: tokenAnswer('access_token token_type scope', { token_type: 'bearer', scope: (i) => i.scope || 'read write' }),
       error: oauthErrors(
         { ...RFC6749_DESCRIPTIONS, grant_type: 'The authorization grant type is not supported by the authorization server.' },
         401,
