@@ -10,17 +10,8 @@
  * - https://airtable.com/developers/web/api/get-user-id-scopes (GET /v0/meta/whoami: `id`, `scopes`; a bad token:
  *   401 `{"error": {"type": "AUTHENTICATION_REQUIRED", "message": ...}}`)
  */
-import {
-  e2eCase,
-  getRoute,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  redirect,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, redirect, tokenAnswer } from './framework.js';
 
 const USER_ID = 'usrL2PNC5o3H4lBEi';
 

@@ -17,17 +17,8 @@
  * - https://developer.box.com/reference/get-users/ (GET /2.0/users, the enterprise's users: needs the "Manage users"
  *   scope, which the simulated app does not have)
  */
-import {
-  e2eCase,
-  getRoute,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaque,
-  opaqueClient,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, oauth2Provider, oauthErrors, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 export function box(): ProviderSimulator {
   return oauth2Provider({
@@ -42,11 +33,7 @@ export function box(): ProviderSimulator {
     authorize: {
       url: 'https://account.box.com/api/oauth2/authorize',
       provider: 'Box',
-      invalid: () => ({
-        status: 400,
-        headers: { 'content-type': 'text/html' },
-        body: '<h1>Invalid client_id parameter or redirect_uri</h1>',
-      }),
+      invalid: () => html(400, '<h1>Invalid client_id parameter or redirect_uri</h1>'),
       denied: { error: 'access_denied', error_description: 'The user denied access to your application' },
     },
     token: {

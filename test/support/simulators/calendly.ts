@@ -11,19 +11,8 @@
  * - https://developer.calendly.com/api-docs/users/get-current-user (GET /users/me: `{"resource": {...}}`; a bad
  *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
  */
-import {
-  e2eCase,
-  getRoute,
-  html,
-  json,
-  nowSeconds,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  RFC6749_DESCRIPTIONS,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, nowSeconds, oauth2Provider, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
 const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
@@ -56,7 +45,7 @@ export function calendly(): ProviderSimulator {
         owner: OWNER,
         organization: ORGANIZATION,
       }),
-      error: oauthErrors(RFC6749_DESCRIPTIONS, 401),
+      error: rfc6749Errors(401),
     },
     api: [
       getRoute(

@@ -12,18 +12,8 @@
  *   /2/users/get_current_account with no body; a bad token: 401 `{"error_summary": "invalid_access_token/...",
  *   "error": {".tag": "invalid_access_token"}}`)
  */
-import {
-  authServer,
-  clientOf,
-  consentPage,
-  json,
-  pendingFrom,
-  pkceMatches,
-  redirect,
-  refreshField,
-  withToken,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { authServer, clientOf, consentPage, json, pendingFrom, pkceMatches, redirect, refreshField, withToken } from './framework.js';
 
 const ACCOUNT_ID = 'dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc';
 

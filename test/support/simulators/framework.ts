@@ -638,6 +638,10 @@ export function oauthErrors(texts: ErrorTexts, invalidClientStatus?: number): To
   });
 }
 
+/** {@link oauthErrors} with RFC 6749's own texts ({@link RFC6749_DESCRIPTIONS}), `more` added. */
+export const rfc6749Errors = (invalidClientStatus?: number, more: ErrorTexts = {}): TokenEndpointOptions['error'] =>
+  oauthErrors({ ...RFC6749_DESCRIPTIONS, ...more }, invalidClientStatus);
+
 /** An API route of {@link oauth2Provider}'s `api` list, given the simulator's grants. */
 export type ApiDeclaration = (grants: Grants) => Route;
 

@@ -15,19 +15,8 @@
  * Silent: the words of a refused consent (the redirect carries RFC 6749's `error=access_denied`) and each error's
  * description (RFC 6749's own are sent).
  */
-import {
-  e2eCase,
-  getRoute,
-  json,
-  nowSeconds,
-  oauth2Provider,
-  oauthErrors,
-  opaque,
-  opaqueClient,
-  RFC6749_DESCRIPTIONS,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, nowSeconds, oauth2Provider, opaque, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const USER = { id: 1, username: 'john_smith', name: 'John Smith', state: 'active', web_url: 'https://gitlab.com/john_smith' };
 
@@ -46,7 +35,7 @@ export function gitlab(): ProviderSimulator {
         expires_in: 7200,
         created_at: nowSeconds,
       }),
-      error: oauthErrors(RFC6749_DESCRIPTIONS, 401),
+      error: rfc6749Errors(401),
     },
     api: [getRoute('https://gitlab.com/api/v4/user', json(401, { message: '401 Unauthorized' }), json(200, USER))],
     e2e: e2eCase('GET /api/v4/user', { id: 1, username: 'john_smith' }, { refreshes: true, failure: 'refused-code' }),

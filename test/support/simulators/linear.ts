@@ -10,17 +10,8 @@
  * - https://linear.app/developers/graphql (POST https://api.linear.app/graphql with `{"query": ...}`; the workspace:
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
-import {
-  e2eCase,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  postRoute,
-  tokenAnswer,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import type { ProviderSimulator, SimRequest } from './framework.js';
+import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, postRoute, tokenAnswer } from './framework.js';
 
 const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme', urlKey: 'acme' };
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };

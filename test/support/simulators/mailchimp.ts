@@ -11,17 +11,8 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import {
-  bearerOf,
-  e2eCase,
-  html,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { bearerOf, e2eCase, html, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer } from './framework.js';
 
 const DC = 'us6';
 

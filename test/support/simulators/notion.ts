@@ -10,17 +10,8 @@
  *   the token endpoint's refused grant: 400 `invalid_grant`; a missing Notion-Version: 400 `missing_version`)
  * - https://developers.notion.com/reference/get-self (GET /v1/users/me: the bot user)
  */
-import {
-  e2eCase,
-  getRoute,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaque,
-  opaqueClient,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 const WORKSPACE_ID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const BOT_ID = 'b3414d65-1224-4e8a-8c2d-cc9d8773d601';

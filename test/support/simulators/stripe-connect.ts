@@ -10,19 +10,8 @@
  * - https://docs.stripe.com/api/accounts/retrieve (GET /v1/account: the connected account; a bad key: 401
  *   `{"error": {"type": "invalid_request_error", "message": "Invalid API Key provided: ..."}}`)
  */
-import {
-  authServer,
-  clientOf,
-  consentPage,
-  json,
-  opaque,
-  pendingFrom,
-  redirect,
-  type PendingCode,
-  type ProviderSimulator,
-  type SimRequest,
-  withToken,
-} from './framework.js';
+import type { PendingCode, ProviderSimulator, SimRequest } from './framework.js';
+import { authServer, clientOf, consentPage, json, opaque, pendingFrom, redirect, withToken } from './framework.js';
 
 const ACCOUNT_ID = 'acct_1032D82eZvKYlo2C';
 

@@ -9,18 +9,8 @@
  * - https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self (GET /api/v2/users/me.json;
  *   a bad token: 401 `{"error": "invalid_token", "error_description": ...}`)
  */
-import {
-  e2eCase,
-  getRoute,
-  html,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  RFC6749_DESCRIPTIONS,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, oauth2Provider, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const SUBDOMAIN = 'acme-support';
 const HOST = `${SUBDOMAIN}.zendesk.com`;
@@ -47,10 +37,7 @@ export function zendesk(): ProviderSimulator {
       acceptsJson: true,
       refresh: false,
       answer: tokenAnswer('access_token token_type scope', { token_type: 'bearer', scope: (i) => i.scope || 'read write' }),
-      error: oauthErrors(
-        { ...RFC6749_DESCRIPTIONS, grant_type: 'The authorization grant type is not supported by the authorization server.' },
-        401,
-      ),
+      error: rfc6749Errors(401, { grant_type: 'The authorization grant type is not supported by the authorization server.' }),
     },
     api: [
       getRoute(
