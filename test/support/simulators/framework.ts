@@ -642,6 +642,12 @@ export function oauthErrors(texts: ErrorTexts, invalidClientStatus?: number): To
 export const rfc6749Errors = (invalidClientStatus?: number, more: ErrorTexts = {}): TokenEndpointOptions['error'] =>
   oauthErrors({ ...RFC6749_DESCRIPTIONS, ...more }, invalidClientStatus);
 
+/** A route from `METHOD https://host/path` as the provider's docs write it. */
+export function route(call: string, handler: Handler): Route {
+  const [method, url] = call.split(' ') as [string, string];
+  return { method, ...hostAndPath(url), handler };
+}
+
 /** An API route of {@link oauth2Provider}'s `api` list, given the simulator's grants. */
 export type ApiDeclaration = (grants: Grants) => Route;
 

@@ -12,7 +12,7 @@
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
 import type { ProviderSimulator } from './framework.js';
-import { bearerOf, e2eCase, html, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer } from './framework.js';
+import { bearerOf, e2eCase, html, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenAnswer } from './framework.js';
 
 const DC = 'us6';
 
@@ -55,43 +55,33 @@ export function mailchimp(): ProviderSimulator {
       error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
     },
     api: (grants) => [
-      {
-        method: 'GET',
-        host: 'login.mailchimp.com',
-        path: '/oauth2/metadata',
-        handler: (req) => {
-          // The guide's request: "Authorization: OAuth <access_token>".
-          const t = bearerOf(req, 'OAuth');
-          if (!grants.validAccess(t)) return json(401, { error: 'invalid_token', error_description: 'Invalid token' });
-          return json(200, {
-            dc: DC,
-            role: 'owner',
-            accountname: "Freddie's Jokes",
-            user_id: 8675309,
-            login: {
-              email: 'freddie@example.com',
-              avatar: null,
-              login_id: 8675309,
-              login_name: 'freddie',
-              login_email: 'freddie@example.com',
-            },
-            login_url: 'https://login.mailchimp.com',
-            api_endpoint: `https://${DC}.api.mailchimp.com`,
-          });
-        },
-      },
-      {
-        method: 'GET',
-        host: '*.api.mailchimp.com',
-        path: '/3.0/ping',
-        handler: (req) => {
-          if (req.host !== `${DC}.api.mailchimp.com`)
-            return problem(401, 'API Key Invalid', `Wrong datacenter "${req.host.split('.')[0] ?? ''}".`);
-          if (!grants.validAccess(token(req)))
-            return problem(401, 'API Key Invalid', "Your API key may be invalid, or you've attempted to access the wrong datacenter.");
-          return json(200, { health_status: "Everything's Chimpy!" });
-        },
-      },
+      route('GET https://login.mailchimp.com/oauth2/metadata', (req) => {
+        // The guide's request: "Authorization: OAuth <access_token>".
+        const t = bearerOf(req, 'OAuth');
+        if (!grants.validAccess(t)) return json(401, { error: 'invalid_token', error_description: 'Invalid token' });
+        return json(200, {
+          dc: DC,
+          role: 'owner',
+          accountname: "Freddie's Jokes",
+          user_id: 8675309,
+          login: {
+            email: 'freddie@example.com',
+            avatar: null,
+            login_id: 8675309,
+            login_name: 'freddie',
+            login_email: 'freddie@example.com',
+          },
+          login_url: 'https://login.mailchimp.com',
+          api_endpoint: `https://${DC}.api.mailchimp.com`,
+        });
+      }),
+      route('GET https://*.api.mailchimp.com/3.0/ping', (req) => {
+        if (req.host !== `${DC}.api.mailchimp.com`)
+          return problem(401, 'API Key Invalid', `Wrong datacenter "${req.host.split('.')[0] ?? ''}".`);
+        if (!grants.validAccess(token(req)))
+          return problem(401, 'API Key Invalid', "Your API key may be invalid, or you've attempted to access the wrong datacenter.");
+        return json(200, { health_status: "Everything's Chimpy!" });
+      }),
     ],
     // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
     e2e: e2eCase(
