@@ -76,9 +76,7 @@ export async function startEmbeddedConnectBed(
     oidc,
     browser,
     async close() {
-      await browser.close();
-      await latchkey.stop();
-      await oidc.close();
+      for (const stop of [() => browser.close(), () => latchkey.stop(), () => oidc.close()]) await stop();
       for (const p of Object.values(P)) await deleteProvider(kc, p);
       await ns.delete();
     },
