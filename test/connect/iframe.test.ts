@@ -53,20 +53,17 @@ document.getElementById('modal').addEventListener('click', () => open());
 window.clientReady = true;
 </script></body></html>`;
   const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
-  const site = await listenOnLoopback(server);
-  return {
-    origin: site.origin,
-    close: site.close,
-  };
+  return listenOnLoopback(server);
 }
 
+/** The application's sites: one the Environment allows, one it does not. */
+let allowed: AppSite;
+let notAllowed: AppSite;
 let embedded: EmbeddedConnectBed;
 let ns: EmbeddedConnectBed['ns'];
 let env: TestEnvironment;
 let latchkey: Replica;
 let oidc: OidcTestServer;
-let allowed: AppSite;
-let notAllowed: AppSite;
 let browser: Browser;
 
 beforeAll(async () => {

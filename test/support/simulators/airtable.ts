@@ -38,21 +38,21 @@ export function airtable(): ProviderSimulator {
       accessPrefix: `${USER_ID}.v1.`,
       refreshPrefix: `${USER_ID}.v1.`,
       refresh: { rotate: true },
-      answer: tokenAnswer('access_token refresh_token token_type scope expires_in refresh_expires_in', {
-        token_type: 'Bearer',
-        expires_in: 3600,
-        refresh_expires_in: 5184000,
-      }),
-      error: oauthErrors(
-        {
-          client: 'Client authentication failed',
-          grant: 'Invalid authorization code',
-          pkce: 'Invalid code_verifier',
-          refresh: 'Invalid refresh token',
-        },
-        401,
-      ),
     },
+    answer: tokenAnswer('access_token refresh_token token_type scope expires_in refresh_expires_in', {
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_expires_in: 5184000,
+    }),
+    error: oauthErrors(
+      {
+        client: 'Client authentication failed',
+        grant: 'Invalid authorization code',
+        pkce: 'Invalid code_verifier',
+        refresh: 'Invalid refresh token',
+      },
+      401,
+    ),
     api: [
       getRoute(
         'https://api.airtable.com/v0/meta/whoami',

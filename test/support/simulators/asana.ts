@@ -95,16 +95,16 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
       refreshPrefix: '2/1201234567890123/',
       // A refresh answers the same without `refresh_token`: the old one stays valid.
       refresh: { rotate: false },
-      answer: tokenAnswer('access_token expires_in token_type data refresh_token', { expires_in: 3600, token_type: 'bearer', data: USER }),
-      error: oauthErrors(
-        {
-          client: 'The client_id or client_secret is invalid.',
-          grant: 'The `code` is invalid or has expired.',
-          refresh: 'The refresh token is invalid.',
-        },
-        401,
-      ),
     },
+    answer: tokenAnswer('access_token expires_in token_type data refresh_token', { expires_in: 3600, token_type: 'bearer', data: USER }),
+    error: oauthErrors(
+      {
+        client: 'The client_id or client_secret is invalid.',
+        grant: 'The `code` is invalid or has expired.',
+        refresh: 'The refresh token is invalid.',
+      },
+      401,
+    ),
     api: [
       getRoute(
         'https://app.asana.com/api/1.0/users/me',

@@ -57,13 +57,13 @@ function atlassianProduct(
       acceptsJson: true,
       refresh: { rotate: true },
       accessPrefix: 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20t.',
-      answer: tokenAnswer('access_token refresh_token expires_in scope', { expires_in: 3600 }),
-      error: (code) =>
-        json(403, {
-          error: code === 'invalid_client' ? 'access_denied' : code,
-          error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
-        }),
     },
+    answer: tokenAnswer('access_token refresh_token expires_in scope', { expires_in: 3600 }),
+    error: (code) =>
+      json(403, {
+        error: code === 'invalid_client' ? 'access_denied' : code,
+        error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
+      }),
     api: [
       getRoute(
         'https://api.atlassian.com/oauth/token/accessible-resources',

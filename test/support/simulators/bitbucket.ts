@@ -37,17 +37,13 @@ export function bitbucket(): ProviderSimulator {
     ],
     client: opaqueClient(9, 16),
     authorize: { url: 'https://bitbucket.org/site/oauth2/authorize', provider: 'Bitbucket' },
-    token: {
-      url: 'https://bitbucket.org/site/oauth2/access_token',
-      auth: 'basic',
-      refresh: { rotate: false, returnsToken: true },
-      answer: tokenAnswer('access_token scopes expires_in refresh_token token_type', {
-        scopes: (i) => i.scope || 'account',
-        expires_in: 7200,
-        token_type: 'bearer',
-      }),
-      error: oauthErrors({}, 401),
-    },
+    token: { url: 'https://bitbucket.org/site/oauth2/access_token', auth: 'basic', refresh: { rotate: false, returnsToken: true } },
+    answer: tokenAnswer('access_token scopes expires_in refresh_token token_type', {
+      scopes: (i) => i.scope || 'account',
+      expires_in: 7200,
+      token_type: 'bearer',
+    }),
+    error: oauthErrors({}, 401),
     api: [
       getRoute(
         'https://api.bitbucket.org/2.0/user',

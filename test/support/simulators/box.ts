@@ -36,22 +36,18 @@ export function box(): ProviderSimulator {
       invalid: () => html(400, '<h1>Invalid client_id parameter or redirect_uri</h1>'),
       denied: { error: 'access_denied', error_description: 'The user denied access to your application' },
     },
-    token: {
-      url: 'https://api.box.com/oauth2/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: tokenAnswer('access_token expires_in token_type restricted_to refresh_token', {
-        expires_in: 3600,
-        token_type: 'bearer',
-        restricted_to: [],
-      }),
-      error: oauthErrors({
-        client: 'The client credentials are invalid',
-        grant: "Auth code doesn't exist or is invalid for the client",
-        refresh: 'Invalid refresh token',
-        grant_type: 'Grant type is not supported',
-      }),
-    },
+    token: { url: 'https://api.box.com/oauth2/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token expires_in token_type restricted_to refresh_token', {
+      expires_in: 3600,
+      token_type: 'bearer',
+      restricted_to: [],
+    }),
+    error: oauthErrors({
+      client: 'The client credentials are invalid',
+      grant: "Auth code doesn't exist or is invalid for the client",
+      refresh: 'Invalid refresh token',
+      grant_type: 'Grant type is not supported',
+    }),
     api: [
       getRoute(
         'https://api.box.com/2.0/users/me',

@@ -32,21 +32,16 @@ export function calendly(): ProviderSimulator {
       invalid: () => html(400, '<h1>The client identifier provided is invalid.</h1>'),
       denied: { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' },
     },
-    token: {
-      url: 'https://auth.calendly.com/oauth/token',
-      auth: 'basic',
-      accessPrefix: 'eyJraWQiOiIx',
-      refresh: { rotate: true },
-      answer: tokenAnswer('token_type expires_in created_at refresh_token access_token scope owner organization', {
-        token_type: 'Bearer',
-        expires_in: 7200,
-        created_at: nowSeconds,
-        scope: 'default',
-        owner: OWNER,
-        organization: ORGANIZATION,
-      }),
-      error: rfc6749Errors(401),
-    },
+    token: { url: 'https://auth.calendly.com/oauth/token', auth: 'basic', accessPrefix: 'eyJraWQiOiIx', refresh: { rotate: true } },
+    answer: tokenAnswer('token_type expires_in created_at refresh_token access_token scope owner organization', {
+      token_type: 'Bearer',
+      expires_in: 7200,
+      created_at: nowSeconds,
+      scope: 'default',
+      owner: OWNER,
+      organization: ORGANIZATION,
+    }),
+    error: rfc6749Errors(401),
     api: [
       getRoute(
         'https://api.calendly.com/users/me',

@@ -32,13 +32,9 @@ export function discord(): ProviderSimulator {
     docs: ['https://discord.com/developers/docs/topics/oauth2', 'https://discord.com/developers/docs/resources/user#get-current-user'],
     client: opaqueClient('157730590492196864', 16),
     authorize: { url: 'https://discord.com/oauth2/authorize', provider: 'Discord' },
-    token: {
-      url: 'https://discord.com/api/oauth2/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: tokenAnswer('access_token token_type expires_in refresh_token scope', { token_type: 'Bearer', expires_in: 604800 }),
-      error: oauthErrors({}, 401),
-    },
+    token: { url: 'https://discord.com/api/oauth2/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token scope', { token_type: 'Bearer', expires_in: 604800 }),
+    error: oauthErrors({}, 401),
     api: [getRoute('https://discord.com/api/v10/users/@me', json(401, { message: '401: Unauthorized', code: 0 }), json(200, USER))],
     e2e: e2eCase('GET /api/v10/users/@me', { id: USER.id, username: 'Nelly' }, { refreshes: true, failure: 'denied' }),
   });

@@ -47,9 +47,9 @@ export function docusign(): ProviderSimulator {
       refreshPrefix: 'eyJ0eXAiOiJNVCIs',
       // A refresh answers a refresh token too; the old one stays valid.
       refresh: { rotate: false, returnsToken: true },
-      answer: tokenAnswer('access_token token_type refresh_token expires_in', { token_type: 'Bearer', expires_in: 28800 }),
-      error: oauthErrors({}),
     },
+    answer: tokenAnswer('access_token token_type refresh_token expires_in', { token_type: 'Bearer', expires_in: 28800 }),
+    error: oauthErrors({}),
     api: [
       getRoute(
         'https://account.docusign.com/oauth/userinfo',

@@ -527,8 +527,12 @@ interface Endpoint {
 export interface OAuth2ProviderOptions extends Pick<ProviderSimulator, 'manifest' | 'docs' | 'client' | 'e2e'> {
   /** GET: the consent page ({@link authorizePage}), titled with `provider`. */
   authorize: Endpoint & AuthorizeOptions & { provider: string };
-  /** POST: the token endpoint ({@link tokenEndpoint}). */
-  token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client'>;
+  /** POST: the token endpoint ({@link tokenEndpoint}); its answers are `answer` and `error`. */
+  token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client' | 'answer' | 'error'>;
+  /** The token endpoint's success answer. */
+  answer: TokenEndpointOptions['answer'];
+  /** The token endpoint's documented error answer. */
+  error: TokenEndpointOptions['error'];
   /** The API's routes, which answer the tokens the token endpoint issued: a function of the grants, or {@link getRoute}s. */
   api: ((grants: Grants) => Route[]) | ApiDeclaration[];
 }
@@ -549,7 +553,7 @@ export function oauth2Provider(o: OAuth2ProviderOptions): ProviderSimulator {
   const { url: authorizeUrl, wrap: wrapAuthorize, provider, ...authorizeOptions } = o.authorize;
   const { url: tokenUrl, wrap: wrapToken, ...tokenOptions } = o.token;
   const consent = authorizePage(provider, grants, o.client, authorizeOptions);
-  const token = tokenEndpoint({ ...tokenOptions, grants, client: o.client });
+  const token = tokenEndpoint({ ...tokenOptions, answer: o.answer, error: o.error, grants, client: o.client });
   const routes: Route[] = [
     { method: 'GET', ...hostAndPath(authorizeUrl), handler: wrapAuthorize ? wrapAuthorize(consent) : consent },
     { method: 'POST', ...hostAndPath(tokenUrl), handler: wrapToken ? wrapToken(token) : token },

@@ -26,17 +26,13 @@ export function gitlab(): ProviderSimulator {
     docs: ['https://docs.gitlab.com/api/oauth2/', 'https://docs.gitlab.com/api/users/'],
     client: opaqueClient(32, opaque('gloas-', 32)),
     authorize: { url: 'https://gitlab.com/oauth/authorize', provider: 'GitLab' },
-    token: {
-      url: 'https://gitlab.com/oauth/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: tokenAnswer('access_token token_type expires_in refresh_token created_at', {
-        token_type: 'bearer',
-        expires_in: 7200,
-        created_at: nowSeconds,
-      }),
-      error: rfc6749Errors(401),
-    },
+    token: { url: 'https://gitlab.com/oauth/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token created_at', {
+      token_type: 'bearer',
+      expires_in: 7200,
+      created_at: nowSeconds,
+    }),
+    error: rfc6749Errors(401),
     api: [getRoute('https://gitlab.com/api/v4/user', json(401, { message: '401 Unauthorized' }), json(200, USER))],
     e2e: e2eCase('GET /api/v4/user', { id: 1, username: 'john_smith' }, { refreshes: true, failure: 'refused-code' }),
   });

@@ -70,17 +70,13 @@ function googleProduct(api: GoogleApi): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: 'ya29.a0',
       refreshPrefix: '1//0g',
-      answer: tokenAnswer(
-        'access_token expires_in refresh_token scope token_type',
-        { expires_in: 3599, token_type: 'Bearer' },
-        GOOGLE_JSON,
-      ),
-      error: (code) =>
-        googleJson(code === 'invalid_client' ? 401 : 400, {
-          error: code,
-          error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
-        }),
     },
+    answer: tokenAnswer('access_token expires_in refresh_token scope token_type', { expires_in: 3599, token_type: 'Bearer' }, GOOGLE_JSON),
+    error: (code) =>
+      googleJson(code === 'invalid_client' ? 401 : 400, {
+        error: code,
+        error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
+      }),
     api: [getRoute(`https://${api.host}${api.path}`, UNAUTHENTICATED, googleJson(200, api.body))],
     e2e: { expectConfig: {}, refreshes: true, failure: 'denied', ...api.e2e },
   });

@@ -43,19 +43,19 @@ export function hubspot(): ProviderSimulator {
       auth: 'body',
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
-      answer: tokenAnswer(
-        'token_type refresh_token access_token expires_in',
-        { token_type: 'bearer', expires_in: 1800 },
-        'application/json;charset=utf-8',
-      ),
-      error: (code) =>
-        hsJson(400, {
-          message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
-          correlationId: randomUUID(),
-          category: 'VALIDATION_ERROR',
-          links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
-        }),
     },
+    answer: tokenAnswer(
+      'token_type refresh_token access_token expires_in',
+      { token_type: 'bearer', expires_in: 1800 },
+      'application/json;charset=utf-8',
+    ),
+    error: (code) =>
+      hsJson(400, {
+        message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
+        correlationId: randomUUID(),
+        category: 'VALIDATION_ERROR',
+        links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
+      }),
     api: [
       getRoute(
         'https://api.hubapi.com/account-info/v3/details',

@@ -30,15 +30,10 @@ export function intercom(): ProviderSimulator {
       provider: 'Intercom',
       invalid: () => errorList(400, 'parameter_invalid', 'Invalid client_id'),
     },
-    token: {
-      url: 'https://api.intercom.io/auth/eagle/token',
-      auth: 'either',
-      accessPrefix: 'dG9rOjk',
-      refresh: false,
-      answer: tokenAnswer('token_type token access_token', { token_type: 'Bearer', token: (i) => i.access }),
-      error: (_code, _description, why) =>
-        why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
-    },
+    token: { url: 'https://api.intercom.io/auth/eagle/token', auth: 'either', accessPrefix: 'dG9rOjk', refresh: false },
+    answer: tokenAnswer('token_type token access_token', { token_type: 'Bearer', token: (i) => i.access }),
+    error: (_code, _description, why) =>
+      why === 'client' ? errorList(401, 'unauthorized', 'Access Token Invalid') : errorList(400, 'parameter_invalid', 'Invalid code'),
     api: [
       getRoute(
         'https://api.intercom.io/me',

@@ -63,16 +63,16 @@ export function linear(): ProviderSimulator {
       accessPrefix: 'lin_oauth_',
       refreshPrefix: 'lin_refresh_',
       refresh: { rotate: true },
-      answer: tokenAnswer('access_token token_type expires_in scope refresh_token', {
-        token_type: 'Bearer',
-        expires_in: 86399,
-        scope: (i) => (i.scope || 'read').split(','),
-      }),
-      error: oauthErrors(
-        { client: 'Client authentication failed', grant: 'Invalid authorization code', refresh: 'Invalid refresh token' },
-        401,
-      ),
     },
+    answer: tokenAnswer('access_token token_type expires_in scope refresh_token', {
+      token_type: 'Bearer',
+      expires_in: 86399,
+      scope: (i) => (i.scope || 'read').split(','),
+    }),
+    error: oauthErrors(
+      { client: 'Client authentication failed', grant: 'Invalid authorization code', refresh: 'Invalid refresh token' },
+      401,
+    ),
     api: [postRoute('https://api.linear.app/graphql', unauthenticated, graphql)],
     // Nothing typed: the workspace comes from the GraphQL organization query after the token.
     e2e: e2eCase(

@@ -47,13 +47,9 @@ export function mailchimp(): ProviderSimulator {
       provider: 'Mailchimp',
       invalid: () => html(400, '<h1>Invalid client_id</h1>'),
     },
-    token: {
-      url: 'https://login.mailchimp.com/oauth2/token',
-      auth: 'either',
-      refresh: false,
-      answer: tokenAnswer('access_token expires_in scope', { expires_in: 0, scope: null }),
-      error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
-    },
+    token: { url: 'https://login.mailchimp.com/oauth2/token', auth: 'either', refresh: false },
+    answer: tokenAnswer('access_token expires_in scope', { expires_in: 0, scope: null }),
+    error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
     api: (grants) => [
       route('GET https://login.mailchimp.com/oauth2/metadata', (req) => {
         // The guide's request: "Authorization: OAuth <access_token>".

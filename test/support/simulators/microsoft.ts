@@ -63,22 +63,22 @@ function graphProduct(
       refresh: { rotate: true },
       accessPrefix: 'eyJ0eXAiOiJKV1Qi.',
       refreshPrefix: '0.AAAA',
-      answer: tokenAnswer(
-        'token_type scope expires_in ext_expires_in access_token refresh_token',
-        { token_type: 'Bearer', expires_in: 4742, ext_expires_in: 4742 },
-        IDENTITY_JSON,
-      ),
-      error: (code, description) => {
-        const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
-        return identityJson(code === 'invalid_client' ? 401 : 400, {
-          error: code,
-          error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
-          error_codes: [number],
-          timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
-          trace_id: randomUUID(),
-          correlation_id: randomUUID(),
-        });
-      },
+    },
+    answer: tokenAnswer(
+      'token_type scope expires_in ext_expires_in access_token refresh_token',
+      { token_type: 'Bearer', expires_in: 4742, ext_expires_in: 4742 },
+      IDENTITY_JSON,
+    ),
+    error: (code, description) => {
+      const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
+      return identityJson(code === 'invalid_client' ? 401 : 400, {
+        error: code,
+        error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
+        error_codes: [number],
+        timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
+        trace_id: randomUUID(),
+        correlation_id: randomUUID(),
+      });
     },
     api: [
       getRoute(`https://graph.microsoft.com${api.path}`, invalidToken, graphJson(200, api.body)),

@@ -44,25 +44,21 @@ export function miro(): ProviderSimulator {
     ],
     client: opaqueClient('3074457363680401096', 16),
     authorize: { url: 'https://miro.com/oauth/authorize', provider: 'Miro' },
-    token: {
-      url: 'https://api.miro.com/v1/oauth/token',
-      auth: 'body',
-      refresh: { rotate: true },
-      answer: (t, grant, kind) =>
-        json(
-          200,
-          JSON.stringify({
-            ...(kind === 'authorization_code' ? { user_id: USER.id } : {}),
-            token_type: 'bearer',
-            team_id: TEAM_ID_PLACEHOLDER,
-            access_token: t.accessToken,
-            refresh_token: t.refreshToken,
-            scope: grant.scope || 'boards:read',
-            expires_in: 3599,
-          }).replace(`"${TEAM_ID_PLACEHOLDER}"`, TEAM.id),
-        ),
-      error: oauthErrors({}),
-    },
+    token: { url: 'https://api.miro.com/v1/oauth/token', auth: 'body', refresh: { rotate: true } },
+    answer: (t, grant, kind) =>
+      json(
+        200,
+        JSON.stringify({
+          ...(kind === 'authorization_code' ? { user_id: USER.id } : {}),
+          token_type: 'bearer',
+          team_id: TEAM_ID_PLACEHOLDER,
+          access_token: t.accessToken,
+          refresh_token: t.refreshToken,
+          scope: grant.scope || 'boards:read',
+          expires_in: 3599,
+        }).replace(`"${TEAM_ID_PLACEHOLDER}"`, TEAM.id),
+      ),
+    error: oauthErrors({}),
     api: [
       getRoute(
         'https://api.miro.com/v1/oauth-token',

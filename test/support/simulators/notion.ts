@@ -51,30 +51,30 @@ export function notion(): ProviderSimulator {
       accessPrefix: 'ntn_',
       refreshPrefix: 'nrt_',
       refresh: { rotate: true },
-      answer: tokenAnswer(
-        'access_token token_type refresh_token bot_id workspace_name workspace_icon workspace_id owner duplicated_template_id request_id',
-        {
-          token_type: 'bearer',
-          bot_id: BOT_ID,
-          workspace_name: "Ada's Notion Workspace",
-          workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
-          workspace_id: WORKSPACE_ID,
-          owner: { type: 'user', user: OWNER },
-          duplicated_template_id: null,
-          request_id: () => opaque('', 16),
-        },
-      ),
-      error: oauthErrors(
-        {
-          client: 'Client authentication failed.',
-          grant: 'Invalid code.',
-          redirect: 'Invalid redirect_uri.',
-          refresh: 'Invalid refresh token.',
-          grant_type: 'Unsupported grant type.',
-        },
-        401,
-      ),
     },
+    answer: tokenAnswer(
+      'access_token token_type refresh_token bot_id workspace_name workspace_icon workspace_id owner duplicated_template_id request_id',
+      {
+        token_type: 'bearer',
+        bot_id: BOT_ID,
+        workspace_name: "Ada's Notion Workspace",
+        workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
+        workspace_id: WORKSPACE_ID,
+        owner: { type: 'user', user: OWNER },
+        duplicated_template_id: null,
+        request_id: () => opaque('', 16),
+      },
+    ),
+    error: oauthErrors(
+      {
+        client: 'Client authentication failed.',
+        grant: 'Invalid code.',
+        redirect: 'Invalid redirect_uri.',
+        refresh: 'Invalid refresh token.',
+        grant_type: 'Unsupported grant type.',
+      },
+      401,
+    ),
     api: [
       getRoute(
         'https://api.notion.com/v1/users/me',

@@ -31,25 +31,20 @@ export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN })
     client: opaqueClient(10, 20),
     // A cancelled consent: the docs say the error is sent to the redirect URI; its code is RFC 6749's access_denied.
     authorize: { url: 'https://oauth.pipedrive.com/oauth/authorize', provider: 'Pipedrive' },
-    token: {
-      url: 'https://oauth.pipedrive.com/oauth/token',
-      auth: 'basic',
-      refresh: { rotate: true },
-      accessPrefix: 'v1u:AQIBAHj',
-      answer: tokenAnswer('access_token token_type expires_in refresh_token scope api_domain', {
-        token_type: 'Bearer',
-        expires_in: 3599,
-        scope: 'base,deals:read',
-        api_domain: company.apiDomain,
+    token: { url: 'https://oauth.pipedrive.com/oauth/token', auth: 'basic', refresh: { rotate: true }, accessPrefix: 'v1u:AQIBAHj' },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token scope api_domain', {
+      token_type: 'Bearer',
+      expires_in: 3599,
+      scope: 'base,deals:read',
+      api_domain: company.apiDomain,
+    }),
+    // The status-codes page gives each error's status and message; the body carries the message as the
+    // API's errors do (`success: false`, `error`).
+    error: (code) =>
+      json(code === 'invalid_client' ? 401 : 400, {
+        success: false,
+        error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
       }),
-      // The status-codes page gives each error's status and message; the body carries the message as the
-      // API's errors do (`success: false`, `error`).
-      error: (code) =>
-        json(code === 'invalid_client' ? 401 : 400, {
-          success: false,
-          error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
-        }),
-    },
     api: [API_DOMAIN, RENAMED_API_DOMAIN].map((domain) =>
       getRoute(
         `${domain}/api/v1/deals`,

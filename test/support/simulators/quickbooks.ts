@@ -27,13 +27,13 @@ export function quickbooks(): ProviderSimulator {
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'eyJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwiYWxnIjoiZGlyIn0..',
       refreshPrefix: 'AB11',
-      answer: tokenAnswer('token_type expires_in refresh_token x_refresh_token_expires_in access_token', {
-        token_type: 'bearer',
-        expires_in: 3600,
-        x_refresh_token_expires_in: 8726400,
-      }),
-      error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
     },
+    answer: tokenAnswer('token_type expires_in refresh_token x_refresh_token_expires_in access_token', {
+      token_type: 'bearer',
+      expires_in: 3600,
+      x_refresh_token_expires_in: 8726400,
+    }),
+    error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
     api: [
       getRoute(
         `https://quickbooks.api.intuit.com/v3/company/${REALM_ID}/companyinfo/${REALM_ID}`,

@@ -42,24 +42,24 @@ export function salesforce(): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: `${ORG_ID.slice(0, 15)}!`,
       refreshPrefix: '5Aep861',
-      // Web server flow answers carry the refresh token when the refresh_token scope was granted.
-      answer: tokenAnswer(
-        'access_token refresh_token signature scope instance_url id token_type issued_at',
-        {
-          signature: (i) => createHash('sha256').update(i.access).digest('base64'),
-          instance_url: `https://${INSTANCE}`,
-          id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
-          token_type: 'Bearer',
-          issued_at: () => String(Date.now()),
-        },
-        SF_JSON,
-      ),
-      error: (code, description) =>
-        sfJson(400, {
-          error: code === 'invalid_grant' ? 'invalid_grant' : code,
-          error_description: code === 'invalid_grant' ? 'authentication failure' : description,
-        }),
     },
+    // Web server flow answers carry the refresh token when the refresh_token scope was granted.
+    answer: tokenAnswer(
+      'access_token refresh_token signature scope instance_url id token_type issued_at',
+      {
+        signature: (i) => createHash('sha256').update(i.access).digest('base64'),
+        instance_url: `https://${INSTANCE}`,
+        id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
+        token_type: 'Bearer',
+        issued_at: () => String(Date.now()),
+      },
+      SF_JSON,
+    ),
+    error: (code, description) =>
+      sfJson(400, {
+        error: code === 'invalid_grant' ? 'invalid_grant' : code,
+        error_description: code === 'invalid_grant' ? 'authentication failure' : description,
+      }),
     api: (grants) => [
       {
         method: 'GET',

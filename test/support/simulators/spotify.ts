@@ -42,15 +42,15 @@ export function spotify(): ProviderSimulator {
       auth: 'basic',
       // A refresh answer without `refresh_token`: the docs allow it ("continue using the existing token").
       refresh: { rotate: false },
-      answer: tokenAnswer('access_token token_type scope expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
-      error: oauthErrors({
-        client: 'Invalid client secret',
-        code: 'Invalid authorization code',
-        redirect: 'Invalid redirect URI',
-        pkce: 'code_verifier was incorrect',
-        refresh: 'Invalid refresh token',
-      }),
     },
+    answer: tokenAnswer('access_token token_type scope expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
+    error: oauthErrors({
+      client: 'Invalid client secret',
+      code: 'Invalid authorization code',
+      redirect: 'Invalid redirect URI',
+      pkce: 'code_verifier was incorrect',
+      refresh: 'Invalid refresh token',
+    }),
     api: [
       getRoute('https://api.spotify.com/v1/me', json(401, { error: { status: 401, message: 'Invalid access token' } }), json(200, USER)),
     ],

@@ -32,13 +32,9 @@ export function webflow(): ProviderSimulator {
       provider: 'Webflow',
       denied: { error: 'access_denied', error_description: 'The user denied the authorization request' },
     },
-    token: {
-      url: 'https://api.webflow.com/oauth/access_token',
-      auth: 'body',
-      refresh: false,
-      answer: tokenAnswer('access_token token_type', { token_type: 'bearer' }),
-      error: oauthErrors({}),
-    },
+    token: { url: 'https://api.webflow.com/oauth/access_token', auth: 'body', refresh: false },
+    answer: tokenAnswer('access_token token_type', { token_type: 'bearer' }),
+    error: oauthErrors({}),
     api: [
       getRoute(
         'https://api.webflow.com/v2/token/authorized_by',

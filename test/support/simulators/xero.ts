@@ -54,14 +54,14 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
       auth: 'basic',
       refresh: { rotate: true },
       accessPrefix: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjFDQUY4RTY2NzcyRDZEQzAyOEQ2NzI2RkQwMjYxNTgxNTcwRUZDMTkiLCJ0eXAiOiJKV1QifQ.',
-      answer: tokenAnswer('id_token access_token expires_in token_type refresh_token scope', {
-        // An ID token with openid in the scope (on the code grant).
-        id_token: (i) => (i.kind === 'authorization_code' && i.scope.split(' ').includes('openid') ? idToken() : undefined),
-        expires_in: 1800,
-        token_type: 'Bearer',
-      }),
-      error: (code) => json(400, { error: code }),
     },
+    answer: tokenAnswer('id_token access_token expires_in token_type refresh_token scope', {
+      // An ID token with openid in the scope (on the code grant).
+      id_token: (i) => (i.kind === 'authorization_code' && i.scope.split(' ').includes('openid') ? idToken() : undefined),
+      expires_in: 1800,
+      token_type: 'Bearer',
+    }),
+    error: (code) => json(400, { error: code }),
     api: (grants) => [
       apiRoute(grants, { host: 'api.xero.com', path: '/connections' }, unauthorized, () =>
         json(

@@ -36,9 +36,9 @@ export function zendesk(): ProviderSimulator {
       auth: 'body',
       acceptsJson: true,
       refresh: false,
-      answer: tokenAnswer('access_token token_type scope', { token_type: 'bearer', scope: (i) => i.scope || 'read write' }),
-      error: rfc6749Errors(401, { grant_type: 'The authorization grant type is not supported by the authorization server.' }),
     },
+    answer: tokenAnswer('access_token token_type scope', { token_type: 'bearer', scope: (i) => i.scope || 'read write' }),
+    error: rfc6749Errors(401, { grant_type: 'The authorization grant type is not supported by the authorization server.' }),
     api: [
       getRoute(
         'https://*.zendesk.com/api/v2/users/me.json',

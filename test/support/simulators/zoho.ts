@@ -43,13 +43,13 @@ export function zohoCrm(): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: '1000.',
       refreshPrefix: '1000.',
-      answer: tokenAnswer('access_token refresh_token scope api_domain token_type expires_in', {
-        api_domain: API_DOMAIN,
-        token_type: 'Bearer',
-        expires_in: 3600,
-      }),
-      error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
     },
+    answer: tokenAnswer('access_token refresh_token scope api_domain token_type expires_in', {
+      api_domain: API_DOMAIN,
+      token_type: 'Bearer',
+      expires_in: 3600,
+    }),
+    error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
     api: [
       getRoute(
         `${API_DOMAIN}/crm/v8/Leads`,
