@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { compareAndSwap } from './cas.js';
 import { makeBoundedApiClient } from './client.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, readOrUndefined } from './errors.js';
 import { CoreV1Api, type KubeConfig, type V1Secret } from './kubernetes-client.js';
 import { API_VERSION, type IntegrationResource } from './resources.js';
 
@@ -80,12 +80,7 @@ export class ClientRegistrations implements ClientRegistrationStore {
   }
 
   private async readSecret(namespace: string, integration: string): Promise<V1Secret | undefined> {
-    try {
-      return await this.core.readNamespacedSecret({ namespace, name: registrationsSecretName(integration) });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return readOrUndefined(() => this.core.readNamespacedSecret({ namespace, name: registrationsSecretName(integration) }));
   }
 
   /** Changes the Secret's data (created on first use, owned by the Integration); `change` undefined: nothing to write. */

@@ -1,5 +1,5 @@
 import { compareAndSwap } from './cas.js';
-import { isNotFound } from './errors.js';
+import { readOrUndefined } from './errors.js';
 import { apiPath, KubeJsonApi } from './json-api.js';
 import type { KubeConfig, KubernetesListObject } from './kubernetes-client.js';
 import { CONNECTIONS, GROUP, VERSION, type ConnectionResource } from './resources.js';
@@ -41,7 +41,7 @@ export class ConnectionRewrites {
     change: (current: ConnectionResource) => ConnectionResource['spec'] | undefined,
   ): Promise<ConnectionResource | undefined> {
     const path = apiPath(`/apis/${GROUP}/${VERSION}/namespaces`, c.metadata.namespace!, CONNECTIONS.plural, c.metadata.name!);
-    try {
+    return readOrUndefined(async () => {
       let written = false;
       const out = await compareAndSwap<ConnectionResource>({
         what: `connection ${c.metadata.namespace}/${c.metadata.name}`,
@@ -58,10 +58,7 @@ export class ConnectionRewrites {
         },
       });
       return written ? out : undefined;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@ import { ConnectionStatusWriter, fieldsNotOwned } from '../domain/connection-sta
 import { randomInt } from 'node:crypto';
 import type { V1Secret } from './kubernetes-client.js';
 import { compareAndSwap } from './cas.js';
-import { apiMessage, isNotFound, objectNotFound } from './errors.js';
+import { apiMessage, isNotFound, objectNotFound, readOrUndefined } from './errors.js';
 import { BoundedCache } from './bounded-cache.js';
 import { connectionObjectName } from './names.js';
 import { createCustomObject, deleteCustomObject } from './custom-objects.js';
@@ -118,12 +118,7 @@ export class ConnectionStore {
     if (connectionIndex) return connectionIndex.get(name, namespace);
     const cached = connections.get(name, namespace);
     if (cached) return cached;
-    try {
-      return await this.readConnection(namespace, name);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return readOrUndefined(() => this.readConnection(namespace, name));
   }
 
   /** The Connection with its credentials (and, never written since creation, the status they determine); undefined without its Secret. */
@@ -279,13 +274,8 @@ export class ConnectionStore {
    * or undefined when the Secret is gone.
    */
   async readCredentialsVersion(namespace: string, name: string): Promise<string | undefined> {
-    let secret: V1Secret;
-    try {
-      secret = await this.caches.json.get<V1Secret>(secretPath(namespace, name));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const secret = await readOrUndefined(() => this.caches.json.get<V1Secret>(secretPath(namespace, name)));
+    if (secret === undefined) return undefined;
     // Into the cache unless a write of ours answered meanwhile is newer (remember() keeps the newer).
     this.caches.credentialSecrets.remember(secret);
     return secret.metadata?.resourceVersion;

@@ -11,7 +11,7 @@ import { CustomObjectsApi } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
 import { ResourceCache } from './cache.js';
 import { compareAndSwap } from './cas.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, readOrUndefined } from './errors.js';
 import { ResilientInformer } from './informer.js';
 import { apiPath, KubeJsonApi } from './json-api.js';
 import {
@@ -93,13 +93,10 @@ export class CredentialBindings {
 
   /** A namespace's labels, read from the API server (undefined: no such namespace). */
   async namespaceLabels(name: string): Promise<Record<string, string> | undefined> {
-    try {
+    return readOrUndefined(async () => {
       const ns = await this.json.get<V1Namespace>(apiPath('/api/v1/namespaces', name));
       return ns.metadata?.labels ?? {};
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   /**
@@ -197,12 +194,7 @@ export class CredentialBindings {
   }
 
   private async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
-    try {
-      return await this.json.get<V1Secret>(apiPath('/api/v1/namespaces', namespace, 'secrets', name));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return readOrUndefined(() => this.json.get<V1Secret>(apiPath('/api/v1/namespaces', namespace, 'secrets', name)));
   }
 }
 

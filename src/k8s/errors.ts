@@ -22,6 +22,16 @@ export function statusOf(err: unknown): number | undefined {
 export const isNotFound = (err: unknown): boolean => statusOf(err) === 404;
 export const isConflict = (err: unknown): boolean => statusOf(err) === 409;
 
+/** What `read` gives, or undefined when the API server answers 404 (any other failure is thrown as it is). */
+export async function readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 /** Message the API server gave (for example a CEL rule's message), without the request details. */
 export function apiMessage(err: unknown): string {
   const api = apiException(err);

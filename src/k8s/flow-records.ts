@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap, type V1Secret } from './kubernetes-client.js';
 import { makeBoundedApiClient } from './client.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, isNotFound, readOrUndefined } from './errors.js';
 
 /** Label on the small objects that make an authorization flow's `state` single-use. */
 export const FLOW_MARKER_LABEL = 'latchkey.dev/flow-marker';
@@ -131,7 +131,7 @@ export class FlowRecords {
 
   /** A pending account choice and the uid of its Secret; undefined when there is none (made or swept). */
   async readPendingChoice(namespace: string, key: string): Promise<{ uid: string; json: string; expiresAtMs: number } | undefined> {
-    try {
+    return readOrUndefined(async () => {
       const secret = await this.core.readNamespacedSecret({ namespace, name: objectName('latchkey-choice', key) });
       const json = secret.data?.['choice.json'];
       if (json === undefined) return undefined;
@@ -140,10 +140,7 @@ export class FlowRecords {
         json: Buffer.from(json, 'base64').toString('utf8'),
         expiresAtMs: Date.parse(secret.metadata?.annotations?.[EXPIRES_AT] ?? '') || 0,
       };
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   /** Deletes the pending choice read with `uid`: of two concurrent takers only one gets true. */

@@ -5,7 +5,7 @@
  */
 import type { V1Secret } from './kubernetes-client.js';
 import { compareAndSwap } from './cas.js';
-import { alreadyExists, isConflict, isNotFound, objectNotFound } from './errors.js';
+import { alreadyExists, isConflict, isNotFound, objectNotFound, readOrUndefined } from './errors.js';
 import {
   API_VERSION,
   ANNOTATIONS,
@@ -164,10 +164,7 @@ export async function deleteIntegrationObject(store: StoreCaches, namespace: str
 
 async function deleteOwnedClientSecret(store: StoreCaches, namespace: string, integration: IntegrationResource): Promise<void> {
   const name = integrationSecretName(integration.metadata.name);
-  const secret = await store.core.readNamespacedSecret({ namespace, name }).catch((err: unknown) => {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  });
+  const secret = await readOrUndefined(() => store.core.readNamespacedSecret({ namespace, name }));
   // Only the Secret this Integration owns: one made by hand or from Git under the same name stays.
   if (!secret || !isOwnedClientSecret(secret, integration)) return;
   await store.core

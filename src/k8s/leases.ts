@@ -1,5 +1,5 @@
 import type { KubeConfig, V1Lease, V1LeaseList, V1OwnerReference } from './kubernetes-client.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, isNotFound, readOrUndefined } from './errors.js';
 import { apiPath, KubeJsonApi } from './json-api.js';
 
 /** A Lease object as the API server returns it. */
@@ -34,12 +34,9 @@ export class Leases {
   }
 
   async get(namespace: string, name: string): Promise<LeaseState | undefined> {
-    try {
+    return readOrUndefined(async () => {
       return toState(await this.api.readNamespacedLease({ namespace, name }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   /**
@@ -138,12 +135,7 @@ export class Leases {
 
   /** The lease object as the API server has it; undefined when absent. */
   async read(namespace: string, name: string): Promise<V1Lease | undefined> {
-    try {
-      return await this.api.readNamespacedLease({ namespace, name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return readOrUndefined(() => this.api.readNamespacedLease({ namespace, name }));
   }
 
   /**

@@ -4,7 +4,7 @@ import { ENVIRONMENT_PREFIX, UNVERIFIED_PREFIX, prefixOfId, type OplogEntry } fr
 import type { OperationLog, OplogSink, OplogTarget } from '../oplog/operation-log.js';
 import { page, type OplogPage, type OplogQuery } from '../oplog/query.js';
 import { retain, type RetentionPolicy } from '../oplog/retention.js';
-import { conflictRetriesExhausted, isConflict, isNotFound, statusOf } from './errors.js';
+import { conflictRetriesExhausted, isConflict, readOrUndefined, statusOf } from './errors.js';
 import { connectionObjectName } from './names.js';
 import { API_VERSION, CONNECTIONS, ENVIRONMENTS, GROUP, LABELS, VERSION, type EnvironmentResource } from './resources.js';
 
@@ -123,13 +123,10 @@ export class OplogStore implements OplogSink {
   }
 
   private async read(namespace: string, prefix: string): Promise<{ cm: V1ConfigMap; entries: OplogEntry[] } | undefined> {
-    try {
+    return readOrUndefined(async () => {
       const cm = await this.core.readNamespacedConfigMap({ namespace, name: oplogObjectName(prefix) });
       return { cm, entries: parseOplogEntries(cm.data?.[DATA_KEY]) };
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   /**
@@ -187,7 +184,7 @@ export class OplogStore implements OplogSink {
   }
 
   private async connectionUid(namespace: string, name: string): Promise<string | undefined> {
-    try {
+    return readOrUndefined(async () => {
       const c = (await this.custom.getNamespacedCustomObject({
         group: GROUP,
         version: VERSION,
@@ -198,10 +195,7 @@ export class OplogStore implements OplogSink {
         metadata?: { uid?: string };
       };
       return c.metadata?.uid;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    });
   }
 
   /** The namespace's oldest Environment (the one that counts) owns the ring. */

@@ -10,7 +10,7 @@ import {
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
-import { isNotFound } from './errors.js';
+import { readOrUndefined } from './errors.js';
 import { BoundedCache } from './bounded-cache.js';
 import { ChangeFeed } from './change-feed.js';
 import { dropManagedFields, ResilientInformer } from './informer.js';
@@ -281,13 +281,10 @@ export class StoreCaches {
       feeds,
       selects,
       read: async (namespace, name) => {
-        try {
+        return readOrUndefined(async () => {
           const obj = await this.json.get<T>(`${collection(namespace)}/${encodeURIComponent(name)}`);
           return selects(obj) ? obj : undefined;
-        } catch (err) {
-          if (isNotFound(err)) return undefined;
-          throw err;
-        }
+        });
       },
       shape: (obj) => {
         dropManagedFields(obj);

@@ -2,7 +2,7 @@ import { CoreV1Api, type KubeConfig, type V1ConfigMap } from './kubernetes-clien
 import { makeBoundedApiClient } from './client.js';
 import type { Logger } from '../platform/log.js';
 import { ResourceCache } from './cache.js';
-import { isConflict, isNotFound } from './errors.js';
+import { isConflict, isNotFound, readOrUndefined } from './errors.js';
 import { ResilientInformer } from './informer.js';
 
 /** Label of the ConfigMaps that hold pending webhook deliveries (one per delivery). */
@@ -152,13 +152,8 @@ export class WebhookOutbox {
   }
 
   private async replace(d: PendingDelivery, annotations: Record<string, string | undefined>): Promise<PendingDelivery | undefined> {
-    let current: V1ConfigMap;
-    try {
-      current = await this.core.readNamespacedConfigMap({ namespace: d.namespace, name: d.name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const current = await readOrUndefined(() => this.core.readNamespacedConfigMap({ namespace: d.namespace, name: d.name }));
+    if (current === undefined) return undefined;
     if (current.metadata?.resourceVersion !== d.resourceVersion) return undefined;
     const next: Record<string, string> = { ...(current.metadata?.annotations ?? {}) };
     for (const [k, v] of Object.entries(annotations)) {

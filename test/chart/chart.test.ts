@@ -34,8 +34,18 @@ import { createLogger } from '../../src/platform/log.js';
 import { runLatchkey, type Running } from '../../src/app/run.js';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { CHART, describeObject, Helm, impersonating, installWithoutCrdsOrCatalog, mustSucceed, readBack, run } from './helm.js';
+import { deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import {
+  CHART,
+  describeObject,
+  Helm,
+  impersonating,
+  installWithoutCrdsOrCatalog,
+  mustSucceed,
+  platformObjects,
+  readBack,
+  run,
+} from './helm.js';
 import { ConnectionStatusWriter } from '../../src/domain/connection-status-writers.js';
 
 const kc = testKubeConfig();
@@ -551,14 +561,7 @@ describe('RBAC: the server and the controller as the chart ServiceAccount, limit
     await helm.ok(installWithoutCrdsOrCatalog(RELEASE, rel.name, [app.name]));
     sa = `system:serviceaccount:${rel.name}:${RELEASE}`;
     saKc = impersonating(kc, sa);
-    // What a platform team creates (as admin): a Provider, an Environment and an Integration.
-    await applyProvider(kc, providerName, {
-      displayName: 'Chart RBAC',
-      authMode: 'API_KEY',
-      proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
-    });
-    env = await createEnvironment(kc, app.name);
-    await createIntegration(kc, app.name, 'keys', { provider: providerName });
+    env = await platformObjects(kc, app.name, providerName, 'Chart RBAC');
     await core.createNamespacedSecret({
       namespace: other.name,
       body: { metadata: { name: 'not-yours', labels: { [LABELS.watch]: 'true' } }, stringData: { secretKey: 'x' } },

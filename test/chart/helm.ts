@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { KubeConfig, KubernetesObjectApi, loadAllYaml, type KubernetesObject } from '@kubernetes/client-node';
 import { statusOf } from '../../src/k8s/errors.js';
 import { REPO_ROOT } from '../../dev/control-plane.js';
+import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 
 export const CHART = join(REPO_ROOT, 'charts/latchkey');
 
@@ -17,6 +18,23 @@ export const CHART = join(REPO_ROOT, 'charts/latchkey');
  * `helm install` of the chart as release `release` in `namespace`, watching `watched`, with neither the CRDs
  * nor the catalog (the test control plane has the CRDs; other suites apply Providers of their own).
  */
+/** What a platform team creates (as admin): an API-key Provider proxying to api.example.test, an Environment and a `keys` Integration. */
+export async function platformObjects(
+  kc: KubeConfig,
+  namespace: string,
+  providerName: string,
+  displayName: string,
+): Promise<TestEnvironment> {
+  await applyProvider(kc, providerName, {
+    displayName,
+    authMode: 'API_KEY',
+    proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
+  });
+  const env = await createEnvironment(kc, namespace);
+  await createIntegration(kc, namespace, 'keys', { provider: providerName });
+  return env;
+}
+
 export function installWithoutCrdsOrCatalog(release: string, namespace: string, watched: string[]): string[] {
   return [
     'install',

@@ -11,13 +11,14 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { apiMessage, statusOf } from '../../src/k8s/errors.js';
 import { customObject } from '../support/kube.js';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { eventsOf, launchBrowser, waitForEvent, loginAndConsent } from '../support/browser.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import type { TestEnvironment } from '../../dev/fixtures.js';
+import type { OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { eventsOf, waitForEvent, loginAndConsent } from '../support/browser.js';
+import { startEmbeddedConnectBed, type EmbeddedConnectBed } from '../support/embedded-connect-bed.js';
 import { sealSession, sessionFor } from '../support/fixtures.js';
 import { listenOnLoopback } from '../support/servers/loopback.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import type { Replica } from '../support/replica.js';
 
 const kc = testKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -52,70 +53,39 @@ document.getElementById('modal').addEventListener('click', () => open());
 window.clientReady = true;
 </script></body></html>`;
   const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
-  const site = await listenOnLoopback(server);
-  return {
-    origin: site.origin,
-    close: site.close,
-  };
+  return listenOnLoopback(server);
 }
 
-let ns: Awaited<ReturnType<typeof createTestNamespace>>;
+/** The application's sites: one the Environment allows, one it does not. */
+let allowed: AppSite;
+let notAllowed: AppSite;
+let embedded: EmbeddedConnectBed;
+let ns: EmbeddedConnectBed['ns'];
 let env: TestEnvironment;
 let latchkey: Replica;
 let oidc: OidcTestServer;
-let allowed: AppSite;
-let notAllowed: AppSite;
 let browser: Browser;
 
 beforeAll(async () => {
-  ns = await createTestNamespace(kc, 'connect-iframe');
-  latchkey = await startReplica(kc, { namespaces: [ns.name], selfBaseUrl: true });
-  // Both sites use the client served by this Latchkey, so they start after it (and before the Environment).
-  allowed = await appSite(latchkey.url);
-  notAllowed = await appSite(latchkey.url);
-  env = await createEnvironment(kc, ns.name, { mode: 'development', connectUI: { allowedOrigins: [allowed.origin, OTHER_ALLOWED] } });
-  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
-  await applyProvider(kc, P.key, { displayName: 'Keyed CRM', authMode: 'API_KEY', fieldLabels: { apiKey: 'Personal access key' } });
-  await applyProvider(kc, P.oauth, {
-    displayName: 'Acme Identity',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    defaultScopes: ['openid'],
-  });
-  await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
-  await createIntegration(
-    kc,
-    ns.name,
-    'acme',
-    {
-      provider: P.oauth,
-      displayName: 'Acme workspace',
-      scopes: ['openid', 'offline_access'],
-      authorizationParams: { prompt: 'consent' },
+  embedded = await startEmbeddedConnectBed(kc, {
+    prefix: 'connect-iframe',
+    providers: P,
+    client: CLIENT,
+    fieldLabels: { apiKey: 'Personal access key' },
+    acme: { displayName: 'Acme workspace', scopes: ['openid', 'offline_access'], authorizationParams: { prompt: 'consent' } },
+    sites: async (latchkeyUrl) => {
+      allowed = await appSite(latchkeyUrl);
+      notAllowed = await appSite(latchkeyUrl);
+      return [allowed.origin, OTHER_ALLOWED];
     },
-    CLIENT,
-  );
-  await eventually(
-    () =>
-      latchkey.ctx.catalog.getIntegration(ns.name, 'keyed') &&
-      latchkey.ctx.catalog.getIntegration(ns.name, 'acme') &&
-      latchkey.ctx.catalog.getProvider(P.key) &&
-      latchkey.ctx.catalog.getProvider(P.oauth) &&
-      latchkey.ctx.catalog.listEnvironments(ns.name)[0]?.spec.connectUI &&
-      latchkey.ctx.catalog.readSecretValue(ns.name, 'acme-client', 'clientId'),
-  );
-  browser = await launchBrowser();
+  });
+  ({ ns, env, latchkey, oidc, browser } = embedded);
 });
 
 afterAll(async () => {
-  await browser?.close();
   await allowed?.close();
   await notAllowed?.close();
-  await latchkey?.stop();
-  await oidc?.close();
-  for (const p of Object.values(P)) await deleteProvider(kc, p);
-  await ns?.delete();
+  await embedded?.close();
 });
 
 /** Opens the application page, sets the session token and clicks a button that embeds the UI. */

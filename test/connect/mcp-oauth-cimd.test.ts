@@ -8,13 +8,11 @@
  */
 import { connect as netConnect, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { startMcpServerBed, type McpServerBed } from '../support/mcp-server-bed.js';
+import type { ConnectBed } from '../support/connect-bed.js';
+import { startMcpConnectBed, type McpConnectBed } from '../support/mcp-connect-bed.js';
+import type { McpServerBed } from '../support/mcp-server-bed.js';
 import { appPage } from '../support/servers/app-page.js';
 import { makeTestCa, type TestCa } from '../support/test-ca.js';
 
@@ -22,6 +20,7 @@ const kc = testKubeConfig();
 const PROVIDER = `mcp-cimd-${process.pid}`;
 const INTEGRATION = 'acme-mcp-cimd';
 
+let mcb: McpConnectBed;
 let bed: ConnectBed;
 let mcp: McpServerBed;
 let ca: TestCa;
@@ -55,30 +54,27 @@ async function tlsFront(targetPort: number, tls: TestCa): Promise<{ url: string;
 }
 
 beforeAll(async () => {
-  bed = await startConnectBed(kc, 'connect-mcp-cimd', 'development');
-  ca = makeTestCa(['127.0.0.1']);
-  front = await tlsFront(Number(new URL(bed.latchkey.url).port), ca);
-  // Latchkey's public URL is the https front: its callback and its metadata documents are served there.
-  bed.latchkey.ctx.config.publicBaseUrl = front.url;
-  app = await appPage(front.url);
-  mcp = await startMcpServerBed({ clientIdMetadataDocuments: { urlPrefix: `${front.url}/connect/clients/`, ca: ca.caCert } });
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Acme MCP',
-    authMode: 'MCP_OAUTH2',
-    mcp: { serverUrl: mcp.url },
-    proxy: { baseUrl: mcp.origin },
+  mcb = await startMcpConnectBed(kc, {
+    prefix: 'connect-mcp-cimd',
+    provider: PROVIDER,
+    integration: INTEGRATION,
+    prepare: async (connectBed) => {
+      ca = makeTestCa(['127.0.0.1']);
+      front = await tlsFront(Number(new URL(connectBed.latchkey.url).port), ca);
+      // Latchkey's public URL is the https front: its callback and its metadata documents are served there.
+      connectBed.latchkey.ctx.config.publicBaseUrl = front.url;
+      app = await appPage(front.url);
+      return { clientIdMetadataDocuments: { urlPrefix: `${front.url}/connect/clients/`, ca: ca.caCert } };
+    },
   });
-  await createIntegration(kc, bed.ns.name, INTEGRATION, { provider: PROVIDER, displayName: 'Acme tools' });
-  await bed.synced((store) => store.catalog.getIntegration(bed.ns.name, INTEGRATION) && store.catalog.getProvider(PROVIDER));
+  ({ bed, mcp } = mcb);
 });
 
 afterAll(async () => {
-  await mcp?.close();
   await app?.close();
   await front?.close();
   ca?.remove();
-  await deleteProvider(kc, PROVIDER);
-  await bed?.close();
+  await mcb?.close();
 });
 
 describe('MCP_OAUTH2 with a Client ID Metadata Document', () => {
@@ -86,13 +82,7 @@ describe('MCP_OAUTH2 with a Client ID Metadata Document', () => {
     const discovery = (await (await fetch(`${mcp.oidc.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     expect(discovery.client_id_metadata_document_supported).toBe(true);
 
-    const res = await fetch(`${bed.latchkey.url}/connect/sessions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${bed.env.secretKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ end_user: { id: 'user-cimd' }, allowed_integrations: [INTEGRATION] }),
-    });
-    expect(res.status).toBe(201);
-    const sessionToken = ((await res.json()) as { data: { token: string } }).data.token;
+    const sessionToken = await mcb.sessionToken({ end_user: { id: 'user-cimd' }, allowed_integrations: [INTEGRATION] });
 
     const documentUrl = `${front.url}/connect/clients/${bed.ns.name}/${INTEGRATION}`;
     // The browser trusts the front as it would a real certificate (the test CA is not in Chromium's store).
@@ -136,13 +126,7 @@ describe('MCP_OAUTH2 with a Client ID Metadata Document', () => {
     const at = await mcp.oidc.provider.AccessToken.find(String(creds.access_token));
     expect(at?.clientId).toBe(documentUrl);
 
-    const transport = new StreamableHTTPClientTransport(new URL(`${bed.latchkey.url}/proxy${new URL(mcp.url).pathname}`), {
-      requestInit: {
-        headers: { authorization: `Bearer ${bed.env.secretKey}`, 'connection-id': connectionId, 'provider-config-key': INTEGRATION },
-      },
-    });
-    const client = new Client({ name: 'app-under-test', version: '1.0.0' });
-    await client.connect(transport);
+    const client = await mcb.proxyClient(connectionId);
     try {
       const result = await client.callTool({ name: 'whoami', arguments: {} });
       expect((result.content as Array<{ text: string }>)[0]!.text).toBe('carol');

@@ -9,51 +9,33 @@
  * reconnect after the server asks for more scope (403 insufficient_scope) asks for the union.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { registrationsSecretName } from '../../src/k8s/client-registrations.js';
 import { openConnectPopup, waitForEvent } from '../support/browser.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { startMcpServerBed, type McpServerBed } from '../support/mcp-server-bed.js';
+import type { ConnectBed } from '../support/connect-bed.js';
+import { startMcpConnectBed, type McpConnectBed } from '../support/mcp-connect-bed.js';
+import type { McpServerBed } from '../support/mcp-server-bed.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const PROVIDER = `mcp-flow-${process.pid}`;
 const INTEGRATION = 'acme-mcp';
 
+let mcb: McpConnectBed;
 let bed: ConnectBed;
 let mcp: McpServerBed;
 
 beforeAll(async () => {
-  bed = await startConnectBed(kc, 'connect-mcp', 'development');
-  mcp = await startMcpServerBed();
-  await applyProvider(kc, PROVIDER, {
-    displayName: 'Acme MCP',
-    authMode: 'MCP_OAUTH2',
-    mcp: { serverUrl: mcp.url },
-    proxy: { baseUrl: mcp.origin },
-  });
-  await createIntegration(kc, bed.ns.name, INTEGRATION, { provider: PROVIDER, displayName: 'Acme tools' });
-  await bed.synced((store) => store.catalog.getIntegration(bed.ns.name, INTEGRATION) && store.catalog.getProvider(PROVIDER));
+  mcb = await startMcpConnectBed(kc, { prefix: 'connect-mcp', provider: PROVIDER, integration: INTEGRATION });
+  ({ bed, mcp } = mcb);
 });
 
 afterAll(async () => {
-  await mcp?.close();
-  await deleteProvider(kc, PROVIDER);
-  await bed?.close();
+  await mcb?.close();
 });
 
-async function issueSession(path: string, body: unknown): Promise<string> {
-  const res = await fetch(`${bed.latchkey.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${bed.env.secretKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-  return ((await res.json()) as { data: { token: string } }).data.token;
-}
+const issueSession = (path: string, body: unknown): Promise<string> => mcb.sessionToken(body, path);
 
 /** The end user signs in at the authorization server as `login` and consents; returns the connection ID. */
 async function connectInBrowser(sessionToken: string, login: string): Promise<string> {
@@ -79,16 +61,7 @@ async function connectInBrowser(sessionToken: string, login: string): Promise<st
 }
 
 /** The SDK's client, pointed at Latchkey's proxy with the Latchkey key and the connection. */
-async function mcpClient(connectionId: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${bed.latchkey.url}/proxy${new URL(mcp.url).pathname}`), {
-    requestInit: {
-      headers: { authorization: `Bearer ${bed.env.secretKey}`, 'connection-id': connectionId, 'provider-config-key': INTEGRATION },
-    },
-  });
-  const client = new Client({ name: 'app-under-test', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
+const mcpClient = (connectionId: string): Promise<Client> => mcb.proxyClient(connectionId);
 
 function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
   return (result.content as Array<{ type: string; text: string }>)[0]!.text;

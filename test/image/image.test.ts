@@ -13,8 +13,8 @@ import { connect, type DetailedPeerCertificate } from 'node:tls';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { freePort, REPO_ROOT } from '../../dev/control-plane.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
-import { CHART, Helm, mustSucceed, run } from '../chart/helm.js';
+import { deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { Helm, installWithoutCrdsOrCatalog, mustSucceed, platformObjects, run } from '../chart/helm.js';
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -125,26 +125,8 @@ beforeAll(async () => {
   image = built.stdout.trim().split('\n').pop()!;
   helm = await Helm.build(process.env.LATCHKEY_TEST_KUBECONFIG!);
   [rel, app] = await Promise.all([createTestNamespace(kc, 'image-rel'), createTestNamespace(kc, 'image-app')]);
-  await helm.ok([
-    'install',
-    RELEASE,
-    CHART,
-    '-n',
-    rel.name,
-    '--set',
-    `rbac.namespaces={${app.name}}`,
-    '--set',
-    'crds.install=false',
-    '--set',
-    'catalog.install=false',
-  ]);
-  await applyProvider(kc, providerName, {
-    displayName: 'Image test',
-    authMode: 'API_KEY',
-    proxy: { baseUrl: 'https://api.example.test', headers: { authorization: 'Bearer ${apiKey}' } },
-  });
-  env = await createEnvironment(kc, app.name);
-  await createIntegration(kc, app.name, 'keys', { provider: providerName });
+  await helm.ok(installWithoutCrdsOrCatalog(RELEASE, rel.name, [app.name]));
+  env = await platformObjects(kc, app.name, providerName, 'Image test');
 
   // The projected ServiceAccount volume: a TokenRequest token, the API server's CA, the namespace.
   const token = await core.createNamespacedServiceAccountToken({

@@ -9,11 +9,10 @@
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration } from '../../dev/fixtures.js';
-import { eventsOf, openConnectPopup, type ClientEvent } from '../support/browser.js';
-import { catalogSpec } from '../support/catalog-files.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { hostMatches, startSimulators, type ProviderSimulator, type SimulatorHost } from '../support/simulators/framework.js';
+import { firstOutcome, openConnectPopup, type ClientEvent } from '../support/browser.js';
+import type { ConnectBed } from '../support/connect-bed.js';
+import { startSimulatedProvidersBed, type SimulatedProvidersBed } from '../support/simulated-providers-bed.js';
+import { hostMatches, type ProviderSimulator } from '../support/simulators/framework.js';
 import { jira } from '../support/simulators/atlassian.js';
 import { xero } from '../support/simulators/xero.js';
 
@@ -27,52 +26,24 @@ const TENANTS = [
   { tenantId: 'b2f5c0d1-6e3a-4f87-9c21-5a8d7e6f4b90', tenantName: 'Birch Bakery' },
 ];
 const sims = { jira: jira(SITES), xero: xero(TENANTS) };
-let host: SimulatorHost;
+let providers: SimulatedProvidersBed;
 let bed: ConnectBed;
 
 beforeAll(async () => {
-  host = await startSimulators(Object.values(sims));
-  bed = await startConnectBed(kc, 'account-choice', 'development', { egress: host.egressGuard(), browserArgs: host.chromiumArgs() });
-  for (const sim of Object.values(sims)) {
-    await applyProvider(kc, sim.manifest, catalogSpec(sim.manifest));
-    await createIntegration(kc, bed.ns.name, sim.manifest, { provider: sim.manifest }, { ...sim.client });
-  }
-  await bed.synced((store) =>
-    Object.values(sims).every(
-      (s) =>
-        store.catalog.getProvider(s.manifest) &&
-        store.catalog.getIntegration(bed.ns.name, s.manifest) &&
-        store.catalog.readSecretValue(bed.ns.name, `${s.manifest}-client`, 'clientId'),
-    ),
-  );
+  providers = await startSimulatedProvidersBed(kc, 'account-choice', Object.values(sims));
+  ({ bed } = providers);
 }, 300_000);
 
 afterAll(async () => {
-  await bed?.close();
-  await host?.close();
+  await providers?.close();
 });
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${bed.latchkey.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bed.env.secretKey}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
+const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  providers.call(method, path, {
+    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: the assertion shows the text
-  }
-  return { status: res.status, body: parsed };
-}
-
-async function sessionToken(integration: string, endUser: string): Promise<string> {
-  const res = await call('POST', '/connect/sessions', { end_user: { id: endUser }, allowed_integrations: [integration] });
-  expect(res.status).toBe(201);
-  return res.body.data.token as string;
-}
+const sessionToken = (integration: string, endUser: string): Promise<string> => providers.sessionToken(integration, endUser);
 
 async function reconnectToken(integration: string, connectionId: string): Promise<string> {
   const res = await call('POST', '/connect/sessions/reconnect', { connection_id: connectionId, integration_id: integration });
@@ -80,17 +51,7 @@ async function reconnectToken(integration: string, connectionId: string): Promis
   return res.body.data.token as string;
 }
 
-async function outcome(page: Page): Promise<ClientEvent> {
-  await page.waitForFunction(
-    () =>
-      (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some(
-        (e) => e.type === 'connect' || e.type === 'error',
-      ),
-    undefined,
-    { timeout: 30_000 },
-  );
-  return (await eventsOf(page)).find((e) => e.type === 'connect' || e.type === 'error')!;
-}
+const outcome = (page: Page): Promise<ClientEvent> => firstOutcome(page);
 
 /** Through the Connect UI and the provider's consent page, up to the callback's choice page. */
 async function toChoice(context: BrowserContext, sim: ProviderSimulator, token: string): Promise<{ app: Page; popup: Page }> {

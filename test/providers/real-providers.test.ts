@@ -8,87 +8,31 @@
  */
 import type { Page } from 'playwright-core';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createIntegration } from '../../dev/fixtures.js';
-import { eventsOf, openConnectPopup, type ClientEvent } from '../support/browser.js';
-import { catalogSpec } from '../support/catalog-files.js';
-import { startConnectBed, type ConnectBed } from '../support/connect-bed.js';
-import { hostMatches, paramsOf, startSimulators, type ProviderSimulator, type SimulatorHost } from '../support/simulators/framework.js';
+import { firstOutcome, openConnectPopup, type ClientEvent } from '../support/browser.js';
+import type { ConnectBed } from '../support/connect-bed.js';
+import { startSimulatedProvidersBed, type SimulatedProvidersBed } from '../support/simulated-providers-bed.js';
+import { hostMatches, paramsOf, type ProviderSimulator } from '../support/simulators/framework.js';
 import { SIMULATORS } from '../support/simulators/index.js';
 
 const kc = testKubeConfig();
 const sims: ProviderSimulator[] = SIMULATORS.map((make) => make());
-let host: SimulatorHost;
+let providers: SimulatedProvidersBed;
 let bed: ConnectBed;
 
 beforeAll(async () => {
-  host = await startSimulators(sims);
-  bed = await startConnectBed(kc, 'real-providers', 'development', { egress: host.egressGuard(), browserArgs: host.chromiumArgs() });
-  for (const sim of sims) {
-    sim.e2e.registerCallback?.(`${bed.latchkey.url}/oauth/callback`);
-    // The shipped manifest, under its shipped name: only its hosts' addresses differ (the egress guard's resolver).
-    await applyProvider(kc, sim.manifest, catalogSpec(sim.manifest));
-    await createIntegration(
-      kc,
-      bed.ns.name,
-      sim.manifest,
-      { provider: sim.manifest, ...(sim.e2e.scopes ? { scopes: sim.e2e.scopes } : {}), ...(sim.e2e.integration ?? {}) },
-      { ...sim.client },
-    );
-  }
-  await bed.synced((store) =>
-    sims.every(
-      (s) =>
-        store.catalog.getProvider(s.manifest) &&
-        store.catalog.getIntegration(bed.ns.name, s.manifest) &&
-        store.catalog.readSecretValue(bed.ns.name, `${s.manifest}-client`, 'clientId'),
-    ),
-  );
+  providers = await startSimulatedProvidersBed(kc, 'real-providers', sims);
+  ({ bed } = providers);
 }, 300_000);
 
 afterAll(async () => {
-  await bed?.close();
-  await host?.close();
+  await providers?.close();
 });
 
-async function call(method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  const res = await fetch(`${bed.latchkey.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bed.env.secretKey}`, ...headers },
-    ...(body !== undefined ? { body } : {}),
-  });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: the assertion shows the text
-  }
-  return { status: res.status, body: parsed };
-}
+const call = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+  providers.call(method, path, { headers, ...(body !== undefined ? { body } : {}) });
+const sessionToken = (integration: string, endUser: string): Promise<string> => providers.sessionToken(integration, endUser);
 
-async function sessionToken(integration: string, endUser: string): Promise<string> {
-  const res = await call(
-    'POST',
-    '/connect/sessions',
-    { 'content-type': 'application/json' },
-    JSON.stringify({ end_user: { id: endUser }, allowed_integrations: [integration] }),
-  );
-  expect(res.status).toBe(201);
-  return res.body.data.token as string;
-}
-
-/** The first `connect` or `error` event of the application page. */
-async function outcome(page: Page): Promise<ClientEvent> {
-  await page.waitForFunction(
-    () =>
-      (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some(
-        (e) => e.type === 'connect' || e.type === 'error',
-      ),
-    undefined,
-    { timeout: 30_000 },
-  );
-  return (await eventsOf(page)).find((e) => e.type === 'connect' || e.type === 'error')!;
-}
+const outcome = (page: Page): Promise<ClientEvent> => firstOutcome(page);
 
 /** Runs the Connect UI for `sim` up to the provider's consent page, then clicks `choice` there. */
 async function connectThroughUi(sim: ProviderSimulator, endUser: string, choice: 'allow' | 'deny') {

@@ -7,7 +7,7 @@
  * limit is 2 s (LATCHKEY_PROXY_IDLE_SECONDS); a second server adds a 3 s maximum duration.
  */
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -161,18 +161,23 @@ interface StreamedAnswer {
   ending: 'end' | 'error';
 }
 
+/** A request to the proxy's MCP endpoint by hand, for what the SDK's client does not do (pause, resume, read a cut). */
+function proxyRequest(
+  method: 'GET' | 'POST',
+  headers: Record<string, string>,
+  onResponse: (res: IncomingMessage) => void,
+  through: Replica = latchkey,
+): ClientRequest {
+  const url = new URL(`${through.url}/proxy/mcp`);
+  return request({ host: url.hostname, port: url.port, method, path: url.pathname, headers }, onResponse);
+}
+
 /** A raw JSON-RPC POST through the proxy in an existing session, read to its end (or its cut). */
 function rawPost(through: Replica, headers: Record<string, string>, message: object): Promise<StreamedAnswer> {
   return new Promise((resolve, reject) => {
-    const url = new URL(`${through.url}/proxy/mcp`);
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        method: 'POST',
-        path: url.pathname,
-        headers: { ...headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
-      },
+    const req = proxyRequest(
+      'POST',
+      { ...headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
       (res) => {
         let body = '';
         const answer = (ending: 'end' | 'error') =>
@@ -182,6 +187,7 @@ function rawPost(through: Replica, headers: Record<string, string>, message: obj
         res.on('error', () => answer('error'));
         res.on('aborted', () => answer('error'));
       },
+      through,
     );
     req.on('error', reject);
     req.end(JSON.stringify(message));
@@ -262,19 +268,14 @@ describe('the proxy and MCP Streamable HTTP', () => {
 
     // Last-Event-ID (resuming a stream) goes to the server as sent, beside the session's headers.
     const resumed = await new Promise<number>((resolve, reject) => {
-      const url = new URL(`${latchkey.url}/proxy/mcp`);
-      request(
+      proxyRequest(
+        'GET',
         {
-          host: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          headers: {
-            ...latchkeyHeaders(tenantA, 'mcp', 'get-stream'),
-            accept: 'text/event-stream',
-            'mcp-session-id': sessionId!,
-            'mcp-protocol-version': transport.protocolVersion!,
-            'last-event-id': 'event-7',
-          },
+          ...latchkeyHeaders(tenantA, 'mcp', 'get-stream'),
+          accept: 'text/event-stream',
+          'mcp-session-id': sessionId!,
+          'mcp-protocol-version': transport.protocolVersion!,
+          'last-event-id': 'event-7',
         },
         (res) => {
           resolve(res.statusCode ?? 0);
@@ -310,19 +311,9 @@ describe('the proxy and MCP Streamable HTTP', () => {
     await connection(tenantA, 'mcp', 'slow-reader');
     const MIB = 64;
     const answer = await new Promise<{ writtenWhilePaused: number; received: number; doneWhilePaused: boolean }>((resolve, reject) => {
-      const url = new URL(`${latchkey.url}/proxy/mcp`);
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          method: 'POST',
-          path: url.pathname,
-          headers: {
-            ...latchkeyHeaders(tenantA, 'mcp', 'slow-reader'),
-            accept: 'text/event-stream',
-            'content-type': 'application/json',
-          },
-        },
+      const req = proxyRequest(
+        'POST',
+        { ...latchkeyHeaders(tenantA, 'mcp', 'slow-reader'), accept: 'text/event-stream', 'content-type': 'application/json' },
         (res) => {
           // Nothing read for a second: the server may fill the sockets' buffers on the way, no more.
           res.pause();
@@ -387,33 +378,15 @@ describe('the proxy and MCP Streamable HTTP', () => {
     await connection(tenantA, 'mcp', 'broken');
     const before = oidc.refreshCalls();
     const sent = mcp.requests.filter((r) => r.method === 'POST' && r.rpc === 'broken/stream').length;
-    const answer = await new Promise<StreamedAnswer>((resolve, reject) => {
-      const url = new URL(`${latchkey.url}/proxy/mcp`);
-      const req = request(
-        {
-          host: url.hostname,
-          port: url.port,
-          method: 'POST',
-          path: url.pathname,
-          headers: {
-            ...latchkeyHeaders(tenantA, 'mcp', 'broken'),
-            retries: '3',
-            accept: 'application/json, text/event-stream',
-            'content-type': 'application/json',
-          },
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-          const answer = (ending: 'end' | 'error') => resolve({ status: res.statusCode ?? 0, body, ending });
-          res.on('end', () => answer('end'));
-          res.on('error', () => answer('error'));
-          res.on('aborted', () => answer('error'));
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'broken/stream' }));
-    });
+    const answer = await rawPost(
+      latchkey,
+      { ...latchkeyHeaders(tenantA, 'mcp', 'broken'), retries: '3' },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'broken/stream',
+      },
+    );
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('"progress":1');
     expect(answer.ending).toBe('error');

@@ -42,6 +42,19 @@ export async function waitForEvent(app: Page, type: string, timeoutMs = 20_000):
   return (await eventsOf(app)).find((e) => e.type === type)!;
 }
 
+/** The first `connect` or `error` event of the application page. */
+export async function firstOutcome(app: Page, timeoutMs = 30_000): Promise<ClientEvent> {
+  await app.waitForFunction(
+    () =>
+      (window as unknown as { latchkeyEvents: Array<{ type: string }> }).latchkeyEvents.some(
+        (e) => e.type === 'connect' || e.type === 'error',
+      ),
+    undefined,
+    { timeout: timeoutMs },
+  );
+  return (await eventsOf(app)).find((e) => e.type === 'connect' || e.type === 'error')!;
+}
+
 /** In a page at the test's oidc-provider (`issuer`): signs in as `login` (any password) and stops at the consent page. */
 export async function loginAndConsent(page: Page, issuer: string, login: string): Promise<void> {
   await page.waitForURL((u) => u.href.startsWith(issuer), { timeout: 20_000 });

@@ -10,17 +10,16 @@
  * - https://airtable.com/developers/web/api/get-user-id-scopes (GET /v0/meta/whoami: `id`, `scopes`; a bad token:
  *   401 `{"error": {"type": "AUTHENTICATION_REQUIRED", "message": ...}}`)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, redirect, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, redirect, tokenAnswer } from './framework.js';
 
 const USER_ID = 'usrL2PNC5o3H4lBEi';
 
 export function airtable(): ProviderSimulator {
-  const client = { clientId: '5f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c', clientSecret: opaque('', 32) };
-
   return oauth2Provider({
     manifest: 'airtable',
     docs: ['https://airtable.com/developers/web/api/oauth-reference', 'https://airtable.com/developers/web/api/get-user-id-scopes'],
-    client,
+    client: opaqueClient('5f0a1b2c-3d4e-4f5a-8b6c-7d8e9f0a1b2c', 32),
     authorize: {
       url: 'https://airtable.com/oauth2/v1/authorize',
       provider: 'Airtable',
@@ -39,39 +38,28 @@ export function airtable(): ProviderSimulator {
       accessPrefix: `${USER_ID}.v1.`,
       refreshPrefix: `${USER_ID}.v1.`,
       refresh: { rotate: true },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          refresh_token: t.refreshToken,
-          token_type: 'Bearer',
-          scope: grant.scope,
-          expires_in: 3600,
-          refresh_expires_in: 5184000,
-        }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'Client authentication failed',
-          code: 'Invalid authorization code',
-          redirect: 'Invalid authorization code',
-          pkce: 'Invalid code_verifier',
-          refresh: 'Invalid refresh token',
-        },
-      }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.airtable.com', path: '/v0/meta/whoami' },
+    answer: tokenAnswer('access_token refresh_token token_type scope expires_in refresh_expires_in', {
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_expires_in: 5184000,
+    }),
+    error: oauthErrors(
+      {
+        client: 'Client authentication failed',
+        grant: 'Invalid authorization code',
+        pkce: 'Invalid code_verifier',
+        refresh: 'Invalid refresh token',
+      },
+      401,
+    ),
+    api: [
+      getRoute(
+        'https://api.airtable.com/v0/meta/whoami',
         json(401, { error: { type: 'AUTHENTICATION_REQUIRED', message: 'Authentication required' } }),
-        () => json(200, { id: USER_ID, scopes: ['data.records:read', 'schema.bases:read'] }),
+        json(200, { id: USER_ID, scopes: ['data.records:read', 'schema.bases:read'] }),
       ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/v0/meta/whoami', answer: { id: USER_ID } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase('GET /v0/meta/whoami', { id: USER_ID }, { refreshes: true, failure: 'denied' }),
   });
 }

@@ -16,17 +16,8 @@
  *   "active", ...}}`)
  */
 import { randomBytes } from 'node:crypto';
-import {
-  apiRoute,
-  json,
-  oauth2Provider,
-  oauthError,
-  opaque,
-  redirect,
-  refreshField,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import type { ProviderSimulator, SimRequest } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, postRoute, redirect, tokenAnswer } from './framework.js';
 
 const USER = { id: 4673218951, gid: '4673218951', name: 'Greg Sanchez', email: 'gsanchez@example.com' };
 
@@ -54,7 +45,6 @@ export interface AsanaWebhooks {
 }
 
 export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
-  const client = { clientId: '1201234567890123', clientSecret: opaque('', 16) };
   const webhooks: AsanaWebhooks = { creations: [] };
 
   /** createwebhook: the handshake to the target while the creation is in flight, then the answer. */
@@ -92,7 +82,7 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
       'https://developers.asana.com/reference/createwebhook',
       'https://developers.asana.com/docs/webhooks-guide',
     ],
-    client,
+    client: opaqueClient('1201234567890123', 16),
     authorize: {
       url: 'https://app.asana.com/-/oauth_authorize',
       provider: 'Asana',
@@ -105,20 +95,20 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
       refreshPrefix: '2/1201234567890123/',
       // A refresh answers the same without `refresh_token`: the old one stays valid.
       refresh: { rotate: false },
-      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 3600, token_type: 'bearer', data: USER, ...refreshField(t) }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'The client_id or client_secret is invalid.',
-          code: 'The `code` is invalid or has expired.',
-          redirect: 'The `code` is invalid or has expired.',
-          pkce: 'The `code` is invalid or has expired.',
-          refresh: 'The refresh token is invalid.',
-        },
-      }),
     },
-    api: (grants) => [
-      apiRoute(grants, { host: 'app.asana.com', path: '/api/1.0/users/me' }, json(401, NOT_AUTHORIZED), () =>
+    answer: tokenAnswer('access_token expires_in token_type data refresh_token', { expires_in: 3600, token_type: 'bearer', data: USER }),
+    error: oauthErrors(
+      {
+        client: 'The client_id or client_secret is invalid.',
+        grant: 'The `code` is invalid or has expired.',
+        refresh: 'The refresh token is invalid.',
+      },
+      401,
+    ),
+    api: [
+      getRoute(
+        'https://app.asana.com/api/1.0/users/me',
+        json(401, NOT_AUTHORIZED),
         json(200, {
           data: {
             gid: USER.gid,
@@ -130,14 +120,9 @@ export function asana(): ProviderSimulator & { webhooks: AsanaWebhooks } {
           },
         }),
       ),
-      apiRoute(grants, { method: 'POST', host: 'app.asana.com', path: '/api/1.0/webhooks' }, json(401, NOT_AUTHORIZED), createWebhook),
+      postRoute('https://app.asana.com/api/1.0/webhooks', json(401, NOT_AUTHORIZED), createWebhook),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/1.0/users/me', answer: { data: { gid: USER.gid, resource_type: 'user' } } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase('GET /api/1.0/users/me', { data: { gid: USER.gid, resource_type: 'user' } }, { refreshes: true, failure: 'denied' }),
   });
   return { ...simulator, webhooks };
 }

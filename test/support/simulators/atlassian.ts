@@ -15,16 +15,8 @@
  * - Confluence: https://developer.atlassian.com/cloud/confluence/rest/v2/api-group-space/#api-spaces-get
  *   (`GET /wiki/api/v2/spaces`)
  */
-import {
-  apiRoute,
-  json,
-  oauth2Provider,
-  opaque,
-  refreshField,
-  type ProviderCase,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import type { ProviderCase, ProviderSimulator, SimRequest } from './framework.js';
+import { getRoute, json, oauth2Provider, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 const CLOUD_ID = '1324a887-45db-1bf4-1e99-ef0ff456d421';
 const SITE = 'https://acme.atlassian.net';
@@ -49,7 +41,7 @@ function atlassianProduct(
   return oauth2Provider({
     manifest,
     docs: [`https://developer.atlassian.com/cloud/${product === 'jira' ? 'jira/platform' : 'confluence'}/oauth-2-3lo-apps/`],
-    client: { clientId: opaque('', 16), clientSecret: `ATOA${opaque('', 30)}` },
+    client: opaqueClient(16, `ATOA${opaque('', 30)}`),
     authorize: {
       url: 'https://auth.atlassian.com/authorize',
       provider: 'Atlassian',
@@ -65,21 +57,17 @@ function atlassianProduct(
       acceptsJson: true,
       refresh: { rotate: true },
       accessPrefix: 'eyJraWQiOiJhdXRoLmF0bGFzc2lhbi5jb20t.',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        json(200, {
-          access_token: accessToken,
-          ...refreshField({ refreshToken }),
-          expires_in: 3600,
-          scope: grant.scope,
-        }),
-      error: (code) =>
-        json(403, {
-          error: code === 'invalid_client' ? 'access_denied' : code,
-          error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
-        }),
     },
-    api: (grants) => [
-      apiRoute(grants, { host: 'api.atlassian.com', path: '/oauth/token/accessible-resources' }, unauthorized, () =>
+    answer: tokenAnswer('access_token refresh_token expires_in scope', { expires_in: 3600 }),
+    error: (code) =>
+      json(403, {
+        error: code === 'invalid_client' ? 'access_denied' : code,
+        error_description: code === 'invalid_grant' ? 'Unknown or invalid refresh token.' : 'Unauthorized',
+      }),
+    api: [
+      getRoute(
+        'https://api.atlassian.com/oauth/token/accessible-resources',
+        unauthorized,
         json(
           200,
           // Every site the grant covers, "in no particular order".
@@ -96,7 +84,9 @@ function atlassianProduct(
         ),
       ),
       ...sites.map((site) =>
-        apiRoute(grants, { host: 'api.atlassian.com', path: `/ex/${product}/${site.id}${api.path}` }, unauthorized, () =>
+        getRoute(
+          `https://api.atlassian.com/ex/${product}/${site.id}${api.path}`,
+          unauthorized,
           json(200, api.body, 'application/json;charset=UTF-8'),
         ),
       ),

@@ -17,7 +17,7 @@
  * redirect of a refused consent (RFC 6749's `error=access_denied`) and the token endpoint's error bodies (RFC 6749
  * §5.2's `error`).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = {
   type: 'user',
@@ -28,8 +28,6 @@ const USER = {
 };
 
 export function bitbucket(): ProviderSimulator {
-  const client = { clientId: opaque('', 9), clientSecret: opaque('', 16) };
-
   return oauth2Provider({
     manifest: 'bitbucket',
     docs: [
@@ -37,35 +35,22 @@ export function bitbucket(): ProviderSimulator {
       'https://developer.atlassian.com/cloud/bitbucket/rest/api-group-users/#api-user-get',
       'https://developer.atlassian.com/cloud/bitbucket/rest/intro/#standardized-error-responses',
     ],
-    client,
+    client: opaqueClient(9, 16),
     authorize: { url: 'https://bitbucket.org/site/oauth2/authorize', provider: 'Bitbucket' },
-    token: {
-      url: 'https://bitbucket.org/site/oauth2/access_token',
-      auth: 'basic',
-      refresh: { rotate: false, returnsToken: true },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          scopes: grant.scope || 'account',
-          expires_in: 7200,
-          refresh_token: t.refreshToken,
-          token_type: 'bearer',
-        }),
-      error: oauthError({ status: { invalid_client: 401 }, descriptions: {} }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.bitbucket.org', path: '/2.0/user' },
+    token: { url: 'https://bitbucket.org/site/oauth2/access_token', auth: 'basic', refresh: { rotate: false, returnsToken: true } },
+    answer: tokenAnswer('access_token scopes expires_in refresh_token token_type', {
+      scopes: (i) => i.scope || 'account',
+      expires_in: 7200,
+      token_type: 'bearer',
+    }),
+    error: oauthErrors({}, 401),
+    api: [
+      getRoute(
+        'https://api.bitbucket.org/2.0/user',
         json(401, { type: 'error', error: { message: 'Access token expired.' } }),
-        () => json(200, USER),
+        json(200, USER),
       ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/2.0/user', answer: { type: 'user', uuid: USER.uuid } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /2.0/user', { type: 'user', uuid: USER.uuid }, { refreshes: true, failure: 'refused-code' }),
   });
 }

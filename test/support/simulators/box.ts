@@ -17,11 +17,10 @@
  * - https://developer.box.com/reference/get-users/ (GET /2.0/users, the enterprise's users: needs the "Manage users"
  *   scope, which the simulated app does not have)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, oauth2Provider, oauthErrors, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 export function box(): ProviderSimulator {
-  const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
-
   return oauth2Provider({
     manifest: 'box',
     docs: [
@@ -30,69 +29,51 @@ export function box(): ProviderSimulator {
       'https://developer.box.com/reference/resources/access-token',
       'https://developer.box.com/reference/get-users-me/',
     ],
-    client,
+    client: opaqueClient(16, 16),
     authorize: {
       url: 'https://account.box.com/api/oauth2/authorize',
       provider: 'Box',
-      invalid: () => ({
-        status: 400,
-        headers: { 'content-type': 'text/html' },
-        body: '<h1>Invalid client_id parameter or redirect_uri</h1>',
-      }),
+      invalid: () => html(400, '<h1>Invalid client_id parameter or redirect_uri</h1>'),
       denied: { error: 'access_denied', error_description: 'The user denied access to your application' },
     },
-    token: {
-      url: 'https://api.box.com/oauth2/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: (t) =>
-        json(200, {
-          access_token: t.accessToken,
-          expires_in: 3600,
-          token_type: 'bearer',
-          restricted_to: [],
-          refresh_token: t.refreshToken,
-        }),
-      error: oauthError({
-        descriptions: {
-          client: 'The client credentials are invalid',
-          code: "Auth code doesn't exist or is invalid for the client",
-          redirect: "Auth code doesn't exist or is invalid for the client",
-          pkce: "Auth code doesn't exist or is invalid for the client",
-          refresh: 'Invalid refresh token',
-          grant_type: 'Grant type is not supported',
-        },
-      }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.box.com', path: '/2.0/users/me' },
+    token: { url: 'https://api.box.com/oauth2/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token expires_in token_type restricted_to refresh_token', {
+      expires_in: 3600,
+      token_type: 'bearer',
+      restricted_to: [],
+    }),
+    error: oauthErrors({
+      client: 'The client credentials are invalid',
+      grant: "Auth code doesn't exist or is invalid for the client",
+      refresh: 'Invalid refresh token',
+      grant_type: 'Grant type is not supported',
+    }),
+    api: [
+      getRoute(
+        'https://api.box.com/2.0/users/me',
         {
           status: 401,
           headers: {
             'www-authenticate': 'Bearer realm="Service", error="invalid_token", error_description="The access token provided is invalid."',
           },
         },
-        () =>
-          json(200, {
-            id: '11446498',
-            type: 'user',
-            name: 'Aaron Levie',
-            login: 'ceo@example.com',
-            created_at: '2012-12-12T10:53:43-08:00',
-            modified_at: '2012-12-12T10:53:43-08:00',
-            language: 'en',
-            timezone: 'Africa/Bujumbura',
-            space_amount: 11345156112,
-            space_used: 1237009912,
-            max_upload_size: 2147483648,
-            status: 'active',
-          }),
+        json(200, {
+          id: '11446498',
+          type: 'user',
+          name: 'Aaron Levie',
+          login: 'ceo@example.com',
+          created_at: '2012-12-12T10:53:43-08:00',
+          modified_at: '2012-12-12T10:53:43-08:00',
+          language: 'en',
+          timezone: 'Africa/Bujumbura',
+          space_amount: 11345156112,
+          space_used: 1237009912,
+          max_upload_size: 2147483648,
+          status: 'active',
+        }),
       ),
-      apiRoute(
-        grants,
-        { host: 'api.box.com', path: '/2.0/users' },
+      getRoute(
+        'https://api.box.com/2.0/users',
         { status: 401, headers: { 'www-authenticate': 'Bearer realm="Service", error="invalid_token"' } },
         () => ({
           ...json(403, {
@@ -111,11 +92,6 @@ export function box(): ProviderSimulator {
         }),
       ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/2.0/users/me', answer: { id: '11446498', type: 'user' } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase('GET /2.0/users/me', { id: '11446498', type: 'user' }, { refreshes: true, failure: 'refused-code' }),
   });
 }

@@ -11,7 +11,8 @@
  * - https://developer.calendly.com/api-docs/users/get-current-user (GET /users/me: `{"resource": {...}}`; a bad
  *   token: 401 `{"title": "Unauthenticated", "message": "The access token is invalid"}`)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, RFC6749_DESCRIPTIONS, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, nowSeconds, oauth2Provider, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const OWNER = 'https://api.calendly.com/users/EBHAAFHDCAEQTSEZ';
 const ORGANIZATION = 'https://api.calendly.com/organizations/AAAAAAAAAAAAAAAA';
@@ -24,68 +25,54 @@ export function calendly(): ProviderSimulator {
       'https://developer.calendly.com/api-docs/calendly-o-auth/o-auth/post-oauth-refresh-token',
       'https://developer.calendly.com/api-docs/users/get-current-user',
     ],
-    client: { clientId: opaque('', 20), clientSecret: opaque('', 32) },
+    client: opaqueClient(20, 32),
     authorize: {
       url: 'https://auth.calendly.com/oauth/authorize',
       provider: 'Calendly',
-      invalid: () => ({
-        status: 400,
-        headers: { 'content-type': 'text/html' },
-        body: '<h1>The client identifier provided is invalid.</h1>',
-      }),
+      invalid: () => html(400, '<h1>The client identifier provided is invalid.</h1>'),
       denied: { error: 'access_denied', error_description: 'The resource owner or authorization server denied the request.' },
     },
-    token: {
-      url: 'https://auth.calendly.com/oauth/token',
-      auth: 'basic',
-      accessPrefix: 'eyJraWQiOiIx',
-      refresh: { rotate: true },
-      answer: (t) =>
-        json(200, {
-          token_type: 'Bearer',
-          expires_in: 7200,
-          created_at: Math.floor(Date.now() / 1000),
-          refresh_token: t.refreshToken,
-          access_token: t.accessToken,
-          scope: 'default',
-          owner: OWNER,
-          organization: ORGANIZATION,
-        }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: RFC6749_DESCRIPTIONS,
-      }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.calendly.com', path: '/users/me' },
+    token: { url: 'https://auth.calendly.com/oauth/token', auth: 'basic', accessPrefix: 'eyJraWQiOiIx', refresh: { rotate: true } },
+    answer: tokenAnswer('token_type expires_in created_at refresh_token access_token scope owner organization', {
+      token_type: 'Bearer',
+      expires_in: 7200,
+      created_at: nowSeconds,
+      scope: 'default',
+      owner: OWNER,
+      organization: ORGANIZATION,
+    }),
+    error: rfc6749Errors(401),
+    api: [
+      getRoute(
+        'https://api.calendly.com/users/me',
         json(401, { title: 'Unauthenticated', message: 'The access token is invalid' }),
-        () =>
-          json(200, {
-            resource: {
-              uri: OWNER,
-              name: 'John Doe',
-              slug: 'acmesales',
-              email: 'test@example.com',
-              scheduling_url: 'https://calendly.com/acmesales',
-              timezone: 'America/New York',
-              avatar_url: null,
-              created_at: '2019-01-02T03:04:05.678123Z',
-              updated_at: '2019-08-07T06:05:04.321123Z',
-              current_organization: ORGANIZATION,
-              resource_type: 'User',
-              locale: 'en',
-            },
-          }),
+        json(200, {
+          resource: {
+            uri: OWNER,
+            name: 'John Doe',
+            slug: 'acmesales',
+            email: 'test@example.com',
+            scheduling_url: 'https://calendly.com/acmesales',
+            timezone: 'America/New York',
+            avatar_url: null,
+            created_at: '2019-01-02T03:04:05.678123Z',
+            updated_at: '2019-08-07T06:05:04.321123Z',
+            current_organization: ORGANIZATION,
+            resource_type: 'User',
+            locale: 'en',
+          },
+        }),
       ),
     ],
-    e2e: {
-      // Nothing typed: the user and organization URIs come back in the token answer.
-      expectConfig: { owner: OWNER, organization: ORGANIZATION },
-      api: { method: 'GET', path: '/users/me', answer: { resource: { uri: OWNER, current_organization: ORGANIZATION } } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    // Nothing typed: the user and organization URIs come back in the token answer.
+    e2e: e2eCase(
+      'GET /users/me',
+      { resource: { uri: OWNER, current_organization: ORGANIZATION } },
+      {
+        expectConfig: { owner: OWNER, organization: ORGANIZATION },
+        refreshes: true,
+        failure: 'refused-code',
+      },
+    ),
   });
 }

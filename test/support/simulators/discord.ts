@@ -15,7 +15,7 @@
  * Silent: whether the old refresh token still works after a refresh (the simulator retires it), the redirect of a
  * refused consent (RFC 6749's `error=access_denied`) and the token endpoint's error bodies (RFC 6749 §5.2's `error`).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = {
   id: '80351110224678912',
@@ -27,37 +27,15 @@ const USER = {
 };
 
 export function discord(): ProviderSimulator {
-  const client = { clientId: '157730590492196864', clientSecret: opaque('', 16) };
-
   return oauth2Provider({
     manifest: 'discord',
     docs: ['https://discord.com/developers/docs/topics/oauth2', 'https://discord.com/developers/docs/resources/user#get-current-user'],
-    client,
+    client: opaqueClient('157730590492196864', 16),
     authorize: { url: 'https://discord.com/oauth2/authorize', provider: 'Discord' },
-    token: {
-      url: 'https://discord.com/api/oauth2/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'Bearer',
-          expires_in: 604800,
-          refresh_token: t.refreshToken,
-          scope: grant.scope,
-        }),
-      error: oauthError({ status: { invalid_client: 401 }, descriptions: {} }),
-    },
-    api: (grants) => [
-      apiRoute(grants, { host: 'discord.com', path: '/api/v10/users/@me' }, json(401, { message: '401: Unauthorized', code: 0 }), () =>
-        json(200, USER),
-      ),
-    ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/v10/users/@me', answer: { id: USER.id, username: 'Nelly' } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    token: { url: 'https://discord.com/api/oauth2/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token scope', { token_type: 'Bearer', expires_in: 604800 }),
+    error: oauthErrors({}, 401),
+    api: [getRoute('https://discord.com/api/v10/users/@me', json(401, { message: '401: Unauthorized', code: 0 }), json(200, USER))],
+    e2e: e2eCase('GET /api/v10/users/@me', { id: USER.id, username: 'Nelly' }, { refreshes: true, failure: 'denied' }),
   });
 }

@@ -11,15 +11,13 @@
  * - https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/ (GET
  *   {base_uri}/restapi/v2.1/accounts/{accountId}; a bad token: 401 `{"errorCode": "USER_AUTHENTICATION_FAILED", ...}`)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaque, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 // The simulated user has two accounts, the default one listed second (the docs: pick is_default, not the first).
 const OTHER_ACCOUNT = { account_id: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e', base_uri: 'https://eu.docusign.net', name: 'Old team' };
 const DEFAULT_ACCOUNT = { account_id: 'a4ec37d6-04f2-4b5e-9c1a-143885c2e5b1', base_uri: 'https://na3.docusign.net', name: 'Acme Legal' };
 
 export function docusign(): ProviderSimulator {
-  const client = { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' };
-
   const unauthorized = () =>
     json(401, {
       errorCode: 'USER_AUTHENTICATION_FAILED',
@@ -34,7 +32,7 @@ export function docusign(): ProviderSimulator {
       'https://developers.docusign.com/platform/auth/reference/user-info/',
       'https://developers.docusign.com/docs/esign-rest-api/reference/accounts/accounts/get/',
     ],
-    client,
+    client: { clientId: '7c2b8d7e-1a2b-4c3d-9e8f-cda8a50dd73f', clientSecret: 'd7014634-5b6c-4d7e-8f9a-6842b7aa8861' },
     authorize: {
       url: 'https://account.docusign.com/oauth/auth',
       provider: 'DocuSign',
@@ -49,13 +47,12 @@ export function docusign(): ProviderSimulator {
       refreshPrefix: 'eyJ0eXAiOiJNVCIs',
       // A refresh answers a refresh token too; the old one stays valid.
       refresh: { rotate: false, returnsToken: true },
-      answer: (t) => json(200, { access_token: t.accessToken, token_type: 'Bearer', refresh_token: t.refreshToken, expires_in: 28800 }),
-      error: oauthError({ descriptions: {} }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'account.docusign.com', path: '/oauth/userinfo' },
+    answer: tokenAnswer('access_token token_type refresh_token expires_in', { token_type: 'Bearer', expires_in: 28800 }),
+    error: oauthErrors({}),
+    api: [
+      getRoute(
+        'https://account.docusign.com/oauth/userinfo',
         () => json(401, { error: 'internal_server_error', reference_id: opaque('', 8) }),
         () => {
           const account = (a: typeof DEFAULT_ACCOUNT, isDefault: boolean) => ({
@@ -76,7 +73,9 @@ export function docusign(): ProviderSimulator {
         },
       ),
       ...[DEFAULT_ACCOUNT, OTHER_ACCOUNT].map((a) =>
-        apiRoute(grants, { host: new URL(a.base_uri).hostname, path: `/restapi/v2.1/accounts/${a.account_id}` }, unauthorized, () =>
+        getRoute(
+          `${a.base_uri}/restapi/v2.1/accounts/${a.account_id}`,
+          unauthorized,
           json(200, {
             accountIdGuid: a.account_id,
             accountName: a.name,
@@ -88,16 +87,11 @@ export function docusign(): ProviderSimulator {
         ),
       ),
     ],
-    e2e: {
-      // Nothing typed: the account and its API host come from /oauth/userinfo (the default account).
-      expectConfig: { baseUriHost: 'na3.docusign.net', accountId: DEFAULT_ACCOUNT.account_id },
-      api: {
-        method: 'GET',
-        path: `/restapi/v2.1/accounts/${DEFAULT_ACCOUNT.account_id}`,
-        answer: { accountIdGuid: DEFAULT_ACCOUNT.account_id, accountName: DEFAULT_ACCOUNT.name },
-      },
-      refreshes: true,
-      failure: 'denied',
-    },
+    // Nothing typed: the account and its API host come from /oauth/userinfo (the default account).
+    e2e: e2eCase(
+      `GET /restapi/v2.1/accounts/${DEFAULT_ACCOUNT.account_id}`,
+      { accountIdGuid: DEFAULT_ACCOUNT.account_id, accountName: DEFAULT_ACCOUNT.name },
+      { expectConfig: { baseUriHost: 'na3.docusign.net', accountId: DEFAULT_ACCOUNT.account_id }, refreshes: true, failure: 'denied' },
+    ),
   });
 }

@@ -548,8 +548,12 @@ interface Endpoint {
 export interface OAuth2ProviderOptions extends Pick<ProviderSimulator, 'manifest' | 'docs' | 'client' | 'e2e'> {
   /** GET: the consent page ({@link authorizePage}), titled with `provider`. */
   authorize: Endpoint & AuthorizeOptions & { provider: string };
-  /** POST: the token endpoint ({@link tokenEndpoint}). */
-  token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client'>;
+  /** POST: the token endpoint ({@link tokenEndpoint}); its answers are `answer` and `error`. */
+  token: Endpoint & Omit<TokenEndpointOptions, 'grants' | 'client' | 'answer' | 'error'>;
+  /** The token endpoint's success answer. */
+  answer: TokenEndpointOptions['answer'];
+  /** The token endpoint's documented error answer. */
+  error: TokenEndpointOptions['error'];
   /** The API's routes, which answer the tokens the token endpoint issued: a function of the grants, or {@link getRoute}s. */
   api: ((grants: Grants) => Route[]) | ApiDeclaration[];
 }
@@ -570,7 +574,7 @@ export function oauth2Provider(o: OAuth2ProviderOptions): ProviderSimulator {
   const { url: authorizeUrl, wrap: wrapAuthorize, provider, ...authorizeOptions } = o.authorize;
   const { url: tokenUrl, wrap: wrapToken, ...tokenOptions } = o.token;
   const consent = authorizePage(provider, grants, o.client, authorizeOptions);
-  const token = tokenEndpoint({ ...tokenOptions, grants, client: o.client });
+  const token = tokenEndpoint({ ...tokenOptions, answer: o.answer, error: o.error, grants, client: o.client });
   const routes: Route[] = [
     { method: 'GET', ...hostAndPath(authorizeUrl), handler: wrapAuthorize ? wrapAuthorize(consent) : consent },
     { method: 'POST', ...hostAndPath(tokenUrl), handler: wrapToken ? wrapToken(token) : token },
@@ -601,49 +605,51 @@ export function apiRoute(
 // What most simulators declare the same way, each in one line: the client, the token answer (its keys in the
 // provider's documented order), the error texts, API routes by URL, and the end-to-end case.
 
+/** An HTML page (a provider's own error page for a browser). */
+export const html = (status: number, body: string): SimAnswer => ({ status, headers: { 'content-type': 'text/html' }, body });
+
 /** A client of random hex values (a number: that many random bytes) or given ones. */
 export const opaqueClient = (id: string | number, secret: string | number): { clientId: string; clientSecret: string } => ({
   clientId: typeof id === 'number' ? opaque('', id) : id,
   clientSecret: typeof secret === 'number' ? opaque('', secret) : secret,
 });
 
-/** What a token answer's values are read from: the tokens issued, the grant and the grant type. */
+/** What a token answer is made of: the tokens issued, the scope the authorization asked for, the grant and its type. */
 export interface Issued {
-  accessToken: string;
-  refreshToken?: string;
+  access: string;
+  /** Undefined when none was issued: a key with it is left out of the answer. */
+  refresh?: string;
+  scope: string;
   grant: PendingCode;
   kind: 'authorization_code' | 'refresh_token';
 }
-/** Values of a {@link tokenAnswer} template. */
-export const ACCESS_TOKEN = (i: Issued): string => i.accessToken;
-/** The refresh token; the key is left out when none was issued. */
-export const REFRESH_TOKEN = (i: Issued): string | undefined => i.refreshToken;
-/** The scope the authorization asked for. */
-export const GRANTED_SCOPE = (i: Issued): string => i.grant.scope;
-/** The time of the answer in seconds (`created_at`). */
-export const NOW_SECONDS = (): number => Math.floor(Date.now() / 1000);
-/** The grant type answered (Pinterest's `response_type`). */
-export const GRANT_TYPE = (i: Issued): Issued['kind'] => i.kind;
-/** The scope asked for, as a JSON array (Twitch's `scope`). */
-export const GRANTED_SCOPE_LIST = (i: Issued): string[] => i.grant.scope.split(/[ ,]+/).filter(Boolean);
-/** `value` in a code grant's answer only: a refresh's answer leaves the key out (Figma's `user_id_string`, Strava's `athlete`). */
-export const ON_CODE_GRANT =
-  (value: unknown) =>
-  (i: Issued): unknown =>
-    i.kind === 'authorization_code' ? value : undefined;
+
+/** The time in seconds (a token answer's `created_at`). */
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /**
- * A 200 JSON token answer from a template: keys in the order written, each value as written, or read from what
- * was issued when it is a function ({@link ACCESS_TOKEN}, {@link REFRESH_TOKEN}, ...); a value read as undefined is
- * left out.
+ * A 200 JSON token answer: `keys` in the provider's documented order; `access_token`, `refresh_token` and `scope`
+ * are what was issued and asked for unless `values` gives them, every other key is in `values` (a function: read from
+ * what was issued). A key whose value is undefined (no refresh token issued) is left out.
  */
-export function tokenAnswer(template: Record<string, unknown>, contentType?: string): TokenEndpointOptions['answer'] {
-  return (tokens, grant, kind) => {
-    const issued: Issued = { ...tokens, grant, kind };
-    const read = (v: unknown) => (typeof v === 'function' ? (v as (i: Issued) => unknown)(issued) : v);
-    return json(200, Object.fromEntries(Object.entries(template).map(([k, v]) => [k, read(v)])), contentType);
+export function tokenAnswer(keys: string, values: Record<string, TokenValue> = {}, contentType?: string): TokenEndpointOptions['answer'] {
+  const order = keys.split(' ');
+  const unknown = [
+    ...order.filter((k) => !(k in values) && !ISSUED_KEYS.includes(k)),
+    ...Object.keys(values).filter((k) => !order.includes(k)),
+  ];
+  if (unknown.length) throw new Error(`tokenAnswer: ${unknown.join(', ')} not both listed and given`);
+  return (t, grant, kind) => {
+    const i: Issued = { access: t.accessToken, refresh: t.refreshToken, scope: grant.scope, grant, kind };
+    const issued: Record<string, unknown> = { access_token: i.access, refresh_token: i.refresh, scope: i.scope };
+    const valueOf = (k: string) =>
+      k in values ? (typeof values[k] === 'function' ? (values[k] as (i: Issued) => unknown)(i) : values[k]) : issued[k];
+    return json(200, Object.fromEntries(order.map((k) => [k, valueOf(k)])), contentType);
   };
 }
+const ISSUED_KEYS = ['access_token', 'refresh_token', 'scope'];
+/** A value of a token answer: as written, or read from what was issued. */
+type TokenValue = string | number | boolean | null | unknown[] | { [key: string]: unknown } | ((i: Issued) => unknown);
 
 /** A provider's token error texts per failure; `grant` stands for `code`, `redirect` and `pkce` where they are not named. */
 export type ErrorTexts = Partial<Record<TokenFailure | 'grant', string>>;
@@ -655,6 +661,16 @@ export function oauthErrors(texts: ErrorTexts, invalidClientStatus?: number): To
     ...(invalidClientStatus ? { status: { invalid_client: invalidClientStatus } } : {}),
     descriptions: grant === undefined ? named : { code: grant, redirect: grant, pkce: grant, ...named },
   });
+}
+
+/** {@link oauthErrors} with RFC 6749's own texts ({@link RFC6749_DESCRIPTIONS}), `more` added. */
+export const rfc6749Errors = (invalidClientStatus?: number, more: ErrorTexts = {}): TokenEndpointOptions['error'] =>
+  oauthErrors({ ...RFC6749_DESCRIPTIONS, ...more }, invalidClientStatus);
+
+/** A route from `METHOD https://host/path` as the provider's docs write it. */
+export function route(call: string, handler: Handler): Route {
+  const [method, url] = call.split(' ') as [string, string];
+  return { method, ...hostAndPath(url), handler };
 }
 
 /** An API route of {@link oauth2Provider}'s `api` list, given the simulator's grants. */

@@ -18,7 +18,7 @@
  * - https://docs.github.com/en/rest/repos/repos#create-a-repository-for-the-authenticated-user (`POST /user/repos`
  *   needs the `public_repo` or `repo` scope; 403 Forbidden)
  */
-import { authServer, authorizePage, bearerOf, clientOf, json, opaque, type ProviderSimulator, type SimAnswer } from './framework.js';
+import { authorizePage, authServer, bearerOf, clientOf, json, opaque, route, type ProviderSimulator, type SimAnswer } from './framework.js';
 
 const USER = { login: 'octocat', id: 1, node_id: 'MDQ6VXNlcjE=', type: 'User', site_admin: false, name: 'monalisa octocat' };
 
@@ -56,99 +56,79 @@ export function github(): ProviderSimulator {
     client,
     state,
     routes: [
-      {
-        method: 'GET',
-        host: 'github.com',
-        path: '/login/oauth/authorize',
-        handler: (req) =>
-          // GitHub does not require response_type; Latchkey sends it anyway.
-          authorizePage('GitHub', grants, client, {
-            denied: {
-              error: 'access_denied',
-              error_description: 'The user has denied your application access.',
-              error_uri: 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors/#access-denied',
-            },
-          })(req),
-      },
-      {
-        method: 'POST',
-        host: 'github.com',
-        path: '/login/oauth/access_token',
-        handler: (req) => {
-          const accept = req.headers.accept;
-          const c = clientOf(req);
-          if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return tokenError(
-              accept,
-              'incorrect_client_credentials',
-              'The client_id and/or client_secret passed are incorrect.',
-              'incorrect-client-credentials',
-            );
-          const grant = grants.takeCode(req.form.get('code'));
-          if (!grant)
-            return tokenError(accept, 'bad_verification_code', 'The code passed is incorrect or expired.', 'bad-verification-code');
-          if (req.form.get('redirect_uri') !== null && req.form.get('redirect_uri') !== grant.redirectUri)
-            return tokenError(
-              accept,
-              'redirect_uri_mismatch',
-              'The redirect_uri MUST match the registered callback URL for this application.',
-              'redirect-uri-mismatch',
-            );
-          const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'gho_' });
-          tokenScopes.set(accessToken, grant.scope.split(' ').filter(Boolean).join(', '));
-          return negotiated(accept, { access_token: accessToken, scope: grant.scope.split(' ').join(','), token_type: 'bearer' });
-        },
-      },
-      {
-        method: 'GET',
-        host: 'api.github.com',
-        path: '/user',
-        handler: (req) => {
-          if (!req.headers['user-agent'])
-            return {
-              status: 403,
-              headers: { 'content-type': 'text/plain; charset=utf-8' },
-              body: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.\n',
-            };
-          const auth = req.headers.authorization ?? '';
-          // Both `Authorization: Bearer` and the older `Authorization: token` are documented.
-          const token = bearerOf(req) ?? (auth.startsWith('token ') ? auth.slice(6) : undefined);
-          if (!grants.validAccess(token))
-            return json(
-              401,
-              { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' },
-              'application/json; charset=utf-8',
-            );
-          return json(200, USER, 'application/json; charset=utf-8');
-        },
-      },
-      {
-        method: 'POST',
-        host: 'api.github.com',
-        path: '/user/repos',
-        handler: (req) => {
-          const token = bearerOf(req);
-          if (!grants.validAccess(token))
-            return json(401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
-          const has = tokenScopes.get(token!) ?? '';
-          const scopeHeaders = { 'x-oauth-scopes': has, 'x-accepted-oauth-scopes': 'public_repo, repo' };
-          if (!has.split(', ').some((s) => s === 'repo' || s === 'public_repo'))
-            return {
-              status: 403,
-              headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
-              body: JSON.stringify({
-                message: 'Forbidden',
-                documentation_url: 'https://docs.github.com/rest/repos/repos#create-a-repository-for-the-authenticated-user',
-                status: '403',
-              }),
-            };
-          const { name } = JSON.parse(req.body || '{}') as { name?: string };
+      route('GET https://github.com/login/oauth/authorize', (req) =>
+        // GitHub does not require response_type; Latchkey sends it anyway.
+        authorizePage('GitHub', grants, client, {
+          denied: {
+            error: 'access_denied',
+            error_description: 'The user has denied your application access.',
+            error_uri: 'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-authorization-request-errors/#access-denied',
+          },
+        })(req),
+      ),
+      route('POST https://github.com/login/oauth/access_token', (req) => {
+        const accept = req.headers.accept;
+        const c = clientOf(req);
+        if (c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
+          return tokenError(
+            accept,
+            'incorrect_client_credentials',
+            'The client_id and/or client_secret passed are incorrect.',
+            'incorrect-client-credentials',
+          );
+        const grant = grants.takeCode(req.form.get('code'));
+        if (!grant) return tokenError(accept, 'bad_verification_code', 'The code passed is incorrect or expired.', 'bad-verification-code');
+        if (req.form.get('redirect_uri') !== null && req.form.get('redirect_uri') !== grant.redirectUri)
+          return tokenError(
+            accept,
+            'redirect_uri_mismatch',
+            'The redirect_uri MUST match the registered callback URL for this application.',
+            'redirect-uri-mismatch',
+          );
+        const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'gho_' });
+        tokenScopes.set(accessToken, grant.scope.split(' ').filter(Boolean).join(', '));
+        return negotiated(accept, { access_token: accessToken, scope: grant.scope.split(' ').join(','), token_type: 'bearer' });
+      }),
+      route('GET https://api.github.com/user', (req) => {
+        if (!req.headers['user-agent'])
           return {
-            ...json(201, { id: 1296269, name, full_name: `octocat/${name}`, private: false }, 'application/json; charset=utf-8'),
-            headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
+            status: 403,
+            headers: { 'content-type': 'text/plain; charset=utf-8' },
+            body: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.\n',
           };
-        },
-      },
+        const auth = req.headers.authorization ?? '';
+        // Both `Authorization: Bearer` and the older `Authorization: token` are documented.
+        const token = bearerOf(req) ?? (auth.startsWith('token ') ? auth.slice(6) : undefined);
+        if (!grants.validAccess(token))
+          return json(
+            401,
+            { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' },
+            'application/json; charset=utf-8',
+          );
+        return json(200, USER, 'application/json; charset=utf-8');
+      }),
+      route('POST https://api.github.com/user/repos', (req) => {
+        const token = bearerOf(req);
+        if (!grants.validAccess(token))
+          return json(401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest', status: '401' });
+        const has = tokenScopes.get(token!) ?? '';
+        const scopeHeaders = { 'x-oauth-scopes': has, 'x-accepted-oauth-scopes': 'public_repo, repo' };
+        if (!has.split(', ').some((s) => s === 'repo' || s === 'public_repo'))
+          return {
+            status: 403,
+            headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
+            body: JSON.stringify({
+              message: 'Forbidden',
+              documentation_url: 'https://docs.github.com/rest/repos/repos#create-a-repository-for-the-authenticated-user',
+              status: '403',
+            }),
+          };
+        const { name } = JSON.parse(req.body || '{}') as { name?: string };
+        return {
+          ...json(201, { id: 1296269, name, full_name: `octocat/${name}`, private: false }, 'application/json; charset=utf-8'),
+          headers: { 'content-type': 'application/json; charset=utf-8', ...scopeHeaders },
+        };
+      }),
     ],
     e2e: {
       expectConfig: {},

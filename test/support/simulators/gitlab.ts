@@ -15,40 +15,25 @@
  * Silent: the words of a refused consent (the redirect carries RFC 6749's `error=access_denied`) and each error's
  * description (RFC 6749's own are sent).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, RFC6749_DESCRIPTIONS, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, nowSeconds, oauth2Provider, opaque, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const USER = { id: 1, username: 'john_smith', name: 'John Smith', state: 'active', web_url: 'https://gitlab.com/john_smith' };
 
 export function gitlab(): ProviderSimulator {
-  const client = { clientId: opaque('', 32), clientSecret: opaque('gloas-', 32) };
-
   return oauth2Provider({
     manifest: 'gitlab',
     docs: ['https://docs.gitlab.com/api/oauth2/', 'https://docs.gitlab.com/api/users/'],
-    client,
+    client: opaqueClient(32, opaque('gloas-', 32)),
     authorize: { url: 'https://gitlab.com/oauth/authorize', provider: 'GitLab' },
-    token: {
-      url: 'https://gitlab.com/oauth/token',
-      auth: 'either',
-      refresh: { rotate: true },
-      answer: (t) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'bearer',
-          expires_in: 7200,
-          refresh_token: t.refreshToken,
-          created_at: Math.floor(Date.now() / 1000),
-        }),
-      error: oauthError({ status: { invalid_client: 401 }, descriptions: RFC6749_DESCRIPTIONS }),
-    },
-    api: (grants) => [
-      apiRoute(grants, { host: 'gitlab.com', path: '/api/v4/user' }, json(401, { message: '401 Unauthorized' }), () => json(200, USER)),
-    ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/api/v4/user', answer: { id: 1, username: 'john_smith' } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    token: { url: 'https://gitlab.com/oauth/token', auth: 'either', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token created_at', {
+      token_type: 'bearer',
+      expires_in: 7200,
+      created_at: nowSeconds,
+    }),
+    error: rfc6749Errors(401),
+    api: [getRoute('https://gitlab.com/api/v4/user', json(401, { message: '401 Unauthorized' }), json(200, USER))],
+    e2e: e2eCase('GET /api/v4/user', { id: 1, username: 'john_smith' }, { refreshes: true, failure: 'refused-code' }),
   });
 }

@@ -18,18 +18,11 @@
  * - Drive: https://developers.google.com/workspace/drive/api/reference/rest/v3/files/list
  *   (`GET https://www.googleapis.com/drive/v3/files`)
  */
-import {
-  apiRoute,
-  json,
-  oauth2Provider,
-  opaque,
-  refreshField,
-  type ProviderCase,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import type { ProviderCase, ProviderSimulator, SimRequest } from './framework.js';
+import { getRoute, json, oauth2Provider, opaque, tokenAnswer } from './framework.js';
 
-const googleJson = (status: number, body: unknown) => json(status, body, 'application/json; charset=utf-8');
+const GOOGLE_JSON = 'application/json; charset=utf-8';
+const googleJson = (status: number, body: unknown) => json(status, body, GOOGLE_JSON);
 const UNAUTHENTICATED = googleJson(401, {
   error: {
     code: 401,
@@ -77,21 +70,14 @@ function googleProduct(api: GoogleApi): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: 'ya29.a0',
       refreshPrefix: '1//0g',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        googleJson(200, {
-          access_token: accessToken,
-          expires_in: 3599,
-          ...refreshField({ refreshToken }),
-          scope: grant.scope,
-          token_type: 'Bearer',
-        }),
-      error: (code) =>
-        googleJson(code === 'invalid_client' ? 401 : 400, {
-          error: code,
-          error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
-        }),
     },
-    api: (grants) => [apiRoute(grants, { host: api.host, path: api.path }, UNAUTHENTICATED, () => googleJson(200, api.body))],
+    answer: tokenAnswer('access_token expires_in refresh_token scope token_type', { expires_in: 3599, token_type: 'Bearer' }, GOOGLE_JSON),
+    error: (code) =>
+      googleJson(code === 'invalid_client' ? 401 : 400, {
+        error: code,
+        error_description: code === 'invalid_client' ? 'Unauthorized' : 'Bad Request',
+      }),
+    api: [getRoute(`https://${api.host}${api.path}`, UNAUTHENTICATED, googleJson(200, api.body))],
     e2e: { expectConfig: {}, refreshes: true, failure: 'denied', ...api.e2e },
   });
 }

@@ -15,7 +15,7 @@
  *   "category": "INVALID_AUTHENTICATION"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { apiRoute, json, oauth2Provider, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const PORTAL_ID = 62515;
 const hsJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=utf-8');
@@ -29,7 +29,6 @@ const unauthenticated = () =>
   });
 
 export function hubspot(): ProviderSimulator {
-  const client = { clientId: randomUUID(), clientSecret: randomUUID() };
   return oauth2Provider({
     manifest: 'hubspot',
     docs: [
@@ -37,28 +36,30 @@ export function hubspot(): ProviderSimulator {
       'https://developers.hubspot.com/docs/api/settings/account-information-api',
       'https://developers.hubspot.com/docs/api/crm/contacts',
     ],
-    client,
-    authorize: {
-      url: 'https://app.hubspot.com/oauth/authorize',
-      provider: 'HubSpot',
-    },
+    client: opaqueClient(randomUUID(), randomUUID()),
+    authorize: { url: 'https://app.hubspot.com/oauth/authorize', provider: 'HubSpot' },
     token: {
       url: 'https://api.hubapi.com/oauth/v1/token',
       auth: 'body',
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'CIrToaiiMhIHAAEAQAAAARiO1ooB',
-      answer: ({ accessToken, refreshToken }) =>
-        hsJson(200, { token_type: 'bearer', refresh_token: refreshToken, access_token: accessToken, expires_in: 1800 }),
-      error: (code) =>
-        hsJson(400, {
-          message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
-          correlationId: randomUUID(),
-          category: 'VALIDATION_ERROR',
-          links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
-        }),
     },
-    api: (grants) => [
-      apiRoute(grants, { host: 'api.hubapi.com', path: '/account-info/v3/details' }, unauthenticated, () =>
+    answer: tokenAnswer(
+      'token_type refresh_token access_token expires_in',
+      { token_type: 'bearer', expires_in: 1800 },
+      'application/json;charset=utf-8',
+    ),
+    error: (code) =>
+      hsJson(400, {
+        message: code === 'invalid_grant' ? 'missing or unknown auth code' : 'Invalid input',
+        correlationId: randomUUID(),
+        category: 'VALIDATION_ERROR',
+        links: { 'knowledge-base': 'https://www.hubspot.com/products/service/knowledge-base' },
+      }),
+    api: [
+      getRoute(
+        'https://api.hubapi.com/account-info/v3/details',
+        unauthenticated,
         hsJson(200, {
           portalId: PORTAL_ID,
           accountType: 'STANDARD',
@@ -71,7 +72,9 @@ export function hubspot(): ProviderSimulator {
           dataHostingLocation: 'na1',
         }),
       ),
-      apiRoute(grants, { host: 'api.hubapi.com', path: '/crm/v3/objects/contacts' }, unauthenticated, () =>
+      getRoute(
+        'https://api.hubapi.com/crm/v3/objects/contacts',
+        unauthenticated,
         hsJson(200, {
           results: [
             {
@@ -91,11 +94,14 @@ export function hubspot(): ProviderSimulator {
         }),
       ),
     ],
-    e2e: {
-      expectConfig: { portalId: String(PORTAL_ID) },
-      api: { method: 'GET', path: '/crm/v3/objects/contacts?limit=10', answer: { results: [{ id: '512' }] } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    e2e: e2eCase(
+      'GET /crm/v3/objects/contacts?limit=10',
+      { results: [{ id: '512' }] },
+      {
+        expectConfig: { portalId: String(PORTAL_ID) },
+        refreshes: true,
+        failure: 'refused-code',
+      },
+    ),
   });
 }

@@ -10,13 +10,14 @@
  * - https://linear.app/developers/graphql (POST https://api.linear.app/graphql with `{"query": ...}`; the workspace:
  *   `organization { id name urlKey }`; a bad token: 400 with `errors[].extensions.code: "AUTHENTICATION_ERROR"`)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator, type SimRequest } from './framework.js';
+import type { ProviderSimulator, SimRequest } from './framework.js';
+import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, postRoute, tokenAnswer } from './framework.js';
 
 const ORGANIZATION = { id: 'e5a41e42-59d4-4f2c-8a3e-7a7b6d8c9e0f', name: 'Acme', urlKey: 'acme' };
 const VIEWER = { id: '2e5f8a9c-1b3d-4e6f-8a0b-1c2d3e4f5a6b', name: 'Ada Lovelace', email: 'ada@acme.example' };
 
 export function linear(): ProviderSimulator {
-  const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
+  const client = opaqueClient(16, 16);
 
   const unauthenticated = json(400, {
     errors: [
@@ -62,38 +63,28 @@ export function linear(): ProviderSimulator {
       accessPrefix: 'lin_oauth_',
       refreshPrefix: 'lin_refresh_',
       refresh: { rotate: true },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'Bearer',
-          expires_in: 86399,
-          scope: (grant.scope || 'read').split(','),
-          refresh_token: t.refreshToken,
-        }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'Client authentication failed',
-          code: 'Invalid authorization code',
-          redirect: 'Invalid authorization code',
-          pkce: 'Invalid authorization code',
-          refresh: 'Invalid refresh token',
-        },
-      }),
     },
-    api: (grants) => [apiRoute(grants, { method: 'POST', host: 'api.linear.app', path: '/graphql' }, unauthenticated, graphql)],
-    e2e: {
-      // Nothing typed: the workspace comes from the GraphQL organization query after the token.
-      expectConfig: { organizationId: ORGANIZATION.id },
-      api: {
-        method: 'POST',
-        path: '/graphql',
+    answer: tokenAnswer('access_token token_type expires_in scope refresh_token', {
+      token_type: 'Bearer',
+      expires_in: 86399,
+      scope: (i) => (i.scope || 'read').split(','),
+    }),
+    error: oauthErrors(
+      { client: 'Client authentication failed', grant: 'Invalid authorization code', refresh: 'Invalid refresh token' },
+      401,
+    ),
+    api: [postRoute('https://api.linear.app/graphql', unauthenticated, graphql)],
+    // Nothing typed: the workspace comes from the GraphQL organization query after the token.
+    e2e: e2eCase(
+      'POST /graphql',
+      { data: { viewer: VIEWER } },
+      {
+        expectConfig: { organizationId: ORGANIZATION.id },
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ query: '{ viewer { id name email } }' }),
-        answer: { data: { viewer: VIEWER } },
+        refreshes: true,
+        failure: 'refused-code',
       },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    ),
   });
 }

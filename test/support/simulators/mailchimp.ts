@@ -11,7 +11,8 @@
  * - https://mailchimp.com/developer/marketing/docs/errors/ (errors: application/problem+json with `type`, `title`,
  *   `status`, `detail`, `instance`; a bad token: 401 `API Key Invalid`)
  */
-import { bearerOf, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { bearerOf, e2eCase, html, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenAnswer } from './framework.js';
 
 const DC = 'us6';
 
@@ -29,7 +30,7 @@ const problem = (status: number, title: string, detail: string) =>
   );
 
 export function mailchimp(): ProviderSimulator {
-  const client = { clientId: '123456789012', clientSecret: opaque('', 24) };
+  const client = opaqueClient('123456789012', 24);
   // The API takes the token as a Bearer token (the guide's SDK) or with the OAuth scheme.
   const token = (req: Parameters<typeof bearerOf>[0]) => bearerOf(req) ?? bearerOf(req, 'OAuth');
 
@@ -44,68 +45,45 @@ export function mailchimp(): ProviderSimulator {
     authorize: {
       url: 'https://login.mailchimp.com/oauth2/authorize',
       provider: 'Mailchimp',
-      invalid: () => ({ status: 400, headers: { 'content-type': 'text/html' }, body: '<h1>Invalid client_id</h1>' }),
+      invalid: () => html(400, '<h1>Invalid client_id</h1>'),
     },
-    token: {
-      url: 'https://login.mailchimp.com/oauth2/token',
-      auth: 'either',
-      refresh: false,
-      answer: (t) => json(200, { access_token: t.accessToken, expires_in: 0, scope: null }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'Invalid client credentials',
-          code: 'Invalid authorization code',
-          redirect: 'Invalid authorization code',
-          pkce: 'Invalid authorization code',
-        },
-      }),
-    },
+    token: { url: 'https://login.mailchimp.com/oauth2/token', auth: 'either', refresh: false },
+    answer: tokenAnswer('access_token expires_in scope', { expires_in: 0, scope: null }),
+    error: oauthErrors({ client: 'Invalid client credentials', grant: 'Invalid authorization code' }, 401),
     api: (grants) => [
-      {
-        method: 'GET',
-        host: 'login.mailchimp.com',
-        path: '/oauth2/metadata',
-        handler: (req) => {
-          // The guide's request: "Authorization: OAuth <access_token>".
-          const t = bearerOf(req, 'OAuth');
-          if (!grants.validAccess(t)) return json(401, { error: 'invalid_token', error_description: 'Invalid token' });
-          return json(200, {
-            dc: DC,
-            role: 'owner',
-            accountname: "Freddie's Jokes",
-            user_id: 8675309,
-            login: {
-              email: 'freddie@example.com',
-              avatar: null,
-              login_id: 8675309,
-              login_name: 'freddie',
-              login_email: 'freddie@example.com',
-            },
-            login_url: 'https://login.mailchimp.com',
-            api_endpoint: `https://${DC}.api.mailchimp.com`,
-          });
-        },
-      },
-      {
-        method: 'GET',
-        host: '*.api.mailchimp.com',
-        path: '/3.0/ping',
-        handler: (req) => {
-          if (req.host !== `${DC}.api.mailchimp.com`)
-            return problem(401, 'API Key Invalid', `Wrong datacenter "${req.host.split('.')[0] ?? ''}".`);
-          if (!grants.validAccess(token(req)))
-            return problem(401, 'API Key Invalid', "Your API key may be invalid, or you've attempted to access the wrong datacenter.");
-          return json(200, { health_status: "Everything's Chimpy!" });
-        },
-      },
+      route('GET https://login.mailchimp.com/oauth2/metadata', (req) => {
+        // The guide's request: "Authorization: OAuth <access_token>".
+        const t = bearerOf(req, 'OAuth');
+        if (!grants.validAccess(t)) return json(401, { error: 'invalid_token', error_description: 'Invalid token' });
+        return json(200, {
+          dc: DC,
+          role: 'owner',
+          accountname: "Freddie's Jokes",
+          user_id: 8675309,
+          login: {
+            email: 'freddie@example.com',
+            avatar: null,
+            login_id: 8675309,
+            login_name: 'freddie',
+            login_email: 'freddie@example.com',
+          },
+          login_url: 'https://login.mailchimp.com',
+          api_endpoint: `https://${DC}.api.mailchimp.com`,
+        });
+      }),
+      route('GET https://*.api.mailchimp.com/3.0/ping', (req) => {
+        if (req.host !== `${DC}.api.mailchimp.com`)
+          return problem(401, 'API Key Invalid', `Wrong datacenter "${req.host.split('.')[0] ?? ''}".`);
+        if (!grants.validAccess(token(req)))
+          return problem(401, 'API Key Invalid', "Your API key may be invalid, or you've attempted to access the wrong datacenter.");
+        return json(200, { health_status: "Everything's Chimpy!" });
+      }),
     ],
-    e2e: {
-      // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
-      expectConfig: { dc: DC },
-      api: { method: 'GET', path: '/3.0/ping', answer: { health_status: "Everything's Chimpy!" } },
-      refreshes: false,
-      failure: 'refused-code',
-    },
+    // Nothing typed: the data center comes from the OAuth metadata endpoint after the token.
+    e2e: e2eCase(
+      'GET /3.0/ping',
+      { health_status: "Everything's Chimpy!" },
+      { expectConfig: { dc: DC }, refreshes: false, failure: 'refused-code' },
+    ),
   });
 }

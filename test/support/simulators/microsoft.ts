@@ -14,12 +14,13 @@
  *   user's tenant, `value[0].id`; least privileged delegated permission User.Read; work or school accounts only)
  */
 import { randomUUID } from 'node:crypto';
-import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderCase, type ProviderSimulator } from './framework.js';
+import { getRoute, json, oauth2Provider, opaque, tokenAnswer, type ProviderCase, type ProviderSimulator } from './framework.js';
 
 const TENANT_ID = '84c31ca0-ac3b-4eae-ad11-519d80233e6f';
 const graphJson = (status: number, body: unknown) =>
   json(status, body, 'application/json;odata.metadata=minimal;odata.streaming=true;IEEE754Compatible=false;charset=utf-8');
-const identityJson = (status: number, body: unknown) => json(status, body, 'application/json; charset=utf-8');
+const IDENTITY_JSON = 'application/json; charset=utf-8';
+const identityJson = (status: number, body: unknown) => json(status, body, IDENTITY_JSON);
 const invalidToken = () =>
   graphJson(401, {
     error: {
@@ -62,30 +63,28 @@ function graphProduct(
       refresh: { rotate: true },
       accessPrefix: 'eyJ0eXAiOiJKV1Qi.',
       refreshPrefix: '0.AAAA',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        identityJson(200, {
-          token_type: 'Bearer',
-          scope: grant.scope,
-          expires_in: 4742,
-          ext_expires_in: 4742,
-          access_token: accessToken,
-          ...refreshField({ refreshToken }),
-        }),
-      error: (code, description) => {
-        const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
-        return identityJson(code === 'invalid_client' ? 401 : 400, {
-          error: code,
-          error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
-          error_codes: [number],
-          timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
-          trace_id: randomUUID(),
-          correlation_id: randomUUID(),
-        });
-      },
     },
-    api: (grants) => [
-      apiRoute(grants, { host: 'graph.microsoft.com', path: api.path }, invalidToken, () => graphJson(200, api.body)),
-      apiRoute(grants, { host: 'graph.microsoft.com', path: '/v1.0/organization' }, invalidToken, () =>
+    answer: tokenAnswer(
+      'token_type scope expires_in ext_expires_in access_token refresh_token',
+      { token_type: 'Bearer', expires_in: 4742, ext_expires_in: 4742 },
+      IDENTITY_JSON,
+    ),
+    error: (code, description) => {
+      const [number, text] = AADSTS[code] ?? [900144, `AADSTS900144: ${description}`];
+      return identityJson(code === 'invalid_client' ? 401 : 400, {
+        error: code,
+        error_description: `${text} Trace ID: ${randomUUID()} Correlation ID: ${randomUUID()} Timestamp: ${new Date().toISOString()}`,
+        error_codes: [number],
+        timestamp: new Date().toISOString().replace('T', ' ').slice(0, 19) + 'Z',
+        trace_id: randomUUID(),
+        correlation_id: randomUUID(),
+      });
+    },
+    api: [
+      getRoute(`https://graph.microsoft.com${api.path}`, invalidToken, graphJson(200, api.body)),
+      getRoute(
+        'https://graph.microsoft.com/v1.0/organization',
+        invalidToken,
         graphJson(200, {
           '@odata.context': 'https://graph.microsoft.com/v1.0/$metadata#organization',
           value: [

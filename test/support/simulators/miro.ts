@@ -25,7 +25,7 @@
  * Silent: the value of the context's `type` (the simulator sends "oauth_token"), the redirect of a refused consent (RFC 6749's `error=access_denied`) and the token endpoint's error bodies
  * (RFC 6749 §5.2's `error`).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, type ProviderSimulator } from './framework.js';
 
 const TEAM = { type: 'team', name: 'Acme design', id: '3074457358607431473' };
 /** Stands in for the team's ID in the token answer, which carries it as a bare number. */
@@ -33,8 +33,6 @@ const TEAM_ID_PLACEHOLDER = 'team-id-number';
 const USER = { type: 'user', name: 'Ada Lovelace', id: '3074457350804038700' };
 
 export function miro(): ProviderSimulator {
-  const client = { clientId: '3074457363680401096', clientSecret: opaque('', 16) };
-
   return oauth2Provider({
     manifest: 'miro',
     docs: [
@@ -44,48 +42,37 @@ export function miro(): ProviderSimulator {
       'https://developers.miro.com/reference/get-access-token-context',
       'https://developers.miro.com/reference/errors',
     ],
-    client,
+    client: opaqueClient('3074457363680401096', 16),
     authorize: { url: 'https://miro.com/oauth/authorize', provider: 'Miro' },
-    token: {
-      url: 'https://api.miro.com/v1/oauth/token',
-      auth: 'body',
-      refresh: { rotate: true },
-      answer: (t, grant, kind) =>
-        json(
-          200,
-          JSON.stringify({
-            ...(kind === 'authorization_code' ? { user_id: USER.id } : {}),
-            token_type: 'bearer',
-            team_id: TEAM_ID_PLACEHOLDER,
-            access_token: t.accessToken,
-            refresh_token: t.refreshToken,
-            scope: grant.scope || 'boards:read',
-            expires_in: 3599,
-          }).replace(`"${TEAM_ID_PLACEHOLDER}"`, TEAM.id),
-        ),
-      error: oauthError({ descriptions: {} }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.miro.com', path: '/v1/oauth-token' },
+    token: { url: 'https://api.miro.com/v1/oauth/token', auth: 'body', refresh: { rotate: true } },
+    answer: (t, grant, kind) =>
+      json(
+        200,
+        JSON.stringify({
+          ...(kind === 'authorization_code' ? { user_id: USER.id } : {}),
+          token_type: 'bearer',
+          team_id: TEAM_ID_PLACEHOLDER,
+          access_token: t.accessToken,
+          refresh_token: t.refreshToken,
+          scope: grant.scope || 'boards:read',
+          expires_in: 3599,
+        }).replace(`"${TEAM_ID_PLACEHOLDER}"`, TEAM.id),
+      ),
+    error: oauthErrors({}),
+    api: [
+      getRoute(
+        'https://api.miro.com/v1/oauth-token',
         json(401, { type: 'error', status: 401, code: 'tokenNotFound', message: 'The API key does not exist' }),
-        () =>
-          json(200, {
-            type: 'oauth_token',
-            organization: { type: 'organization', name: 'Acme', id: '3074457347056369567' },
-            team: TEAM,
-            createdBy: USER,
-            user: USER,
-            scopes: ['boards:read'],
-          }),
+        json(200, {
+          type: 'oauth_token',
+          organization: { type: 'organization', name: 'Acme', id: '3074457347056369567' },
+          team: TEAM,
+          createdBy: USER,
+          user: USER,
+          scopes: ['boards:read'],
+        }),
       ),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/v1/oauth-token', answer: { team: { id: TEAM.id }, user: { id: USER.id } } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase('GET /v1/oauth-token', { team: { id: TEAM.id }, user: { id: USER.id } }, { refreshes: true, failure: 'denied' }),
   });
 }

@@ -10,7 +10,8 @@
  *   the token endpoint's refused grant: 400 `invalid_grant`; a missing Notion-Version: 400 `missing_version`)
  * - https://developers.notion.com/reference/get-self (GET /v1/users/me: the bot user)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, refreshField, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 const WORKSPACE_ID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const BOT_ID = 'b3414d65-1224-4e8a-8c2d-cc9d8773d601';
@@ -22,7 +23,7 @@ const notionError = (status: number, code: string, message: string) =>
   json(status, { object: 'error', status, code, message, request_id: opaque('', 16) });
 
 export function notion(): ProviderSimulator {
-  const client = { clientId: '1a2b3c4d-5e6f-4a0b-9c1d-2e3f4a5b6c7d', clientSecret: opaque('secret_', 20) };
+  const client = opaqueClient('1a2b3c4d-5e6f-4a0b-9c1d-2e3f4a5b6c7d', opaque('secret_', 20));
 
   return oauth2Provider({
     manifest: 'notion',
@@ -50,38 +51,33 @@ export function notion(): ProviderSimulator {
       accessPrefix: 'ntn_',
       refreshPrefix: 'nrt_',
       refresh: { rotate: true },
-      answer: (t) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'bearer',
-          ...refreshField(t),
-          bot_id: BOT_ID,
-          workspace_name: "Ada's Notion Workspace",
-          workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
-          workspace_id: WORKSPACE_ID,
-          owner: {
-            type: 'user',
-            user: OWNER,
-          },
-          duplicated_template_id: null,
-          request_id: opaque('', 16),
-        }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          client: 'Client authentication failed.',
-          code: 'Invalid code.',
-          redirect: 'Invalid redirect_uri.',
-          pkce: 'Invalid code.',
-          refresh: 'Invalid refresh token.',
-          grant_type: 'Unsupported grant type.',
-        },
-      }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.notion.com', path: '/v1/users/me' },
+    answer: tokenAnswer(
+      'access_token token_type refresh_token bot_id workspace_name workspace_icon workspace_id owner duplicated_template_id request_id',
+      {
+        token_type: 'bearer',
+        bot_id: BOT_ID,
+        workspace_name: "Ada's Notion Workspace",
+        workspace_icon: 'https://www.notion.so/images/workspace-icon.png',
+        workspace_id: WORKSPACE_ID,
+        owner: { type: 'user', user: OWNER },
+        duplicated_template_id: null,
+        request_id: () => opaque('', 16),
+      },
+    ),
+    error: oauthErrors(
+      {
+        client: 'Client authentication failed.',
+        grant: 'Invalid code.',
+        redirect: 'Invalid redirect_uri.',
+        refresh: 'Invalid refresh token.',
+        grant_type: 'Unsupported grant type.',
+      },
+      401,
+    ),
+    api: [
+      getRoute(
+        'https://api.notion.com/v1/users/me',
         () => notionError(401, 'unauthorized', 'API token is invalid.'),
         (req) => {
           if (!req.headers['notion-version'])
@@ -104,12 +100,15 @@ export function notion(): ProviderSimulator {
         },
       ),
     ],
-    e2e: {
-      // Nothing typed: the workspace comes back in the token answer.
-      expectConfig: { workspaceId: WORKSPACE_ID },
-      api: { method: 'GET', path: '/v1/users/me', answer: { object: 'user', id: BOT_ID, type: 'bot' } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    // Nothing typed: the workspace comes back in the token answer.
+    e2e: e2eCase(
+      'GET /v1/users/me',
+      { object: 'user', id: BOT_ID, type: 'bot' },
+      {
+        expectConfig: { workspaceId: WORKSPACE_ID },
+        refreshes: true,
+        failure: 'denied',
+      },
+    ),
   });
 }

@@ -13,7 +13,7 @@
  * - https://developers.pipedrive.com/docs/api/v1/Deals#getDeals (the API call: `GET /api/v1/deals` on the company
  *   domain; `success`, `data`, `additional_data.pagination`)
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const API_DOMAIN = 'https://acme-sales.pipedrive.com';
 /** The domain a renamed company's answers carry (a test sets `company.apiDomain` to it). */
@@ -25,58 +25,45 @@ export interface PipedriveCompany {
 }
 
 export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN }): ProviderSimulator {
-  const client = { clientId: opaque('', 10), clientSecret: opaque('', 20) };
   return oauth2Provider({
     manifest: 'pipedrive',
     docs: ['https://pipedrive.readme.io/docs/marketplace-oauth-authorization'],
-    client,
+    client: opaqueClient(10, 20),
     // A cancelled consent: the docs say the error is sent to the redirect URI; its code is RFC 6749's access_denied.
-    authorize: {
-      url: 'https://oauth.pipedrive.com/oauth/authorize',
-      provider: 'Pipedrive',
-    },
-    token: {
-      url: 'https://oauth.pipedrive.com/oauth/token',
-      auth: 'basic',
-      refresh: { rotate: true },
-      accessPrefix: 'v1u:AQIBAHj',
-      answer: ({ accessToken, refreshToken }) =>
+    authorize: { url: 'https://oauth.pipedrive.com/oauth/authorize', provider: 'Pipedrive' },
+    token: { url: 'https://oauth.pipedrive.com/oauth/token', auth: 'basic', refresh: { rotate: true }, accessPrefix: 'v1u:AQIBAHj' },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token scope api_domain', {
+      token_type: 'Bearer',
+      expires_in: 3599,
+      scope: 'base,deals:read',
+      api_domain: company.apiDomain,
+    }),
+    // The status-codes page gives each error's status and message; the body carries the message as the
+    // API's errors do (`success: false`, `error`).
+    error: (code) =>
+      json(code === 'invalid_client' ? 401 : 400, {
+        success: false,
+        error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
+      }),
+    api: [API_DOMAIN, RENAMED_API_DOMAIN].map((domain) =>
+      getRoute(
+        `${domain}/api/v1/deals`,
+        json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
         json(200, {
-          access_token: accessToken,
-          token_type: 'Bearer',
-          expires_in: 3599,
-          refresh_token: refreshToken,
-          scope: 'base,deals:read',
-          api_domain: company.apiDomain,
+          success: true,
+          data: [{ id: 1, title: 'Acme deal', value: 5000, currency: 'EUR', status: 'open' }],
+          additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
         }),
-      // The status-codes page gives each error's status and message; the body carries the message as the
-      // API's errors do (`success: false`, `error`).
-      error: (code) =>
-        json(code === 'invalid_client' ? 401 : 400, {
-          success: false,
-          error: code === 'invalid_grant' ? 'Invalid grant: authorization_code is invalid' : 'Invalid client: client is invalid',
-        }),
-    },
-    api: (grants) => [
-      ...[API_DOMAIN, RENAMED_API_DOMAIN].map((domain) =>
-        apiRoute(
-          grants,
-          { host: new URL(domain).hostname, path: '/api/v1/deals' },
-          () => json(401, { success: false, error: 'Invalid token: access token is invalid', errorCode: 401 }),
-          () =>
-            json(200, {
-              success: true,
-              data: [{ id: 1, title: 'Acme deal', value: 5000, currency: 'EUR', status: 'open' }],
-              additional_data: { pagination: { start: 0, limit: 100, more_items_in_collection: false } },
-            }),
-        ),
       ),
-    ],
-    e2e: {
-      expectConfig: { companyDomain: 'acme-sales' },
-      api: { method: 'GET', path: '/v1/deals?limit=10', answer: { success: true, data: [{ id: 1 }] } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    ),
+    e2e: e2eCase(
+      'GET /v1/deals?limit=10',
+      { success: true, data: [{ id: 1 }] },
+      {
+        expectConfig: { companyDomain: 'acme-sales' },
+        refreshes: true,
+        failure: 'denied',
+      },
+    ),
   });
 }

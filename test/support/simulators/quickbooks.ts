@@ -11,41 +11,32 @@
  * - https://developer.intuit.com/app/developer/qbo/docs/develop/troubleshooting/error-codes (401:
  *   `AuthenticationFailed`, errorCode 003200)
  */
-import { apiRoute, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaque, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const REALM_ID = '9130357766900456';
 
 export function quickbooks(): ProviderSimulator {
-  const client = { clientId: `AB${opaque('', 24)}`, clientSecret: opaque('', 20) };
   return oauth2Provider({
     manifest: 'quickbooks',
     docs: ['https://developer.intuit.com/app/developer/qbo/docs/develop/authentication-and-authorization/oauth-2.0'],
-    client,
-    authorize: {
-      url: 'https://appcenter.intuit.com/connect/oauth2',
-      provider: 'QuickBooks',
-      extra: { realmId: REALM_ID },
-    },
+    client: opaqueClient(`AB${opaque('', 24)}`, 20),
+    authorize: { url: 'https://appcenter.intuit.com/connect/oauth2', provider: 'QuickBooks', extra: { realmId: REALM_ID } },
     token: {
       url: 'https://oauth.platform.intuit.com/oauth2/v1/tokens/bearer',
       auth: 'basic',
       refresh: { rotate: false, returnsToken: true },
       accessPrefix: 'eyJlbmMiOiJBMTI4Q0JDLUhTMjU2IiwiYWxnIjoiZGlyIn0..',
       refreshPrefix: 'AB11',
-      answer: ({ accessToken, refreshToken }) =>
-        json(200, {
-          token_type: 'bearer',
-          expires_in: 3600,
-          refresh_token: refreshToken,
-          x_refresh_token_expires_in: 8726400,
-          access_token: accessToken,
-        }),
-      error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'quickbooks.api.intuit.com', path: `/v3/company/${REALM_ID}/companyinfo/${REALM_ID}` },
+    answer: tokenAnswer('token_type expires_in refresh_token x_refresh_token_expires_in access_token', {
+      token_type: 'bearer',
+      expires_in: 3600,
+      x_refresh_token_expires_in: 8726400,
+    }),
+    error: (code) => json(code === 'invalid_client' ? 401 : 400, { error: code }),
+    api: [
+      getRoute(
+        `https://quickbooks.api.intuit.com/v3/company/${REALM_ID}/companyinfo/${REALM_ID}`,
         () =>
           json(401, {
             Fault: {
@@ -54,27 +45,29 @@ export function quickbooks(): ProviderSimulator {
             },
             time: new Date().toISOString(),
           }),
-        () =>
-          json(200, {
-            CompanyInfo: {
-              CompanyName: "Larry's Bakery",
-              LegalName: "Larry's Bakery",
-              Country: 'US',
-              Id: '1',
-              SyncToken: '4',
-              domain: 'QBO',
-              sparse: false,
-            },
-            time: '2015-07-24T10:48:27.082-07:00',
-          }),
+        json(200, {
+          CompanyInfo: {
+            CompanyName: "Larry's Bakery",
+            LegalName: "Larry's Bakery",
+            Country: 'US',
+            Id: '1',
+            SyncToken: '4',
+            domain: 'QBO',
+            sparse: false,
+          },
+          time: '2015-07-24T10:48:27.082-07:00',
+        }),
       ),
     ],
-    e2e: {
-      // The company ID comes on the redirect: nothing typed.
-      expectConfig: { realmId: REALM_ID },
-      api: { method: 'GET', path: `/v3/company/${REALM_ID}/companyinfo/${REALM_ID}`, answer: { CompanyInfo: { Id: '1' } } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    // The company ID comes on the redirect: nothing typed.
+    e2e: e2eCase(
+      `GET /v3/company/${REALM_ID}/companyinfo/${REALM_ID}`,
+      { CompanyInfo: { Id: '1' } },
+      {
+        expectConfig: { realmId: REALM_ID },
+        refreshes: true,
+        failure: 'denied',
+      },
+    ),
   });
 }

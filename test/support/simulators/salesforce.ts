@@ -13,15 +13,15 @@
  *   `[{"message": "Session expired or invalid", "errorCode": "INVALID_SESSION_ID"}]`)
  */
 import { createHash } from 'node:crypto';
-import { bearerOf, json, oauth2Provider, opaque, refreshField, type ProviderSimulator } from './framework.js';
+import { bearerOf, e2eCase, json, oauth2Provider, opaque, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const INSTANCE = 'acme-dev-ed.my.salesforce.com';
 const ORG_ID = '00DB0000000TfcRMAS';
 const USER_ID = '005B0000005Bk90IAC';
-const sfJson = (status: number, body: unknown) => json(status, body, 'application/json;charset=UTF-8');
+const SF_JSON = 'application/json;charset=UTF-8';
+const sfJson = (status: number, body: unknown) => json(status, body, SF_JSON);
 
 export function salesforce(): ProviderSimulator {
-  const client = { clientId: `3MVG9${opaque('', 20)}`, clientSecret: opaque('', 32) };
   return oauth2Provider({
     manifest: 'salesforce',
     docs: [
@@ -29,7 +29,7 @@ export function salesforce(): ProviderSimulator {
       'https://help.salesforce.com/s/articleView?id=xcloud.remoteaccess_oauth_refresh_token_flow.htm',
       'https://developer.salesforce.com/docs/atlas.en-us.api_rest.meta/api_rest/dome_query.htm',
     ],
-    client,
+    client: opaqueClient(`3MVG9${opaque('', 20)}`, 32),
     authorize: {
       url: 'https://login.salesforce.com/services/oauth2/authorize',
       provider: 'Salesforce',
@@ -42,24 +42,24 @@ export function salesforce(): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: `${ORG_ID.slice(0, 15)}!`,
       refreshPrefix: '5Aep861',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        sfJson(200, {
-          access_token: accessToken,
-          // Web server flow answers carry the refresh token when the refresh_token scope was granted.
-          ...refreshField({ refreshToken }),
-          signature: createHash('sha256').update(accessToken).digest('base64'),
-          scope: grant.scope,
-          instance_url: `https://${INSTANCE}`,
-          id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
-          token_type: 'Bearer',
-          issued_at: String(Date.now()),
-        }),
-      error: (code, description) =>
-        sfJson(400, {
-          error: code === 'invalid_grant' ? 'invalid_grant' : code,
-          error_description: code === 'invalid_grant' ? 'authentication failure' : description,
-        }),
     },
+    // Web server flow answers carry the refresh token when the refresh_token scope was granted.
+    answer: tokenAnswer(
+      'access_token refresh_token signature scope instance_url id token_type issued_at',
+      {
+        signature: (i) => createHash('sha256').update(i.access).digest('base64'),
+        instance_url: `https://${INSTANCE}`,
+        id: `https://login.salesforce.com/id/${ORG_ID}/${USER_ID}`,
+        token_type: 'Bearer',
+        issued_at: () => String(Date.now()),
+      },
+      SF_JSON,
+    ),
+    error: (code, description) =>
+      sfJson(400, {
+        error: code === 'invalid_grant' ? 'invalid_grant' : code,
+        error_description: code === 'invalid_grant' ? 'authentication failure' : description,
+      }),
     api: (grants) => [
       {
         method: 'GET',
@@ -82,11 +82,14 @@ export function salesforce(): ProviderSimulator {
         },
       },
     ],
-    e2e: {
-      expectConfig: { instanceHost: INSTANCE },
-      api: { method: 'GET', path: '/services/data/v62.0/query?q=SELECT+Id,Name+FROM+Account', answer: { totalSize: 1, done: true } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase(
+      'GET /services/data/v62.0/query?q=SELECT+Id,Name+FROM+Account',
+      { totalSize: 1, done: true },
+      {
+        expectConfig: { instanceHost: INSTANCE },
+        refreshes: true,
+        failure: 'denied',
+      },
+    ),
   });
 }

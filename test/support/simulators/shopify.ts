@@ -14,7 +14,7 @@
  *   login or wrong password)"}`)
  */
 import { createHmac } from 'node:crypto';
-import { authServer, consentPage, json, opaque, paramsOf, pendingFrom, redirect, type ProviderSimulator } from './framework.js';
+import { authServer, consentPage, json, opaque, paramsOf, pendingFrom, redirect, route, type ProviderSimulator } from './framework.js';
 
 const SHOP = 'acme-outfitters';
 const SHOP_DOMAIN = `${SHOP}.myshopify.com`;
@@ -45,48 +45,38 @@ export function shopify(): ProviderSimulator {
     client,
     state,
     routes: [
-      {
-        method: 'GET',
-        host: '*.myshopify.com',
-        path: '/admin/oauth/authorize',
-        handler: (req) => {
-          if (req.host !== SHOP_DOMAIN)
-            return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Sorry, this shop is currently unavailable.</h1>' };
-          if (req.query.get('client_id') !== client.clientId)
-            return {
-              status: 400,
-              headers: { 'content-type': 'text/html' },
-              body: '<h1>Oauth error invalid_request: The client_id is invalid</h1>',
-            };
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const code = grants.issueCode(pendingFrom(req));
-          const timestamp = String(Math.floor(Date.now() / 1000));
-          const host = Buffer.from(`admin.shopify.com/store/${SHOP}`).toString('base64url');
-          return consentPage(
-            'Shopify',
-            signedCallback(redirectUri, { code, host, shop: SHOP_DOMAIN, state: st, timestamp }),
-            // Cancelling the install returns the merchant to their admin: nothing reaches the app.
-            `https://${SHOP_DOMAIN}/admin/apps`,
-          );
-        },
-      },
-      {
-        method: 'POST',
-        host: '*.myshopify.com',
-        path: '/admin/oauth/access_token',
-        handler: (req) => {
-          // The access_token request takes JSON (the docs' example) or a form.
-          const p = paramsOf(req);
-          if (p.get('client_id') !== client.clientId || p.get('client_secret') !== client.clientSecret)
-            return json(400, { error: 'invalid_client', error_description: 'Client credentials are invalid' });
-          const grant = grants.takeCode(p.get('code'));
-          if (!grant)
-            return json(400, { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' });
-          const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'shpua_' });
-          return json(200, { access_token: accessToken, scope: grant.scope });
-        },
-      },
+      route('GET https://*.myshopify.com/admin/oauth/authorize', (req) => {
+        if (req.host !== SHOP_DOMAIN)
+          return { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Sorry, this shop is currently unavailable.</h1>' };
+        if (req.query.get('client_id') !== client.clientId)
+          return {
+            status: 400,
+            headers: { 'content-type': 'text/html' },
+            body: '<h1>Oauth error invalid_request: The client_id is invalid</h1>',
+          };
+        const redirectUri = req.query.get('redirect_uri')!;
+        const st = req.query.get('state') ?? '';
+        const code = grants.issueCode(pendingFrom(req));
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const host = Buffer.from(`admin.shopify.com/store/${SHOP}`).toString('base64url');
+        return consentPage(
+          'Shopify',
+          signedCallback(redirectUri, { code, host, shop: SHOP_DOMAIN, state: st, timestamp }),
+          // Cancelling the install returns the merchant to their admin: nothing reaches the app.
+          `https://${SHOP_DOMAIN}/admin/apps`,
+        );
+      }),
+      route('POST https://*.myshopify.com/admin/oauth/access_token', (req) => {
+        // The access_token request takes JSON (the docs' example) or a form.
+        const p = paramsOf(req);
+        if (p.get('client_id') !== client.clientId || p.get('client_secret') !== client.clientSecret)
+          return json(400, { error: 'invalid_client', error_description: 'Client credentials are invalid' });
+        const grant = grants.takeCode(p.get('code'));
+        if (!grant)
+          return json(400, { error: 'invalid_request', error_description: 'The authorization code was not found or was already used' });
+        const { accessToken } = grants.issueTokens(grant, { accessPrefix: 'shpua_' });
+        return json(200, { access_token: accessToken, scope: grant.scope });
+      }),
       {
         method: 'GET',
         host: '*.myshopify.com',

@@ -11,17 +11,8 @@
  * - https://docs.slack.dev/reference/methods/conversations.list (the API call: Bearer token, `channels`,
  *   `response_metadata.next_cursor`; `{"ok": false, "error": "invalid_auth"}` for a bad token)
  */
-import {
-  authServer,
-  authorizePage,
-  bearerOf,
-  clientOf,
-  json,
-  opaque,
-  type PendingCode,
-  type ProviderSimulator,
-  type SimRequest,
-} from './framework.js';
+import type { PendingCode, ProviderSimulator, SimRequest } from './framework.js';
+import { authServer, authorizePage, bearerOf, clientOf, json, opaque } from './framework.js';
 
 // Slack's Web API answers `application/json; charset=utf-8` (oauth.v2.access and every method).
 const slackJson = (body: unknown) => json(200, body, 'application/json; charset=utf-8');

@@ -15,7 +15,7 @@
  *   "error_description"}`, e.g. `invalid_client`, "Invalid client secret")
  * Silent: each token error's words beyond that example (the simulator's are short RFC 6749-like phrases).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = {
   display_name: 'Ada Lovelace',
@@ -28,8 +28,6 @@ const USER = {
 };
 
 export function spotify(): ProviderSimulator {
-  const client = { clientId: opaque('', 16), clientSecret: opaque('', 16) };
-
   return oauth2Provider({
     manifest: 'spotify',
     docs: [
@@ -37,44 +35,25 @@ export function spotify(): ProviderSimulator {
       'https://developer.spotify.com/documentation/web-api/tutorials/refreshing-tokens',
       'https://developer.spotify.com/documentation/web-api/reference/get-current-users-profile',
     ],
-    client,
+    client: opaqueClient(16, 16),
     authorize: { url: 'https://accounts.spotify.com/authorize', provider: 'Spotify', denied: { error: 'access_denied' } },
     token: {
       url: 'https://accounts.spotify.com/api/token',
       auth: 'basic',
       // A refresh answer without `refresh_token`: the docs allow it ("continue using the existing token").
       refresh: { rotate: false },
-      answer: (t, grant) =>
-        json(200, {
-          access_token: t.accessToken,
-          token_type: 'Bearer',
-          scope: grant.scope,
-          expires_in: 3600,
-          ...(t.refreshToken ? { refresh_token: t.refreshToken } : {}),
-        }),
-      error: oauthError({
-        descriptions: {
-          client: 'Invalid client secret',
-          code: 'Invalid authorization code',
-          redirect: 'Invalid redirect URI',
-          pkce: 'code_verifier was incorrect',
-          refresh: 'Invalid refresh token',
-        },
-      }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.spotify.com', path: '/v1/me' },
-        json(401, { error: { status: 401, message: 'Invalid access token' } }),
-        () => json(200, USER),
-      ),
+    answer: tokenAnswer('access_token token_type scope expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
+    error: oauthErrors({
+      client: 'Invalid client secret',
+      code: 'Invalid authorization code',
+      redirect: 'Invalid redirect URI',
+      pkce: 'code_verifier was incorrect',
+      refresh: 'Invalid refresh token',
+    }),
+    api: [
+      getRoute('https://api.spotify.com/v1/me', json(401, { error: { status: 401, message: 'Invalid access token' } }), json(200, USER)),
     ],
-    e2e: {
-      expectConfig: {},
-      api: { method: 'GET', path: '/v1/me', answer: { id: USER.id, type: 'user' } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase('GET /v1/me', { id: USER.id, type: 'user' }, { refreshes: true, failure: 'denied' }),
   });
 }

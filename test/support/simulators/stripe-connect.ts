@@ -10,19 +10,8 @@
  * - https://docs.stripe.com/api/accounts/retrieve (GET /v1/account: the connected account; a bad key: 401
  *   `{"error": {"type": "invalid_request_error", "message": "Invalid API Key provided: ..."}}`)
  */
-import {
-  authServer,
-  clientOf,
-  consentPage,
-  json,
-  opaque,
-  pendingFrom,
-  redirect,
-  type PendingCode,
-  type ProviderSimulator,
-  type SimRequest,
-  withToken,
-} from './framework.js';
+import type { PendingCode, ProviderSimulator, SimRequest } from './framework.js';
+import { authServer, clientOf, consentPage, json, opaque, pendingFrom, redirect, route, withToken } from './framework.js';
 
 const ACCOUNT_ID = 'acct_1032D82eZvKYlo2C';
 
@@ -55,77 +44,62 @@ export function stripeConnect(): ProviderSimulator {
     client,
     state,
     routes: [
-      {
-        method: 'GET',
-        host: 'connect.stripe.com',
-        path: '/oauth/authorize',
-        handler: (req) => {
-          if (req.query.get('client_id') !== client.clientId)
-            return json(400, { error: 'invalid_client', error_description: `No such application: '${req.query.get('client_id') ?? ''}'` });
-          const redirectUri = req.query.get('redirect_uri')!;
-          const st = req.query.get('state') ?? '';
-          const scope = req.query.get('scope') ?? 'read_only';
-          const code = grants.issueCode(pendingFrom(req), 'ac_');
-          return consentPage(
-            'Stripe',
-            redirect(redirectUri, { scope, code, state: st }).headers!.location!,
-            redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied your request', state: st }).headers!
-              .location!,
-          );
-        },
-      },
-      {
-        method: 'POST',
-        host: 'connect.stripe.com',
-        path: '/oauth/token',
-        handler: (req) => {
-          if (platformKey(req) !== client.clientSecret)
-            return json(401, {
-              error: 'invalid_client',
-              error_description:
-                'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.',
-            });
-          if (req.form.get('grant_type') === 'refresh_token') {
-            const token = req.form.get('refresh_token');
-            const grant = grants.takeRefresh(token, false);
-            return grant
-              ? tokenAnswer(grant)
-              : json(400, { error: 'invalid_grant', error_description: `Refresh token does not exist: ${token ?? ''}` });
-          }
-          if (req.form.get('grant_type') !== 'authorization_code')
-            return json(400, {
-              error: 'unsupported_grant_type',
-              error_description: 'Only authorization_code and refresh_token are supported',
-            });
-          const code = req.form.get('code');
-          const grant = grants.takeCode(code);
+      route('GET https://connect.stripe.com/oauth/authorize', (req) => {
+        if (req.query.get('client_id') !== client.clientId)
+          return json(400, { error: 'invalid_client', error_description: `No such application: '${req.query.get('client_id') ?? ''}'` });
+        const redirectUri = req.query.get('redirect_uri')!;
+        const st = req.query.get('state') ?? '';
+        const scope = req.query.get('scope') ?? 'read_only';
+        const code = grants.issueCode(pendingFrom(req), 'ac_');
+        return consentPage(
+          'Stripe',
+          redirect(redirectUri, { scope, code, state: st }).headers!.location!,
+          redirect(redirectUri, { error: 'access_denied', error_description: 'The user denied your request', state: st }).headers!
+            .location!,
+        );
+      }),
+      route('POST https://connect.stripe.com/oauth/token', (req) => {
+        if (platformKey(req) !== client.clientSecret)
+          return json(401, {
+            error: 'invalid_client',
+            error_description:
+              'No authentication was provided. Send your secret API key using the Authorization header, or as a client_secret POST parameter.',
+          });
+        if (req.form.get('grant_type') === 'refresh_token') {
+          const token = req.form.get('refresh_token');
+          const grant = grants.takeRefresh(token, false);
           return grant
             ? tokenAnswer(grant)
-            : json(400, { error: 'invalid_grant', error_description: `Authorization code does not exist: ${code ?? ''}` });
-        },
-      },
-      {
-        method: 'GET',
-        host: 'api.stripe.com',
-        path: '/v1/account',
-        handler: withToken(
-          grants,
-          json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****' } }),
-          () =>
-            json(200, {
-              id: ACCOUNT_ID,
-              object: 'account',
-              business_type: 'company',
-              charges_enabled: true,
-              country: 'US',
-              default_currency: 'usd',
-              details_submitted: true,
-              email: 'site@stripe.com',
-              payouts_enabled: true,
-              type: 'standard',
-            }),
+            : json(400, { error: 'invalid_grant', error_description: `Refresh token does not exist: ${token ?? ''}` });
+        }
+        if (req.form.get('grant_type') !== 'authorization_code')
+          return json(400, {
+            error: 'unsupported_grant_type',
+            error_description: 'Only authorization_code and refresh_token are supported',
+          });
+        const code = req.form.get('code');
+        const grant = grants.takeCode(code);
+        return grant
+          ? tokenAnswer(grant)
+          : json(400, { error: 'invalid_grant', error_description: `Authorization code does not exist: ${code ?? ''}` });
+      }),
+      route(
+        'GET https://api.stripe.com/v1/account',
+        withToken(grants, json(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_test_****' } }), () =>
+          json(200, {
+            id: ACCOUNT_ID,
+            object: 'account',
+            business_type: 'company',
+            charges_enabled: true,
+            country: 'US',
+            default_currency: 'usd',
+            details_submitted: true,
+            email: 'site@stripe.com',
+            payouts_enabled: true,
+            type: 'standard',
+          }),
         ),
-      },
+      ),
     ],
     e2e: {
       // Nothing typed: the connected account comes back in the token answer (stripe_user_id).

@@ -14,13 +14,11 @@
  * Silent: the `error` value of a refused consent (the simulator sends RFC 6749's `access_denied`) and the token
  * endpoint's error bodies (RFC 6749 §5.2's `error`).
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = { id: '545bbecb7bdd6769632504a7', email: 'some@email.com', firstName: 'Some', lastName: 'One' };
 
 export function webflow(): ProviderSimulator {
-  const client = { clientId: opaque('', 32), clientSecret: opaque('', 32) };
-
   return oauth2Provider({
     manifest: 'webflow',
     docs: [
@@ -28,33 +26,30 @@ export function webflow(): ProviderSimulator {
       'https://developers.webflow.com/data/reference/token/authorized-by',
       'https://developers.webflow.com/data/reference/error-handling',
     ],
-    client,
+    client: opaqueClient(32, 32),
     authorize: {
       url: 'https://webflow.com/oauth/authorize',
       provider: 'Webflow',
       denied: { error: 'access_denied', error_description: 'The user denied the authorization request' },
     },
-    token: {
-      url: 'https://api.webflow.com/oauth/access_token',
-      auth: 'body',
-      refresh: false,
-      answer: (t) => json(200, { access_token: t.accessToken, token_type: 'bearer' }),
-      error: oauthError({ descriptions: {} }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'api.webflow.com', path: '/v2/token/authorized_by' },
+    token: { url: 'https://api.webflow.com/oauth/access_token', auth: 'body', refresh: false },
+    answer: tokenAnswer('access_token token_type', { token_type: 'bearer' }),
+    error: oauthErrors({}),
+    api: [
+      getRoute(
+        'https://api.webflow.com/v2/token/authorized_by',
         json(401, { code: 'not_authorized', message: 'Request not authorized' }),
-        () => json(200, USER),
+        json(200, USER),
       ),
     ],
-    e2e: {
-      scopes: ['sites:read', 'authorized_user:read'],
-      expectConfig: {},
-      api: { method: 'GET', path: '/v2/token/authorized_by', answer: { id: USER.id, email: USER.email } },
-      refreshes: false,
-      failure: 'denied',
-    },
+    e2e: e2eCase(
+      'GET /v2/token/authorized_by',
+      { id: USER.id, email: USER.email },
+      {
+        scopes: ['sites:read', 'authorized_user:read'],
+        refreshes: false,
+        failure: 'denied',
+      },
+    ),
   });
 }

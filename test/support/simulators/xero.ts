@@ -13,7 +13,8 @@
  *   "Status": 401, "Detail": "AuthenticationUnsuccessful", "Instance", "Extensions"}`)
  */
 import { randomUUID } from 'node:crypto';
-import { apiRoute, bearerOf, json, oauth2Provider, opaque, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { apiRoute, bearerOf, e2eCase, json, oauth2Provider, opaque, opaqueClient, tokenAnswer } from './framework.js';
 
 const TENANT_ID = '70784a63-d24b-46a9-a4db-0e70a274b056';
 
@@ -27,7 +28,7 @@ const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url')
 
 /** `tenants`: the organisations one authorization connects (default one). */
 export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
-  const client = { clientId: opaque('', 16).toUpperCase(), clientSecret: opaque('', 24) };
+  const client = opaqueClient(opaque('', 16).toUpperCase(), 24);
   const unauthorized = () =>
     json(401, {
       Type: null,
@@ -37,6 +38,8 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
       Instance: randomUUID(),
       Extensions: {},
     });
+  const idToken = () =>
+    `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'https://identity.xero.com', aud: client.clientId, sub: randomUUID() })}.${opaque('', 32)}`;
   return oauth2Provider({
     manifest: 'xero',
     docs: ['https://developer.xero.com/documentation/guides/oauth2/auth-flow'],
@@ -51,22 +54,14 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
       auth: 'basic',
       refresh: { rotate: true },
       accessPrefix: 'eyJhbGciOiJSUzI1NiIsImtpZCI6IjFDQUY4RTY2NzcyRDZEQzAyOEQ2NzI2RkQwMjYxNTgxNTcwRUZDMTkiLCJ0eXAiOiJKV1QifQ.',
-      answer: ({ accessToken, refreshToken }, grant, grantType) =>
-        json(200, {
-          // An ID token with openid in the scope (on the code grant).
-          ...(grantType === 'authorization_code' && grant.scope.split(' ').includes('openid')
-            ? {
-                id_token: `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: 'https://identity.xero.com', aud: client.clientId, sub: randomUUID() })}.${opaque('', 32)}`,
-              }
-            : {}),
-          access_token: accessToken,
-          expires_in: 1800,
-          token_type: 'Bearer',
-          refresh_token: refreshToken,
-          scope: grant.scope,
-        }),
-      error: (code) => json(400, { error: code }),
     },
+    answer: tokenAnswer('id_token access_token expires_in token_type refresh_token scope', {
+      // An ID token with openid in the scope (on the code grant).
+      id_token: (i) => (i.kind === 'authorization_code' && i.scope.split(' ').includes('openid') ? idToken() : undefined),
+      expires_in: 1800,
+      token_type: 'Bearer',
+    }),
+    error: (code) => json(400, { error: code }),
     api: (grants) => [
       apiRoute(grants, { host: 'api.xero.com', path: '/connections' }, unauthorized, () =>
         json(
@@ -116,11 +111,14 @@ export function xero(tenants: XeroTenant[] = [MAPLE]): ProviderSimulator {
         },
       },
     ],
-    e2e: {
-      expectConfig: { tenantId: TENANT_ID },
-      api: { method: 'GET', path: '/api.xro/2.0/Organisation', answer: { Status: 'OK', Organisations: [{ Name: 'Maple Florists' }] } },
-      refreshes: true,
-      failure: 'denied',
-    },
+    e2e: e2eCase(
+      'GET /api.xro/2.0/Organisation',
+      { Status: 'OK', Organisations: [{ Name: 'Maple Florists' }] },
+      {
+        expectConfig: { tenantId: TENANT_ID },
+        refreshes: true,
+        failure: 'denied',
+      },
+    ),
   });
 }

@@ -9,7 +9,8 @@
  * - https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self (GET /api/v2/users/me.json;
  *   a bad token: 401 `{"error": "invalid_token", "error_description": ...}`)
  */
-import { apiRoute, json, oauth2Provider, oauthError, opaque, RFC6749_DESCRIPTIONS, type ProviderSimulator } from './framework.js';
+import type { ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, html, json, oauth2Provider, opaqueClient, rfc6749Errors, tokenAnswer } from './framework.js';
 
 const SUBDOMAIN = 'acme-support';
 const HOST = `${SUBDOMAIN}.zendesk.com`;
@@ -21,14 +22,11 @@ export function zendesk(): ProviderSimulator {
       'https://developer.zendesk.com/documentation/ticketing/working-with-oauth/creating-and-using-oauth-tokens-with-the-api/',
       'https://developer.zendesk.com/api-reference/ticketing/users/users/#show-self',
     ],
-    client: { clientId: 'latchkey_test_client', clientSecret: opaque('', 32) },
+    client: opaqueClient('latchkey_test_client', 32),
     authorize: {
       url: 'https://*.zendesk.com/oauth/authorizations/new',
       provider: 'Zendesk',
-      wrap: (consent) => (req) =>
-        req.host !== HOST
-          ? { status: 404, headers: { 'content-type': 'text/html' }, body: '<h1>Oops! This help center no longer exists</h1>' }
-          : consent(req),
+      wrap: (consent) => (req) => (req.host !== HOST ? html(404, '<h1>Oops! This help center no longer exists</h1>') : consent(req)),
       invalid: () => json(400, { error: 'invalid_client', error_description: 'Client authentication failed' }),
       denied: { error: 'access_denied', error_description: 'The end-user or authorization server denied the request.' },
     },
@@ -38,46 +36,41 @@ export function zendesk(): ProviderSimulator {
       auth: 'body',
       acceptsJson: true,
       refresh: false,
-      answer: (t, grant) => json(200, { access_token: t.accessToken, token_type: 'bearer', scope: grant.scope || 'read write' }),
-      error: oauthError({
-        status: { invalid_client: 401 },
-        descriptions: {
-          ...RFC6749_DESCRIPTIONS,
-          grant_type: 'The authorization grant type is not supported by the authorization server.',
-        },
-      }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: '*.zendesk.com', path: '/api/v2/users/me.json' },
+    answer: tokenAnswer('access_token token_type scope', { token_type: 'bearer', scope: (i) => i.scope || 'read write' }),
+    error: rfc6749Errors(401, { grant_type: 'The authorization grant type is not supported by the authorization server.' }),
+    api: [
+      getRoute(
+        'https://*.zendesk.com/api/v2/users/me.json',
         json(401, {
           error: 'invalid_token',
           error_description: 'The access token provided is expired, revoked, malformed or invalid for other reasons.',
         }),
-        () =>
-          json(200, {
-            user: {
-              id: 35436,
-              url: `https://${HOST}/api/v2/users/35436.json`,
-              name: 'Johnny Agent',
-              email: 'johnny@example.com',
-              role: 'agent',
-              active: true,
-              verified: true,
-              time_zone: 'Copenhagen',
-              locale: 'en-US',
-            },
-          }),
+        json(200, {
+          user: {
+            id: 35436,
+            url: `https://${HOST}/api/v2/users/35436.json`,
+            name: 'Johnny Agent',
+            email: 'johnny@example.com',
+            role: 'agent',
+            active: true,
+            verified: true,
+            time_zone: 'Copenhagen',
+            locale: 'en-US',
+          },
+        }),
       ),
     ],
-    e2e: {
-      // The subdomain is the one value the end user knows and types (it is in the authorize URL itself).
-      typed: { subdomain: SUBDOMAIN },
-      expectConfig: { subdomain: SUBDOMAIN },
-      api: { method: 'GET', path: '/api/v2/users/me.json', answer: { user: { id: 35436, role: 'agent' } } },
-      refreshes: false,
-      failure: 'denied',
-    },
+    // The subdomain is the one value the end user knows and types (it is in the authorize URL itself).
+    e2e: e2eCase(
+      'GET /api/v2/users/me.json',
+      { user: { id: 35436, role: 'agent' } },
+      {
+        typed: { subdomain: SUBDOMAIN },
+        expectConfig: { subdomain: SUBDOMAIN },
+        refreshes: false,
+        failure: 'denied',
+      },
+    ),
   });
 }

@@ -16,7 +16,7 @@
  *   with `Authorization: Zoho-oauthtoken <token>`; 401 `{"code": "INVALID_TOKEN", "details": {}, "message":
  *   "invalid oauth token", "status": "error"}`)
  */
-import { apiRoute, json, oauth2Provider, opaque, refreshField, type ProviderSimulator, type SimRequest } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaque, tokenAnswer, type ProviderSimulator, type SimRequest } from './framework.js';
 
 const ACCOUNTS_SERVER = 'https://accounts.zoho.eu';
 const API_DOMAIN = 'https://www.zohoapis.eu';
@@ -43,36 +43,34 @@ export function zohoCrm(): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: '1000.',
       refreshPrefix: '1000.',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        json(200, {
-          access_token: accessToken,
-          ...refreshField({ refreshToken }),
-          scope: grant.scope,
-          api_domain: API_DOMAIN,
-          token_type: 'Bearer',
-          expires_in: 3600,
-        }),
-      error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
     },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'www.zohoapis.eu', path: '/crm/v8/Leads', scheme: 'Zoho-oauthtoken' },
-        () => json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
-        () =>
-          json(200, {
-            data: [{ Company: 'Zylker', Email: 'p.daly@zylker.com', Last_Name: 'Daly', id: '3652397000002045001' }],
-            info: { per_page: 200, count: 1, page: 1, more_records: false, next_page_token: null, previous_page_token: null },
-          }),
+    answer: tokenAnswer('access_token refresh_token scope api_domain token_type expires_in', {
+      api_domain: API_DOMAIN,
+      token_type: 'Bearer',
+      expires_in: 3600,
+    }),
+    error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
+    api: [
+      getRoute(
+        `${API_DOMAIN}/crm/v8/Leads`,
+        json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
+        json(200, {
+          data: [{ Company: 'Zylker', Email: 'p.daly@zylker.com', Last_Name: 'Daly', id: '3652397000002045001' }],
+          info: { per_page: 200, count: 1, page: 1, more_records: false, next_page_token: null, previous_page_token: null },
+        }),
+        'Zoho-oauthtoken',
       ),
     ],
-    e2e: {
-      // Nothing typed: the data centre comes back on the redirect and in the token answer.
-      expectConfig: { accountsServer: 'accounts.zoho.eu', apiDomain: 'www.zohoapis.eu' },
-      api: { method: 'GET', path: '/crm/v8/Leads?fields=Last_Name,Email,Company', answer: { data: [{ Last_Name: 'Daly' }] } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    // Nothing typed: the data centre comes back on the redirect and in the token answer.
+    e2e: e2eCase(
+      'GET /crm/v8/Leads?fields=Last_Name,Email,Company',
+      { data: [{ Last_Name: 'Daly' }] },
+      {
+        expectConfig: { accountsServer: 'accounts.zoho.eu', apiDomain: 'www.zohoapis.eu' },
+        refreshes: true,
+        failure: 'refused-code',
+      },
+    ),
   });
 }
 
