@@ -7,16 +7,15 @@
  * proxy; a connection imported for an Integration without a certificate. Through Latchkey's real routes, a
  * real API server and the egress guard (the simulator's hosts resolve to its loopback address).
  */
-import { CoreV1Api } from '@kubernetes/client-node';
 import { X509Certificate } from 'node:crypto';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
-import { LABELS } from '../../src/k8s/resources.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { adp } from '../support/simulators/adp.js';
 import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
+import { createCertificateSecret } from '../support/tls-secrets.js';
 import { makeClientCertificate } from '../support/test-ca.js';
 
 const kc = testKubeConfig();
@@ -31,16 +30,7 @@ let ns: { name: string; delete(): Promise<void> };
 let env: TestEnvironment;
 let latchkey: Replica;
 
-async function tlsSecret(name: string, certificate: { cert: string; key: string }): Promise<void> {
-  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-    namespace: ns.name,
-    body: {
-      metadata: { name, labels: { [LABELS.watch]: 'true' } },
-      type: 'kubernetes.io/tls',
-      stringData: { 'tls.crt': certificate.cert, 'tls.key': certificate.key },
-    },
-  });
-}
+const tlsSecret = (name: string, certificate: { cert: string; key: string }) => createCertificateSecret(kc, ns.name, name, certificate);
 
 beforeAll(async () => {
   sim.registerCertificate(fingerprint(ISSUED.cert));

@@ -11,6 +11,7 @@
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
+import { consentOnSimulator } from '../support/simulated-consent.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { bullhorn, CORP_TOKEN, REST_HOST } from '../support/simulators/bullhorn.js';
@@ -56,29 +57,8 @@ const since = (before: number, method: string, path: string): SimRequest[] =>
 /** The end user connects: the Connect start, Bullhorn's consent (its own page), the callback. */
 async function connect(endUser: string): Promise<string> {
   const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: ['bullhorn'] });
-  const start = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration: 'bullhorn', connectionConfig: {} }),
-  });
-  expect(start.status).toBe(200);
-  const authorization = new URL(((await start.json()) as { data: { url: string } }).data.url);
+  const { authorization, allow, cookie } = await consentOnSimulator(latchkey.url, session, 'bullhorn', sim, '/oauth/authorize');
   expect(authorization.origin + authorization.pathname).toBe('https://auth.bullhornstaffing.com/oauth/authorize');
-  const cookie = start.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  const authorize = sim.routes.find((route) => route.path === '/oauth/authorize')!;
-  const page = await authorize.handler({
-    method: 'GET',
-    host: authorization.hostname,
-    path: authorization.pathname,
-    query: authorization.searchParams,
-    headers: {},
-    body: '',
-    form: new URLSearchParams(),
-  });
-  const allow = /id="allow" href="([^"]+)"/.exec(page.body ?? '')![1]!.replace(/&amp;/g, '&');
   const callback = await fetch(allow, { headers: { cookie } });
   expect(callback.status).toBe(200);
   const conn = await eventually(() => latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser));

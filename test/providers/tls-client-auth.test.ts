@@ -5,16 +5,15 @@
  * and the client ID in the body, nothing else. The end user types the client ID alone in the Connect form; the
  * Integration's kubernetes.io/tls Secret holds the certificate, presented through the egress guard.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
 import { LOOPBACK_PEERS } from '../../dev/egress.js';
 import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
 import { EgressGuard } from '../../src/egress/guard.js';
-import { LABELS } from '../../src/k8s/resources.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
+import { createCertificateSecret } from '../support/tls-secrets.js';
 import { makeClientCertificate, makeTestCa, type TestCa } from '../support/test-ca.js';
 
 const kc = testKubeConfig();
@@ -29,16 +28,7 @@ let ns: { name: string; delete(): Promise<void> };
 let env: TestEnvironment;
 let latchkey: Replica;
 
-async function tlsSecret(name: string, certificate: { cert: string; key: string }): Promise<void> {
-  await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
-    namespace: ns.name,
-    body: {
-      metadata: { name, labels: { [LABELS.watch]: 'true' } },
-      type: 'kubernetes.io/tls',
-      stringData: { 'tls.crt': certificate.cert, 'tls.key': certificate.key },
-    },
-  });
-}
+const tlsSecret = (name: string, certificate: { cert: string; key: string }) => createCertificateSecret(kc, ns.name, name, certificate);
 
 beforeAll(async () => {
   ca = makeTestCa(['127.0.0.1']);

@@ -15,6 +15,7 @@ import { applyProvider, createEnvironment, createIntegration, deleteProvider, ty
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
+import { consentOnSimulator } from '../support/simulated-consent.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
 import { certn } from '../support/simulators/certn.js';
@@ -207,30 +208,15 @@ describe('tokenRequestBodyFormat: json', () => {
 
   it("exchanges Notion's code and refreshes with JSON bodies and HTTP Basic, as create-a-token and refresh-a-token show", async () => {
     const endUser = `user-${++users}`;
-    const start = await fetch(`${latchkey.url}/connect/api/oauth/start`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${session('notion', endUser)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ integration: 'notion', connectionConfig: {} }),
-    });
-    expect(start.status).toBe(200);
-    const authorization = new URL(((await start.json()) as { data: { url: string } }).data.url);
-    expect(authorization.origin + authorization.pathname).toBe('https://api.notion.com/v1/oauth/authorize');
-    const cookie = start.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
     // The end user's consent on Notion's page: the simulator's own page, from the URL Latchkey sent the browser to.
-    const authorize = notionSim.routes.find((route) => route.path === '/v1/oauth/authorize')!;
-    const page = await authorize.handler({
-      method: 'GET',
-      host: authorization.hostname,
-      path: authorization.pathname,
-      query: authorization.searchParams,
-      headers: {},
-      body: '',
-      form: new URLSearchParams(),
-    });
-    const allow = /id="allow" href="([^"]+)"/.exec(page.body ?? '')![1]!.replace(/&amp;/g, '&');
+    const { authorization, allow, cookie } = await consentOnSimulator(
+      latchkey.url,
+      session('notion', endUser),
+      'notion',
+      notionSim,
+      '/v1/oauth/authorize',
+    );
+    expect(authorization.origin + authorization.pathname).toBe('https://api.notion.com/v1/oauth/authorize');
     expect(allow.startsWith(`${latchkey.url}/`)).toBe(true);
 
     const before = notionSim.state.requests.length;
