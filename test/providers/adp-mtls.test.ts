@@ -15,6 +15,7 @@ import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { adp } from '../support/simulators/adp.js';
 import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
+import { submitConnectForm } from '../support/simulated-consent.js';
 import { createCertificateSecret } from '../support/tls-secrets.js';
 import { makeClientCertificate } from '../support/test-ca.js';
 
@@ -72,17 +73,10 @@ afterAll(async () => {
 });
 
 let users = 0;
-async function submitForm(integration: string, values: Record<string, string>) {
+function submitForm(integration: string, values: Record<string, string>) {
   const endUser = `user-${++users}`;
   const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-  const res = await fetch(`${latchkey.url}/connect/api/forms`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration, values, connectionConfig: {} }),
-  });
-  const text = await res.text();
-  const connection = () => latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser);
-  return { status: res.status, text, connection };
+  return submitConnectForm(latchkey, ns.name, { endUser, session, integration, values });
 }
 
 const proxy = (integration: string, connectionId: string) =>

@@ -13,6 +13,7 @@ import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-serve
 import { EgressGuard } from '../../src/egress/guard.js';
 import { sealSession } from '../support/fixtures.js';
 import { startReplica, type Replica } from '../support/replica.js';
+import { submitConnectForm } from '../support/simulated-consent.js';
 import { createCertificateSecret } from '../support/tls-secrets.js';
 import { makeClientCertificate, makeTestCa, type TestCa } from '../support/test-ca.js';
 
@@ -82,17 +83,10 @@ afterAll(async () => {
 });
 
 let users = 0;
-async function submitForm(integration: string, values: Record<string, string>) {
+function submitForm(integration: string, values: Record<string, string>) {
   const endUser = `user-${++users}`;
   const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-  const res = await fetch(`${latchkey.url}/connect/api/forms`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration, values, connectionConfig: {} }),
-  });
-  const text = await res.text();
-  const connection = () => latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser);
-  return { status: res.status, text, connection };
+  return submitConnectForm(latchkey, ns.name, { endUser, session, integration, values });
 }
 
 describe('tokenRequestAuthMethod: tls_client_auth', () => {

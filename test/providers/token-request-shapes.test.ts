@@ -15,7 +15,7 @@ import { applyProvider, createEnvironment, createIntegration, deleteProvider, ty
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
-import { consentOnSimulator } from '../support/simulated-consent.js';
+import { consentOnSimulator, submitConnectForm } from '../support/simulated-consent.js';
 import { startReplica, type Replica } from '../support/replica.js';
 import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
 import { certn } from '../support/simulators/certn.js';
@@ -116,16 +116,9 @@ let users = 0;
 const session = (integration: string, endUser: string) =>
   sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
 
-async function submitForm(integration: string, values: Record<string, string>, connectionConfig: Record<string, string> = {}) {
+function submitForm(integration: string, values: Record<string, string>, connectionConfig: Record<string, string> = {}) {
   const endUser = `user-${++users}`;
-  const res = await fetch(`${latchkey.url}/connect/api/forms`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session(integration, endUser)}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ integration, values, connectionConfig }),
-  });
-  const text = await res.text();
-  const connection = () => latchkey.ctx.connectionScans.listConnections(ns.name).find((c) => c.spec.endUser?.id === endUser);
-  return { status: res.status, text, connection };
+  return submitConnectForm(latchkey, ns.name, { endUser, session: session(integration, endUser), integration, values, connectionConfig });
 }
 
 const stored = (integration: string, connectionId: string) => latchkey.ctx.connections.getConnection(ns.name, integration, connectionId)!;

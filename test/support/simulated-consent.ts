@@ -1,7 +1,8 @@
 /**
- * An OAuth connect without a browser, against a simulated provider: Latchkey's Connect start, then the
- * simulator's own consent page answered from the URL Latchkey sent the browser to.
+ * Connecting without a browser: an OAuth start answered on a simulated provider's own consent page (from the URL
+ * Latchkey sent the browser to), and the Connect form submitted.
  */
+import type { Replica } from './replica.js';
 import type { ServedSimulator } from './simulators/framework.js';
 
 export interface SimulatedConsent {
@@ -43,4 +44,29 @@ export async function consentOnSimulator(
   });
   const allow = /id="allow" href="([^"]+)"/.exec(page.body ?? '')![1]!.replace(/&amp;/g, '&');
   return { authorization, allow, cookie };
+}
+
+/**
+ * The Connect form submitted for a new end user, with `session` a Connect session of theirs: the answer's status and
+ * text, and the connection it stored in `namespace`, if any.
+ */
+export async function submitConnectForm(
+  latchkey: Replica,
+  namespace: string,
+  form: {
+    endUser: string;
+    session: string;
+    integration: string;
+    values: Record<string, string>;
+    connectionConfig?: Record<string, string>;
+  },
+) {
+  const res = await fetch(`${latchkey.url}/connect/api/forms`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${form.session}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ integration: form.integration, values: form.values, connectionConfig: form.connectionConfig ?? {} }),
+  });
+  const text = await res.text();
+  const connection = () => latchkey.ctx.connectionScans.listConnections(namespace).find((c) => c.spec.endUser?.id === form.endUser);
+  return { status: res.status, text, connection };
 }
