@@ -12,7 +12,7 @@ import { createTestNamespace, eventually, testKubeConfig } from '../../dev/clust
 import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { startSimulatedServer, type Replica } from '../support/replica.js';
 import { adp } from '../support/simulators/adp.js';
 import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
 import { submitConnectForm } from '../support/simulated-consent.js';
@@ -50,20 +50,14 @@ beforeAll(async () => {
     { ...sim.client },
   );
   await createIntegration(kc, ns.name, 'adp-uncertified', { provider: 'adp' }, { ...sim.client });
-  latchkey = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['server'],
-    selfBaseUrl: true,
+  latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),
+    synced: (ctx) =>
+      ctx.catalog.getProvider('adp') !== undefined &&
+      ['adp', 'adp-stranger', 'adp-uncertified'].every((i) => ctx.catalog.getIntegration(ns.name, i)) &&
+      ['adp-issued', 'adp-stranger'].every((s) => ctx.catalog.getReferencedSecret(ns.name, s)),
   });
-  await eventually(
-    () =>
-      latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
-      latchkey.ctx.catalog.getProvider('adp') !== undefined &&
-      ['adp', 'adp-stranger', 'adp-uncertified'].every((i) => latchkey.ctx.catalog.getIntegration(ns.name, i)) &&
-      ['adp-issued', 'adp-stranger'].every((s) => latchkey.ctx.catalog.getReferencedSecret(ns.name, s)),
-  );
 }, 120_000);
 
 afterAll(async () => {

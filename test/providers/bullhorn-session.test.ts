@@ -13,7 +13,7 @@ import { applyProvider, createEnvironment, createIntegration, type TestEnvironme
 import { catalogSpec } from '../support/catalog-files.js';
 import { consentOnSimulator } from '../support/simulated-consent.js';
 import { sealSession } from '../support/fixtures.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { startSimulatedServer, type Replica } from '../support/replica.js';
 import { bullhorn, CORP_TOKEN, REST_HOST } from '../support/simulators/bullhorn.js';
 import { startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
 
@@ -30,19 +30,11 @@ beforeAll(async () => {
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   await applyProvider(kc, 'bullhorn', catalogSpec('bullhorn'));
   await createIntegration(kc, ns.name, 'bullhorn', { provider: 'bullhorn' }, { ...sim.client });
-  latchkey = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['server'],
-    selfBaseUrl: true,
+  latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),
+    synced: (ctx) => ctx.catalog.getProvider('bullhorn') && ctx.catalog.readSecretValue(ns.name, 'bullhorn-client', 'clientId'),
   });
-  await eventually(
-    () =>
-      latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
-      latchkey.ctx.catalog.getProvider('bullhorn') &&
-      latchkey.ctx.catalog.readSecretValue(ns.name, 'bullhorn-client', 'clientId'),
-  );
 }, 120_000);
 
 afterAll(async () => {

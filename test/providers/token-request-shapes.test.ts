@@ -16,7 +16,7 @@ import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev
 import { catalogSpec } from '../support/catalog-files.js';
 import { sealSession } from '../support/fixtures.js';
 import { consentOnSimulator, submitConnectForm } from '../support/simulated-consent.js';
-import { startReplica, type Replica } from '../support/replica.js';
+import { startSimulatedServer, type Replica } from '../support/replica.js';
 import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
 import { certn } from '../support/simulators/certn.js';
 import { notion } from '../support/simulators/notion.js';
@@ -86,22 +86,14 @@ beforeAll(async () => {
     { provider: PKJ_CODE },
     { clientId: SERVICE_APP.clientId, privateKey: KEY.pem, keyId: 'latchkey-test-1' },
   );
-  latchkey = await startReplica(kc, {
-    namespaces: [ns.name],
-    components: ['server'],
-    selfBaseUrl: true,
+  const integrations = ['vanta', 'notion', 'certn-cc', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
+  latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),
+    synced: (ctx) =>
+      [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc'].every((p) => ctx.catalog.getProvider(p)) &&
+      integrations.every((i) => ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId')),
   });
-  const integrations = ['vanta', 'notion', 'certn-cc', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
-  await eventually(
-    () =>
-      latchkey.ctx.catalog.listEnvironments(ns.name).length > 0 &&
-      [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc'].every((p) => latchkey.ctx.catalog.getProvider(p)) &&
-      integrations.every((i) =>
-        latchkey.ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId'),
-      ),
-  );
 }, 120_000);
 
 afterAll(async () => {

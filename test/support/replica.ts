@@ -11,7 +11,7 @@ import { connectionCacheOf, shardOf } from '../../src/app/run.js';
 import { startHttpServer, type RunningServer } from '../../src/http/server.js';
 import { WebhookOutbox } from '../../src/k8s/webhook-outbox.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
-import { testLogger } from '../../dev/cluster.js';
+import { eventually, testLogger } from '../../dev/cluster.js';
 import type { EgressGuard } from '../../src/egress/guard.js';
 import type { Logger } from '../../src/platform/log.js';
 import { testConfig } from './config.js';
@@ -152,4 +152,25 @@ export async function callJson(
     // not JSON: the test will see the text
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/**
+ * A server replica for the simulated providers of one namespace (its Environment's key, the simulators' egress
+ * guard, its own URL as the public one), returned once `synced` holds for what it has read (an Environment in
+ * the namespace is always waited for).
+ */
+export async function startSimulatedServer(
+  kc: KubeConfig,
+  namespace: string,
+  opts: { key: string; egress: EgressGuard; synced: (ctx: Replica['ctx']) => unknown },
+): Promise<Replica> {
+  const replica = await startReplica(kc, {
+    namespaces: [namespace],
+    components: ['server'],
+    selfBaseUrl: true,
+    key: opts.key,
+    egress: opts.egress,
+  });
+  await eventually(() => replica.ctx.catalog.listEnvironments(namespace).length > 0 && opts.synced(replica.ctx));
+  return replica;
 }
