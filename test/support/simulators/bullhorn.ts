@@ -19,7 +19,7 @@
  * no PKCE parameters: this server ignores them, as one that does not know them does. They do not say how long an
  * idle session lives: a test ends sessions itself (`expireSessions`).
  */
-import { json, oauth2Provider, oauthError, opaque, type ProviderSimulator, type SimRequest } from './framework.js';
+import { json, oauth2Provider, oauthError, opaque, route, tokenAnswer, type ProviderSimulator, type SimRequest } from './framework.js';
 
 /** The data centre the login answer names (`rest{swimlane#}`), and the corporation's token (the docs' `e999`). */
 export const REST_HOST = 'rest22.bullhornstaffing.com';
@@ -72,35 +72,24 @@ export function bullhorn(): BullhornSimulator {
       wrap: (usual) => (req) => usual({ ...req, form: new URLSearchParams(req.query) }),
       auth: 'body',
       refresh: { rotate: true },
-      answer: ({ accessToken, refreshToken }) =>
-        json(200, {
-          access_token: accessToken,
-          token_type: 'Bearer',
-          expires_in: 600,
-          ...(refreshToken ? { refresh_token: refreshToken } : {}),
-        }),
-      error: oauthError(),
     },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token', { token_type: 'Bearer', expires_in: 600 }),
+    error: oauthError(),
     api: (grants) => [
-      {
-        method: 'POST',
-        host: 'rest.bullhornstaffing.com',
-        path: '/rest-services/login',
-        handler: (req) => {
-          if (failNextLogin.value) {
-            failNextLogin.value = false;
-            return { status: 503 };
-          }
-          // The docs give the error's words, not its status or body: a 401 with those words stands in.
-          if (!req.query.get('version')) return { status: 400 };
-          if (!grants.validAccess(req.query.get('access_token') ?? undefined))
-            return { status: 401, headers: { 'content-type': 'text/plain' }, body: 'Invalid or expired OAuth access token.' };
-          const key = `${opaque('', 4)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 6)}`;
-          sessions.push(key);
-          valid.add(key);
-          return json(200, { BhRestToken: key, restUrl: `https://${REST_HOST}/rest-services/${CORP_TOKEN}/` });
-        },
-      },
+      route('POST https://rest.bullhornstaffing.com/rest-services/login', (req) => {
+        if (failNextLogin.value) {
+          failNextLogin.value = false;
+          return { status: 503 };
+        }
+        // The docs give the error's words, not its status or body: a 401 with those words stands in.
+        if (!req.query.get('version')) return { status: 400 };
+        if (!grants.validAccess(req.query.get('access_token') ?? undefined))
+          return { status: 401, headers: { 'content-type': 'text/plain' }, body: 'Invalid or expired OAuth access token.' };
+        const key = `${opaque('', 4)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 6)}`;
+        sessions.push(key);
+        valid.add(key);
+        return json(200, { BhRestToken: key, restUrl: `https://${REST_HOST}/rest-services/${CORP_TOKEN}/` });
+      }),
       {
         method: 'GET',
         host: REST_HOST,

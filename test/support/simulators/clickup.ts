@@ -15,7 +15,7 @@
  * Silent: the redirect of a refused authorization (the end-to-end test provokes a refused code instead), the status
  * and ECODE of a refused code (the simulator answers 400 with only an `err`), the words of each `err`.
  */
-import { ACCESS_TOKEN, e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = { id: 183, username: 'Ada Lovelace', email: 'ada@example.com', color: '#827718', profilePicture: null, initials: 'AL' };
 
@@ -36,14 +36,14 @@ export function clickup(): ProviderSimulator {
       wrap: (token) => (req) => token(req.form.size ? req : { ...req, form: req.query }),
       auth: 'body',
       refresh: false,
-      answer: tokenAnswer({ access_token: ACCESS_TOKEN }),
-      error: (_code, _description, why) =>
-        why === 'client'
-          ? json(401, { err: 'Client not found', ECODE: 'OAUTH_010' })
-          : why === 'redirect'
-            ? json(400, { err: 'Redirect URI does not match the redirect uris of this application', ECODE: 'OAUTH_007' })
-            : json(400, { err: 'Code not found' }),
     },
+    answer: tokenAnswer('access_token'),
+    error: (_code, _description, why) =>
+      why === 'client'
+        ? json(401, { err: 'Client not found', ECODE: 'OAUTH_010' })
+        : why === 'redirect'
+          ? json(400, { err: 'Redirect URI does not match the redirect uris of this application', ECODE: 'OAUTH_007' })
+          : json(400, { err: 'Code not found' }),
     api: [
       getRoute('https://api.clickup.com/api/v2/user', json(401, { err: 'Token not found', ECODE: 'OAUTH_025' }), json(200, { user: USER })),
     ],

@@ -22,7 +22,17 @@
  * token endpoint's error words (RFC 6749 codes with the framework's phrases), the 401 of an invalid token (the
  * simulator answers with errorId 1001, "Invalid access token").
  */
-import { json, oauth2Provider, oauthError, opaque, type Handler, type ProviderSimulator } from './framework.js';
+import {
+  e2eCase,
+  json,
+  oauth2Provider,
+  oauthError,
+  opaque,
+  route,
+  tokenAnswer,
+  type Handler,
+  type ProviderSimulator,
+} from './framework.js';
 
 const SCOPE = 'https://api.ebay.com/oauth/api_scope/sell.account.readonly';
 const PRIVILEGES = { sellingLimit: { amount: { value: '100.0', currency: 'USD' }, quantity: 10 }, sellerRegistrationCompleted: true };
@@ -75,51 +85,48 @@ export function ebay(): ProviderSimulator {
       refresh: { rotate: false },
       accessPrefix: 'v^1.1#i^1#p^3#r^1#',
       refreshPrefix: 'v^1.1#i^1#p^3#r^1#',
-      answer: (t, _grant, kind) =>
-        json(200, {
-          access_token: t.accessToken,
-          expires_in: 7200,
-          ...(kind === 'authorization_code' && t.refreshToken ? { refresh_token: t.refreshToken, refresh_token_expires_in: 47304000 } : {}),
-          token_type: 'User Access Token',
-        }),
-      error: oauthError(),
     },
+    // The refresh token and its lifetime in the code grant's answer only: a refresh keeps the refresh token.
+    answer: tokenAnswer('access_token expires_in refresh_token refresh_token_expires_in token_type', {
+      expires_in: 7200,
+      refresh_token: (i) => (i.kind === 'authorization_code' ? i.refresh : undefined),
+      refresh_token_expires_in: (i) => (i.kind === 'authorization_code' && i.refresh ? 47304000 : undefined),
+      token_type: 'User Access Token',
+    }),
+    error: oauthError(),
     api: (grants) => [
-      {
-        method: 'GET',
-        host: 'api.ebay.com',
-        path: '/sell/account/v1/privilege',
-        handler: (req) => {
-          const auth = req.headers.authorization;
-          if (!auth)
-            return json(400, {
-              errors: [
-                {
-                  errorId: 1002,
-                  domain: 'OAuth',
-                  category: 'REQUEST',
-                  message: 'Missing access token',
-                  longMessage: 'Access token is missing in the Authorization HTTP request header.',
-                },
-              ],
-            });
-          return grants.validAccess(auth.replace(/^Bearer /, ''))
-            ? json(200, PRIVILEGES)
-            : json(401, { errors: [{ errorId: 1001, domain: 'OAuth', category: 'REQUEST', message: 'Invalid access token' }] });
-        },
-      },
+      route('GET https://api.ebay.com/sell/account/v1/privilege', (req) => {
+        const auth = req.headers.authorization;
+        if (!auth)
+          return json(400, {
+            errors: [
+              {
+                errorId: 1002,
+                domain: 'OAuth',
+                category: 'REQUEST',
+                message: 'Missing access token',
+                longMessage: 'Access token is missing in the Authorization HTTP request header.',
+              },
+            ],
+          });
+        return grants.validAccess(auth.replace(/^Bearer /, ''))
+          ? json(200, PRIVILEGES)
+          : json(401, { errors: [{ errorId: 1001, domain: 'OAuth', category: 'REQUEST', message: 'Invalid access token' }] });
+      }),
     ],
-    e2e: {
-      scopes: [SCOPE],
-      integration: { redirectUriName: ruName },
-      registerCallback: (url) => {
-        acceptedUrl = url;
+    e2e: e2eCase(
+      'GET /sell/account/v1/privilege',
+      { sellerRegistrationCompleted: true },
+      {
+        scopes: [SCOPE],
+        integration: { redirectUriName: ruName },
+        registerCallback: (url) => {
+          acceptedUrl = url;
+        },
+        refreshes: true,
+        failure: 'refused-code',
       },
-      expectConfig: {},
-      api: { method: 'GET', path: '/sell/account/v1/privilege', answer: { sellerRegistrationCompleted: true } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    ),
   });
   return sim;
 }

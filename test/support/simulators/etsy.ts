@@ -20,17 +20,7 @@
  * token valid (the simulator rotates it: the stricter reading), what a denied consent sends (the test provokes a
  * refused code).
  */
-import {
-  ACCESS_TOKEN,
-  e2eCase,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  REFRESH_TOKEN,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER_ID = 12345678;
 const SHOP_ID = 87654321;
@@ -61,25 +51,20 @@ export function etsy(): ProviderSimulator {
       refresh: { rotate: true },
       accessPrefix: `${USER_ID}.`,
       refreshPrefix: `${USER_ID}.`,
-      answer: tokenAnswer({ access_token: ACCESS_TOKEN, token_type: 'Bearer', expires_in: 3600, refresh_token: REFRESH_TOKEN }),
-      error: oauthErrors({}),
     },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
+    error: oauthErrors({}),
     api: (grants) => [
-      {
-        method: 'GET',
-        host: 'api.etsy.com',
-        path: '/v3/application/users/me',
-        handler: (req) => {
-          const key = req.headers['x-api-key'];
-          if (key === client.clientId) return json(403, { error: 'Shared secret is required in x-api-key header.' });
-          if (key !== `${client.clientId}:${client.clientSecret}`)
-            return json(403, { error: "Invalid API key: should be in the format 'keystring:shared_secret'." });
-          const auth = req.headers.authorization;
-          return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7))
-            ? json(200, { user_id: USER_ID, shop_id: SHOP_ID })
-            : json(401, { error: 'invalid_token' });
-        },
-      },
+      route('GET https://api.etsy.com/v3/application/users/me', (req) => {
+        const key = req.headers['x-api-key'];
+        if (key === client.clientId) return json(403, { error: 'Shared secret is required in x-api-key header.' });
+        if (key !== `${client.clientId}:${client.clientSecret}`)
+          return json(403, { error: "Invalid API key: should be in the format 'keystring:shared_secret'." });
+        const auth = req.headers.authorization;
+        return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7))
+          ? json(200, { user_id: USER_ID, shop_id: SHOP_ID })
+          : json(401, { error: 'invalid_token' });
+      }),
     ],
     e2e: e2eCase(
       'GET /v3/application/users/me',

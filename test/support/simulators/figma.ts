@@ -22,14 +22,12 @@
  * A refused consent has no callback, so the end-to-end test's documented error is a refused code.
  */
 import {
-  ACCESS_TOKEN,
   e2eCase,
   getRoute,
-  ON_CODE_GRANT,
   json,
   oauth2Provider,
   opaqueClient,
-  REFRESH_TOKEN,
+  route,
   tokenAnswer,
   tokenEndpoint,
   type ProviderSimulator,
@@ -48,29 +46,26 @@ export function figma(): ProviderSimulator {
   const token: Omit<TokenEndpointOptions, 'grants' | 'client'> = {
     auth: 'basic',
     refresh: { rotate: false },
-    answer: tokenAnswer({
-      user_id_string: ON_CODE_GRANT(USER.id),
-      access_token: ACCESS_TOKEN,
+    // `user_id_string` in the code grant's answer only: the page's refresh answer has none.
+    answer: tokenAnswer('user_id_string access_token token_type expires_in refresh_token', {
+      user_id_string: (i) => (i.kind === 'authorization_code' ? USER.id : undefined),
       token_type: 'bearer',
       expires_in: 7_776_000,
-      refresh_token: REFRESH_TOKEN,
     }),
     error: (_code, description) => json(400, { error: true, status: 400, message: description }),
   };
+  const { answer, error, ...endpoint } = token;
 
   return oauth2Provider({
     manifest: 'figma',
     docs: ['https://developers.figma.com/docs/rest-api/authentication/', 'https://github.com/figma/rest-api-spec'],
     client,
     authorize: { url: 'https://www.figma.com/oauth', provider: 'Figma' },
-    token: { url: 'https://api.figma.com/v1/oauth/token', ...token },
+    token: { url: 'https://api.figma.com/v1/oauth/token', ...endpoint },
+    answer,
+    error,
     api: [
-      (grants) => ({
-        method: 'POST',
-        host: 'api.figma.com',
-        path: '/v1/oauth/refresh',
-        handler: tokenEndpoint({ ...token, grants, client }),
-      }),
+      (grants) => route('POST https://api.figma.com/v1/oauth/refresh', tokenEndpoint({ ...token, grants, client })),
       getRoute('https://api.figma.com/v1/me', json(403, { status: 403, err: 'Invalid token' }), json(200, USER)),
     ],
     e2e: e2eCase('GET /v1/me', { id: USER.id, handle: USER.handle }, { refreshes: true, failure: 'refused-code' }),

@@ -24,15 +24,12 @@
  * Authenticated"}]}` is sent). The simulator's tokens are opaque strings, not JWTs.
  */
 import {
-  ACCESS_TOKEN,
   e2eCase,
-  GRANTED_SCOPE,
   json,
   oauth2Provider,
   oauthErrors,
   opaqueClient,
   postRoute,
-  REFRESH_TOKEN,
   tokenAnswer,
   type ProviderSimulator,
   type SimRequest,
@@ -63,9 +60,9 @@ export function monday(): ProviderSimulator {
       acceptsJson: true,
       pkceRequired: true,
       refresh: { rotate: true },
-      answer: tokenAnswer({ access_token: ACCESS_TOKEN, refresh_token: REFRESH_TOKEN, token_type: 'Bearer', scope: GRANTED_SCOPE }),
-      error: oauthErrors({}, 401),
     },
+    answer: tokenAnswer('access_token refresh_token token_type scope', { token_type: 'Bearer' }),
+    error: oauthErrors({}, 401),
     api: [postRoute('https://api.monday.com/v2', json(401, { errors: [{ message: 'Not Authenticated' }] }), answerQuery)],
     e2e: e2eCase(
       'POST /v2',
