@@ -16,20 +16,7 @@
  * each token error (the simulator answers 400 with a short message, `code` 1), whether a refresh retires the previous
  * refresh token (the simulator retires it, the stricter reading).
  */
-import {
-  ACCESS_TOKEN,
-  e2eCase,
-  getRoute,
-  GRANT_TYPE,
-  GRANTED_SCOPE,
-  json,
-  NOW_SECONDS,
-  oauth2Provider,
-  opaqueClient,
-  REFRESH_TOKEN,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import { e2eCase, getRoute, json, nowSeconds, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const ACCOUNT = {
   account_type: 'BUSINESS',
@@ -52,18 +39,19 @@ export function pinterest(): ProviderSimulator {
       url: 'https://api.pinterest.com/v5/oauth/token',
       auth: 'basic',
       refresh: { rotate: true },
-      answer: tokenAnswer({
-        access_token: ACCESS_TOKEN,
+    },
+    answer: tokenAnswer(
+      'access_token token_type expires_in scope response_type refresh_token refresh_token_expires_in refresh_token_expires_at',
+      {
         token_type: 'bearer',
         expires_in: 2_592_000,
-        scope: GRANTED_SCOPE,
-        response_type: GRANT_TYPE,
-        refresh_token: REFRESH_TOKEN,
+        // The grant type answered.
+        response_type: (i) => i.kind,
         refresh_token_expires_in: 5_184_000,
-        refresh_token_expires_at: () => NOW_SECONDS() + 5_184_000,
-      }),
-      error: (_code, description) => json(400, { code: 1, message: description }),
-    },
+        refresh_token_expires_at: () => nowSeconds() + 5_184_000,
+      },
+    ),
+    error: (_code, description) => json(400, { code: 1, message: description }),
     api: [
       getRoute('https://api.pinterest.com/v5/user_account', json(401, { code: 2, message: 'Authentication failed.' }), json(200, ACCOUNT)),
     ],

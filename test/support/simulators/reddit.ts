@@ -14,18 +14,7 @@
  * Silent: the body of the token endpoint's 401 and of an API call's 401 (none is sent), and the status of an
  * `invalid_grant` answer (400 is sent, `{"error": "invalid_grant"}`).
  */
-import {
-  ACCESS_TOKEN,
-  e2eCase,
-  getRoute,
-  GRANTED_SCOPE,
-  json,
-  oauth2Provider,
-  opaqueClient,
-  REFRESH_TOKEN,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const ME = { name: 'ada_lovelace', id: '1w72', created_utc: 1_262_304_000 };
 
@@ -46,15 +35,9 @@ export function reddit(): ProviderSimulator {
       url: 'https://www.reddit.com/api/v1/access_token',
       auth: 'basic',
       refresh: { rotate: false },
-      answer: tokenAnswer({
-        access_token: ACCESS_TOKEN,
-        token_type: 'bearer',
-        expires_in: 3600,
-        scope: GRANTED_SCOPE,
-        refresh_token: REFRESH_TOKEN,
-      }),
-      error: (code) => (code === 'invalid_client' ? { status: 401 } : json(400, { error: code })),
     },
+    answer: tokenAnswer('access_token token_type expires_in scope refresh_token', { token_type: 'bearer', expires_in: 3600 }),
+    error: (code) => (code === 'invalid_client' ? { status: 401 } : json(400, { error: code })),
     api: [getRoute('https://oauth.reddit.com/api/v1/me', { status: 401 }, json(200, ME))],
     e2e: e2eCase('GET /api/v1/me', { name: ME.name, id: ME.id }, { refreshes: true, failure: 'denied' }),
   });

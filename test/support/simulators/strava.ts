@@ -22,15 +22,12 @@
  * `RefreshToken`/`refresh_token` or `Application`/`client_id`).
  */
 import {
-  ACCESS_TOKEN,
   e2eCase,
   getRoute,
   json,
-  NOW_SECONDS,
+  nowSeconds,
   oauth2Provider,
-  ON_CODE_GRANT,
   opaqueClient,
-  REFRESH_TOKEN,
   type ProviderSimulator,
   type TokenFailure,
   tokenAnswer,
@@ -61,16 +58,15 @@ export function strava(): ProviderSimulator {
       url: 'https://www.strava.com/oauth/token',
       auth: 'body',
       refresh: { rotate: true },
-      answer: tokenAnswer({
-        token_type: 'Bearer',
-        expires_at: () => NOW_SECONDS() + 21_600,
-        expires_in: 21_600,
-        refresh_token: REFRESH_TOKEN,
-        access_token: ACCESS_TOKEN,
-        athlete: ON_CODE_GRANT(ATHLETE),
-      }),
-      error: (_code, _description, why) => fault(why),
     },
+    answer: tokenAnswer('token_type expires_at expires_in refresh_token access_token athlete', {
+      token_type: 'Bearer',
+      expires_at: () => nowSeconds() + 21_600,
+      expires_in: 21_600,
+      // A refresh's answer has no athlete.
+      athlete: (i) => (i.kind === 'authorization_code' ? ATHLETE : undefined),
+    }),
+    error: (_code, _description, why) => fault(why),
     api: [
       getRoute(
         'https://www.strava.com/api/v3/athlete',

@@ -18,18 +18,7 @@
  * the token errors' bodies and the 401's body (Twitch's usual `{"error", "status", "message"}` is sent, with the
  * simulator's words), whether a refresh retires the previous refresh token (the simulator retires it).
  */
-import {
-  ACCESS_TOKEN,
-  e2eCase,
-  getRoute,
-  GRANTED_SCOPE_LIST,
-  json,
-  oauth2Provider,
-  opaqueClient,
-  REFRESH_TOKEN,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const USER = { id: '141981764', login: 'adalovelace', display_name: 'AdaLovelace', type: '', broadcaster_type: 'partner' };
 const unauthorized = (message: string) => json(401, { error: 'Unauthorized', status: 401, message });
@@ -49,17 +38,16 @@ export function twitch(): ProviderSimulator {
       auth: 'body',
       // "Because refresh tokens may change, your app should safely store the new refresh token": the old one is retired.
       refresh: { rotate: true },
-      answer: tokenAnswer({
-        access_token: ACCESS_TOKEN,
-        expires_in: 14_124,
-        refresh_token: REFRESH_TOKEN,
-        scope: GRANTED_SCOPE_LIST,
-        token_type: 'bearer',
-      }),
-      error: (code, description) => {
-        const status = code === 'invalid_client' ? 403 : 400;
-        return json(status, { error: status === 403 ? 'Forbidden' : 'Bad Request', status, message: description });
-      },
+    },
+    answer: tokenAnswer('access_token expires_in refresh_token scope token_type', {
+      expires_in: 14_124,
+      // The scope asked for, as a JSON array.
+      scope: (i) => i.scope.split(/[ ,]+/).filter(Boolean),
+      token_type: 'bearer',
+    }),
+    error: (code, description) => {
+      const status = code === 'invalid_client' ? 403 : 400;
+      return json(status, { error: status === 403 ? 'Forbidden' : 'Bad Request', status, message: description });
     },
     api: [
       // Get Users answers a request whose Client-Id is the token's client.

@@ -18,18 +18,7 @@
  * stricter reading), the redirect of a refused consent and the token errors (RFC 6749's `error=access_denied` and
  * §5.2's `error`; the end-to-end test provokes a refused code), and the body of the API's 401 (none is sent).
  */
-import {
-  ACCESS_TOKEN,
-  e2eCase,
-  getRoute,
-  json,
-  oauth2Provider,
-  oauthErrors,
-  opaqueClient,
-  REFRESH_TOKEN,
-  tokenAnswer,
-  type ProviderSimulator,
-} from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, oauthErrors, opaqueClient, tokenAnswer, type ProviderSimulator } from './framework.js';
 
 const ACCOUNT = { alias: 'Ada Lovelace', email: 'ada@example.com', language: 'en' };
 
@@ -43,13 +32,9 @@ export function typeform(): ProviderSimulator {
     ],
     client: opaqueClient(22, 22),
     authorize: { url: 'https://api.typeform.com/oauth/authorize', provider: 'Typeform' },
-    token: {
-      url: 'https://api.typeform.com/oauth/token',
-      auth: 'body',
-      refresh: { rotate: true },
-      answer: tokenAnswer({ access_token: ACCESS_TOKEN, expires_in: 604_800, refresh_token: REFRESH_TOKEN }),
-      error: oauthErrors({}),
-    },
+    token: { url: 'https://api.typeform.com/oauth/token', auth: 'body', refresh: { rotate: true } },
+    answer: tokenAnswer('access_token expires_in refresh_token', { expires_in: 604_800 }),
+    error: oauthErrors({}),
     api: [getRoute('https://api.typeform.com/me', { status: 401 }, json(200, ACCOUNT))],
     // The form asks for the API host (a choice with a default): the end user keeps the default and continues.
     e2e: e2eCase(

@@ -16,9 +16,40 @@
  *   with `Authorization: Zoho-oauthtoken <token>`; 401 `{"code": "INVALID_TOKEN", "details": {}, "message":
  *   "invalid oauth token", "status": "error"}`)
  */
-import { e2eCase, getRoute, json, oauth2Provider, opaque, tokenAnswer, type ProviderSimulator, type SimRequest } from './framework.js';
+import { e2eCase, getRoute, json, oauth2Provider, opaque, tokenAnswer, type Handler, type ProviderSimulator } from './framework.js';
 
-const ACCOUNTS_SERVER = 'https://accounts.zoho.eu';
+/**
+ * Zoho Accounts for an account in one data centre (`location`): the authorize redirect names the data centre's
+ * accounts server, whose token endpoint answers with the data centre's API domain.
+ */
+function zohoAccounts(location: string, accountsServer: string, apiDomain: string) {
+  return {
+    client: { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) },
+    authorize: { url: 'https://accounts.zoho.com/oauth/v2/auth', provider: 'Zoho', extra: { location, 'accounts-server': accountsServer } },
+    token: {
+      url: `${accountsServer}/oauth/v2/token`,
+      // The docs pass the parameters in the query string of the POST; a form body is read the same way.
+      wrap:
+        (token: Handler): Handler =>
+        (req) =>
+          token(req.form.size ? req : { ...req, form: req.query }),
+      auth: 'body' as const,
+      refresh: { rotate: false },
+      accessPrefix: '1000.',
+      refreshPrefix: '1000.',
+    },
+    answer: tokenAnswer('access_token refresh_token scope api_domain token_type expires_in', {
+      api_domain: apiDomain,
+      token_type: 'Bearer',
+      expires_in: 3600,
+    }),
+    error: (code: string) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
+  };
+}
+
+/** A Zoho API's answer to an invalid token. */
+const INVALID_TOKEN = json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' });
+
 const API_DOMAIN = 'https://www.zohoapis.eu';
 
 export function zohoCrm(): ProviderSimulator {
@@ -29,31 +60,11 @@ export function zohoCrm(): ProviderSimulator {
       'https://www.zoho.com/crm/developer/docs/api/v8/access-refresh.html',
       'https://www.zoho.com/crm/developer/docs/api/v8/get-records.html',
     ],
-    client: { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) },
-    authorize: {
-      url: 'https://accounts.zoho.com/oauth/v2/auth',
-      provider: 'Zoho',
-      extra: { location: 'eu', 'accounts-server': ACCOUNTS_SERVER },
-    },
-    token: {
-      url: 'https://accounts.zoho.eu/oauth/v2/token',
-      // The docs pass the parameters in the query string of the POST; a form body is read the same way.
-      wrap: (token) => (req: SimRequest) => token(req.form.size ? req : { ...req, form: req.query }),
-      auth: 'body',
-      refresh: { rotate: false },
-      accessPrefix: '1000.',
-      refreshPrefix: '1000.',
-    },
-    answer: tokenAnswer('access_token refresh_token scope api_domain token_type expires_in', {
-      api_domain: API_DOMAIN,
-      token_type: 'Bearer',
-      expires_in: 3600,
-    }),
-    error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
+    ...zohoAccounts('eu', 'https://accounts.zoho.eu', API_DOMAIN),
     api: [
       getRoute(
         `${API_DOMAIN}/crm/v8/Leads`,
-        json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
+        INVALID_TOKEN,
         json(200, {
           data: [{ Company: 'Zylker', Email: 'p.daly@zylker.com', Last_Name: 'Daly', id: '3652397000002045001' }],
           info: { per_page: 200, count: 1, page: 1, more_records: false, next_page_token: null, previous_page_token: null },
@@ -84,44 +95,20 @@ export function zohoBiginCanada(): ProviderSimulator {
   return oauth2Provider({
     manifest: 'zoho-bigin',
     docs: ['https://www.bigin.com/developer/docs/apis/multi-dc.html', 'https://www.bigin.com/developer/docs/apis/v2/get-records.html'],
-    client: { clientId: `1000.${opaque('', 15).toUpperCase()}`, clientSecret: opaque('', 21) },
-    authorize: {
-      url: 'https://accounts.zoho.com/oauth/v2/auth',
-      provider: 'Zoho',
-      extra: { location: 'ca', 'accounts-server': 'https://accounts.zohocloud.ca' },
-    },
-    token: {
-      url: 'https://accounts.zohocloud.ca/oauth/v2/token',
-      wrap: (token) => (req: SimRequest) => token(req.form.size ? req : { ...req, form: req.query }),
-      auth: 'body',
-      refresh: { rotate: false },
-      accessPrefix: '1000.',
-      refreshPrefix: '1000.',
-      answer: ({ accessToken, refreshToken }, grant) =>
-        json(200, {
-          access_token: accessToken,
-          ...refreshField({ refreshToken }),
-          scope: grant.scope,
-          api_domain: 'https://www.zohoapis.ca',
-          token_type: 'Bearer',
-          expires_in: 3600,
-        }),
-      error: (code) => json(200, { error: code === 'invalid_grant' ? 'invalid_code' : code }),
-    },
-    api: (grants) => [
-      apiRoute(
-        grants,
-        { host: 'www.zohoapis.ca', path: '/bigin/v2/Contacts', scheme: 'Zoho-oauthtoken' },
-        () => json(401, { code: 'INVALID_TOKEN', details: {}, message: 'invalid oauth token', status: 'error' }),
-        () => json(200, { data: [{ Last_Name: 'Daly', id: '3652397000002045001' }], info: { more_records: false } }),
+    ...zohoAccounts('ca', 'https://accounts.zohocloud.ca', 'https://www.zohoapis.ca'),
+    api: [
+      getRoute(
+        'https://www.zohoapis.ca/bigin/v2/Contacts',
+        INVALID_TOKEN,
+        json(200, { data: [{ Last_Name: 'Daly', id: '3652397000002045001' }], info: { more_records: false } }),
+        'Zoho-oauthtoken',
       ),
     ],
-    e2e: {
-      // Nothing typed: Canada's accounts server comes back on the redirect, its API domain in the token answer.
-      expectConfig: { accountsServer: 'accounts.zohocloud.ca', apiDomain: 'www.zohoapis.ca' },
-      api: { method: 'GET', path: '/bigin/v2/Contacts?fields=Last_Name', answer: { data: [{ Last_Name: 'Daly' }] } },
-      refreshes: true,
-      failure: 'refused-code',
-    },
+    // Nothing typed: Canada's accounts server comes back on the redirect, its API domain in the token answer.
+    e2e: e2eCase(
+      'GET /bigin/v2/Contacts?fields=Last_Name',
+      { data: [{ Last_Name: 'Daly' }] },
+      { expectConfig: { accountsServer: 'accounts.zohocloud.ca', apiDomain: 'www.zohoapis.ca' }, refreshes: true, failure: 'refused-code' },
+    ),
   });
 }
