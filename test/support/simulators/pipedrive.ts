@@ -36,7 +36,8 @@ export function pipedrive(company: PipedriveCompany = { apiDomain: API_DOMAIN })
       token_type: 'Bearer',
       expires_in: 3599,
       scope: 'base,deals:read',
-      api_domain: company.apiDomain,
+      // Read at each answer: a test renames the company between the code grant and a refresh.
+      api_domain: () => company.apiDomain,
     }),
     // The status-codes page gives each error's status and message; the body carries the message as the
     // API's errors do (`success: false`, `error`).
