@@ -11,6 +11,8 @@ import type { ClientCertificate } from '../domain/client-certificate.js';
 
 export class ClientCertificateAgents<D extends Dispatcher> {
   private readonly pools = new Map<string, D>();
+  /** Each certificate object's digest: the catalog hands out one object per Secret version, so a proxied call hashes nothing. */
+  private readonly ids = new WeakMap<ClientCertificate, string>();
 
   constructor(
     private readonly make: (certificate: ClientCertificate) => D,
@@ -19,7 +21,11 @@ export class ClientCertificateAgents<D extends Dispatcher> {
 
   /** The pool presenting `certificate` (made on first use). */
   get(certificate: ClientCertificate): D {
-    const id = createHash('sha256').update(certificate.cert).update('\0').update(certificate.key).digest('base64url');
+    let id = this.ids.get(certificate);
+    if (id === undefined) {
+      id = createHash('sha256').update(certificate.cert).update('\0').update(certificate.key).digest('base64url');
+      this.ids.set(certificate, id);
+    }
     let pool = this.pools.get(id);
     if (pool) {
       // Most recently used last: a Map iterates in insertion order.

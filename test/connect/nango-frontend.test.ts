@@ -12,12 +12,12 @@ import { createServer, type Server } from 'node:http';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import type { TestEnvironment } from '../../dev/fixtures.js';
-import type { OidcTestServer } from '../../dev/peers/oidc-server.js';
-import { startEmbeddedConnectBed, type EmbeddedConnectBed } from '../support/embedded-connect-bed.js';
+import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { startOidcServer, type OidcTestServer } from '../../dev/peers/oidc-server.js';
+import { launchBrowser } from '../support/browser.js';
 import { sealSession } from '../support/fixtures.js';
-import type { Replica } from '../support/replica.js';
+import { startReplica, type Replica } from '../support/replica.js';
 import { listenOnLoopback } from '../support/servers/loopback.js';
 
 const kc = testKubeConfig();
@@ -76,8 +76,7 @@ window.appReady = true;
   };
 }
 
-let embedded: EmbeddedConnectBed;
-let ns: EmbeddedConnectBed['ns'];
+let ns: Awaited<ReturnType<typeof createTestNamespace>>;
 let env: TestEnvironment;
 let latchkey: Replica;
 let oidc: OidcTestServer;
@@ -87,24 +86,48 @@ let stranger: AppSite;
 let browser: Browser;
 
 beforeAll(async () => {
-  embedded = await startEmbeddedConnectBed(kc, {
-    prefix: 'connect-nango',
-    providers: P,
-    client: CLIENT,
-    acme: { scopes: ['openid'], authorizationParams: { prompt: 'consent' } },
-    sites: async (latchkeyUrl) => {
-      app = await appSite(latchkeyUrl);
-      stranger = await appSite(latchkeyUrl, `${app.origin}/`);
-      return [app.origin];
-    },
+  ns = await createTestNamespace(kc, 'connect-nango');
+  latchkey = await startReplica(kc, { namespaces: [ns.name], selfBaseUrl: true });
+  app = await appSite(latchkey.url);
+  stranger = await appSite(latchkey.url, `${app.origin}/`);
+  env = await createEnvironment(kc, ns.name, { mode: 'development', connectUI: { allowedOrigins: [app.origin] } });
+  oidc = await startOidcServer({ clients: [{ ...CLIENT, redirectUris: [`${latchkey.url}/oauth/callback`] }] });
+  await applyProvider(kc, P.key, { displayName: 'Keyed CRM', authMode: 'API_KEY' });
+  await applyProvider(kc, P.oauth, {
+    displayName: 'Acme Identity',
+    authMode: 'OAUTH2',
+    authorizationUrl: oidc.authorizationUrl,
+    tokenUrl: oidc.tokenUrl,
+    defaultScopes: ['openid'],
   });
-  ({ ns, env, latchkey, oidc, browser } = embedded);
+  await createIntegration(kc, ns.name, 'keyed', { provider: P.key });
+  await createIntegration(
+    kc,
+    ns.name,
+    'acme',
+    { provider: P.oauth, scopes: ['openid'], authorizationParams: { prompt: 'consent' } },
+    CLIENT,
+  );
+  await eventually(
+    () =>
+      latchkey.ctx.store.getIntegration(ns.name, 'keyed') &&
+      latchkey.ctx.store.getIntegration(ns.name, 'acme') &&
+      latchkey.ctx.store.getProvider(P.key) &&
+      latchkey.ctx.store.getProvider(P.oauth) &&
+      latchkey.ctx.store.listEnvironments(ns.name)[0]?.spec.connectUI &&
+      latchkey.ctx.store.readSecretValue(ns.name, 'acme-client', 'clientId'),
+  );
+  browser = await launchBrowser();
 });
 
 afterAll(async () => {
+  await browser?.close();
   await app?.close();
   await stranger?.close();
-  await embedded?.close();
+  await latchkey?.stop();
+  await oidc?.close();
+  for (const p of Object.values(P)) await deleteProvider(kc, p);
+  await ns?.delete();
 });
 
 async function open(

@@ -28,17 +28,18 @@ import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | undefined {
   const module = findAuthModeModule(spec.authMode);
   const needed = module?.integration.secret;
-  if (!needed || !needed.keys.some((k) => k.key === 'clientSecret')) return needed;
-  if (spec.tokenRequestAuthMethod === 'tls_client_auth') {
-    // RFC 8705: the certificate (clientCertificateRef, checked apart) proves the client; no secret is sent.
-    const keys = needed.keys.filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect));
-    return keys.length ? { keys, why: 'the OAuth client ID (its TLS client certificate proves it)' } : undefined;
-  }
-  if (spec.tokenRequestAuthMethod !== 'private_key_jwt') return needed;
-  const keys: NeededKey[] = needed.keys
-    .filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect))
-    .concat({ key: 'privateKey', pem: true });
-  return { keys, why: 'the private key its client assertions are signed with (private_key_jwt)' };
+  const method = spec.tokenRequestAuthMethod;
+  if (!needed || (method !== 'private_key_jwt' && method !== 'tls_client_auth') || !needed.keys.some((k) => k.key === 'clientSecret'))
+    return needed;
+  // No secret is sent; no client ID either where the end user gives their own.
+  const keys = needed.keys.filter((k) => k.key !== 'clientSecret' && (k.key !== 'clientId' || module.integration.clientBeforeConnect));
+  if (method === 'private_key_jwt')
+    return {
+      keys: [...keys, { key: 'privateKey', pem: true }],
+      why: 'the private key its client assertions are signed with (private_key_jwt)',
+    };
+  // RFC 8705: the certificate (clientCertificateRef, checked apart) proves the client.
+  return keys.length ? { keys, why: 'the OAuth client ID (its TLS client certificate proves it)' } : undefined;
 }
 
 export type { Verdict } from '../../domain/conditions.js';
