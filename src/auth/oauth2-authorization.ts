@@ -19,6 +19,7 @@ import type { IntegrationResource, ProviderResource } from '../k8s/resources.js'
 import { GRANTED_SCOPES_FIELD, grantedScopes } from './granted-scopes.js';
 import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
 import { tokenExpiresAt } from './provider-answers.js';
+import { renameParams } from './token-request.js';
 
 export interface OAuth2FlowInput {
   provider: ProviderResource;
@@ -78,7 +79,8 @@ export const newCodeVerifier = randomPKCECodeVerifier;
 /**
  * The provider's authorization URL: client_id, redirect_uri, state, scopes (the Integration's, else
  * the provider's defaults), PKCE S256 (unless the provider disables it), and the provider's and then
- * the Integration's extra authorization parameters.
+ * the Integration's extra authorization parameters; RFC 6749 parameters the provider does not take left
+ * out (`authorizationOmits`), and those it names otherwise renamed (`authorizationParamNames`).
  */
 export async function buildAuthorizationRedirect(
   input: OAuth2FlowInput,
@@ -108,6 +110,7 @@ export async function buildAuthorizationRedirect(
   const url = buildAuthorizationUrl(config, params);
   // openid-client always adds these; a provider whose authorization URL does not take them says so.
   for (const name of input.provider.spec.authorizationOmits ?? []) url.searchParams.delete(name);
+  renameParams(url.searchParams, input.provider.spec.authorizationParamNames);
   return url;
 }
 

@@ -48,18 +48,25 @@ export type TokenAnswer =
    */
   | { kind: 'error'; error: string; description?: string };
 
+/** Whether the answer is an error by the Provider's `errorWhen`: its value equals `equals`, or differs from `notEquals`. */
+function matchesErrorWhen(when: NonNullable<TokenResponseSpec['errorWhen']>, original: Record<string, unknown>): boolean {
+  const value = valueAt(original, when.path);
+  if (when.notEquals !== undefined) return value !== when.notEquals;
+  return value === when.equals;
+}
+
 /**
- * The error a successful (2xx) answer carries: the Provider's `errorWhen` (Slack's `{"ok": false}`), or
- * RFC 6749's error answer sent with a 2xx (a string `error` without an `access_token`: GitHub OAuth Apps,
- * Zoho). Read alike for token answers and revocation answers.
+ * The error a successful (2xx) answer carries: the Provider's `errorWhen` (Slack's `{"ok": false}`, TikTok's
+ * `code` other than 0), or RFC 6749's error answer sent with a 2xx (a string `error` without an `access_token`:
+ * GitHub OAuth Apps, Zoho). Read alike for token answers and revocation answers.
  */
 export function answerError(
   spec: TokenResponseSpec | undefined,
   original: Record<string, unknown>,
 ): { error: string; description?: string } | undefined {
-  if (spec?.errorWhen && valueAt(original, spec.errorWhen.path) === spec.errorWhen.equals) {
+  if (spec?.errorWhen && matchesErrorWhen(spec.errorWhen, original)) {
     const code = valueAt(original, spec.errorCodePath ?? 'error');
-    const description = valueAt(original, 'error_description');
+    const description = valueAt(original, spec.errorDescriptionPath ?? 'error_description');
     return {
       error: typeof code === 'string' || typeof code === 'number' ? String(code) : 'invalid_request',
       ...(typeof description === 'string' ? { description } : {}),

@@ -123,12 +123,28 @@ function signingKey(pem: string): webcrypto.CryptoKey {
   );
 }
 
+/** Each parameter present under its RFC name moves to the provider's name for it (TikTok's `app_id` for `client_id`). */
+export function renameParams(params: URLSearchParams, names: Partial<Record<string, string>> | undefined): void {
+  for (const [name, renamed] of Object.entries(names ?? {})) {
+    if (!renamed || renamed === name || !params.has(name)) continue;
+    const values = params.getAll(name);
+    params.delete(name);
+    for (const value of values) params.append(renamed, value);
+  }
+}
+
 /**
- * openid-client's request as the provider takes it: with `tokenRequestBodyFormat: json`, a form body
- * becomes one JSON object of the same parameters (a parameter sent twice becomes an array); with
- * `query`, the parameters go in the URL's query and the POST has no body (Bullhorn's docs send them so).
+ * openid-client's request as the provider takes it: the parameters its endpoint does not take left out
+ * (`tokenRequestOmits`) and those it names otherwise renamed (`tokenRequestParamNames`); with
+ * `tokenRequestBodyFormat: json`, a form body becomes one JSON object of the same parameters (a parameter
+ * sent twice becomes an array); with `query`, the parameters go in the URL's query and the POST has no body
+ * (Bullhorn's docs send them so).
  */
 export function encodeTokenRequest(spec: ProviderSpec, url: string, options: oidc.CustomFetchOptions): [string, RequestInit] {
+  if (options.body instanceof URLSearchParams && (spec.tokenRequestOmits?.length || spec.tokenRequestParamNames)) {
+    for (const name of spec.tokenRequestOmits ?? []) options.body.delete(name);
+    renameParams(options.body, spec.tokenRequestParamNames);
+  }
   const format = spec.tokenRequestBodyFormat;
   if ((format !== 'json' && format !== 'query') || !(options.body instanceof URLSearchParams)) return [url, options as RequestInit];
   const headers = Object.fromEntries(Object.entries(options.headers).filter(([name]) => name.toLowerCase() !== 'content-type'));

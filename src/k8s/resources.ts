@@ -118,6 +118,11 @@ export interface RevocationSpec {
 
 export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'tls_client_auth' | 'none';
 
+/** RFC 6749 (and RFC 7636) authorization request parameters a Provider may name otherwise. */
+export type AuthorizationParamName = 'client_id' | 'redirect_uri' | 'state' | 'scope' | 'response_type';
+/** RFC 6749 (and RFC 7636) token request parameters a Provider may name otherwise or leave out. */
+export type TokenRequestParamName = 'grant_type' | 'client_id' | 'client_secret' | 'code' | 'redirect_uri' | 'code_verifier' | 'refresh_token' | 'scope';
+
 /** A provider that requires the Integration's TLS client certificate (mutual TLS, RFC 8705). */
 export interface ClientCertificateSpec {
   /** Present it on proxied API calls too, not only on token requests. */
@@ -144,6 +149,11 @@ export interface ProviderSpec {
    * names the application by `application_id`, an Integration's `authorizationParams`, and has no `response_type`).
    */
   authorizationOmits?: Array<'client_id' | 'response_type'>;
+  /**
+   * OAUTH2: the provider's names for RFC 6749 authorization parameters, sent under them instead (TikTok's Marketing API
+   * names the client `app_id`); applied after `authorizationOmits`.
+   */
+  authorizationParamNames?: Partial<Record<AuthorizationParamName, string>>;
   /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
   callbackCodeParam?: string;
   /**
@@ -161,6 +171,16 @@ export interface ProviderSpec {
    * `apiCalls`, proxied calls too. `tokenRequestAuthMethod: tls_client_auth` presents it on token requests without this.
    */
   clientCertificate?: ClientCertificateSpec;
+  /**
+   * Token request parameters the provider's endpoint does not take, left out of every token request (TikTok's Marketing
+   * API takes no `grant_type` or `redirect_uri`); applied before `tokenRequestParamNames`.
+   */
+  tokenRequestOmits?: TokenRequestParamName[];
+  /**
+   * The provider's names for token request parameters, sent under them instead (TikTok's Marketing API: `app_id`,
+   * `secret`, `auth_code` for `client_id`, `client_secret`, `code`).
+   */
+  tokenRequestParamNames?: Partial<Record<TokenRequestParamName, string>>;
   /** How token requests encode their parameters (`query`: in the URL of a POST without a body); `form` when not set. */
   tokenRequestBodyFormat?: 'form' | 'json' | 'query';
   disablePkce?: boolean;
@@ -329,10 +349,15 @@ export interface ConfigValueSource {
 export interface TokenResponseSpec {
   /** The provider's documentation pages these shapes come from. */
   docs?: string[];
-  /** A 200 answer that is an error (Slack: `{ path: ok, equals: false }`). */
-  errorWhen?: { path: string; equals: string | number | boolean };
+  /**
+   * A 200 answer that is an error: the value at `path` equals `equals` (Slack: `{ path: ok, equals: false }`), or
+   * differs from `notEquals` (TikTok's Marketing API: `{ path: code, notEquals: 0 }`); exactly one of the two.
+   */
+  errorWhen?: { path: string; equals?: string | number | boolean; notEquals?: string | number | boolean };
   /** Where the error code is in such an answer (default `error`). */
   errorCodePath?: string;
+  /** Where the error's description is in such an answer (default `error_description`; TikTok: `message`). */
+  errorDescriptionPath?: string;
   /** The token fields are nested under this path (Slack user tokens: `authed_user`). */
   tokenPath?: string;
   /** `expires_in: 0` means the token never expires (Mailchimp), not that it already has. */

@@ -1,12 +1,14 @@
 /**
  * The authorization request and code exchange in the shapes a Provider declares (src/auth/oauth2-authorization.ts):
  * parameters its authorization URL does not take (`authorizationOmits`), a code under another callback parameter
- * (`callbackCodeParam`), a public client (`tokenRequestAuthMethod: none`) and a redirect URI that is a registered
- * name (`redirectUriIsName`). The token endpoint is a function handed in as `fetch` (dependency injection); the
+ * (`callbackCodeParam`), a public client (`tokenRequestAuthMethod: none`), a redirect URI that is a registered
+ * name (`redirectUriIsName`), and parameters under the provider's own names (`authorizationParamNames`,
+ * `tokenRequestParamNames`, `tokenRequestOmits`: the shipped TikTok Ads manifest). The token endpoint is a function handed in as `fetch` (dependency injection); the
  * round trips against doc-true simulators in Chromium are in test/providers/real-providers.test.ts.
  */
 import { buildAuthorizationRedirect, exchangeAuthorizationCode, type OAuth2FlowInput } from '../../src/auth/oauth2-authorization.js';
 import type { IntegrationSpec, ProviderSpec } from '../../src/k8s/resources.js';
+import { catalogSpec } from '../support/catalog-files.js';
 
 const resource = <S>(name: string, spec: S) => ({ apiVersion: 'latchkey.dev/v1alpha1', kind: 'X', metadata: { name }, spec });
 
@@ -110,5 +112,49 @@ describe('the code exchange', () => {
     await expect(
       buildAuthorizationRedirect(flow({ redirectUriIsName: true }), { redirectUri: callback, state: 'st' }),
     ).rejects.toMatchObject({ code: 'integration_not_configured' });
+  });
+});
+
+describe("parameters under the provider's own names (the shipped TikTok Ads manifest, as TikTok's SDK sends them)", () => {
+  const callback = 'https://latchkey.example.test/oauth/callback';
+  const tiktok = catalogSpec('tiktok-ads');
+
+  it('names the client app_id on the consent URL, with state and redirect_uri and nothing TikTok does not take', async () => {
+    const url = await buildAuthorizationRedirect(flow(tiktok), { redirectUri: callback, state: 'st', codeVerifier: 'v'.repeat(43) });
+    expect(url.origin + url.pathname).toBe('https://business-api.tiktok.com/portal/auth');
+    expect(Object.fromEntries(url.searchParams)).toEqual({ app_id: 'client-1', redirect_uri: callback, state: 'st' });
+  });
+
+  it('exchanges auth_code as the JSON object {app_id, secret, auth_code}, and reads the token under data', async () => {
+    const sent: Array<{ url: string; headers: Headers; body: string }> = [];
+    const fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+      sent.push({ url: String(url), headers: new Headers(init?.headers), body: String(init?.body ?? '') });
+      return new Response(JSON.stringify({ code: 0, message: 'OK', request_id: 'r1', data: { access_token: 'long-term' } }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    }) as typeof globalThis.fetch;
+    const tokens = await exchangeAuthorizationCode(
+      flow(tiktok, {}, fetch),
+      new URL(`${callback}?auth_code=the-code&state=st`),
+      { redirectUri: callback, expectedState: 'st' },
+      0,
+    );
+    expect(tokens).toMatchObject({ access_token: 'long-term', raw: { code: 0, data: { access_token: 'long-term' } } });
+    expect(tokens).not.toHaveProperty('refresh_token');
+    expect(tokens).not.toHaveProperty('expires_at');
+    expect(sent[0]!.url).toBe('https://business-api.tiktok.com/open_api/v1.3/oauth2/access_token/');
+    expect(sent[0]!.headers.get('content-type')).toBe('application/json');
+    expect(sent[0]!.headers.get('authorization')).toBeNull();
+    expect(JSON.parse(sent[0]!.body)).toEqual({ app_id: 'client-1', secret: 'secret-1', auth_code: 'the-code' });
+  });
+
+  it("fails the exchange on a code other than 0 in a 200 answer, with TikTok's code and message", async () => {
+    const fetch = (async () =>
+      new Response(JSON.stringify({ code: 40002, message: 'Auth code expired', request_id: 'r2', data: {} }), {
+        headers: { 'content-type': 'application/json' },
+      })) as typeof globalThis.fetch;
+    await expect(
+      exchangeAuthorizationCode(flow(tiktok, {}, fetch), new URL(`${callback}?auth_code=c&state=st`), { redirectUri: callback, expectedState: 'st' }, 0),
+    ).rejects.toMatchObject({ error: '40002', error_description: 'Auth code expired' });
   });
 });

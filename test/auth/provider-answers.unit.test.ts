@@ -69,6 +69,38 @@ describe('token answers', () => {
   });
 });
 
+describe("an envelope whose code other than 0 is an error (TikTok's Marketing API, the shipped manifest)", () => {
+  const tiktok = readCatalog().find((m) => m.metadata.name === 'tiktok-ads')!.spec.tokenResponse;
+
+  it('reads the token under data when code is 0', () => {
+    const answer = { code: 0, message: 'OK', request_id: 'r1', data: { access_token: 'at-1' } };
+    expect(readTokenAnswer(tiktok, answer)).toEqual({
+      kind: 'tokens',
+      original: answer,
+      fields: { access_token: 'at-1', token_type: 'bearer' },
+    });
+  });
+
+  it('reads any other code, or none, as an error with its code and message, even in a 200 answer', () => {
+    expect(readTokenAnswer(tiktok, { code: 40002, message: 'Auth code expired', request_id: 'r2', data: {} })).toEqual({
+      kind: 'error',
+      error: '40002',
+      description: 'Auth code expired',
+    });
+    // No code at all is not success either (the SDK tests code === 0).
+    expect(readTokenAnswer(tiktok, { data: { access_token: 'at-2' } })).toEqual({ kind: 'error', error: 'invalid_request' });
+  });
+
+  it('notEquals compares the value as it is (0 is not "0")', () => {
+    const spec = { errorWhen: { path: 'status', notEquals: 'ok' } };
+    expect(readTokenAnswer(spec, { status: 'ok', access_token: 'a' })).toMatchObject({ kind: 'tokens' });
+    expect(readTokenAnswer(spec, { status: 'failed', access_token: 'a' })).toMatchObject({ kind: 'error' });
+    expect(readTokenAnswer({ errorWhen: { path: 'code', notEquals: 0 } }, { code: '0', access_token: 'a' })).toMatchObject({
+      kind: 'error',
+    });
+  });
+});
+
 describe('scope and expires_in as some providers send them', () => {
   it('drops a scope that is not a string from the fields openid-client checks, and keeps it in the original', () => {
     const linear = { access_token: 'x', scope: ['read', 'write'] };
@@ -238,6 +270,13 @@ describe('the OAUTH2 mode', () => {
     expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'ok', equals: false } } })).toEqual([]);
     expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'ok', equals: {} as never } } })).toEqual([
       'spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean',
+    ]);
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'code', notEquals: 0 } } })).toEqual([]);
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'code', notEquals: [0] as never } } })).toEqual([
+      'spec.tokenResponse.errorWhen.notEquals must be a string, a number or a boolean',
+    ]);
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'code', equals: 1, notEquals: 0 } } })).toEqual([
+      'spec.tokenResponse.errorWhen takes equals or notEquals, not both',
     ]);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Token requests in the shapes a Provider declares (issue #57, part 4), through Latchkey's real Connect
  * routes, refresh and a real API server:
+ * - `tokenRequestAuthMethod: basic`: the shipped Certn and Databricks (workspace) client credentials manifests;
  * - `tokenRequestBodyFormat: json`: the shipped Vanta (client credentials) and Notion (authorization code
  *   and refresh) manifests against loopback simulators written from their docs (test/support/simulators);
  * - `tokenRequestAuthMethod: private_key_jwt` (RFC 7523 §2.2): a real oidc-provider that accepts only
@@ -19,6 +20,7 @@ import { consentOnSimulator, submitConnectForm } from '../support/simulated-cons
 import { startSimulatedServer, type Replica } from '../support/replica.js';
 import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
 import { certn } from '../support/simulators/certn.js';
+import { DATABRICKS_WORKSPACE, databricksWorkspace } from '../support/simulators/databricks.js';
 import { notion } from '../support/simulators/notion.js';
 import { vanta } from '../support/simulators/vanta.js';
 
@@ -47,6 +49,7 @@ const SERVICE_APP: TestClient = {
 const vantaSim = vanta();
 const notionSim = notion();
 const certnSim = certn();
+const databricksSim = databricksWorkspace();
 let host: SimulatorHost;
 let oidc: OidcTestServer;
 let ns: { name: string; delete(): Promise<void> };
@@ -54,15 +57,16 @@ let env: TestEnvironment;
 let latchkey: Replica;
 
 beforeAll(async () => {
-  host = await startSimulators([vantaSim, notionSim, certnSim]);
+  host = await startSimulators([vantaSim, notionSim, certnSim, databricksSim]);
   oidc = await startOidcServer({ clients: [SERVICE_APP] });
   ns = await createTestNamespace(kc, 'token-shapes');
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   // The shipped manifests, under their shipped names: only their hosts' addresses differ (the egress guard's resolver).
-  for (const name of ['vanta', 'notion', 'certn-cc']) await applyProvider(kc, name, catalogSpec(name));
+  for (const name of ['vanta', 'notion', 'certn-cc', 'databricks-workspace']) await applyProvider(kc, name, catalogSpec(name));
   await createIntegration(kc, ns.name, 'vanta', { provider: 'vanta' }, { ...vantaSim.client });
   await createIntegration(kc, ns.name, 'notion', { provider: 'notion' }, { ...notionSim.client });
   await createIntegration(kc, ns.name, 'certn-cc', { provider: 'certn-cc' }, { ...certnSim.client });
+  await createIntegration(kc, ns.name, 'databricks-workspace', { provider: 'databricks-workspace' }, { ...databricksSim.client });
   await applyProvider(kc, PKJ_CC, {
     displayName: 'Service app',
     authMode: 'OAUTH2_CC',
@@ -86,12 +90,12 @@ beforeAll(async () => {
     { provider: PKJ_CODE },
     { clientId: SERVICE_APP.clientId, privateKey: KEY.pem, keyId: 'latchkey-test-1' },
   );
-  const integrations = ['vanta', 'notion', 'certn-cc', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
+  const integrations = ['vanta', 'notion', 'certn-cc', 'databricks-workspace', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
   latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),
     synced: (ctx) =>
-      [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc'].every((p) => ctx.catalog.getProvider(p)) &&
+      [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc', 'databricks-workspace'].every((p) => ctx.catalog.getProvider(p)) &&
       integrations.every((i) => ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId')),
   });
 }, 120_000);
@@ -150,6 +154,43 @@ describe('tokenRequestAuthMethod: basic, a client credentials exchange', () => {
   it('refuses a Client Secret Certn does not accept, storing nothing and naming no secret', async () => {
     const wrongSecret = randomBytes(16).toString('hex');
     const r = await submitForm('certn-cc', { clientId: certnSim.client.clientId, clientSecret: wrongSecret }, { host: 'api.certn.co' });
+    expect(r.status).toBe(400);
+    expect(r.text).not.toContain(wrongSecret);
+    expect(r.connection()).toBeUndefined();
+  });
+});
+
+describe("tokenRequestAuthMethod: basic, Databricks' service principal token (OAuth M2M)", () => {
+  it('sends the client ID and OAuth secret as HTTP Basic and a form with grant_type and scope all-apis, as the docs show', async () => {
+    const before = databricksSim.state.requests.length;
+    const r = await submitForm('databricks-workspace', { ...databricksSim.client }, { databricksInstance: DATABRICKS_WORKSPACE });
+    expect({ status: r.status, text: r.text }).toMatchObject({ status: 201 });
+    const conn = await eventually(r.connection);
+    const first = stored('databricks-workspace', conn.spec.connectionId);
+    expect(first.credentials).toMatchObject({ type: 'OAUTH2_CC', token: databricksSim.state.accessTokens.at(-1) });
+
+    const [sent] = tokenRequests(databricksSim.state.requests.slice(before), '/oidc/v1/token');
+    expect(sent!.host).toBe(DATABRICKS_WORKSPACE);
+    expect(sent!.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded\b/);
+    expect(sent!.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${encodeURIComponent(databricksSim.client.clientId)}:${encodeURIComponent(databricksSim.client.clientSecret)}`).toString('base64')}`,
+    );
+    // Neither the client ID nor the secret in the body: the header alone authenticates.
+    expect(Object.fromEntries(sent!.form)).toEqual({ grant_type: 'client_credentials', scope: 'all-apis' });
+
+    const renewed = await forceRefresh('databricks-workspace', conn.spec.connectionId);
+    expect(renewed.status).toBe(200);
+    expect(renewed.body.credentials.token).toBe(databricksSim.state.accessTokens.at(-1));
+    expect(renewed.body.credentials.token).not.toBe(first.credentials.token);
+  });
+
+  it('refuses an OAuth secret Databricks does not accept, storing nothing and naming no secret', async () => {
+    const wrongSecret = `dose${randomBytes(16).toString('hex')}`;
+    const r = await submitForm(
+      'databricks-workspace',
+      { clientId: databricksSim.client.clientId, clientSecret: wrongSecret },
+      { databricksInstance: DATABRICKS_WORKSPACE },
+    );
     expect(r.status).toBe(400);
     expect(r.text).not.toContain(wrongSecret);
     expect(r.connection()).toBeUndefined();

@@ -8,6 +8,7 @@ import { clientFor, type RefreshStrategy, type StrategyInput } from '../../auth/
 import { renewSessionToken, sessionStep } from '../../auth/post-connection.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
+import type { ProviderSpec } from '../../k8s/resources.js';
 import type { StoredCredentials } from '../../k8s/store.js';
 import type { AuthModeModule } from '../auth-mode.js';
 import { clientOverride, compact, flatFields, isoOrUndefined, isoTimestamp, TOKEN_FIELDS } from '../shared/flat-fields.js';
@@ -123,10 +124,8 @@ export const oauth2: AuthModeModule = {
   proxy: bearerInjection('access_token'),
   providerProblems: (spec) => [
     ...(!spec.authorizationUrl || !spec.tokenUrl ? ['OAUTH2 providers need spec.authorizationUrl and spec.tokenUrl'] : []),
-    // CEL cannot type a free value: the CRD leaves errorWhen.equals to this check.
-    ...(spec.tokenResponse?.errorWhen && !['string', 'number', 'boolean'].includes(typeof spec.tokenResponse.errorWhen.equals)
-      ? ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean']
-      : []),
+    // CEL cannot type a free value: the CRD leaves errorWhen.equals and notEquals to this check.
+    ...errorWhenProblems(spec.tokenResponse?.errorWhen),
     ...(spec.connectionConfiguration ?? []).flatMap((f) =>
       typeof f !== 'string' && f.from?.match !== undefined && !isRegExp(f.from.match)
         ? [`spec.connectionConfiguration ${f.name}: from.match is not a valid regular expression`]
@@ -148,6 +147,18 @@ export const oauth2: AuthModeModule = {
     accepts: ['OAUTH2'],
   },
 };
+
+const SCALARS = ['string', 'number', 'boolean'];
+
+/** `errorWhen` names exactly one of `equals` and `notEquals`, a string, a number or a boolean. */
+function errorWhenProblems(when: NonNullable<ProviderSpec['tokenResponse']>['errorWhen']): string[] {
+  if (!when) return [];
+  if (when.notEquals !== undefined) {
+    if (when.equals !== undefined) return ['spec.tokenResponse.errorWhen takes equals or notEquals, not both'];
+    return SCALARS.includes(typeof when.notEquals) ? [] : ['spec.tokenResponse.errorWhen.notEquals must be a string, a number or a boolean'];
+  }
+  return SCALARS.includes(typeof when.equals) ? [] : ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean'];
+}
 
 function isRegExp(pattern: string): boolean {
   try {
