@@ -278,5 +278,8 @@ describe('the OAUTH2 mode', () => {
     expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'code', equals: 1, notEquals: 0 } } })).toEqual([
       'spec.tokenResponse.errorWhen takes equals or notEquals, not both',
     ]);
+    expect(oauth2.providerProblems({ ...base, tokenResponse: { errorWhen: { path: 'code' } } })).toEqual([
+      'spec.tokenResponse.errorWhen needs equals or notEquals',
+    ]);
   });
 });

@@ -153,6 +153,7 @@ const SCALARS = ['string', 'number', 'boolean'];
 /** `errorWhen` names exactly one of `equals` and `notEquals`, a string, a number or a boolean. */
 function errorWhenProblems(when: NonNullable<ProviderSpec['tokenResponse']>['errorWhen']): string[] {
   if (!when) return [];
+  if (when.equals === undefined && when.notEquals === undefined) return ['spec.tokenResponse.errorWhen needs equals or notEquals'];
   if (when.notEquals !== undefined) {
     if (when.equals !== undefined) return ['spec.tokenResponse.errorWhen takes equals or notEquals, not both'];
     return SCALARS.includes(typeof when.notEquals) ? [] : ['spec.tokenResponse.errorWhen.notEquals must be a string, a number or a boolean'];

@@ -67,6 +67,9 @@ export const Provider = z.object({
     .array(z.enum(['client_id', 'response_type']))
     .optional()
     .describe("OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (left out of it)"),
+  authorization_param_names: StringMap.optional().describe(
+    "OAUTH2: the provider's names for RFC 6749 authorization parameters, sent under them (TikTok: client_id as app_id)",
+  ),
   callback_code_param: z
     .string()
     .optional()
@@ -89,6 +92,13 @@ export const Provider = z.object({
     .enum(['form', 'json', 'query'])
     .optional()
     .describe('How token requests encode their parameters (form when absent)'),
+  token_request_omits: z
+    .array(z.string())
+    .optional()
+    .describe("Token request parameters the provider's endpoint does not take (left out of every token request)"),
+  token_request_param_names: StringMap.optional().describe(
+    "The provider's names for token request parameters, sent under them (TikTok: client_id, client_secret, code as app_id, secret, auth_code)",
+  ),
   disable_pkce: z.boolean().optional(),
   field_labels: StringMap.optional(),
   field_help: z
