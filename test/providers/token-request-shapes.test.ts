@@ -172,9 +172,10 @@ describe("tokenRequestAuthMethod: basic, Databricks' service principal token (OA
     const [sent] = tokenRequests(databricksSim.state.requests.slice(before), '/oidc/v1/token');
     expect(sent!.host).toBe(DATABRICKS_WORKSPACE);
     expect(sent!.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded\b/);
-    expect(sent!.headers.authorization).toBe(
-      `Basic ${Buffer.from(`${encodeURIComponent(databricksSim.client.clientId)}:${encodeURIComponent(databricksSim.client.clientSecret)}`).toString('base64')}`,
-    );
+    // HTTP Basic of the client ID and secret, each form-encoded first (RFC 6749 §2.3.1: openid-client escapes a UUID's hyphens).
+    const basic = /^Basic (.+)$/.exec(String(sent!.headers.authorization))![1]!;
+    const [id, secret] = Buffer.from(basic, 'base64').toString('utf8').split(':').map(decodeURIComponent);
+    expect({ id, secret }).toEqual({ id: databricksSim.client.clientId, secret: databricksSim.client.clientSecret });
     // Neither the client ID nor the secret in the body: the header alone authenticates.
     expect(Object.fromEntries(sent!.form)).toEqual({ grant_type: 'client_credentials', scope: 'all-apis' });
 
