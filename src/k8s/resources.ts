@@ -121,7 +121,8 @@ export type TokenRequestAuthMethod = 'basic' | 'body' | 'private_key_jwt' | 'tls
 /** RFC 6749 (and RFC 7636) authorization request parameters a Provider may name otherwise. */
 export type AuthorizationParamName = 'client_id' | 'redirect_uri' | 'state' | 'scope' | 'response_type';
 /** RFC 6749 (and RFC 7636) token request parameters a Provider may name otherwise or leave out. */
-export type TokenRequestParamName = 'grant_type' | 'client_id' | 'client_secret' | 'code' | 'redirect_uri' | 'code_verifier' | 'refresh_token' | 'scope';
+export type TokenRequestParamName =
+  'grant_type' | 'client_id' | 'client_secret' | 'code' | 'redirect_uri' | 'code_verifier' | 'refresh_token' | 'scope';
 
 /** A provider that requires the Integration's TLS client certificate (mutual TLS, RFC 8705). */
 export interface ClientCertificateSpec {

@@ -154,7 +154,12 @@ describe("parameters under the provider's own names (the shipped TikTok Ads mani
         headers: { 'content-type': 'application/json' },
       })) as typeof globalThis.fetch;
     await expect(
-      exchangeAuthorizationCode(flow(tiktok, {}, fetch), new URL(`${callback}?auth_code=c&state=st`), { redirectUri: callback, expectedState: 'st' }, 0),
+      exchangeAuthorizationCode(
+        flow(tiktok, {}, fetch),
+        new URL(`${callback}?auth_code=c&state=st`),
+        { redirectUri: callback, expectedState: 'st' },
+        0,
+      ),
     ).rejects.toMatchObject({ error: '40002', error_description: 'Auth code expired' });
   });
 });

@@ -156,7 +156,9 @@ function errorWhenProblems(when: NonNullable<ProviderSpec['tokenResponse']>['err
   if (when.equals === undefined && when.notEquals === undefined) return ['spec.tokenResponse.errorWhen needs equals or notEquals'];
   if (when.notEquals !== undefined) {
     if (when.equals !== undefined) return ['spec.tokenResponse.errorWhen takes equals or notEquals, not both'];
-    return SCALARS.includes(typeof when.notEquals) ? [] : ['spec.tokenResponse.errorWhen.notEquals must be a string, a number or a boolean'];
+    return SCALARS.includes(typeof when.notEquals)
+      ? []
+      : ['spec.tokenResponse.errorWhen.notEquals must be a string, a number or a boolean'];
   }
   return SCALARS.includes(typeof when.equals) ? [] : ['spec.tokenResponse.errorWhen.equals must be a string, a number or a boolean'];
 }

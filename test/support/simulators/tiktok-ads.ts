@@ -15,7 +15,16 @@
  * messages (the simulator's own non-zero codes), the consent page's cancel (the e2e case provokes a refused code),
  * and the advertiser object (the simulator answers `data: {list: [{advertiser_id, name}]}` of its own).
  */
-import { consentPage, json, opaque, authServer, type Handler, type ProviderSimulator, type SimAnswer, type SimRequest } from './framework.js';
+import {
+  consentPage,
+  json,
+  opaque,
+  authServer,
+  type Handler,
+  type ProviderSimulator,
+  type SimAnswer,
+  type SimRequest,
+} from './framework.js';
 
 const HOST = 'business-api.tiktok.com';
 const ADVERTISER_ID = '7000000000000000001';
@@ -54,7 +63,8 @@ export function tiktokAds(): ProviderSimulator {
   const token: Handler = (req) => {
     const body = jsonBody(req);
     if (!body) return answer(40002, 'simulator: expected a JSON body');
-    if (body.app_id !== client.clientId || body.secret !== client.clientSecret) return answer(40001, 'simulator: app_id or secret not accepted');
+    if (body.app_id !== client.clientId || body.secret !== client.clientSecret)
+      return answer(40001, 'simulator: app_id or secret not accepted');
     const grant = grants.takeCode(typeof body.auth_code === 'string' ? body.auth_code : null);
     if (!grant) return answer(40002, 'simulator: auth_code not accepted');
     const { accessToken } = grants.issueTokens(grant);
