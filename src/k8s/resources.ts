@@ -197,6 +197,8 @@ export interface ProviderSpec {
   appStore?: { lifetimeSeconds?: number };
   /** TBA (NetSuite token-based authentication): where the account ID (the realm) is, how requests are signed. */
   tba?: { accountIdKey?: string; signatureMethod?: 'HMAC-SHA256' | 'HMAC-SHA1' };
+  /** BASIC: a credential field the provider's docs fix (lemlist's empty user name), never asked (src/modes/basic/options.ts). */
+  basic?: { fixed?: { username?: string; password?: string } };
   /** SIGNATURE: the per-request signature the provider expects (WSSE), how long one is accepted, and its header. */
   signature?: { protocol: 'WSSE'; lifetimeSeconds?: number; header?: string };
   /** APP and CUSTOM (code-host app installations): see docs/auth-modes.md. */

@@ -242,7 +242,8 @@ export interface IntegrationNeeds {
 }
 
 /** The Provider fields that hold a mode's own options (the CRD's names; `modeOptions` is the generic one, JWT's). */
-export type ModeOptionsField = 'modeOptions' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall' | 'mcp';
+export type ModeOptionsField =
+  'modeOptions' | 'basic' | 'twoStep' | 'appStore' | 'tba' | 'signature' | 'appInstallation' | 'pluginInstall' | 'mcp';
 
 /**
  * A mode's options: one block of the Provider, in `field`, checked by the mode's schema (a failure is a

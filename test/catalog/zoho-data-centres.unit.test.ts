@@ -6,6 +6,10 @@
  * - token request at the accounts server: https://www.zoho.com/accounts/protocol/oauth/multi-dc/client-authorization.html
  * - www.zohoapis.ca for Canada: https://www.bigin.com/developer/docs/apis/multi-dc.html
  * - Sign on sign.zohocloud.ca for Canada: https://www.zoho.com/sign/api/api-endpoint.html
+ * - the UK's accounts server, accounts.zoho.uk: https://www.zoho.com/accounts/protocol/oauth/multi-dc.html (no Zoho page
+ *   found names the UK's API domain or product hosts)
+ * - `Authorization: Zoho-oauthtoken <token>` where each product's docs write it (the pages are cited in the manifests);
+ *   Zoho Accounts takes Bearer too (https://www.zoho.com/accounts/protocol/oauth/use-access-token.html)
  */
 import { valuesFromAnswers } from '../../src/auth/provider-answers.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../src/catalog/connection-config.js';
@@ -93,6 +97,38 @@ describe("the Zoho Providers' data centres", () => {
       expect([name, urls(name, ...EU)]).toEqual([name, { token: 'https://accounts.zoho.eu/oauth/v2/token', api }]);
       expect(() => connect(name, ...CA)).toThrow(/zohoDomain/);
     }
+  });
+
+  it("sends a UK account's token request to accounts.zoho.uk, and refuses its API domain and product hosts, which no Zoho page names", () => {
+    for (const m of zoho) {
+      expect([m.metadata.name, fillProviderUrl(m.spec, m.spec.tokenUrl!, { accountsServer: 'accounts.zoho.uk' })]).toEqual([
+        m.metadata.name,
+        'https://accounts.zoho.uk/oauth/v2/token',
+      ]);
+      // The accounts server alone is accepted; the next value the connection needs is refused by name.
+      expect(() => connect(m.metadata.name, 'https://accounts.zoho.uk', 'https://www.zohoapis.uk')).toThrow(/apiDomain|zohoDomain/);
+      expect(() => connect(m.metadata.name, 'https://accounts.zoho.uk.evil.example', 'https://www.zohoapis.eu')).toThrow(/accountsServer/);
+    }
+  });
+
+  it("sends Zoho-oauthtoken where the product's docs write it, Bearer (the default) for Calendar and the generic Zoho Provider", () => {
+    const scheme = Object.fromEntries(zoho.map((m) => [m.metadata.name, m.spec.proxy?.headers?.authorization ?? 'Bearer (default)']));
+    const zohoToken = 'Zoho-oauthtoken ${accessToken}';
+    expect(scheme).toEqual({
+      zoho: 'Bearer (default)',
+      'zoho-bigin': zohoToken,
+      'zoho-books': zohoToken,
+      'zoho-calendar': 'Bearer (default)',
+      'zoho-crm': zohoToken,
+      'zoho-desk': zohoToken,
+      'zoho-inventory': zohoToken,
+      'zoho-invoice': zohoToken,
+      'zoho-mail': zohoToken,
+      'zoho-people': zohoToken,
+      'zoho-projects': zohoToken,
+      'zoho-recruit': zohoToken,
+      'zoho-sign': zohoToken,
+    });
   });
 
   it('refuses an accounts server or API domain outside Zoho before anything is sent there', () => {

@@ -24,9 +24,9 @@ describe('mode options', () => {
       const options = AUTH_MODE_MODULES[spec.authMode].options;
       return options && spec[options.field] !== undefined;
     });
-    // JWT's modeOptions, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
+    // JWT's modeOptions, BASIC's basic, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
     expect(new Set(checked.map(({ spec }) => spec.authMode))).toEqual(
-      new Set(['JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
+      new Set(['BASIC', 'JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
     );
     for (const { spec } of catalog) expect(providerModeProblems(spec)).toEqual(AUTH_MODE_MODULES[spec.authMode].providerProblems(spec));
   });
@@ -61,6 +61,7 @@ describe('mode options', () => {
     expect(withOptions.sort()).toEqual([
       'APP',
       'APP_STORE',
+      'BASIC',
       'CUSTOM',
       'INSTALL_PLUGIN',
       'JWT',
@@ -73,6 +74,7 @@ describe('mode options', () => {
     expect(Object.keys(modeOptionsViewSchemas()).sort()).toEqual([
       'app_installation',
       'app_store',
+      'basic',
       'mcp',
       'mode_options',
       'plugin_install',
