@@ -148,6 +148,8 @@ export const oauth2ClientCredentials: AuthModeModule = {
 /** The Provider authenticates the client with the Integration's key or certificate alone (no client secret is typed). */
 function typesNoSecret(spec: ProviderSpec): boolean {
   return (
-    spec.tokenRequestAuthMethod === 'private_key_jwt' || spec.tokenRequestAuthMethod === 'tls_client_auth' || spec.modeOptions?.samlBearer !== undefined
+    spec.tokenRequestAuthMethod === 'private_key_jwt' ||
+    spec.tokenRequestAuthMethod === 'tls_client_auth' ||
+    spec.modeOptions?.samlBearer !== undefined
   );
 }

@@ -90,8 +90,7 @@ export function signedSamlAssertion(input: SamlAssertionInput): string {
     '</ds:SignedInfo>';
   // Canonicalized alone, SignedInfo declares the ds namespace its ancestor Signature declares in the document.
   const signatureValue = sign('sha256', Buffer.from(signedInfo(` xmlns:ds="${DS}"`)), key).toString('base64');
-  const signature =
-    `<ds:Signature xmlns:ds="${DS}">` + signedInfo('') + el('ds:SignatureValue', {}, signatureValue) + '</ds:Signature>';
+  const signature = `<ds:Signature xmlns:ds="${DS}">` + signedInfo('') + el('ds:SignatureValue', {}, signatureValue) + '</ds:Signature>';
   // SAML's schema puts the Signature right after the Issuer.
   const issuerEnd = body.indexOf('</saml2:Issuer>') + '</saml2:Issuer>'.length;
   return open + body.slice(0, issuerEnd) + signature + body.slice(issuerEnd) + close;
@@ -131,7 +130,8 @@ function attrs(attributes: Record<string, string>): string {
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 
 function checked(value: string): string {
-  if (NOT_XML.test(value)) throw new LatchkeyError('invalid_input', 'invalid_connection_config', 'A value of the SAML assertion has a control character.');
+  if (NOT_XML.test(value))
+    throw new LatchkeyError('invalid_input', 'invalid_connection_config', 'A value of the SAML assertion has a control character.');
   return value;
 }
 

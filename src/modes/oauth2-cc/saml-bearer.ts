@@ -51,7 +51,7 @@ export function samlBearerOf(spec: ProviderSpec): SamlBearerOptions | undefined 
   const block = spec.modeOptions?.samlBearer;
   if (block === undefined) return undefined;
   const parsed = SamlBearerOptions.safeParse(block);
-  if (!parsed.success) throw new LatchkeyError('internal', 'provider_misconfigured', 'The provider\'s modeOptions.samlBearer is not valid.');
+  if (!parsed.success) throw new LatchkeyError('internal', 'provider_misconfigured', "The provider's modeOptions.samlBearer is not valid.");
   return parsed.data;
 }
 
@@ -71,7 +71,14 @@ export function samlBearerGrant(
     fillCredentialTemplate(
       template,
       `SAML assertion's ${where}`,
-      { apiKey: undefined, username: undefined, password: undefined, accessToken: undefined, sessionToken: undefined, clientId: input.clientId },
+      {
+        apiKey: undefined,
+        username: undefined,
+        password: undefined,
+        accessToken: undefined,
+        sessionToken: undefined,
+        clientId: input.clientId,
+      },
       input.connectionConfig,
     );
   const xml = signedSamlAssertion({
