@@ -126,7 +126,6 @@ function attrs(attributes: Record<string, string>): string {
 }
 
 /** Characters XML 1.0 cannot carry at all: refused rather than sent. */
-// eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 
 function checked(value: string): string {
