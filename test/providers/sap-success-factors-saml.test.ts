@@ -15,6 +15,7 @@ import { submitConnectForm } from '../support/simulated-consent.js';
 import { startSimulatedServer, type Replica } from '../support/replica.js';
 import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
 import { sapSuccessFactors, SF_HOST } from '../support/simulators/sap-success-factors.js';
+import { captureLogs } from '../support/log-capture.js';
 import { makeRsaSigningCertificate } from '../support/test-ca.js';
 
 const kc = testKubeConfig();
@@ -25,6 +26,7 @@ let host: SimulatorHost;
 let ns: { name: string; delete(): Promise<void> };
 let env: TestEnvironment;
 let latchkey: Replica;
+const logs = captureLogs();
 
 beforeAll(async () => {
   host = await startSimulators([sim]);
@@ -36,6 +38,7 @@ beforeAll(async () => {
   latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),
+    logger: logs.logger,
     synced: (ctx) =>
       Boolean(ctx.catalog.getProvider('sap-success-factors')) &&
       ['sf', 'sf-wrong'].every((i) => ctx.catalog.readSecretValue(ns.name, `${i}-client`, 'privateKey')),
@@ -133,5 +136,20 @@ describe('sap-success-factors: the SAML 2.0 bearer assertion grant (RFC 7522)', 
     expect(elsewhere.text).toContain('apiServer');
     const markup = await connect('sf', { userId: 'a<b' });
     expect(markup.status).toBe(400);
+  });
+
+  it('never logs an assertion, the key or a token (every line the replica wrote, at debug)', () => {
+    const sentAssertions = tokenRequests().map((r) => r.form.get('assertion')!);
+    expect(sentAssertions.length).toBeGreaterThanOrEqual(3);
+    const keyBody = (pem: string) => pem.split('\n').filter((l) => l && !l.startsWith('-----'));
+    const secrets = [
+      ...sentAssertions.flatMap((a) => [a, a.slice(-16)]),
+      ...sim.assertions.map((xml) => /<ds:SignatureValue>([^<]+)</.exec(xml)![1]!),
+      ...keyBody(REGISTERED.key),
+      ...keyBody(OTHER.key),
+      ...sim.state.accessTokens,
+    ];
+    expect(logs.lines.length).toBeGreaterThan(0);
+    expect(logs.leaks(secrets)).toEqual([]);
   });
 });

@@ -105,8 +105,12 @@ export const oauth2ClientCredentials: AuthModeModule = {
             clientSecret: form.values.clientSecret!,
             ...(keys.certificate ? { certificate: keys.certificate } : {}),
           };
+      // A SAML assertion sent is a credential for its minutes: kept out of any text of the provider's answer too.
+      let sent: string | undefined;
       try {
         const now = deps.clock.now();
+        const grant = grantOf(form.provider.spec, client, form.connectionConfig, now);
+        sent = grant.grant?.params.assertion;
         const credentials = await clientCredentialsToken(
           {
             provider: form.provider,
@@ -114,7 +118,7 @@ export const oauth2ClientCredentials: AuthModeModule = {
             client,
             connectionConfig: form.connectionConfig,
             fetch: deps.fetch,
-            ...grantOf(form.provider.spec, client, form.connectionConfig, now),
+            ...grant,
           },
           now,
         );
@@ -123,7 +127,7 @@ export const oauth2ClientCredentials: AuthModeModule = {
         const tooLarge = findAnswerTooLarge(err);
         if (tooLarge) return { refused: tooLarge };
         if (err instanceof LatchkeyError && (err.code === 'integration_not_configured' || err.kind === 'invalid_input')) throw err;
-        const answer = providerAnswer(err, [client.clientSecret]);
+        const answer = providerAnswer(err, [client.clientSecret, sent]);
         const refused = new LatchkeyError(
           'invalid_input',
           'invalid_credentials',
