@@ -8,6 +8,7 @@ import {
   buildAuthorizationUrl,
   calculatePKCECodeChallenge,
   clientCredentialsGrant,
+  genericGrantRequest,
   randomPKCECodeVerifier,
   refreshTokenGrant,
   type Configuration,
@@ -170,19 +171,24 @@ function scopesField(scopes: string[] | undefined): { granted_scopes?: string[] 
 /**
  * The client credentials grant: the provider's token parameters (its `grant_type` is the grant's own)
  * and the scopes (the Integration's, else the provider's defaults). `current`: stored credentials
- * whose other fields are kept (a renewal).
+ * whose other fields are kept (a renewal). `grant`: another grant the client makes alone in its place
+ * (an RFC 7521 assertion grant: RFC 7522's SAML bearer assertion), with its own parameters.
  */
 export async function clientCredentialsToken(
-  input: OAuth2FlowInput & { client: { clientId: string; clientSecret?: string }; timeoutSeconds?: number },
+  input: OAuth2FlowInput & {
+    client: { clientId: string; clientSecret?: string };
+    timeoutSeconds?: number;
+    grant?: { type: string; params: Record<string, string> };
+  },
   nowMs: number,
   current: Record<string, unknown> = {},
 ): Promise<OAuth2ClientCredentials> {
   const { config, answer } = configurationKeepingAnswer(input);
-  const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}) };
+  const params: Record<string, string> = { ...(input.provider.spec.tokenParams ?? {}), ...(input.grant?.params ?? {}) };
   delete params.grant_type;
   const scope = scopeParam(input);
   if (scope) params.scope = scope;
-  const tokens = await clientCredentialsGrant(config, params);
+  const tokens = input.grant ? await genericGrantRequest(config, input.grant.type, params) : await clientCredentialsGrant(config, params);
   const expiresIn = tokens.expiresIn();
   const next: Record<string, unknown> = {
     ...current,

@@ -355,6 +355,8 @@ describe('provider catalog (offline)', () => {
             if (cfg) used.add(cfg[1]!);
             else if (where.startsWith('twoStep.') && /^credentials\.[A-Za-z0-9_]+$/.test(p)) continue;
             else if (where.startsWith('postConnection.') && p === 'accessToken') continue;
+            // A SAML bearer assertion names the connection's client ID (SuccessFactors' api_key attribute).
+            else if (where.startsWith('modeOptions.samlBearer.') && p === 'clientId') continue;
             else if (!(valuePlaceholders && VALUE_PLACEHOLDERS.has(p))) report(`${where} uses unknown placeholder \${${p}}`);
           }
         }

@@ -66,6 +66,10 @@ export const EXTRA_DOMAINS: Record<string, { domains: string[]; why: string }> =
     domains: ['mastodon.social'],
     why: 'the default Mastodon instance (the docs use it in examples); other instances are configuration',
   },
+  'sap-success-factors': {
+    domains: ['successfactors.com', 'sapsf.com'],
+    why: "SuccessFactors' API servers are api<N>.successfactors.com and api<N>.sapsf.com (SAP's KBAs 2668018 and 3462403); SAP's own pages are on sap.com",
+  },
   'okta-api-key': { domains: ['oktapreview.com', 'okta-emea.com'], why: "Okta's preview and EMEA cells serve orgs under these domains" },
   'polar-accesslink': { domains: ['polarremote.com'], why: "Polar's token endpoint is polarremote.com" },
   'sage-accounting': { domains: ['sageone.com'], why: "Sage Accounting's authorize page is on www.sageone.com" },

@@ -1,11 +1,13 @@
 /**
  * The Integration reconciler's verdict on Providers that authenticate with private_key_jwt, against a real
  * control plane: the Integration's Secret needs the signing key in place of the client secret (and no client
- * ID where the end user types their own, OAUTH2_CC), a key that is not PEM is named without its text.
+ * ID where the end user types their own, OAUTH2_CC), a key that is not PEM is named without its text. Likewise a
+ * Provider whose token requests carry a SAML bearer assertion the Integration signs (RFC 7522: SuccessFactors).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { testKubeConfig } from '../../dev/cluster.js';
 import { createIntegration } from '../../dev/fixtures.js';
+import { catalogSpec } from '../support/catalog-files.js';
 import { startControllerBed, type ControllerBed } from '../support/controller-bed.js';
 
 const kc = testKubeConfig();
@@ -49,5 +51,18 @@ describe('Integrations of private_key_jwt Providers', () => {
     const bad = await integrationReady('bad-key', 'InvalidPrivateKey');
     expect(bad.message).toContain('key "privateKey" is not a PEM private key');
     expect(bad.message).not.toContain('not-a-pem-key-text');
+  });
+});
+
+describe('Integrations of SAML bearer assertion Providers (RFC 7522)', () => {
+  it('the shipped SuccessFactors manifest is Ready; its Integrations need the signing key alone', async () => {
+    const p = await bed.provider('sf', catalogSpec('sap-success-factors'));
+    expect((await bed.providerReady(p)).status).toBe('True');
+    await createIntegration(kc, bed.ns.name, 'sf-key', { provider: p }, { privateKey });
+    expect((await integrationReady('sf-key', 'Ready')).status).toBe('True');
+    await createIntegration(kc, bed.ns.name, 'sf-secret', { provider: p }, { clientId: 'c', clientSecret: 'a-client-secret-value' });
+    const missing = await integrationReady('sf-secret', 'SecretKeyMissing');
+    expect(missing.message).toContain('lacks "privateKey"');
+    expect(missing.message).toContain('SAML bearer assertions');
   });
 });

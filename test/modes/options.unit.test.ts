@@ -24,9 +24,10 @@ describe('mode options', () => {
       const options = AUTH_MODE_MODULES[spec.authMode].options;
       return options && spec[options.field] !== undefined;
     });
-    // JWT's modeOptions, BASIC's basic, TWO_STEP's twoStep, APP_STORE, TBA, SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
+    // JWT's and OAUTH2_CC's modeOptions (SuccessFactors' samlBearer), BASIC's basic, TWO_STEP's twoStep, APP_STORE, TBA,
+    // SIGNATURE, APP, CUSTOM and MCP_OAUTH2 (mcp) ship a block.
     expect(new Set(checked.map(({ spec }) => spec.authMode))).toEqual(
-      new Set(['BASIC', 'JWT', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
+      new Set(['BASIC', 'JWT', 'OAUTH2_CC', 'TWO_STEP', 'APP_STORE', 'TBA', 'SIGNATURE', 'APP', 'CUSTOM', 'MCP_OAUTH2']),
     );
     for (const { spec } of catalog) expect(providerModeProblems(spec)).toEqual(AUTH_MODE_MODULES[spec.authMode].providerProblems(spec));
   });
@@ -41,6 +42,21 @@ describe('mode options', () => {
     expect(providerModeProblems(tba)).toEqual([expect.stringMatching(/^spec\.tba is not usable \(signatureMethod: /)]);
     const jwt: ProviderSpec = { displayName: 'Ghost', authMode: 'JWT', modeOptions: { algorithm: 'HS256', lifetimeSeconds: -5 } };
     expect(providerModeProblems(jwt)).toEqual([expect.stringMatching(/^spec\.modeOptions is not usable \(lifetimeSeconds: /)]);
+    // OAUTH2_CC's SAML bearer grant: an assertion accepted for more than an hour, or a block missing its audience.
+    const saml = { issuer: 'i', audience: 'a', recipient: 'https://h/oauth/token', nameId: '${connectionConfig.userId}' };
+    const cc: ProviderSpec = {
+      displayName: 'SF',
+      authMode: 'OAUTH2_CC',
+      tokenUrl: 'https://h/oauth/token',
+      modeOptions: { samlBearer: saml },
+    };
+    expect(providerModeProblems(cc)).toEqual([]);
+    expect(providerModeProblems({ ...cc, modeOptions: { samlBearer: { ...saml, lifetimeSeconds: 86400 } } })).toEqual([
+      expect.stringMatching(/^spec\.modeOptions is not usable \(samlBearer\.lifetimeSeconds: /),
+    ]);
+    expect(providerModeProblems({ ...cc, modeOptions: { samlBearer: { ...saml, audience: undefined } } })).toEqual([
+      expect.stringMatching(/^spec\.modeOptions is not usable \(samlBearer\.audience: /),
+    ]);
     // The module's own verdict first: one message, not two, for a JWT provider without an algorithm.
     expect(providerModeProblems({ ...jwt, modeOptions: {} })).toEqual([
       'JWT providers need spec.modeOptions.algorithm (for example ES256 or HS256)',
@@ -66,6 +82,7 @@ describe('mode options', () => {
       'INSTALL_PLUGIN',
       'JWT',
       'MCP_OAUTH2',
+      'OAUTH2_CC',
       'SIGNATURE',
       'TBA',
       'TWO_STEP',

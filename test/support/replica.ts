@@ -162,7 +162,7 @@ export async function callJson(
 export async function startSimulatedServer(
   kc: KubeConfig,
   namespace: string,
-  opts: { key: string; egress: EgressGuard; synced: (ctx: Replica['ctx']) => unknown },
+  opts: { key: string; egress: EgressGuard; synced: (ctx: Replica['ctx']) => unknown; logger?: Logger },
 ): Promise<Replica> {
   const replica = await startReplica(kc, {
     namespaces: [namespace],
@@ -170,6 +170,7 @@ export async function startSimulatedServer(
     selfBaseUrl: true,
     key: opts.key,
     egress: opts.egress,
+    ...(opts.logger ? { logger: opts.logger } : {}),
   });
   await eventually(() => replica.ctx.catalog.listEnvironments(namespace).length > 0 && opts.synced(replica.ctx));
   return replica;

@@ -91,3 +91,32 @@ export function makeClientCertificate(commonName: string, days = 2): { cert: str
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A self-signed RSA certificate and its key (PEM): what a customer registers with a provider that verifies
+ * XML signatures by it (SuccessFactors' Manage OAuth2 Client Applications: RSA-SHA256).
+ */
+export function makeRsaSigningCertificate(commonName: string, days = 2): { cert: string; key: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-signing-cert-'));
+  try {
+    const f = (name: string) => join(dir, name);
+    openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      f('k.pem'),
+      '-out',
+      f('c.pem'),
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${commonName}`,
+    ]);
+    return { cert: readFileSync(f('c.pem'), 'utf8'), key: readFileSync(f('k.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -29,6 +29,9 @@ function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | 
   const module = findAuthModeModule(spec.authMode);
   const needed = module?.integration.secret;
   const method = spec.tokenRequestAuthMethod;
+  // RFC 7522: the end user types the client ID; the Integration signs the SAML assertion, no secret is sent.
+  if (needed && spec.modeOptions?.samlBearer !== undefined)
+    return { keys: [{ key: 'privateKey', pem: true }], why: 'the private key its SAML bearer assertions are signed with (RFC 7522)' };
   if (!needed || (method !== 'private_key_jwt' && method !== 'tls_client_auth') || !needed.keys.some((k) => k.key === 'clientSecret'))
     return needed;
   // No secret is sent; no client ID either where the end user gives their own.

@@ -5,6 +5,8 @@
  * assertion is signed with the Integration's key, whose public half the end user registers with their client;
  * one that authenticates with tls_client_auth likewise (the Integration's TLS client certificate is the proof).
  * A Provider that requires a client certificate beside the secret (`clientCertificate`) gets the Integration's.
+ * A Provider with `modeOptions.samlBearer` takes a SAML 2.0 bearer assertion instead (RFC 7522, ./saml-bearer.ts):
+ * the end user types the client ID, the Integration's key signs a new assertion for every token.
  */
 import { z } from 'zod';
 import { clientCredentialsToken } from '../../auth/oauth2-authorization.js';
@@ -20,6 +22,19 @@ import { compact, isoOrUndefined, notFlatImportable } from '../shared/flat-field
 import { bearerInjection } from '../shared/injection.js';
 import { CLIENT_KEYS } from '../shared/oauth-client.js';
 import { expiresAtInput, rawAnswer, shownTimestamp } from '../shared/credential-schemas.js';
+import { oauth2CcOptions, samlBearerGrant, samlBearerOf } from './saml-bearer.js';
+
+/** The grant a token request makes in place of client credentials, if the Provider declares one (a new assertion each time). */
+function grantOf(
+  spec: ProviderSpec,
+  client: ClientCredentials,
+  connectionConfig: Record<string, unknown>,
+  nowMs: number,
+): { grant?: { type: string; params: Record<string, string> } } {
+  const saml = samlBearerOf(spec);
+  if (!saml) return {};
+  return { grant: samlBearerGrant(spec, saml, { clientId: client.clientId, privateKey: client.privateKey, connectionConfig, nowMs }) };
+}
 
 /** A new token each time, with the connection's client (an import's) or else the Integration's. */
 const refresh: RefreshStrategy = {
@@ -33,14 +48,16 @@ const refresh: RefreshStrategy = {
           ...integrationKeys(input.catalog, input.namespace, input.integration),
         }
       : clientFor(input);
+    const connectionConfig = input.connection.resource.spec.connectionConfig ?? {};
     const next = await clientCredentialsToken(
       {
         provider: input.provider,
         integration: input.integration,
         client,
-        connectionConfig: input.connection.resource.spec.connectionConfig ?? {},
+        connectionConfig,
         fetch: input.fetch,
         timeoutSeconds: input.timeoutSeconds,
+        ...grantOf(input.provider.spec, client, connectionConfig, input.now),
       },
       input.now,
       current,
@@ -88,17 +105,29 @@ export const oauth2ClientCredentials: AuthModeModule = {
             clientSecret: form.values.clientSecret!,
             ...(keys.certificate ? { certificate: keys.certificate } : {}),
           };
+      // A SAML assertion sent is a credential for its minutes: kept out of any text of the provider's answer too.
+      let sent: string | undefined;
       try {
+        const now = deps.clock.now();
+        const grant = grantOf(form.provider.spec, client, form.connectionConfig, now);
+        sent = grant.grant?.params.assertion;
         const credentials = await clientCredentialsToken(
-          { provider: form.provider, integration: form.integration, client, connectionConfig: form.connectionConfig, fetch: deps.fetch },
-          deps.clock.now(),
+          {
+            provider: form.provider,
+            integration: form.integration,
+            client,
+            connectionConfig: form.connectionConfig,
+            fetch: deps.fetch,
+            ...grant,
+          },
+          now,
         );
         return { credentials: credentials as unknown as StoredCredentials };
       } catch (err) {
         const tooLarge = findAnswerTooLarge(err);
         if (tooLarge) return { refused: tooLarge };
-        if (err instanceof LatchkeyError && err.code === 'integration_not_configured') throw err;
-        const answer = providerAnswer(err, [client.clientSecret]);
+        if (err instanceof LatchkeyError && (err.code === 'integration_not_configured' || err.kind === 'invalid_input')) throw err;
+        const answer = providerAnswer(err, [client.clientSecret, sent]);
         const refused = new LatchkeyError(
           'invalid_input',
           'invalid_credentials',
@@ -117,9 +146,14 @@ export const oauth2ClientCredentials: AuthModeModule = {
     shownAs: 'OAUTH2',
     accepts: ['OAUTH2'],
   },
+  options: oauth2CcOptions,
 };
 
 /** The Provider authenticates the client with the Integration's key or certificate alone (no client secret is typed). */
 function typesNoSecret(spec: ProviderSpec): boolean {
-  return spec.tokenRequestAuthMethod === 'private_key_jwt' || spec.tokenRequestAuthMethod === 'tls_client_auth';
+  return (
+    spec.tokenRequestAuthMethod === 'private_key_jwt' ||
+    spec.tokenRequestAuthMethod === 'tls_client_auth' ||
+    spec.modeOptions?.samlBearer !== undefined
+  );
 }
