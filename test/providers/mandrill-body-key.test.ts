@@ -183,6 +183,7 @@ describe('Mandrill: the key in the JSON body', () => {
     ]);
     expect([res.status, res.body.error.code]).toEqual([status, code]);
     expect(typeof res.body.error.message).toBe('string');
+    expect(JSON.stringify(res.body)).not.toContain(sim.key);
     expect(sim.state.requests.length).toBe(before);
   });
 
