@@ -1,8 +1,9 @@
 /**
  * Typed credentials (an API key, a username and password) checked with the provider before they are
  * stored: the Provider's `verification` call, sent once with the credentials injected as the proxy
- * would inject them (headers, query parameters, JSON body fields). A 2xx accepts them; 401 or 403 refuses them; a network failure, a timeout, 404,
- * 429 or a 5xx is "could not check right now" (the end user tries again; a 404 is also what a provider
+ * would inject them (headers, query parameters, JSON body fields). A 2xx accepts them; 401 or 403
+ * refuses them; a network failure, a timeout, 404, 429 or a 5xx is "could not check right now" (the
+ * end user tries again; a 404 is also what a provider
  * answers while a path is being moved, and the operation log keeps what it said); any other answer
  * means the Provider's description does not fit the endpoint. Nothing of the answer is stored.
  */
