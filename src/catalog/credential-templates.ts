@@ -1,5 +1,5 @@
 /**
- * A Provider's templated `proxy.headers` and `proxy.query` filled for one set of credentials and a
+ * A Provider's templated `proxy.headers`, `proxy.query` and `proxy.body` filled for one set of credentials and a
  * connection's configuration (`${apiKey}`, `${username}`, `${password}`, `${accessToken}`, `${sessionToken}`
  * (a session step's token: Bullhorn's BhRestToken), `${connectionConfig.X}`, and the Integration's `${clientId}` and
  * `${clientSecret}`): what the proxy adds to a request, and what a typed credential's check sends.
@@ -28,6 +28,15 @@ export function templatesUseClient(templates: Array<Record<string, string> | und
 export interface Injection {
   headers: Record<string, string>;
   query: Array<[string, string]>;
+  /** The JSON body's fields (`proxy.body`), only for a provider that declares them. */
+  body?: Array<[string, string]>;
+}
+
+/** Every template value a Provider's proxy declares (headers, query parameters, body fields). */
+export function proxyTemplates(
+  proxy: { headers?: Record<string, string>; query?: Record<string, string>; body?: Record<string, string> } | undefined,
+): string[] {
+  return [...Object.values(proxy?.headers ?? {}), ...Object.values(proxy?.query ?? {}), ...Object.values(proxy?.body ?? {})];
 }
 
 /** One template filled; a 400 naming what is missing. */
@@ -90,5 +99,17 @@ export function filledQuery(
   return Object.entries(templates ?? {}).map(([name, template]) => [
     name,
     fillCredentialTemplate(template, `proxy query parameter ${name}`, values, connectionConfig),
+  ]);
+}
+
+/** JSON body field templates filled (`proxy.body`); any string may go in a JSON string. */
+export function filledBody(
+  templates: Record<string, string>,
+  values: CredentialValues,
+  connectionConfig: Record<string, unknown> | undefined,
+): Array<[string, string]> {
+  return Object.entries(templates).map(([name, template]) => [
+    name,
+    fillCredentialTemplate(template, `proxy body field ${name}`, values, connectionConfig),
   ]);
 }

@@ -27,6 +27,8 @@ export type ErrorKind =
   | 'method_not_allowed'
   /** The request body is larger than accepted (413). */
   | 'too_large'
+  /** The request body is of a media type not accepted here (415). */
+  | 'unsupported_media_type'
   /** Too many requests from this client; try again after `retryAfterMs` (429). */
   | 'rate_limited'
   /** The stored connection cannot be used until the end user authorizes again (424). */

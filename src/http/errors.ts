@@ -17,6 +17,7 @@ const STATUS: Record<ErrorKind, number> = {
   method_not_allowed: 405,
   conflict: 409,
   too_large: 413,
+  unsupported_media_type: 415,
   rate_limited: 429,
   reauthorization_required: 424,
   cancelled: 499,

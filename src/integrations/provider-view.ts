@@ -27,6 +27,7 @@ export interface ProviderView {
     decompress?: boolean;
     headers?: Record<string, string>;
     query?: Record<string, string>;
+    body?: Record<string, string>;
     paginate?: {
       type?: string;
       cursor_path_in_response?: string;
@@ -99,6 +100,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
           decompress: s.proxy.decompress ?? false,
           headers: s.proxy.headers,
           query: s.proxy.query,
+          body: s.proxy.body,
           paginate: paginate
             ? compact({
                 type: paginate.type,

@@ -224,6 +224,8 @@ export interface ProviderSpec {
     decompress?: boolean;
     headers?: Record<string, string>;
     query?: Record<string, string>;
+    /** Top-level fields set in the JSON object body of every call, for APIs taking the credential there (Mandrill's `key`; src/proxy/json-body-fields.ts). */
+    body?: Record<string, string>;
     paginate?: PaginateSpec;
   };
 }

@@ -1,12 +1,19 @@
 /**
- * What the proxy adds to a request: the provider's templated `proxy.headers` and `proxy.query`
- * (every mode; `${apiKey}`, `${username}`, `${password}`, `${accessToken}` filled from the
+ * What the proxy adds to a request: the provider's templated `proxy.headers`, `proxy.query` and `proxy.body`
+ * (every mode; the body's fields set by json-body-fields.ts; `${apiKey}`, `${username}`, `${password}`, `${accessToken}` filled from the
  * credentials), then the credential as the connection's auth mode module places it
  * (`proxy.authorization`, src/modes: a bearer token, HTTP Basic, an OAuth 1.0a or TBA signature, or
  * nothing). A provider whose headers already carry the credential (for example
  * `x-shopify-access-token: ${accessToken}`) gets no extra Authorization.
  */
-import { filledHeaders, filledQuery, templatesUseClient, type CredentialValues, type Injection } from '../catalog/credential-templates.js';
+import {
+  filledBody,
+  filledHeaders,
+  filledQuery,
+  templatesUseClient,
+  type CredentialValues,
+  type Injection,
+} from '../catalog/credential-templates.js';
 import type { ProviderSpec } from '../k8s/resources.js';
 import type { StoredCredentials } from '../k8s/store.js';
 import type { AuthorizationInput } from '../modes/auth-mode.js';
@@ -34,7 +41,7 @@ function credentialValues(credentials: StoredCredentials, client: IntegrationCli
 
 /** True when the provider's templates name the Integration's client (Etsy: `x-api-key: ${clientId}:${clientSecret}`). */
 export function needsIntegrationClient(spec: ProviderSpec): boolean {
-  return templatesUseClient([spec.proxy?.headers, spec.proxy?.query]);
+  return templatesUseClient([spec.proxy?.headers, spec.proxy?.query, spec.proxy?.body]);
 }
 
 /** The templated headers and query parameters of the provider record, filled for this connection. */
@@ -49,7 +56,9 @@ export function templatedInjection(
   // Headers of the mode's own (BILL: the session and developer key), under the templated ones.
   const own = moduleOfCredentials(credentials)?.proxy.defaultHeaders?.(credentials) ?? {};
   for (const [name, value] of Object.entries(own)) headers[name] ??= value;
-  return { headers, query: filledQuery(spec.proxy?.query, values, connectionConfig) };
+  const query = filledQuery(spec.proxy?.query, values, connectionConfig);
+  const body = spec.proxy?.body;
+  return body ? { headers, query, body: filledBody(body, values, connectionConfig) } : { headers, query };
 }
 
 /**
@@ -79,6 +88,10 @@ export class Injections {
     Object.freeze(injection.headers);
     for (const pair of injection.query) Object.freeze(pair);
     Object.freeze(injection.query);
+    if (injection.body) {
+      for (const pair of injection.body) Object.freeze(pair);
+      Object.freeze(injection.body);
+    }
     Object.freeze(injection);
     if (!byCredentials) this.kept.set(spec, (byCredentials = new WeakMap()));
     if (!byConfig) byCredentials.set(credentials, (byConfig = new WeakMap()));

@@ -27,6 +27,7 @@ import { BaseUrls } from './base-url.js';
 import { DEFAULT_BACKOFF, parseRetries, type RetryPolicy } from './retry-policy.js';
 import { DEFAULT_IDLE_MS } from './stream-limits.js';
 import { passBody } from './pass-body.js';
+import { readCallerJsonObject, withBodyFields } from './json-body-fields.js';
 import { checkProxyPath, upstreamTarget } from './target-url.js';
 import { SCOPE_HEADERS, scopeRefusal, scopeRefusalMessage } from './insufficient-scope.js';
 import type { UpstreamResponse } from './upstream-response.js';
@@ -175,10 +176,15 @@ export class CredentialProxy {
 
     // Hold the body in memory when it may have to be sent again (retries, 401 refresh) or signed (OAuth 1 forms).
     const needsForm = modeProxy?.signsFormBody === true && isFormBody(req.headers);
+    // A provider taking the credential in the JSON body: the caller's object held and checked (json-body-fields.ts).
+    const jsonObject = provider.spec.proxy?.body
+      ? await readCallerJsonObject(req, req.headers, method, this.replayLimit, provider.spec.displayName)
+      : undefined;
     // No body (most calls): no read, and no promise to wait for.
-    const body: RequestBody = !hasBody(req.headers)
-      ? { kind: 'none' }
-      : await readBody(req, req.headers, retries > 0 || refreshable || needsForm ? this.replayLimit : 0);
+    const body: RequestBody =
+      jsonObject || !hasBody(req.headers)
+        ? { kind: 'none' }
+        : await readBody(req, req.headers, retries > 0 || refreshable || needsForm ? this.replayLimit : 0);
     if (needsForm && body.kind === 'stream')
       throw new LatchkeyError(
         'too_large',
@@ -224,7 +230,8 @@ export class CredentialProxy {
       if (authorization !== undefined) headers.authorization = authorization;
       const own = mode?.ownHeader?.(provider.spec, credentials);
       if (own) headers[own[0]] = own[1];
-      return { method, url: target, headers, body, ...(clientCertificate ? { clientCertificate } : {}) };
+      const sent = jsonObject ? withBodyFields(jsonObject, injection.body ?? [], headers) : body;
+      return { method, url: target, headers, body: sent, ...(clientCertificate ? { clientCertificate } : {}) };
     };
 
     const send = (credentials: StoredCredentials) =>

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { AUTH_MODES } from '../../src/domain/auth-modes.js';
 import { configFieldNames, configFields, templateHost, undeclaredHost, urlTemplates } from '../../src/catalog/connection-config.js';
+import { proxyTemplates } from '../../src/catalog/credential-templates.js';
 import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
 import { BASE_PATH_EXCEPTIONS, COMMON_BASE_PATHS, PENDING_ELSEWHERE } from './proxy-base-paths.js';
 import { EXTRA_DOMAINS, FAMILY_DOMAINS, registrableDomain } from './provider-hosts.js';
@@ -406,17 +407,19 @@ describe('provider catalog (offline)', () => {
   it('says where an API key goes for every API_KEY provider, and uses credential placeholders only in the mode that has them', () => {
     expect(
       problems((m, report) => {
-        const headerValues = Object.values(m.spec.proxy?.headers ?? {});
-        const queryValues = Object.values(m.spec.proxy?.query ?? {});
-        if (m.spec.authMode === 'API_KEY' && ![...headerValues, ...queryValues].some((v) => v.includes('${apiKey}'))) {
-          report('API_KEY provider does not place ${apiKey} in proxy.headers or proxy.query');
+        const values = proxyTemplates(m.spec.proxy);
+        if (m.spec.authMode === 'API_KEY' && !values.some((v) => v.includes('${apiKey}'))) {
+          report('API_KEY provider does not place ${apiKey} in proxy.headers, proxy.query or proxy.body');
         }
-        for (const v of [...headerValues, ...queryValues]) {
+        for (const v of values) {
           if (v.includes('${apiKey}') && !['API_KEY', 'JWT', 'INSTALL_PLUGIN'].includes(m.spec.authMode))
             report(`\${apiKey} used by a ${m.spec.authMode} provider`);
           if ((v.includes('${username}') || v.includes('${password}')) && m.spec.authMode !== 'BASIC')
             report(`\${username}/\${password} used by a ${m.spec.authMode} provider`);
         }
+        // Body fields go in a JSON object: only a POST checks credentials with them (the CRD says so too).
+        if (m.spec.proxy?.body && m.spec.verification && m.spec.verification.method !== 'POST')
+          report('proxy.body with a verification call that is not a POST');
         for (const k of Object.keys(m.spec.proxy?.headers ?? {})) {
           if (k !== k.toLowerCase()) report(`header ${k} is not lowercase`);
           if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(k)) report(`header ${k} is not a valid header name`);

@@ -85,6 +85,17 @@ describe('provider view', () => {
       shown: { verification: { docs: 'https://docs.example.test/me', method: 'GET', path: '/v1/me', headers: { 'x-version': '2' } } },
     },
     {
+      mode: 'API_KEY' as const,
+      spec: {
+        proxy: { baseUrl: 'https://mandrillapp.com/api', body: { key: '${apiKey}' } },
+        verification: { method: 'POST' as const, path: '/1.0/users/ping.json' },
+      },
+      shown: {
+        proxy: { base_url: 'https://mandrillapp.com/api', decompress: false, body: { key: '${apiKey}' } },
+        verification: { method: 'POST', path: '/1.0/users/ping.json' },
+      },
+    },
+    {
       mode: 'OAUTH2' as const,
       spec: {
         revocation: {

@@ -115,6 +115,19 @@ describe('provider catalog on the API server', () => {
     expect(missing).toMatch(/OAUTH1 providers need requestTokenUrl/);
   });
 
+  it('takes proxy.body (the credential in a JSON body) with a POST verification only, and refuses an empty field name', async () => {
+    const mandrill = catalog.find((m) => m.metadata.name === 'mandrill')!;
+    const dryRun = { dryRun: true, name: `body-${run}` };
+    const withCheck = (method: string) => ({
+      ...mandrill,
+      spec: { ...mandrill.spec, verification: { ...mandrill.spec.verification!, method } },
+    });
+    expect(await create(withCheck('GET') as ProviderManifest, dryRun)).toMatch(/a provider with proxy\.body checks credentials with POST/);
+    expect(await create(withCheck('POST') as ProviderManifest, dryRun)).toBeUndefined();
+    const emptyName = { ...mandrill, spec: { ...mandrill.spec, proxy: { ...mandrill.spec.proxy, body: { '': '${apiKey}' } } } };
+    expect(await create(emptyName as ProviderManifest, dryRun)).toMatch(/proxy\.body field names are 1 to 128 characters/);
+  });
+
   describe('the fields for values the provider returns (issue #43)', () => {
     const base = {
       apiVersion: `${GROUP}/${VERSION}`,

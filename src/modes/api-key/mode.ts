@@ -1,8 +1,8 @@
-/** API_KEY: a key the Provider's templates place (`${apiKey}` in `proxy.headers` or `proxy.query`); never renewed. */
+/** API_KEY: a key the Provider's templates place (`${apiKey}` in `proxy.headers`, `proxy.query` or `proxy.body`); never renewed. */
 import { z } from 'zod';
 import type { AuthModeModule } from '../auth-mode.js';
 import { flatFields } from '../shared/flat-fields.js';
-import { noAuthorization } from '../shared/injection.js';
+import { noAuthorization, templatesUse } from '../shared/injection.js';
 import type { ProxyInjection } from '../auth-mode.js';
 import { checkedFormCredentials } from '../shared/typed-check.js';
 
@@ -32,10 +32,11 @@ export const apiKey: AuthModeModule = {
   },
   proxy: injection,
   providerProblems(spec) {
-    const places = [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})];
-    return places.some((v) => v.includes('${apiKey}'))
+    return templatesUse(spec, '${apiKey}')
       ? []
-      : ['API_KEY providers must say where the key goes: a spec.proxy.headers or spec.proxy.query value containing ${apiKey}'];
+      : [
+          'API_KEY providers must say where the key goes: a spec.proxy.headers, spec.proxy.query or spec.proxy.body value containing ${apiKey}',
+        ];
   },
   integration: { clientBeforeConnect: false, accepts: [], needsNoClient: true },
 };

@@ -1,14 +1,15 @@
 /**
  * Typed credentials (an API key, a username and password) checked with the provider before they are
  * stored: the Provider's `verification` call, sent once with the credentials injected as the proxy
- * would inject them. A 2xx accepts them; 401 or 403 refuses them; a network failure, a timeout, 404,
- * 429 or a 5xx is "could not check right now" (the end user tries again; a 404 is also what a provider
+ * would inject them (headers, query parameters, JSON body fields). A 2xx accepts them; 401 or 403
+ * refuses them; a network failure, a timeout, 404, 429 or a 5xx is "could not check right now" (the
+ * end user tries again; a 404 is also what a provider
  * answers while a path is being moved, and the operation log keeps what it said); any other answer
  * means the Provider's description does not fit the endpoint. Nothing of the answer is stored.
  */
 import { fillProviderUrl, providerUrlTemplate } from '../../catalog/connection-config.js';
 import { providerText } from '../../oplog/redact.js';
-import { filledHeaders, filledQuery, type CredentialValues } from '../../catalog/credential-templates.js';
+import { filledBody, filledHeaders, filledQuery, type CredentialValues } from '../../catalog/credential-templates.js';
 import { isAbortOrTimeout, LatchkeyError } from '../../domain/errors.js';
 import { isRetryableStatus } from '../../domain/retry.js';
 import type { ProviderResource } from '../../k8s/resources.js';
@@ -72,6 +73,10 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
   // As the proxy does: an Authorization the templates set wins over the mode's.
   const authorization = headers.authorization === undefined ? check.authorization(headers, url) : undefined;
   if (authorization !== undefined) headers.authorization = authorization;
+  // A provider taking the credential in the JSON body (Mandrill's `key`): the body is its fields alone, as the
+  // proxy sends them on a call without a body (src/proxy/json-body-fields.ts); the CRD makes such a check a POST.
+  const bodyFields = spec.proxy?.body ? Object.fromEntries(filledBody(spec.proxy.body, values, connectionConfig)) : undefined;
+  if (bodyFields) headers['content-type'] = 'application/json';
   const unavailable = (detail: string): CheckResult => ({
     ok: false,
     error: new LatchkeyError('upstream', 'provider_unavailable', `${name} could not check this ${check.what} right now; try again.`),
@@ -82,6 +87,7 @@ export async function checkTypedCredentials(check: CredentialCheck): Promise<Che
     res = await check.fetch(url, {
       method: verification.method ?? 'GET',
       headers,
+      ...(bodyFields ? { body: JSON.stringify(bodyFields) } : {}),
       redirect: 'manual',
       signal: AbortSignal.timeout(CREDENTIAL_CHECK_TIMEOUT_SECONDS * 1000),
     });

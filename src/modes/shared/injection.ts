@@ -1,15 +1,16 @@
 /**
  * The proxy's Authorization header as modes build it: a bearer token, HTTP Basic, or nothing; none
- * when the Provider's templates (`proxy.headers`, `proxy.query`) already place the credential.
+ * when the Provider's templates (`proxy.headers`, `proxy.query`, `proxy.body`) already place the credential.
  */
 import { LatchkeyError } from '../../domain/errors.js';
 import { isUnsafeHeaderValue } from '../../domain/header-value.js';
+import { proxyTemplates } from '../../catalog/credential-templates.js';
 import type { ProviderSpec } from '../../k8s/resources.js';
 import type { AuthorizationInput, ProxyInjection } from '../auth-mode.js';
 
 /** True when the provider's templates already place this credential somewhere. */
 export function templatesUse(spec: ProviderSpec, placeholder: string): boolean {
-  return [...Object.values(spec.proxy?.headers ?? {}), ...Object.values(spec.proxy?.query ?? {})].some((v) => v.includes(placeholder));
+  return proxyTemplates(spec.proxy).some((v) => v.includes(placeholder));
 }
 
 /** A checked header value: a LatchkeyError naming what is missing or unsafe. */

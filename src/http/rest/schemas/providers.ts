@@ -42,6 +42,9 @@ export const Provider = z.object({
       decompress: z.boolean().optional(),
       headers: StringMap.optional(),
       query: StringMap.optional(),
+      body: StringMap.optional().describe(
+        'Top-level fields set in the JSON object body of every proxied call (same placeholders as headers): the credential of APIs that take it in the body',
+      ),
       paginate: z
         .object({
           type: z.string().optional(),
