@@ -90,6 +90,18 @@ describe("the Integration's values (jira-data-center)", () => {
     ]);
   });
 
+  it("Confluence Data Center: the same endpoints on the Integration's Confluence server", () => {
+    const confluence = catalogSpec('confluence-data-center');
+    const config = checkConnectionConfig(
+      confluence,
+      withIntegrationConfig(confluence, { connectionConfig: { host: 'wiki.example.com' } }, {}),
+    );
+    expect(fillProviderUrl(confluence, confluence.authorizationUrl!, config)).toBe('https://wiki.example.com/rest/oauth2/latest/authorize');
+    expect(fillProviderUrl(confluence, confluence.tokenUrl!, config)).toBe('https://wiki.example.com/rest/oauth2/latest/token');
+    expect(fillProviderUrl(confluence, confluence.proxy!.baseUrl!, config)).toBe('https://wiki.example.com');
+    expect(confluence.defaultScopes).toEqual(['READ']);
+  });
+
   it('leave Providers without such keys as they were', () => {
     const basic = catalogSpec('jira-data-center-basic');
     expect(withIntegrationConfig(basic, integration, { host: 'jira.other.example' })).toEqual({ host: 'jira.other.example' });
