@@ -56,7 +56,7 @@ export interface ProviderCase {
   expectConfig: Record<string, string>;
   /** Integration scopes (default: the manifest's defaultScopes). */
   scopes?: string[];
-  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`). */
+  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`; a Jira Data Center server's host). */
   integration?: { authorizationParams?: Record<string, string>; redirectUriName?: string; connectionConfig?: Record<string, string> };
   /** Latchkey's callback URL, for a provider that keeps it registered under a name (eBay's RuName and its accepted URL). */
   registerCallback?: (callbackUrl: string) => void;

@@ -6,6 +6,7 @@ import { PROVIDERS_C } from './providers-c.js';
 import { PROVIDERS_D } from './providers-d.js';
 import { PROVIDERS_E } from './providers-e.js';
 import { clover } from './clover.js';
+import { jiraDataCenter } from './jira-data-center.js';
 
 export const SIMULATORS: Array<() => ProviderSimulator> = [
   ...PROVIDERS_A,
@@ -14,4 +15,5 @@ export const SIMULATORS: Array<() => ProviderSimulator> = [
   ...PROVIDERS_D,
   ...PROVIDERS_E,
   clover,
+  jiraDataCenter,
 ];
