@@ -68,8 +68,9 @@ export function typedFields(provider: ProviderResource): TypedField[] {
   const supplied = flowSuppliedKeys(provider.spec);
   return [
     ...credentialFields(provider).map((f) => ({ name: f.name, secret: f.secret })),
+    // What the flow fills and what the Integration sets (setBy: integration) are never typed by the end user.
     ...configFields(provider.spec)
-      .filter((f) => !supplied.has(f.name))
+      .filter((f) => !supplied.has(f.name) && f.setBy !== 'integration')
       .map((f) => ({ name: f.name, secret: false })),
   ];
 }

@@ -12,6 +12,7 @@ import { resolveClient } from '../auth/oauth2-client.js';
 import { AccountChoiceNeeded, withProviderValues } from '../auth/post-connection.js';
 import { providerValueKeys } from '../auth/provider-answers.js';
 import { checkConnectionConfig, configFields } from '../catalog/connection-config.js';
+import { integrationConfigProblems, withIntegrationConfig } from '../catalog/integration-config.js';
 import { LatchkeyError, findAnswerTooLarge } from '../domain/errors.js';
 import { findCondition, IntegrationCondition, IntegrationReason } from '../domain/conditions.js';
 import type { ClientRegistrationStore } from '../k8s/client-registrations.js';
@@ -77,9 +78,10 @@ function view(integration: IntegrationResource, provider: ProviderResource): Int
       secret: f.secret,
       required: f.required,
     })),
-    // What the flow fills itself (APP / CUSTOM: the app slug and installation ID; INSTALL_PLUGIN: the callback's fields).
+    // What the flow fills itself (APP / CUSTOM: the app slug and installation ID; INSTALL_PLUGIN: the callback's fields),
+    // and what the Integration sets (setBy: integration), is never asked.
     configFields: configFields(provider.spec)
-      .filter((f) => !supplied.has(f.name))
+      .filter((f) => !supplied.has(f.name) && f.setBy !== 'integration')
       .map((f) => ({
         name: f.name,
         label: f.label ?? fieldLabel(provider, f.name),
@@ -109,6 +111,8 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
 const NOT_READY_TEXT: Record<string, string> = {
   [IntegrationReason.ProviderNotFound]: 'This service is not set up yet.',
   [IntegrationReason.ProviderNotReady]: 'This service is not set up correctly yet.',
+  [IntegrationReason.ConnectionConfigMissing]: 'This service is not set up yet.',
+  [IntegrationReason.InvalidConnectionConfig]: 'This service is not set up correctly yet.',
 };
 const NOT_CONFIGURED = 'This service is not fully configured yet (its client credentials are missing).';
 
@@ -124,6 +128,8 @@ function unavailableReason(
 ): string | undefined {
   const ready = findCondition(integration.status?.conditions, IntegrationCondition.Ready);
   if (ready?.status === 'False') return NOT_READY_TEXT[ready.reason] ?? NOT_CONFIGURED;
+  // Before the controller has looked: a value the platform team sets on the Integration is missing or wrong.
+  if (integrationConfigProblems(provider.spec, integration.spec).length) return NOT_READY_TEXT[IntegrationReason.ConnectionConfigMissing];
   // OAuth 2 and OAuth 1 redirect with the Integration's client; TBA signs with its consumer key and secret.
   if (authModeModule(provider.spec.authMode).integration.clientBeforeConnect && !resolveClient(deps.catalog, namespace, integration))
     return NOT_CONFIGURED;
@@ -137,7 +143,7 @@ function unavailableReason(
 async function flowConfig(
   deps: ConnectDeps,
   session: OpenSession,
-  provider: ProviderResource,
+  { integration, provider }: { integration: IntegrationResource; provider: ProviderResource },
   rawConfig: unknown,
 ): Promise<Record<string, string>> {
   const r = session.claims.reconnect;
@@ -157,7 +163,8 @@ async function flowConfig(
     return stringValues(checkConnectionConfig(provider.spec, stored, { path: 'connectionConfig' }));
   }
   const later = providerValueKeys(provider.spec).all;
-  const given = (rawConfig ?? {}) as Record<string, unknown>;
+  // The Integration's values (setBy: integration) in place; another one sent is refused.
+  const given = withIntegrationConfig(provider.spec, integration.spec, (rawConfig ?? {}) as Record<string, unknown>, 'connectionConfig');
   const fromProvider = Object.keys(given).filter((k) => later.has(k) && given[k] !== undefined && given[k] !== '');
   if (fromProvider.length) {
     throw new LatchkeyError('invalid_input', 'invalid_connection_config', `${provider.spec.displayName} gives these values itself.`, {
@@ -264,7 +271,7 @@ export async function startOAuthFlow(
       base,
       secretKey: session.secretKey,
       rawConfig,
-      checkedConfig: () => flowConfig(deps, session, provider, rawConfig),
+      checkedConfig: () => flowConfig(deps, session, { integration, provider }, rawConfig),
       appName: consentAppName(session.environment, v.name),
       secrets,
     });
@@ -318,7 +325,7 @@ export async function submitForm(
   if (!session.claims.reconnect)
     await checkSessionQuota(deps.connectionScans, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);
   const values = validate(formSchema(v), rawValues, 'values') as Record<string, string>;
-  const connectionConfig = await flowConfig(deps, session, provider, rawConfig);
+  const connectionConfig = await flowConfig(deps, session, { integration, provider }, rawConfig);
   // Once per session and integration: a used session sends the provider nothing and changes nothing.
   return completeOnce(deps, sessionUse(session, integrationId), () =>
     saveForm(deps, session, { integration, provider, v, values, connectionConfig }),

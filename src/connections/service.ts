@@ -12,6 +12,7 @@ import type { Clock } from '../domain/clock.js';
 import { CREDENTIALS_ERROR, MAX_STATUS_ERRORS, mergeCredentials, statusAfterNewCredentials } from '../domain/connection-state.js';
 import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { checkConnectionConfig } from '../catalog/connection-config.js';
+import { withIntegrationConfig } from '../catalog/integration-config.js';
 import type { RefreshSettings } from '../domain/refresh-margin.js';
 import type { RefreshLock } from '../auth/refresh/lock.js';
 import { revokeGrant, type RevocationOutcome } from '../auth/grant-revocation.js';
@@ -45,8 +46,12 @@ const HALF_MADE_AFTER_MS = 30_000;
 
 /** Creates a connection; a taken connection ID is an `already_exists` error (the API server refuses the name). */
 export async function createConnection(deps: ConnectionServiceDeps, input: NewConnection): Promise<StoredConnection> {
-  // Every value follows the Provider's rules and every required key is there (400 otherwise).
-  const connectionConfig = checkConnectionConfig(input.provider.spec, input.connectionConfig);
+  // The Integration's values in place (a caller's other value refused), then every value follows the
+  // Provider's rules and every required key is there (400 otherwise).
+  const connectionConfig = checkConnectionConfig(
+    input.provider.spec,
+    withIntegrationConfig(input.provider.spec, input.integration.spec, input.connectionConfig),
+  );
   // Before the first write: credentials too large for their Secret create nothing.
   const credentials = fitCredentials(input.credentials);
   return deps.connections.createConnection({
@@ -98,13 +103,14 @@ export async function replaceCredentials(
   deps: ConnectionServiceDeps,
   namespace: string,
   existing: StoredConnection,
-  input: Pick<NewConnection, 'credentials' | 'metadata' | 'connectionConfig' | 'endUser' | 'provider'>,
+  input: Pick<NewConnection, 'credentials' | 'metadata' | 'connectionConfig' | 'endUser' | 'provider' | 'integration'>,
 ): Promise<StoredConnection> {
   const name = existing.resource.metadata.name;
-  // The merged configuration is checked before anything is written, so a refused one changes nothing.
+  // The merged configuration is checked before anything is written, so a refused one changes nothing; the
+  // Integration's values (checked against what was sent) replace the stored ones: new credentials, its current host.
   const connectionConfig = checkConnectionConfig(input.provider.spec, {
     ...(existing.resource.spec.connectionConfig ?? {}),
-    ...(input.connectionConfig ?? {}),
+    ...withIntegrationConfig(input.provider.spec, input.integration.spec, input.connectionConfig),
   });
   const { credentials, credentialsVersion } = await deps.connections.updateCredentials(namespace, name, () => input.credentials);
   if (input.endUser || input.metadata || input.connectionConfig) {

@@ -31,3 +31,9 @@ export const MINTED_TOKEN_FIELD: Readonly<Partial<Record<AuthMode, 'token' | 'ac
   JWT: 'token',
   APP_STORE: 'access_token',
 };
+
+/**
+ * Modes that send no integration secret to a URL built from the connection configuration: only these may
+ * let a caller give any host (`anyHost`); the others only on a key the Integration sets (`setBy: integration`).
+ */
+export const MODES_WITHOUT_INTEGRATION_SECRET: readonly AuthMode[] = ['API_KEY', 'BASIC', 'NONE', 'JWT', 'TWO_STEP'];

@@ -78,6 +78,10 @@ export const IntegrationReason = {
   InvalidClientCertificate: 'InvalidClientCertificate',
   /** The token endpoint refused the client (invalid_client, unauthorized_client, a 4xx page): reported by the refresher. */
   ClientRejected: 'ClientRejected',
+  /** A configuration key the Provider lets the Integration set (setBy: integration) is required and spec.connectionConfig lacks it. */
+  ConnectionConfigMissing: 'ConnectionConfigMissing',
+  /** A value of spec.connectionConfig breaks its key's rule, or names a key the Provider does not let the Integration set. */
+  InvalidConnectionConfig: 'InvalidConnectionConfig',
   ...SecretReason,
 } as const;
 export type IntegrationReason = ValueOf<typeof IntegrationReason>;

@@ -325,8 +325,16 @@ export interface ConnectionConfigField {
   enum?: string[];
   /** The value is a host name equal to or under one of these domains. */
   hostSuffixes?: string[];
-  /** The value is any public host name (only for modes that send no integration secret). */
+  /**
+   * The value is any public host name: for modes that send no integration secret, or a key the
+   * Integration sets (`setBy: integration`), never one an end user types where the client secret follows.
+   */
   anyHost?: boolean;
+  /**
+   * `integration`: the platform team sets the value on the Integration (`spec.connectionConfig`); it is never
+   * asked of the end user, a caller may not give another, and every connection of the Integration carries it.
+   */
+  setBy?: 'integration';
   required?: boolean;
   default?: string;
   /** A value the provider returns: never asked of the end user; checked by the rule above before it is stored or used. */
@@ -430,6 +438,8 @@ export interface IntegrationSpec {
   authorizationParams?: Record<string, string>;
   /** The name the provider registered for Latchkey's callback URL, for a Provider with `redirectUriIsName` (eBay's RuName). */
   redirectUriName?: string;
+  /** Values of the Provider's `setBy: integration` configuration keys (a self-managed server's host), copied into every connection. */
+  connectionConfig?: Record<string, string>;
 }
 export interface IntegrationStatus extends CommonStatus {
   /** Where the provider sends this Integration's webhooks, when its Provider declares them. */

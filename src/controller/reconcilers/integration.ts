@@ -18,6 +18,7 @@ import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
 import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
+import { integrationConfigProblems } from '../../catalog/integration-config.js';
 
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
@@ -90,7 +91,8 @@ export class IntegrationReconciler {
     const verdict = await this.checkClient(integration);
     if (verdict.status !== 'True') return verdict;
     const provider = this.store.catalog.getProvider(integration.spec.provider);
-    return (provider && (await this.checkCertificate(integration, provider.spec))) ?? verdict;
+    if (!provider) return verdict;
+    return (await this.checkCertificate(integration, provider.spec)) ?? connectionConfigVerdict(integration, provider.spec) ?? verdict;
   }
 
   /** The TLS client certificate a Provider requires (mutual TLS): named, in place, and a current certificate with its key. */
@@ -216,6 +218,23 @@ export class IntegrationReconciler {
       message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has ${needed.why}.`,
     };
   }
+}
+
+/**
+ * The values the platform team sets on the Integration (`spec.connectionConfig`, the Provider's `setBy:
+ * integration` keys): each required one there and following its key's rule. Names keys, never values.
+ */
+function connectionConfigVerdict(integration: IntegrationResource, spec: ProviderSpec): Verdict<IntegrationReason> | undefined {
+  const problems = integrationConfigProblems(spec, integration.spec);
+  if (!problems.length) return undefined;
+  const missing = problems.every((p) => p.kind === 'missing');
+  return {
+    status: 'False',
+    reason: missing ? IntegrationReason.ConnectionConfigMissing : IntegrationReason.InvalidConnectionConfig,
+    message:
+      `Provider "${integration.spec.provider}" takes connection configuration from the Integration: ` +
+      `${problems.map((p) => p.message).join('; ')}.`,
+  };
 }
 
 /**

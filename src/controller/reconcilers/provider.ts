@@ -4,6 +4,7 @@ import { ProviderCondition, ProviderReason, type ConditionInput } from '../../do
 import { writeConditions, type CatalogParts } from './conditions.js';
 import { providerModeProblems } from '../../modes/registry.js';
 import { configFieldNames } from '../../catalog/connection-config.js';
+import { anyHostProblems } from '../../catalog/integration-config.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
 
@@ -42,6 +43,8 @@ export function validateProvider(spec: ProviderSpec): string[] {
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:') problems.push(`spec.${field} must be an http(s) URL, not ${url.protocol}`);
   }
+  // Any host only where no integration secret follows it, or where the Integration sets it (the CRD's CEL rule too).
+  problems.push(...anyHostProblems(spec));
   // What the auth mode needs of its Provider: its module says, and its options block's schema.
   problems.push(...providerModeProblems(spec));
   return problems;

@@ -56,8 +56,8 @@ export interface ProviderCase {
   expectConfig: Record<string, string>;
   /** Integration scopes (default: the manifest's defaultScopes). */
   scopes?: string[];
-  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`). */
-  integration?: { authorizationParams?: Record<string, string>; redirectUriName?: string };
+  /** What else the Integration gives that its provider's docs ask of the app (Amazon Selling Partner's `application_id`; a Jira Data Center server's host). */
+  integration?: { authorizationParams?: Record<string, string>; redirectUriName?: string; connectionConfig?: Record<string, string> };
   /** Latchkey's callback URL, for a provider that keeps it registered under a name (eBay's RuName and its accepted URL). */
   registerCallback?: (callbackUrl: string) => void;
   /** One documented API call, sent through the proxy: its path as the provider's docs write it. */

@@ -7,6 +7,7 @@ import { PROVIDERS_D } from './providers-d.js';
 import { PROVIDERS_E } from './providers-e.js';
 import { clover } from './clover.js';
 import { tiktokAds } from './tiktok-ads.js';
+import { jiraDataCenter } from './jira-data-center.js';
 
 export const SIMULATORS: Array<() => ProviderSimulator> = [
   ...PROVIDERS_A,
@@ -16,4 +17,5 @@ export const SIMULATORS: Array<() => ProviderSimulator> = [
   ...PROVIDERS_E,
   clover,
   tiktokAds,
+  jiraDataCenter,
 ];

@@ -1,0 +1,72 @@
+/**
+ * Jira Data Center's OAuth 2.0 provider API on a self-managed server (here `jira.acme-corp.example`, the host the
+ * platform team names on the Integration), as Atlassian's pages describe it:
+ * - https://confluence.atlassian.com/adminjiraserver101/jira-oauth-2-0-provider-api-1455427907.html: the
+ *   authorization code flow with PKCE, and without; every authorization request goes to
+ *   /rest/oauth2/latest/authorize on the Jira server with `state`; the client ID and secret come from the incoming
+ *   link. The simulator requires `code_challenge` with `code_challenge_method=S256` (Latchkey always sends it: the
+ *   PKCE flow of the page) and the `code_verifier` on the exchange.
+ * - https://confluence.atlassian.com/enterprise/service-accounts-overview-1627095923.html: POST
+ *   https://your-dc-instance/rest/oauth2/latest/token with `grant_type`, `client_id`, `client_secret` as parameters
+ *   (read here from the form body, or from the query where a POST has no body, as Atlassian's curl examples put them).
+ * - https://confluence.atlassian.com/adminjiraserver101/oauth-2-0-scopes-for-incoming-links-1455427906.html: scopes
+ *   READ, WRITE, ADMIN, SYSTEM_ADMIN.
+ * - https://developer.atlassian.com/server/jira-servicedesk/rest/v1103/api-group-myself/: GET /rest/api/latest/myself,
+ *   the user the request acts as (`self`, `key`, `name`, `displayName`).
+ * Silent (in the pages read): the token answer's fields beyond RFC 6749 §5.1 (answered here as `access_token`,
+ * `token_type`, `expires_in`, `refresh_token`), the token errors' descriptions (RFC 6749 codes here, none), whether a
+ * refresh returns a new refresh token (the simulator rotates it: the stricter reading), the answer to an invalid
+ * bearer token (401 here), what a denied consent sends (the test provokes a refused code).
+ */
+import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenAnswer, type ProviderSimulator } from './framework.js';
+
+/** The self-managed server the platform team's Integration names. */
+export const JIRA_DC_HOST = 'jira.acme-corp.example';
+const MYSELF = { key: 'JIRAUSER10100', name: 'ada', displayName: 'Ada Lovelace' };
+
+export function jiraDataCenter(): ProviderSimulator {
+  const client = opaqueClient(16, 32);
+  return oauth2Provider({
+    manifest: 'jira-data-center',
+    docs: [
+      'https://confluence.atlassian.com/adminjiraserver101/jira-oauth-2-0-provider-api-1455427907.html',
+      'https://confluence.atlassian.com/enterprise/service-accounts-overview-1627095923.html',
+      'https://confluence.atlassian.com/adminjiraserver101/oauth-2-0-scopes-for-incoming-links-1455427906.html',
+      'https://developer.atlassian.com/server/jira-servicedesk/rest/v1103/api-group-myself/',
+    ],
+    client,
+    authorize: {
+      url: `https://${JIRA_DC_HOST}/rest/oauth2/latest/authorize`,
+      provider: 'Jira Data Center',
+      check: (req) =>
+        req.query.get('code_challenge') && req.query.get('code_challenge_method') === 'S256' && req.query.get('state')
+          ? undefined
+          : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'state and code_challenge (S256) are required' },
+    },
+    token: {
+      url: `https://${JIRA_DC_HOST}/rest/oauth2/latest/token`,
+      auth: 'body',
+      pkceRequired: true,
+      refresh: { rotate: true },
+      // The parameters in the body, or in the query of a POST without one.
+      wrap: (usual) => (req) => usual(req.body === '' ? { ...req, form: req.query } : req),
+    },
+    answer: tokenAnswer('access_token token_type expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
+    error: oauthErrors({}),
+    api: (grants) => [
+      route(`GET https://${JIRA_DC_HOST}/rest/api/latest/myself`, (req) => {
+        const auth = req.headers.authorization;
+        return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7))
+          ? json(200, { self: `https://${JIRA_DC_HOST}/rest/api/2/user?username=${MYSELF.name}`, ...MYSELF })
+          : { status: 401 };
+      }),
+    ],
+    e2e: e2eCase('GET /myself', MYSELF, {
+      expectConfig: { host: JIRA_DC_HOST },
+      integration: { connectionConfig: { host: JIRA_DC_HOST } },
+      scopes: ['READ', 'WRITE'],
+      refreshes: true,
+      failure: 'refused-code',
+    }),
+  });
+}
