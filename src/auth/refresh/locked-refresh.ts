@@ -133,7 +133,12 @@ export class LockedRefresh {
       );
     } catch (err) {
       onAnswered();
-      const failure = classifyRefreshFailure(err, clock.now(), [...sent, ...this.storedSecrets(namespace, conn)]);
+      const failure = classifyRefreshFailure(
+        err,
+        clock.now(),
+        [...sent, ...this.storedSecrets(namespace, conn)],
+        conn.resource.spec.integration,
+      );
       this.deps.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
       const failed = { connection: conn, failure, reason, durationMs: clock.now() - started };
       if (failure.code === 'integration_misconfigured') await hooks.onIntegrationRefused(failed);

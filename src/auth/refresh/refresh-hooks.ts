@@ -8,7 +8,7 @@ import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../platform/log.js';
 import type { OperationLog } from '../../oplog/operation-log.js';
 import { secretValues } from '../../oplog/redact.js';
-import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
+import { CLIENT_FAULT_ANNOTATION, encodeClientFault, secretsVersion } from './integration-fault.js';
 import type { RefreshError } from './errors.js';
 import { describeChanges, type ProviderValueChange } from './provider-values.js';
 
@@ -167,8 +167,10 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
         'token refresh refused because of the integration',
       );
       if (!integration) return;
-      const secretRef = integration.spec.clientSecretRef?.name;
-      const secretVersion = secretRef ? (deps.catalog.getReferencedSecret(namespace, secretRef)?.metadata?.resourceVersion ?? '') : '';
+      const secretVersion = secretsVersion(
+        integration,
+        (secret) => deps.catalog.getReferencedSecret(namespace, secret)?.metadata?.resourceVersion,
+      );
       const fault = encodeClientFault({
         generation: integration.metadata.generation ?? 0,
         secretVersion,

@@ -11,7 +11,7 @@ import {
 } from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions, type CatalogParts } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource, type ProviderSpec } from '../../k8s/resources.js';
-import { currentClientFault } from '../../auth/refresh/integration-fault.js';
+import { currentClientFault, secretsVersion } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
 import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
@@ -85,7 +85,8 @@ export class IntegrationReconciler {
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const verdict = await this.checkClient(integration);
-    if (verdict.status !== 'True') return verdict;
+    // A refusal the refresher recorded may come from the certificate (expired since it was checked): its own words first.
+    if (verdict.status !== 'True' && verdict.reason !== IntegrationReason.ClientRejected) return verdict;
     const provider = this.store.catalog.getProvider(integration.spec.provider);
     return (provider && (await this.checkCertificate(integration, provider.spec))) ?? verdict;
   }
@@ -173,7 +174,8 @@ export class IntegrationReconciler {
     // Where each needed key was found (its own name first).
     const found = needed.keys.map((k) => (has(k.key) ? k.key : k.or && has(k.or) ? k.or : undefined));
     const missing = needed.keys.filter((_, i) => !found[i]).map((k) => k.key);
-    const fault = missing.length ? undefined : currentClientFault(integration, secret.metadata?.resourceVersion);
+    const version = (name: string) => this.store.catalog.getReferencedSecret(namespace, name)?.metadata?.resourceVersion;
+    const fault = missing.length ? undefined : currentClientFault(integration, secretsVersion(integration, version));
     if (fault) {
       return {
         status: 'False',
