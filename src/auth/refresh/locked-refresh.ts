@@ -9,7 +9,10 @@ import type { Counter } from '../../platform/metrics.js';
 import { requestSecrets, secretValues } from '../../oplog/redact.js';
 import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, RefreshError } from './errors.js';
-import type { RefreshStrategy } from './strategies.js';
+import type { RefreshReport, RefreshStrategy } from './strategies.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
+import type { ConnectionStatus } from '../../k8s/resources.js';
+import { statusAfterNewCredentials } from '../../domain/connection-state.js';
 import { afterAnswer, type RefreshHooks, type RefreshReason } from './refresh-hooks.js';
 import { RefreshedCredentials, type KeptCredentials } from './refreshed-credentials.js';
 
@@ -35,6 +38,8 @@ export interface LockedRefreshDeps {
   counter?: Counter<'provider' | 'reason' | 'result'>;
   tokenTimeoutSeconds?: number;
   writeAttempts?: number;
+  /** Where a strategy's requests besides the token call record their entries (a session step's login). */
+  oplog?: OperationLog;
   /** The refreshes under way in this process, by namespace/name (the refresher's: a kept write joins them). */
   inflight: Map<string, Promise<StoredConnection>>;
 }
@@ -102,6 +107,7 @@ export class LockedRefresh {
     const started = clock.now();
     // What the token requests carried: a provider that quotes them back must not put them in a failure.
     const sent: string[] = [];
+    const report: RefreshReport = {};
     let next: StoredCredentials;
     try {
       const integration = catalog.getIntegration(namespace, conn.resource.spec.integration);
@@ -128,6 +134,8 @@ export class LockedRefresh {
             },
             timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
             now: clock.now(),
+            oplog: this.deps.oplog,
+            report,
           }),
         ),
       );
@@ -148,7 +156,23 @@ export class LockedRefresh {
     onAnswered();
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
-    return lock.hold(held, () => this.credentials.write(namespace, conn, next, reason, held, { recordStatus, startedAt: started }));
+    const written = await lock.hold(held, () =>
+      this.credentials.write(namespace, conn, next, reason, held, { recordStatus, startedAt: started, report }),
+    );
+    if (!report.failedAfterTokens) return written;
+    // New tokens stored, and the refresh failed after them (the session login): reported as the refresh's failure.
+    const failure = classifyRefreshFailure(
+      report.failedAfterTokens,
+      clock.now(),
+      [...sent, ...this.storedSecrets(namespace, conn), ...secretValues(written.credentials)],
+      conn.resource.spec.integration,
+    );
+    this.deps.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
+    const { config } = this.deps;
+    const now = clock.now();
+    const status = (s: ConnectionStatus) => statusAfterNewCredentials(s, written.credentials, config, now, 'refreshed');
+    await hooks.onRefreshFailed({ connection: conn, failure, reason, durationMs: now - started, status });
+    throw failure;
   }
 
   private writeKeptLater(key: string, kept: KeptCredentials): void {
