@@ -41,6 +41,7 @@ export interface ProviderView {
   authorization_params?: Record<string, string>;
   app_name_param?: string;
   authorization_omits?: Array<'client_id' | 'response_type'>;
+  required_authorization_params?: string[];
   callback_code_param?: string;
   redirect_uri_is_name?: boolean;
   token_params?: Record<string, string>;
@@ -116,6 +117,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     authorization_params: s.authorizationParams,
     app_name_param: s.appNameParam,
     authorization_omits: s.authorizationOmits,
+    required_authorization_params: s.requiredAuthorizationParams,
     callback_code_param: s.callbackCodeParam,
     redirect_uri_is_name: s.redirectUriIsName,
     token_params: s.tokenParams,

@@ -144,6 +144,11 @@ export interface ProviderSpec {
    * names the application by `application_id`, an Integration's `authorizationParams`, and has no `response_type`).
    */
   authorizationOmits?: Array<'client_id' | 'response_type'>;
+  /**
+   * Keys of the Integration's `authorizationParams` the provider cannot authorize without (Amazon Selling Partner's
+   * `application_id`): an Integration without one is not Ready, and a connect attempt is refused before it starts.
+   */
+  requiredAuthorizationParams?: string[];
   /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
   callbackCodeParam?: string;
   /**

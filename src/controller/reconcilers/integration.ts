@@ -18,6 +18,7 @@ import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
 import { findAuthModeModule } from '../../modes/registry.js';
 import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
+import { describeMissing, missingIntegrationValues } from '../../catalog/integration-values.js';
 
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
@@ -88,7 +89,8 @@ export class IntegrationReconciler {
     // A refusal the refresher recorded may come from the certificate (expired since it was checked): its own words first.
     if (verdict.status !== 'True' && verdict.reason !== IntegrationReason.ClientRejected) return verdict;
     const provider = this.store.catalog.getProvider(integration.spec.provider);
-    return (provider && (await this.checkCertificate(integration, provider.spec))) ?? verdict;
+    if (!provider) return verdict;
+    return (await this.checkCertificate(integration, provider.spec)) ?? checkValues(integration, provider.spec) ?? verdict;
   }
 
   /** The TLS client certificate a Provider requires (mutual TLS): named, in place, and a current certificate with its key. */
@@ -242,6 +244,17 @@ export function tokenLifetimes(integration: IntegrationResource): ConditionInput
     status: 'False',
     reason: TokenLifetimeReason.NormalLifetimes,
     message: 'The provider answers refreshes with tokens that live at least the refresh floor.',
+  };
+}
+
+/** The values the Provider needs of the Integration besides its client (src/catalog/integration-values.ts). */
+function checkValues(integration: IntegrationResource, spec: ProviderSpec): Verdict<IntegrationReason> | undefined {
+  const missing = missingIntegrationValues(spec, integration.spec);
+  if (!missing.length) return undefined;
+  return {
+    status: 'False',
+    reason: IntegrationReason.IntegrationValueMissing,
+    message: `Provider "${integration.spec.provider}": ${describeMissing(spec.displayName, missing)}`,
   };
 }
 

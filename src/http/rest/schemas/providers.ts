@@ -67,6 +67,12 @@ export const Provider = z.object({
     .array(z.enum(['client_id', 'response_type']))
     .optional()
     .describe("OAUTH2: RFC 6749 parameters the provider's authorization URL does not take (left out of it)"),
+  required_authorization_params: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Keys of the Integration's authorization_params the provider cannot authorize without (Amazon Selling Partner: application_id)",
+    ),
   callback_code_param: z
     .string()
     .optional()
