@@ -110,7 +110,6 @@ export function describeSession(deps: ConnectDeps, session: OpenSession): Sessio
 const NOT_READY_TEXT: Record<string, string> = {
   [IntegrationReason.ProviderNotFound]: 'This service is not set up yet.',
   [IntegrationReason.ProviderNotReady]: 'This service is not set up correctly yet.',
-  [IntegrationReason.IntegrationValueMissing]: 'This service is not fully configured yet.',
 };
 const NOT_CONFIGURED = 'This service is not fully configured yet (its client credentials are missing).';
 

@@ -71,6 +71,15 @@ describe('an Integration without a value its Provider needs', () => {
     expect(ebay.status).toBe('False');
     expect(ebay.message).toContain('spec.redirectUriName');
     for (const set of ['amazon-set', 'ebay-set']) expect((await bed.readyOf('integrations', set)).ready.status).toBe('True');
+
+    // The Connect UI leaves them out (the end user cannot fix them), and counts them.
+    const session = sealSession(env.secretKey, { namespace: bed.ns.name, endUser: { id: 'seller-1' }, allowedIntegrations: INTEGRATIONS });
+    const view = await eventually(async () => {
+      const res = await fetch(`${server.url}/connect/api/session`, { headers: { authorization: `Bearer ${session}` } });
+      const body = (await res.json()) as { data: { integrations: Array<{ id: string }>; unavailableCount?: number } };
+      return body.data.unavailableCount === 2 ? body.data : undefined;
+    });
+    expect(view.integrations.map((i) => i.id).sort()).toEqual(['amazon-set', 'ebay-set']);
   });
 
   it('refuses a connect attempt with 409 integration_not_configured, naming the field, before it starts', async () => {
