@@ -102,7 +102,8 @@ export class LockedRefresh {
     const unsaved = this.credentials.keptFor(`${namespace}/${conn.resource.metadata.name}`, conn.credentials);
     if (unsaved) {
       onAnswered();
-      return lock.hold(held, () => this.credentials.write(namespace, unsaved.conn, unsaved.next, reason, held, { recordStatus }));
+      const report = unsaved.providerValues ? { providerValues: unsaved.providerValues } : {};
+      return lock.hold(held, () => this.credentials.write(namespace, unsaved.conn, unsaved.next, reason, held, { recordStatus, report }));
     }
     const started = clock.now();
     // What the token requests carried: a provider that quotes them back must not put them in a failure.

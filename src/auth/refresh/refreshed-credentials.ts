@@ -30,6 +30,8 @@ export interface KeptCredentials {
   held: HeldRefreshLock;
   /** Times they were kept in a row: the backoff's attempt before the refresher writes them again on its own. */
   tries: number;
+  /** Values the refresh's other answers gave (a session login's), stored with them. */
+  providerValues?: RefreshReport['providerValues'];
 }
 
 /** A failed credentials write retried after 200 ms, 400 ms, … up to 2 s, with the Lease held. */
@@ -134,7 +136,16 @@ export class RefreshedCredentials {
         if (hasCode(err, OBJECT_NOT_FOUND)) throw connectionNotFound(conn.resource.spec.integration, conn.resource.spec.connectionId);
         if (attempt >= attempts) {
           const before = this.unsaved.get(key);
-          const kept: KeptCredentials = { namespace, conn, fence, next, reason, held, tries: before?.next === next ? before.tries + 1 : 1 };
+          const kept: KeptCredentials = {
+            namespace,
+            conn,
+            fence,
+            next,
+            reason,
+            held,
+            tries: before?.next === next ? before.tries + 1 : 1,
+            ...(report.providerValues ? { providerValues: report.providerValues } : {}),
+          };
           this.unsaved.set(key, kept);
           this.deps.onKept(key, kept);
           logger.error(
