@@ -15,12 +15,13 @@ import {
   type TokenEndpointResponse,
 } from 'openid-client';
 import type { OAuth2ClientCredentials, OAuth2Credentials } from '../domain/credentials.js';
-import { findAnswerTooLarge, LatchkeyError } from '../domain/errors.js';
+import { findAnswerTooLarge } from '../domain/errors.js';
 import type { IntegrationResource, ProviderResource } from '../k8s/resources.js';
 import { GRANTED_SCOPES_FIELD, grantedScopes } from './granted-scopes.js';
 import { oauth2Configuration, type ClientCredentials, type OAuth2ConfigurationInput } from './oauth2-client.js';
 import { tokenExpiresAt } from './provider-answers.js';
 import { renameParams } from './token-request.js';
+import { refuseMissingIntegrationValues } from '../catalog/integration-values.js';
 
 export interface OAuth2FlowInput {
   provider: ProviderResource;
@@ -64,14 +65,8 @@ function scopeParam(input: OAuth2FlowInput): string | undefined {
  */
 function sentRedirectUri(input: Pick<OAuth2FlowInput, 'provider' | 'integration'>, callbackUrl: string): string {
   if (!input.provider.spec.redirectUriIsName) return callbackUrl;
-  const name = input.integration.spec.redirectUriName;
-  if (!name)
-    throw new LatchkeyError(
-      'internal',
-      'integration_not_configured',
-      `${input.provider.spec.displayName} names the callback URL by a registered name: the Integration needs redirectUriName.`,
-    );
-  return name;
+  refuseMissingIntegrationValues(input.provider.spec, input.integration.spec);
+  return input.integration.spec.redirectUriName!;
 }
 
 /** PKCE verifier made ahead, so it can be sealed into the state before the URL is built. */
@@ -87,6 +82,7 @@ export async function buildAuthorizationRedirect(
   input: OAuth2FlowInput,
   opts: { redirectUri: string; state: string; codeVerifier?: string },
 ): Promise<URL> {
+  refuseMissingIntegrationValues(input.provider.spec, input.integration.spec);
   const config = oauth2Configuration({
     provider: input.provider,
     client: input.client,

@@ -21,14 +21,16 @@ import { readAnswerText } from '../egress/bounded-body.js';
 import type { ConnectionConfigField, PostConnectionStep, ProviderResource, ProviderSpec } from '../k8s/resources.js';
 import type { Operation } from '../oplog/entry.js';
 import { providerText } from '../oplog/redact.js';
+import { isRetryableStatus } from '../domain/retry.js';
 import { configValue, valueAt, valuesFromAnswers } from './provider-answers.js';
+import { RefreshError } from './refresh/errors.js';
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
 
 /** Where each step's operation log entry goes. */
 export interface StepLog {
   namespace: string;
-  operation: Extract<Operation, 'authorization' | 'import'>;
+  operation: Extract<Operation, 'authorization' | 'import' | 'refresh'>;
   integration: string;
   endUserId?: string;
   connectionId?: string;
@@ -48,12 +50,13 @@ function refusedValue(spec: ProviderSpec, message: string): LatchkeyError {
  * A step failed: the end user reads what to do (never the step's name: the operation log has the
  * details, `errors` too for an application's import).
  */
-function stepFailed(spec: ProviderSpec, step: string, message: string, shown?: string): LatchkeyError {
+function stepFailed(spec: ProviderSpec, step: string, message: string, shown?: string, status?: number): LatchkeyError {
   return new LatchkeyError(
     'upstream',
     'post_connection_failed',
     `${spec.displayName} did not give the details of the account just authorized${shown ? ` (${shown})` : ''}. Please try again; if it happens again, contact the application's support.`,
-    { errors: [{ path: `postConnection.steps.${step}`, message }] },
+    // The status the step was answered (a refresh's login classifies its failure by it).
+    { errors: [{ path: `postConnection.steps.${step}`, message }], ...(status !== undefined ? { cause: { status } } : {}) },
   );
 }
 
@@ -222,17 +225,58 @@ export interface SessionRenewalInput {
   log: StepLog;
 }
 
+/** A session step run again: the new session token, and the configuration values its answer gives (each passing its key's rule). */
+export interface RenewedSession {
+  token: string;
+  values: Record<string, string>;
+}
+
 /**
- * The session step run again with a new access token (after a refresh): the new session token. The
- * configuration its answer gives is not taken again (the connection keeps its values). Throws as a step does.
+ * The session step run again with a new access token (after a refresh): the new session token, and the
+ * values its answer gives again (Bullhorn's `restUrl`: the caller stores those that changed; one the answer
+ * lacks or that breaks its key's rule is left out, the stored one kept). A failure is a classified
+ * {@link RefreshError}: an answer a retry may change (none, a 5xx, 408, 429, an unusable body) transient,
+ * any other refusal permanent (the end user authorizes again); its message never holds the token.
  */
-export async function renewSessionToken(ctx: Pick<AppContext, 'fetch' | 'oplog' | 'clock'>, input: SessionRenewalInput): Promise<string> {
+export async function renewSession(
+  ctx: Pick<AppContext, 'fetch' | 'oplog' | 'clock'>,
+  input: SessionRenewalInput,
+): Promise<RenewedSession> {
   const spec = input.provider.spec;
   const step = sessionStep(spec);
   if (!step) throw new Error(`provider ${input.provider.metadata.name} has no session step`);
-  const found = await runStep(ctx, { ...input, checkAll: false }, step, { ...input.connectionConfig });
-  if (!('picked' in found)) throw stepFailed(spec, step.name, 'a session step reads one object');
-  return sessionTokenOf(spec, step, found.picked);
+  try {
+    const found = await runStep(ctx, { ...input, checkAll: false }, step, { ...input.connectionConfig });
+    if (!('picked' in found)) throw stepFailed(spec, step.name, 'a session step reads one object');
+    const wanted = (spec.connectionConfiguration ?? []).flatMap((f) => (typeof f !== 'string' && f.from?.step === step.name ? [f] : []));
+    return { token: sessionTokenOf(spec, step, found.picked), values: givenValues(spec, wanted, found.picked) };
+  } catch (err) {
+    throw renewalFailure(spec, step, err);
+  }
+}
+
+/** What a failed session step after a refresh is, for the refresher. */
+function renewalFailure(spec: ProviderSpec, step: PostConnectionStep, err: unknown): RefreshError {
+  const detail = err instanceof LatchkeyError ? (err.errors?.[0]?.message ?? err.message) : 'it failed';
+  const status = ((err as { cause?: { status?: unknown } }).cause ?? {}).status;
+  const answered = typeof status === 'number' ? status : undefined;
+  const permanent = answered !== undefined && answered < 500 && !isRetryableStatus(answered);
+  const message = `${spec.displayName}'s session login after the token refresh failed (${spec.postConnection!.name}, step ${step.name}): ${detail}`;
+  return new RefreshError(message, {
+    permanent,
+    code: permanent ? 'reauthorization_required' : 'provider_unavailable',
+    ...(answered !== undefined ? { providerError: { status: answered } } : {}),
+  });
+}
+
+/** The values an answer gives for the keys taken from its step; one missing or breaking its key's rule is left out. */
+function givenValues(spec: ProviderSpec, wanted: ConnectionConfigField[], item: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of wanted) {
+    const value = configValue(valueAt(item, f.from!.path ?? ''), f.from!.as, f.from!.match);
+    if (value !== undefined && configValueProblem(spec, f.name, value) === undefined) out[f.name] = value.trim();
+  }
+  return out;
 }
 
 /** The configuration values one account (a step's picked item) gives, each checked by its key's rule. */
@@ -361,7 +405,8 @@ async function runStep(
     );
   }
   if (status < 200 || status > 299) {
-    return fail(`answered ${status}${text ? ` (${providerText(text, [input.accessToken], 200)})` : ''}`);
+    const message = `answered ${status}${text ? ` (${providerText(text, [input.accessToken], 200)})` : ''}`;
+    return fail(message, stepFailed(spec, step.name, message, undefined, status));
   }
   let body: unknown;
   try {

@@ -31,6 +31,7 @@ import { claimSession, completeOnce, refuseUsedSession, releaseSession, type Ses
 import { logAttempt, logFailedAttempt } from './flow-log.js';
 import { providerAnswer, providerText } from '../oplog/redact.js';
 import { environmentWithKey, type OpenSession } from './session.js';
+import { refuseMissingIntegrationValues } from '../catalog/integration-values.js';
 import { choiceNamespace, offerChoiceFrom, takeAccountChoice, type ChoiceFlow, type PendingChoice } from './account-choice.js';
 import type { AccountChoiceView, ConnectResult, IntegrationView, SessionView } from './wire.js';
 
@@ -238,6 +239,8 @@ export async function startOAuthFlow(
   const v = view(integration, provider);
   const redirect = redirectFlow(provider.spec.authMode);
   if (!redirect) throw new LatchkeyError('invalid_input', 'wrong_flow', `${v.name} does not use a redirect flow.`);
+  // A value the Provider needs of the Integration (eBay's RuName, Amazon's application_id): nothing starts without it.
+  refuseMissingIntegrationValues(provider.spec, integration.spec);
   await checkReconnect(deps, session, integrationId);
   if (!session.claims.reconnect)
     await checkSessionQuota(deps.connectionScans, session.namespace, session.claims.sid, deps.config.connectMaxConnectionsPerSession);

@@ -39,6 +39,7 @@ export function refresherFor(ctx: AppContext, lockTtlSeconds = REFRESH_LOCK_TTL_
     clock: ctx.clock,
     fetch: ctx.fetch,
     metrics: ctx.metrics,
+    oplog: ctx.oplog,
   });
   perStore.set(ctx.caches, refresher);
   return refresher;

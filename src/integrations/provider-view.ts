@@ -42,6 +42,7 @@ export interface ProviderView {
   authorization_params?: Record<string, string>;
   app_name_param?: string;
   authorization_omits?: Array<'client_id' | 'response_type'>;
+  required_authorization_params?: string[];
   callback_code_param?: string;
   redirect_uri_is_name?: boolean;
   token_params?: Record<string, string>;
@@ -119,6 +120,7 @@ export function providerView(p: ProviderResource, publicBaseUrl: string): Provid
     app_name_param: s.appNameParam,
     authorization_omits: s.authorizationOmits,
     authorization_param_names: s.authorizationParamNames,
+    required_authorization_params: s.requiredAuthorizationParams,
     callback_code_param: s.callbackCodeParam,
     redirect_uri_is_name: s.redirectUriIsName,
     token_params: s.tokenParams,

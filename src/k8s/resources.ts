@@ -155,6 +155,11 @@ export interface ProviderSpec {
    * names the client `app_id`); applied after `authorizationOmits`.
    */
   authorizationParamNames?: Partial<Record<AuthorizationParamName, string>>;
+  /**
+   * Keys of the Integration's `authorizationParams` the provider cannot authorize without (Amazon Selling Partner's
+   * `application_id`): an Integration without one is not Ready, and a connect attempt is refused before it starts.
+   */
+  requiredAuthorizationParams?: string[];
   /** OAUTH2: the callback's parameter that carries the authorization code, when not `code` (Amazon Selling Partner: `spapi_oauth_code`). */
   callbackCodeParam?: string;
   /**

@@ -111,7 +111,7 @@ describe('the code exchange', () => {
   it('refuses to start without the name when the provider needs one', async () => {
     await expect(
       buildAuthorizationRedirect(flow({ redirectUriIsName: true }), { redirectUri: callback, state: 'st' }),
-    ).rejects.toMatchObject({ code: 'integration_not_configured' });
+    ).rejects.toMatchObject({ kind: 'conflict', code: 'integration_not_configured' });
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * The TLS client certificate an Integration's kubernetes.io/tls Secret holds (mutual TLS): what is checked before
  * it is used (both keys, both PEM, the key the certificate's, within its validity), what token requests and the
- * proxy make of it (a clear 409 when it is missing or unusable), and that no refusal carries the key's text.
+ * proxy make of it (a clear 409 when it is missing or unusable; a refresh's failure the Integration's
+ * misconfiguration), and that no refusal carries the key's text.
  */
 import { checkClientCertificate, parseClientCertificate, validAt } from '../../src/domain/client-certificate.js';
 import type { LatchkeyError } from '../../src/domain/errors.js';
 import { clientAuthentication, requiredCertificate, tokenRequestsPresentCertificate } from '../../src/auth/token-request.js';
 import type { ProviderSpec } from '../../src/k8s/resources.js';
+import { classifyRefreshFailure } from '../../src/auth/refresh/errors.js';
 import { makeClientCertificate } from '../support/test-ca.js';
 
 const issued = makeClientCertificate('unit-issued');
@@ -98,5 +100,19 @@ describe('token requests with a client certificate', () => {
     expect(bad.message).toContain('is not the key of the certificate');
     expect(bad.message).not.toContain('PRIVATE KEY');
     expect(requiredCertificate(true, checkClientCertificate(issued.cert, issued.key, now))).toEqual(issued);
+  });
+
+  it("a refresh refused so is the Integration's misconfiguration (permanent, naming it), never a provider outage", () => {
+    const expired = checkClientCertificate(issued.cert, issued.key, now + 3 * DAY);
+    let thrown: unknown;
+    try {
+      requiredCertificate(true, expired);
+    } catch (err) {
+      thrown = err;
+    }
+    const failure = classifyRefreshFailure(thrown, now, [], 'adp-payroll');
+    expect(failure).toMatchObject({ permanent: true, code: 'integration_misconfigured', kind: 'unavailable' });
+    expect(failure.message).toMatch(/^integration adp-payroll cannot be used: .*the certificate in "tls.crt" expired at/);
+    expect(failure.message).not.toContain('PRIVATE KEY');
   });
 });

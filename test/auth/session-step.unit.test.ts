@@ -2,11 +2,13 @@
  * A post-connection step's `sessionToken` (a second login, as Bullhorn's) and the token parameters a
  * Provider sends in the URL (`tokenRequestBodyFormat: query`): the step's URL takes `${accessToken}` in its
  * query only, the session token comes out of the answer (a missing one fails the step), the step runs even
- * when its configuration is already known, and renewal returns the new session token. The step's answers
+ * when its configuration is already known, and renewal returns the new session token and the values its answer
+ * gives again, or a classified refresh failure (transient or permanent by the answer), without the token. The step's answers
  * come from a fetch handed in (test/providers/bullhorn-session.test.ts runs Bullhorn's simulator).
  */
 import type * as oidc from 'openid-client';
-import { renewSessionToken, withProviderValues } from '../../src/auth/post-connection.js';
+import { renewSession, withProviderValues } from '../../src/auth/post-connection.js';
+import { RefreshError } from '../../src/auth/refresh/errors.js';
 import { encodeTokenRequest } from '../../src/auth/token-request.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { hasCode } from '../../src/domain/errors.js';
@@ -108,16 +110,62 @@ describe('a session step', () => {
     expect(calls).toEqual([]);
   });
 
-  it('renews: the step again with a new access token gives the new session token', async () => {
-    const { ctx, calls } = ctxAnswering({ ...ANSWER, BhRestToken: 'session-2' });
-    const token = await renewSessionToken(ctx as never, {
+  it('renews: the step again with a new access token gives the new session token and the values its answer gives', async () => {
+    const { ctx, calls } = ctxAnswering({ ...ANSWER, BhRestToken: 'session-2', restUrl: 'https://rest33.example.com/rest-services/e999/' });
+    const renewed = await renewSession(ctx as never, {
       provider: providerWith({}),
       accessToken: 'new-token',
       connectionConfig: { loginHost: 'rest.example.com', restHost: 'rest22.example.com' },
       log: LOG,
     });
-    expect(token).toBe('session-2');
+    expect(renewed).toEqual({ token: 'session-2', values: { restHost: 'rest33.example.com' } });
     expect(new URL(calls[0]!.url).searchParams.get('access_token')).toBe('new-token');
+  });
+
+  it("renews: a value breaking its key's rule is left out (the stored one is kept), the session token still taken", async () => {
+    const { ctx } = ctxAnswering({ BhRestToken: 'session-3', restUrl: 'https://elsewhere.test/rest-services/e999/' });
+    const renewed = await renewSession(ctx as never, {
+      provider: providerWith({}),
+      accessToken: 'new-token',
+      connectionConfig: { loginHost: 'rest.example.com', restHost: 'rest22.example.com' },
+      log: LOG,
+    });
+    expect(renewed).toEqual({ token: 'session-3', values: {} });
+  });
+
+  it.each([
+    [503, false, 'provider_unavailable'],
+    [429, false, 'provider_unavailable'],
+    [401, true, 'reauthorization_required'],
+    [307, true, 'reauthorization_required'],
+  ])('renews: a login answered %i is a refresh failure, permanent %s, never holding the token', async (status, permanent, code) => {
+    const ctx = {
+      clock: systemClock,
+      fetch: (async () => new Response('Invalid or expired OAuth access token: new-token', { status })) as unknown as typeof fetch,
+    };
+    const err = await renewSession(ctx as never, {
+      provider: providerWith({}),
+      accessToken: 'new-token',
+      connectionConfig: { loginHost: 'rest.example.com' },
+      log: LOG,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RefreshError);
+    expect(err).toMatchObject({ permanent, code, providerError: { status } });
+    expect((err as Error).message).toContain(`step login): answered ${status}`);
+    expect((err as Error).message).not.toContain('new-token');
+  });
+
+  it('renews: no answer, or one without the session token, is a transient refresh failure', async () => {
+    const unreachable = {
+      clock: systemClock,
+      fetch: (async () => {
+        throw new TypeError('fetch failed');
+      }) as unknown as typeof fetch,
+    };
+    const input = { provider: providerWith({}), accessToken: 'new-token', connectionConfig: { loginHost: 'rest.example.com' }, log: LOG };
+    await expect(renewSession(unreachable as never, input)).rejects.toMatchObject({ permanent: false, code: 'provider_unavailable' });
+    const { ctx } = ctxAnswering({ restUrl: ANSWER.restUrl });
+    await expect(renewSession(ctx as never, input)).rejects.toMatchObject({ permanent: false, code: 'provider_unavailable' });
   });
 });
 

@@ -4,8 +4,9 @@
  * (test/support/simulators/bullhorn.ts): the token requests with their parameters in the URL's query, the
  * login (`POST /rest-services/login?version=*&access_token=…`) after the code exchange and again after every
  * refresh, its `BhRestToken` kept as the connection's session token and sent by the proxy in the
- * `BhRestToken` header to the `restUrl` the login named, and an expired session renewed as the docs say (a
- * refresh, then a new login) when the API answers 401. The consent page is the simulator's own handler,
+ * `BhRestToken` header to the `restUrl` the login named (read again on each refresh), an expired session
+ * renewed as the docs say (a refresh, then a new login) when the API answers 401, and a login that fails
+ * after a refresh reported as the refresh's failure (transient or permanent), the new tokens kept. The consent page is the simulator's own handler,
  * called with the authorization URL Latchkey gave.
  */
 import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
@@ -141,20 +142,100 @@ describe('Bullhorn: the OAuth token, then the REST login', () => {
     expect(renewed.refresh_token).not.toBe(first.refresh_token);
   });
 
-  it('keeps the refreshed tokens, and the session key it had, when the login after a refresh fails', async () => {
-    const before = stored(connectionId).credentials;
-    sim.failNextLogin.value = true;
-    const res = await latchkey.call(
-      'GET',
-      `/connections/${encodeURIComponent(connectionId)}?provider_config_key=bullhorn&force_refresh=true`,
-    );
+  /** The operation log's entries of the connection's refreshes, newest first. */
+  const refreshLog = async (id: string) => {
+    const res = await latchkey.call('GET', `/logs?integration=bullhorn&connection_id=${encodeURIComponent(id)}&operation=refresh`);
     expect(res.status).toBe(200);
+    return (res.body as { logs: Array<{ step: string; outcome: string; messages: string[] }> }).logs;
+  };
+
+  const forceRefresh = () =>
+    latchkey.call('GET', `/connections/${encodeURIComponent(connectionId)}?provider_config_key=bullhorn&force_refresh=true`);
+
+  it('a login that fails after a refresh: the new tokens kept, the old session key, and the refresh reported failed (transient)', async () => {
+    const before = stored(connectionId);
+    sim.failNextLogin.value = true;
+    const res = await forceRefresh();
     expect(sim.failNextLogin.value).toBe(false);
-    const after = stored(connectionId).credentials;
+    // Bullhorn answered 503: a provider failure the next refresh may not meet, never the end user's to fix.
+    expect(res.status).toBe(502);
+    const error = (res.body as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('provider_unavailable');
+    expect(error.message).toContain(
+      "Bullhorn's session login after the token refresh failed (bullhorn-rest-login, step login): answered 503",
+    );
+    const after = stored(connectionId);
     // The refresh token was spent (Bullhorn's expire when new ones are issued): the new ones are kept.
-    expect(after.access_token).toBe(sim.state.accessTokens.at(-1));
-    expect(after.refresh_token).not.toBe(before.refresh_token);
-    expect(after.session_token).toBe(before.session_token);
+    expect(after.credentials.access_token).toBe(sim.state.accessTokens.at(-1));
+    expect(after.credentials.refresh_token).not.toBe(before.credentials.refresh_token);
+    expect(after.credentials.session_token).toBe(before.credentials.session_token);
+    expect(error.message).not.toContain(String(after.credentials.access_token));
+
+    // As any refresh failure: an error in status, transient, whose log_id is the operation log's entry.
+    const status = await eventually(() => {
+      const s = stored(connectionId).resource.status;
+      return s?.errors?.some((e) => e.refreshFailure !== undefined) ? s : undefined;
+    });
+    const entry = status.errors!.at(-1)!;
+    expect(entry).toMatchObject({ type: 'auth', refreshFailure: 'transient' });
+    expect(entry.message).toContain('answered 503');
+    expect(status.expiresAt).toBe(String(after.credentials.expires_at));
+    const logs = await refreshLog(connectionId);
+    // The login's own entry (its request, without the token) and the refresh's failure.
+    const login = logs.find((l) => l.step === 'post_connection login' && l.outcome === 'failure');
+    expect(login?.messages.join(' ')).toContain('POST https://rest.bullhornstaffing.com/rest-services/login: answered 503');
+    const failed = logs.find((l) => l.step === 'fetch' && l.outcome === 'failure');
+    expect(failed?.messages.join(' ')).toContain('Token refresh failed (provider unavailable)');
+    expect(JSON.stringify(logs)).not.toContain(String(after.credentials.access_token));
+    expect(JSON.stringify(status)).not.toContain(String(after.credentials.access_token));
+
+    // The next refresh logs in again: the session is renewed, the error cleared.
+    expect((await forceRefresh()).status).toBe(200);
+    expect(stored(connectionId).credentials.session_token).toBe(sim.sessions.at(-1));
+    await eventually(() => !stored(connectionId).resource.status?.errors?.some((e) => e.refreshFailure !== undefined));
+  });
+
+  it('a login refused after a refresh (401): reported as a permanent failure, the end user to reconnect', async () => {
+    sim.failNextLogin.value = true;
+    sim.failNextLogin.status = 401;
+    try {
+      const res = await forceRefresh();
+      expect(res.status).toBe(424);
+      const error = (res.body as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('reauthorization_required');
+      expect(error.message).toContain('answered 401 (Invalid or expired OAuth access token.)');
+      const entry = await eventually(() =>
+        stored(connectionId)
+          .resource.status?.errors?.filter((e) => e.refreshFailure !== undefined)
+          .at(-1),
+      );
+      expect(entry.refreshFailure).toBe('permanent');
+    } finally {
+      sim.failNextLogin.status = undefined;
+    }
+  });
+
+  it("re-reads the login's restUrl on refresh: a corporation moved to another swimlane is followed, and logged", async () => {
+    sim.restHost.value = 'rest33.bullhornstaffing.com';
+    try {
+      expect((await forceRefresh()).status).toBe(200);
+      expect(stored(connectionId).resource.spec.connectionConfig).toMatchObject({
+        restHost: 'rest33.bullhornstaffing.com',
+        corpToken: CORP_TOKEN,
+      });
+      const changed = await eventually(async () => (await refreshLog(connectionId)).find((l) => l.step === 'provider_values'));
+      expect(changed.messages.join(' ')).toContain(
+        'restHost changed from "rest22.bullhornstaffing.com" to "rest33.bullhornstaffing.com": the login answer after the refresh carried it',
+      );
+      const before = sim.state.requests.length;
+      expect((await candidate(connectionId)).status).toBe(200);
+      expect(sim.state.requests.slice(before).map((r) => r.host)).toEqual(['rest33.bullhornstaffing.com']);
+    } finally {
+      sim.restHost.value = REST_HOST;
+    }
+    // Back: the next refresh's login names the first data centre again.
+    expect((await forceRefresh()).status).toBe(200);
+    expect(stored(connectionId).resource.spec.connectionConfig).toMatchObject({ restHost: REST_HOST });
   });
 
   it('logs in on import too, so an imported connection has its session key', async () => {

@@ -120,3 +120,57 @@ export function makeRsaSigningCertificate(commonName: string, days = 2): { cert:
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * A self-signed client certificate valid from a minute ago for `seconds` from now (what expires while an
+ * Integration is Ready): `openssl ca` alone takes an end date to the second.
+ */
+export function makeShortLivedClientCertificate(commonName: string, seconds: number): { cert: string; key: string; notAfter: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'latchkey-short-cert-'));
+  try {
+    const f = (name: string) => join(dir, name);
+    writeFileSync(f('index.txt'), '');
+    writeFileSync(f('serial'), '01\n');
+    writeFileSync(
+      f('ca.cnf'),
+      [
+        '[ca]',
+        'default_ca = short',
+        '[short]',
+        `database = ${f('index.txt')}`,
+        `serial = ${f('serial')}`,
+        `new_certs_dir = ${dir}`,
+        'default_md = sha256',
+        'policy = any',
+        'email_in_dn = no',
+        '[any]',
+        'commonName = supplied',
+        '',
+      ].join('\n'),
+    );
+    openssl(['req', '-new', ...EC, '-keyout', f('client.key'), '-out', f('client.csr'), '-subj', `/CN=${commonName}`]);
+    const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
+    const notAfter = Math.floor(Date.now() / 1000) * 1000 + seconds * 1000;
+    openssl([
+      'ca',
+      '-batch',
+      '-selfsign',
+      '-notext',
+      '-config',
+      f('ca.cnf'),
+      '-keyfile',
+      f('client.key'),
+      '-in',
+      f('client.csr'),
+      '-out',
+      f('client.crt'),
+      '-startdate',
+      stamp(Date.now() - 60_000),
+      '-enddate',
+      stamp(notAfter),
+    ]);
+    return { cert: readFileSync(f('client.crt'), 'utf8'), key: readFileSync(f('client.key'), 'utf8'), notAfter };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { MissingTemplateValueError } from '../../catalog/template.js';
-import { findAnswerTooLarge, isAbortOrTimeout, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
+import { findAnswerTooLarge, hasCode, isAbortOrTimeout, LatchkeyError, type ErrorKind } from '../../domain/errors.js';
 import { isRetryableStatus, parseRetryAfter } from '../../domain/retry.js';
 import { answeredWith, providerText, redactMessage, sentStatus } from '../../oplog/redact.js';
 
@@ -73,8 +73,13 @@ const TRANSIENT_OAUTH_ERRORS = new Set(['temporarily_unavailable', 'server_error
  * a provider may quote what it was sent. What the refresher records (log line, Event, status error,
  * operation log entry, the Integration's client-fault annotation) and answers comes from it.
  */
-export function classifyRefreshFailure(err: unknown, now: number, secrets: ReadonlyArray<string | undefined> = []): RefreshError {
-  const failure = classify(err, now, secrets);
+export function classifyRefreshFailure(
+  err: unknown,
+  now: number,
+  secrets: ReadonlyArray<string | undefined> = [],
+  integration?: string,
+): RefreshError {
+  const failure = classify(err, now, secrets, integration);
   const p = failure.providerError;
   // A strategy's own RefreshError may quote the provider too: its text is redacted here as well.
   return new RefreshError(redactMessage(failure.message, secrets), {
@@ -90,8 +95,16 @@ export function classifyRefreshFailure(err: unknown, now: number, secrets: Reado
   });
 }
 
-function classify(err: unknown, now: number, secrets: ReadonlyArray<string | undefined>): RefreshError {
+function classify(err: unknown, now: number, secrets: ReadonlyArray<string | undefined>, integration?: string): RefreshError {
   if (err instanceof RefreshError) return err;
+  if (hasCode(err, 'integration_not_configured')) {
+    // The Integration cannot make the request at all (its client certificate missing, expired or not its key's;
+    // no signing key): nothing was sent, and retrying changes nothing until an operator fixes the Integration.
+    return new RefreshError(`${integration ? `integration ${integration}` : 'the integration'} cannot be used: ${err.message}`, {
+      permanent: true,
+      code: 'integration_misconfigured',
+    });
+  }
   const tooLarge = findAnswerTooLarge(err);
   if (tooLarge) {
     // The provider's fault, not the end user's: transient (backed off), credentials kept, nothing stored.

@@ -9,7 +9,10 @@ import type { Counter } from '../../platform/metrics.js';
 import { requestSecrets, secretValues } from '../../oplog/redact.js';
 import { RefreshLock, type HeldRefreshLock } from './lock.js';
 import { classifyRefreshFailure, RefreshError } from './errors.js';
-import type { RefreshStrategy } from './strategies.js';
+import type { RefreshReport, RefreshStrategy } from './strategies.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
+import type { ConnectionStatus } from '../../k8s/resources.js';
+import { statusAfterNewCredentials } from '../../domain/connection-state.js';
 import { afterAnswer, type RefreshHooks, type RefreshReason } from './refresh-hooks.js';
 import { RefreshedCredentials, type KeptCredentials } from './refreshed-credentials.js';
 
@@ -35,6 +38,8 @@ export interface LockedRefreshDeps {
   counter?: Counter<'provider' | 'reason' | 'result'>;
   tokenTimeoutSeconds?: number;
   writeAttempts?: number;
+  /** Where a strategy's requests besides the token call record their entries (a session step's login). */
+  oplog?: OperationLog;
   /** The refreshes under way in this process, by namespace/name (the refresher's: a kept write joins them). */
   inflight: Map<string, Promise<StoredConnection>>;
 }
@@ -97,11 +102,13 @@ export class LockedRefresh {
     const unsaved = this.credentials.keptFor(`${namespace}/${conn.resource.metadata.name}`, conn.credentials);
     if (unsaved) {
       onAnswered();
-      return lock.hold(held, () => this.credentials.write(namespace, unsaved.conn, unsaved.next, reason, held, { recordStatus }));
+      const report = unsaved.providerValues ? { providerValues: unsaved.providerValues } : {};
+      return lock.hold(held, () => this.credentials.write(namespace, unsaved.conn, unsaved.next, reason, held, { recordStatus, report }));
     }
     const started = clock.now();
     // What the token requests carried: a provider that quotes them back must not put them in a failure.
     const sent: string[] = [];
+    const report: RefreshReport = {};
     let next: StoredCredentials;
     try {
       const integration = catalog.getIntegration(namespace, conn.resource.spec.integration);
@@ -128,12 +135,19 @@ export class LockedRefresh {
             },
             timeoutSeconds: this.deps.tokenTimeoutSeconds ?? 10,
             now: clock.now(),
+            oplog: this.deps.oplog,
+            report,
           }),
         ),
       );
     } catch (err) {
       onAnswered();
-      const failure = classifyRefreshFailure(err, clock.now(), [...sent, ...this.storedSecrets(namespace, conn)]);
+      const failure = classifyRefreshFailure(
+        err,
+        clock.now(),
+        [...sent, ...this.storedSecrets(namespace, conn)],
+        conn.resource.spec.integration,
+      );
       this.deps.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
       const failed = { connection: conn, failure, reason, durationMs: clock.now() - started };
       if (failure.code === 'integration_misconfigured') await hooks.onIntegrationRefused(failed);
@@ -143,7 +157,23 @@ export class LockedRefresh {
     onAnswered();
     // The provider may have rotated the refresh token: from here on the new credentials are the
     // only valid ones, so writing them comes before anything else that could fail.
-    return lock.hold(held, () => this.credentials.write(namespace, conn, next, reason, held, { recordStatus, startedAt: started }));
+    const written = await lock.hold(held, () =>
+      this.credentials.write(namespace, conn, next, reason, held, { recordStatus, startedAt: started, report }),
+    );
+    if (!report.failedAfterTokens) return written;
+    // New tokens stored, and the refresh failed after them (the session login): reported as the refresh's failure.
+    const failure = classifyRefreshFailure(
+      report.failedAfterTokens,
+      clock.now(),
+      [...sent, ...this.storedSecrets(namespace, conn), ...secretValues(written.credentials)],
+      conn.resource.spec.integration,
+    );
+    this.deps.counter?.inc({ provider: providerName, reason, result: failure.permanent ? 'permanent_failure' : 'transient_failure' });
+    const { config } = this.deps;
+    const now = clock.now();
+    const status = (s: ConnectionStatus) => statusAfterNewCredentials(s, written.credentials, config, now, 'refreshed');
+    await hooks.onRefreshFailed({ connection: conn, failure, reason, durationMs: now - started, status });
+    throw failure;
   }
 
   private writeKeptLater(key: string, kept: KeptCredentials): void {

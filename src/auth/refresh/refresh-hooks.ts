@@ -8,7 +8,7 @@ import { apiMessage } from '../../k8s/errors.js';
 import type { Logger } from '../../platform/log.js';
 import type { OperationLog } from '../../oplog/operation-log.js';
 import { secretValues } from '../../oplog/redact.js';
-import { CLIENT_FAULT_ANNOTATION, encodeClientFault } from './integration-fault.js';
+import { CLIENT_FAULT_ANNOTATION, encodeClientFault, secretsVersion } from './integration-fault.js';
 import type { RefreshError } from './errors.js';
 import { describeChanges, type ProviderValueChange } from './provider-values.js';
 
@@ -43,6 +43,8 @@ export interface RefreshFailed {
   failure: RefreshError;
   reason: RefreshReason;
   durationMs: number;
+  /** The status new credentials stored before the failure make (a login after the refresh failed): written with the failure. */
+  status?: (current: ConnectionStatus) => ConnectionStatus;
 }
 
 /**
@@ -119,7 +121,7 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
     },
 
     /** Records an operation-log entry, an Event and a status error; the stored credentials are left as they were. */
-    async onRefreshFailed({ connection: conn, failure, reason, durationMs }) {
+    async onRefreshFailed({ connection: conn, failure, reason, durationMs, status }) {
       const namespace = conn.resource.metadata.namespace!;
       const name = conn.resource.metadata.name;
       const message = `Token refresh failed (${failure.permanent ? 'reauthorization required' : 'provider unavailable'}): ${failure.message}`;
@@ -154,7 +156,7 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
         occurredAt: new Date(deps.clock.now()).toISOString(),
         refreshFailure: failure.permanent ? 'permanent' : 'transient',
       };
-      await writeStatus(namespace, name, (s) => statusAfterRefreshFailure(s, entry), 'refresh failure');
+      await writeStatus(namespace, name, (s) => statusAfterRefreshFailure(status ? status(s) : s, entry), 'refresh failure');
     },
 
     /** Recorded on the Integration (its reconciler turns it into a condition), not on the connection, whose grant is not at fault. */
@@ -167,8 +169,10 @@ export function refreshRecords(deps: RefreshRecordsDeps): RefreshHooks {
         'token refresh refused because of the integration',
       );
       if (!integration) return;
-      const secretRef = integration.spec.clientSecretRef?.name;
-      const secretVersion = secretRef ? (deps.catalog.getReferencedSecret(namespace, secretRef)?.metadata?.resourceVersion ?? '') : '';
+      const secretVersion = secretsVersion(
+        integration,
+        (secret) => deps.catalog.getReferencedSecret(namespace, secret)?.metadata?.resourceVersion,
+      );
       const fault = encodeClientFault({
         generation: integration.metadata.generation ?? 0,
         secretVersion,

@@ -14,7 +14,8 @@ import type { Counter } from '../../platform/metrics.js';
 import type { HeldRefreshLock, RefreshLock } from './lock.js';
 import { connectionNotFound, RefreshError } from './errors.js';
 import type { RefreshHooks, RefreshReason } from './refresh-hooks.js';
-import { changedProviderValues, type ProviderValueChange } from './provider-values.js';
+import { changedFrom, changedProviderValues, type ProviderValueChange } from './provider-values.js';
+import type { RefreshReport } from './strategies.js';
 
 /** Credentials a provider issued whose write failed: kept in memory, and written by the refresher on its own. */
 export interface KeptCredentials {
@@ -29,6 +30,8 @@ export interface KeptCredentials {
   held: HeldRefreshLock;
   /** Times they were kept in a row: the backoff's attempt before the refresher writes them again on its own. */
   tries: number;
+  /** Values the refresh's other answers gave (a session login's), stored with them. */
+  providerValues?: RefreshReport['providerValues'];
 }
 
 /** A failed credentials write retried after 200 ms, 400 ms, … up to 2 s, with the Lease held. */
@@ -104,7 +107,11 @@ export class RefreshedCredentials {
     next: StoredCredentials,
     reason: RefreshReason,
     held: HeldRefreshLock,
-    { recordStatus = false, startedAt = this.deps.clock.now() }: { recordStatus?: boolean; startedAt?: number } = {},
+    {
+      recordStatus = false,
+      startedAt = this.deps.clock.now(),
+      report = {},
+    }: { recordStatus?: boolean; startedAt?: number; report?: RefreshReport } = {},
   ): Promise<StoredConnection> {
     const { connections, clock, lock, logger } = this.deps;
     const name = conn.resource.metadata.name;
@@ -129,7 +136,16 @@ export class RefreshedCredentials {
         if (hasCode(err, OBJECT_NOT_FOUND)) throw connectionNotFound(conn.resource.spec.integration, conn.resource.spec.connectionId);
         if (attempt >= attempts) {
           const before = this.unsaved.get(key);
-          const kept: KeptCredentials = { namespace, conn, fence, next, reason, held, tries: before?.next === next ? before.tries + 1 : 1 };
+          const kept: KeptCredentials = {
+            namespace,
+            conn,
+            fence,
+            next,
+            reason,
+            held,
+            tries: before?.next === next ? before.tries + 1 : 1,
+            ...(report.providerValues ? { providerValues: report.providerValues } : {}),
+          };
           this.unsaved.set(key, kept);
           this.deps.onKept(key, kept);
           logger.error(
@@ -153,7 +169,7 @@ export class RefreshedCredentials {
       logger.info({ namespace, connection: name }, 'credentials changed during the refresh; the newer ones are kept');
       return { resource: cached, credentials, credentialsVersion };
     }
-    cached = await this.storeProviderValues(namespace, conn, cached, credentials);
+    cached = await this.storeProviderValues(namespace, conn, cached, credentials, report.providerValues);
     const now = clock.now();
     const expiresAt = expiresAtOf(credentials)?.getTime();
     const floorMs = (this.deps.config.refreshFloorSeconds ?? 0) * 1000;
@@ -162,6 +178,8 @@ export class RefreshedCredentials {
     const status = (s: ConnectionStatus | undefined) => statusAfterNewCredentials(s, credentials, this.deps.config, now, 'refreshed');
     const resource = { ...cached, status: status(cached.status) };
     const provider = conn.resource.spec.provider;
+    // Stored, and yet failed (a login after it): the caller reports the failure, with this status in the same write.
+    if (report.failedAfterTokens) return { resource, credentials, credentialsVersion };
     this.deps.hooks.onRefreshSuccess({
       connection: conn,
       reason,
@@ -194,18 +212,23 @@ export class RefreshedCredentials {
     conn: StoredConnection,
     cached: ConnectionResource,
     credentials: StoredCredentials,
+    reported?: RefreshReport['providerValues'],
   ): Promise<ConnectionResource> {
     const { catalog, connections, logger } = this.deps;
     const provider = catalog?.getProvider(conn.resource.spec.provider);
     const answer = (credentials as { raw?: unknown }).raw;
-    if (!provider || !connections.updateConnection || !answer || typeof answer !== 'object') return cached;
-    const raw = answer as Record<string, unknown>;
-    if (!changedProviderValues(provider.spec, raw, cached.spec.connectionConfig).length) return cached;
+    if (!provider || !connections.updateConnection) return cached;
+    const raw = answer && typeof answer === 'object' ? (answer as Record<string, unknown>) : undefined;
+    const changed = (config: Record<string, unknown> | undefined) => [
+      ...changedProviderValues(provider.spec, raw, config),
+      ...(reported ? changedFrom(provider.spec, reported.values, config, reported.source) : []),
+    ];
+    if (!changed(cached.spec.connectionConfig).length) return cached;
     const name = conn.resource.metadata.name;
     let changes: ProviderValueChange[] = [];
     try {
       const updated = await connections.updateConnection(namespace, name, (cur) => {
-        changes = changedProviderValues(provider.spec, raw, cur.spec.connectionConfig);
+        changes = changed(cur.spec.connectionConfig);
         if (!changes.length) return undefined;
         const connectionConfig = { ...cur.spec.connectionConfig, ...Object.fromEntries(changes.map((c) => [c.key, c.to])) };
         return { ...cur, spec: { ...cur.spec, connectionConfig } };

@@ -1,6 +1,7 @@
 import type { IntegrationResource, ProviderResource } from '../../k8s/resources.js';
 import type { CatalogStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import { resolveClient, type ClientCredentials } from '../oauth2-client.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
 import { RefreshError } from './errors.js';
 
 /** What a refresh strategy gets: the connection as read after taking the lock, and its catalog objects. */
@@ -13,6 +14,21 @@ export interface StrategyInput {
   fetch: typeof fetch;
   timeoutSeconds: number;
   now: number;
+  /** Where a request besides the token call records its entry (a session step's login). */
+  oplog?: OperationLog;
+  /** What the refresh gave besides the credentials it returns, read by the refresher once it returns. */
+  report: RefreshReport;
+}
+
+/**
+ * What a strategy reports besides the credentials: configuration values a provider's answer gave again
+ * (Bullhorn's `restUrl`, compared with the stored ones and written when they changed), and a failure after
+ * the provider issued new tokens (Bullhorn's login after the refresh): the tokens are stored all the same
+ * (the refresh token may be spent), and the refresh is reported as failed with it.
+ */
+export interface RefreshReport {
+  providerValues?: { values: Record<string, string>; source: string };
+  failedAfterTokens?: RefreshError;
 }
 
 /**

@@ -6,6 +6,7 @@ import { expiresAtOf } from '../../domain/credentials.js';
 import type { ConnectionError } from '../../k8s/resources.js';
 import type { CatalogStore, ConnectionStore, StoredConnection, StoredCredentials } from '../../k8s/store.js';
 import type { Logger } from '../../platform/log.js';
+import type { OperationLog } from '../../oplog/operation-log.js';
 import { Counter, metric, type Registry } from '../../platform/metrics.js';
 import { needsReauthorization } from './reauthorization.js';
 import type { RefreshLock } from './lock.js';
@@ -55,6 +56,8 @@ export interface TokenRefresherDeps {
   waitTimeoutMs?: number;
   /** Attempts at writing refreshed credentials before keeping them in memory. Default 5. */
   writeAttempts?: number;
+  /** Where a strategy's requests besides the token call record their entries (a session step's login). */
+  oplog?: OperationLog;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 } from '../../domain/conditions.js';
 import { missingSecretVerdict, writeConditions, type CatalogParts } from './conditions.js';
 import { INTEGRATIONS, type IntegrationResource, type ProviderSpec } from '../../k8s/resources.js';
-import { currentClientFault } from '../../auth/refresh/integration-fault.js';
+import { currentClientFault, secretsVersion } from '../../auth/refresh/integration-fault.js';
 import { shortLivedReport } from '../short-lived-tokens.js';
 import type { NeededKey } from '../../modes/auth-mode.js';
 import { CLIENT_KEYS } from '../../modes/shared/oauth-client.js';
@@ -19,6 +19,7 @@ import { findAuthModeModule } from '../../modes/registry.js';
 import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { integrationConfigProblems } from '../../catalog/integration-config.js';
+import { describeMissing, missingIntegrationValues } from '../../catalog/integration-values.js';
 
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
@@ -89,10 +90,16 @@ export class IntegrationReconciler {
 
   async check(integration: IntegrationResource): Promise<Verdict<IntegrationReason>> {
     const verdict = await this.checkClient(integration);
-    if (verdict.status !== 'True') return verdict;
+    // A refusal the refresher recorded may come from the certificate (expired since it was checked): its own words first.
+    if (verdict.status !== 'True' && verdict.reason !== IntegrationReason.ClientRejected) return verdict;
     const provider = this.store.catalog.getProvider(integration.spec.provider);
     if (!provider) return verdict;
-    return (await this.checkCertificate(integration, provider.spec)) ?? connectionConfigVerdict(integration, provider.spec) ?? verdict;
+    return (
+      (await this.checkCertificate(integration, provider.spec)) ??
+      connectionConfigVerdict(integration, provider.spec) ??
+      checkValues(integration, provider.spec) ??
+      verdict
+    );
   }
 
   /** The TLS client certificate a Provider requires (mutual TLS): named, in place, and a current certificate with its key. */
@@ -178,7 +185,8 @@ export class IntegrationReconciler {
     // Where each needed key was found (its own name first).
     const found = needed.keys.map((k) => (has(k.key) ? k.key : k.or && has(k.or) ? k.or : undefined));
     const missing = needed.keys.filter((_, i) => !found[i]).map((k) => k.key);
-    const fault = missing.length ? undefined : currentClientFault(integration, secret.metadata?.resourceVersion);
+    const version = (name: string) => this.store.catalog.getReferencedSecret(namespace, name)?.metadata?.resourceVersion;
+    const fault = missing.length ? undefined : currentClientFault(integration, secretsVersion(integration, version));
     if (fault) {
       return {
         status: 'False',
@@ -262,6 +270,17 @@ export function tokenLifetimes(integration: IntegrationResource): ConditionInput
     status: 'False',
     reason: TokenLifetimeReason.NormalLifetimes,
     message: 'The provider answers refreshes with tokens that live at least the refresh floor.',
+  };
+}
+
+/** The values the Provider needs of the Integration besides its client (src/catalog/integration-values.ts). */
+function checkValues(integration: IntegrationResource, spec: ProviderSpec): Verdict<IntegrationReason> | undefined {
+  const missing = missingIntegrationValues(spec, integration.spec);
+  if (!missing.length) return undefined;
+  return {
+    status: 'False',
+    reason: IntegrationReason.IntegrationValueMissing,
+    message: `Provider "${integration.spec.provider}": ${describeMissing(spec.displayName, missing)}`,
   };
 }
 

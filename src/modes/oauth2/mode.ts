@@ -5,7 +5,8 @@
 import { z } from 'zod';
 import { refreshOAuth2Tokens } from '../../auth/oauth2-authorization.js';
 import { clientFor, type RefreshStrategy, type StrategyInput } from '../../auth/refresh/strategies.js';
-import { renewSessionToken, sessionStep } from '../../auth/post-connection.js';
+import { RefreshError } from '../../auth/refresh/errors.js';
+import { renewSession, sessionStep } from '../../auth/post-connection.js';
 import type { OAuth2Credentials } from '../../domain/credentials.js';
 import { LatchkeyError } from '../../domain/errors.js';
 import type { ProviderSpec } from '../../k8s/resources.js';
@@ -20,26 +21,44 @@ import { grantImportFields, grantShownFields, rawAnswer } from '../shared/creden
 /**
  * The refresh token grant; a response without a new refresh token keeps the old one. A Provider with a
  * session step (Bullhorn's login) logs in again with the new access token: its docs renew an expired
- * session so. A failed login keeps the old session token (the next refresh tries again): the tokens just
- * issued are never lost for it, as the provider may have spent the refresh token.
+ * session so. The values the login gives again (Bullhorn's `restUrl`) are reported for the refresher to
+ * store when they changed. A failed login is reported as the refresh's failure, and the new tokens are
+ * stored all the same (the provider may have spent the refresh token), with the old session token.
  */
 const refresh: RefreshStrategy = {
   canRefresh: (c) => typeof c.refresh_token === 'string' && c.refresh_token.length > 0,
   async refresh(input) {
     const next = await refreshedTokens(input);
-    if (!sessionStep(input.provider.spec)) return next;
+    const step = sessionStep(input.provider.spec);
+    if (!step) return next;
+    const { resource } = input.connection;
     try {
-      const token = await renewSessionToken(
-        { fetch: input.fetch, clock: { now: () => input.now } },
+      const session = await renewSession(
+        { fetch: input.fetch, oplog: input.oplog, clock: { now: () => input.now } },
         {
           provider: input.provider,
           accessToken: String(next.access_token),
-          connectionConfig: input.connection.resource.spec.connectionConfig ?? {},
-          log: { namespace: input.namespace, operation: 'authorization', integration: input.integration.metadata.name },
+          connectionConfig: resource.spec.connectionConfig ?? {},
+          log: {
+            namespace: input.namespace,
+            operation: 'refresh',
+            integration: input.integration.metadata.name,
+            connectionId: resource.spec.connectionId,
+            endUserId: resource.spec.endUser?.id,
+            connection: { name: resource.metadata.name, uid: resource.metadata.uid },
+          },
         },
       );
-      return { ...next, session_token: token };
-    } catch {
+      input.report.providerValues = { values: session.values, source: `the ${step.name} answer after the refresh` };
+      return { ...next, session_token: session.token };
+    } catch (err) {
+      input.report.failedAfterTokens =
+        err instanceof RefreshError
+          ? err
+          : new RefreshError('provider unavailable: the session login after the token refresh failed', {
+              permanent: false,
+              code: 'provider_unavailable',
+            });
       return next;
     }
   },

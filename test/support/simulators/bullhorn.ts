@@ -30,15 +30,21 @@ export interface BullhornSimulator extends ProviderSimulator {
   sessions: string[];
   /** Ends every session (as an idle timeout does): later calls with those keys are answered 401. */
   expireSessions(): void;
-  /** The next login is answered 503 (Bullhorn unavailable: the test's knob, not a documented answer). */
-  failNextLogin: { value: boolean };
+  /**
+   * The next login is answered `status` (503 when not set: Bullhorn unavailable; the test's knob, not a
+   * documented answer; the docs' 401 "Invalid or expired OAuth access token." for 401).
+   */
+  failNextLogin: { value: boolean; status?: number };
+  /** The data centre the login's `restUrl` names (a corporation moved to another swimlane: the test's knob). */
+  restHost: { value: string };
 }
 
 export function bullhorn(): BullhornSimulator {
   const client = { clientId: opaque('', 16), clientSecret: opaque('', 12) };
   const sessions: string[] = [];
   const valid = new Set<string>();
-  const failNextLogin = { value: false };
+  const failNextLogin: { value: boolean; status?: number } = { value: false };
+  const restHost = { value: REST_HOST };
   /** The session key as the docs let a client send it: the `BhRestToken` query parameter, header or cookie. */
   const sessionOf = (req: SimRequest): string | undefined => {
     const header = req.headers.bhresttoken;
@@ -79,7 +85,9 @@ export function bullhorn(): BullhornSimulator {
       route('POST https://rest.bullhornstaffing.com/rest-services/login', (req) => {
         if (failNextLogin.value) {
           failNextLogin.value = false;
-          return { status: 503 };
+          if (failNextLogin.status === 401)
+            return { status: 401, headers: { 'content-type': 'text/plain' }, body: 'Invalid or expired OAuth access token.' };
+          return { status: failNextLogin.status ?? 503 };
         }
         // The docs give the error's words, not its status or body: a 401 with those words stands in.
         if (!req.query.get('version')) return { status: 400 };
@@ -88,11 +96,12 @@ export function bullhorn(): BullhornSimulator {
         const key = `${opaque('', 4)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 2)}-${opaque('', 6)}`;
         sessions.push(key);
         valid.add(key);
-        return json(200, { BhRestToken: key, restUrl: `https://${REST_HOST}/rest-services/${CORP_TOKEN}/` });
+        return json(200, { BhRestToken: key, restUrl: `https://${restHost.value}/rest-services/${CORP_TOKEN}/` });
       }),
       {
         method: 'GET',
-        host: REST_HOST,
+        // Any swimlane's REST host (`rest{swimlane#}`): the one the login named.
+        host: '*.bullhornstaffing.com',
         path: new RegExp(`^/rest-services/${CORP_TOKEN}/entity/Candidate/\\d+$`),
         handler: (req) => {
           const key = sessionOf(req);
@@ -139,5 +148,6 @@ export function bullhorn(): BullhornSimulator {
     sessions,
     expireSessions: () => valid.clear(),
     failNextLogin,
+    restHost,
   };
 }

@@ -73,6 +73,12 @@ export const Provider = z.object({
   authorization_param_names: StringMap.optional().describe(
     "OAUTH2: the provider's names for RFC 6749 authorization parameters, sent under them (TikTok: client_id as app_id)",
   ),
+  required_authorization_params: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Keys of the Integration's authorization_params the provider cannot authorize without (Amazon Selling Partner: application_id)",
+    ),
   callback_code_param: z
     .string()
     .optional()
