@@ -164,4 +164,15 @@ describe('connection_config through the integrations API', () => {
     await providers.bed.synced((store) => !store.catalog.getIntegration(providers.bed.ns.name, 'wiki-later')?.spec.connectionConfig);
     expect((await connectStart('wiki-later')).body.error?.code).toBe('integration_not_configured');
   });
+
+  it('is documented in the OpenAPI document as the extension of both bodies and of the integration shown', async () => {
+    const doc = (await (await fetch(`${providers.bed.latchkey.url}/openapi.json`)).json()) as any;
+    const schemaOf = (s: any): any => (s?.$ref ? doc.components.schemas[String(s.$ref).split('/').at(-1)!] : s);
+    const body = (method: 'post' | 'patch', path: string) =>
+      schemaOf(doc.paths[path][method].requestBody.content['application/json'].schema).properties.connection_config;
+    expect(body('post', '/integrations').description).toContain("Latchkey's extension");
+    expect(body('patch', '/integrations/{uniqueKey}').description).toContain('null or "" removes a key');
+    const shown = schemaOf(doc.paths['/integrations/{uniqueKey}'].get.responses['200'].content['application/json'].schema);
+    expect(JSON.stringify(shown)).toContain("Latchkey's extension: the Integration's spec.connectionConfig");
+  });
 });
