@@ -109,3 +109,34 @@ export function withIntegrationConfig(
   }
   return out;
 }
+
+/**
+ * The integrations API's `connection_config` (its extension of Nango's bodies): each key must be one the Provider
+ * lets the Integration set, each value must pass that key's rule; otherwise a 400 `invalid_connection_config`
+ * naming every bad key (never its value). A required key left out is no error here: the Integration is then not
+ * Ready (`ConnectionConfigMissing`), as with kubectl, until a PATCH sets it.
+ */
+export function checkIntegrationConfigInput(provider: ProviderSpec, values: Record<string, string>, path = 'connection_config'): void {
+  const fields = integrationSetFields(provider);
+  const errors: Array<{ path: string; message: string }> = [];
+  for (const [key, value] of Object.entries(values)) {
+    if (!fields.some((f) => f.name === key)) {
+      errors.push({
+        path: `${path}.${key}`,
+        message: fields.length
+          ? `"${key}" is not a key this provider lets the integration set (those are ${fields.map((f) => `"${f.name}"`).join(', ')})`
+          : `"${key}" is not a key this provider lets the integration set (it has none)`,
+      });
+      continue;
+    }
+    const problem = configValueProblem(provider, key, value);
+    if (problem) errors.push({ path: `${path}.${key}`, message: problem });
+  }
+  if (errors.length)
+    throw new LatchkeyError(
+      'invalid_input',
+      'invalid_connection_config',
+      `Invalid connection configuration: ${errors.map((e) => e.message).join('; ')}`,
+      { errors },
+    );
+}

@@ -28,6 +28,8 @@ export interface IntegrationView {
   display_name: string;
   logo?: string;
   forward_webhooks: boolean;
+  /** Latchkey's extension: the Integration's `spec.connectionConfig`, when it has any (hosts, never secrets). */
+  connection_config?: Record<string, string>;
   created_at: string;
   updated_at: string;
   webhook_url?: string | null;
@@ -59,6 +61,7 @@ export function integrationView(
     ...(logo ? { logo } : {}),
     // Latchkey receives and forwards the webhooks of Providers that declare them (docs/provider-webhooks.md).
     forward_webhooks: Boolean(provider?.spec.webhooks),
+    ...(Object.keys(integration.spec.connectionConfig ?? {}).length ? { connection_config: { ...integration.spec.connectionConfig } } : {}),
     created_at: created,
     updated_at: isoOf(integration.metadata.annotations?.[ANNOTATIONS.updatedAt]) ?? created,
   };

@@ -21,6 +21,7 @@ import { hasCode, LatchkeyError } from '../domain/errors.js';
 import { APP_LINK_KEY, integrationView, type IntegrationInclude, type IntegrationView } from './integration-view.js';
 import { findAuthModeModule } from '../modes/registry.js';
 import { providerWebhookUrl } from '../catalog/webhook-url.js';
+import { checkIntegrationConfigInput } from '../catalog/integration-config.js';
 
 export interface IntegrationsDeps {
   catalog: CatalogStore;
@@ -48,12 +49,16 @@ export interface NewIntegration {
   provider: string;
   display_name?: string | undefined;
   credentials?: IntegrationCredentialsInput | undefined;
+  /** Latchkey's extension: the Integration's `spec.connectionConfig` (the Provider's `setBy: integration` keys). */
+  connection_config?: Record<string, string> | undefined;
 }
 
 export interface IntegrationChange {
   unique_key?: string | undefined;
   display_name?: string | undefined;
   credentials?: IntegrationCredentialsInput | undefined;
+  /** Merged key by key into `spec.connectionConfig`; null or "" removes a key. */
+  connection_config?: Record<string, string | null> | undefined;
 }
 
 export class IntegrationsService {
@@ -79,6 +84,8 @@ export class IntegrationsService {
     if (this.deps.catalog.getIntegration(namespace, input.unique_key))
       throw new LatchkeyError('conflict', 'integration_exists', `Integration "${input.unique_key}" already exists`);
     const clientData = input.credentials ? secretData(input.credentials, provider.spec.authMode) : undefined;
+    const connectionConfig = trimmedConfig(input.connection_config ?? {});
+    checkIntegrationConfigInput(provider.spec, connectionConfig);
     try {
       const created = await createIntegrationWithSecret(
         this.deps.caches,
@@ -88,6 +95,7 @@ export class IntegrationsService {
           provider: input.provider,
           ...(input.display_name ? { displayName: input.display_name } : {}),
           ...scopesOf(input.credentials),
+          ...(Object.keys(connectionConfig).length ? { connectionConfig } : {}),
         },
         clientData,
         new Date(this.deps.clock.now()),
@@ -111,14 +119,14 @@ export class IntegrationsService {
       );
     const provider = this.deps.catalog.getProvider(integration.spec.provider);
     const credentials = change.credentials;
+    if (change.connection_config) {
+      if (!provider) throw unknownProvider(key, integration.spec.provider);
+      // Only the values sent are checked: one already stored that its rule now refuses is the Ready condition's to report.
+      checkIntegrationConfigInput(provider.spec, setValues(change.connection_config));
+    }
     let clientData: Record<string, string> | undefined;
     if (credentials) {
-      if (!provider)
-        throw new LatchkeyError(
-          'conflict',
-          'unknown_provider',
-          `Integration "${key}" refers to provider "${integration.spec.provider}", which is not in the catalog`,
-        );
+      if (!provider) throw unknownProvider(key, integration.spec.provider);
       clientData = secretData(credentials, provider.spec.authMode);
       const ref = integration.spec.clientSecretRef;
       const current = ref ? this.deps.catalog.getReferencedSecret(namespace, ref.name) : undefined;
@@ -147,6 +155,11 @@ export class IntegrationsService {
             const scopes = splitScopes(credentials.scopes);
             if (scopes.length) next.scopes = scopes;
             else delete next.scopes;
+          }
+          if (change.connection_config) {
+            const merged = mergedConfig(next.connectionConfig, change.connection_config);
+            if (Object.keys(merged).length) next.connectionConfig = merged;
+            else delete next.connectionConfig;
           }
           return next;
         },
@@ -204,6 +217,38 @@ export class IntegrationsService {
       providerWebhookUrl(this.deps.config.publicBaseUrl, namespace, integration.metadata.name),
     );
   }
+}
+
+function unknownProvider(key: string, provider: string): LatchkeyError {
+  return new LatchkeyError(
+    'conflict',
+    'unknown_provider',
+    `Integration "${key}" refers to provider "${provider}", which is not in the catalog`,
+  );
+}
+
+/** The values a body sets, trimmed (null and "" remove a key and are left out). */
+function setValues(given: Record<string, string | null>): Record<string, string> {
+  return trimmedConfig(Object.fromEntries(Object.entries(given).filter((e): e is [string, string] => typeof e[1] === 'string')));
+}
+
+function trimmedConfig(given: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(given)
+      .map(([k, v]) => [k, v.trim()] as const)
+      .filter(([, v]) => v !== ''),
+  );
+}
+
+/** `spec.connectionConfig` after a PATCH: the keys sent replace theirs, null or "" removes one, the rest stay. */
+function mergedConfig(current: Record<string, string> | undefined, change: Record<string, string | null>): Record<string, string> {
+  const out = { ...(current ?? {}) };
+  for (const [k, v] of Object.entries(change)) {
+    const value = v?.trim();
+    if (value) out[k] = value;
+    else delete out[k];
+  }
+  return out;
 }
 
 function notFound(key: string): LatchkeyError {

@@ -3,7 +3,12 @@
  * is allowed where the client secret follows it only on such a key; the Integration's value fills every
  * connection, a caller's other value is refused, and a missing one is the Integration's state (409).
  */
-import { anyHostProblems, integrationConfigProblems, withIntegrationConfig } from '../../src/catalog/integration-config.js';
+import {
+  anyHostProblems,
+  checkIntegrationConfigInput,
+  integrationConfigProblems,
+  withIntegrationConfig,
+} from '../../src/catalog/integration-config.js';
 import { checkConnectionConfig, fillProviderUrl } from '../../src/catalog/connection-config.js';
 import { validateProvider } from '../../src/controller/reconcilers/provider.js';
 import { LatchkeyError } from '../../src/domain/errors.js';
@@ -106,5 +111,34 @@ describe("the Integration's values (jira-data-center)", () => {
     const basic = catalogSpec('jira-data-center-basic');
     expect(withIntegrationConfig(basic, integration, { host: 'jira.other.example' })).toEqual({ host: 'jira.other.example' });
     expect(integrationConfigProblems(basic, {})).toEqual([]);
+  });
+});
+
+describe("the integrations API's connection_config", () => {
+  const jira = catalogSpec('jira-data-center');
+
+  it("accepts the Provider's setBy: integration keys with values their rule allows", () => {
+    expect(refusal(() => checkIntegrationConfigInput(jira, { host: 'jira.example.com' }))).toBeUndefined();
+    expect(refusal(() => checkIntegrationConfigInput(jira, {}))).toBeUndefined();
+  });
+
+  it('refuses another key or a refused value, naming every key and never a value', () => {
+    const refused = refusal(() => checkIntegrationConfigInput(jira, { host: '192.168.1.10', team: 'platform' }));
+    expect(refused).toMatchObject({
+      kind: 'invalid_input',
+      code: 'invalid_connection_config',
+      errors: [
+        { path: 'connection_config.host', message: '"host" must be a host name' },
+        {
+          path: 'connection_config.team',
+          message: '"team" is not a key this provider lets the integration set (those are "host")',
+        },
+      ],
+    });
+    expect(JSON.stringify(refused)).not.toMatch(/192\.168|platform"/);
+    // A key the end user types (Basic auth's host) is not the Integration's to set.
+    expect(refusal(() => checkIntegrationConfigInput(catalogSpec('jira-data-center-basic'), { host: 'jira.example.com' }))).toMatchObject({
+      errors: [{ message: '"host" is not a key this provider lets the integration set (it has none)' }],
+    });
   });
 });

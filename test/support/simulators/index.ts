@@ -8,6 +8,7 @@ import { PROVIDERS_E } from './providers-e.js';
 import { clover } from './clover.js';
 import { tiktokAds } from './tiktok-ads.js';
 import { jiraDataCenter } from './jira-data-center.js';
+import { confluenceDataCenter } from './confluence-data-center.js';
 
 export const SIMULATORS: Array<() => ProviderSimulator> = [
   ...PROVIDERS_A,
@@ -18,4 +19,5 @@ export const SIMULATORS: Array<() => ProviderSimulator> = [
   clover,
   tiktokAds,
   jiraDataCenter,
+  confluenceDataCenter,
 ];

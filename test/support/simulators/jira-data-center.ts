@@ -24,27 +24,57 @@ import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenA
 export const JIRA_DC_HOST = 'jira.acme-corp.example';
 const MYSELF = { key: 'JIRAUSER10100', name: 'ada', displayName: 'Ada Lovelace' };
 
+/**
+ * What differs between Atlassian's Data Center products for this simulator: the manifest, the server, the pages
+ * read and the documented API call. The OAuth 2.0 provider API (authorize, token, scopes) is the same on Jira and
+ * Confluence (test/support/simulators/confluence-data-center.ts cites Confluence's pages).
+ */
+export interface DataCenterProduct {
+  manifest: string;
+  provider: string;
+  host: string;
+  docs: string[];
+  /** The documented call: its path on the server, the answer, and the call as the proxy is given it. */
+  api: { path: string; answer: Record<string, unknown>; call: string };
+}
+
 export function jiraDataCenter(): ProviderSimulator {
-  const client = opaqueClient(16, 32);
-  return oauth2Provider({
+  return atlassianDataCenter({
     manifest: 'jira-data-center',
+    provider: 'Jira Data Center',
+    host: JIRA_DC_HOST,
     docs: [
       'https://confluence.atlassian.com/adminjiraserver101/jira-oauth-2-0-provider-api-1455427907.html',
       'https://confluence.atlassian.com/enterprise/service-accounts-overview-1627095923.html',
       'https://confluence.atlassian.com/adminjiraserver101/oauth-2-0-scopes-for-incoming-links-1455427906.html',
       'https://developer.atlassian.com/server/jira-servicedesk/rest/v1103/api-group-myself/',
     ],
+    api: {
+      path: '/rest/api/latest/myself',
+      answer: { self: `https://${JIRA_DC_HOST}/rest/api/2/user?username=${MYSELF.name}`, ...MYSELF },
+      call: 'GET /myself',
+    },
+  });
+}
+
+/** The OAuth 2.0 provider API of an Atlassian Data Center server, and one documented REST call on it. */
+export function atlassianDataCenter(product: DataCenterProduct): ProviderSimulator {
+  const client = opaqueClient(16, 32);
+  const host = product.host;
+  return oauth2Provider({
+    manifest: product.manifest,
+    docs: product.docs,
     client,
     authorize: {
-      url: `https://${JIRA_DC_HOST}/rest/oauth2/latest/authorize`,
-      provider: 'Jira Data Center',
+      url: `https://${host}/rest/oauth2/latest/authorize`,
+      provider: product.provider,
       check: (req) =>
         req.query.get('code_challenge') && req.query.get('code_challenge_method') === 'S256' && req.query.get('state')
           ? undefined
           : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'state and code_challenge (S256) are required' },
     },
     token: {
-      url: `https://${JIRA_DC_HOST}/rest/oauth2/latest/token`,
+      url: `https://${host}/rest/oauth2/latest/token`,
       auth: 'body',
       pkceRequired: true,
       refresh: { rotate: true },
@@ -54,16 +84,14 @@ export function jiraDataCenter(): ProviderSimulator {
     answer: tokenAnswer('access_token token_type expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
     error: oauthErrors({}),
     api: (grants) => [
-      route(`GET https://${JIRA_DC_HOST}/rest/api/latest/myself`, (req) => {
+      route(`GET https://${host}${product.api.path}`, (req) => {
         const auth = req.headers.authorization;
-        return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7))
-          ? json(200, { self: `https://${JIRA_DC_HOST}/rest/api/2/user?username=${MYSELF.name}`, ...MYSELF })
-          : { status: 401 };
+        return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7)) ? json(200, product.api.answer) : { status: 401 };
       }),
     ],
-    e2e: e2eCase('GET /myself', MYSELF, {
-      expectConfig: { host: JIRA_DC_HOST },
-      integration: { connectionConfig: { host: JIRA_DC_HOST } },
+    e2e: e2eCase(product.api.call, product.api.answer, {
+      expectConfig: { host },
+      integration: { connectionConfig: { host } },
       scopes: ['READ', 'WRITE'],
       refreshes: true,
       failure: 'refused-code',

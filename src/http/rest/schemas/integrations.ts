@@ -34,12 +34,35 @@ const noForwarding = z
   .literal(false, { message: "Forwarding follows the Provider's webhooks settings; it cannot be switched on here" })
   .optional();
 
+/** A configuration key's name, as the Integration's CRD allows it. */
+const ConfigKey = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'must be a configuration key name (a letter, then letters, digits or _; at most 64)');
+
+/**
+ * Latchkey's extension of Nango's bodies: the Integration's `spec.connectionConfig`, the values of the Provider's
+ * `setBy: integration` keys (a self-managed server's host). Checked against the Provider's rule for each key.
+ */
+const DESCRIBED =
+  "Latchkey's extension: values of the Provider's setBy: integration configuration keys (the Integration's spec.connectionConfig), such as a self-managed server's host";
+const ConnectionConfigInput = z
+  .record(ConfigKey, z.string().min(1).max(1024))
+  .refine((o) => Object.keys(o).length <= 16, 'at most 16 keys')
+  .optional()
+  .describe(DESCRIBED);
+const ConnectionConfigChange = z
+  .record(ConfigKey, z.string().max(1024).nullable())
+  .refine((o) => Object.keys(o).length <= 16, 'at most 16 keys')
+  .optional()
+  .describe(`${DESCRIBED}; merged key by key, null or "" removes a key`);
+
 export const CreateIntegrationBody = z.strictObject({
   provider: z.string().min(1).max(253),
   unique_key: IntegrationKey,
   display_name: z.string().min(1).max(128).optional(),
   credentials: IntegrationCredentialsInput.optional(),
   forward_webhooks: noForwarding,
+  connection_config: ConnectionConfigInput,
 });
 
 export const UpdateIntegrationBody = z.strictObject({
@@ -47,6 +70,7 @@ export const UpdateIntegrationBody = z.strictObject({
   display_name: z.string().max(128).optional().describe('An empty string goes back to the provider display name'),
   credentials: IntegrationCredentialsInput.optional(),
   forward_webhooks: noForwarding,
+  connection_config: ConnectionConfigChange,
 });
 
 export const IntegrationParams = z.strictObject({ uniqueKey: z.string().min(1).max(253) });
@@ -68,6 +92,10 @@ export const Integration = z.object({
   display_name: z.string(),
   logo: z.string().optional().describe("The Provider's logoUrl, when it has one"),
   forward_webhooks: z.boolean(),
+  connection_config: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("Latchkey's extension: the Integration's spec.connectionConfig (the Provider's setBy: integration keys), when it has any"),
   created_at: IsoTimestamp,
   updated_at: IsoTimestamp,
   webhook_url: Nullable.optional().describe(
