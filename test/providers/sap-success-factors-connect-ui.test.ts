@@ -123,4 +123,18 @@ describe('sap-success-factors in the Connect UI (Chromium)', () => {
       await context.close();
     }
   });
+
+  it("words the certificate's parts in the end user's language (the browser's, French here)", async () => {
+    const context = await bed.browser.newContext({ locale: 'fr-FR' });
+    try {
+      const { popup } = await openConnectPopup(context, bed.app.url, await sessionToken('sf-ui-fr'));
+      await popup.waitForSelector('textarea#certificate');
+      expect(await popup.innerText('label[for=certificate]')).toBe('Certificat à enregistrer');
+      expect(await popup.innerText('#certificate-help')).toContain('Transmettez-le à votre administrateur SAP SuccessFactors');
+      expect(await popup.innerText('#certificate-copy')).toBe('Copier');
+      expect(await popup.innerText('#certificate-download')).toBe('Télécharger');
+    } finally {
+      await context.close();
+    }
+  });
 });
