@@ -22,6 +22,7 @@ import type {
   AccountChoiceView,
   ApiErrorBody,
   Branding,
+  CertificateToRegister,
   EmbedSettings,
   FormField,
   IntegrationView,
@@ -349,8 +350,57 @@ function renderForm(
       submit.textContent = submitLabel;
     });
   });
-  show(el('div', { class: 'card' }, ...backButton(), header(tr('connectTitle', { name: i.name }), accessLine(i)), form));
+  const certificate = i.certificate ? [certificateBlock(i, i.certificate)] : [];
+  show(el('div', { class: 'card' }, ...backButton(), header(tr('connectTitle', { name: i.name }), accessLine(i)), ...certificate, form));
   form.querySelector('input')?.focus();
+}
+
+/**
+ * The public certificate the end user's administrator registers with the provider (SAML bearer Providers), read-only,
+ * to copy or download; outside the form, so it is never submitted.
+ */
+function certificateBlock(i: IntegrationView, cert: CertificateToRegister): HTMLElement {
+  const id = 'certificate';
+  const text = el('textarea', { id, readonly: '', rows: '6', spellcheck: 'false', 'aria-describedby': `${id}-help` });
+  text.value = cert.pem;
+  const status = el('span', { class: 'muted', role: 'status' });
+  const copy = el('button', { type: 'button', class: 'secondary', id: `${id}-copy` }, tr('copy'));
+  copy.addEventListener('click', () => {
+    text.select();
+    const done = () => (status.textContent = tr('copied'));
+    if (navigator.clipboard) navigator.clipboard.writeText(cert.pem).then(done, () => document.execCommand('copy') && done());
+    else if (document.execCommand('copy')) done();
+  });
+  const download = el(
+    'a',
+    {
+      class: 'button secondary',
+      id: `${id}-download`,
+      download: cert.fileName,
+      href: URL.createObjectURL(new Blob([cert.pem], { type: 'application/x-pem-file' })),
+    },
+    tr('download'),
+  );
+  const help = el('p', { class: 'help', id: `${id}-help` }, tr('certificateLead', { provider: i.providerDisplayName }));
+  if (cert.description) help.append(' ', cert.description);
+  if (cert.docsUrl && /^https:\/\//.test(cert.docsUrl))
+    help.append(
+      ' ',
+      el(
+        'a',
+        { href: cert.docsUrl, target: '_blank', rel: 'noopener noreferrer', class: 'docs' },
+        tr('howToFind'),
+        el('span', { class: 'sr-only' }, ` ${tr('opensNewTab')}`),
+      ),
+    );
+  return el(
+    'div',
+    { class: 'field certificate' },
+    el('label', { for: id }, tr('certificateTitle')),
+    help,
+    text,
+    el('p', {}, copy, ' ', download, ' ', status),
+  );
 }
 
 /**

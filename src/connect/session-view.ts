@@ -3,11 +3,13 @@
  * work (those that cannot — no client credentials, Provider not ready — are left out: that is the
  * operator's problem, shown on the Integration's Ready condition and in the dashboard, not the end
  * user's), each field with the Provider's help, a subtitle from the Provider's category, Latchkey's
- * own logo for shipped providers, and the application's branding from the Environment.
+ * own logo for shipped providers, the certificate an administrator registers (SAML bearer Providers), and the
+ * application's branding from the Environment.
  */
 import { providerLogoUrl } from '../catalog/provider-logos.js';
 import { parseHex, readableOn, textOn } from '../domain/colour-contrast.js';
 import type { FieldHelp, ProviderResource } from '../k8s/resources.js';
+import { certificateToRegister } from './certificate-view.js';
 import { describeSession, type ConnectDeps } from './flows.js';
 import type { OpenSession } from './session.js';
 import { categoryLabel, defaultFieldLabel } from './ui-text.js';
@@ -26,12 +28,14 @@ export function describeSessionForUi(deps: ConnectDeps, session: OpenSession, la
       if (!provider) return i;
       const category = provider.spec.categories?.[0];
       const logoUrl = providerLogoUrl(provider, deps.config.publicBaseUrl);
+      const certificate = certificateToRegister(deps.catalog, session.namespace, i.id, provider, lang);
       return {
         ...i,
         fields: i.fields.map((f) => withHelp(f, provider, lang)),
         configFields: i.configFields.map((f) => withHelp(f, provider, lang)),
         ...(category ? { category: categoryLabel(category, lang) } : {}),
         ...(logoUrl ? { logoUrl } : {}),
+        ...(certificate ? { certificate } : {}),
       };
     }),
   };

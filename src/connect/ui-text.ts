@@ -54,6 +54,12 @@ const EN: UiText = {
   chooseAccountTitle: 'Choose your {provider} account',
   chooseAccountHelp: 'You gave access to several {provider} accounts. Choose the one to connect.',
   currentAccount: '(connected now)',
+  certificateTitle: 'Certificate to register',
+  certificateLead:
+    '{provider} accepts this connection only once its administrator has registered this certificate. Give it to your {provider} administrator: they register it and give you the key asked below.',
+  copy: 'Copy',
+  copied: 'Copied',
+  download: 'Download',
 };
 
 const TEXT: Record<UiLanguage, UiText> = {
@@ -104,6 +110,12 @@ const TEXT: Record<UiLanguage, UiText> = {
     chooseAccountTitle: 'Choisissez votre compte {provider}',
     chooseAccountHelp: 'Vous avez donné accès à plusieurs comptes {provider}. Choisissez celui à connecter.',
     currentAccount: '(connecté actuellement)',
+    certificateTitle: 'Certificat à enregistrer',
+    certificateLead:
+      '{provider} n’accepte cette connexion qu’une fois ce certificat enregistré par son administrateur. Transmettez-le à votre administrateur {provider} : il l’enregistre et vous donne la clé demandée ci-dessous.',
+    copy: 'Copier',
+    copied: 'Copié',
+    download: 'Télécharger',
   },
   de: {
     loading: 'Wird geladen…',
@@ -152,6 +164,12 @@ const TEXT: Record<UiLanguage, UiText> = {
     chooseAccountTitle: 'Wählen Sie Ihr {provider}-Konto',
     chooseAccountHelp: 'Sie haben Zugriff auf mehrere {provider}-Konten gewährt. Wählen Sie das Konto, das verbunden werden soll.',
     currentAccount: '(derzeit verbunden)',
+    certificateTitle: 'Zu registrierendes Zertifikat',
+    certificateLead:
+      '{provider} akzeptiert diese Verbindung erst, wenn die Administration dieses Zertifikat registriert hat. Geben Sie es Ihrer {provider}-Administration: Sie registriert es und gibt Ihnen den unten verlangten Schlüssel.',
+    copy: 'Kopieren',
+    copied: 'Kopiert',
+    download: 'Herunterladen',
   },
   es: {
     loading: 'Cargando…',
@@ -200,6 +218,12 @@ const TEXT: Record<UiLanguage, UiText> = {
     chooseAccountTitle: 'Elija su cuenta de {provider}',
     chooseAccountHelp: 'Ha dado acceso a varias cuentas de {provider}. Elija la que quiere conectar.',
     currentAccount: '(conectada ahora)',
+    certificateTitle: 'Certificado que registrar',
+    certificateLead:
+      '{provider} solo acepta esta conexión cuando su administrador ha registrado este certificado. Entrégueselo a su administrador de {provider}: lo registra y le da la clave que se pide abajo.',
+    copy: 'Copiar',
+    copied: 'Copiado',
+    download: 'Descargar',
   },
   pt: {
     loading: 'Carregando…',
@@ -247,6 +271,12 @@ const TEXT: Record<UiLanguage, UiText> = {
     chooseAccountTitle: 'Escolha sua conta {provider}',
     chooseAccountHelp: 'Você deu acesso a várias contas {provider}. Escolha a que deseja conectar.',
     currentAccount: '(conectada agora)',
+    certificateTitle: 'Certificado a registrar',
+    certificateLead:
+      'O {provider} só aceita esta conexão depois de o administrador registrar este certificado. Entregue-o ao seu administrador do {provider}: ele o registra e lhe dá a chave pedida abaixo.',
+    copy: 'Copiar',
+    copied: 'Copiado',
+    download: 'Baixar',
   },
 };
 

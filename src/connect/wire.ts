@@ -35,6 +35,19 @@ export interface IntegrationView {
   unavailable?: string;
   /** What the row's subtitle says: the Provider's first category, in the page's language. */
   category?: string;
+  /** The public certificate the end user's administrator registers with the provider before they connect (src/connect/certificate-view.ts). */
+  certificate?: CertificateToRegister;
+}
+
+/**
+ * A SAML bearer Provider's (RFC 7522) Integration certificate, shown read-only on the form: PEM, a file name to
+ * download it as, and the Provider's help on where it is registered (`fieldHelp.certificate`).
+ */
+export interface CertificateToRegister {
+  pem: string;
+  fileName: string;
+  description?: string;
+  docsUrl?: string;
 }
 
 export interface SessionView {
@@ -111,6 +124,13 @@ export interface UiText {
   chooseAccountHelp: string;
   /** Beside a reconnect's current account. */
   currentAccount: string;
+  /** Above the certificate an administrator registers with the provider. */
+  certificateTitle: string;
+  /** `{provider}`: what the end user does with it. */
+  certificateLead: string;
+  copy: string;
+  copied: string;
+  download: string;
 }
 
 /**

@@ -81,6 +81,8 @@ export const IntegrationReason = {
    * `authorizationParams` (`requiredAuthorizationParams`).
    */
   IntegrationValueMissing: 'IntegrationValueMissing',
+  /** A SAML bearer Integration's `certificate` is not a PEM certificate, not its `privateKey`'s, or not current. */
+  InvalidSigningCertificate: 'InvalidSigningCertificate',
   /** The token endpoint refused the client (invalid_client, unauthorized_client, a 4xx page): reported by the refresher. */
   ClientRejected: 'ClientRejected',
   /** A configuration key the Provider lets the Integration set (setBy: integration) is required and spec.connectionConfig lacks it. */

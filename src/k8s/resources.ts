@@ -559,6 +559,8 @@ export const INTEGRATION_SECRET_KEYS = {
   privateKey: 'privateKey',
   /** The ID of the key `privateKey` holds (a JWT's `kid`: private_key_jwt client assertions). */
   keyId: 'keyId',
+  /** The X.509 certificate of `privateKey` (PEM; public): SAML bearer assertions' signer, registered with the provider. */
+  certificate: 'certificate',
   /** The secret a provider signs its webhooks with (when it is not the client secret). */
   webhookSecret: 'webhookSecret',
 } as const;

@@ -275,4 +275,14 @@ describe('provider view', () => {
     });
     expect(Provider.strict().safeParse(view).success).toBe(true);
   });
+
+  it("shows a SAML bearer Provider's help on where the Integration's certificate is registered (SuccessFactors)", () => {
+    const sf = readCatalog().find((m) => m.metadata.name === 'sap-success-factors')!;
+    const view = providerView({ metadata: { name: sf.metadata.name }, spec: sf.spec }, BASE);
+    expect(view.field_help?.certificate).toMatchObject({
+      description: expect.stringContaining('Manage OAuth2 Client Applications'),
+      docs_url: 'https://apps.support.sap.com/sap/support/knowledge/en/2850646',
+    });
+    expect(Provider.strict().safeParse(view).success).toBe(true);
+  });
 });

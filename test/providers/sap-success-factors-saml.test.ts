@@ -33,8 +33,14 @@ beforeAll(async () => {
   ns = await createTestNamespace(kc, 'sf-saml');
   env = await createEnvironment(kc, ns.name, { mode: 'development' });
   await applyProvider(kc, 'sap-success-factors', catalogSpec('sap-success-factors'));
-  await createIntegration(kc, ns.name, 'sf', { provider: 'sap-success-factors' }, { privateKey: REGISTERED.key });
-  await createIntegration(kc, ns.name, 'sf-wrong', { provider: 'sap-success-factors' }, { privateKey: OTHER.key });
+  await createIntegration(
+    kc,
+    ns.name,
+    'sf',
+    { provider: 'sap-success-factors' },
+    { privateKey: REGISTERED.key, certificate: REGISTERED.cert },
+  );
+  await createIntegration(kc, ns.name, 'sf-wrong', { provider: 'sap-success-factors' }, { privateKey: OTHER.key, certificate: OTHER.cert });
   latchkey = await startSimulatedServer(kc, ns.name, {
     key: env.secretKey,
     egress: host.egressGuard(),

@@ -20,6 +20,7 @@ import { tokenRequestsPresentCertificate } from '../../auth/token-request.js';
 import { providerWebhookUrl } from '../../catalog/webhook-url.js';
 import { integrationConfigProblems } from '../../catalog/integration-config.js';
 import { describeMissing, missingIntegrationValues } from '../../catalog/integration-values.js';
+import { checkSigningCertificate, SIGNING_KEYS } from '../../domain/signing-certificate.js';
 
 /**
  * The keys the Integration's Secret must hold for this Provider (its auth mode's module says; none: it needs
@@ -33,7 +34,10 @@ function secretKeysOf(spec: ProviderSpec): { keys: NeededKey[]; why: string } | 
   const method = spec.tokenRequestAuthMethod;
   // RFC 7522: the end user types the client ID; the Integration signs the SAML assertion, no secret is sent.
   if (needed && spec.modeOptions?.samlBearer !== undefined)
-    return { keys: [{ key: 'privateKey', pem: true }], why: 'the private key its SAML bearer assertions are signed with (RFC 7522)' };
+    return {
+      keys: [{ key: 'privateKey', pem: true }, { key: 'certificate' }],
+      why: "the private key its SAML bearer assertions are signed with (RFC 7522) and that key's X.509 certificate, which the end users' administrators register with the provider",
+    };
   if (!needed || (method !== 'private_key_jwt' && method !== 'tls_client_auth') || !needed.keys.some((k) => k.key === 'clientSecret'))
     return needed;
   // No secret is sent; no client ID either where the end user gives their own.
@@ -220,10 +224,24 @@ export class IntegrationReconciler {
         };
       }
     }
+    const signing = provider.spec.modeOptions?.samlBearer !== undefined ? this.checkSigning(secret, clientSecretRef.name) : undefined;
+    if (signing) return signing;
     return {
       status: 'True',
       reason: IntegrationReason.Ready,
       message: `Ready: Provider "${providerName}" exists and Secret "${clientSecretRef.name}" has ${needed.why}.`,
+    };
+  }
+
+  /** A SAML bearer Integration's signing key and certificate: an RSA key, its own certificate, current. */
+  private checkSigning(secret: { data?: Record<string, string> }, name: string): Verdict<IntegrationReason> | undefined {
+    const value = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+    const check = checkSigningCertificate(value(SIGNING_KEYS.key), value(SIGNING_KEYS.cert), this.clock.now());
+    if (check.ok) return undefined;
+    return {
+      status: 'False',
+      reason: check.reason === 'InvalidPrivateKey' ? IntegrationReason.InvalidPrivateKey : IntegrationReason.InvalidSigningCertificate,
+      message: `Secret "${name}": ${check.message}. The end users' administrators register this certificate with the provider.`,
     };
   }
 }

@@ -48,6 +48,8 @@ label{font-weight:600;font-size:14px}
 input{font:inherit;color:inherit;background:var(--card);padding:9px 11px;border:1px solid var(--field);border-radius:8px}
 input::placeholder{color:var(--muted);opacity:1}
 input:focus-visible{outline:3px solid var(--accent);outline-offset:0;border-color:var(--accent)}
+.certificate textarea{font:12px/1.4 ui-monospace,monospace;color:inherit;background:var(--card);padding:8px;border:1px solid var(--field);border-radius:8px;resize:vertical}
+a.button.secondary{display:inline-block;padding:8px 14px;border:1px solid var(--line);border-radius:8px;color:inherit;text-decoration:none}
 input[aria-invalid=true]{border-color:var(--bad)}
 .help{color:var(--muted);font-size:13px;margin:0}
 a{color:var(--accent)}
