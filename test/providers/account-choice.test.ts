@@ -39,10 +39,7 @@ afterAll(async () => {
 });
 
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  providers.call(method, path, {
-    headers: { ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
+  providers.callJson(method, path, body, headers);
 const sessionToken = (integration: string, endUser: string): Promise<string> => providers.sessionToken(integration, endUser);
 
 async function reconnectToken(integration: string, connectionId: string): Promise<string> {

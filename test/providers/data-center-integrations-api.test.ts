@@ -36,22 +36,11 @@ afterAll(async () => {
   await providers?.close();
 });
 
-const json = { 'content-type': 'application/json' };
-const call = (method: string, path: string, body?: unknown) =>
-  providers.call(method, path, { headers: json, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+const call = (method: string, path: string, body?: unknown) => providers.callJson(method, path, body);
 const credentials = () => ({ type: 'OAUTH2', client_id: sim.client.clientId, client_secret: sim.client.clientSecret, scopes: 'READ' });
 const stored = (key: string) => providers.bed.latchkey.ctx.catalog.getIntegration(providers.bed.ns.name, key);
 
-/** A Connect start (the Connect UI's OAuth start) for `integration`. */
-async function connectStart(integration: string) {
-  const session = await providers.sessionToken(integration, `starter-${Math.random().toString(36).slice(2)}`);
-  const res = await fetch(`${providers.bed.latchkey.url}/connect/api/oauth/start`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session}`, ...json },
-    body: JSON.stringify({ integration, connectionConfig: {} }),
-  });
-  return { status: res.status, body: (await res.json()) as { error?: { code: string } } };
-}
+const connectStart = (integration: string) => providers.connectStart(integration);
 
 describe('connection_config through the integrations API', () => {
   it('POST sets the host, GET shows it, and the Integration connects in Chromium and proxies on that host', async () => {

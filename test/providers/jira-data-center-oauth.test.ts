@@ -31,22 +31,20 @@ afterAll(async () => {
   await providers?.close();
 });
 
-const json = { 'content-type': 'application/json' };
-const call = (method: string, path: string, body?: unknown) =>
-  providers.call(method, path, { headers: json, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+const call = (method: string, path: string, body?: unknown) => providers.callJson(method, path, body);
+/** An import of an OAUTH2 connection (POST /connections), with `connection_config` when given. */
+const importConnection = (integration: string, connectionId: string, connectionConfig?: Record<string, string>) =>
+  call('POST', '/connections', {
+    provider_config_key: integration,
+    connection_id: connectionId,
+    credentials: { type: 'OAUTH2', access_token: 'imported-access-token' },
+    ...(connectionConfig ? { connection_config: connectionConfig } : {}),
+  });
 const proxyMyself = (connectionId: string, integration = INTEGRATION) =>
   providers.call('GET', '/proxy/myself', { headers: { 'connection-id': connectionId, 'provider-config-key': integration } });
 
-/** A Connect start (the Connect UI's OAuth start) with `connectionConfig` as the page would send it. */
-async function connectStart(integration: string, connectionConfig: Record<string, string>) {
-  const session = await providers.sessionToken(integration, `starter-${Math.random().toString(36).slice(2)}`);
-  const res = await fetch(`${providers.bed.latchkey.url}/connect/api/oauth/start`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${session}`, ...json },
-    body: JSON.stringify({ integration, connectionConfig }),
-  });
-  return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string; errors?: unknown[] } } };
-}
+const connectStart = (integration: string, connectionConfig: Record<string, string>) =>
+  providers.connectStart(integration, connectionConfig);
 
 /** The integrations the Connect UI shows for a session offering `integration`. */
 async function shownIn(integration: string): Promise<Array<{ id: string; fields: unknown[]; configFields: unknown[] }>> {
@@ -128,13 +126,7 @@ describe('Jira Data Center: the host is set on the Integration', () => {
   });
 
   it("an import: another host refused (400), none or the Integration's own stored as the Integration's", async () => {
-    const credentials = { type: 'OAUTH2', access_token: 'imported-access-token' };
-    const other = await call('POST', '/connections', {
-      provider_config_key: INTEGRATION,
-      connection_id: 'imported-elsewhere',
-      credentials,
-      connection_config: { host: 'jira.attacker.example' },
-    });
+    const other = await importConnection(INTEGRATION, 'imported-elsewhere', { host: 'jira.attacker.example' });
     expect(other.status).toBe(400);
     expect(other.body.error).toMatchObject({ code: 'invalid_connection_config' });
     expect(providers.bed.latchkey.ctx.connections.getConnection(providers.bed.ns.name, INTEGRATION, 'imported-elsewhere')).toBeUndefined();
@@ -143,23 +135,13 @@ describe('Jira Data Center: the host is set on the Integration', () => {
       ['imported-plain', undefined],
       ['imported-same', { host: JIRA_DC_HOST }],
     ] as const) {
-      const imported = await call('POST', '/connections', {
-        provider_config_key: INTEGRATION,
-        connection_id: id,
-        credentials,
-        ...(connection_config ? { connection_config } : {}),
-      });
+      const imported = await importConnection(INTEGRATION, id, connection_config);
       expect(imported.status).toBe(201);
       const stored = await call('GET', `/connections/${id}?provider_config_key=${INTEGRATION}`);
       expect(stored.body.connection_config).toEqual({ host: JIRA_DC_HOST });
     }
     // Replacing the credentials of an imported connection may not move it either.
-    const moved = await call('POST', '/connections', {
-      provider_config_key: INTEGRATION,
-      connection_id: 'imported-plain',
-      credentials,
-      connection_config: { host: 'jira.attacker.example' },
-    });
+    const moved = await importConnection(INTEGRATION, 'imported-plain', { host: 'jira.attacker.example' });
     expect(moved.status).toBe(400);
   });
 
@@ -175,12 +157,7 @@ describe('Jira Data Center: the host is set on the Integration', () => {
     // The end user cannot fill the gap.
     expect((await connectStart(UNSET, { host: JIRA_DC_HOST })).status).toBe(409);
 
-    const imported = await call('POST', '/connections', {
-      provider_config_key: UNSET,
-      connection_id: 'imported-unset',
-      credentials: { type: 'OAUTH2', access_token: 'imported-access-token' },
-      connection_config: { host: JIRA_DC_HOST },
-    });
+    const imported = await importConnection(UNSET, 'imported-unset', { host: JIRA_DC_HOST });
     expect(imported.status).toBe(409);
     expect(imported.body.error.code).toBe('integration_not_configured');
     expect(sim.state.requests.length).toBe(before);

@@ -14,8 +14,12 @@ export interface SimulatedProvidersBed {
   bed: ConnectBed;
   /** Latchkey's API with the Environment's secret key: the status, and the body parsed when it is JSON. */
   call(method: string, path: string, init?: { headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: any }>;
+  /** {@link call} with a JSON body (when given) and more headers. */
+  callJson(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** A Connect session's token for `endUser` and one Integration. */
   sessionToken(integration: string, endUser: string): Promise<string>;
+  /** The Connect UI's OAuth start for a new end user of `integration`, `connectionConfig` as the page sends it. */
+  connectStart(integration: string, connectionConfig?: Record<string, string>): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -62,15 +66,30 @@ export async function startSimulatedProvidersBed(
     }
     return { status: res.status, body: parsed };
   };
+  async function sessionToken(integration: string, endUser: string): Promise<string> {
+    const body = JSON.stringify({ end_user: { id: endUser }, allowed_integrations: [integration] });
+    const res = await call('POST', '/connect/sessions', { headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(201);
+    return res.body.data.token as string;
+  }
   return {
     host,
     bed,
     call,
-    async sessionToken(integration, endUser) {
-      const body = JSON.stringify({ end_user: { id: endUser }, allowed_integrations: [integration] });
-      const res = await call('POST', '/connect/sessions', { headers: { 'content-type': 'application/json' }, body });
-      expect(res.status).toBe(201);
-      return res.body.data.token as string;
+    callJson: (method, path, body, headers = {}) =>
+      call(method, path, {
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      }),
+    sessionToken,
+    async connectStart(integration, connectionConfig = {}) {
+      const session = await sessionToken(integration, `starter-${Math.random().toString(36).slice(2)}`);
+      const res = await fetch(`${bed.latchkey.url}/connect/api/oauth/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ integration, connectionConfig }),
+      });
+      return { status: res.status, body: await res.json() };
     },
     close: () => bed.close().then(() => host.close()),
   };

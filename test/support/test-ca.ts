@@ -100,21 +100,9 @@ export function makeRsaSigningCertificate(commonName: string, days = 2): { cert:
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-signing-cert-'));
   try {
     const f = (name: string) => join(dir, name);
-    openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      f('k.pem'),
-      '-out',
-      f('c.pem'),
-      '-days',
-      String(days),
-      '-subj',
-      `/CN=${commonName}`,
-    ]);
+    // One request: a new RSA key and its self-signed certificate.
+    const request = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes'];
+    openssl([...request, '-keyout', f('k.pem'), '-out', f('c.pem'), '-days', String(days), '-subj', `/CN=${commonName}`]);
     return { cert: readFileSync(f('c.pem'), 'utf8'), key: readFileSync(f('k.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

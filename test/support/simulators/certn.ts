@@ -9,7 +9,7 @@
  * `invalid_client` with 401, `invalid_request` and `unsupported_grant_type` with 400).
  * No API route: the pages read show no answer of an API call.
  */
-import { authServer, clientOf, json, opaque, type ServedSimulator } from './framework.js';
+import { authServer, basicClientCredentials, opaque, type ServedSimulator } from './framework.js';
 
 /** Without an end-to-end case: test/providers/token-request-shapes.test.ts drives it itself. */
 export function certn(): ServedSimulator {
@@ -28,16 +28,7 @@ export function certn(): ServedSimulator {
       method: 'POST',
       host,
       path: '/token/',
-      handler: (req) => {
-        if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
-          return json(400, { error: 'invalid_request' });
-        const c = clientOf({ ...req, form: new URLSearchParams() });
-        if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-          return json(401, { error: 'invalid_client' });
-        if (req.form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
-        const { accessToken } = grants.issueTokens({ clientId: client.clientId, redirectUri: '', scope: '', extra: {} });
-        return json(200, { access_token: accessToken, expires_in: 36000 });
-      },
+      handler: basicClientCredentials(grants, client, (accessToken) => ({ access_token: accessToken, expires_in: 36000 })),
     })),
   };
 }

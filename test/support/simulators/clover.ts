@@ -15,7 +15,7 @@
  * (ignored here: Latchkey's JSON also carries grant_type and redirect_uri), and the merchant object beyond `id`
  * and `name`.
  */
-import { apiRoute, authorizePage, authServer, json, opaque, type Grants, type ProviderSimulator, type SimRequest } from './framework.js';
+import { apiRoute, authorizePage, authServer, json, opaque, type Grants, type ProviderSimulator, jsonObjectBody } from './framework.js';
 
 const MERCHANT = { id: 'MQ4EZ1N2V3X41', name: 'Café Lumière' };
 const AUTHORIZE_HOST = 'www.eu.clover.com';
@@ -23,17 +23,6 @@ const API_HOST = 'api.eu.clover.com';
 /** Token lifetimes the simulator gives (Clover's vary; the docs say not to assume one). */
 const ACCESS_SECONDS = 1800;
 const REFRESH_SECONDS = 365 * 24 * 3600;
-
-/** The JSON object body Clover's token endpoints read, or undefined for anything else. */
-function jsonBody(req: SimRequest): Record<string, unknown> | undefined {
-  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return undefined;
-  try {
-    const body: unknown = JSON.parse(req.body);
-    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export function clover(): ProviderSimulator & { expirations: number[] } {
   const { state, grants } = authServer();
@@ -77,7 +66,7 @@ export function clover(): ProviderSimulator & { expirations: number[] } {
         host: API_HOST,
         path: '/oauth/v2/token',
         handler: (req) => {
-          const body = jsonBody(req);
+          const body = jsonObjectBody(req);
           if (!body) return refused(400, 'expected a JSON body');
           if (body.client_id !== client.clientId || body.client_secret !== client.clientSecret) return refused(401, 'invalid client');
           const grant = grants.takeCode(typeof body.code === 'string' ? body.code : null);
@@ -90,7 +79,7 @@ export function clover(): ProviderSimulator & { expirations: number[] } {
         host: API_HOST,
         path: '/oauth/v2/refresh',
         handler: (req) => {
-          const body = jsonBody(req);
+          const body = jsonObjectBody(req);
           if (!body) return refused(400, 'expected a JSON body');
           if (body.client_id !== client.clientId) return refused(401, 'invalid client');
           // Single use: the old refresh token stops working.

@@ -10,7 +10,7 @@
  * `invalid_request` and `unsupported_grant_type` with 400: the simulator's own).
  * No API route: test/providers/token-request-shapes.test.ts checks the token request itself.
  */
-import { authServer, clientOf, json, opaque, type ServedSimulator } from './framework.js';
+import { authServer, basicClientCredentials, opaque, type ServedSimulator } from './framework.js';
 
 /** The docs' example workspace host. */
 export const DATABRICKS_WORKSPACE = 'dbc-a1b2345c-d6e7.cloud.databricks.com';
@@ -34,16 +34,11 @@ export function databricksWorkspace(): ServedSimulator {
         method: 'POST',
         host: DATABRICKS_WORKSPACE,
         path: '/oidc/v1/token',
-        handler: (req) => {
-          if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
-            return json(400, { error: 'invalid_request' });
-          const c = clientOf({ ...req, form: new URLSearchParams() });
-          if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
-            return json(401, { error: 'invalid_client' });
-          if (req.form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
-          const { accessToken } = grants.issueTokens({ clientId: client.clientId, redirectUri: '', scope: '', extra: {} });
-          return json(200, { access_token: accessToken, token_type: 'Bearer', expires_in: 3600 });
-        },
+        handler: basicClientCredentials(grants, client, (accessToken) => ({
+          access_token: accessToken,
+          token_type: 'Bearer',
+          expires_in: 3600,
+        })),
       },
     ],
   };

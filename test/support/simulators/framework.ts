@@ -601,6 +601,38 @@ export function apiRoute(
   return { method: at.method ?? 'GET', host: at.host, path: at.path, handler: withToken(grants, unauthorized, ok, at.scheme) };
 }
 
+/** A request's JSON object body (`Content-Type: application/json`), or undefined for anything else. */
+export function jsonObjectBody(req: SimRequest): Record<string, unknown> | undefined {
+  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return undefined;
+  try {
+    const body: unknown = JSON.parse(req.body);
+    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A client credentials token endpoint that takes the client as HTTP Basic only and a form body (Certn, Databricks);
+ * its error answers are RFC 6749's (`invalid_client` 401, `invalid_request` and `unsupported_grant_type` 400).
+ */
+export function basicClientCredentials(
+  grants: Grants,
+  client: { clientId: string; clientSecret: string },
+  answer: (accessToken: string) => Record<string, unknown>,
+): Handler {
+  return (req) => {
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded'))
+      return json(400, { error: 'invalid_request' });
+    const c = clientOf({ ...req, form: new URLSearchParams() });
+    if (c.via !== 'basic' || c.clientId !== client.clientId || c.clientSecret !== client.clientSecret)
+      return json(401, { error: 'invalid_client' });
+    if (req.form.get('grant_type') !== 'client_credentials') return json(400, { error: 'unsupported_grant_type' });
+    const { accessToken } = grants.issueTokens({ clientId: client.clientId, redirectUri: '', scope: '', extra: {} });
+    return json(200, answer(accessToken));
+  };
+}
+
 // ----- short declarations -----
 // What most simulators declare the same way, each in one line: the client, the token answer (its keys in the
 // provider's documented order), the error texts, API routes by URL, and the end-to-end case.

@@ -23,7 +23,7 @@ import {
   type Handler,
   type ProviderSimulator,
   type SimAnswer,
-  type SimRequest,
+  jsonObjectBody,
 } from './framework.js';
 
 const HOST = 'business-api.tiktok.com';
@@ -32,17 +32,6 @@ const ADVERTISER_ID = '7000000000000000001';
 /** TikTok's envelope: `code` 0 and the data on success; the simulator's own codes and words on errors. */
 const answer = (code: number, message: string, data: Record<string, unknown> = {}): SimAnswer =>
   json(200, { code, message, request_id: opaque('', 12), data });
-
-/** The JSON object body the token endpoint reads, or undefined for anything else. */
-function jsonBody(req: SimRequest): Record<string, unknown> | undefined {
-  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return undefined;
-  try {
-    const body: unknown = JSON.parse(req.body);
-    return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export function tiktokAds(): ProviderSimulator {
   const { state, grants } = authServer();
@@ -61,7 +50,7 @@ export function tiktokAds(): ProviderSimulator {
   };
 
   const token: Handler = (req) => {
-    const body = jsonBody(req);
+    const body = jsonObjectBody(req);
     if (!body) return answer(40002, 'simulator: expected a JSON body');
     if (body.app_id !== client.clientId || body.secret !== client.clientSecret)
       return answer(40001, 'simulator: app_id or secret not accepted');
