@@ -8,14 +8,12 @@
  * real API server and the egress guard (the simulator's hosts resolve to its loopback address).
  */
 import { X509Certificate } from 'node:crypto';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { sealSession } from '../support/fixtures.js';
-import { startSimulatedServer, type Replica } from '../support/replica.js';
+import type { Replica } from '../support/replica.js';
 import { adp } from '../support/simulators/adp.js';
-import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
-import { submitConnectForm } from '../support/simulated-consent.js';
+import { startSimulatedServerBed, type SimulatedServerBed } from '../support/simulated-server-bed.js';
 import { createCertificateSecret } from '../support/tls-secrets.js';
 import { makeClientCertificate } from '../support/test-ca.js';
 
@@ -26,52 +24,43 @@ const ISSUED = makeClientCertificate('ExampleCorpMutualSSL');
 const STRANGER = makeClientCertificate('NotIssuedByADP');
 const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
 
-let host: SimulatorHost;
-let ns: { name: string; delete(): Promise<void> };
-let env: TestEnvironment;
+let bed: SimulatedServerBed;
+let ns: SimulatedServerBed['ns'];
 let latchkey: Replica;
-
-const tlsSecret = (name: string, certificate: { cert: string; key: string }) => createCertificateSecret(kc, ns.name, name, certificate);
 
 beforeAll(async () => {
   sim.registerCertificate(fingerprint(ISSUED.cert));
-  host = await startSimulators([sim]);
-  ns = await createTestNamespace(kc, 'adp-mtls');
-  env = await createEnvironment(kc, ns.name, { mode: 'development' });
-  await applyProvider(kc, 'adp', catalogSpec('adp'));
-  await tlsSecret('adp-issued', ISSUED);
-  await tlsSecret('adp-stranger', STRANGER);
-  await createIntegration(kc, ns.name, 'adp', { provider: 'adp', clientCertificateRef: { name: 'adp-issued' } }, { ...sim.client });
-  await createIntegration(
-    kc,
-    ns.name,
-    'adp-stranger',
-    { provider: 'adp', clientCertificateRef: { name: 'adp-stranger' } },
-    { ...sim.client },
-  );
-  await createIntegration(kc, ns.name, 'adp-uncertified', { provider: 'adp' }, { ...sim.client });
-  latchkey = await startSimulatedServer(kc, ns.name, {
-    key: env.secretKey,
-    egress: host.egressGuard(),
-    synced: (ctx) =>
+  bed = await startSimulatedServerBed(kc, 'adp-mtls', [sim], {
+    async prepare(namespace) {
+      await applyProvider(kc, 'adp', catalogSpec('adp'));
+      await createCertificateSecret(kc, namespace, 'adp-issued', ISSUED);
+      await createCertificateSecret(kc, namespace, 'adp-stranger', STRANGER);
+      for (const [name, ref] of [
+        ['adp', 'adp-issued'],
+        ['adp-stranger', 'adp-stranger'],
+        ['adp-uncertified', undefined],
+      ] as const)
+        await createIntegration(
+          kc,
+          namespace,
+          name,
+          { provider: 'adp', ...(ref ? { clientCertificateRef: { name: ref } } : {}) },
+          { ...sim.client },
+        );
+    },
+    synced: (ctx, namespace) =>
       ctx.catalog.getProvider('adp') !== undefined &&
-      ['adp', 'adp-stranger', 'adp-uncertified'].every((i) => ctx.catalog.getIntegration(ns.name, i)) &&
-      ['adp-issued', 'adp-stranger'].every((s) => ctx.catalog.getReferencedSecret(ns.name, s)),
+      ['adp', 'adp-stranger', 'adp-uncertified'].every((i) => ctx.catalog.getIntegration(namespace, i)) &&
+      ['adp-issued', 'adp-stranger'].every((s) => ctx.catalog.getReferencedSecret(namespace, s)),
   });
+  ({ ns, latchkey } = bed);
 }, 120_000);
 
 afterAll(async () => {
-  await latchkey?.stop();
-  await ns?.delete();
-  await host?.close();
+  await bed?.close();
 });
 
-let users = 0;
-function submitForm(integration: string, values: Record<string, string>) {
-  const endUser = `user-${++users}`;
-  const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-  return submitConnectForm(latchkey, ns.name, { endUser, session, integration, values });
-}
+const submitForm = (integration: string, values: Record<string, string>) => bed.submitForm(integration, values);
 
 const proxy = (integration: string, connectionId: string) =>
   latchkey.call('GET', '/proxy/hr/v1/workers', { headers: { 'connection-id': connectionId, 'provider-config-key': integration } });

@@ -9,39 +9,35 @@
  * after a refresh reported as the refresh's failure (transient or permanent), the new tokens kept. The consent page is the simulator's own handler,
  * called with the authorization URL Latchkey gave.
  */
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
 import { consentOnSimulator } from '../support/simulated-consent.js';
-import { sealSession } from '../support/fixtures.js';
-import { startSimulatedServer, type Replica } from '../support/replica.js';
+import type { Replica } from '../support/replica.js';
+import { startSimulatedServerBed, type SimulatedServerBed } from '../support/simulated-server-bed.js';
 import { bullhorn, CORP_TOKEN, REST_HOST } from '../support/simulators/bullhorn.js';
-import { startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
+import type { SimRequest } from '../support/simulators/framework.js';
 
 const kc = testKubeConfig();
 const sim = bullhorn();
-let host: SimulatorHost;
-let ns: { name: string; delete(): Promise<void> };
-let env: TestEnvironment;
+let bed: SimulatedServerBed;
+let ns: SimulatedServerBed['ns'];
 let latchkey: Replica;
 
 beforeAll(async () => {
-  host = await startSimulators([sim]);
-  ns = await createTestNamespace(kc, 'bullhorn');
-  env = await createEnvironment(kc, ns.name, { mode: 'development' });
-  await applyProvider(kc, 'bullhorn', catalogSpec('bullhorn'));
-  await createIntegration(kc, ns.name, 'bullhorn', { provider: 'bullhorn' }, { ...sim.client });
-  latchkey = await startSimulatedServer(kc, ns.name, {
-    key: env.secretKey,
-    egress: host.egressGuard(),
-    synced: (ctx) => ctx.catalog.getProvider('bullhorn') && ctx.catalog.readSecretValue(ns.name, 'bullhorn-client', 'clientId'),
+  bed = await startSimulatedServerBed(kc, 'bullhorn', [sim], {
+    async prepare(namespace) {
+      await applyProvider(kc, 'bullhorn', catalogSpec('bullhorn'));
+      await createIntegration(kc, namespace, 'bullhorn', { provider: 'bullhorn' }, { ...sim.client });
+    },
+    synced: (ctx, namespace) =>
+      ctx.catalog.getProvider('bullhorn') && ctx.catalog.readSecretValue(namespace, 'bullhorn-client', 'clientId'),
   });
+  ({ ns, latchkey } = bed);
 }, 120_000);
 
 afterAll(async () => {
-  await latchkey?.stop();
-  await ns?.delete();
-  await host?.close();
+  await bed?.close();
 });
 
 const since = (before: number, method: string, path: string): SimRequest[] =>
@@ -49,7 +45,7 @@ const since = (before: number, method: string, path: string): SimRequest[] =>
 
 /** The end user connects: the Connect start, Bullhorn's consent (its own page), the callback. */
 async function connect(endUser: string): Promise<string> {
-  const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: ['bullhorn'] });
+  const session = bed.session('bullhorn', endUser);
   const { authorization, allow, cookie } = await consentOnSimulator(latchkey.url, session, 'bullhorn', sim, '/oauth/authorize');
   expect(authorization.origin + authorization.pathname).toBe('https://auth.bullhornstaffing.com/oauth/authorize');
   const callback = await fetch(allow, { headers: { cookie } });

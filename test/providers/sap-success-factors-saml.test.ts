@@ -7,13 +7,11 @@
  * The end user types the API key, the API server, the company ID and the user ID; the Integration holds the key.
  */
 import { randomBytes } from 'node:crypto';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, type TestEnvironment } from '../../dev/fixtures.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration } from '../../dev/fixtures.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { sealSession } from '../support/fixtures.js';
-import { submitConnectForm } from '../support/simulated-consent.js';
-import { startSimulatedServer, type Replica } from '../support/replica.js';
-import { startSimulators, type SimulatorHost } from '../support/simulators/framework.js';
+import type { Replica } from '../support/replica.js';
+import { startSimulatedServerBed, type SimulatedServerBed } from '../support/simulated-server-bed.js';
 import { sapSuccessFactors, SF_HOST } from '../support/simulators/sap-success-factors.js';
 import { captureLogs } from '../support/log-capture.js';
 import { makeRsaSigningCertificate } from '../support/test-ca.js';
@@ -22,53 +20,39 @@ const kc = testKubeConfig();
 const REGISTERED = makeRsaSigningCertificate('latchkey-sf-test');
 const OTHER = makeRsaSigningCertificate('latchkey-sf-other');
 const sim = sapSuccessFactors({ certificate: REGISTERED.cert });
-let host: SimulatorHost;
-let ns: { name: string; delete(): Promise<void> };
-let env: TestEnvironment;
+let bed: SimulatedServerBed;
+let ns: SimulatedServerBed['ns'];
 let latchkey: Replica;
 const logs = captureLogs();
 
 beforeAll(async () => {
-  host = await startSimulators([sim]);
-  ns = await createTestNamespace(kc, 'sf-saml');
-  env = await createEnvironment(kc, ns.name, { mode: 'development' });
-  await applyProvider(kc, 'sap-success-factors', catalogSpec('sap-success-factors'));
-  await createIntegration(
-    kc,
-    ns.name,
-    'sf',
-    { provider: 'sap-success-factors' },
-    { privateKey: REGISTERED.key, certificate: REGISTERED.cert },
-  );
-  await createIntegration(kc, ns.name, 'sf-wrong', { provider: 'sap-success-factors' }, { privateKey: OTHER.key, certificate: OTHER.cert });
-  latchkey = await startSimulatedServer(kc, ns.name, {
-    key: env.secretKey,
-    egress: host.egressGuard(),
+  bed = await startSimulatedServerBed(kc, 'sf-saml', [sim], {
     logger: logs.logger,
-    synced: (ctx) =>
+    async prepare(namespace) {
+      await applyProvider(kc, 'sap-success-factors', catalogSpec('sap-success-factors'));
+      for (const [name, pair] of [
+        ['sf', REGISTERED],
+        ['sf-wrong', OTHER],
+      ] as const)
+        await createIntegration(kc, namespace, name, { provider: 'sap-success-factors' }, { privateKey: pair.key, certificate: pair.cert });
+    },
+    synced: (ctx, namespace) =>
       Boolean(ctx.catalog.getProvider('sap-success-factors')) &&
-      ['sf', 'sf-wrong'].every((i) => ctx.catalog.readSecretValue(ns.name, `${i}-client`, 'privateKey')),
+      ['sf', 'sf-wrong'].every((i) => ctx.catalog.readSecretValue(namespace, `${i}-client`, 'privateKey')),
   });
+  ({ ns, latchkey } = bed);
 }, 120_000);
 
 afterAll(async () => {
-  await latchkey?.stop();
-  await ns?.delete();
-  await host?.close();
+  await bed?.close();
 });
 
-let users = 0;
-function connect(integration: string, config: Partial<Record<'apiServer' | 'companyId' | 'userId', string>> = {}) {
-  const endUser = `user-${++users}`;
-  const session = sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-  return submitConnectForm(latchkey, ns.name, {
-    endUser,
-    session,
+const connect = (integration: string, config: Partial<Record<'apiServer' | 'companyId' | 'userId', string>> = {}) =>
+  bed.submitForm(
     integration,
-    values: { clientId: sim.registered.apiKey },
-    connectionConfig: { apiServer: SF_HOST, companyId: sim.registered.companyId, userId: sim.registered.userId, ...config },
-  });
-}
+    { clientId: sim.registered.apiKey },
+    { apiServer: SF_HOST, companyId: sim.registered.companyId, userId: sim.registered.userId, ...config },
+  );
 
 const tokenRequests = () => sim.state.requests.filter((r) => r.method === 'POST' && r.path === '/oauth/token');
 const proxyUsers = (connectionId: string) =>

@@ -11,14 +11,14 @@
  * authorization URL Latchkey gave; every request Latchkey sends goes over HTTPS or HTTP to the peer.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createTestNamespace, eventually, testKubeConfig } from '../../dev/cluster.js';
-import { applyProvider, createEnvironment, createIntegration, deleteProvider, type TestEnvironment } from '../../dev/fixtures.js';
+import { eventually, testKubeConfig } from '../../dev/cluster.js';
+import { applyProvider, createIntegration, deleteProvider } from '../../dev/fixtures.js';
 import { startOidcServer, type OidcTestServer, type TestClient } from '../../dev/peers/oidc-server.js';
 import { catalogSpec } from '../support/catalog-files.js';
-import { sealSession } from '../support/fixtures.js';
-import { consentOnSimulator, submitConnectForm } from '../support/simulated-consent.js';
-import { startSimulatedServer, type Replica } from '../support/replica.js';
-import { paramsOf, startSimulators, type SimRequest, type SimulatorHost } from '../support/simulators/framework.js';
+import { consentOnSimulator } from '../support/simulated-consent.js';
+import type { Replica } from '../support/replica.js';
+import { startSimulatedServerBed, type SimulatedServerBed } from '../support/simulated-server-bed.js';
+import { paramsOf, type SimRequest } from '../support/simulators/framework.js';
 import { certn } from '../support/simulators/certn.js';
 import { DATABRICKS_WORKSPACE, databricksWorkspace } from '../support/simulators/databricks.js';
 import { notion } from '../support/simulators/notion.js';
@@ -50,72 +50,62 @@ const vantaSim = vanta();
 const notionSim = notion();
 const certnSim = certn();
 const databricksSim = databricksWorkspace();
-let host: SimulatorHost;
 let oidc: OidcTestServer;
-let ns: { name: string; delete(): Promise<void> };
-let env: TestEnvironment;
+let bed: SimulatedServerBed;
+let ns: SimulatedServerBed['ns'];
 let latchkey: Replica;
 
 beforeAll(async () => {
-  host = await startSimulators([vantaSim, notionSim, certnSim, databricksSim]);
   oidc = await startOidcServer({ clients: [SERVICE_APP] });
-  ns = await createTestNamespace(kc, 'token-shapes');
-  env = await createEnvironment(kc, ns.name, { mode: 'development' });
-  // The shipped manifests, under their shipped names: only their hosts' addresses differ (the egress guard's resolver).
-  for (const name of ['vanta', 'notion', 'certn-cc', 'databricks-workspace']) await applyProvider(kc, name, catalogSpec(name));
-  await createIntegration(kc, ns.name, 'vanta', { provider: 'vanta' }, { ...vantaSim.client });
-  await createIntegration(kc, ns.name, 'notion', { provider: 'notion' }, { ...notionSim.client });
-  await createIntegration(kc, ns.name, 'certn-cc', { provider: 'certn-cc' }, { ...certnSim.client });
-  await createIntegration(kc, ns.name, 'databricks-workspace', { provider: 'databricks-workspace' }, { ...databricksSim.client });
-  await applyProvider(kc, PKJ_CC, {
-    displayName: 'Service app',
-    authMode: 'OAUTH2_CC',
-    tokenUrl: oidc.tokenUrl,
-    tokenRequestAuthMethod: 'private_key_jwt',
-    defaultScopes: ['read'],
-  });
-  await applyProvider(kc, PKJ_CODE, {
-    displayName: 'Web app with a key',
-    authMode: 'OAUTH2',
-    authorizationUrl: oidc.authorizationUrl,
-    tokenUrl: oidc.tokenUrl,
-    tokenRequestAuthMethod: 'private_key_jwt',
-  });
-  await createIntegration(kc, ns.name, 'pkj-cc', { provider: PKJ_CC }, { privateKey: KEY.pem, keyId: 'latchkey-test-1' });
-  await createIntegration(kc, ns.name, 'pkj-wrong', { provider: PKJ_CC }, { privateKey: OTHER_KEY.pem, keyId: 'latchkey-test-1' });
-  await createIntegration(
-    kc,
-    ns.name,
-    'pkj-code',
-    { provider: PKJ_CODE },
-    { clientId: SERVICE_APP.clientId, privateKey: KEY.pem, keyId: 'latchkey-test-1' },
-  );
   const integrations = ['vanta', 'notion', 'certn-cc', 'databricks-workspace', 'pkj-cc', 'pkj-wrong', 'pkj-code'];
-  latchkey = await startSimulatedServer(kc, ns.name, {
-    key: env.secretKey,
-    egress: host.egressGuard(),
-    synced: (ctx) =>
+  bed = await startSimulatedServerBed(kc, 'token-shapes', [vantaSim, notionSim, certnSim, databricksSim], {
+    async prepare(namespace) {
+      // The shipped manifests, under their shipped names: only their hosts' addresses differ (the egress guard's resolver).
+      for (const name of ['vanta', 'notion', 'certn-cc', 'databricks-workspace']) await applyProvider(kc, name, catalogSpec(name));
+      await createIntegration(kc, namespace, 'vanta', { provider: 'vanta' }, { ...vantaSim.client });
+      await createIntegration(kc, namespace, 'notion', { provider: 'notion' }, { ...notionSim.client });
+      await createIntegration(kc, namespace, 'certn-cc', { provider: 'certn-cc' }, { ...certnSim.client });
+      await createIntegration(kc, namespace, 'databricks-workspace', { provider: 'databricks-workspace' }, { ...databricksSim.client });
+      await applyProvider(kc, PKJ_CC, {
+        displayName: 'Service app',
+        authMode: 'OAUTH2_CC',
+        tokenUrl: oidc.tokenUrl,
+        tokenRequestAuthMethod: 'private_key_jwt',
+        defaultScopes: ['read'],
+      });
+      await applyProvider(kc, PKJ_CODE, {
+        displayName: 'Web app with a key',
+        authMode: 'OAUTH2',
+        authorizationUrl: oidc.authorizationUrl,
+        tokenUrl: oidc.tokenUrl,
+        tokenRequestAuthMethod: 'private_key_jwt',
+      });
+      await createIntegration(kc, namespace, 'pkj-cc', { provider: PKJ_CC }, { privateKey: KEY.pem, keyId: 'latchkey-test-1' });
+      await createIntegration(kc, namespace, 'pkj-wrong', { provider: PKJ_CC }, { privateKey: OTHER_KEY.pem, keyId: 'latchkey-test-1' });
+      await createIntegration(
+        kc,
+        namespace,
+        'pkj-code',
+        { provider: PKJ_CODE },
+        { clientId: SERVICE_APP.clientId, privateKey: KEY.pem, keyId: 'latchkey-test-1' },
+      );
+    },
+    synced: (ctx, namespace) =>
       [PKJ_CC, PKJ_CODE, 'vanta', 'notion', 'certn-cc', 'databricks-workspace'].every((p) => ctx.catalog.getProvider(p)) &&
-      integrations.every((i) => ctx.catalog.readSecretValue(ns.name, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId')),
+      integrations.every((i) => ctx.catalog.readSecretValue(namespace, `${i}-client`, i.startsWith('pkj') ? 'privateKey' : 'clientId')),
   });
+  ({ ns, latchkey } = bed);
 }, 120_000);
 
 afterAll(async () => {
-  await latchkey?.stop();
+  await bed?.close();
   for (const name of [PKJ_CC, PKJ_CODE]) await deleteProvider(kc, name);
-  await ns?.delete();
   await oidc?.close();
-  await host?.close();
 });
 
-let users = 0;
-const session = (integration: string, endUser: string) =>
-  sealSession(env.secretKey, { namespace: ns.name, endUser: { id: endUser }, allowedIntegrations: [integration] });
-
-function submitForm(integration: string, values: Record<string, string>, connectionConfig: Record<string, string> = {}) {
-  const endUser = `user-${++users}`;
-  return submitConnectForm(latchkey, ns.name, { endUser, session: session(integration, endUser), integration, values, connectionConfig });
-}
+const session = (integration: string, endUser: string) => bed.session(integration, endUser);
+const submitForm = (integration: string, values: Record<string, string>, connectionConfig: Record<string, string> = {}) =>
+  bed.submitForm(integration, values, connectionConfig);
 
 const stored = (integration: string, connectionId: string) => latchkey.ctx.connections.getConnection(ns.name, integration, connectionId)!;
 
@@ -234,7 +224,7 @@ describe('tokenRequestBodyFormat: json', () => {
   });
 
   it("exchanges Notion's code and refreshes with JSON bodies and HTTP Basic, as create-a-token and refresh-a-token show", async () => {
-    const endUser = `user-${++users}`;
+    const endUser = `notion-user-${randomBytes(3).toString('hex')}`;
     // The end user's consent on Notion's page: the simulator's own page, from the URL Latchkey sent the browser to.
     const { authorization, allow, cookie } = await consentOnSimulator(
       latchkey.url,
