@@ -79,7 +79,7 @@ export function templateHost(
   const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)/i.exec(template);
   if (!m) return undefined;
   let host = m[2]!;
-  for (let last = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}$/.exec(host); last && urlPathKeys.has(last[1]!); ) {
+  for (let last = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}$/.exec(host); last && urlPathKeys.has(last[1]!);) {
     host = host.slice(0, last.index);
     last = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}$/.exec(host);
   }

@@ -49,7 +49,8 @@ export function fillTemplate(template: string, connectionConfig: Record<string, 
 function pathValue(key: string, v: unknown): string {
   if (v === undefined || v === null || v === '') return '';
   const problem = typeof v === 'string' ? urlPathProblem(v) : 'must be a string';
-  if (problem) throw new LatchkeyError('invalid_input', 'invalid_connection_config', `Invalid connection configuration: "${key}" ${problem}`);
+  if (problem)
+    throw new LatchkeyError('invalid_input', 'invalid_connection_config', `Invalid connection configuration: "${key}" ${problem}`);
   return v as string;
 }
 
