@@ -7,6 +7,7 @@
 import { LatchkeyError, type ErrorDetail } from '../domain/errors.js';
 import type { ConnectionConfigField, ProviderSpec } from '../k8s/resources.js';
 import { fillTemplate } from './template.js';
+import { urlPathProblem } from './url-path.js';
 
 /** A configuration key with its rule; an old plain string `x` reads as `{ name: x, required: true }`. */
 export interface ConfigField extends ConnectionConfigField {
@@ -27,6 +28,11 @@ export function configFields(spec: Pick<ProviderSpec, 'connectionConfiguration'>
 
 export function configFieldNames(spec: Pick<ProviderSpec, 'connectionConfiguration'>): string[] {
   return configFields(spec).map((f) => f.name);
+}
+
+/** Keys with the urlPath rule: filled after a URL's host, their `/` kept (src/catalog/url-path.ts). */
+export function pathKeys(fields: ConfigField[]): Set<string> {
+  return new Set(fields.filter((f) => f.urlPath).map((f) => f.name));
 }
 
 /** The URL templates of a provider that Latchkey sends requests (or the browser) to. */
@@ -60,17 +66,32 @@ export function providerUrlTemplate(spec: ProviderSpec, url: string): string | u
   return spec.proxy?.baseUrl ? spec.proxy.baseUrl.replace(/\/+$/, '') + url : undefined;
 }
 
-/** The host part (with port) of a URL template, or undefined when it is not an absolute URL. */
-export function templateHost(template: string): { scheme: string; host: string } | undefined {
+/**
+ * The host part (with port) of a URL template, or undefined when it is not an absolute URL; `end` is where the
+ * host ends in the template. The host runs to the first `/`, `?` or `#`, less the placeholders of urlPath keys
+ * that end it (`https://${connectionConfig.host}${connectionConfig.contextPath}/rest`): a urlPath placeholder
+ * anywhere else in it stays part of the host, where the catalog rules and the value check refuse it.
+ */
+export function templateHost(
+  template: string,
+  urlPathKeys: ReadonlySet<string> = new Set(),
+): { scheme: string; host: string; end: number } | undefined {
   const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)/i.exec(template);
-  return m ? { scheme: m[1]!.toLowerCase(), host: m[2]! } : undefined;
+  if (!m) return undefined;
+  let host = m[2]!;
+  for (let last = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}$/.exec(host); last && urlPathKeys.has(last[1]!);) {
+    host = host.slice(0, last.index);
+    last = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}$/.exec(host);
+  }
+  return { scheme: m[1]!.toLowerCase(), host, end: m[0].length - m[2]!.length + host.length };
 }
 
 /** Keys whose placeholder sits in the host of one of the provider's URLs. */
 export function hostKeys(spec: ProviderSpec): Set<string> {
   const keys = new Set<string>();
+  const urlPathKeys = pathKeys(configFields(spec));
   for (const { template } of urlTemplates(spec)) {
-    const h = templateHost(template);
+    const h = templateHost(template, urlPathKeys);
     if (h) for (const m of h.host.matchAll(PLACEHOLDER)) keys.add(m[1]!);
   }
   return keys;
@@ -104,6 +125,38 @@ export function undeclaredHost(hostTemplate: string, fields: ConfigField[]): str
   return `the host of "${hostTemplate}" ends in \${connectionConfig.${last[1]}}, which has no enum, hostSuffixes or anyHost rule`;
 }
 
+/**
+ * Where a Provider puts its urlPath keys wrong (empty when nowhere): such a key is only the start of a URL's path,
+ * right after its host, or ends a path segment (`/base${connectionConfig.contextPath}/rest`); it is never in a
+ * host, a query or a fragment, never after a `/` (an empty segment) and always followed by `/`, `?`, `#` or
+ * the end. It carries no other rule (pattern, enum, hostSuffixes, anyHost).
+ */
+export function urlPathProblems(spec: ProviderSpec): string[] {
+  const fields = configFields(spec);
+  const urlPathKeys = pathKeys(fields);
+  if (!urlPathKeys.size) return [];
+  const problems: string[] = [];
+  for (const f of fields)
+    if (f.urlPath && (f.pattern !== undefined || f.enum?.length || f.hostSuffixes?.length || f.anyHost))
+      problems.push(`connectionConfiguration "${f.name}" has urlPath and another rule (pattern, enum, hostSuffixes or anyHost)`);
+  for (const { field, template } of urlTemplates(spec)) {
+    for (const m of template.matchAll(PLACEHOLDER)) {
+      if (!urlPathKeys.has(m[1]!)) continue;
+      const where = `${field}: \${connectionConfig.${m[1]}}`;
+      const t = templateHost(template, urlPathKeys);
+      const after = template[m.index + m[0].length];
+      const before = template.slice(t?.end ?? 0, m.index);
+      if (!t) problems.push(`${where} is in a URL that is not absolute`);
+      else if (m.index < t.end) problems.push(`${where} is in the URL's host, where only host names go`);
+      else if (!t.host) problems.push(`${where} has no host before it`);
+      else if (/[?#]/.test(before)) problems.push(`${where} is in the URL's query or fragment, not its path`);
+      else if (before.endsWith('/')) problems.push(`${where} follows a "/" (its value starts with one)`);
+      else if (after !== undefined && !'/?#'.includes(after)) problems.push(`${where} must be followed by "/", "?", "#" or the end`);
+    }
+  }
+  return problems;
+}
+
 /** The hosts a URL template may reach, as an anchored, case-insensitive regular expression. */
 export function hostRegex(hostTemplate: string, fields: ConfigField[]): RegExp | undefined {
   if (undeclaredHost(hostTemplate, fields)) return undefined;
@@ -128,6 +181,11 @@ const configError = (errors: ErrorDetail[]) =>
 /** What is wrong with one value (undefined when it is fine). Messages name the key, never the value. */
 function valueProblem(f: ConfigField, value: string, inHost: boolean): string | undefined {
   const name = `"${f.name}"`;
+  if (f.urlPath) {
+    if (inHost) return `${name} is a URL path and the provider puts it in a URL host`;
+    const problem = urlPathProblem(value);
+    return problem && `${name} ${problem}`;
+  }
   if (value.length > MAX_VALUE) return `${name} is longer than ${MAX_VALUE} characters`;
   if (/[\u0000-\u001f\u007f]/.test(value)) return `${name} contains control characters`;
   if (f.enum?.length) return f.enum.includes(value) ? undefined : `${name} must be one of ${f.enum.join(', ')}`;
@@ -181,6 +239,7 @@ export function checkConnectionConfig(
   const path = opts.path ?? 'connection_config';
   const fields = configFields(spec);
   const inHost = hostKeys(spec);
+  const urlPathKeys = pathKeys(fields);
   const out: Record<string, unknown> = { ...(config ?? {}) };
   const errors: ErrorDetail[] = [];
   const missing: string[] = [];
@@ -190,7 +249,7 @@ export function checkConnectionConfig(
     if (v === undefined || v === null || v === '') {
       if (opts.later?.has(f.name)) delete out[f.name];
       else if (f.default !== undefined) out[f.name] = f.default;
-      else if (f.required) missing.push(f.name);
+      else if (f.required && !f.urlPath) missing.push(f.name);
       else delete out[f.name];
       continue;
     }
@@ -212,8 +271,8 @@ export function checkConnectionConfig(
     // Templating rules that a value check alone cannot see (an undeclared placeholder in a host).
     for (const { field, template } of urlTemplates(spec)) {
       const keys = [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!);
-      if (keys.some((k) => out[k] === undefined || out[k] === '')) continue;
-      const problem = urlProblem(template, fillTemplate(template, out), fields);
+      if (keys.some((k) => !urlPathKeys.has(k) && (out[k] === undefined || out[k] === ''))) continue;
+      const problem = urlProblem(template, fillTemplate(template, out, { pathKeys: urlPathKeys }), fields);
       if (problem) errors.push({ path, message: `${field}: ${problem}` });
     }
   }
@@ -223,7 +282,7 @@ export function checkConnectionConfig(
 
 /** Why a filled URL leaves the hosts its template declares (undefined when it does not). */
 export function urlProblem(template: string, filled: string, fields: ConfigField[]): string | undefined {
-  const t = templateHost(template);
+  const t = templateHost(template, pathKeys(fields));
   if (!t) return undefined;
   const re = hostRegex(t.host, fields);
   if (!re) return 'the provider declares no host for this URL';
@@ -254,8 +313,9 @@ function sameLiteralHost(t: { scheme: string; host: string }, url: URL): boolean
  * Throws a 400 `invalid_connection_config` (missing keys included) before anything is sent.
  */
 export function fillProviderUrl(spec: ProviderSpec, template: string, config: Record<string, unknown> | undefined): string {
-  const filled = fillTemplate(template, config);
-  const problem = urlProblem(template, filled, configFields(spec));
+  const fields = configFields(spec);
+  const filled = fillTemplate(template, config, { pathKeys: pathKeys(fields) });
+  const problem = urlProblem(template, filled, fields);
   if (problem) throw configError([{ path: 'connection_config', message: problem }]);
   return filled;
 }

@@ -54,7 +54,7 @@ export function integrationConfigProblems(
   for (const f of fields) {
     const value = values[f.name]?.trim();
     if (!value) {
-      if (f.required && f.default === undefined)
+      if (f.required && f.default === undefined && !f.urlPath)
         problems.push({ key: f.name, kind: 'missing', message: `spec.connectionConfig.${f.name} is required (${f.label ?? f.name})` });
       continue;
     }

@@ -1,4 +1,5 @@
 import { LatchkeyError } from '../domain/errors.js';
+import { urlPathProblem } from './url-path.js';
 
 /**
  * Fills `${connectionConfig.KEY}` placeholders (as in provider token URLs with a subdomain, e.g.
@@ -22,6 +23,11 @@ export function templateKeys(template: string): string[] {
 export interface FillOptions {
   /** Percent-encode values (for URLs); default true. */
   encode?: boolean;
+  /**
+   * Keys with the urlPath rule (src/catalog/url-path.ts): filled as they are (their `/` kept), and an absent or
+   * empty value fills nothing. A value that breaks the rule is refused here too, whatever checked it before.
+   */
+  pathKeys?: ReadonlySet<string>;
 }
 
 /**
@@ -30,12 +36,22 @@ export interface FillOptions {
  */
 export function fillTemplate(template: string, connectionConfig: Record<string, unknown> | undefined, opts: FillOptions = {}): string {
   const encode = opts.encode ?? true;
-  const missing = templateKeys(template).filter((k) => !isFilled(connectionConfig?.[k]));
+  const pathKeys = opts.pathKeys ?? new Set<string>();
+  const missing = templateKeys(template).filter((k) => !pathKeys.has(k) && !isFilled(connectionConfig?.[k]));
   if (missing.length) throw new MissingTemplateValueError(missing);
   return template.replace(PLACEHOLDER, (_m, key: string) => {
+    if (pathKeys.has(key)) return pathValue(key, connectionConfig?.[key]);
     const value = String(connectionConfig![key]);
     return encode ? encodeURIComponent(value) : value;
   });
+}
+
+function pathValue(key: string, v: unknown): string {
+  if (v === undefined || v === null || v === '') return '';
+  const problem = typeof v === 'string' ? urlPathProblem(v) : 'must be a string';
+  if (problem)
+    throw new LatchkeyError('invalid_input', 'invalid_connection_config', `Invalid connection configuration: "${key}" ${problem}`);
+  return v as string;
 }
 
 function isFilled(v: unknown): boolean {

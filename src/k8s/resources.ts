@@ -336,6 +336,12 @@ export interface ConnectionConfigField {
    */
   anyHost?: boolean;
   /**
+   * The value is a URL path (`/jira`, `/a/b`) or empty: a self-managed server's context path. Only after the
+   * host of a URL template; each segment letters, digits, `.`, `_`, `~`, `-` (never `.` or `..`); filled with its
+   * `/` as they are, and empty (or absent) fills nothing.
+   */
+  urlPath?: boolean;
+  /**
    * `integration`: the platform team sets the value on the Integration (`spec.connectionConfig`); it is never
    * asked of the end user, a caller may not give another, and every connection of the Integration carries it.
    */

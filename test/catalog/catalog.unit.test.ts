@@ -7,7 +7,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { AUTH_MODES, MODES_WITHOUT_INTEGRATION_SECRET } from '../../src/domain/auth-modes.js';
-import { configFieldNames, configFields, templateHost, undeclaredHost, urlTemplates } from '../../src/catalog/connection-config.js';
+import {
+  configFieldNames,
+  configFields,
+  pathKeys,
+  templateHost,
+  undeclaredHost,
+  urlPathProblems,
+  urlTemplates,
+} from '../../src/catalog/connection-config.js';
 import { proxyTemplates } from '../../src/catalog/credential-templates.js';
 import { CATALOG_DIR, CRD_PATH, catalogFileNames, readCatalogFiles, type ProviderManifest } from '../support/catalog-files.js';
 import { BASE_PATH_EXCEPTIONS, COMMON_BASE_PATHS, PENDING_ELSEWHERE } from './proxy-base-paths.js';
@@ -378,15 +386,16 @@ describe('provider catalog (offline)', () => {
     expect(
       problems((m, report) => {
         const fields = configFields(m.spec);
+        for (const why of urlPathProblems(m.spec)) report(why);
         for (const { field, template } of urlTemplates(m.spec)) {
-          const host = templateHost(template);
+          const host = templateHost(template, pathKeys(fields));
           if (!host) continue;
           const why = undeclaredHost(host.host, fields);
           if (why) report(`${field}: ${why}`);
           for (const p of placeholders(template)) {
             const key = CONFIG_PLACEHOLDER.exec(p)?.[1];
             const f = key && fields.find((x) => x.name === key);
-            if (f && !f.pattern && !f.enum && !f.hostSuffixes && !f.anyHost) report(`${field}: \${${p}} has no rule`);
+            if (f && !f.pattern && !f.enum && !f.hostSuffixes && !f.anyHost && !f.urlPath) report(`${field}: \${${p}} has no rule`);
           }
         }
         for (const f of fields) {

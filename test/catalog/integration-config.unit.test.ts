@@ -131,7 +131,7 @@ describe("the integrations API's connection_config", () => {
         { path: 'connection_config.host', message: '"host" must be a host name' },
         {
           path: 'connection_config.team',
-          message: '"team" is not a key this provider lets the integration set (those are "host")',
+          message: '"team" is not a key this provider lets the integration set (those are "host", "contextPath")',
         },
       ],
     });

@@ -140,7 +140,19 @@ describe('connection_config through the integrations API', () => {
     // Nothing of the refused PATCH is stored.
     expect(stored('wiki-later')?.spec).toMatchObject({ connectionConfig: { host: CONFLUENCE_DC_HOST } });
     expect(stored('wiki-later')?.spec.displayName).toBeUndefined();
-    expect((await call('PATCH', '/integrations/wiki-later', { connection_config: { contextPath: '/wiki' } })).status).toBe(400);
+    // A key the Provider does not let the Integration set, and a context path that is no plain path, are refused.
+    expect((await call('PATCH', '/integrations/wiki-later', { connection_config: { space: 'ENG' } })).status).toBe(400);
+    for (const contextPath of ['/..', '//attacker.example', '/wiki%2F..', 'wiki'])
+      expect((await call('PATCH', '/integrations/wiki-later', { connection_config: { contextPath } })).status).toBe(400);
+    // The context path (urlPath): set beside the host, then removed with "".
+    const under = await call('PATCH', '/integrations/wiki-later', { connection_config: { contextPath: '/wiki' } });
+    expect(under.status).toBe(200);
+    expect(under.body.data.connection_config).toEqual({ host: CONFLUENCE_DC_HOST, contextPath: '/wiki' });
+    expect(
+      (await call('PATCH', '/integrations/wiki-later', { connection_config: { contextPath: '' } })).body.data.connection_config,
+    ).toEqual({
+      host: CONFLUENCE_DC_HOST,
+    });
 
     // A PATCH without connection_config leaves it; null removes the key.
     expect((await call('PATCH', '/integrations/wiki-later', { display_name: 'Wiki' })).body.data.connection_config).toEqual({

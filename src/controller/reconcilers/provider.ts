@@ -3,7 +3,7 @@ import { PROVIDERS, type ProviderSpec } from '../../k8s/resources.js';
 import { ProviderCondition, ProviderReason, type ConditionInput } from '../../domain/conditions.js';
 import { writeConditions, type CatalogParts } from './conditions.js';
 import { providerModeProblems } from '../../modes/registry.js';
-import { configFieldNames } from '../../catalog/connection-config.js';
+import { configFieldNames, urlPathProblems } from '../../catalog/connection-config.js';
 import { anyHostProblems } from '../../catalog/integration-config.js';
 
 const PLACEHOLDER = /\$\{connectionConfig\.([A-Za-z0-9_]+)\}/g;
@@ -45,6 +45,8 @@ export function validateProvider(spec: ProviderSpec): string[] {
   }
   // Any host only where no integration secret follows it, or where the Integration sets it (the CRD's CEL rule too).
   problems.push(...anyHostProblems(spec));
+  // A context path (urlPath) only where a path goes, after the host.
+  problems.push(...urlPathProblems(spec));
   // What the auth mode needs of its Provider: its module says, and its options block's schema.
   problems.push(...providerModeProblems(spec));
   return problems;

@@ -17,6 +17,9 @@
  * `token_type`, `expires_in`, `refresh_token`), the token errors' descriptions (RFC 6749 codes here, none), whether a
  * refresh returns a new refresh token (the simulator rotates it: the stricter reading), the answer to an invalid
  * bearer token (401 here), what a denied consent sends (the test provokes a refused code).
+ * A server may live under a context path (`http://<HOST>:<PORT>/jira/rest/...` is `<Jira Base URL>/rest/...`,
+ * https://jira.atlassian.com/browse/JRASERVER-72133): `jiraDataCenter({ contextPath: '/jira' })` serves every
+ * endpoint under it, and nothing at the host's root.
  */
 import { e2eCase, json, oauth2Provider, oauthErrors, opaqueClient, route, tokenAnswer, type ProviderSimulator } from './framework.js';
 
@@ -33,16 +36,20 @@ export interface DataCenterProduct {
   manifest: string;
   provider: string;
   host: string;
+  /** The server's context path (`/jira`), or none: every endpoint is served under it. */
+  contextPath?: string;
   docs: string[];
   /** The documented call: its path on the server, the answer, and the call as the proxy is given it. */
   api: { path: string; answer: Record<string, unknown>; call: string };
 }
 
-export function jiraDataCenter(): ProviderSimulator {
+export function jiraDataCenter(opts: { contextPath?: string } = {}): ProviderSimulator {
+  const base = `https://${JIRA_DC_HOST}${opts.contextPath ?? ''}`;
   return atlassianDataCenter({
     manifest: 'jira-data-center',
     provider: 'Jira Data Center',
     host: JIRA_DC_HOST,
+    ...(opts.contextPath ? { contextPath: opts.contextPath } : {}),
     docs: [
       'https://confluence.atlassian.com/adminjiraserver101/jira-oauth-2-0-provider-api-1455427907.html',
       'https://confluence.atlassian.com/enterprise/service-accounts-overview-1627095923.html',
@@ -51,7 +58,7 @@ export function jiraDataCenter(): ProviderSimulator {
     ],
     api: {
       path: '/rest/api/latest/myself',
-      answer: { self: `https://${JIRA_DC_HOST}/rest/api/2/user?username=${MYSELF.name}`, ...MYSELF },
+      answer: { self: `${base}/rest/api/2/user?username=${MYSELF.name}`, ...MYSELF },
       call: 'GET /myself',
     },
   });
@@ -61,12 +68,14 @@ export function jiraDataCenter(): ProviderSimulator {
 export function atlassianDataCenter(product: DataCenterProduct): ProviderSimulator {
   const client = opaqueClient(16, 32);
   const host = product.host;
+  const base = `https://${host}${product.contextPath ?? ''}`;
+  const config = { host, ...(product.contextPath ? { contextPath: product.contextPath } : {}) };
   return oauth2Provider({
     manifest: product.manifest,
     docs: product.docs,
     client,
     authorize: {
-      url: `https://${host}/rest/oauth2/latest/authorize`,
+      url: `${base}/rest/oauth2/latest/authorize`,
       provider: product.provider,
       check: (req) =>
         req.query.get('code_challenge') && req.query.get('code_challenge_method') === 'S256' && req.query.get('state')
@@ -74,7 +83,7 @@ export function atlassianDataCenter(product: DataCenterProduct): ProviderSimulat
           : { status: 400, headers: { 'content-type': 'text/plain' }, body: 'state and code_challenge (S256) are required' },
     },
     token: {
-      url: `https://${host}/rest/oauth2/latest/token`,
+      url: `${base}/rest/oauth2/latest/token`,
       auth: 'body',
       pkceRequired: true,
       refresh: { rotate: true },
@@ -84,14 +93,14 @@ export function atlassianDataCenter(product: DataCenterProduct): ProviderSimulat
     answer: tokenAnswer('access_token token_type expires_in refresh_token', { token_type: 'Bearer', expires_in: 3600 }),
     error: oauthErrors({}),
     api: (grants) => [
-      route(`GET https://${host}${product.api.path}`, (req) => {
+      route(`GET ${base}${product.api.path}`, (req) => {
         const auth = req.headers.authorization;
         return auth?.startsWith('Bearer ') && grants.validAccess(auth.slice(7)) ? json(200, product.api.answer) : { status: 401 };
       }),
     ],
     e2e: e2eCase(product.api.call, product.api.answer, {
-      expectConfig: { host },
-      integration: { connectionConfig: { host } },
+      expectConfig: config,
+      integration: { connectionConfig: config },
       scopes: ['READ', 'WRITE'],
       refreshes: true,
       failure: 'refused-code',
