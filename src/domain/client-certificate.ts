@@ -63,14 +63,13 @@ export function parseClientCertificate(cert: string | undefined, key: string | u
 /** A parsed certificate refused outside its validity window. */
 export function validAt(check: ClientCertificateCheck, nowMs: number): ClientCertificateCheck {
   if (!check.ok) return check;
-  const where = `the certificate in "${TLS_SECRET_KEYS.cert}"`;
-  if (check.notAfter <= nowMs)
-    return { ok: false, reason: 'InvalidClientCertificate', message: `${where} expired at ${new Date(check.notAfter).toISOString()}` };
-  if (check.notBefore > nowMs)
-    return {
-      ok: false,
-      reason: 'InvalidClientCertificate',
-      message: `${where} is not valid before ${new Date(check.notBefore).toISOString()}`,
-    };
-  return check;
+  const problem = outsideValidity(`the certificate in "${TLS_SECRET_KEYS.cert}"`, check.notBefore, check.notAfter, nowMs);
+  return problem ? { ok: false, reason: 'InvalidClientCertificate', message: problem } : check;
+}
+
+/** Why a certificate (`where` names it) is not current at `nowMs`; undefined when it is. */
+export function outsideValidity(where: string, notBefore: number, notAfter: number, nowMs: number): string | undefined {
+  if (notAfter <= nowMs) return `${where} expired at ${new Date(notAfter).toISOString()}`;
+  if (notBefore > nowMs) return `${where} is not valid before ${new Date(notBefore).toISOString()}`;
+  return undefined;
 }

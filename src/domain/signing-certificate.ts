@@ -6,6 +6,7 @@
  * Secret key and the problem, never any key text.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { outsideValidity } from './client-certificate.js';
 
 /** The Integration Secret's keys. */
 export const SIGNING_KEYS = { key: 'privateKey', cert: 'certificate' } as const;
@@ -40,16 +41,8 @@ export function checkSigningCertificate(key: string, cert: string, nowMs: number
       message: `the certificate in "${SIGNING_KEYS.cert}" is not the certificate of the key in "${SIGNING_KEYS.key}" (its public key differs)`,
     };
   const notAfter = Date.parse(x509.validTo);
-  const notBefore = Date.parse(x509.validFrom);
-  const where = `the certificate in "${SIGNING_KEYS.cert}"`;
-  if (notAfter <= nowMs)
-    return { ok: false, reason: 'InvalidSigningCertificate', message: `${where} expired at ${new Date(notAfter).toISOString()}` };
-  if (notBefore > nowMs)
-    return {
-      ok: false,
-      reason: 'InvalidSigningCertificate',
-      message: `${where} is not valid before ${new Date(notBefore).toISOString()}`,
-    };
+  const problem = outsideValidity(`the certificate in "${SIGNING_KEYS.cert}"`, Date.parse(x509.validFrom), notAfter, nowMs);
+  if (problem) return { ok: false, reason: 'InvalidSigningCertificate', message: problem };
   return { ok: true, notAfter };
 }
 

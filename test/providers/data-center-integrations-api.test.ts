@@ -9,7 +9,6 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { GROUP, VERSION } from '../../src/k8s/resources.js';
-import { firstOutcome, openConnectPopup } from '../support/browser.js';
 import { startSimulatedProvidersBed, type SimulatedProvidersBed } from '../support/simulated-providers-bed.js';
 import { CONFLUENCE_DC_HOST, confluenceDataCenter } from '../support/simulators/confluence-data-center.js';
 
@@ -64,18 +63,7 @@ describe('connection_config through the integrations API', () => {
     expect(JSON.stringify([created.body, fetched.body, listed.body])).not.toContain(sim.client.clientSecret);
 
     const before = sim.state.requests.length;
-    const context = await providers.bed.browser.newContext();
-    let connectionId: string;
-    try {
-      const { app, popup } = await openConnectPopup(context, providers.bed.app.url, await providers.sessionToken('wiki', 'grace'));
-      await popup.waitForURL((u) => u.hostname === CONFLUENCE_DC_HOST, { timeout: 30_000 });
-      await popup.click('#allow');
-      const event = await firstOutcome(app);
-      expect(event).toMatchObject({ type: 'connect', providerConfigKey: 'wiki' });
-      connectionId = event.connectionId!;
-    } finally {
-      await context.close();
-    }
+    const connectionId = await providers.connectInPopup('wiki', 'grace', CONFLUENCE_DC_HOST);
     const exchange = sim.state.requests.slice(before).find((r) => r.path === '/rest/oauth2/latest/token')!;
     expect(exchange.host).toBe(CONFLUENCE_DC_HOST);
     await eventually(() => providers.bed.latchkey.ctx.connections.getConnection(providers.bed.ns.name, 'wiki', connectionId));

@@ -6,7 +6,6 @@
  * /jira/rest/...; a caller naming another context path is refused before anything is sent.
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
-import { firstOutcome, openConnectPopup } from '../support/browser.js';
 import { startSimulatedProvidersBed, type SimulatedProvidersBed } from '../support/simulated-providers-bed.js';
 import { paramsOf } from '../support/simulators/framework.js';
 import { JIRA_DC_HOST, jiraDataCenter } from '../support/simulators/jira-data-center.js';
@@ -24,26 +23,14 @@ afterAll(async () => {
   await providers?.close();
 });
 
-const json = { 'content-type': 'application/json' };
-const call = (method: string, path: string, body?: unknown) =>
-  providers.call(method, path, { headers: json, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+const call = (method: string, path: string, body?: unknown) => providers.callJson(method, path, body);
 
 describe('Jira Data Center under a context path set on the Integration', () => {
   it('authorizes, exchanges, proxies and refreshes under /jira, and nothing reaches the host root', async () => {
     const before = sim.state.requests.length;
-    const context = await providers.bed.browser.newContext();
-    let connectionId: string;
-    try {
-      const { app, popup } = await openConnectPopup(context, providers.bed.app.url, await providers.sessionToken(INTEGRATION, 'ada'));
-      await popup.waitForURL((u) => u.hostname === JIRA_DC_HOST, { timeout: 30_000 });
-      expect(new URL(popup.url()).pathname).toBe('/jira/rest/oauth2/latest/authorize');
-      await popup.click('#allow');
-      const event = await firstOutcome(app);
-      expect(event).toMatchObject({ type: 'connect', providerConfigKey: INTEGRATION });
-      connectionId = event.connectionId!;
-    } finally {
-      await context.close();
-    }
+    const connectionId = await providers.connectInPopup(INTEGRATION, 'ada', JIRA_DC_HOST, (popup) =>
+      expect(new URL(popup.url()).pathname).toBe('/jira/rest/oauth2/latest/authorize'),
+    );
     const seen = sim.state.requests.slice(before);
     const authorize = seen.find((r) => r.path === '/jira/rest/oauth2/latest/authorize')!;
     expect(authorize.host).toBe(JIRA_DC_HOST);

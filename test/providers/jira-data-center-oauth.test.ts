@@ -9,7 +9,6 @@
  */
 import { eventually, testKubeConfig } from '../../dev/cluster.js';
 import { createIntegration } from '../../dev/fixtures.js';
-import { firstOutcome, openConnectPopup } from '../support/browser.js';
 import { startSimulatedProvidersBed, type SimulatedProvidersBed } from '../support/simulated-providers-bed.js';
 import { paramsOf } from '../support/simulators/framework.js';
 import { JIRA_DC_HOST, jiraDataCenter } from '../support/simulators/jira-data-center.js';
@@ -57,19 +56,8 @@ async function shownIn(integration: string): Promise<Array<{ id: string; fields:
 describe('Jira Data Center: the host is set on the Integration', () => {
   it('connects in Chromium without asking the end user for the host, proxies /myself on that host and refreshes', async () => {
     const before = sim.state.requests.length;
-    const context = await providers.bed.browser.newContext();
-    let connectionId: string;
-    try {
-      const { app, popup } = await openConnectPopup(context, providers.bed.app.url, await providers.sessionToken(INTEGRATION, 'ada'));
-      // Straight to the Jira server's consent page: no form, no host field.
-      await popup.waitForURL((u) => u.hostname === JIRA_DC_HOST, { timeout: 30_000 });
-      await popup.click('#allow');
-      const event = await firstOutcome(app);
-      expect(event).toMatchObject({ type: 'connect', providerConfigKey: INTEGRATION });
-      connectionId = event.connectionId!;
-    } finally {
-      await context.close();
-    }
+    // Straight to the Jira server's consent page: no form, no host field.
+    const connectionId = await providers.connectInPopup(INTEGRATION, 'ada', JIRA_DC_HOST);
     const seen = sim.state.requests.slice(before);
     const authorize = seen.find((r) => r.path === '/rest/oauth2/latest/authorize')!;
     expect(authorize.host).toBe(JIRA_DC_HOST);

@@ -4,7 +4,9 @@
  * under its shipped name, and an Integration of it with the simulator's client, synced into the replica.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Page } from 'playwright-core';
 import { applyProvider, createIntegration } from '../../dev/fixtures.js';
+import { firstOutcome, openConnectPopup } from './browser.js';
 import { catalogSpec } from './catalog-files.js';
 import { startConnectBed, type ConnectBed } from './connect-bed.js';
 import { startSimulators, type ProviderSimulator, type SimulatorHost } from './simulators/framework.js';
@@ -18,6 +20,11 @@ export interface SimulatedProvidersBed {
   callJson(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** A Connect session's token for `endUser` and one Integration. */
   sessionToken(integration: string, endUser: string): Promise<string>;
+  /**
+   * An end user connects in Chromium: the Connect UI's popup goes to the provider's consent page on `consentHost`
+   * (`atConsent` looks at it first), which they allow; the new connection's ID.
+   */
+  connectInPopup(integration: string, endUser: string, consentHost: string, atConsent?: (popup: Page) => unknown): Promise<string>;
   /** The Connect UI's OAuth start for a new end user of `integration`, `connectionConfig` as the page sends it. */
   connectStart(integration: string, connectionConfig?: Record<string, string>): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
@@ -82,6 +89,20 @@ export async function startSimulatedProvidersBed(
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       }),
     sessionToken,
+    async connectInPopup(integration, endUser, consentHost, atConsent) {
+      const context = await bed.browser.newContext();
+      try {
+        const { app, popup } = await openConnectPopup(context, bed.app.url, await sessionToken(integration, endUser));
+        await popup.waitForURL((u) => u.hostname === consentHost, { timeout: 30_000 });
+        await atConsent?.(popup);
+        await popup.click('#allow');
+        const event = await firstOutcome(app);
+        expect(event).toMatchObject({ type: 'connect', providerConfigKey: integration });
+        return event.connectionId!;
+      } finally {
+        await context.close();
+      }
+    },
     async connectStart(integration, connectionConfig = {}) {
       const session = await sessionToken(integration, `starter-${Math.random().toString(36).slice(2)}`);
       const res = await fetch(`${bed.latchkey.url}/connect/api/oauth/start`, {
